@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Count test cases from Bazel's gtest XML and print `tests: N passed, M failed`.
+
+Usage:
+  scripts/count_tests.py [--bep FILE] [--bazel-exit N] [--testlogs DIR]
+
+With --bep (a --build_event_json_file written by the `bazel test` run being
+counted) only that run's results count, shard by shard (last attempt):
+  * each test.xml: top-level <testsuites> `tests` minus failures/errors (and
+    minus disabled/skipped, which are neither passed nor failed) are passed;
+    failures + errors are failed. Bazel writes its own one-case XML for a test
+    binary that produced none (e.g. it crashed), which then counts as 1 failed;
+  * a test target that failed to build, or has no result, counts as 1 failed;
+  * a shard whose status is not PASSED/FLAKY but whose XML shows no failure
+    (e.g. non-zero exit after all cases passed) counts 1 more failed;
+  * a non-test target that failed to build counts as 1 failed;
+  * if bazel exited non-zero and no failure above explains it (e.g. a broken
+    BUILD file, or bazel did not run at all), that counts as 1 failed.
+Without --bep every bazel-testlogs/**/test.xml is counted (may include stale
+results from earlier runs).
+
+Exit status: 1 if any failed, else 0. The last line printed is always the
+`tests: N passed, M failed` line.
+"""
+
+import argparse
+import glob
+import json
+import os
+import sys
+import urllib.parse
+import xml.etree.ElementTree as ET
+
+
+def _int(elem, name):
+    try:
+        return int(float(elem.get(name, "0") or 0))
+    except ValueError:
+        return 0
+
+
+def count_xml(path):
+    """Returns (passed, failed) for one test.xml, or None if unreadable."""
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError):
+        return None
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    skipped = sum(_int(s, "skipped") for s in suites)
+    if root.tag == "testsuites" and root.get("tests") is not None:
+        top = root
+        tests, failures, errors = _int(top, "tests"), _int(top, "failures"), _int(top, "errors")
+        disabled = _int(top, "disabled")
+    else:  # e.g. Bazel's generated XML: a bare <testsuites> around <testsuite>s
+        tests = sum(_int(s, "tests") for s in suites)
+        failures = sum(_int(s, "failures") for s in suites)
+        errors = sum(_int(s, "errors") for s in suites)
+        disabled = sum(_int(s, "disabled") for s in suites)
+    failed = failures + errors
+    passed = max(0, tests - failed - disabled - skipped)
+    return passed, failed
+
+
+def _uri_path(uri):
+    if uri.startswith("file://"):
+        return urllib.parse.unquote(uri[len("file://"):])
+    return uri
+
+
+def count_from_bep(bep_path):
+    """Returns (passed, failed, notes) for the run recorded in a BEP JSON file."""
+    test_targets = set()
+    built_ok = {}
+    summaries = {}
+    results = {}  # (label, run, shard) -> (attempt, status, xml path)
+    try:
+        with open(bep_path, encoding="utf-8") as f:
+            lines = f.readlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        eid = event.get("id", {})
+        if "targetConfigured" in eid:
+            conf = event.get("configured", {})
+            kind = conf.get("targetKind", "")
+            if "testSize" in conf or kind.endswith("_test rule"):
+                test_targets.add(eid["targetConfigured"]["label"])
+        elif "targetCompleted" in eid:
+            label = eid["targetCompleted"]["label"]
+            ok = bool(event.get("completed", {}).get("success", False))
+            built_ok[label] = built_ok.get(label, True) and ok
+        elif "testSummary" in eid:
+            summaries[eid["testSummary"]["label"]] = event.get("testSummary", {}).get(
+                "overallStatus", "NO_STATUS")
+        elif "testResult" in eid:
+            rid = eid["testResult"]
+            key = (rid["label"], rid.get("run", 1), rid.get("shard", 1))
+            attempt = rid.get("attempt", 1)
+            payload = event.get("testResult", {})
+            xml = None
+            for out in payload.get("testActionOutput", []):
+                if out.get("name") == "test.xml":
+                    xml = _uri_path(out.get("uri", ""))
+            if key not in results or attempt >= results[key][0]:
+                results[key] = (attempt, payload.get("status", "NO_STATUS"), xml)
+
+    passed = failed = build_failures = 0
+    notes = []
+    labels = sorted(test_targets | set(summaries) | {k[0] for k in results})
+    for label in sorted(set(built_ok) - set(labels)):
+        if not built_ok[label]:
+            failed += 1
+            build_failures += 1
+            notes.append("%s: non-test target failed to build" % label)
+    for label in labels:
+        shards = sorted(k for k in results if k[0] == label)
+        if not shards:
+            failed += 1
+            if built_ok.get(label) is False:
+                build_failures += 1
+                notes.append("%s: failed to build" % label)
+            else:
+                notes.append("%s: no test result" % label)
+            continue
+        for key in shards:
+            _, status, xml = results[key]
+            counted = count_xml(xml) if xml and os.path.exists(xml) else None
+            where = label if len(shards) == 1 else "%s (run %d, shard %d)" % key
+            if counted is None:
+                failed += 1
+                notes.append("%s: %s without test.xml" % (where, status))
+                continue
+            p, f = counted
+            if status not in ("PASSED", "FLAKY") and f == 0:
+                f = 1
+            passed += p
+            failed += f
+            if f:
+                notes.append("%s: %s (%d failed)" % (where, status, f))
+    return passed, failed, build_failures, notes
+
+
+def count_from_glob(testlogs):
+    passed = failed = 0
+    notes = []
+    for path in sorted(glob.glob(os.path.join(testlogs, "**", "test.xml"), recursive=True)):
+        counted = count_xml(path)
+        if counted is None:
+            failed += 1
+            notes.append("%s: unreadable" % path)
+            continue
+        passed += counted[0]
+        failed += counted[1]
+        if counted[1]:
+            notes.append("%s: %d failed" % (path, counted[1]))
+    return passed, failed, 0, notes
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bep", help="build event JSON file of the bazel test run")
+    parser.add_argument("--bazel-exit", type=int, default=0, help="exit status of bazel")
+    parser.add_argument("--testlogs", default="bazel-testlogs")
+    args = parser.parse_args(argv)
+
+    if args.bep:
+        passed, failed, build_failures, notes = count_from_bep(args.bep)
+    else:
+        passed, failed, build_failures, notes = count_from_glob(args.testlogs)
+    # Bazel exit 3: everything built, some test failed; other non-zero codes
+    # mean the build itself failed (or bazel did not run).
+    if args.bazel_exit != 0 and (failed == 0 or (args.bazel_exit != 3 and build_failures == 0)):
+        failed += 1
+        notes.append("bazel exited with status %d (loading/analysis/build error not "
+                     "attributed to a target above)" % args.bazel_exit)
+    for note in notes:
+        print("FAILED: " + note)
+    sys.stdout.flush()
+    print("tests: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
