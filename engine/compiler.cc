@@ -1,0 +1,37 @@
+#include "engine/compiler.h"
+
+#include "engine/status_macros.h"
+#include "passes/cse.h"
+#include "passes/eliminate_dead_states.h"
+
+namespace tally {
+
+std::unique_ptr<passes::PassPipeline> DefaultPipeline() {
+  auto p = std::make_unique<passes::PassPipeline>("default");
+  p->AddPass<passes::Cse>();
+  p->AddPass<passes::EliminateDeadStates>();
+  return p;
+}
+
+absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entries,
+                                       const CompileOptions& options) {
+  Compiled c;
+  TALLY_ASSIGN_OR_RETURN(c.module, LinkCollection(entries));
+  c.linked = c.module->Clone();
+  auto pipeline = DefaultPipeline();
+  pipeline->set_dump_after(options.dump_after);
+  TALLY_RETURN_IF_ERROR(pipeline->Run(*c.module).status());
+  c.log = pipeline->records();
+  return c;
+}
+
+absl::StatusOr<std::unique_ptr<Program>> Compile(const std::vector<CollectionEntry>& entries,
+                                                 const CompileOptions& options) {
+  TALLY_ASSIGN_OR_RETURN(Compiled c, CompileModule(entries, options));
+  ProgramOptions po;
+  po.device = options.device;
+  po.checked = options.checked;
+  return Program::Create(std::move(c.module), po);
+}
+
+}  // namespace tally

@@ -1,0 +1,44 @@
+// The compiler entry points: link metrics into one module, run the pass
+// pipeline, and instantiate a Program.
+#ifndef TALLY_ENGINE_COMPILER_H_
+#define TALLY_ENGINE_COMPILER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/metric.h"
+#include "engine/program.h"
+#include "passes/pipeline.h"
+
+namespace tally {
+
+// CompileOptions select the device and what the pipeline records.
+struct CompileOptions {
+  ir::Device device;
+  std::string dump_after;  // a pass name, "all", or ""
+  bool checked = false;    // checked executor mode
+};
+
+// Compiled is a module after the pipeline, with the pass log.
+struct Compiled {
+  std::unique_ptr<ir::Module> linked;  // before any pass
+  std::unique_ptr<ir::Module> module;
+  std::vector<passes::PassRecord> log;
+};
+
+// DefaultPipeline returns the default pass pipeline.
+std::unique_ptr<passes::PassPipeline> DefaultPipeline();
+
+// CompileModule links `entries` and runs the default pipeline.
+absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entries,
+                                       const CompileOptions& options);
+
+// Compile links, runs the pipeline and instantiates the program.
+absl::StatusOr<std::unique_ptr<Program>> Compile(const std::vector<CollectionEntry>& entries,
+                                                 const CompileOptions& options);
+
+}  // namespace tally
+
+#endif  // TALLY_ENGINE_COMPILER_H_

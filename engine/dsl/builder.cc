@@ -1,0 +1,260 @@
+#include "engine/dsl/builder.h"
+
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "engine/ir/verifier.h"
+#include "engine/status_macros.h"
+#include "ops/op_registry.h"
+
+namespace tally::dsl {
+
+std::string Loc::ToString() const {
+  return file == nullptr ? "" : absl::StrCat(file, ":", line);
+}
+
+const ir::TensorType& Expr::type() const {
+  static const ir::TensorType* invalid = new ir::TensorType();
+  return v_ ? v_->type() : *invalid;
+}
+
+MetricBuilder::MetricBuilder(std::string metric_name, Signature sig, ir::Device device)
+    : name_(std::move(metric_name)), sig_(std::move(sig)), device_(std::move(device)),
+      module_(std::make_unique<ir::Module>()) {
+  module_->update = std::make_unique<ir::Graph>("update");
+  module_->finalize = std::make_unique<ir::Graph>("finalize");
+}
+
+const InputSpec* MetricBuilder::FindInput(absl::string_view name) const {
+  for (const auto& s : sig_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+void MetricBuilder::Fail(const absl::Status& status) {
+  if (!status_.ok() || status.ok()) return;
+  std::string msg(status.message());
+  if (!absl::StartsWith(msg, name_ + ":")) msg = absl::StrCat(name_, ": ", msg);
+  status_ = absl::Status(status.code(), msg);
+}
+
+void MetricBuilder::FailInput(const std::string& input, const std::string& what) {
+  Fail(absl::InvalidArgumentError(absl::StrCat(name_, ": ", input, ": ", what)));
+}
+
+Expr MetricBuilder::Input(const std::string& name) {
+  if (ir::Value* v = module_->update->FindParam(name)) return Expr(this, update_graph(), v);
+  const InputSpec* spec = FindInput(name);
+  if (spec == nullptr) {
+    FailInput(name, "missing input");
+    return Expr();
+  }
+  ir::TensorType t;
+  t.dtype = spec->dtype;
+  t.device = device_;
+  for (size_t i = 0; i < spec->shape.size(); ++i) {
+    t.shape.push_back(i == 0 ? ir::Dim::Symbol("N") : ir::Dim::Fixed(spec->shape[i]));
+  }
+  return Expr(this, update_graph(), module_->update->AddParam(name, t));
+}
+
+State MetricBuilder::AddState(const std::string& name, DType dtype, std::vector<int64_t> shape,
+                              Reducer reducer, double init, const std::string& group) {
+  ir::StateDecl s;
+  s.name = name;
+  s.type.dtype = dtype;
+  s.type.device = device_;
+  if (reducer == Reducer::kCat) s.type.shape.push_back(ir::Dim::Symbol("R"));
+  for (int64_t d : shape) s.type.shape.push_back(ir::Dim::Fixed(d));
+  s.init = init;
+  s.reducer = reducer;
+  s.group = group;
+  s.metric = name_;
+  if (module_->FindState(name)) Fail(absl::InternalError(absl::StrCat("state '", name, "' declared twice")));
+  if (reducer == Reducer::kCustom && group.empty()) {
+    Fail(absl::InternalError(absl::StrCat("custom state '", name, "' needs a merge group")));
+  }
+  module_->states.push_back(s);
+  state_partials_.push_back(nullptr);
+  merged_.push_back(nullptr);
+  return State{static_cast<int>(module_->states.size()) - 1, name};
+}
+
+void MetricBuilder::Accumulate(const State& s, Expr partial, Loc loc) {
+  if (!ok() || !partial.valid() || s.index < 0) return;
+  const ir::StateDecl& decl = module_->states[s.index];
+  if (partial.graph() != update_graph()) {
+    Fail(absl::InternalError(absl::StrCat("partial of '", s.name, "' is not an update value (", loc.ToString(), ")")));
+    return;
+  }
+  if (partial.dtype() != decl.type.dtype) partial = Cast(partial, decl.type.dtype, loc);
+  if (!partial.valid()) return;
+  const ir::Shape& ps = partial.type().shape;
+  const ir::Shape& ss = decl.type.shape;
+  bool ok_shape = decl.reducer == Reducer::kCat
+                      ? ps.size() == ss.size() && std::equal(ps.begin() + 1, ps.end(), ss.begin() + 1)
+                      : ps == ss;
+  if (!ok_shape) {
+    Fail(absl::InternalError(absl::StrCat("partial of '", s.name, "' has shape ",
+                                          partial.type().ShapeString(), ", state is ",
+                                          decl.type.ShapeString(), " (", loc.ToString(), ")")));
+    return;
+  }
+  state_partials_[s.index] = partial.value();
+}
+
+void MetricBuilder::Check(const std::string& input, const std::string& message, Expr count, Loc loc) {
+  if (!ok() || !count.valid()) return;
+  int k = 0;
+  for (const auto& st : module_->states) k += st.check.empty() ? 0 : 1;
+  State s = AddState(absl::StrCat("check", k), DType::kInt64, {}, Reducer::kSum, 0);
+  std::string text = message.find("{n}") == std::string::npos ? "{n} " + message : message;
+  module_->states[s.index].check = absl::StrCat(input, ": ", text);
+  Accumulate(s, count.rank() == 0 ? count : Sum(count, {}, false, loc), loc);
+}
+
+Expr MetricBuilder::Read(const State& s) {
+  if (s.index < 0) return Expr();
+  const ir::StateDecl& decl = module_->states[s.index];
+  ir::Value* v = module_->finalize->FindParam(decl.name);
+  if (v == nullptr) v = module_->finalize->AddParam(decl.name, decl.type);
+  return Expr(this, finalize_graph(), v);
+}
+
+ir::Graph* MetricBuilder::MergeGraph(const std::string& group) {
+  auto& g = module_->merges[group];
+  if (!g) g = std::make_unique<ir::Graph>("merge." + group);
+  return g.get();
+}
+
+Expr MetricBuilder::MergeA(const State& s) {
+  if (s.index < 0) return Expr();
+  const ir::StateDecl& d = module_->states[s.index];
+  ir::Graph* g = MergeGraph(d.group);
+  ir::Value* v = g->FindParam("a." + d.name);
+  if (!v) v = g->AddParam("a." + d.name, d.type);
+  return Expr(this, g, v);
+}
+
+Expr MetricBuilder::MergeB(const State& s) {
+  if (s.index < 0) return Expr();
+  const ir::StateDecl& d = module_->states[s.index];
+  ir::Graph* g = MergeGraph(d.group);
+  ir::Value* v = g->FindParam("b." + d.name);
+  if (!v) v = g->AddParam("b." + d.name, d.type);
+  return Expr(this, g, v);
+}
+
+void MetricBuilder::SetMerged(const State& s, Expr merged, Loc loc) {
+  if (!ok() || !merged.valid() || s.index < 0) return;
+  const ir::StateDecl& d = module_->states[s.index];
+  if (merged.dtype() != d.type.dtype) merged = Cast(merged, d.type.dtype, loc);
+  if (merged.valid() && merged.type().shape != d.type.shape) {
+    Fail(absl::InternalError(absl::StrCat("merged '", s.name, "' has the wrong shape (", loc.ToString(), ")")));
+    return;
+  }
+  merged_[s.index] = merged.value();
+}
+
+void MetricBuilder::Output(Expr value, Loc loc) {
+  if (!ok() || !value.valid()) return;
+  if (value.graph() != finalize_graph()) {
+    Fail(absl::InternalError(absl::StrCat("output is not a finalize value (", loc.ToString(), ")")));
+    return;
+  }
+  module_->finalize->mutable_returns().clear();
+  module_->finalize->AddReturn("value", value.value());
+  output_set_ = true;
+}
+
+Expr MetricBuilder::Constant(ir::Graph* g, double value, DType dtype, Loc loc) {
+  return Op("constant", {}, {{"value", value}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc, g);
+}
+
+Expr MetricBuilder::Op(absl::string_view op, std::vector<Expr> inputs, ir::AttrMap attrs,
+                       Loc loc, ir::Graph* g) {
+  auto outs = OpN(op, std::move(inputs), std::move(attrs), loc, g);
+  return outs.empty() ? Expr() : outs[0];
+}
+
+std::vector<Expr> MetricBuilder::OpN(absl::string_view op, std::vector<Expr> inputs,
+                                     ir::AttrMap attrs, Loc loc, ir::Graph* g) {
+  if (!ok()) return {};
+  std::vector<ir::Value*> values;
+  for (const Expr& e : inputs) {
+    if (!e.valid()) return {};
+    if (g == nullptr) g = e.graph();
+    if (e.graph() != g) {
+      Fail(absl::InternalError(absl::StrCat(op, ": operands come from different graphs (",
+                                            loc.ToString(), ")")));
+      return {};
+    }
+    values.push_back(e.value());
+  }
+  if (g == nullptr) {
+    Fail(absl::InternalError(absl::StrCat(op, ": no graph to build in (", loc.ToString(), ")")));
+    return {};
+  }
+  auto node = ops::Build(*g, op, std::move(values), std::move(attrs), device_, loc.ToString());
+  if (!node.ok()) {
+    Fail(absl::InternalError(absl::StrCat(node.status().message(), " (", loc.ToString(), ")")));
+    return {};
+  }
+  std::vector<Expr> outs;
+  for (ir::Value* v : (*node)->outputs()) outs.emplace_back(this, g, v);
+  return outs;
+}
+
+absl::StatusOr<Metric> MetricBuilder::Finish() {
+  TALLY_RETURN_IF_ERROR(status_);
+  for (size_t i = 0; i < module_->states.size(); ++i) {
+    if (state_partials_[i] == nullptr) {
+      return absl::InternalError(absl::StrCat(name_, ": state '", module_->states[i].name,
+                                              "' is never accumulated"));
+    }
+    module_->update->AddReturn(module_->states[i].name, state_partials_[i]);
+  }
+  if (!output_set_) return absl::InternalError(absl::StrCat(name_, ": no output"));
+  // The finalize graph takes every state, in declaration order.
+  std::vector<ir::Value*> params;
+  for (const auto& s : module_->states) {
+    ir::Value* v = module_->finalize->FindParam(s.name);
+    if (!v) v = module_->finalize->AddParam(s.name, s.type);
+    params.push_back(v);
+  }
+  module_->finalize->mutable_params() = params;
+  // Merge graphs take a.* then b.* of their group's states and return each.
+  for (auto& [group, g] : module_->merges) {
+    std::vector<ir::Value*> a, b;
+    for (size_t i = 0; i < module_->states.size(); ++i) {
+      const auto& s = module_->states[i];
+      if (s.group != group) continue;
+      ir::Value* va = g->FindParam("a." + s.name);
+      if (!va) va = g->AddParam("a." + s.name, s.type);
+      ir::Value* vb = g->FindParam("b." + s.name);
+      if (!vb) vb = g->AddParam("b." + s.name, s.type);
+      a.push_back(va);
+      b.push_back(vb);
+      if (merged_[i] == nullptr) {
+        return absl::InternalError(absl::StrCat(name_, ": custom state '", s.name, "' has no merge"));
+      }
+      g->AddReturn(s.name, merged_[i]);
+    }
+    a.insert(a.end(), b.begin(), b.end());
+    g->mutable_params() = a;
+  }
+  for (const auto& s : module_->states) {
+    if (s.reducer == Reducer::kCustom && !module_->merges.count(s.group)) {
+      return absl::InternalError(absl::StrCat(name_, ": group '", s.group, "' has no merge graph"));
+    }
+  }
+  TALLY_RETURN_IF_ERROR(ir::VerifyModule(*module_));
+  Metric m;
+  m.name = name_;
+  m.module = std::move(module_);
+  return m;
+}
+
+}  // namespace tally::dsl

@@ -1,0 +1,101 @@
+#include "engine/exec/eager_executor.h"
+
+#include <ATen/ATen.h>
+
+#include "absl/strings/str_cat.h"
+#include "engine/exec/aten_types.h"
+#include "engine/exec/torch_status.h"
+#include "engine/status_macros.h"
+#include "ops/op_registry.h"
+
+namespace tally::exec {
+
+absl::StatusOr<std::unique_ptr<EagerPlan>> EagerPlan::Create(const ir::Graph& g) {
+  std::unique_ptr<EagerPlan> p(new EagerPlan(g));
+  for (ir::Value* v : g.params()) p->param_slots_.push_back(v->id());
+  for (const auto& n : g.nodes()) {
+    ops::Kernel k = ops::FindKernel(n->op());
+    if (k == nullptr) {
+      return absl::UnimplementedError(absl::StrCat("no eager kernel for op '", n->op(), "'"));
+    }
+    Step s{n.get(), k, {}, {}, ops::IsCreation(*n)};
+    for (ir::Value* v : n->inputs()) s.in.push_back(v->id());
+    for (ir::Value* v : n->outputs()) s.out.push_back(v->id());
+    p->steps_.push_back(std::move(s));
+  }
+  for (const auto& r : g.returns()) p->return_slots_.push_back(r.second->id());
+  return p;
+}
+
+int EagerPlan::num_kernel_calls() const {
+  int n = 0;
+  for (const Step& s : steps_) n += s.hoisted ? 0 : 1;
+  return n;
+}
+
+absl::Status EagerPlan::RunStep(const Step& s, std::vector<at::Tensor>& env, bool checked) const {
+  at::Tensor ins[8];
+  at::Tensor outs[4];
+  std::vector<at::Tensor> big_in;
+  const at::Tensor* in_ptr = ins;
+  if (s.in.size() > 8) {
+    for (int slot : s.in) big_in.push_back(env[slot]);
+    in_ptr = big_in.data();
+  } else {
+    for (size_t i = 0; i < s.in.size(); ++i) ins[i] = env[s.in[i]];
+  }
+  absl::Status st = CatchTorch([&] { s.kernel(*s.node, in_ptr, outs); },
+                               absl::StrCat(s.node->op(), s.node->loc().empty() ? "" : " at ",
+                                            s.node->loc()));
+  if (!st.ok()) return st;
+  for (size_t i = 0; i < s.out.size(); ++i) {
+    if (checked) {
+      const ir::TensorType& t = s.node->output(i)->type();
+      std::string dev = outs[i].device().str();
+      if (dev != t.device.name) {
+        return absl::InternalError(absl::StrCat(s.node->op(), ": produced a tensor on ", dev,
+                                                " but the plan places it on ", t.device.name));
+      }
+      if (outs[i].scalar_type() != ToScalarType(t.dtype) || outs[i].dim() != t.rank()) {
+        return absl::InternalError(absl::StrCat(s.node->op(), ": produced ",
+                                                c10::toString(outs[i].scalar_type()), " rank ",
+                                                outs[i].dim(), " but planned ", t.ToString()));
+      }
+    }
+    env[s.out[i]] = std::move(outs[i]);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<at::Tensor>> EagerPlan::Run(const std::vector<at::Tensor>& params,
+                                                       bool checked) const {
+  if (params.size() != param_slots_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(graph_.name(), ": expected ",
+                                                   param_slots_.size(), " inputs, got ",
+                                                   params.size()));
+  }
+  std::call_once(hoist_once_, [&] {
+    hoisted_.resize(graph_.num_values());
+    for (const Step& s : steps_) {
+      if (!s.hoisted) continue;
+      hoist_status_ = RunStep(s, hoisted_, checked);
+      if (!hoist_status_.ok()) return;
+    }
+  });
+  TALLY_RETURN_IF_ERROR(hoist_status_);
+  std::vector<at::Tensor> env(graph_.num_values());
+  for (size_t i = 0; i < params.size(); ++i) env[param_slots_[i]] = params[i];
+  for (const Step& s : steps_) {
+    if (s.hoisted) {
+      for (int slot : s.out) env[slot] = hoisted_[slot];
+      continue;
+    }
+    TALLY_RETURN_IF_ERROR(RunStep(s, env, checked));
+  }
+  std::vector<at::Tensor> out;
+  out.reserve(return_slots_.size());
+  for (int slot : return_slots_) out.push_back(env[slot]);
+  return out;
+}
+
+}  // namespace tally::exec

@@ -1,0 +1,17 @@
+#include "engine/exec/torch_status.h"
+
+#include <cstring>
+
+namespace tally::exec {
+
+std::string FirstLine(const char* what) {
+  const char* nl = std::strchr(what, '\n');
+  std::string s = nl ? std::string(what, nl - what) : std::string(what);
+  // c10::Error messages end with " (most recent call first):" before a trace.
+  const std::string trace = "Exception raised from";
+  if (auto pos = s.find(trace); pos != std::string::npos) s = s.substr(0, pos);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '.')) s.pop_back();
+  return s;
+}
+
+}  // namespace tally::exec

@@ -1,0 +1,37 @@
+// The one place where LibTorch exceptions become absl::Status.
+//
+// LibTorch throws c10::Error (and occasionally std::exception); nothing may
+// leave Tally's public API as an exception, so every call into ATen from an
+// executor goes through CatchTorch.
+#ifndef TALLY_ENGINE_EXEC_TORCH_STATUS_H_
+#define TALLY_ENGINE_EXEC_TORCH_STATUS_H_
+
+#include <exception>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "engine/status_macros.h"
+
+namespace tally::exec {
+
+// FirstLine keeps the first line of a LibTorch message (drops the C++ trace).
+std::string FirstLine(const char* what);
+
+// CatchTorch runs `f` and turns any exception into an Internal/InvalidArgument
+// status prefixed with `context`.
+template <typename F>
+absl::Status CatchTorch(F&& f, const std::string& context) {
+  try {
+    f();
+    return absl::OkStatus();
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(context, ": ", FirstLine(e.what())));
+  } catch (...) {
+    return absl::InternalError(absl::StrCat(context, ": unknown exception"));
+  }
+}
+
+}  // namespace tally::exec
+
+#endif  // TALLY_ENGINE_EXEC_TORCH_STATUS_H_

@@ -1,0 +1,301 @@
+#include "engine/program.h"
+
+#include <ATen/ATen.h>
+
+#include <cstring>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "engine/exec/aten_types.h"
+#include "engine/exec/torch_status.h"
+#include "engine/ir/printer.h"
+#include "engine/status_macros.h"
+
+namespace tally {
+namespace {
+
+std::string Describe(const at::Tensor& t) {
+  std::string dt = c10::toString(t.scalar_type());
+  auto dtype = exec::FromScalarType(t.scalar_type());
+  if (dtype.ok()) dt = std::string(ir::DTypeName(*dtype));
+  return absl::StrCat(dt, "[", absl::StrJoin(t.sizes(), ","), "]@", t.device().str());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Module> m,
+                                                         ProgramOptions options) {
+  std::unique_ptr<Program> p(new Program());
+  p->options_ = std::move(options);
+  std::vector<std::string> names;
+  for (const auto& s : m->states) {
+    if (std::find(names.begin(), names.end(), s.metric) == names.end()) names.push_back(s.metric);
+  }
+  p->metric_names_ = names.empty() ? "program" : absl::StrJoin(names, ", ");
+  p->fingerprint_ = ir::PrintModule(*m);
+  p->module_ = std::move(m);
+  const ir::Module& mod = *p->module_;
+  TALLY_ASSIGN_OR_RETURN(p->update_plan_, exec::EagerPlan::Create(*mod.update));
+  TALLY_ASSIGN_OR_RETURN(p->finalize_plan_, exec::EagerPlan::Create(*mod.finalize));
+  for (const auto& [group, g] : mod.merges) {
+    TALLY_ASSIGN_OR_RETURN(auto plan, exec::EagerPlan::Create(*g));
+    p->merge_plans_.emplace_back(group, std::move(plan));
+  }
+  for (const auto& s : mod.states) {
+    int idx = -1;
+    const auto& rets = mod.update->returns();
+    for (size_t i = 0; i < rets.size(); ++i)
+      if (rets[i].first == s.name) idx = static_cast<int>(i);
+    TALLY_RET_CHECK(idx >= 0);
+    p->partial_of_state_.push_back(idx);
+  }
+  TALLY_ASSIGN_OR_RETURN(p->states_, p->InitialStates());
+  return p;
+}
+
+absl::StatusOr<std::vector<at::Tensor>> Program::InitialStates() const {
+  std::vector<at::Tensor> out;
+  TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options_.device));
+  absl::Status st = exec::CatchTorch(
+      [&] {
+        for (const auto& s : module_->states) {
+          std::vector<int64_t> sizes;
+          for (const auto& d : s.type.shape) sizes.push_back(d.is_symbolic() ? 0 : d.size);
+          auto opts = at::TensorOptions().dtype(exec::ToScalarType(s.type.dtype)).device(dev);
+          out.push_back(s.reducer == ir::Reducer::kCat ? at::empty(sizes, opts)
+                                                       : at::full(sizes, s.init, opts));
+        }
+      },
+      absl::StrCat(metric_names_, ": creating states on ", options_.device.name));
+  TALLY_RETURN_IF_ERROR(st);
+  return out;
+}
+
+absl::Status Program::CheckInputs(const NamedTensors& inputs,
+                                  std::vector<at::Tensor>& ordered) const {
+  const auto& params = module_->update->params();
+  ordered.assign(params.size(), at::Tensor());
+  for (const auto& [name, t] : inputs) {
+    bool known = false;
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (params[i]->name() != name) continue;
+      known = true;
+      if (ordered[i].defined()) {
+        return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": input '", name, "' given twice"));
+      }
+      if (!t.defined()) {
+        return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": input '", name, "' is an undefined tensor"));
+      }
+      ordered[i] = t;
+    }
+    if (!known) {
+      std::vector<std::string> expected;
+      for (auto* p : params) expected.push_back(p->name());
+      return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": unexpected input '", name,
+                                                     "' (expected: ", absl::StrJoin(expected, ", "), ")"));
+    }
+  }
+  absl::flat_hash_map<std::string, int64_t> symbols;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ir::TensorType& want = params[i]->type();
+    const std::string& name = params[i]->name();
+    if (!ordered[i].defined()) {
+      return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": missing input '", name, "'"));
+    }
+    const at::Tensor& t = ordered[i];
+    auto mismatch = [&](absl::string_view what) {
+      return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": input '", name, "': ", what,
+                                                     ": expected ", want.ToString(), ", got ", Describe(t)));
+    };
+    auto dtype = exec::FromScalarType(t.scalar_type());
+    if (!dtype.ok() || *dtype != want.dtype) return mismatch("wrong dtype");
+    if (t.dim() != want.rank()) return mismatch("wrong rank");
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      const ir::Dim& dim = want.shape[d];
+      if (!dim.is_symbolic()) {
+        if (t.size(d) != dim.size) return mismatch(absl::StrCat("wrong size of dim ", d));
+        continue;
+      }
+      auto [it, inserted] = symbols.emplace(dim.symbol, t.size(d));
+      if (!inserted && it->second != t.size(d)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            metric_names_, ": input '", name, "' has ", t.size(d), " rows (dim ", d,
+            ") but another input has ", it->second));
+      }
+    }
+    if (t.device().str() != want.device.name) {
+      return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": input '", name, "' is on ",
+                                                     t.device().str(), " but the program is placed on ",
+                                                     want.device.name));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tensor>& current,
+                                                      const std::vector<at::Tensor>& incoming) const {
+  std::vector<at::Tensor> next(current.size());
+  const auto& states = module_->states;
+  absl::Status st = exec::CatchTorch(
+      [&] {
+        for (size_t i = 0; i < states.size(); ++i) {
+          switch (states[i].reducer) {
+            case ir::Reducer::kSum: next[i] = current[i] + incoming[i]; break;
+            case ir::Reducer::kMax: next[i] = at::maximum(current[i], incoming[i]); break;
+            case ir::Reducer::kMin: next[i] = at::minimum(current[i], incoming[i]); break;
+            case ir::Reducer::kCat: next[i] = at::cat({current[i], incoming[i]}, 0); break;
+            case ir::Reducer::kCustom: break;
+          }
+        }
+      },
+      metric_names_);
+  TALLY_RETURN_IF_ERROR(st);
+  for (const auto& [group, plan] : merge_plans_) {
+    std::vector<int> members;
+    for (size_t i = 0; i < states.size(); ++i)
+      if (states[i].reducer == ir::Reducer::kCustom && states[i].group == group) members.push_back(i);
+    std::vector<at::Tensor> args;
+    for (int i : members) args.push_back(current[i]);
+    for (int i : members) args.push_back(incoming[i]);
+    TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> merged, plan->Run(args, options_.checked));
+    for (size_t k = 0; k < members.size(); ++k) next[members[k]] = merged[k];
+  }
+  return next;
+}
+
+absl::Status Program::Update(const NamedTensors& inputs) {
+  std::vector<at::Tensor> ordered;
+  TALLY_RETURN_IF_ERROR(CheckInputs(inputs, ordered));
+  auto outs = update_plan_->Run(ordered, options_.checked);
+  if (!outs.ok()) {
+    return absl::Status(outs.status().code(), absl::StrCat(metric_names_, ": update: ", outs.status().message()));
+  }
+  std::vector<at::Tensor> partials;
+  partials.reserve(states_.size());
+  for (int idx : partial_of_state_) partials.push_back((*outs)[idx]);
+  TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> next, Fold(states_, partials));
+  states_ = std::move(next);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<NamedTensors> Program::Compute() const {
+  const auto& states = module_->states;
+  for (size_t i = 0; i < states.size(); ++i) {
+    if (states[i].check.empty()) continue;
+    int64_t n = 0;
+    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { n = states_[i].item<int64_t>(); },
+                                           absl::StrCat(states[i].metric, ": reading check")));
+    if (n > 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          states[i].metric, ": ", absl::StrReplaceAll(states[i].check, {{"{n}", absl::StrCat(n)}})));
+    }
+  }
+  auto outs = finalize_plan_->Run(states_, options_.checked);
+  if (!outs.ok()) {
+    return absl::Status(outs.status().code(), absl::StrCat(metric_names_, ": compute: ", outs.status().message()));
+  }
+  NamedTensors result;
+  const auto& rets = module_->finalize->returns();
+  for (size_t i = 0; i < rets.size(); ++i) result.emplace_back(rets[i].first, (*outs)[i]);
+  return result;
+}
+
+absl::Status Program::Reset() {
+  TALLY_ASSIGN_OR_RETURN(states_, InitialStates());
+  return absl::OkStatus();
+}
+
+absl::Status Program::Merge(const Program& other) {
+  if (other.fingerprint_ != fingerprint_) {
+    return absl::FailedPreconditionError(absl::StrCat(metric_names_, ": cannot merge a program of different metrics (",
+                                                      other.metric_names_, ")"));
+  }
+  std::vector<at::Tensor> incoming;
+  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+      [&] {
+        c10::Device dev(options_.device.name);
+        for (const auto& t : other.states_) incoming.push_back(t.to(dev));
+      },
+      metric_names_));
+  TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> next, Fold(states_, incoming));
+  states_ = std::move(next);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Program::SaveState() const {
+  // Format: "tally-state 1\n" then per state "<name> <dtype> <rank> <dims...> <nbytes>\n<bytes>".
+  std::string out = "tally-state 1\n";
+  const auto& states = module_->states;
+  absl::Status st = exec::CatchTorch(
+      [&] {
+        for (size_t i = 0; i < states.size(); ++i) {
+          at::Tensor t = states_[i].to(at::kCPU).contiguous();
+          absl::StrAppend(&out, states[i].name, " ", ir::DTypeName(states[i].type.dtype), " ", t.dim());
+          for (int64_t d : t.sizes()) absl::StrAppend(&out, " ", d);
+          size_t nbytes = t.numel() * t.element_size();
+          absl::StrAppend(&out, " ", nbytes, "\n");
+          out.append(static_cast<const char*>(t.data_ptr()), nbytes);
+        }
+      },
+      absl::StrCat(metric_names_, ": save state"));
+  TALLY_RETURN_IF_ERROR(st);
+  return out;
+}
+
+absl::Status Program::LoadState(absl::string_view bytes) {
+  auto bad = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": load state: ", what));
+  };
+  absl::string_view rest = bytes;
+  auto next_line = [&](std::string& line) {
+    size_t nl = rest.find('\n');
+    if (nl == absl::string_view::npos) return false;
+    line = std::string(rest.substr(0, nl));
+    rest.remove_prefix(nl + 1);
+    return true;
+  };
+  std::string line;
+  if (!next_line(line) || line != "tally-state 1") return bad("not a tally state file");
+  std::vector<at::Tensor> loaded;
+  TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options_.device));
+  for (const auto& s : module_->states) {
+    if (!next_line(line)) return bad(absl::StrCat("missing state '", s.name, "'"));
+    std::vector<std::string> f = absl::StrSplit(line, ' ');
+    int64_t rank = 0, nbytes = 0;
+    if (f.size() < 4 || f[0] != s.name || f[1] != ir::DTypeName(s.type.dtype) ||
+        !absl::SimpleAtoi(f[2], &rank) || rank != s.type.rank() ||
+        static_cast<int64_t>(f.size()) != 4 + rank || !absl::SimpleAtoi(f.back(), &nbytes)) {
+      return bad(absl::StrCat("state '", s.name, "' does not match: '", line, "'"));
+    }
+    std::vector<int64_t> sizes;
+    int64_t numel = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t n;
+      if (!absl::SimpleAtoi(f[3 + d], &n) || n < 0) return bad("bad size");
+      if (!s.type.shape[d].is_symbolic() && n != s.type.shape[d].size) return bad(absl::StrCat("state '", s.name, "' has the wrong shape"));
+      sizes.push_back(n);
+      numel *= n;
+    }
+    if (static_cast<int64_t>(rest.size()) < nbytes) return bad("truncated");
+    at::Tensor t;
+    absl::Status st = exec::CatchTorch(
+        [&] {
+          t = at::empty(sizes, at::TensorOptions().dtype(exec::ToScalarType(s.type.dtype)));
+          if (static_cast<int64_t>(t.numel() * t.element_size()) != nbytes) throw std::runtime_error("byte count mismatch");
+          std::memcpy(t.data_ptr(), rest.data(), nbytes);
+          t = t.to(dev);
+        },
+        absl::StrCat(metric_names_, ": load state '", s.name, "'"));
+    TALLY_RETURN_IF_ERROR(st);
+    rest.remove_prefix(nbytes);
+    loaded.push_back(t);
+  }
+  states_ = std::move(loaded);
+  return absl::OkStatus();
+}
+
+}  // namespace tally

@@ -1,0 +1,83 @@
+// Program: a compiled module bound to a device, with its state tensors.
+//
+// `Update` checks the inputs' metadata on the host (names, dtypes, ranks,
+// fixed dims, consistent symbolic dims, device) before touching anything, runs
+// the update plan, and folds every partial into its state with the state's
+// reducer. It applies fully or not at all: on any error every state is as it
+// was. `Compute` first reads the deferred-check counters (the only host reads,
+// and only here) and then runs the finalize plan. `Merge` folds another
+// program's states in with the same reducers, which is also what distributed
+// sync and checkpoint restore do.
+#ifndef TALLY_ENGINE_PROGRAM_H_
+#define TALLY_ENGINE_PROGRAM_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/exec/eager_executor.h"
+#include "engine/ir/module.h"
+
+namespace tally {
+
+// NamedTensors are inputs or results by name, in order.
+using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
+
+// ProgramOptions configure execution.
+struct ProgramOptions {
+  ir::Device device;
+  bool checked = false;  // verify each node's output against its plan
+};
+
+class Program {
+ public:
+  // Create instantiates `m` (already compiled and placed) with initial states.
+  static absl::StatusOr<std::unique_ptr<Program>> Create(std::unique_ptr<ir::Module> m,
+                                                         ProgramOptions options);
+
+  // Update folds one batch of named inputs into the states.
+  absl::Status Update(const NamedTensors& inputs);
+  // Compute returns one result per metric (labelled as in the module).
+  absl::StatusOr<NamedTensors> Compute() const;
+  // Reset restores the initial states.
+  absl::Status Reset();
+  // Merge folds `other`'s states into this program's (same module required).
+  absl::Status Merge(const Program& other);
+  // SaveState serializes the states (device-independent bytes).
+  absl::StatusOr<std::string> SaveState() const;
+  // LoadState replaces the states with saved ones; all or nothing.
+  absl::Status LoadState(absl::string_view bytes);
+
+  const ir::Module& module() const { return *module_; }
+  const ProgramOptions& options() const { return options_; }
+  const std::vector<at::Tensor>& states() const { return states_; }
+  // metric_names lists the metrics of the program, for error messages.
+  const std::string& metric_names() const { return metric_names_; }
+  // num_update_kernels is the number of kernels one Update dispatches.
+  int num_update_kernels() const { return update_plan_->num_kernel_calls(); }
+
+ private:
+  Program() = default;
+  absl::StatusOr<std::vector<at::Tensor>> InitialStates() const;
+  absl::StatusOr<std::vector<at::Tensor>> Fold(const std::vector<at::Tensor>& current,
+                                               const std::vector<at::Tensor>& incoming) const;
+  absl::Status CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered) const;
+
+  std::unique_ptr<ir::Module> module_;
+  ProgramOptions options_;
+  std::string metric_names_;
+  std::string fingerprint_;
+  std::unique_ptr<exec::EagerPlan> update_plan_;
+  std::unique_ptr<exec::EagerPlan> finalize_plan_;
+  std::vector<std::pair<std::string, std::unique_ptr<exec::EagerPlan>>> merge_plans_;
+  std::vector<int> partial_of_state_;  // update result index per state
+  std::vector<at::Tensor> states_;
+};
+
+}  // namespace tally
+
+#endif  // TALLY_ENGINE_PROGRAM_H_

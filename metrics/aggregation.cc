@@ -1,0 +1,146 @@
+// Aggregation metrics: mean, sum, max, min (TorchMetrics' MeanMetric,
+// SumMetric, MaxMetric, MinMetric).
+//
+// Input `value` (the command line's `preds` is accepted for it) and, for
+// mean, an optional `weight` broadcast to it. nan_strategy follows
+// TorchMetrics: "warn" (default) and "ignore" drop elements where value (or
+// weight) is NaN, "error" makes Compute fail with the count of NaNs (a
+// deferred on-device check), "disable" keeps them, and a float replaces them.
+// Sums accumulate in float64 so that large offsets keep their digits.
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "engine/dsl/builder.h"
+#include "engine/status_macros.h"
+#include "metrics/registry.h"
+#include "ops/op_registry.h"
+
+namespace tally::metrics {
+namespace {
+
+using dsl::Expr;
+using dsl::MetricBuilder;
+using ir::DType;
+using ir::Reducer;
+
+enum class Agg { kMean, kSum, kMax, kMin };
+
+struct NanPolicy {
+  std::string mode;  // warn, ignore, error, disable, replace
+  double replacement = 0;
+};
+
+absl::StatusOr<NanPolicy> ReadNanStrategy(SpecArgs& args) {
+  const ArgValue* v = args.Find("nan_strategy");
+  NanPolicy p{"warn", 0};
+  if (v == nullptr) return p;
+  if (auto* s = std::get_if<std::string>(v)) {
+    if (*s == "warn" || *s == "ignore" || *s == "error" || *s == "disable") {
+      p.mode = *s;
+      return p;
+    }
+  } else if (auto* d = std::get_if<double>(v)) {
+    return NanPolicy{"replace", *d};
+  } else if (auto* i = std::get_if<int64_t>(v)) {
+    return NanPolicy{"replace", static_cast<double>(*i)};
+  }
+  return args.InvalidArgument(absl::StrCat("nan_strategy must be one of warn, ignore, error, disable or a float, got ",
+                                           ArgValueToString(*v)));
+}
+
+absl::StatusOr<Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl::Signature& sig,
+                                        const ir::Device& device) {
+  TALLY_ASSIGN_OR_RETURN(NanPolicy nan, ReadNanStrategy(args));
+  MetricBuilder b(args.metric_name(), sig, device);
+  std::string value_name = b.FindInput("value") ? "value" : "preds";
+  Expr value = b.Input(value_name);
+  if (!b.ok()) return b.status();
+  if (value.dtype() == DType::kBool) {
+    b.FailInput(value_name, "expected a numeric tensor, got bool");
+    return b.status();
+  }
+  value = dsl::Cast(value, DType::kFloat64);
+  Expr weight;
+  bool has_weight = kind == Agg::kMean && b.FindInput("weight") != nullptr;
+  if (has_weight) {
+    weight = b.Input("weight");
+    if (b.ok()) {
+      auto bshape = ops::BroadcastShapes(value.type().shape, weight.type().shape);
+      if (!bshape.ok() || *bshape != value.type().shape) {
+        b.FailInput("weight", absl::StrCat("shape ", weight.type().ShapeString(),
+                                           " does not broadcast to value's ", value.type().ShapeString()));
+      }
+    }
+    weight = dsl::Cast(weight, DType::kFloat64);
+  }
+  Expr nans = dsl::IsNan(value);
+  if (has_weight) nans = nans || dsl::IsNan(weight);
+  Expr keep;  // 1.0 where the element counts
+  if (nan.mode == "error") {
+    b.Check(value_name, "{n} NaN values (nan_strategy=error)", dsl::Sum(nans));
+  }
+  if (nan.mode == "replace") {
+    value = dsl::Where(dsl::IsNan(value), nan.replacement, value);
+    if (has_weight) weight = dsl::Where(dsl::IsNan(weight), nan.replacement, weight);
+  } else if (nan.mode != "disable") {
+    keep = !nans;
+  }
+  switch (kind) {
+    case Agg::kMean: {
+      Expr w = has_weight ? weight : dsl::FullLike(value, 1.0, DType::kFloat64);
+      if (keep.valid()) {
+        w = dsl::Where(keep, w, 0.0);
+        value = dsl::Where(keep, value, 0.0);
+      }
+      auto sum = b.AddState("mean_value", DType::kFloat64, {}, Reducer::kSum);
+      auto wsum = b.AddState("weight", DType::kFloat64, {}, Reducer::kSum);
+      b.Accumulate(sum, dsl::Sum(value * w));
+      b.Accumulate(wsum, dsl::Sum(w));
+      b.Output(b.Read(sum) / b.Read(wsum));
+      break;
+    }
+    case Agg::kSum: {
+      if (keep.valid()) value = dsl::Where(keep, value, 0.0);
+      auto sum = b.AddState("sum_value", DType::kFloat64, {}, Reducer::kSum);
+      b.Accumulate(sum, dsl::Sum(value));
+      b.Output(b.Read(sum) + 0.0);
+      break;
+    }
+    case Agg::kMax:
+    case Agg::kMin: {
+      bool is_max = kind == Agg::kMax;
+      double identity = is_max ? -INFINITY : INFINITY;
+      if (keep.valid()) value = dsl::Where(keep, value, identity);
+      auto st = b.AddState(is_max ? "max_value" : "min_value", DType::kFloat64, {},
+                           is_max ? Reducer::kMax : Reducer::kMin, identity);
+      b.Accumulate(st, is_max ? dsl::Max(value) : dsl::Min(value));
+      b.Output(b.Read(st) + 0.0);
+      break;
+    }
+  }
+  return b.Finish();
+}
+
+absl::StatusOr<Metric> BuildMean(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+  return BuildAggregation(Agg::kMean, a, s, d);
+}
+absl::StatusOr<Metric> BuildSum(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+  return BuildAggregation(Agg::kSum, a, s, d);
+}
+absl::StatusOr<Metric> BuildMax(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+  return BuildAggregation(Agg::kMax, a, s, d);
+}
+absl::StatusOr<Metric> BuildMin(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+  return BuildAggregation(Agg::kMin, a, s, d);
+}
+
+}  // namespace
+
+void RegisterAggregationMetrics(std::vector<MetricInfo>& out) {
+  out.push_back({"mean", "aggregation", {"value", "weight"}, BuildMean});
+  out.push_back({"sum", "aggregation", {"value"}, BuildSum});
+  out.push_back({"max", "aggregation", {"value"}, BuildMax});
+  out.push_back({"min", "aggregation", {"value"}, BuildMin});
+}
+
+}  // namespace tally::metrics

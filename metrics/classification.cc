@@ -1,0 +1,5 @@
+// Classification metrics. (Being written.)
+#include "metrics/registry.h"
+namespace tally::metrics {
+void RegisterClassificationMetrics(std::vector<MetricInfo>&) {}
+}  // namespace tally::metrics

@@ -1,0 +1,41 @@
+#include "metrics/registry.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "engine/status_macros.h"
+
+namespace tally::metrics {
+
+const std::vector<MetricInfo>& AllMetrics() {
+  static const std::vector<MetricInfo>* all = [] {
+    auto* v = new std::vector<MetricInfo>();
+    RegisterAggregationMetrics(*v);
+    RegisterRegressionMetrics(*v);
+    RegisterClassificationMetrics(*v);
+    std::sort(v->begin(), v->end(),
+              [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });
+    return v;
+  }();
+  return *all;
+}
+
+const MetricInfo* FindMetric(absl::string_view name) {
+  for (const auto& m : AllMetrics())
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+absl::StatusOr<Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature& sig,
+                                   const ir::Device& device) {
+  const MetricInfo* info = FindMetric(spec.name);
+  if (info == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown metric '", spec.name, "'"));
+  }
+  SpecArgs args(spec);
+  TALLY_ASSIGN_OR_RETURN(Metric m, info->build(args, sig, device));
+  TALLY_RETURN_IF_ERROR(args.CheckAllUsed());
+  return m;
+}
+
+}  // namespace tally::metrics

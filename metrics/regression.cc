@@ -1,0 +1,5 @@
+// Regression metrics. (Being written.)
+#include "metrics/registry.h"
+namespace tally::metrics {
+void RegisterRegressionMetrics(std::vector<MetricInfo>&) {}
+}  // namespace tally::metrics

@@ -1,0 +1,255 @@
+#include "ops/kernels.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+
+#include "absl/container/flat_hash_map.h"
+#include "engine/exec/aten_types.h"
+
+namespace tally::ops {
+namespace {
+
+using exec::ToScalarType;
+
+at::ScalarType OutType(const ir::Node& n, int i = 0) {
+  return ToScalarType(n.output(i)->type().dtype);
+}
+at::TensorOptions CreateOptions(const ir::Node& n) {
+  return at::TensorOptions().dtype(OutType(n)).device(c10::Device(n.output(0)->type().device.name));
+}
+// Operands of arithmetic are brought to the result dtype first, so the IR's
+// type inference is what runs (not ATen's promotion of 0-d tensors).
+at::Tensor As(const at::Tensor& t, at::ScalarType s) {
+  return t.scalar_type() == s ? t : t.to(s);
+}
+// Comparisons compare in the promoted dtype of their operands.
+std::pair<at::Tensor, at::Tensor> Promoted(const at::Tensor& a, const at::Tensor& b) {
+  at::ScalarType s = at::promote_types(a.scalar_type(), b.scalar_type());
+  return {As(a, s), As(b, s)};
+}
+
+#define BINARY(NAME, EXPR)                                                   \
+  void NAME(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {     \
+    at::ScalarType s = OutType(n);                                           \
+    const at::Tensor a = As(in[0], s), b = As(in[1], s);                     \
+    out[0] = (EXPR);                                                         \
+  }
+BINARY(Add, a + b)
+BINARY(Sub, a - b)
+BINARY(Mul, a * b)
+BINARY(Div, a / b)
+BINARY(Pow, at::pow(a, b))
+BINARY(Maximum, at::maximum(a, b))
+BINARY(Minimum, at::minimum(a, b))
+#undef BINARY
+
+void SafeDiv(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  at::ScalarType s = OutType(n);
+  const at::Tensor a = As(in[0], s), b = As(in[1], s);
+  out[0] = at::where(b != 0, a / b, at::scalar_tensor(n.GetDouble("zero_division", 0.0), a.options()));
+}
+
+#define COMPARE(NAME, EXPR)                                                  \
+  void NAME(const ir::Node&, const at::Tensor* in, at::Tensor* out) {       \
+    auto [a, b] = Promoted(in[0], in[1]);                                    \
+    out[0] = (EXPR);                                                         \
+  }
+COMPARE(Eq, at::eq(a, b))
+COMPARE(Ne, at::ne(a, b))
+COMPARE(Lt, at::lt(a, b))
+COMPARE(Le, at::le(a, b))
+COMPARE(Gt, at::gt(a, b))
+COMPARE(Ge, at::ge(a, b))
+#undef COMPARE
+
+void LogicalAnd(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::logical_and(in[0], in[1]); }
+void LogicalOr(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::logical_or(in[0], in[1]); }
+void LogicalXor(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::logical_xor(in[0], in[1]); }
+void LogicalNot(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::logical_not(in[0]); }
+void IsNan(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::isnan(in[0]); }
+void Neg(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::neg(in[0]); }
+void Abs(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::abs(in[0]); }
+
+#define FLOAT_UNARY(NAME, EXPR)                                              \
+  void NAME(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {     \
+    const at::Tensor x = As(in[0], OutType(n));                              \
+    out[0] = (EXPR);                                                         \
+  }
+FLOAT_UNARY(Exp, at::exp(x))
+FLOAT_UNARY(Log, at::log(x))
+FLOAT_UNARY(Sqrt, at::sqrt(x))
+FLOAT_UNARY(Sigmoid, at::sigmoid(x))
+// log(cosh(x)) = |x| + log1p(exp(-2|x|)) - log(2): no overflow for large |x|.
+FLOAT_UNARY(LogCosh, at::abs(x) + at::log1p(at::exp(-2 * at::abs(x))) - std::log(2.0))
+#undef FLOAT_UNARY
+
+void Clamp(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  c10::optional<at::Scalar> lo, hi;
+  if (n.HasAttr("min")) lo = n.GetDouble("min");
+  if (n.HasAttr("max")) hi = n.GetDouble("max");
+  out[0] = at::clamp(in[0], lo, hi);
+}
+void Cast(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = As(in[0], OutType(n)); }
+void Where(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  at::ScalarType s = OutType(n);
+  out[0] = at::where(in[0], As(in[1], s), As(in[2], s));
+}
+
+// Reductions.
+std::vector<int64_t> ReduceDims(const ir::Node& n, int64_t rank) {
+  std::vector<int64_t> dims = n.GetInts("dims");
+  if (dims.empty()) for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
+  for (auto& d : dims) if (d < 0) d += rank;
+  return dims;
+}
+void ReduceSum(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = at::sum(in[0], ReduceDims(n, in[0].dim()), n.GetBool("keepdim"), OutType(n));
+}
+// ReducedSizes is the result shape of reducing `dims` of `x`.
+std::vector<int64_t> ReducedSizes(const at::Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  std::vector<int64_t> sizes;
+  for (int64_t i = 0; i < x.dim(); ++i) {
+    bool r = std::find(dims.begin(), dims.end(), i) != dims.end();
+    if (!r) sizes.push_back(x.size(i));
+    else if (keepdim) sizes.push_back(1);
+  }
+  return sizes;
+}
+template <bool kMax>
+void ReduceExtreme(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const at::Tensor& x = in[0];
+  auto dims = ReduceDims(n, x.dim());
+  bool keepdim = n.GetBool("keepdim");
+  bool empty = false;
+  for (int64_t d : dims) empty |= x.size(d) == 0;
+  if (x.dim() == 0) { out[0] = x.clone(); return; }
+  if (empty) {
+    // The identity of max/min: an empty reduction needs no host check.
+    at::Scalar fill;
+    if (at::isFloatingType(x.scalar_type())) fill = kMax ? -INFINITY : INFINITY;
+    else fill = kMax ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+    if (x.scalar_type() == at::kInt) fill = kMax ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
+    out[0] = at::full(ReducedSizes(x, dims, keepdim), fill, x.options());
+    return;
+  }
+  out[0] = kMax ? at::amax(x, dims, keepdim) : at::amin(x, dims, keepdim);
+}
+template <bool kAny>
+void ReduceBool(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  at::Tensor x = As(in[0], at::kBool);
+  auto dims = ReduceDims(n, x.dim());
+  std::sort(dims.rbegin(), dims.rend());
+  bool keepdim = n.GetBool("keepdim");
+  if (x.dim() == 0) { out[0] = x.clone(); return; }
+  for (int64_t d : dims) x = kAny ? at::any(x, d, keepdim) : at::all(x, d, keepdim);
+  out[0] = x;
+}
+void Argmax(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = at::argmax(in[0], n.GetInt("dim"), n.GetBool("keepdim"));
+}
+void Softmax(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = at::softmax(in[0], n.GetInt("dim"), OutType(n));
+}
+
+// Creation and shape.
+void Constant(const ir::Node& n, const at::Tensor*, at::Tensor* out) {
+  out[0] = at::scalar_tensor(n.GetDouble("value"), CreateOptions(n));
+}
+void Full(const ir::Node& n, const at::Tensor*, at::Tensor* out) {
+  out[0] = at::full(n.GetInts("shape"), n.GetDouble("value"), CreateOptions(n));
+}
+void FullLike(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = at::full(in[0].sizes(), n.GetDouble("value"), in[0].options().dtype(OutType(n)));
+}
+void Arange(const ir::Node& n, const at::Tensor*, at::Tensor* out) {
+  out[0] = at::arange(n.GetInt("n"), CreateOptions(n));
+}
+void Size(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = at::scalar_tensor(in[0].size(n.GetInt("dim")), in[0].options().dtype(at::kLong));
+}
+void Reshape(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].reshape(n.GetInts("shape")); }
+void Flatten(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].reshape({-1}); }
+void Unsqueeze(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].unsqueeze(n.GetInt("dim")); }
+void Squeeze(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].squeeze(n.GetInt("dim")); }
+void Select(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].select(n.GetInt("dim"), n.GetInt("index")); }
+void Transpose(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = in[0].transpose(n.GetInt("dim0"), n.GetInt("dim1"));
+}
+void OneHot(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  at::Tensor classes = at::arange(n.GetInt("num_classes"), in[0].options());
+  out[0] = at::eq(in[0].unsqueeze(-1), classes);
+}
+void TopkMask(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  at::Tensor idx = std::get<1>(at::topk(in[0], n.GetInt("k"), -1, /*largest=*/true, /*sorted=*/false));
+  out[0] = at::zeros(in[0].sizes(), in[0].options().dtype(at::kBool)).scatter_(-1, idx, true);
+}
+void Histogram(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  int64_t size = n.GetInt("size");
+  at::Tensor idx = As(in[0], at::kLong);
+  at::Tensor valid = (idx >= 0).logical_and_(idx < size);
+  at::ScalarType s = OutType(n);
+  at::Tensor w = n.inputs().size() > 1 ? As(in[1], s) : at::ones_like(idx, idx.options().dtype(s));
+  w = at::where(valid, w, at::zeros({}, w.options()));
+  idx = at::where(valid, idx, at::zeros({}, idx.options()));
+  out[0] = at::zeros({size}, w.options()).index_add_(0, idx, w);
+}
+void Sort(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  auto r = at::sort(in[0], /*stable=*/true, n.GetInt("dim"), n.GetBool("descending"));
+  out[0] = std::get<0>(r);
+  out[1] = std::get<1>(r);
+}
+at::Tensor RankAverage1D(const at::Tensor& v) {
+  int64_t len = v.size(0);
+  auto opts = v.options().dtype(at::kDouble);
+  if (len == 0) return at::zeros({0}, opts);
+  auto [sorted, perm] = at::sort(v, /*stable=*/true, 0, false);
+  at::Tensor first = at::ones({1}, v.options().dtype(at::kBool));
+  at::Tensor starts = at::cat({first, sorted.slice(0, 1).ne(sorted.slice(0, 0, len - 1))});
+  at::Tensor gid = at::cumsum(starts.to(at::kLong), 0) - 1;
+  at::Tensor pos = at::arange(1, len + 1, opts);
+  at::Tensor sum = at::zeros({len}, opts).index_add_(0, gid, pos);
+  at::Tensor cnt = at::zeros({len}, opts).index_add_(0, gid, at::ones({len}, opts));
+  at::Tensor avg = (sum / cnt.clamp_min(1)).index_select(0, gid);
+  return at::empty({len}, opts).scatter_(0, perm, avg);
+}
+void RankAverage(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
+  const at::Tensor& x = in[0];
+  if (x.dim() == 1) { out[0] = RankAverage1D(x); return; }
+  at::Tensor flat = x.reshape({x.size(0), -1});
+  std::vector<at::Tensor> cols;
+  for (int64_t j = 0; j < flat.size(1); ++j) cols.push_back(RankAverage1D(flat.select(1, j)));
+  out[0] = at::stack(cols, 1).reshape(x.sizes());
+}
+
+const absl::flat_hash_map<std::string, Kernel>& Table() {
+  static const auto* t = new absl::flat_hash_map<std::string, Kernel>{
+      {"add", Add}, {"sub", Sub}, {"mul", Mul}, {"div", Div}, {"pow", Pow},
+      {"maximum", Maximum}, {"minimum", Minimum}, {"safe_div", SafeDiv},
+      {"eq", Eq}, {"ne", Ne}, {"lt", Lt}, {"le", Le}, {"gt", Gt}, {"ge", Ge},
+      {"logical_and", LogicalAnd}, {"logical_or", LogicalOr}, {"logical_xor", LogicalXor},
+      {"logical_not", LogicalNot}, {"isnan", IsNan}, {"neg", Neg}, {"abs", Abs},
+      {"exp", Exp}, {"log", Log}, {"sqrt", Sqrt}, {"sigmoid", Sigmoid}, {"log_cosh", LogCosh},
+      {"clamp", Clamp}, {"cast", Cast}, {"where", Where},
+      {"reduce_sum", ReduceSum}, {"reduce_max", ReduceExtreme<true>},
+      {"reduce_min", ReduceExtreme<false>}, {"reduce_any", ReduceBool<true>},
+      {"reduce_all", ReduceBool<false>}, {"argmax", Argmax}, {"softmax", Softmax},
+      {"constant", Constant}, {"full", Full}, {"arange", Arange}, {"full_like", FullLike}, {"size", Size},
+      {"reshape", Reshape}, {"flatten", Flatten}, {"unsqueeze", Unsqueeze},
+      {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
+      {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
+      {"sort", Sort}, {"rank_average", RankAverage},
+  };
+  return *t;
+}
+
+}  // namespace
+
+Kernel FindKernel(absl::string_view op) {
+  const auto& t = Table();
+  auto it = t.find(op);
+  return it == t.end() ? nullptr : it->second;
+}
+
+}  // namespace tally::ops

@@ -1,0 +1,24 @@
+// Eager ATen kernels, one per op kind, looked up by op name.
+//
+// A kernel reads its inputs and writes its outputs through raw arrays so that
+// the eager executor dispatches a node without allocating. Kernels may throw
+// c10::Error; the executor converts it (engine/exec/torch_status.h).
+#ifndef TALLY_OPS_KERNELS_H_
+#define TALLY_OPS_KERNELS_H_
+
+#include <ATen/core/Tensor.h>
+
+#include "absl/strings/string_view.h"
+#include "engine/ir/graph.h"
+
+namespace tally::ops {
+
+// Kernel computes node `n` from `in` (one per input) into `out` (one per output).
+using Kernel = void (*)(const ir::Node& n, const at::Tensor* in, at::Tensor* out);
+
+// FindKernel returns the eager kernel of an op, or nullptr.
+Kernel FindKernel(absl::string_view op);
+
+}  // namespace tally::ops
+
+#endif  // TALLY_OPS_KERNELS_H_

@@ -1,0 +1,58 @@
+// OpDef: one entry of the op table — arity, attribute schema, type inference
+// and traits. Passes ask the table about a node (`IsPure`, `SyncsHost`); they
+// never compare op-name strings. The eager kernels live apart (kernels.h) so
+// that the IR and the passes compile without ATen.
+#ifndef TALLY_OPS_OP_DEF_H_
+#define TALLY_OPS_OP_DEF_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/ir/attribute.h"
+#include "engine/ir/types.h"
+
+namespace tally::ops {
+
+// OpTraits are the facts passes and verifiers reason with.
+struct OpTraits {
+  bool syncs_host = false;            // reads a device value on the host
+  bool data_dependent_shape = false;  // output shape depends on values
+  bool elementwise = false;
+  bool reduction = false;
+  bool preserves_device = true;       // outputs live on the inputs' device
+  bool pure = true;                   // no side effects: CSE/DCE may touch it
+  bool commutative = false;
+  bool creates = false;               // no tensor inputs; materialized on the program device
+};
+
+// AttrKind is the expected kind of one attribute.
+enum class AttrKind { kInt, kDouble, kBool, kString, kInts, kDoubles };
+
+// AttrSpec is one attribute of an op's schema.
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+  bool required = true;
+};
+
+// InferFn computes output types from input types and attributes. `device` is
+// the device for ops that create tensors (no inputs).
+using InferFn = std::function<absl::StatusOr<std::vector<ir::TensorType>>(
+    const std::vector<ir::TensorType>& inputs, const ir::AttrMap& attrs,
+    const ir::Device& device)>;
+
+// OpDef describes one op kind.
+struct OpDef {
+  std::string name;
+  int min_inputs = 0;
+  int max_inputs = 0;  // -1: variadic
+  std::vector<AttrSpec> attrs;
+  OpTraits traits;
+  InferFn infer;
+};
+
+}  // namespace tally::ops
+
+#endif  // TALLY_OPS_OP_DEF_H_

@@ -1,0 +1,54 @@
+// The op table: every op kind Tally knows, looked up by name, and the helpers
+// that build and check nodes against it.
+#ifndef TALLY_OPS_OP_REGISTRY_H_
+#define TALLY_OPS_OP_REGISTRY_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "engine/ir/graph.h"
+#include "ops/op_def.h"
+
+namespace tally::ops {
+
+// OpTable maps op names to definitions.
+using OpTable = absl::flat_hash_map<std::string, OpDef>;
+
+// Registry returns the table (built once, on first use).
+const OpTable& Registry();
+// FindOp returns the definition of `name`, or nullptr.
+const OpDef* FindOp(absl::string_view name);
+
+// Trait queries on a node; unknown ops answer conservatively.
+bool IsPure(const ir::Node& n);
+bool SyncsHost(const ir::Node& n);
+bool HasDataDependentShape(const ir::Node& n);
+bool IsCreation(const ir::Node& n);
+
+// InferTypes checks arity and attributes and infers the output types.
+absl::StatusOr<std::vector<ir::TensorType>> InferTypes(
+    absl::string_view op, const std::vector<ir::TensorType>& inputs,
+    const ir::AttrMap& attrs, const ir::Device& device);
+
+// Build appends a node to `g` after inferring its output types.
+absl::StatusOr<ir::Node*> Build(ir::Graph& g, absl::string_view op,
+                                std::vector<ir::Value*> inputs, ir::AttrMap attrs,
+                                const ir::Device& device, std::string loc = "");
+
+// CheckNode re-infers a node's output types and compares them with its own.
+absl::Status CheckNode(const ir::Node& n);
+
+// Family registration (one file per family).
+void RegisterElementwiseOps(OpTable& t);
+void RegisterReduceOps(OpTable& t);
+void RegisterIndexOps(OpTable& t);
+
+// Helpers for the family files.
+absl::StatusOr<ir::Shape> BroadcastShapes(const ir::Shape& a, const ir::Shape& b);
+absl::StatusOr<int64_t> NormalizeDim(int64_t dim, int64_t rank);
+
+}  // namespace tally::ops
+
+#endif  // TALLY_OPS_OP_REGISTRY_H_

@@ -1,0 +1,92 @@
+// Reductions: sum, max, min, any, all over a set of dims; argmax; softmax.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "engine/status_macros.h"
+#include "ops/op_registry.h"
+
+namespace tally::ops {
+namespace {
+
+using ir::DType;
+using ir::TensorType;
+
+// ReducedShape drops (or keeps as 1) the reduced dims; empty dims = all.
+absl::StatusOr<ir::Shape> ReducedShape(const ir::Shape& s, std::vector<int64_t> dims,
+                                       bool keepdim) {
+  int64_t rank = static_cast<int64_t>(s.size());
+  std::vector<bool> reduce(rank, dims.empty());
+  for (int64_t d : dims) {
+    TALLY_ASSIGN_OR_RETURN(int64_t nd, NormalizeDim(d, rank));
+    reduce[nd] = true;
+  }
+  ir::Shape out;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!reduce[i]) out.push_back(s[i]);
+    else if (keepdim) out.push_back(ir::Dim::Fixed(1));
+  }
+  return out;
+}
+
+OpDef Reduction(std::string name, std::function<DType(DType)> result) {
+  OpDef d;
+  d.name = std::move(name);
+  d.min_inputs = d.max_inputs = 1;
+  d.attrs = {{"dims", AttrKind::kInts, false}, {"keepdim", AttrKind::kBool, false}};
+  d.traits.reduction = true;
+  d.infer = [result](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
+                     const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
+    std::vector<int64_t> dims;
+    if (auto it = attrs.find("dims"); it != attrs.end()) dims = std::get<std::vector<int64_t>>(it->second);
+    bool keepdim = false;
+    if (auto it = attrs.find("keepdim"); it != attrs.end()) keepdim = std::get<bool>(it->second);
+    TALLY_ASSIGN_OR_RETURN(ir::Shape s, ReducedShape(in[0].shape, dims, keepdim));
+    return std::vector<TensorType>{{result(in[0].dtype), s, in[0].device}};
+  };
+  return d;
+}
+
+}  // namespace
+
+void RegisterReduceOps(OpTable& t) {
+  auto add = [&t](OpDef d) { std::string n = d.name; t.emplace(n, std::move(d)); };
+  // Sums of bools and integers accumulate in int64, as torch.sum does.
+  add(Reduction("reduce_sum", [](DType d) { return ir::IsFloating(d) ? d : DType::kInt64; }));
+  // max/min of an empty reduction give -inf/+inf (int: the type's limits)
+  // instead of failing, so an empty batch needs no host check.
+  add(Reduction("reduce_max", [](DType d) { return d; }));
+  add(Reduction("reduce_min", [](DType d) { return d; }));
+  add(Reduction("reduce_any", [](DType) { return DType::kBool; }));
+  add(Reduction("reduce_all", [](DType) { return DType::kBool; }));
+  {
+    OpDef d;
+    d.name = "argmax";
+    d.min_inputs = d.max_inputs = 1;
+    d.attrs = {{"dim", AttrKind::kInt}, {"keepdim", AttrKind::kBool, false}};
+    d.traits.reduction = true;
+    d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
+                 const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
+      bool keepdim = false;
+      if (auto it = attrs.find("keepdim"); it != attrs.end()) keepdim = std::get<bool>(it->second);
+      TALLY_ASSIGN_OR_RETURN(
+          ir::Shape s, ReducedShape(in[0].shape, {std::get<int64_t>(attrs.at("dim"))}, keepdim));
+      return std::vector<TensorType>{{DType::kInt64, s, in[0].device}};
+    };
+    add(std::move(d));
+  }
+  {
+    OpDef d;
+    d.name = "softmax";
+    d.min_inputs = d.max_inputs = 1;
+    d.attrs = {{"dim", AttrKind::kInt}};
+    d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
+                 const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
+      TALLY_RETURN_IF_ERROR(NormalizeDim(std::get<int64_t>(attrs.at("dim")), in[0].rank()).status());
+      DType dt = ir::IsFloating(in[0].dtype) ? in[0].dtype : DType::kFloat32;
+      return std::vector<TensorType>{{dt, in[0].shape, in[0].device}};
+    };
+    add(std::move(d));
+  }
+}
+
+}  // namespace tally::ops

@@ -1,0 +1,211 @@
+#include "tools/tally/evaluate.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/exec/aten_types.h"
+#include "engine/exec/torch_status.h"
+#include "engine/ir/attribute.h"
+#include "engine/status_macros.h"
+#include "metrics/registry.h"
+#include "metrics/spec.h"
+
+namespace tally::tools {
+namespace {
+
+const char* const kKnownInputs[] = {"preds", "target", "indexes", "value", "weight"};
+
+std::string JsonString(absl::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) absl::StrAppend(&out, "\\u00", absl::Hex(c, absl::kZeroPad2));
+        else out.push_back(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string Number(double v) {
+  if (std::isnan(v) || std::isinf(v)) return std::isnan(v) ? "null" : (v > 0 ? "Infinity" : "-Infinity");
+  return ir::FormatDouble(v);
+}
+
+void AppendValue(const at::Tensor& t, std::string& out) {
+  if (t.dim() == 0) {
+    out += Number(t.item<double>());
+    return;
+  }
+  out += "[";
+  for (int64_t i = 0; i < t.size(0); ++i) {
+    if (i) out += ", ";
+    AppendValue(t[i], out);
+  }
+  out += "]";
+}
+
+}  // namespace
+
+absl::StatusOr<dsl::Signature> SignatureOf(const NamedTensors& inputs) {
+  dsl::Signature sig;
+  for (const auto& [name, t] : inputs) {
+    auto dtype = exec::FromScalarType(t.scalar_type());
+    if (!dtype.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ", dtype.status().message()));
+    }
+    sig.push_back({name, *dtype, std::vector<int64_t>(t.sizes().begin(), t.sizes().end())});
+  }
+  return sig;
+}
+
+absl::StatusOr<std::vector<CollectionEntry>> BuildEntries(const std::vector<std::string>& specs,
+                                                          const dsl::Signature& sig,
+                                                          const ir::Device& device) {
+  std::vector<CollectionEntry> entries;
+  absl::flat_hash_set<std::string> labels;
+  for (const std::string& text : specs) {
+    TALLY_ASSIGN_OR_RETURN(metrics::MetricSpec spec, metrics::ParseMetricSpec(text));
+    TALLY_ASSIGN_OR_RETURN(Metric m, metrics::BuildMetric(spec, sig, device));
+    std::string label = spec.name;
+    for (int k = 2; labels.contains(label); ++k) label = absl::StrCat(spec.name, "_", k);
+    labels.insert(label);
+    entries.push_back({label, std::move(m)});
+  }
+  return entries;
+}
+
+absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>& specs,
+                                                 const NamedTensors& inputs,
+                                                 const EvalOptions& options) {
+  if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
+  if (options.batch_size < 0) return absl::InvalidArgumentError("--batch-size must be positive");
+  int64_t rows = -1;
+  std::string rows_from;
+  for (const auto& [name, t] : inputs) {
+    if (std::find(std::begin(kKnownInputs), std::end(kKnownInputs), name) == std::end(kKnownInputs)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown input name '", name,
+                                                     "' (expected preds, target, indexes, value or weight)"));
+    }
+    if (t.dim() == 0) continue;
+    if (rows >= 0 && t.size(0) != rows) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", name, "' has ", t.size(0),
+                                                     " rows but '", rows_from, "' has ", rows));
+    }
+    rows = t.size(0);
+    rows_from = name;
+  }
+  TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(inputs));
+  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntries(specs, sig, options.device));
+  CompileOptions co;
+  co.device = options.device;
+  co.checked = options.checked;
+  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Compile(entries, co));
+  // Feed only the inputs the program takes.
+  NamedTensors used;
+  TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options.device));
+  for (const auto& [name, t] : inputs) {
+    if (program->module().update->FindParam(name) == nullptr) continue;
+    at::Tensor moved;
+    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { moved = t.to(dev); },
+                                           absl::StrCat("input '", name, "'")));
+    used.emplace_back(name, moved);
+  }
+  int64_t n = std::max<int64_t>(rows, 0);
+  int64_t step = options.batch_size > 0 ? options.batch_size : std::max<int64_t>(n, 1);
+  int64_t start = 0;
+  do {
+    int64_t len = std::min(step, n - start);
+    NamedTensors batch;
+    for (const auto& [name, t] : used) batch.emplace_back(name, t.dim() == 0 ? t : t.narrow(0, start, len));
+    TALLY_RETURN_IF_ERROR(program->Update(batch));
+    start += len;
+  } while (start < n);
+  TALLY_ASSIGN_OR_RETURN(NamedTensors values, program->Compute());
+  std::vector<EvalResult> results;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    at::Tensor v;
+    for (const auto& [label, t] : values)
+      if (label == entries[i].label) v = t;
+    if (!v.defined()) return absl::InternalError(absl::StrCat("no result for ", entries[i].label));
+    results.push_back({specs[i], v});
+  }
+  return results;
+}
+
+absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a) {
+  at::ScalarType s;
+  switch (a.dtype) {
+    case io::NpyDType::kBool: s = at::kBool; break;
+    case io::NpyDType::kInt32: s = at::kInt; break;
+    case io::NpyDType::kInt64: s = at::kLong; break;
+    case io::NpyDType::kFloat32: s = at::kFloat; break;
+    case io::NpyDType::kFloat64: s = at::kDouble; break;
+  }
+  at::Tensor t;
+  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+      [&] {
+        t = at::empty(a.shape, at::TensorOptions().dtype(s));
+        if (static_cast<size_t>(t.numel() * t.element_size()) != a.data.size()) {
+          throw std::runtime_error("array byte count does not match its shape");
+        }
+        if (!a.data.empty()) std::memcpy(t.data_ptr(), a.data.data(), a.data.size());
+      },
+      "npy"));
+  return t;
+}
+
+absl::StatusOr<io::NpyArray> NpyFromTensor(const at::Tensor& in) {
+  io::NpyArray a;
+  at::Tensor t = in.to(at::kCPU).contiguous();
+  auto dtype = exec::FromScalarType(t.scalar_type());
+  if (!dtype.ok()) return dtype.status();
+  switch (*dtype) {
+    case ir::DType::kBool: a.dtype = io::NpyDType::kBool; break;
+    case ir::DType::kInt32: a.dtype = io::NpyDType::kInt32; break;
+    case ir::DType::kInt64: a.dtype = io::NpyDType::kInt64; break;
+    case ir::DType::kFloat32: a.dtype = io::NpyDType::kFloat32; break;
+    case ir::DType::kFloat64: a.dtype = io::NpyDType::kFloat64; break;
+  }
+  a.shape.assign(t.sizes().begin(), t.sizes().end());
+  a.data.assign(static_cast<const char*>(t.data_ptr()), t.numel() * t.element_size());
+  return a;
+}
+
+std::string ValueToJson(const at::Tensor& t) {
+  std::string out;
+  AppendValue(t.to(at::kCPU).to(at::kDouble), out);
+  return out;
+}
+
+std::string ResultsToJson(const std::vector<EvalResult>& results) {
+  std::string out = "{\"results\": [";
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i) out += ", ";
+    absl::StrAppend(&out, "{\"metric\": ", JsonString(results[i].spec),
+                    ", \"value\": ", ValueToJson(results[i].value), "}");
+  }
+  return out + "]}";
+}
+
+std::string ResultsToTable(const std::vector<EvalResult>& results) {
+  size_t width = 6;
+  for (const auto& r : results) width = std::max(width, r.spec.size());
+  std::string out = absl::StrCat("metric", std::string(width - 6 + 2, ' '), "value\n");
+  out += std::string(width + 2 + 5, '-') + "\n";
+  for (const auto& r : results) {
+    absl::StrAppend(&out, r.spec, std::string(width - r.spec.size() + 2, ' '), ValueToJson(r.value), "\n");
+  }
+  return out;
+}
+
+}  // namespace tally::tools

@@ -1,0 +1,60 @@
+// Evaluate: the library behind `tally eval` (and the golden tests): parse
+// metric specs, build them for the inputs' signature, compile them together,
+// feed the rows in batches and compute.
+#ifndef TALLY_TOOLS_TALLY_EVALUATE_H_
+#define TALLY_TOOLS_TALLY_EVALUATE_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/compiler.h"
+#include "engine/dsl/builder.h"
+#include "engine/io/npy.h"
+#include "engine/program.h"
+
+namespace tally::tools {
+
+// EvalOptions mirror the command line.
+struct EvalOptions {
+  int64_t batch_size = 0;  // 0: one update with all rows
+  ir::Device device;
+  bool checked = false;
+};
+
+// EvalResult is one metric's value.
+struct EvalResult {
+  std::string spec;
+  at::Tensor value;
+};
+
+// SignatureOf describes named tensors for metric builders.
+absl::StatusOr<dsl::Signature> SignatureOf(const NamedTensors& inputs);
+
+// BuildEntries parses and builds every spec for `sig`, with unique labels.
+absl::StatusOr<std::vector<CollectionEntry>> BuildEntries(const std::vector<std::string>& specs,
+                                                          const dsl::Signature& sig,
+                                                          const ir::Device& device);
+
+// Evaluate computes every metric over all rows of `inputs`.
+absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>& specs,
+                                                 const NamedTensors& inputs,
+                                                 const EvalOptions& options);
+
+// TensorFromNpy / NpyFromTensor convert arrays (CPU).
+absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a);
+absl::StatusOr<io::NpyArray> NpyFromTensor(const at::Tensor& t);
+
+// ValueToJson prints a result as a number or nested list; NaN as null.
+std::string ValueToJson(const at::Tensor& t);
+// ResultsToJson prints `{"results": [{"metric": ..., "value": ...}, ...]}`.
+std::string ResultsToJson(const std::vector<EvalResult>& results);
+// ResultsToTable prints an aligned two-column table.
+std::string ResultsToTable(const std::vector<EvalResult>& results);
+
+}  // namespace tally::tools
+
+#endif  // TALLY_TOOLS_TALLY_EVALUATE_H_

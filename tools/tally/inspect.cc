@@ -1,0 +1,100 @@
+#include "tools/tally/inspect.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/compiler.h"
+#include "engine/ir/printer.h"
+#include "engine/status_macros.h"
+#include "metrics/registry.h"
+#include "metrics/spec.h"
+#include "ops/op_registry.h"
+#include "tools/tally/evaluate.h"
+
+namespace tally::tools {
+
+dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
+  const int64_t n = 8;
+  std::string domain = "regression";
+  int64_t classes = 0, labels = 0;
+  for (const std::string& s : specs) {
+    auto spec = metrics::ParseMetricSpec(s);
+    if (!spec.ok()) continue;
+    const metrics::MetricInfo* info = metrics::FindMetric(spec->name);
+    if (info) domain = info->domain == "classification" ? domain : info->domain;
+    if (absl::StartsWith(spec->name, "binary_")) domain = "binary";
+    if (absl::StartsWith(spec->name, "multiclass_")) domain = "multiclass";
+    if (absl::StartsWith(spec->name, "multilabel_")) domain = "multilabel";
+    for (const auto& [k, v] : spec->args) {
+      if (k == "num_classes" && std::holds_alternative<int64_t>(v)) classes = std::get<int64_t>(v);
+      if (k == "num_labels" && std::holds_alternative<int64_t>(v)) labels = std::get<int64_t>(v);
+    }
+  }
+  if (domain == "aggregation") return {{"value", ir::DType::kFloat32, {n}}};
+  if (domain == "binary") return {{"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kInt64, {n}}};
+  if (domain == "multiclass") {
+    return {{"preds", ir::DType::kFloat32, {n, std::max<int64_t>(classes, 2)}},
+            {"target", ir::DType::kInt64, {n}}};
+  }
+  if (domain == "multilabel") {
+    int64_t l = std::max<int64_t>(labels, 2);
+    return {{"preds", ir::DType::kFloat32, {n, l}}, {"target", ir::DType::kInt64, {n, l}}};
+  }
+  return {{"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kFloat32, {n}}};
+}
+
+absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const NamedTensors& inputs,
+                                    const InspectOptions& options) {
+  if (options.format != "text") {
+    return absl::UnimplementedError(absl::StrCat("--format ", options.format, " is not yet supported (text only)"));
+  }
+  dsl::Signature sig;
+  if (inputs.empty()) sig = DefaultSignature(specs);
+  else { TALLY_ASSIGN_OR_RETURN(sig, SignatureOf(inputs)); }
+  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntries(specs, sig, options.device));
+  CompileOptions co;
+  co.device = options.device;
+  co.dump_after = options.dump_after;
+  TALLY_ASSIGN_OR_RETURN(Compiled c, CompileModule(entries, co));
+  const ir::Module& m = *c.module;
+  std::string out = absl::StrCat("program on ", options.device.name, "\n\ninputs:\n");
+  for (ir::Value* p : m.update->params()) absl::StrAppend(&out, "  %", p->name(), " : ", p->type().ToString(), "\n");
+  out += "\nstates:\n";
+  for (const auto& s : m.states) {
+    absl::StrAppend(&out, "  @", s.name, " : ", s.type.ToString(), " reducer=", ir::ReducerName(s.reducer),
+                    s.group.empty() ? "" : absl::StrCat(" group=", s.group),
+                    s.check.empty() ? "" : absl::StrCat(" (deferred check: ", s.check, ")"), "\n");
+  }
+  out += "\npasses:\n";
+  for (const auto& r : c.log) {
+    std::vector<std::string> counters;
+    for (const auto& [k, v] : r.counters) counters.push_back(absl::StrCat(k, "=", v));
+    absl::StrAppend(&out, "  ", r.pass, ": ", r.changed ? "changed" : "unchanged",
+                    counters.empty() ? "" : absl::StrCat(" (", absl::StrJoin(counters, ", "), ")"), "\n");
+    if (!r.dump.empty()) absl::StrAppend(&out, "  // IR after ", r.pass, "\n", r.dump);
+  }
+  int kernels = 0, syncs = 0;
+  for (const auto& n : m.update->nodes()) {
+    if (!ops::IsCreation(*n)) ++kernels;
+    if (ops::SyncsHost(*n)) ++syncs;
+  }
+  absl::StrAppend(&out, "\nupdate: ", kernels, " ATen calls per update (+ ", m.states.size(),
+                  " state folds), ", syncs, " host syncs\n");
+  int fin_syncs = 0;
+  for (const auto& n : m.finalize->nodes()) fin_syncs += ops::SyncsHost(*n) ? 1 : 0;
+  absl::StrAppend(&out, "finalize: ", m.finalize->nodes().size(), " nodes, ", fin_syncs, " host syncs\n\n");
+  out += ir::PrintModule(m);
+  if (options.proof) {
+    out += "\nproof: the single-device proof is not yet implemented (compiler issue)\n";
+  }
+  return out;
+}
+
+absl::Status ListMetrics(std::ostream& out) {
+  for (const auto& m : metrics::AllMetrics()) {
+    out << m.name << "  (" << m.domain << "; inputs: " << absl::StrJoin(m.inputs, ", ") << ")\n";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tally::tools

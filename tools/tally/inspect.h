@@ -1,0 +1,39 @@
+// `tally inspect`: what the compiler made of a set of metrics — inputs,
+// states and reducers, the plans as text IR with every value's device, the
+// passes run and what each changed, and the kernels per update.
+#ifndef TALLY_TOOLS_TALLY_INSPECT_H_
+#define TALLY_TOOLS_TALLY_INSPECT_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/dsl/builder.h"
+#include "engine/program.h"
+
+namespace tally::tools {
+
+struct InspectOptions {
+  ir::Device device;
+  std::string dump_after;
+  bool proof = false;
+  std::string format = "text";
+};
+
+// DefaultSignature guesses the inputs a metric takes when none are given:
+// classification preds as f32 [N, C] (or [N] for binary), targets as i64;
+// regression and aggregation as f32 [N].
+dsl::Signature DefaultSignature(const std::vector<std::string>& specs);
+
+// Inspect compiles `specs` for `inputs` (or the default signature) on
+// `options.device` without running anything, and prints the program.
+absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const NamedTensors& inputs,
+                                    const InspectOptions& options);
+
+// ListMetrics prints every registered metric with its inputs.
+absl::Status ListMetrics(std::ostream& out);
+
+}  // namespace tally::tools
+
+#endif  // TALLY_TOOLS_TALLY_INSPECT_H_

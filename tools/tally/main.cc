@@ -1,0 +1,195 @@
+// The `tally` command line: eval and inspect (see ../shared/CLI.md).
+//
+// Every failure prints one line on stderr and exits non-zero; nothing here
+// lets an exception or abort escape.
+#include <ATen/ATen.h>
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "engine/exec/torch_status.h"
+#include "engine/io/npy.h"
+#include "engine/status_macros.h"
+#include "tools/tally/demo_data.h"
+#include "tools/tally/evaluate.h"
+#include "tools/tally/inspect.h"
+
+namespace tally::tools {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: tally eval --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...]\n"
+    "                  [--batch-size N] [--world-size W] [--backend eager|torchscript]\n"
+    "                  [--device DEV] [--format table|json] [--checked]\n"
+    "       tally inspect --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...]\n"
+    "                  [--device DEV] [--dump-after PASS|all] [--proof] [--format text]\n"
+    "       tally list-metrics\n";
+
+// Args holds parsed flags: repeated ones keep every value.
+struct Args {
+  std::map<std::string, std::vector<std::string>> values;
+  std::vector<std::string> switches;
+  bool Has(const std::string& k) const { return values.count(k) > 0; }
+  bool Switch(const std::string& k) const {
+    return std::find(switches.begin(), switches.end(), k) != switches.end();
+  }
+  std::string Get(const std::string& k, const std::string& dflt) const {
+    auto it = values.find(k);
+    return it == values.end() ? dflt : it->second.back();
+  }
+};
+
+absl::StatusOr<Args> ParseArgs(int argc, char** argv, int first,
+                               const std::vector<std::string>& valued,
+                               const std::vector<std::string>& bools) {
+  Args a;
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (!absl::StartsWith(arg, "--")) {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", arg, "'"));
+    }
+    std::string key = arg.substr(2), value;
+    bool inline_value = false;
+    if (auto eq = key.find('='); eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+      inline_value = true;
+    }
+    if (std::find(bools.begin(), bools.end(), key) != bools.end()) {
+      a.switches.push_back(key);
+      continue;
+    }
+    if (std::find(valued.begin(), valued.end(), key) == valued.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag '--", key, "'"));
+    }
+    if (!inline_value) {
+      if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat("flag '--", key, "' needs a value"));
+      value = argv[++i];
+    }
+    a.values[key].push_back(value);
+  }
+  return a;
+}
+
+absl::StatusOr<NamedTensors> ReadInputs(const Args& a) {
+  NamedTensors inputs;
+  auto it = a.values.find("input");
+  if (it == a.values.end()) return inputs;
+  for (const std::string& kv : it->second) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("--input expects NAME=FILE, got '", kv, "'"));
+    }
+    std::string name = kv.substr(0, eq), path = kv.substr(eq + 1);
+    for (const auto& [n, t] : inputs) {
+      if (n == name) return absl::InvalidArgumentError(absl::StrCat("input '", name, "' given twice"));
+    }
+    auto arr = io::ReadNpy(path);
+    if (!arr.ok()) {
+      return absl::Status(arr.status().code(), absl::StrCat("input '", name, "': ", arr.status().message()));
+    }
+    TALLY_ASSIGN_OR_RETURN(at::Tensor t, TensorFromNpy(*arr));
+    inputs.emplace_back(name, t);
+  }
+  return inputs;
+}
+
+absl::Status RunEval(int argc, char** argv) {
+  TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
+                                           {"metric", "input", "batch-size", "world-size", "backend",
+                                            "device", "format"},
+                                           {"checked"}));
+  std::string format = a.Get("format", "table");
+  if (format != "table" && format != "json") {
+    return absl::InvalidArgumentError(absl::StrCat("--format must be table or json, got '", format, "'"));
+  }
+  std::string backend = a.Get("backend", "eager");
+  if (backend == "torchscript") {
+    return absl::UnimplementedError("--backend torchscript is not yet supported (eager only)");
+  }
+  if (backend != "eager") return absl::InvalidArgumentError(absl::StrCat("unknown backend '", backend, "'"));
+  int64_t world = 1;
+  if (!absl::SimpleAtoi(a.Get("world-size", "1"), &world) || world < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--world-size must be a positive integer, got '",
+                                                   a.Get("world-size", ""), "'"));
+  }
+  if (world > 1) return absl::UnimplementedError("--world-size > 1 is not yet supported");
+  EvalOptions opts;
+  if (a.Has("batch-size")) {
+    if (!absl::SimpleAtoi(a.Get("batch-size", ""), &opts.batch_size) || opts.batch_size < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("--batch-size must be a positive integer, got '",
+                                                     a.Get("batch-size", ""), "'"));
+    }
+  }
+  TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
+  opts.checked = a.Switch("checked");
+  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(a));
+  std::vector<std::string> specs;
+  if (a.Has("metric")) specs = a.values.at("metric");
+  if (inputs.empty()) {
+    DemoData demo = MakeDemoData(specs);
+    inputs = std::move(demo.inputs);
+    if (specs.empty()) specs = demo.specs;
+    if (format == "table") std::cout << "(no --input: using the embedded demo data, " << demo.description << ")\n";
+  }
+  if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
+  TALLY_ASSIGN_OR_RETURN(std::vector<EvalResult> results, Evaluate(specs, inputs, opts));
+  if (format == "json") std::cout << ResultsToJson(results) << "\n";
+  else std::cout << ResultsToTable(results);
+  return absl::OkStatus();
+}
+
+absl::Status RunInspect(int argc, char** argv) {
+  TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
+                                           {"metric", "input", "device", "dump-after", "format"},
+                                           {"proof"}));
+  InspectOptions opts;
+  TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
+  opts.dump_after = a.Get("dump-after", "");
+  opts.proof = a.Switch("proof");
+  opts.format = a.Get("format", "text");
+  if (!a.Has("metric")) return absl::InvalidArgumentError("no --metric given");
+  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(a));
+  TALLY_ASSIGN_OR_RETURN(std::string text, Inspect(a.values.at("metric"), inputs, opts));
+  std::cout << text;
+  return absl::OkStatus();
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
+    std::cerr << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  std::string cmd = argv[1];
+  absl::Status st;
+  absl::Status caught = exec::CatchTorch(
+      [&] {
+        if (cmd == "eval") st = RunEval(argc, argv);
+        else if (cmd == "inspect") st = RunInspect(argc, argv);
+        else if (cmd == "list-metrics") st = ListMetrics(std::cout);
+        else if (cmd == "bench" || cmd == "export" || cmd == "serve")
+          st = absl::UnimplementedError(absl::StrCat("'tally ", cmd, "' is not yet supported"));
+        else st = absl::InvalidArgumentError(absl::StrCat("unknown command '", cmd, "' (eval, inspect, list-metrics)"));
+      },
+      "tally");
+  if (!caught.ok()) st = caught;
+  if (!st.ok()) {
+    std::string msg(st.message());
+    std::replace(msg.begin(), msg.end(), '\n', ' ');
+    std::cerr << "tally " << cmd << ": error: " << msg << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tally::tools
+
+int main(int argc, char** argv) { return tally::tools::Main(argc, argv); }
