@@ -3,13 +3,16 @@
 #include "engine/status_macros.h"
 #include "passes/cse.h"
 #include "passes/eliminate_dead_states.h"
+#include "passes/place.h"
 
 namespace tally {
 
-std::unique_ptr<passes::PassPipeline> DefaultPipeline() {
+std::unique_ptr<passes::PassPipeline> DefaultPipeline(const ir::Device& device) {
   auto p = std::make_unique<passes::PassPipeline>("default");
   p->AddPass<passes::Cse>();
   p->AddPass<passes::EliminateDeadStates>();
+  p->AddPass<passes::Place>(device);
+  p->AddPass<passes::ProveSingleDevicePass>(device);
   return p;
 }
 
@@ -18,10 +21,11 @@ absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entri
   Compiled c;
   TALLY_ASSIGN_OR_RETURN(c.module, LinkCollection(entries));
   c.linked = c.module->Clone();
-  auto pipeline = DefaultPipeline();
+  auto pipeline = DefaultPipeline(options.device);
   pipeline->set_dump_after(options.dump_after);
   TALLY_RETURN_IF_ERROR(pipeline->Run(*c.module).status());
   c.log = pipeline->records();
+  TALLY_ASSIGN_OR_RETURN(c.proof, passes::ProveSingleDevice(*c.module, options.device));
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include "engine/metric.h"
 #include "engine/program.h"
 #include "passes/pipeline.h"
+#include "passes/prove_single_device.h"
 
 namespace tally {
 
@@ -26,10 +27,12 @@ struct Compiled {
   std::unique_ptr<ir::Module> linked;  // before any pass
   std::unique_ptr<ir::Module> module;
   std::vector<passes::PassRecord> log;
+  passes::DeviceProof proof;  // from prove-single-device
 };
 
-// DefaultPipeline returns the default pass pipeline.
-std::unique_ptr<passes::PassPipeline> DefaultPipeline();
+// DefaultPipeline returns the default pass pipeline for `device`:
+// cse, eliminate-dead-states, place, prove-single-device.
+std::unique_ptr<passes::PassPipeline> DefaultPipeline(const ir::Device& device);
 
 // CompileModule links `entries` and runs the default pipeline.
 absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entries,

@@ -85,7 +85,7 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
   absl::StrAppend(&out, "finalize: ", m.finalize->nodes().size(), " nodes, ", fin_syncs, " host syncs\n\n");
   out += ir::PrintModule(m);
   if (options.proof) {
-    out += "\nproof: the single-device proof is not yet implemented (compiler issue)\n";
+    out += "\n" + c.proof.ToString();
   }
   return out;
 }
