@@ -80,8 +80,17 @@ absl::StatusOr<Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl::Sig
     b.Check(value_name, "{n} NaN values (nan_strategy=error)", dsl::Sum(nans));
   }
   if (nan.mode == "replace") {
-    value = dsl::Where(dsl::IsNan(value), nan.replacement, value);
-    if (has_weight) weight = dsl::Where(dsl::IsNan(weight), nan.replacement, weight);
+    if (kind == Agg::kMean && (!has_weight || weight.rank() == 0)) {
+      // TorchMetrics writes the replacement into the broadcast (expanded)
+      // weight, so one NaN in a batch sets every weight of that batch to it.
+      Expr w = has_weight ? weight + dsl::FullLike(value, 0.0, DType::kFloat64)
+                          : dsl::FullLike(value, 1.0, DType::kFloat64);
+      weight = dsl::Where(dsl::Any(nans), dsl::FullLike(value, nan.replacement, DType::kFloat64), w);
+      has_weight = true;
+    } else if (has_weight) {
+      weight = dsl::Where(nans, nan.replacement, weight);
+    }
+    value = dsl::Where(nans, nan.replacement, value);
   } else if (nan.mode != "disable") {
     keep = !nans;
   }
