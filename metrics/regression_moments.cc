@@ -1,0 +1,77 @@
+#include "metrics/regression_moments.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace tally::metrics {
+
+using dsl::Expr;
+using ir::DType;
+using ir::Reducer;
+
+MomentGroup::MomentGroup(dsl::MetricBuilder& b, std::string group, int64_t d)
+    : b_(b), group_(std::move(group)), d_(d) {
+  n_ = b_.AddState("n", DType::kInt64, {}, Reducer::kCustom, 0, group_);
+}
+
+int MomentGroup::AddVariable(const std::string& name, Expr value) {
+  Variable v;
+  v.name = name;
+  v.mean = b_.AddState(absl::StrCat("mean_", name), DType::kFloat64, {d_}, Reducer::kCustom, 0, group_);
+  v.m2 = b_.AddState(absl::StrCat("m2_", name), DType::kFloat64, {d_}, Reducer::kCustom, 0, group_);
+  Expr rows = dsl::Size(value, 0);
+  if (!n_accumulated_) {
+    b_.Accumulate(n_, rows);
+    n_accumulated_ = true;
+  }
+  // A constant column takes its value as the mean exactly (sum/n may round),
+  // so its centred values and M2 are exactly 0. An empty batch has max < min
+  // and gets mean 0 from the safe division.
+  Expr hi = dsl::Max(value, {0}), lo = dsl::Min(value, {0});
+  Expr mean = dsl::Where(hi == lo, hi, dsl::SafeDiv(dsl::Sum(value, {0}), dsl::Cast(rows, DType::kFloat64)));
+  v.centred = value - mean;
+  b_.Accumulate(v.mean, mean);
+  b_.Accumulate(v.m2, dsl::Sum(v.centred * v.centred, {0}));
+  vars_.push_back(v);
+  return static_cast<int>(vars_.size()) - 1;
+}
+
+int MomentGroup::AddCoMoment(int a, int b) {
+  Pair p{a, b, {}};
+  p.c = b_.AddState(absl::StrCat("c_", vars_[a].name, "_", vars_[b].name), DType::kFloat64, {d_},
+                    Reducer::kCustom, 0, group_);
+  b_.Accumulate(p.c, dsl::Sum(vars_[a].centred * vars_[b].centred, {0}));
+  pairs_.push_back(p);
+  return static_cast<int>(pairs_.size()) - 1;
+}
+
+void MomentGroup::Finish() {
+  Expr na = b_.MergeA(n_), nb = b_.MergeB(n_);
+  b_.SetMerged(n_, na + nb);
+  Expr fa = dsl::Cast(na, DType::kFloat64), fb = dsl::Cast(nb, DType::kFloat64);
+  Expr total = fa + fb;
+  Expr a_empty = na == 0.0, b_empty = nb == 0.0;
+  Expr either_empty = a_empty || b_empty;
+  // Weights of the pairwise update; both are 0 when the merged count is 0.
+  Expr w_mean = dsl::SafeDiv(fb, total);
+  Expr w_moment = dsl::SafeDiv(fa * fb, total);
+  std::vector<Expr> delta;
+  for (const Variable& v : vars_) {
+    Expr ma = b_.MergeA(v.mean), mb = b_.MergeB(v.mean);
+    Expr d = mb - ma;
+    delta.push_back(d);
+    b_.SetMerged(v.mean, dsl::Where(b_empty, ma, dsl::Where(a_empty, mb, ma + d * w_mean)));
+    Expr extra = dsl::Where(either_empty, 0.0, d * d * w_moment);
+    b_.SetMerged(v.m2, b_.MergeA(v.m2) + b_.MergeB(v.m2) + extra);
+  }
+  for (const Pair& p : pairs_) {
+    Expr extra = dsl::Where(either_empty, 0.0, delta[p.a] * delta[p.b] * w_moment);
+    b_.SetMerged(p.c, b_.MergeA(p.c) + b_.MergeB(p.c) + extra);
+  }
+}
+
+Expr MomentGroup::Count() { return dsl::Cast(b_.Read(n_), DType::kFloat64); }
+Expr MomentGroup::Mean(int v) { return b_.Read(vars_[v].mean); }
+Expr MomentGroup::M2(int v) { return b_.Read(vars_[v].m2); }
+Expr MomentGroup::CoMoment(int pair) { return b_.Read(pairs_[pair].c); }
+
+}  // namespace tally::metrics
