@@ -17,6 +17,7 @@
 #include "engine/exec/torch_status.h"
 #include "engine/io/npy.h"
 #include "engine/status_macros.h"
+#include "tools/tally/bench.h"
 #include "tools/tally/demo_data.h"
 #include "tools/tally/evaluate.h"
 #include "tools/tally/inspect.h"
@@ -30,6 +31,7 @@ constexpr char kUsage[] =
     "                  [--device DEV] [--format table|json] [--checked]\n"
     "       tally inspect --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...]\n"
     "                  [--device DEV] [--dump-after PASS|all] [--proof] [--format text]\n"
+    "       tally bench --workload NAME [--backend eager] [--format table|json] [--quick]\n"
     "       tally list-metrics\n";
 
 // Args holds parsed flags: repeated ones keep every value.
@@ -162,6 +164,18 @@ absl::Status RunInspect(int argc, char** argv) {
   return absl::OkStatus();
 }
 
+absl::Status RunBenchCommand(int argc, char** argv) {
+  TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2, {"workload", "backend", "format"}, {"quick"}));
+  std::string format = a.Get("format", "table");
+  if (format != "table" && format != "json") {
+    return absl::InvalidArgumentError(absl::StrCat("--format must be table or json, got '", format, "'"));
+  }
+  if (!a.Has("workload")) return absl::InvalidArgumentError("--workload is required");
+  TALLY_ASSIGN_OR_RETURN(BenchResult r, RunBench(a.Get("workload", ""), a.Get("backend", "eager"), a.Switch("quick")));
+  std::cout << (format == "json" ? BenchToJson(r) + "\n" : BenchToTable(r));
+  return absl::OkStatus();
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::cerr << kUsage;
@@ -174,7 +188,8 @@ int Main(int argc, char** argv) {
         if (cmd == "eval") st = RunEval(argc, argv);
         else if (cmd == "inspect") st = RunInspect(argc, argv);
         else if (cmd == "list-metrics") st = ListMetrics(std::cout);
-        else if (cmd == "bench" || cmd == "export" || cmd == "serve")
+        else if (cmd == "bench") st = RunBenchCommand(argc, argv);
+        else if (cmd == "export" || cmd == "serve")
           st = absl::UnimplementedError(absl::StrCat("'tally ", cmd, "' is not yet supported"));
         else st = absl::InvalidArgumentError(absl::StrCat("unknown command '", cmd, "' (eval, inspect, list-metrics)"));
       },

@@ -1,0 +1,173 @@
+#include "tools/tally/bench.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "engine/compiler.h"
+#include "engine/status_macros.h"
+#include "tools/tally/evaluate.h"
+
+namespace tally::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double SecondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// ReadBandwidth is GB/s of a plain sum over a 400 MB float32 tensor.
+double ReadBandwidth(bool quick) {
+  int64_t n = quick ? 10'000'000 : 100'000'000;
+  at::Tensor t = at::ones({n}, at::kFloat);
+  (void)t.sum().item<float>();
+  std::vector<double> times;
+  for (int i = 0; i < (quick ? 2 : 7); ++i) {
+    auto t0 = Clock::now();
+    (void)t.sum().item<float>();
+    times.push_back(SecondsSince(t0));
+  }
+  return n * 4.0 / Median(times) / 1e9;
+}
+
+struct Workload {
+  std::vector<std::string> specs;
+  NamedTensors batch;     // one update's inputs
+  int64_t updates = 0;    // updates per timed run
+  int runs = 0;
+  double input_bytes = 0;
+};
+
+NamedTensors ClassificationBatch(int64_t n, int64_t c) {
+  at::Generator gen = at::detail::createCPUGenerator(7);
+  at::Tensor target = at::randint(0, c, {n}, gen, at::kLong);
+  at::Tensor logits = at::randn({n, c}, gen, at::kFloat);
+  return {{"preds", logits}, {"target", target}};
+}
+
+NamedTensors RegressionBatch(int64_t n) {
+  at::Generator gen = at::detail::createCPUGenerator(7);
+  at::Tensor target = at::randn({n}, gen, at::kFloat) + 1e4;
+  at::Tensor preds = target + at::randn({n}, gen, at::kFloat) * 0.1;
+  return {{"preds", preds}, {"target", target}};
+}
+
+const std::vector<std::string> kClsCollection = {
+    "multiclass_accuracy(num_classes=10)", "multiclass_precision(num_classes=10, average=macro)",
+    "multiclass_recall(num_classes=10, average=macro)", "multiclass_f1_score(num_classes=10, average=macro)",
+    "multiclass_confusion_matrix(num_classes=10)"};
+
+absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
+  Workload w;
+  if (name == "acc_small") {
+    w.specs = {"multiclass_accuracy(num_classes=10)"};
+    w.batch = ClassificationBatch(32, 10);
+    w.updates = quick ? 200 : 20000;
+    w.runs = quick ? 2 : 5;
+  } else if (name == "cls_small") {
+    w.specs = kClsCollection;
+    w.batch = ClassificationBatch(32, 10);
+    w.updates = quick ? 200 : 20000;
+    w.runs = quick ? 2 : 5;
+  } else if (name == "cls_large") {
+    w.specs = kClsCollection;
+    w.batch = ClassificationBatch(quick ? 10000 : 1000000, 10);
+    w.updates = quick ? 2 : 10;
+    w.runs = quick ? 2 : 5;
+  } else if (name == "reg_large") {
+    w.specs = {"mean_squared_error", "mean_absolute_error", "r2_score", "pearson_corrcoef",
+               "concordance_corrcoef"};
+    w.batch = RegressionBatch(quick ? 10000 : 1000000);
+    w.updates = quick ? 2 : 20;
+    w.runs = quick ? 2 : 5;
+  } else if (name == "retrieval" || name == "sync_cls") {
+    return absl::UnimplementedError(absl::StrCat("workload '", name, "' is not yet supported"));
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown workload '", name,
+                                                   "' (acc_small, cls_small, cls_large, reg_large, retrieval, sync_cls)"));
+  }
+  for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
+  return w;
+}
+
+}  // namespace
+
+std::vector<std::string> BenchWorkloads() {
+  return {"acc_small", "cls_small", "cls_large", "reg_large", "retrieval", "sync_cls"};
+}
+
+absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend,
+                                     bool quick) {
+  if (backend != "eager") {
+    return absl::UnimplementedError(absl::StrCat("--backend ", backend, " is not yet supported (eager only)"));
+  }
+  TALLY_ASSIGN_OR_RETURN(Workload w, MakeWorkload(workload, quick));
+  TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(w.batch));
+  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntries(w.specs, sig, ir::Device{}));
+  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Compile(entries, CompileOptions{}));
+  BenchResult r;
+  r.workload = workload;
+  r.backend = backend;
+  r.aten_calls_per_update = program->num_update_kernels();
+  // Warm up, then time.
+  for (int i = 0; i < std::min<int64_t>(w.updates, 100); ++i) TALLY_RETURN_IF_ERROR(program->Update(w.batch));
+  std::vector<double> per_update;
+  for (int run = 0; run < w.runs; ++run) {
+    TALLY_RETURN_IF_ERROR(program->Reset());
+    auto t0 = Clock::now();
+    for (int64_t i = 0; i < w.updates; ++i) TALLY_RETURN_IF_ERROR(program->Update(w.batch));
+    per_update.push_back(SecondsSince(t0) / w.updates);
+  }
+  TALLY_RETURN_IF_ERROR(program->Compute().status());
+  double sec = Median(per_update);
+  r.us_per_update = sec * 1e6;
+  if (workload == "cls_large" || workload == "reg_large") {
+    r.gb_per_s = w.input_bytes / sec / 1e9;
+  }
+  r.read_gb_per_s = ReadBandwidth(quick);
+  if (r.gb_per_s) r.bandwidth_fraction = *r.gb_per_s / *r.read_gb_per_s;
+  return r;
+}
+
+std::string BenchToJson(const BenchResult& r) {
+  std::string out = absl::StrCat("{\"workload\": \"", r.workload, "\", \"backend\": \"", r.backend, "\"");
+  auto field = [&](const char* k, const std::optional<double>& v) {
+    if (v) absl::StrAppend(&out, ", \"", k, "\": ", *v);
+  };
+  field("us_per_update", r.us_per_update);
+  field("ms_compute", r.ms_compute);
+  field("gb_per_s", r.gb_per_s);
+  field("ms_per_sync", r.ms_per_sync);
+  field("collectives_per_sync", r.collectives_per_sync);
+  field("read_gb_per_s", r.read_gb_per_s);
+  field("bandwidth_fraction", r.bandwidth_fraction);
+  absl::StrAppend(&out, ", \"aten_calls_per_update\": ", r.aten_calls_per_update, "}");
+  return out;
+}
+
+std::string BenchToTable(const BenchResult& r) {
+  std::string out = absl::StrCat("workload  ", r.workload, " (", r.backend, ", ", at::get_num_threads(), " threads)\n");
+  auto row = [&](const char* k, const std::optional<double>& v, const char* unit) {
+    if (v) absl::StrAppend(&out, "  ", k, ": ", *v, unit, "\n");
+  };
+  row("us_per_update", r.us_per_update, " us");
+  row("ms_compute", r.ms_compute, " ms");
+  row("gb_per_s", r.gb_per_s, " GB/s");
+  row("ms_per_sync", r.ms_per_sync, " ms");
+  row("collectives_per_sync", r.collectives_per_sync, "");
+  row("read_gb_per_s", r.read_gb_per_s, " GB/s (plain sum over 400 MB)");
+  row("bandwidth_fraction", r.bandwidth_fraction, "");
+  absl::StrAppend(&out, "  aten_calls_per_update: ", r.aten_calls_per_update, "\n");
+  return out;
+}
+
+}  // namespace tally::tools

@@ -1,0 +1,44 @@
+// `tally bench`: the benchmark workloads of CLI.md, measured in-process.
+//
+// Each workload compiles its metrics once, warms up, then times repeated
+// runs and reports medians. Every run also measures the machine's read
+// bandwidth (a plain sum over a 400 MB tensor) so results can be read as a
+// fraction of what the memory system allows.
+#ifndef TALLY_TOOLS_TALLY_BENCH_H_
+#define TALLY_TOOLS_TALLY_BENCH_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tally::tools {
+
+// BenchResult holds the reported fields; absent ones are omitted from JSON.
+struct BenchResult {
+  std::string workload;
+  std::string backend = "eager";
+  std::optional<double> us_per_update;
+  std::optional<double> ms_compute;
+  std::optional<double> gb_per_s;
+  std::optional<double> ms_per_sync;
+  std::optional<double> collectives_per_sync;
+  std::optional<double> read_gb_per_s;      // plain sum over 400 MB
+  std::optional<double> bandwidth_fraction;  // gb_per_s / read_gb_per_s
+  int64_t aten_calls_per_update = 0;
+};
+
+// BenchWorkloads lists the workload names.
+std::vector<std::string> BenchWorkloads();
+
+// RunBench runs one workload. `quick` shrinks repetitions (for tests).
+absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend,
+                                     bool quick = false);
+
+std::string BenchToJson(const BenchResult& r);
+std::string BenchToTable(const BenchResult& r);
+
+}  // namespace tally::tools
+
+#endif  // TALLY_TOOLS_TALLY_BENCH_H_
