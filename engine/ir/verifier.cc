@@ -77,8 +77,10 @@ absl::Status VerifyModule(const Module& m) {
   for (size_t i = 0; i < m.states.size(); ++i) {
     const Value* p = m.finalize->params()[i];
     if (p->name() != m.states[i].name || p->type() != m.states[i].type) {
-      return absl::InvalidArgumentError(absl::StrCat("verifier: @finalize parameter ", i, " is %",
-                                                     p->name(), ", expected %", m.states[i].name));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "verifier: @finalize parameter ", i, " is %", p->name(), ": ", p->type().ToString(),
+          ", expected %", m.states[i].name, ": ", m.states[i].type.ToString(),
+          " (@finalize takes every state, in order)"));
     }
   }
   for (const auto& [group, g] : m.merges) {
@@ -91,8 +93,10 @@ absl::Status VerifyModule(const Module& m) {
       return absl::InvalidArgumentError(absl::StrCat("verifier: merge graph of '", group, "' must take a.* and b.* of its ", members.size(), " states"));
     }
     for (size_t i = 0; i < members.size(); ++i) {
-      if (g->params()[i]->name() != "a." + members[i]->name ||
-          g->params()[members.size() + i]->name() != "b." + members[i]->name ||
+      const Value* pa = g->params()[i];
+      const Value* pb = g->params()[members.size() + i];
+      if (pa->name() != "a." + members[i]->name || pb->name() != "b." + members[i]->name ||
+          pa->type() != members[i]->type || pb->type() != members[i]->type ||
           g->returns()[i].first != members[i]->name ||
           g->returns()[i].second->type() != members[i]->type) {
         return absl::InvalidArgumentError(absl::StrCat("verifier: merge graph of '", group, "' does not match state @", members[i]->name));
