@@ -1,5 +1,457 @@
-// Classification metrics. (Being written.)
+// Classification metrics: the binary_*, multiclass_* and multilabel_* forms of
+// TorchMetrics 1.5's accuracy, precision, recall, f1_score, fbeta_score,
+// specificity, stat_scores, confusion_matrix, hamming_distance,
+// jaccard_index, matthews_corrcoef, cohen_kappa and exact_match, with their
+// functional argument names and defaults.
+//
+// The update of every metric is one of the shared statistics of
+// classification_stats.h (a confusion matrix, top-k counts or exact-match
+// counts), so metrics over the same inputs share their states; everything
+// else — per-class scores, averaging, normalization, MCC and kappa — is
+// computed from those counts in finalize, in float64.
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/dsl/builder.h"
+#include "engine/status_macros.h"
+#include "metrics/classification_stats.h"
 #include "metrics/registry.h"
+
 namespace tally::metrics {
-void RegisterClassificationMetrics(std::vector<MetricInfo>&) {}
+namespace {
+
+using dsl::Expr;
+using dsl::MetricBuilder;
+using dsl::State;
+using ir::DType;
+
+enum class Task { kBinary, kMulticlass, kMultilabel };
+
+enum class Kind {
+  kAccuracy,
+  kPrecision,
+  kRecall,
+  kF1,
+  kFBeta,
+  kSpecificity,
+  kStatScores,
+  kHamming,
+  kConfusionMatrix,
+  kJaccard,
+  kMcc,
+  kKappa,
+  kExactMatch,
+};
+
+bool IsStatFamily(Kind k) {
+  switch (k) {
+    case Kind::kAccuracy:
+    case Kind::kPrecision:
+    case Kind::kRecall:
+    case Kind::kF1:
+    case Kind::kFBeta:
+    case Kind::kSpecificity:
+    case Kind::kStatScores:
+    case Kind::kHamming:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Args are the parsed functional arguments (TorchMetrics names and defaults).
+struct Args {
+  double threshold = 0.5;
+  int64_t num = 0;  // num_classes or num_labels
+  std::string average = "macro";
+  int64_t top_k = 1;
+  std::optional<int64_t> ignore_index;
+  double zero_division = 0;
+  double beta = 1;
+  std::string normalize = "none";
+  std::string weights = "none";
+};
+
+absl::StatusOr<std::string> ReadNormalize(SpecArgs& args) {
+  const ArgValue* v = args.Find("normalize");
+  if (v == nullptr || std::holds_alternative<std::monostate>(*v)) return std::string("none");
+  // `normalize=true` parses as the boolean; TorchMetrics' value is the string "true".
+  if (auto* b = std::get_if<bool>(v); b != nullptr && *b) return std::string("true");
+  if (auto* s = std::get_if<std::string>(v)) {
+    if (*s == "true" || *s == "pred" || *s == "all" || *s == "none") return *s;
+  }
+  return args.InvalidArgument(absl::StrCat("normalize must be one of true, pred, all, none, got ",
+                                           ArgValueToString(*v)));
+}
+
+absl::StatusOr<Args> ReadArgs(Task task, Kind kind, SpecArgs& args) {
+  Args a;
+  bool stat = IsStatFamily(kind);
+  if (kind == Kind::kFBeta) {
+    TALLY_ASSIGN_OR_RETURN(a.beta, args.GetDouble("beta"));
+    if (!(a.beta > 0)) return args.InvalidArgument(absl::StrCat("beta must be > 0, got ", a.beta));
+  }
+  if (task == Task::kMulticlass) {
+    TALLY_ASSIGN_OR_RETURN(a.num, args.GetInt("num_classes"));
+    if (a.num < 2) return args.InvalidArgument(absl::StrCat("num_classes must be an integer >= 2, got ", a.num));
+  }
+  if (task == Task::kMultilabel) {
+    TALLY_ASSIGN_OR_RETURN(a.num, args.GetInt("num_labels"));
+    if (a.num < 2) return args.InvalidArgument(absl::StrCat("num_labels must be an integer >= 2, got ", a.num));
+  }
+  if (task != Task::kMulticlass) {
+    TALLY_ASSIGN_OR_RETURN(a.threshold, args.GetDouble("threshold", 0.5));
+    if (!(a.threshold >= 0 && a.threshold <= 1)) {
+      return args.InvalidArgument(absl::StrCat("threshold must be in [0, 1], got ", a.threshold));
+    }
+  }
+  if (task != Task::kBinary && (stat || kind == Kind::kJaccard)) {
+    TALLY_ASSIGN_OR_RETURN(a.average, args.GetEnum("average", {"micro", "macro", "weighted", "none"}, "macro"));
+  }
+  if (task == Task::kMulticlass && stat) {
+    TALLY_ASSIGN_OR_RETURN(a.top_k, args.GetInt("top_k", 1));
+    if (a.top_k < 1 || a.top_k > a.num) {
+      return args.InvalidArgument(
+          absl::StrCat("top_k must be in [1, num_classes=", a.num, "], got ", a.top_k));
+    }
+  }
+  if (stat || kind == Kind::kExactMatch) {
+    TALLY_ASSIGN_OR_RETURN(std::string md,
+                           args.GetEnum("multidim_average", {"global", "samplewise"}, "global"));
+    if (md != "global") {
+      return args.InvalidArgument("multidim_average='samplewise' is not supported (only 'global')");
+    }
+  }
+  TALLY_ASSIGN_OR_RETURN(a.ignore_index, args.GetOptionalInt("ignore_index"));
+  // Accepted for compatibility: validation is always on, deferred to Compute.
+  TALLY_RETURN_IF_ERROR(args.GetBool("validate_args", true).status());
+  if (kind == Kind::kPrecision || kind == Kind::kRecall || kind == Kind::kF1 || kind == Kind::kFBeta ||
+      kind == Kind::kJaccard) {
+    TALLY_ASSIGN_OR_RETURN(a.zero_division, args.GetDouble("zero_division", 0.0));
+    // Only the f-scores validate it in TorchMetrics.
+    if ((kind == Kind::kF1 || kind == Kind::kFBeta) && a.zero_division != 0 && a.zero_division != 1) {
+      return args.InvalidArgument(absl::StrCat("zero_division must be 0 or 1, got ", a.zero_division));
+    }
+  }
+  if (kind == Kind::kConfusionMatrix) {
+    TALLY_ASSIGN_OR_RETURN(a.normalize, ReadNormalize(args));
+  }
+  if (kind == Kind::kKappa) {
+    TALLY_ASSIGN_OR_RETURN(a.weights, args.GetEnum("weights", {"linear", "quadratic", "none"}, "none"));
+  }
+  return a;
+}
+
+// Counts are tp, fp, tn, fn: scalars for binary, [K] per class or label.
+struct Counts {
+  Expr tp, fp, tn, fn;
+};
+
+Expr At2(Expr m, int64_t dim, int64_t i, int64_t j) {
+  return dsl::Select(dsl::Select(m, dim, i), dim, j);
+}
+
+// FromConfmat reads the counts off a confusion matrix (any dtype).
+Counts FromConfmat(Task task, Expr cm) {
+  Counts c;
+  if (task == Task::kMulticlass) {
+    int64_t n = cm.type().shape[0].size;
+    Expr eye = dsl::OneHot(dsl::Arange(cm, n), n);
+    Expr diag = dsl::Sum(dsl::Where(eye, cm, 0.0), {1});
+    Expr rows = dsl::Sum(cm, {1});
+    Expr cols = dsl::Sum(cm, {0});
+    c.tp = diag;
+    c.fp = cols - diag;
+    c.fn = rows - diag;
+    c.tn = dsl::Sum(cm) - (c.fp + c.fn + c.tp);
+    return c;
+  }
+  // [[tn, fp], [fn, tp]], per label for multilabel.
+  int64_t dim = task == Task::kBinary ? 0 : 1;
+  c.tn = At2(cm, dim, 0, 0);
+  c.fp = At2(cm, dim, 0, 1);
+  c.fn = At2(cm, dim, 1, 0);
+  c.tp = At2(cm, dim, 1, 1);
+  return c;
+}
+
+Counts Map(const Counts& c, Expr (*f)(Expr)) { return {f(c.tp), f(c.fp), f(c.tn), f(c.fn)}; }
+Expr ToF64(Expr x) { return dsl::Cast(x, DType::kFloat64); }
+Expr SumAll(Expr x) { return dsl::Sum(x); }
+
+// Score is the per-class (or binary) score of a stat-family metric
+// (TorchMetrics' _*_reduce formulas before averaging).
+Expr Score(Kind kind, Task task, const Counts& c, const Args& a) {
+  double zd = a.zero_division;
+  switch (kind) {
+    case Kind::kAccuracy:
+    case Kind::kHamming: {
+      Expr acc = task == Task::kMulticlass ? dsl::SafeDiv(c.tp, c.tp + c.fn)
+                                           : dsl::SafeDiv(c.tp + c.tn, c.tp + c.tn + c.fp + c.fn);
+      return kind == Kind::kAccuracy ? acc : 1.0 - acc;
+    }
+    case Kind::kPrecision:
+      return dsl::SafeDiv(c.tp, c.tp + c.fp, zd);
+    case Kind::kRecall:
+      return dsl::SafeDiv(c.tp, c.tp + c.fn, zd);
+    case Kind::kF1:
+    case Kind::kFBeta: {
+      double b2 = a.beta * a.beta;
+      return dsl::SafeDiv((1 + b2) * c.tp, (1 + b2) * c.tp + b2 * c.fn + c.fp, zd);
+    }
+    case Kind::kSpecificity:
+      return dsl::SafeDiv(c.tn, c.tn + c.fp);
+    default:
+      return Expr();
+  }
+}
+
+// Average follows TorchMetrics' _adjust_weights_safe_divide: weighted uses the
+// support, macro weighs every class 1 except (multiclass only) classes absent
+// from both target and preds — or from target alone when `topk_rule`.
+Expr Average(Expr score, const std::string& average, const Counts& c, bool multilabel, bool topk_rule) {
+  if (average == "none") return score;
+  Expr w;
+  if (average == "weighted") {
+    w = c.tp + c.fn;
+  } else {
+    w = dsl::FullLike(score, 1.0, DType::kFloat64);
+    if (!multilabel) {
+      Expr absent = topk_rule ? c.tp + c.fn == 0.0 : c.tp + c.fp + c.fn == 0.0;
+      w = dsl::Where(absent, 0.0, w);
+    }
+  }
+  return dsl::Sum(dsl::SafeDiv(w * score, dsl::Sum(w)));
+}
+
+// Stack makes [..., 5] from five equally shaped values.
+Expr Stack(const std::vector<Expr>& cols) {
+  Expr eye = dsl::OneHot(dsl::Arange(cols[0], 5), 5);
+  Expr out;
+  for (int64_t i = 0; i < 5; ++i) {
+    Expr part = dsl::Where(dsl::Select(eye, 0, i), dsl::Unsqueeze(cols[i], -1), 0.0);
+    out = out.valid() ? out + part : part;
+  }
+  return out;
+}
+
+Expr StatScores(Task task, const Counts& c, const std::string& average) {
+  Expr res = Stack({c.tp, c.fp, c.tn, c.fn, c.tp + c.fn});
+  if (task == Task::kBinary || average == "none") return res;
+  if (average == "micro") return dsl::Sum(res, {0});
+  Expr resf = ToF64(res);
+  if (average == "macro") {
+    return dsl::Sum(resf, {0}) / static_cast<double>(res.type().shape[0].size);
+  }
+  // weighted: a plain division, NaN when there is no support (as in TorchMetrics).
+  Expr w = ToF64(c.tp + c.fn);
+  return dsl::Sum(resf * dsl::Unsqueeze(w / dsl::Sum(w), -1), {0});
+}
+
+Expr NormalizeConfmat(Expr cm, const std::string& normalize) {
+  if (normalize == "none") return cm + 0.0;
+  Expr f = ToF64(cm);
+  std::vector<int64_t> dims = normalize == "true" ? std::vector<int64_t>{-1}
+                              : normalize == "pred" ? std::vector<int64_t>{-2}
+                                                    : std::vector<int64_t>{-2, -1};
+  // 0/0 becomes 0, as TorchMetrics replaces NaNs.
+  return dsl::SafeDiv(f, dsl::Sum(f, dims, /*keepdim=*/true));
+}
+
+Expr Jaccard(Task task, Expr cmf, const Args& a) {
+  double zd = a.zero_division;
+  Counts c = FromConfmat(task, cmf);
+  if (task == Task::kBinary) return dsl::SafeDiv(c.tp, c.tp + c.fp + c.fn, zd);
+  int64_t n = a.num;
+  // TorchMetrics treats ignore_index as a class index whenever it is in
+  // [0, n), for multilabel too.
+  bool ii_in = a.ignore_index && *a.ignore_index >= 0 && *a.ignore_index < n;
+  Expr num = c.tp;
+  Expr denom = c.tp + c.fp + c.fn;
+  if (a.average == "micro") {
+    Expr d = dsl::Sum(denom);
+    if (ii_in) d = d - dsl::Select(denom, 0, *a.ignore_index);
+    return dsl::SafeDiv(dsl::Sum(num), d, zd);
+  }
+  Expr j = dsl::SafeDiv(num, denom, zd);
+  if (a.average == "none") return j;
+  Expr w;
+  if (a.average == "weighted") {
+    w = c.tp + c.fn;
+  } else {
+    w = dsl::FullLike(j, 1.0, DType::kFloat64);
+    if (ii_in) w = dsl::Where(dsl::Arange(j, n) == static_cast<double>(*a.ignore_index), 0.0, w);
+    if (task == Task::kMulticlass) w = dsl::Where(c.tp + c.fn + c.tp + c.fp == 0.0, 0.0, w);
+  }
+  // A plain division: NaN when every weight is 0.
+  return dsl::Sum((w * j) / dsl::Sum(w));
+}
+
+Expr Mcc(Task task, Expr cmf) {
+  if (task == Task::kMultilabel) cmf = dsl::Sum(cmf, {0});
+  int64_t n = cmf.type().shape[0].size;
+  Expr rows = dsl::Sum(cmf, {1});
+  Expr cols = dsl::Sum(cmf, {0});
+  Expr s = dsl::Sum(cmf);
+  Expr trace = dsl::Sum(dsl::Where(dsl::OneHot(dsl::Arange(cmf, n), n), cmf, 0.0));
+  Expr cov_ytyp = trace * s - dsl::Sum(rows * cols);
+  Expr cov_ypyp = s * s - dsl::Sum(cols * cols);
+  Expr cov_ytyt = s * s - dsl::Sum(rows * rows);
+  Expr denom = cov_ypyp * cov_ytyt;
+  Expr mcc = cov_ytyp / dsl::Sqrt(denom);
+  if (n != 2) return dsl::Where(denom == 0.0, 0.0, mcc);
+  // The 2 x 2 special cases of TorchMetrics' _matthews_corrcoef_reduce.
+  Counts c = FromConfmat(Task::kBinary, cmf);
+  Expr tp = c.tp, fp = c.fp, tn = c.tn, fn = c.fn;
+  Expr c1 = fn == 0.0 && tn == 0.0;
+  Expr c2 = fp == 0.0 && tn == 0.0;
+  Expr c3 = tp == 0.0 && fn == 0.0;
+  Expr a = dsl::Where(c1, tp, dsl::Where(c2, tp, dsl::Where(c3, tn, tn)));
+  Expr b = dsl::Where(c1, fp, dsl::Where(c2, fn, dsl::Where(c3, fp, fn)));
+  const double eps = 1.1920928955078125e-07;  // float32 machine epsilon
+  Expr eps_mcc = std::sqrt(eps) * (a - b) /
+                 dsl::Sqrt((tp + fp + eps) * (tp + fn + eps) * (tn + fp + eps) * (tn + fn + eps));
+  mcc = dsl::Where(denom == 0.0, eps_mcc, mcc);
+  Expr right = tp + tn, wrong = fp + fn;
+  mcc = dsl::Where(right == 0.0 && wrong != 0.0, -1.0, mcc);
+  return dsl::Where(right != 0.0 && wrong == 0.0, 1.0, mcc);
+}
+
+Expr Kappa(Expr cmf, const std::string& weights) {
+  int64_t n = cmf.type().shape[0].size;
+  Expr rows = dsl::Sum(cmf, {1});
+  Expr cols = dsl::Sum(cmf, {0});
+  Expr expected = dsl::Unsqueeze(rows, 1) * dsl::Unsqueeze(cols, 0) / dsl::Sum(cmf);
+  Expr idx = ToF64(dsl::Arange(cmf, n));
+  Expr diff = dsl::Unsqueeze(idx, 1) - dsl::Unsqueeze(idx, 0);
+  Expr w = weights == "linear"      ? dsl::Abs(diff)
+           : weights == "quadratic" ? diff * diff
+                                    : dsl::Where(dsl::OneHot(dsl::Arange(cmf, n), n), 0.0,
+                                                 dsl::FullLike(cmf, 1.0, DType::kFloat64));
+  // Plain divisions: 0/0 is NaN, as in TorchMetrics.
+  return 1.0 - dsl::Sum(w * cmf) / dsl::Sum(w * expected);
+}
+
+// StatFamily builds accuracy, precision, recall, f-scores, specificity,
+// hamming distance and stat_scores.
+void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
+  Counts counts;  // int64
+  if (task == Task::kBinary) {
+    State cm = BinaryConfmat(b, a.threshold, a.ignore_index, LogitCheck::kAllElements);
+    counts = FromConfmat(task, b.Read(cm));
+  } else if (task == Task::kMultilabel) {
+    State cm = MultilabelConfmat(b, a.num, a.threshold, a.ignore_index);
+    counts = FromConfmat(task, b.Read(cm));
+  } else if (a.top_k == 1) {
+    State cm = MulticlassConfmat(b, a.num, a.ignore_index);
+    counts = FromConfmat(task, b.Read(cm));
+  } else {
+    MulticlassTopkCounts s = MulticlassTopk(b, a.num, a.top_k, a.ignore_index);
+    counts = {b.Read(s.tp), b.Read(s.fp), b.Read(s.tn), b.Read(s.fn)};
+  }
+  if (!b.ok()) return;
+  if (kind == Kind::kStatScores) {
+    b.Output(StatScores(task, counts, a.average));
+    return;
+  }
+  Counts c = Map(counts, ToF64);
+  if (task == Task::kBinary) {
+    b.Output(Score(kind, task, c, a));
+    return;
+  }
+  if (a.average == "micro") {
+    b.Output(Score(kind, task, Map(c, SumAll), a));
+    return;
+  }
+  // Only accuracy, precision and recall pass top_k on to the macro weights.
+  bool topk_rule = a.top_k > 1 && (kind == Kind::kAccuracy || kind == Kind::kPrecision ||
+                                   kind == Kind::kRecall);
+  b.Output(Average(Score(kind, task, c, a), a.average, c, task == Task::kMultilabel, topk_rule));
+}
+
+// Confmat is the confusion matrix the confusion-matrix family reads.
+State Confmat(Task task, const Args& a, MetricBuilder& b) {
+  switch (task) {
+    case Task::kBinary:
+      return BinaryConfmat(b, a.threshold, a.ignore_index, LogitCheck::kKeptElements);
+    case Task::kMulticlass:
+      return MulticlassConfmat(b, a.num, a.ignore_index);
+    case Task::kMultilabel:
+      return MultilabelConfmat(b, a.num, a.threshold, a.ignore_index);
+  }
+  return State{};
+}
+
+void BuildBody(Task task, Kind kind, const Args& a, MetricBuilder& b) {
+  if (IsStatFamily(kind)) {
+    BuildStatFamily(task, kind, a, b);
+    return;
+  }
+  if (kind == Kind::kExactMatch) {
+    ExactMatchCounts c = task == Task::kMulticlass
+                             ? MulticlassExactMatch(b, a.num, a.ignore_index)
+                             : MultilabelExactMatch(b, a.num, a.threshold, a.ignore_index);
+    if (b.ok()) b.Output(dsl::SafeDiv(ToF64(b.Read(c.correct)), ToF64(b.Read(c.total))));
+    return;
+  }
+  State s = Confmat(task, a, b);
+  if (!b.ok()) return;
+  Expr cm = b.Read(s);
+  switch (kind) {
+    case Kind::kConfusionMatrix:
+      b.Output(NormalizeConfmat(cm, a.normalize));
+      break;
+    case Kind::kJaccard:
+      b.Output(Jaccard(task, ToF64(cm), a));
+      break;
+    case Kind::kMcc:
+      b.Output(Mcc(task, ToF64(cm)));
+      break;
+    case Kind::kKappa:
+      b.Output(Kappa(ToF64(cm), a.weights));
+      break;
+    default:
+      break;
+  }
+}
+
+template <Task T, Kind K>
+absl::StatusOr<Metric> Build(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+  TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(T, K, args));
+  MetricBuilder b(args.metric_name(), sig, device);
+  BuildBody(T, K, a, b);
+  return b.Finish();
+}
+
+template <Task T>
+void RegisterTask(const std::string& prefix, bool kappa, bool exact_match, std::vector<MetricInfo>& out) {
+  auto add = [&](const char* name, BuildFn fn) {
+    out.push_back({prefix + name, "classification", {"preds", "target"}, fn});
+  };
+  add("accuracy", Build<T, Kind::kAccuracy>);
+  add("precision", Build<T, Kind::kPrecision>);
+  add("recall", Build<T, Kind::kRecall>);
+  add("f1_score", Build<T, Kind::kF1>);
+  add("fbeta_score", Build<T, Kind::kFBeta>);
+  add("specificity", Build<T, Kind::kSpecificity>);
+  add("stat_scores", Build<T, Kind::kStatScores>);
+  add("hamming_distance", Build<T, Kind::kHamming>);
+  add("confusion_matrix", Build<T, Kind::kConfusionMatrix>);
+  add("jaccard_index", Build<T, Kind::kJaccard>);
+  add("matthews_corrcoef", Build<T, Kind::kMcc>);
+  if (kappa) add("cohen_kappa", Build<T, Kind::kKappa>);
+  if (exact_match) add("exact_match", Build<T, Kind::kExactMatch>);
+}
+
+}  // namespace
+
+void RegisterClassificationMetrics(std::vector<MetricInfo>& out) {
+  RegisterTask<Task::kBinary>("binary_", /*kappa=*/true, /*exact_match=*/false, out);
+  RegisterTask<Task::kMulticlass>("multiclass_", /*kappa=*/true, /*exact_match=*/true, out);
+  RegisterTask<Task::kMultilabel>("multilabel_", /*kappa=*/false, /*exact_match=*/true, out);
+}
+
 }  // namespace tally::metrics

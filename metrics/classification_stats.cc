@@ -1,0 +1,302 @@
+#include "metrics/classification_stats.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace tally::metrics {
+namespace {
+
+using dsl::Expr;
+using dsl::MetricBuilder;
+using dsl::State;
+using ir::DType;
+using ir::Reducer;
+
+std::string ShapeString(const std::vector<int64_t>& s) {
+  return absl::StrCat("[", absl::StrJoin(s, ", "), "]");
+}
+
+// Inputs are preds and target with their full (host) shapes.
+struct Inputs {
+  Expr preds, target;
+  std::vector<int64_t> pshape, tshape;
+};
+
+// ReadInputs declares preds and target and checks what every task needs:
+// target has a batch dim and holds integer or bool labels.
+bool ReadInputs(MetricBuilder& b, Inputs& in) {
+  in.preds = b.Input("preds");
+  in.target = b.Input("target");
+  if (!b.ok()) return false;
+  in.pshape = b.FindInput("preds")->shape;
+  in.tshape = b.FindInput("target")->shape;
+  if (in.tshape.empty()) {
+    b.FailInput("target", "expected a tensor of shape (N, ...), got a scalar");
+  } else if (ir::IsFloating(in.target.dtype())) {
+    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ",
+                                       ir::DTypeName(in.target.dtype())));
+  }
+  return b.ok();
+}
+
+bool RequireSameShape(MetricBuilder& b, const Inputs& in) {
+  if (in.pshape != in.tshape) {
+    b.FailInput("preds", absl::StrCat("shape ", ShapeString(in.pshape),
+                                      " does not match target's shape ", ShapeString(in.tshape)));
+  }
+  return b.ok();
+}
+
+// RowAny is true for every row (dim 0) where `x` is true anywhere; with
+// keepdim it broadcasts back to x.
+Expr RowAny(Expr x, bool keepdim) {
+  if (x.rank() <= 1) return x;
+  std::vector<int64_t> dims;
+  for (int64_t d = 1; d < x.rank(); ++d) dims.push_back(d);
+  return dsl::Any(x, dims, keepdim);
+}
+
+Expr Flat(Expr x) { return x.rank() == 1 ? x : dsl::Flatten(x); }
+
+Expr OrElse(Expr a, Expr b) { return a.valid() ? (b.valid() ? (a || b) : a) : b; }
+
+// BinaryLabels turns binary/multilabel preds into bool labels: float preds are
+// sigmoided when any element (of `logit_mask`, if given) is outside [0, 1],
+// then compared `> threshold` in the preds dtype; int/bool preds are labels,
+// and `bad` marks int values other than 0 and 1.
+Expr BinaryLabels(Expr preds, double threshold, Expr logit_mask, Expr* bad) {
+  if (ir::IsFloating(preds.dtype())) {
+    // NaN fails both comparisons, so it also counts as outside (as in TorchMetrics).
+    Expr outside = !(preds >= 0.0 && preds <= 1.0);
+    if (logit_mask.valid()) outside = outside && logit_mask;
+    Expr probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
+    return probs > threshold;
+  }
+  if (preds.dtype() == DType::kBool) return preds;
+  *bad = !(preds == 0.0 || preds == 1.0);
+  return preds == 1.0;
+}
+
+// BinaryForm is binary or multilabel input after labelling and validation.
+struct BinaryForm {
+  Expr label;    // bool, target's shape
+  Expr target;   // target as given
+  Expr ignored;  // bool, or invalid without ignore_index
+  Expr bad;      // bool: an invalid value of target or preds
+};
+
+bool MakeBinaryForm(MetricBuilder& b, const Inputs& in, double threshold,
+                    std::optional<int64_t> ignore_index, LogitCheck logit_check, BinaryForm& f) {
+  f.target = in.target;
+  if (ignore_index) f.ignored = in.target == static_cast<double>(*ignore_index);
+  Expr bad_t = !(in.target == 0.0 || in.target == 1.0);
+  if (f.ignored.valid()) bad_t = bad_t && !f.ignored;
+  Expr logit_mask;
+  if (logit_check == LogitCheck::kKeptElements && f.ignored.valid()) logit_mask = !f.ignored;
+  Expr bad_p;
+  f.label = BinaryLabels(in.preds, threshold, logit_mask, &bad_p);
+  if (bad_p.valid() && f.ignored.valid()) bad_p = bad_p && !f.ignored;
+  b.Check("target", "{n} values outside {0, 1}", dsl::Sum(bad_t));
+  if (bad_p.valid()) b.Check("preds", "{n} label values outside {0, 1}", dsl::Sum(bad_p));
+  f.bad = OrElse(bad_t, bad_p);
+  return b.ok();
+}
+
+// Kept is true for the elements that count: not ignored, and in a row
+// without invalid values.
+Expr Kept(const BinaryForm& f) {
+  Expr keep = !RowAny(f.bad, /*keepdim=*/true);
+  return f.ignored.valid() ? keep && !f.ignored : keep;
+}
+
+bool MultilabelInputs(MetricBuilder& b, int64_t num_labels, Inputs& in) {
+  if (!ReadInputs(b, in) || !RequireSameShape(b, in)) return false;
+  if (in.pshape.size() < 2 || in.pshape[1] != num_labels) {
+    b.FailInput("preds", absl::StrCat("expected shape (N, ", num_labels, ", ...) for num_labels=",
+                                      num_labels, ", got ", ShapeString(in.pshape)));
+  }
+  return b.ok();
+}
+
+// MulticlassForm is multiclass input after validation.
+struct MulticlassForm {
+  Expr scores;   // float (N, C, ...) preds, or invalid for label preds
+  Expr labels;   // i64 label preds, or invalid for score preds
+  Expr target;   // i64
+  Expr ignored;  // bool, or invalid without ignore_index
+  Expr bad;      // bool, target's shape
+};
+
+bool MakeMulticlassForm(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index,
+                        int64_t top_k, MulticlassForm& f) {
+  Inputs in;
+  if (!ReadInputs(b, in)) return false;
+  const auto& ps = in.pshape;
+  const auto& ts = in.tshape;
+  bool scores = ps.size() == ts.size() + 1;
+  if (scores) {
+    if (!ir::IsFloating(in.preds.dtype())) {
+      b.FailInput("preds", absl::StrCat("has one more dim than target, so it must hold float scores (N, C, ...), got ",
+                                        ir::DTypeName(in.preds.dtype())));
+    } else if (ps[1] != num_classes) {
+      b.FailInput("preds", absl::StrCat("expected scores of shape (N, ", num_classes, ", ...) for num_classes=",
+                                        num_classes, ", got ", ShapeString(ps)));
+    } else if (!std::equal(ps.begin() + 2, ps.end(), ts.begin() + 1)) {
+      b.FailInput("preds", absl::StrCat("scores of shape ", ShapeString(ps), " do not match target's shape ",
+                                        ShapeString(ts), " (expected (N, C, ...) and (N, ...))"));
+    }
+  } else if (ps.size() == ts.size()) {
+    if (ps != ts) {
+      b.FailInput("preds", absl::StrCat("labels of shape ", ShapeString(ps), " do not match target's shape ",
+                                        ShapeString(ts)));
+    } else if (top_k > 1) {
+      b.FailInput("preds", absl::StrCat("top_k=", top_k, " needs float scores of shape (N, ", num_classes,
+                                        ", ...), got labels of shape ", ShapeString(ps)));
+    }
+  } else {
+    b.FailInput("preds", absl::StrCat("expected scores (N, ", num_classes, ", ...) or labels (N, ...) for target ",
+                                      ShapeString(ts), ", got shape ", ShapeString(ps)));
+  }
+  if (!b.ok()) return false;
+  std::string range = absl::StrCat("{n} values outside [0, ", num_classes, ")");
+  f.target = dsl::Cast(in.target, DType::kInt64);
+  if (ignore_index) f.ignored = f.target == static_cast<double>(*ignore_index);
+  Expr bad_t = f.target < 0.0 || f.target >= static_cast<double>(num_classes);
+  if (f.ignored.valid()) bad_t = bad_t && !f.ignored;
+  b.Check("target", range, dsl::Sum(bad_t));
+  f.bad = bad_t;
+  if (scores) {
+    f.scores = in.preds;
+  } else {
+    // TorchMetrics casts label preds with .long(), truncating float labels.
+    f.labels = dsl::Cast(in.preds, DType::kInt64);
+    Expr bad_p = f.labels < 0.0 || f.labels >= static_cast<double>(num_classes);
+    if (f.ignored.valid()) bad_p = bad_p && !f.ignored;
+    b.Check("preds", range, dsl::Sum(bad_p));
+    f.bad = f.bad || bad_p;
+  }
+  return b.ok();
+}
+
+Expr Labels(const MulticlassForm& f) {
+  return f.labels.valid() ? f.labels : dsl::Argmax(f.scores, 1);
+}
+
+}  // namespace
+
+State BinaryConfmat(MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index,
+                    LogitCheck logit_check) {
+  Inputs in;
+  BinaryForm f;
+  if (!ReadInputs(b, in) || !RequireSameShape(b, in) ||
+      !MakeBinaryForm(b, in, threshold, ignore_index, logit_check, f)) {
+    return State{};
+  }
+  Expr idx = dsl::Cast(f.target, DType::kInt64) * 2.0 + dsl::Cast(f.label, DType::kInt64);
+  idx = dsl::Where(Kept(f), idx, -1.0);
+  State cm = b.AddState("confmat", DType::kInt64, {2, 2}, Reducer::kSum);
+  b.Accumulate(cm, dsl::Reshape(dsl::Histogram(Flat(idx), 4), {2, 2}));
+  return cm;
+}
+
+State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index) {
+  MulticlassForm f;
+  if (!MakeMulticlassForm(b, num_classes, ignore_index, /*top_k=*/1, f)) return State{};
+  Expr keep = !RowAny(f.bad, /*keepdim=*/true);
+  if (f.ignored.valid()) keep = keep && !f.ignored;
+  Expr idx = dsl::Where(keep, f.target * static_cast<double>(num_classes) + Labels(f), -1.0);
+  State cm = b.AddState("confmat", DType::kInt64, {num_classes, num_classes}, Reducer::kSum);
+  b.Accumulate(cm, dsl::Reshape(dsl::Histogram(Flat(idx), num_classes * num_classes),
+                                {num_classes, num_classes}));
+  return cm;
+}
+
+MulticlassTopkCounts MulticlassTopk(MetricBuilder& b, int64_t num_classes, int64_t top_k,
+                                    std::optional<int64_t> ignore_index) {
+  MulticlassForm f;
+  if (!MakeMulticlassForm(b, num_classes, ignore_index, top_k, f)) return {};
+  Expr keep = !RowAny(f.bad, /*keepdim=*/true);
+  if (f.ignored.valid()) keep = keep && !f.ignored;
+  // Move the class dim last, keeping the order of the others: (N, ..., C).
+  Expr scores = f.scores;
+  for (int64_t d = 1; d + 1 < scores.rank(); ++d) scores = dsl::Transpose(scores, d, d + 1);
+  Expr pred = dsl::TopkMask(scores, top_k);
+  Expr truth = dsl::OneHot(f.target, num_classes);  // out-of-range rows are all false (and not kept)
+  Expr kept = dsl::Unsqueeze(keep, -1);
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d + 1 < pred.rank(); ++d) dims.push_back(d);
+  MulticlassTopkCounts c;
+  c.tp = b.AddState("tp", DType::kInt64, {num_classes}, Reducer::kSum);
+  c.fp = b.AddState("fp", DType::kInt64, {num_classes}, Reducer::kSum);
+  c.tn = b.AddState("tn", DType::kInt64, {num_classes}, Reducer::kSum);
+  c.fn = b.AddState("fn", DType::kInt64, {num_classes}, Reducer::kSum);
+  b.Accumulate(c.tp, dsl::Sum(pred && truth && kept, dims));
+  b.Accumulate(c.fp, dsl::Sum(pred && !truth && kept, dims));
+  b.Accumulate(c.tn, dsl::Sum(!pred && !truth && kept, dims));
+  b.Accumulate(c.fn, dsl::Sum(!pred && truth && kept, dims));
+  return c;
+}
+
+State MultilabelConfmat(MetricBuilder& b, int64_t num_labels, double threshold,
+                        std::optional<int64_t> ignore_index) {
+  Inputs in;
+  BinaryForm f;
+  if (!MultilabelInputs(b, num_labels, in) ||
+      !MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) {
+    return State{};
+  }
+  // Label l's 2 x 2 matrix occupies bins [4l, 4l + 4).
+  std::vector<int64_t> lshape(in.tshape.size() - 1, 1);
+  lshape[0] = num_labels;
+  Expr label_base = dsl::Arange(f.target, num_labels);
+  if (lshape.size() > 1) label_base = dsl::Reshape(label_base, lshape);
+  label_base = label_base * 4.0;
+  Expr idx = dsl::Cast(f.target, DType::kInt64) * 2.0 + dsl::Cast(f.label, DType::kInt64) + label_base;
+  idx = dsl::Where(Kept(f), idx, -1.0);
+  State cm = b.AddState("confmat", DType::kInt64, {num_labels, 2, 2}, Reducer::kSum);
+  b.Accumulate(cm, dsl::Reshape(dsl::Histogram(Flat(idx), 4 * num_labels), {num_labels, 2, 2}));
+  return cm;
+}
+
+ExactMatchCounts MulticlassExactMatch(MetricBuilder& b, int64_t num_classes,
+                                      std::optional<int64_t> ignore_index) {
+  MulticlassForm f;
+  if (!MakeMulticlassForm(b, num_classes, ignore_index, /*top_k=*/1, f)) return {};
+  Expr same = Labels(f) == f.target;
+  if (f.ignored.valid()) same = same || f.ignored;
+  Expr match = RowAny(!same, /*keepdim=*/false);  // a mismatch anywhere in the sample
+  Expr valid = !RowAny(f.bad, /*keepdim=*/false);
+  ExactMatchCounts c;
+  c.correct = b.AddState("correct", DType::kInt64, {}, Reducer::kSum);
+  c.total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
+  b.Accumulate(c.correct, dsl::Sum(!match && valid));
+  b.Accumulate(c.total, dsl::Sum(valid));
+  return c;
+}
+
+ExactMatchCounts MultilabelExactMatch(MetricBuilder& b, int64_t num_labels, double threshold,
+                                      std::optional<int64_t> ignore_index) {
+  Inputs in;
+  BinaryForm f;
+  if (!MultilabelInputs(b, num_labels, in) ||
+      !MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) {
+    return {};
+  }
+  Expr same = dsl::Cast(f.label, DType::kInt64) == dsl::Cast(f.target, DType::kInt64);
+  if (f.ignored.valid()) same = same && !f.ignored;
+  // A sample is one (n, position) pair over the L labels of dim 1.
+  Expr match = dsl::All(same, {1});
+  Expr valid = !RowAny(f.bad, /*keepdim=*/true);
+  valid = valid.rank() > 1 ? dsl::Squeeze(valid, 1) : valid;
+  ExactMatchCounts c;
+  c.correct = b.AddState("correct", DType::kInt64, {}, Reducer::kSum);
+  c.total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
+  b.Accumulate(c.correct, dsl::Sum(match && valid));
+  b.Accumulate(c.total, dsl::Sum(dsl::Where(valid, dsl::FullLike(match, 1, DType::kInt64), 0.0)));
+  return c;
+}
+
+}  // namespace tally::metrics
