@@ -1,16 +1,20 @@
 #include "engine/compiler.h"
 
 #include "engine/status_macros.h"
+#include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/eliminate_dead_states.h"
 #include "passes/place.h"
+#include "passes/remove_host_syncs.h"
 
 namespace tally {
 
 std::unique_ptr<passes::PassPipeline> DefaultPipeline(const ir::Device& device) {
   auto p = std::make_unique<passes::PassPipeline>("default");
+  p->AddPass<passes::Canonicalize>();
   p->AddPass<passes::Cse>();
   p->AddPass<passes::EliminateDeadStates>();
+  p->AddPass<passes::RemoveHostSyncs>();
   p->AddPass<passes::Place>(device);
   p->AddPass<passes::ProveSingleDevicePass>(device);
   return p;

@@ -31,7 +31,8 @@ struct Compiled {
 };
 
 // DefaultPipeline returns the default pass pipeline for `device`:
-// cse, eliminate-dead-states, place, prove-single-device.
+// canonicalize, cse, eliminate-dead-states, remove-host-syncs, place,
+// prove-single-device.
 std::unique_ptr<passes::PassPipeline> DefaultPipeline(const ir::Device& device);
 
 // CompileModule links `entries` and runs the default pipeline.

@@ -223,6 +223,15 @@ void RankAverage(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
   out[0] = at::stack(cols, 1).reshape(x.sizes());
 }
 
+// The syncing ops (remove-host-syncs rewrites them out of update plans).
+void Bincount(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = at::bincount(in[0], {}, n.GetInt("minlength"));
+}
+void MaskedSelect(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
+  out[0] = at::masked_select(in[0], in[1]);
+}
+void Nonzero(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::nonzero(in[0]); }
+
 const absl::flat_hash_map<std::string, Kernel>& Table() {
   static const auto* t = new absl::flat_hash_map<std::string, Kernel>{
       {"add", Add}, {"sub", Sub}, {"mul", Mul}, {"div", Div}, {"pow", Pow},
@@ -240,6 +249,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
       {"sort", Sort}, {"rank_average", RankAverage},
+      {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
   };
   return *t;
 }

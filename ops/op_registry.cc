@@ -30,6 +30,7 @@ const OpTable& Registry() {
     RegisterElementwiseOps(*t);
     RegisterReduceOps(*t);
     RegisterIndexOps(*t);
+    RegisterSyncOps(*t);
     return t;
   }();
   return *table;

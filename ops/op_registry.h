@@ -44,6 +44,7 @@ absl::Status CheckNode(const ir::Node& n);
 void RegisterElementwiseOps(OpTable& t);
 void RegisterReduceOps(OpTable& t);
 void RegisterIndexOps(OpTable& t);
+void RegisterSyncOps(OpTable& t);
 
 // Helpers for the family files.
 absl::StatusOr<ir::Shape> BroadcastShapes(const ir::Shape& a, const ir::Shape& b);

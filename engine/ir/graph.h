@@ -8,6 +8,7 @@
 #ifndef TALLY_ENGINE_IR_GRAPH_H_
 #define TALLY_ENGINE_IR_GRAPH_H_
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -114,6 +115,14 @@ class Graph {
     }
     nodes_ = std::move(kept);
     return removed;
+  }
+  // SortNodes reorders nodes (stable) by `less`; callers keep SSA order valid.
+  template <typename Less>
+  void SortNodes(Less less) {
+    std::stable_sort(nodes_.begin(), nodes_.end(),
+                     [&](const std::unique_ptr<Node>& a, const std::unique_ptr<Node>& b) {
+                       return less(a.get(), b.get());
+                     });
   }
   // RemoveParam drops a parameter that has no uses.
   void RemoveParam(Value* v);

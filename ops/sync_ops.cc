@@ -1,0 +1,58 @@
+// Ops that read device values on the host or whose result shape depends on
+// values: bincount, masked_select, nonzero. They exist so that code written
+// the familiar PyTorch way can be expressed, and so that remove-host-syncs
+// can rewrite them into sync-free forms; none may remain in an update plan.
+#include "absl/strings/str_cat.h"
+#include "engine/status_macros.h"
+#include "ops/op_registry.h"
+
+namespace tally::ops {
+namespace {
+
+using ir::Dim;
+using ir::DType;
+using ir::TensorType;
+using Types = absl::StatusOr<std::vector<TensorType>>;
+
+OpDef Syncing(std::string name, int arity, std::vector<AttrSpec> attrs, InferFn infer) {
+  OpDef d;
+  d.name = std::move(name);
+  d.min_inputs = d.max_inputs = arity;
+  d.attrs = std::move(attrs);
+  d.infer = std::move(infer);
+  d.traits.syncs_host = true;
+  d.traits.data_dependent_shape = true;
+  return d;
+}
+
+}  // namespace
+
+void RegisterSyncOps(OpTable& t) {
+  auto add = [&t](OpDef d) { std::string n = d.name; t.emplace(n, std::move(d)); };
+  // bincount(x) {minlength}: torch's output has max(minlength, max(x) + 1)
+  // elements, known only after reading x; the IR types it i64[minlength] (the
+  // declared size) and checked execution catches a larger result.
+  add(Syncing("bincount", 1, {{"minlength", AttrKind::kInt}},
+              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+                if (!ir::IsIntegral(in[0].dtype) || in[0].rank() != 1) {
+                  return absl::InvalidArgumentError("expects a rank-1 integer input");
+                }
+                int64_t k = std::get<int64_t>(a.at("minlength"));
+                return std::vector<TensorType>{{DType::kInt64, {Dim::Fixed(k)}, in[0].device}};
+              }));
+  // masked_select(x, mask): the elements where mask is true, i.e. x[mask].
+  add(Syncing("masked_select", 2, {},
+              [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+                if (in[1].dtype != DType::kBool) return absl::InvalidArgumentError("mask must be i1");
+                TALLY_RETURN_IF_ERROR(BroadcastShapes(in[0].shape, in[1].shape).status());
+                return std::vector<TensorType>{{in[0].dtype, {Dim::Symbol("M")}, in[0].device}};
+              }));
+  // nonzero(x): i64[M, rank] indices of the non-zero elements.
+  add(Syncing("nonzero", 1, {},
+              [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+                return std::vector<TensorType>{
+                    {DType::kInt64, {Dim::Symbol("M"), Dim::Fixed(in[0].rank())}, in[0].device}};
+              }));
+}
+
+}  // namespace tally::ops
