@@ -6,12 +6,14 @@
 //   EXPECT_THAT(program->Update(inputs), IsOk());
 //   EXPECT_THAT(ParseModule(text), StatusIs(absl::StatusCode::kInvalidArgument,
 //                                           HasSubstr("IR line 3")));
+//   EXPECT_THAT(InferTypes(...), IsOkAndHolds(ElementsAre(...)));
 //   TALLY_ASSERT_OK_AND_ASSIGN(auto m, ParseModule(text));
 #ifndef TALLY_TESTS_TESTLIB_STATUS_MATCHERS_H_
 #define TALLY_TESTS_TESTLIB_STATUS_MATCHERS_H_
 
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -76,7 +78,61 @@ class StatusIsMatcher {
   ::testing::Matcher<const std::string&> message_;
 };
 
+template <typename StatusOrT>
+class IsOkAndHoldsImpl : public ::testing::MatcherInterface<StatusOrT> {
+ public:
+  using ValueType = typename std::decay_t<StatusOrT>::value_type;
+  template <typename InnerMatcher>
+  explicit IsOkAndHoldsImpl(InnerMatcher&& inner)
+      : inner_(::testing::SafeMatcherCast<const ValueType&>(std::forward<InnerMatcher>(inner))) {}
+
+  bool MatchAndExplain(StatusOrT value, ::testing::MatchResultListener* listener) const override {
+    if (!value.ok()) {
+      *listener << "whose status is " << value.status();
+      return false;
+    }
+    ::testing::StringMatchResultListener inner;
+    const bool matches = inner_.MatchAndExplain(*value, &inner);
+    *listener << "whose value " << ::testing::PrintToString(*value)
+              << (matches ? " matches" : " doesn't match");
+    if (!inner.str().empty()) *listener << ", " << inner.str();
+    return matches;
+  }
+  void DescribeTo(std::ostream* os) const override {
+    *os << "is OK and has a value that ";
+    inner_.DescribeTo(os);
+  }
+  void DescribeNegationTo(std::ostream* os) const override {
+    *os << "is not OK or has a value that ";
+    inner_.DescribeNegationTo(os);
+  }
+
+ private:
+  ::testing::Matcher<const ValueType&> inner_;
+};
+
+template <typename InnerMatcher>
+class IsOkAndHoldsMatcher {
+ public:
+  explicit IsOkAndHoldsMatcher(InnerMatcher inner) : inner_(std::move(inner)) {}
+  template <typename StatusOrT>
+  operator ::testing::Matcher<StatusOrT>() const {  // NOLINT: implicit by design
+    return ::testing::Matcher<StatusOrT>(new IsOkAndHoldsImpl<const StatusOrT&>(inner_));
+  }
+
+ private:
+  InnerMatcher inner_;
+};
+
 }  // namespace internal
+
+// IsOkAndHolds matches a StatusOr that is OK and whose value matches `inner`
+// (a matcher, or a value for equality).
+template <typename InnerMatcher>
+internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>> IsOkAndHolds(InnerMatcher&& inner) {
+  return internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>>(
+      std::forward<InnerMatcher>(inner));
+}
 
 // IsOk matches an OK absl::Status or a StatusOr holding a value.
 inline ::testing::PolymorphicMatcher<internal::IsOkMatcher> IsOk() {
