@@ -22,7 +22,9 @@
 //   error (TorchMetrics lets it through and fails later).
 // * spearman accepts integer inputs (cast to float64; TorchMetrics raises).
 // * cosine_similarity computes in float64 (TorchMetrics casts to float32),
-//   and log_cosh_error uses the overflow-free |d| + log1p(e^−2|d|) − log 2.
+//   and log_cosh_error is evaluated without overflow or cancellation (see
+//   StableLogCosh; TorchMetrics' log((e^d + e^−d)/2) overflows past |d| ≈ 88
+//   in float32).
 #include <cmath>
 #include <optional>
 #include <string>
@@ -294,7 +296,7 @@ absl::StatusOr<Metric> BuildCorrelation(CorrKind kind, SpecArgs& args, const dsl
     b.Output(Squeezed(pearson, c.d == 1));
   } else {
     // reg/concordance.py: 2·ρ·σx·σy / (σx² + σy² + (μx − μy)²), ρ clamped.
-    Expr dm = moments.Mean(x) - moments.Mean(y);
+    Expr dm = moments.MeanDifference(x, y);
     Expr ccc = 2.0 * pearson * sd_x * sd_y / (var_x + var_y + dm * dm);
     b.Output(Squeezed(ccc, c.one_dim));
   }
@@ -326,16 +328,28 @@ absl::StatusOr<Metric> BuildSpearman(SpecArgs& args, const dsl::Signature& sig, 
   b.Accumulate(target_rows, c.target);
 
   // reg/spearman.py: average ranks for ties, population moments, +1e-6.
-  Expr rp = dsl::RankAverage(b.Read(preds_rows));
-  Expr rt = dsl::RankAverage(b.Read(target_rows));
-  Expr n = dsl::Cast(dsl::Size(rp, 0), DType::kFloat64);
-  Expr dp = rp - dsl::Sum(rp, {0}) / n;
-  Expr dt = rt - dsl::Sum(rt, {0}) / n;
-  Expr cov = dsl::Sum(dp * dt, {0}) / n;
-  Expr sd_p = dsl::Sqrt(dsl::Sum(dp * dp, {0}) / n);
-  Expr sd_t = dsl::Sqrt(dsl::Sum(dt * dt, {0}) / n);
-  Expr corr = dsl::Clamp(cov / (sd_p * sd_t + kSpearmanEpsilon), -1.0, 1.0);
-  b.Output(Squeezed(corr, c.one_dim));
+  // Ranked one column at a time: the rank_average kernel takes [0] but not
+  // [0, d] (reshape to [0, -1]), and no rows must give NaN, not an error.
+  Expr all_preds = b.Read(preds_rows), all_target = b.Read(target_rows);
+  Expr n = dsl::Cast(dsl::Size(all_preds, 0), DType::kFloat64);
+  Expr result = dsl::Full(all_preds, {c.d}, NAN, DType::kFloat64);
+  Expr column = dsl::Arange(all_preds, c.d);
+  for (int64_t j = 0; j < c.d; ++j) {
+    Expr rp = dsl::RankAverage(dsl::Select(all_preds, 1, j));
+    Expr rt = dsl::RankAverage(dsl::Select(all_target, 1, j));
+    Expr dp = rp - dsl::Sum(rp) / n;
+    Expr dt = rt - dsl::Sum(rt) / n;
+    Expr cov = dsl::Sum(dp * dt) / n;
+    Expr sd_p = dsl::Sqrt(dsl::Sum(dp * dp) / n);
+    Expr sd_t = dsl::Sqrt(dsl::Sum(dt * dt) / n);
+    Expr corr = dsl::Clamp(cov / (sd_p * sd_t + kSpearmanEpsilon), -1.0, 1.0);
+    if (c.one_dim) {
+      result = corr;
+    } else {
+      result = dsl::Where(column == static_cast<double>(j), corr, result);
+    }
+  }
+  b.Output(result);
   return b.Finish();
 }
 
@@ -375,6 +389,17 @@ absl::StatusOr<Metric> BuildCosineSimilarity(SpecArgs& args, const dsl::Signatur
 
 // --- log_cosh_error ---------------------------------------------------------
 
+// StableLogCosh is log(cosh(x)) to ~1e-13 relative everywhere. The log_cosh
+// op (|x| + log1p(e^−2|x|) − log 2) never overflows but cancels for small |x|
+// (1e-4 relative error at |x| = 1e-6, i.e. for near-perfect predictions);
+// below |x| = 0.04 the Taylor series x²/2 − x⁴/12 + x⁶/45 − 17x⁸/2520 is
+// used instead (truncation < 3e-14 relative there).
+Expr StableLogCosh(Expr x) {
+  Expr x2 = x * x;
+  Expr series = x2 * (0.5 + x2 * (-1.0 / 12.0 + x2 * (1.0 / 45.0 + x2 * (-17.0 / 2520.0))));
+  return dsl::Where(dsl::Abs(x) < 0.04, series, dsl::LogCosh(x));
+}
+
 absl::StatusOr<Metric> BuildLogCoshError(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> num_outputs, ReadNumOutputs(args));
   MetricBuilder b(args.metric_name(), sig, device);
@@ -382,7 +407,7 @@ absl::StatusOr<Metric> BuildLogCoshError(SpecArgs& args, const dsl::Signature& s
   if (!ReadColumns(b, num_outputs, c)) return b.status();
   State sum = b.AddState("sum_log_cosh_error", DType::kFloat64, {c.d}, Reducer::kSum);
   State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  b.Accumulate(sum, dsl::Sum(dsl::LogCosh(c.preds - c.target), {0}));
+  b.Accumulate(sum, dsl::Sum(StableLogCosh(c.preds - c.target), {0}));
   b.Accumulate(total, dsl::Size(c.preds, 0));
   Expr mean = b.Read(sum) / dsl::Cast(b.Read(total), DType::kFloat64);
   b.Output(Squeezed(mean, c.d == 1));  // reg/log_cosh.py squeezes (N, 1) too

@@ -17,6 +17,7 @@ int MomentGroup::AddVariable(const std::string& name, Expr value) {
   Variable v;
   v.name = name;
   v.mean = b_.AddState(absl::StrCat("mean_", name), DType::kFloat64, {d_}, Reducer::kCustom, 0, group_);
+  v.mean_lo = b_.AddState(absl::StrCat("mean_lo_", name), DType::kFloat64, {d_}, Reducer::kCustom, 0, group_);
   v.m2 = b_.AddState(absl::StrCat("m2_", name), DType::kFloat64, {d_}, Reducer::kCustom, 0, group_);
   Expr rows = dsl::Size(value, 0);
   if (!n_accumulated_) {
@@ -26,10 +27,14 @@ int MomentGroup::AddVariable(const std::string& name, Expr value) {
   // A constant column takes its value as the mean exactly (sum/n may round),
   // so its centred values and M2 are exactly 0. An empty batch has max < min
   // and gets mean 0 from the safe division.
-  Expr hi = dsl::Max(value, {0}), lo = dsl::Min(value, {0});
-  Expr mean = dsl::Where(hi == lo, hi, dsl::SafeDiv(dsl::Sum(value, {0}), dsl::Cast(rows, DType::kFloat64)));
-  v.centred = value - mean;
-  b_.Accumulate(v.mean, mean);
+  Expr n = dsl::Cast(rows, DType::kFloat64);
+  Expr largest = dsl::Max(value, {0}), smallest = dsl::Min(value, {0});
+  Expr hi = dsl::Where(largest == smallest, largest, dsl::SafeDiv(dsl::Sum(value, {0}), n));
+  Expr residual = value - hi;
+  Expr lo = dsl::SafeDiv(dsl::Sum(residual, {0}), n);
+  v.centred = residual - lo;
+  b_.Accumulate(v.mean, hi);
+  b_.Accumulate(v.mean_lo, lo);
   b_.Accumulate(v.m2, dsl::Sum(v.centred * v.centred, {0}));
   vars_.push_back(v);
   return static_cast<int>(vars_.size()) - 1;
@@ -56,10 +61,18 @@ void MomentGroup::Finish() {
   Expr w_moment = dsl::SafeDiv(fa * fb, total);
   std::vector<Expr> delta;
   for (const Variable& v : vars_) {
-    Expr ma = b_.MergeA(v.mean), mb = b_.MergeB(v.mean);
-    Expr d = mb - ma;
+    Expr ha = b_.MergeA(v.mean), hb = b_.MergeB(v.mean);
+    Expr la = b_.MergeA(v.mean_lo), lb = b_.MergeB(v.mean_lo);
+    Expr d = (hb - ha) + (lb - la);
     delta.push_back(d);
-    b_.SetMerged(v.mean, dsl::Where(b_empty, ma, dsl::Where(a_empty, mb, ma + d * w_mean)));
+    // (ha + la) + δ·w as two doubles: s = ha + t rounded, e its exact error
+    // (TwoSum, valid whatever the magnitudes).
+    Expr t = la + d * w_mean;
+    Expr s = ha + t;
+    Expr t_part = s - ha;
+    Expr e = (ha - (s - t_part)) + (t - t_part);
+    b_.SetMerged(v.mean, dsl::Where(b_empty, ha, dsl::Where(a_empty, hb, s)));
+    b_.SetMerged(v.mean_lo, dsl::Where(b_empty, la, dsl::Where(a_empty, lb, e)));
     Expr extra = dsl::Where(either_empty, 0.0, d * d * w_moment);
     b_.SetMerged(v.m2, b_.MergeA(v.m2) + b_.MergeB(v.m2) + extra);
   }
@@ -70,7 +83,10 @@ void MomentGroup::Finish() {
 }
 
 Expr MomentGroup::Count() { return dsl::Cast(b_.Read(n_), DType::kFloat64); }
-Expr MomentGroup::Mean(int v) { return b_.Read(vars_[v].mean); }
+Expr MomentGroup::Mean(int v) { return b_.Read(vars_[v].mean) + b_.Read(vars_[v].mean_lo); }
+Expr MomentGroup::MeanDifference(int a, int b) {
+  return (b_.Read(vars_[a].mean) - b_.Read(vars_[b].mean)) + (b_.Read(vars_[a].mean_lo) - b_.Read(vars_[b].mean_lo));
+}
 Expr MomentGroup::M2(int v) { return b_.Read(vars_[v].m2); }
 Expr MomentGroup::CoMoment(int pair) { return b_.Read(pairs_[pair].c); }
 
