@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "engine/exec/aten_types.h"
+#include "ops/meta_kernels.h"
 
 namespace tally::ops {
 namespace {
@@ -86,10 +87,19 @@ FLOAT_UNARY(LogCosh, at::abs(x) + at::log1p(at::exp(-2 * at::abs(x))) - std::log
 #undef FLOAT_UNARY
 
 void Clamp(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  c10::optional<at::Scalar> lo, hi;
-  if (n.HasAttr("min")) lo = n.GetDouble("min");
-  if (n.HasAttr("max")) hi = n.GetDouble("max");
-  out[0] = at::clamp(in[0], lo, hi);
+  // Integer inputs keep their dtype (ATen would promote to float and lose
+  // int64 digits): their bounds are the integers inside [min, max].
+  const bool integral = !at::isFloatingType(in[0].scalar_type());
+  auto bound = [&](const char* key, bool upper) -> c10::optional<at::Scalar> {
+    if (!n.HasAttr(key)) return c10::nullopt;
+    double v = n.GetDouble(key);
+    if (!integral) return at::Scalar(v);
+    if (std::isinf(v) && (v > 0) == upper) return c10::nullopt;  // no bound
+    v = upper ? std::floor(v) : std::ceil(v);
+    v = std::min(std::max(v, -9.2e18), 9.2e18);
+    return at::Scalar(static_cast<int64_t>(v));
+  };
+  out[0] = As(at::clamp(in[0], bound("min", false), bound("max", true)), OutType(n));
 }
 void Cast(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = As(in[0], OutType(n)); }
 void Where(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
@@ -191,6 +201,8 @@ void Histogram(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   at::Tensor valid = (idx >= 0).logical_and_(idx < size);
   at::ScalarType s = OutType(n);
   at::Tensor w = n.inputs().size() > 1 ? As(in[1], s) : at::ones_like(idx, idx.options().dtype(s));
+  // An empty batch adds nothing (and ATen's meta index_add_ rejects it).
+  if (idx.numel() == 0) { out[0] = at::zeros({size}, w.options()); return; }
   w = at::where(valid, w, at::zeros({}, w.options()));
   idx = at::where(valid, idx, at::zeros({}, idx.options()));
   out[0] = at::zeros({size}, w.options()).index_add_(0, idx, w);
@@ -217,7 +229,10 @@ at::Tensor RankAverage1D(const at::Tensor& v) {
 void RankAverage(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
   const at::Tensor& x = in[0];
   if (x.dim() == 1) { out[0] = RankAverage1D(x); return; }
-  at::Tensor flat = x.reshape({x.size(0), -1});
+  int64_t columns = 1;  // not reshape(-1): that is ambiguous for an empty batch
+  for (int64_t d = 1; d < x.dim(); ++d) columns *= x.size(d);
+  if (columns == 0) { out[0] = at::zeros(x.sizes(), x.options().dtype(at::kDouble)); return; }
+  at::Tensor flat = x.reshape({x.size(0), columns});
   std::vector<at::Tensor> cols;
   for (int64_t j = 0; j < flat.size(1); ++j) cols.push_back(RankAverage1D(flat.select(1, j)));
   out[0] = at::stack(cols, 1).reshape(x.sizes());
@@ -257,6 +272,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
 }  // namespace
 
 Kernel FindKernel(absl::string_view op) {
+  EnsureMetaKernels();
   const auto& t = Table();
   auto it = t.find(op);
   return it == t.end() ? nullptr : it->second;

@@ -1,0 +1,581 @@
+// Tests of the eager ATen kernels: each against a direct ATen computation on
+// small tensors, the edge cases the op table promises (empty reductions,
+// out-of-range indices, ties, overflow), planned dtypes and shapes for every
+// op (also on empty batches), and every sync-free kernel running on `meta`
+// tensors — the mechanical proof that it never reads a value on the host.
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "engine/exec/aten_types.h"
+#include "engine/ir/graph.h"
+#include "engine/ir/types.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ops/kernels.h"
+#include "ops/op_registry.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace tally::ops {
+namespace {
+
+using ::tally::testing::IsOk;
+
+// OneNode is a graph holding a single node over fresh parameters.
+struct OneNode {
+  std::unique_ptr<ir::Graph> graph;
+  ir::Node* node = nullptr;
+};
+
+// MakeNode builds `op` over parameters of the given types (`f32[N,4]`) placed
+// on `device`.
+absl::StatusOr<OneNode> MakeNode(const std::string& op, const std::vector<std::string>& inputs,
+                                 const ir::AttrMap& attrs, const std::string& device) {
+  OneNode r;
+  r.graph = std::make_unique<ir::Graph>("g");
+  std::vector<ir::Value*> params;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto t = ir::ParseTensorType(inputs[i]);
+    if (!t.ok()) return t.status();
+    t->device = ir::Device{device};
+    params.push_back(r.graph->AddParam(absl::StrCat("in", i), *t));
+  }
+  auto n = Build(*r.graph, op, params, attrs, ir::Device{device});
+  if (!n.ok()) return n.status();
+  r.node = *n;
+  return r;
+}
+
+// RunKernel runs the node's eager kernel; an exception becomes an error.
+absl::StatusOr<std::vector<at::Tensor>> RunKernel(const ir::Node& n, std::vector<at::Tensor> in) {
+  Kernel k = FindKernel(n.op());
+  if (k == nullptr) return absl::NotFoundError(absl::StrCat("no kernel for ", n.op()));
+  std::vector<at::Tensor> out(n.outputs().size());
+  try {
+    k(n, in.data(), out.data());
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    return absl::InternalError(absl::StrCat(n.op(), " threw: ", what.substr(0, what.find('\n'))));
+  }
+  return out;
+}
+
+// Eval builds and runs `op` on concrete tensors (types must match them).
+absl::StatusOr<std::vector<at::Tensor>> Eval(const std::string& op, const std::vector<std::string>& types,
+                                             const ir::AttrMap& attrs, std::vector<at::Tensor> in,
+                                             const std::string& device = "cpu") {
+  auto n = MakeNode(op, types, attrs, device);
+  if (!n.ok()) return n.status();
+  return RunKernel(*n->node, std::move(in));
+}
+
+// Eval1 is Eval for single-result ops.
+absl::StatusOr<at::Tensor> Eval1(const std::string& op, const std::vector<std::string>& types,
+                                 const ir::AttrMap& attrs, std::vector<at::Tensor> in) {
+  auto out = Eval(op, types, attrs, std::move(in));
+  if (!out.ok()) return out.status();
+  return (*out)[0];
+}
+
+// SameTensor compares dtype, sizes and values (NaN equals NaN; floating
+// values within a tight tolerance).
+::testing::AssertionResult SameTensor(const at::Tensor& got, const at::Tensor& want,
+                                      double rtol = 1e-6, double atol = 1e-7) {
+  std::ostringstream why;
+  if (!got.defined()) return ::testing::AssertionFailure() << "result is undefined";
+  if (got.scalar_type() != want.scalar_type()) {
+    why << "dtype " << got.scalar_type() << ", want " << want.scalar_type();
+  } else if (got.sizes() != want.sizes()) {
+    why << "sizes " << got.sizes() << ", want " << want.sizes();
+  } else if (at::isFloatingType(got.scalar_type())
+                 ? !at::allclose(got, want, rtol, atol, /*equal_nan=*/true)
+                 : !at::equal(got, want)) {
+    why << "values differ";
+  } else {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << why.str() << "\n got: " << got << "\nwant: " << want;
+}
+
+at::Tensor F32(std::vector<float> v) { return at::tensor(v, at::kFloat); }
+at::Tensor F64(std::vector<double> v) { return at::tensor(v, at::kDouble); }
+at::Tensor I64(std::vector<int64_t> v) { return at::tensor(v, at::kLong); }
+at::Tensor I32(std::vector<int32_t> v) { return at::tensor(v, at::kInt); }
+at::Tensor Bool(std::vector<int> v) { return at::tensor(std::vector<int64_t>(v.begin(), v.end()), at::kLong).to(at::kBool); }
+
+// ----------------------------------------------------------------------------
+// Every op: a sample node, run on cpu (also with N = 0) and on meta.
+
+struct Sample {
+  std::string name;  // unique label (op, or op/variant)
+  std::string op;
+  std::vector<std::string> inputs;
+  ir::AttrMap attrs;
+};
+
+std::vector<Sample> Samples() {
+  using Ints = std::vector<int64_t>;
+  std::vector<Sample> s;
+  for (const char* op : {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "safe_div"}) {
+    s.push_back({op, op, {"f32[N,4]", "f32[4]"}, {}});
+  }
+  s.push_back({"add/int", "add", {"i32[N]", "i64[]"}, {}});
+  s.push_back({"add/bool", "add", {"i1[N]", "i1[N]"}, {}});
+  s.push_back({"div/int", "div", {"i64[N]", "i64[N]"}, {}});
+  s.push_back({"maximum/bool", "maximum", {"i1[N]", "i1[N]"}, {}});
+  s.push_back({"safe_div/nan", "safe_div", {"i64[N]", "f64[N]"}, {{"zero_division", NAN}}});
+  for (const char* op : {"eq", "ne", "lt", "le", "gt", "ge"}) {
+    s.push_back({op, op, {"f32[N,4]", "i64[N,4]"}, {}});
+  }
+  for (const char* op : {"logical_and", "logical_or", "logical_xor"}) s.push_back({op, op, {"i1[N]", "f32[N]"}, {}});
+  s.push_back({"logical_not", "logical_not", {"i64[N]"}, {}});
+  for (const char* op : {"neg", "abs", "exp", "log", "sqrt", "sigmoid", "log_cosh", "isnan"}) {
+    s.push_back({op, op, {"f32[N]"}, {}});
+  }
+  s.push_back({"exp/int", "exp", {"i64[N]"}, {}});
+  s.push_back({"abs/int", "abs", {"i32[N]"}, {}});
+  s.push_back({"clamp", "clamp", {"f32[N]"}, {{"min", -0.5}, {"max", 0.5}}});
+  s.push_back({"clamp/int", "clamp", {"i64[N]"}, {{"min", 0.0}, {"max", 2.0}}});
+  s.push_back({"cast", "cast", {"f32[N]"}, {{"dtype", std::string("i64")}}});
+  s.push_back({"cast/bool", "cast", {"f32[N]"}, {{"dtype", std::string("i1")}}});
+  s.push_back({"where", "where", {"i1[N]", "i64[N]", "f32[]"}, {}});
+  for (const char* op : {"reduce_sum", "reduce_max", "reduce_min", "reduce_any", "reduce_all"}) {
+    s.push_back({op, op, {"f32[N,4]"}, {{"dims", Ints{1}}}});
+    s.push_back({std::string(op) + "/all", op, {"i32[N,4]"}, {}});
+    s.push_back({std::string(op) + "/keepdim", op, {"f64[N,4]"}, {{"dims", Ints{0}}, {"keepdim", true}}});
+  }
+  s.push_back({"reduce_sum/bool", "reduce_sum", {"i1[N]"}, {}});
+  s.push_back({"argmax", "argmax", {"f32[N,4]"}, {{"dim", int64_t{1}}}});
+  s.push_back({"argmax/keepdim", "argmax", {"f32[N,4]"}, {{"dim", int64_t{-1}}, {"keepdim", true}}});
+  s.push_back({"softmax", "softmax", {"f32[N,4]"}, {{"dim", int64_t{1}}}});
+  s.push_back({"softmax/int", "softmax", {"i64[N,4]"}, {{"dim", int64_t{1}}}});
+  s.push_back({"constant", "constant", {}, {{"value", 2.5}, {"dtype", std::string("f32")}}});
+  s.push_back({"full", "full", {}, {{"shape", Ints{2, 3}}, {"value", 1.0}, {"dtype", std::string("i64")}}});
+  s.push_back({"full_like", "full_like", {"f32[N,4]"}, {{"value", 0.5}, {"dtype", std::string("f64")}}});
+  s.push_back({"arange", "arange", {}, {{"n", int64_t{4}}, {"dtype", std::string("i64")}}});
+  s.push_back({"size", "size", {"f32[N,4]"}, {{"dim", int64_t{0}}}});
+  s.push_back({"reshape", "reshape", {"f32[2,6]"}, {{"shape", Ints{3, 4}}}});
+  s.push_back({"flatten", "flatten", {"f32[N,4]"}, {}});
+  s.push_back({"unsqueeze", "unsqueeze", {"f32[N]"}, {{"dim", int64_t{1}}}});
+  s.push_back({"squeeze", "squeeze", {"f32[N,1]"}, {{"dim", int64_t{1}}}});
+  s.push_back({"select", "select", {"f32[N,4]"}, {{"dim", int64_t{1}}, {"index", int64_t{2}}}});
+  s.push_back({"transpose", "transpose", {"f32[N,4]"}, {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}});
+  s.push_back({"one_hot", "one_hot", {"i64[N]"}, {{"num_classes", int64_t{4}}}});
+  s.push_back({"one_hot/int32", "one_hot", {"i32[N,2]"}, {{"num_classes", int64_t{3}}}});
+  s.push_back({"topk_mask", "topk_mask", {"f32[N,4]"}, {{"k", int64_t{2}}}});
+  s.push_back({"histogram", "histogram", {"i64[N]"}, {{"size", int64_t{4}}}});
+  s.push_back({"histogram/weighted", "histogram", {"i32[N]", "f64[N]"}, {{"size", int64_t{4}}}});
+  s.push_back({"histogram/bool_weights", "histogram", {"i64[N]", "i1[N]"}, {{"size", int64_t{4}}}});
+  s.push_back({"sort", "sort", {"f32[N]"}, {{"dim", int64_t{0}}}});
+  s.push_back({"sort/descending", "sort", {"f32[N,4]"}, {{"dim", int64_t{1}}, {"descending", true}}});
+  s.push_back({"rank_average", "rank_average", {"f32[N]"}, {}});
+  s.push_back({"rank_average/2d", "rank_average", {"i64[N,3]"}, {}});
+  for (Sample& x : s)
+    for (std::string& t : x.inputs) t += "@cpu";
+  return s;
+}
+
+// Sizes resolves a planned shape for N = n, including products such as `N*4`.
+std::vector<int64_t> Sizes(const ir::TensorType& t, int64_t n) {
+  std::vector<int64_t> out;
+  for (const ir::Dim& d : t.shape) {
+    if (!d.is_symbolic()) {
+      out.push_back(d.size);
+      continue;
+    }
+    int64_t v = 1;
+    for (absl::string_view f : absl::StrSplit(d.symbol, '*')) {
+      int64_t k;
+      v *= absl::SimpleAtoi(f, &k) ? k : n;
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+// Example makes an input of planned type `t` with N = n: small random
+// values (integers in [-1, 5), so some are out of range for 4 classes).
+at::Tensor Example(const ir::TensorType& t, int64_t n, const std::string& device) {
+  std::vector<int64_t> sizes = Sizes(t, n);
+  auto opts = at::TensorOptions().dtype(exec::ToScalarType(t.dtype));
+  if (device == "meta") return at::empty(sizes, opts.device(at::kMeta));
+  if (ir::IsFloating(t.dtype)) return at::randn(sizes, opts);
+  if (t.dtype == ir::DType::kBool) return at::randint(0, 2, sizes, opts.dtype(at::kLong)).to(at::kBool);
+  return at::randint(-1, 5, sizes, opts);
+}
+
+// RunSample builds a sample on `device` and runs it with N = n, checking that
+// every result has the planned dtype, rank, sizes and device.
+::testing::AssertionResult RunSample(const Sample& s, int64_t n, const std::string& device,
+                                     std::vector<at::Tensor>* results = nullptr) {
+  auto node = MakeNode(s.op, s.inputs, s.attrs, device);
+  if (!node.ok()) return ::testing::AssertionFailure() << "build: " << node.status();
+  std::vector<at::Tensor> in;
+  for (ir::Value* p : node->graph->params()) in.push_back(Example(p->type(), n, device));
+  auto out = RunKernel(*node->node, in);
+  if (!out.ok()) return ::testing::AssertionFailure() << out.status();
+  for (size_t i = 0; i < out->size(); ++i) {
+    const ir::TensorType& want = node->node->output(i)->type();
+    const at::Tensor& got = (*out)[i];
+    if (!got.defined()) return ::testing::AssertionFailure() << "result " << i << " undefined";
+    std::vector<int64_t> sizes = Sizes(want, n);
+    if (got.scalar_type() != exec::ToScalarType(want.dtype) || got.sizes() != at::IntArrayRef(sizes) ||
+        got.device().str() != device) {
+      return ::testing::AssertionFailure()
+             << "result " << i << " is " << got.scalar_type() << got.sizes() << "@" << got.device()
+             << ", planned " << want.ToString() << " = " << at::IntArrayRef(sizes);
+    }
+  }
+  if (results) *results = *out;
+  return ::testing::AssertionSuccess();
+}
+
+// Verifies that every op of the table has an eager kernel, and that every
+// sync-free op has a sample below (so a new op gets these tests too).
+TEST(KernelsTest, EveryOpHasAKernelAndASample) {
+  std::map<std::string, int> sampled;
+  for (const Sample& s : Samples()) ++sampled[s.op];
+  for (const auto& [name, def] : Registry()) {
+    EXPECT_NE(FindKernel(name), nullptr) << name;
+    if (def.traits.syncs_host) continue;
+    EXPECT_GT(sampled[name], 0) << "no kernel sample for op '" << name << "'";
+  }
+  EXPECT_EQ(FindKernel("frobnicate"), nullptr);
+}
+
+// Verifies that every kernel produces the planned dtype, sizes and device,
+// for a batch of 5 rows and for an empty batch.
+TEST(KernelsTest, ResultsHaveThePlannedTypes) {
+  at::manual_seed(0);
+  for (const Sample& s : Samples()) {
+    for (int64_t n : {5, 1, 0}) {
+      EXPECT_TRUE(RunSample(s, n, "cpu")) << s.name << " with N=" << n;
+    }
+  }
+}
+
+// Verifies that every sync-free kernel runs on meta tensors when its inputs
+// are meta (meta tensors refuse .item(), nonzero and the like), producing
+// meta results of the planned types and sizes.
+TEST(KernelsTest, EveryKernelRunsOnMeta) {
+  for (const Sample& s : Samples()) {
+    for (int64_t n : {5, 0}) {
+      EXPECT_TRUE(RunSample(s, n, "meta")) << s.name << " with N=" << n;
+    }
+  }
+}
+
+// Verifies that the syncing ops do not run on meta: the meta run is a real
+// proof, not one that passes for everything.
+TEST(KernelsTest, SyncingOpsFailOnMeta) {
+  int checked = 0;
+  for (const auto& [name, def] : Registry()) {
+    if (!def.traits.syncs_host || name != "nonzero") continue;
+    auto out = Eval("nonzero", {"f32[N]@meta"}, {}, {at::empty({3}, at::TensorOptions().device(at::kMeta))}, "meta");
+    EXPECT_FALSE(out.ok()) << "nonzero ran on meta";
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no nonzero op in the table";
+}
+
+// ----------------------------------------------------------------------------
+// Values against ATen.
+
+// Verifies arithmetic in the IR's result dtype: ints with floats, true
+// division of integers, bools promoted to i64, and safe_div's zero_division.
+TEST(KernelsTest, Arithmetic) {
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("add", {"i32[N]@cpu", "f32[]@cpu"}, {},
+                                                 {I32({1, 2, 3}), at::scalar_tensor(0.5, at::kFloat)}));
+  EXPECT_TRUE(SameTensor(r, F32({1.5, 2.5, 3.5})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("div", {"i64[N]@cpu", "i64[N]@cpu"}, {}, {I64({7, -7, 0}), I64({2, 2, 4})}));
+  EXPECT_TRUE(SameTensor(r, F32({3.5, -3.5, 0})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("add", {"i1[N]@cpu", "i1[N]@cpu"}, {}, {Bool({1, 0, 1}), Bool({1, 1, 0})}));
+  EXPECT_TRUE(SameTensor(r, I64({2, 1, 1})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("sub", {"i64[N]@cpu", "i64[]@cpu"}, {},
+                                      {I64({int64_t{1} << 60, 5}), at::scalar_tensor(int64_t{1}, at::kLong)}));
+  EXPECT_TRUE(SameTensor(r, I64({(int64_t{1} << 60) - 1, 4})));
+  at::Tensor a = at::randn({4, 3}, at::kDouble), b = at::randn({3}, at::kDouble);
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("mul", {"f64[N,3]@cpu", "f64[3]@cpu"}, {}, {a, b}));
+  EXPECT_TRUE(SameTensor(r, a * b));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("pow", {"f64[N,3]@cpu", "f64[3]@cpu"}, {}, {a.abs(), b}));
+  EXPECT_TRUE(SameTensor(r, at::pow(a.abs(), b)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("maximum", {"f64[N,3]@cpu", "f64[3]@cpu"}, {}, {a, b}));
+  EXPECT_TRUE(SameTensor(r, at::maximum(a, b)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("minimum", {"f64[N,3]@cpu", "f64[3]@cpu"}, {}, {a, b}));
+  EXPECT_TRUE(SameTensor(r, at::minimum(a, b)));
+
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("safe_div", {"i64[N]@cpu", "i64[N]@cpu"}, {}, {I64({1, 2, 3}), I64({0, 4, 0})}));
+  EXPECT_TRUE(SameTensor(r, F32({0, 0.5, 0})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("safe_div", {"f64[N]@cpu", "f64[N]@cpu"}, {{"zero_division", NAN}},
+                                      {F64({1, 2, 0}), F64({0, 4, 0})}));
+  EXPECT_TRUE(SameTensor(r, F64({NAN, 0.5, NAN})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("safe_div", {"f64[N]@cpu", "f64[]@cpu"}, {{"zero_division", 1.0}},
+                                      {F64({1, 2}), at::scalar_tensor(0.0, at::kDouble)}));
+  EXPECT_TRUE(SameTensor(r, F64({1, 1})));
+}
+
+// Verifies comparisons in the promoted dtype, logic ops, where and cast.
+TEST(KernelsTest, ComparisonsLogicWhereCast) {
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("lt", {"i64[N]@cpu", "f32[]@cpu"}, {},
+                                                 {I64({2, 3}), at::scalar_tensor(2.5, at::kFloat)}));
+  EXPECT_TRUE(SameTensor(r, Bool({1, 0})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("eq", {"i32[N]@cpu", "i64[N]@cpu"}, {}, {I32({1, 2}), I64({1, 3})}));
+  EXPECT_TRUE(SameTensor(r, Bool({1, 0})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("ge", {"f32[N]@cpu", "f32[N]@cpu"}, {}, {F32({1, NAN}), F32({1, 0})}));
+  EXPECT_TRUE(SameTensor(r, Bool({1, 0})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("ne", {"f32[N]@cpu", "f32[N]@cpu"}, {}, {F32({1, NAN}), F32({1, NAN})}));
+  EXPECT_TRUE(SameTensor(r, Bool({0, 1})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("logical_xor", {"i1[N]@cpu", "f32[N]@cpu"}, {},
+                                      {Bool({1, 1, 0, 0}), F32({0, 2, 0, -1})}));
+  EXPECT_TRUE(SameTensor(r, Bool({1, 0, 0, 1})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("logical_not", {"i64[N]@cpu"}, {}, {I64({0, 3})}));
+  EXPECT_TRUE(SameTensor(r, Bool({1, 0})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("isnan", {"f32[N]@cpu"}, {}, {F32({1, NAN, INFINITY})}));
+  EXPECT_TRUE(SameTensor(r, Bool({0, 1, 0})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("where", {"i1[N]@cpu", "i64[N]@cpu", "f32[]@cpu"}, {},
+                                      {Bool({1, 0, 1}), I64({4, 5, 6}), at::scalar_tensor(-1.5, at::kFloat)}));
+  EXPECT_TRUE(SameTensor(r, F32({4, -1.5, 6})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("cast", {"f32[N]@cpu"}, {{"dtype", std::string("i64")}}, {F32({1.7, -1.7, 0})}));
+  EXPECT_TRUE(SameTensor(r, I64({1, -1, 0})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("cast", {"f32[N]@cpu"}, {{"dtype", std::string("i1")}}, {F32({0.5, 0, NAN})}));
+  EXPECT_TRUE(SameTensor(r, Bool({1, 0, 1})));
+}
+
+// Verifies unary math against ATen, integer inputs computed in f32, and
+// clamp keeping an integer dtype.
+TEST(KernelsTest, UnaryMath) {
+  at::Tensor x = at::rand({6}, at::kDouble) * 4 + 0.1;
+  struct Case {
+    const char* op;
+    at::Tensor want;
+  };
+  for (const Case& c : {Case{"exp", at::exp(x)}, Case{"log", at::log(x)}, Case{"sqrt", at::sqrt(x)},
+                        Case{"sigmoid", at::sigmoid(x)}, Case{"neg", -x}, Case{"abs", at::abs(-x)}}) {
+    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1(c.op, {"f64[N]@cpu"}, {},
+                                                   {std::string(c.op) == "abs" ? -x : x}));
+    EXPECT_TRUE(SameTensor(r, c.want, 1e-12, 1e-14)) << c.op;
+  }
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("exp", {"i64[N]@cpu"}, {}, {I64({0, 1})}));
+  EXPECT_TRUE(SameTensor(r, at::exp(F32({0, 1}))));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("abs", {"i32[N]@cpu"}, {}, {I32({-3, 2})}));
+  EXPECT_TRUE(SameTensor(r, I32({3, 2})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("clamp", {"i64[N]@cpu"}, {{"min", -1.0}, {"max", 2.0}}, {I64({-3, 0, 5})}));
+  EXPECT_TRUE(SameTensor(r, I64({-1, 0, 2})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("clamp", {"f32[N]@cpu"}, {{"min", 0.25}}, {F32({-3, 0.5, NAN})}));
+  EXPECT_TRUE(SameTensor(r, at::clamp(F32({-3, 0.5, NAN}), 0.25)));
+}
+
+// Verifies that log_cosh matches log(cosh(x)) where that is finite and does
+// not overflow for large |x| (log cosh x -> |x| - log 2), in f64 and f32.
+TEST(KernelsTest, LogCoshDoesNotOverflow) {
+  at::Tensor small = F64({0, 1, -1, 0.5, -3, 10, -20});
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("log_cosh", {"f64[N]@cpu"}, {}, {small}));
+  EXPECT_TRUE(SameTensor(r, at::log(at::cosh(small)), 1e-12, 1e-15));
+  at::Tensor big = F64({50, -50, 1000, -1000, 1e300});
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("log_cosh", {"f64[N]@cpu"}, {}, {big}));
+  EXPECT_TRUE(at::isfinite(r).all().item<bool>()) << r;
+  EXPECT_TRUE(SameTensor(r, big.abs() - std::log(2.0), 1e-14, 0));
+  // cosh(100) overflows float32; log_cosh must not.
+  at::Tensor f = F32({100, -100, 88.8f, 0});
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("log_cosh", {"f32[N]@cpu"}, {}, {f}));
+  EXPECT_TRUE(at::isfinite(r).all().item<bool>()) << r;
+  EXPECT_TRUE(SameTensor(r, F32({100 - std::log(2.0f), 100 - std::log(2.0f), 88.8f - std::log(2.0f), 0}), 1e-6, 1e-6));
+}
+
+// Verifies reductions against ATen, and that an empty max/min reduction gives
+// the identity (-inf/+inf, or the integer limits) instead of failing.
+TEST(KernelsTest, Reductions) {
+  using Ints = std::vector<int64_t>;
+  at::Tensor x = at::randn({5, 3}, at::kFloat);
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("reduce_sum", {"f32[N,3]@cpu"}, {{"dims", Ints{1}}}, {x}));
+  EXPECT_TRUE(SameTensor(r, x.sum(1)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_sum", {"f32[N,3]@cpu"}, {{"dims", Ints{-1}}, {"keepdim", true}}, {x}));
+  EXPECT_TRUE(SameTensor(r, x.sum(1, true)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_sum", {"f32[N,3]@cpu"}, {}, {x}));
+  EXPECT_TRUE(SameTensor(r, x.sum(), 1e-5, 1e-6));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_sum", {"i1[N]@cpu"}, {}, {Bool({1, 0, 1, 1})}));
+  EXPECT_TRUE(SameTensor(r, at::scalar_tensor(int64_t{3}, at::kLong)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_max", {"f32[N,3]@cpu"}, {{"dims", Ints{0}}}, {x}));
+  EXPECT_TRUE(SameTensor(r, std::get<0>(x.max(0))));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_min", {"f32[N,3]@cpu"}, {{"dims", Ints{0, 1}}}, {x}));
+  EXPECT_TRUE(SameTensor(r, x.min()));
+
+  // Empty reductions.
+  at::Tensor empty = at::empty({0}, at::kFloat);
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_max", {"f32[N]@cpu"}, {}, {empty}));
+  EXPECT_TRUE(SameTensor(r, at::scalar_tensor(-INFINITY, at::kFloat)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_min", {"f32[N]@cpu"}, {}, {empty}));
+  EXPECT_TRUE(SameTensor(r, at::scalar_tensor(INFINITY, at::kFloat)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_max", {"f64[N,3]@cpu"}, {{"dims", Ints{0}}, {"keepdim", true}},
+                                      {at::empty({0, 3}, at::kDouble)}));
+  EXPECT_TRUE(SameTensor(r, at::full({1, 3}, -INFINITY, at::kDouble)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_max", {"i64[N]@cpu"}, {}, {at::empty({0}, at::kLong)}));
+  EXPECT_TRUE(SameTensor(r, at::scalar_tensor(std::numeric_limits<int64_t>::min(), at::kLong)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_min", {"i32[N]@cpu"}, {}, {at::empty({0}, at::kInt)}));
+  EXPECT_TRUE(SameTensor(r, at::scalar_tensor(std::numeric_limits<int32_t>::max(), at::kInt)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_sum", {"f32[N]@cpu"}, {}, {empty}));
+  EXPECT_TRUE(SameTensor(r, at::scalar_tensor(0.0, at::kFloat)));
+
+  // any/all over dims, of non-bool inputs, and empty.
+  at::Tensor b = Bool({1, 0, 0, 0}).reshape({2, 2});
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_any", {"i1[N,2]@cpu"}, {{"dims", Ints{1}}}, {b}));
+  EXPECT_TRUE(SameTensor(r, Bool({1, 0})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_all", {"i1[N,2]@cpu"}, {{"dims", Ints{0}}}, {b}));
+  EXPECT_TRUE(SameTensor(r, Bool({0, 0})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_all", {"f32[N,2]@cpu"}, {}, {F32({1, 2, 3, -1}).reshape({2, 2})}));
+  EXPECT_TRUE(SameTensor(r, at::scalar_tensor(true, at::kBool)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_any", {"f32[N]@cpu"}, {}, {empty}));
+  EXPECT_TRUE(SameTensor(r, at::scalar_tensor(false, at::kBool)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reduce_all", {"f32[N]@cpu"}, {}, {empty}));
+  EXPECT_TRUE(SameTensor(r, at::scalar_tensor(true, at::kBool)));
+}
+
+// Verifies argmax (first index among ties) and softmax.
+TEST(KernelsTest, ArgmaxAndSoftmax) {
+  at::Tensor x = F32({1, 3, 3, 5, 0, 5}).reshape({2, 3});
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("argmax", {"f32[N,3]@cpu"}, {{"dim", int64_t{1}}}, {x}));
+  EXPECT_TRUE(SameTensor(r, I64({1, 0})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("argmax", {"f32[N,3]@cpu"}, {{"dim", int64_t{1}}, {"keepdim", true}}, {x}));
+  EXPECT_TRUE(SameTensor(r, I64({1, 0}).reshape({2, 1})));
+  at::Tensor y = at::randn({4, 3}, at::kFloat);
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("softmax", {"f32[N,3]@cpu"}, {{"dim", int64_t{1}}}, {y}));
+  EXPECT_TRUE(SameTensor(r, at::softmax(y, 1)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("softmax", {"i64[N,3]@cpu"}, {{"dim", int64_t{1}}}, {I64({0, 1, 2}).reshape({1, 3})}));
+  EXPECT_TRUE(SameTensor(r, at::softmax(F32({0, 1, 2}).reshape({1, 3}), 1)));
+}
+
+// Verifies that one_hot gives an all-false row for a label outside
+// [0, num_classes) instead of failing.
+TEST(KernelsTest, OneHotOutOfRangeRowIsAllFalse) {
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("one_hot", {"i64[N]@cpu"}, {{"num_classes", int64_t{4}}},
+                                                 {I64({0, 3, -1, 4, 2})}));
+  at::Tensor want = Bool({1, 0, 0, 0,  //
+                          0, 0, 0, 1,  //
+                          0, 0, 0, 0,  //
+                          0, 0, 0, 0,  //
+                          0, 0, 1, 0})
+                        .reshape({5, 4});
+  EXPECT_TRUE(SameTensor(r, want));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("one_hot", {"i32[N]@cpu"}, {{"num_classes", int64_t{2}}}, {I32({1, 7})}));
+  EXPECT_TRUE(SameTensor(r, Bool({0, 1, 0, 0}).reshape({2, 2})));
+}
+
+// Verifies that histogram counts (or sums weights of) indices in [0, size)
+// and drops the others.
+TEST(KernelsTest, HistogramDropsOutOfRangeIndices) {
+  at::Tensor idx = I64({0, 1, 1, 5, -1, 3, 4});
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("histogram", {"i64[N]@cpu"}, {{"size", int64_t{4}}}, {idx}));
+  EXPECT_TRUE(SameTensor(r, I64({1, 2, 0, 1})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("histogram", {"i32[N]@cpu", "f64[N]@cpu"}, {{"size", int64_t{4}}},
+                                      {idx.to(at::kInt), F64({0.5, 1, 2, 100, 100, 3, 100})}));
+  EXPECT_TRUE(SameTensor(r, F64({0.5, 3, 0, 3})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("histogram", {"i64[N]@cpu", "i1[N]@cpu"}, {{"size", int64_t{4}}},
+                                      {idx, Bool({1, 1, 0, 1, 1, 1, 1})}));
+  EXPECT_TRUE(SameTensor(r, I64({1, 1, 0, 1})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("histogram", {"i64[N]@cpu"}, {{"size", int64_t{3}}}, {at::empty({0}, at::kLong)}));
+  EXPECT_TRUE(SameTensor(r, I64({0, 0, 0})));
+}
+
+// Verifies topk_mask and a stable sort.
+TEST(KernelsTest, TopkMaskAndSort) {
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("topk_mask", {"f32[N,4]@cpu"}, {{"k", int64_t{2}}},
+                                                 {F32({1, 5, 3, 4, 9, 8, 7, 6}).reshape({2, 4})}));
+  EXPECT_TRUE(SameTensor(r, Bool({0, 1, 0, 1, 1, 1, 0, 0}).reshape({2, 4})));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> s,
+                             Eval("sort", {"f32[N]@cpu"}, {{"dim", int64_t{0}}}, {F32({3, 1, 2, 1})}));
+  EXPECT_TRUE(SameTensor(s[0], F32({1, 1, 2, 3})));
+  EXPECT_TRUE(SameTensor(s[1], I64({1, 3, 2, 0})));
+  TALLY_ASSERT_OK_AND_ASSIGN(s, Eval("sort", {"f32[N]@cpu"}, {{"dim", int64_t{0}}, {"descending", true}},
+                                     {F32({3, 1, 2, 1})}));
+  EXPECT_TRUE(SameTensor(s[0], F32({3, 2, 1, 1})));
+  EXPECT_TRUE(SameTensor(s[1], I64({0, 2, 1, 3})));
+}
+
+// AverageRanks is scipy.stats.rankdata(method="average") by brute force.
+std::vector<double> AverageRanks(const std::vector<double>& v) {
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    double less = 0, equal = 0;
+    for (double w : v) {
+      less += w < v[i];
+      equal += w == v[i];
+    }
+    r[i] = less + (equal + 1) / 2;
+  }
+  return r;
+}
+
+// Verifies rank_average against scipy-style average ranks with ties, in 1-D,
+// per column in 2-D, and on an empty batch.
+TEST(KernelsTest, RankAverageMatchesScipyAverageRanks) {
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("rank_average", {"f32[N]@cpu"}, {},
+                                                 {F32({3, 1, 4, 1, 5, 9, 2, 6, 5, 3})}));
+  EXPECT_TRUE(SameTensor(r, F64({4.5, 1.5, 6, 1.5, 7.5, 10, 3, 9, 7.5, 4.5})));
+
+  at::manual_seed(1);
+  at::Tensor x = at::randint(0, 5, {40, 3}, at::kLong);
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("rank_average", {"i64[N,3]@cpu"}, {}, {x}));
+  at::Tensor xd = x.to(at::kDouble);
+  for (int64_t j = 0; j < 3; ++j) {
+    at::Tensor col = xd.select(1, j).contiguous();
+    std::vector<double> v(col.data_ptr<double>(), col.data_ptr<double>() + col.numel());
+    EXPECT_TRUE(SameTensor(r.select(1, j).contiguous(), F64(AverageRanks(v)), 0, 0)) << "column " << j;
+  }
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("rank_average", {"f64[N]@cpu"}, {}, {at::empty({0}, at::kDouble)}));
+  EXPECT_EQ(r.numel(), 0);
+  EXPECT_EQ(r.scalar_type(), at::kDouble);
+}
+
+// Verifies creation and shape ops against ATen.
+TEST(KernelsTest, CreationAndShapeOps) {
+  using Ints = std::vector<int64_t>;
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("constant", {}, {{"value", 2.5}, {"dtype", std::string("f64")}}, {}));
+  EXPECT_TRUE(SameTensor(r, at::scalar_tensor(2.5, at::kDouble)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("constant", {}, {{"value", int64_t{-3}}, {"dtype", std::string("i64")}}, {}));
+  EXPECT_TRUE(SameTensor(r, at::scalar_tensor(int64_t{-3}, at::kLong)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("full", {}, {{"shape", Ints{2, 3}}, {"value", 7.0}, {"dtype", std::string("i32")}}, {}));
+  EXPECT_TRUE(SameTensor(r, at::full({2, 3}, 7, at::kInt)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("arange", {}, {{"n", int64_t{4}}, {"dtype", std::string("f32")}}, {}));
+  EXPECT_TRUE(SameTensor(r, F32({0, 1, 2, 3})));
+  at::Tensor x = at::randn({3, 4}, at::kFloat);
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("full_like", {"f32[N,4]@cpu"}, {{"value", 1.0}, {"dtype", std::string("i1")}}, {x}));
+  EXPECT_TRUE(SameTensor(r, at::ones({3, 4}, at::kBool)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("size", {"f32[N,4]@cpu"}, {{"dim", int64_t{0}}}, {x}));
+  EXPECT_TRUE(SameTensor(r, at::scalar_tensor(int64_t{3}, at::kLong)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("flatten", {"f32[N,4]@cpu"}, {}, {x}));
+  EXPECT_TRUE(SameTensor(r, x.reshape({12})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("reshape", {"f32[3,4]@cpu"}, {{"shape", Ints{2, 6}}}, {x}));
+  EXPECT_TRUE(SameTensor(r, x.reshape({2, 6})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("unsqueeze", {"f32[N,4]@cpu"}, {{"dim", int64_t{-1}}}, {x}));
+  EXPECT_TRUE(SameTensor(r, x.unsqueeze(-1)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("squeeze", {"f32[N,1]@cpu"}, {{"dim", int64_t{1}}}, {x.select(1, 0).unsqueeze(1)}));
+  EXPECT_TRUE(SameTensor(r, x.select(1, 0)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("select", {"f32[N,4]@cpu"}, {{"dim", int64_t{1}}, {"index", int64_t{2}}}, {x}));
+  EXPECT_TRUE(SameTensor(r, x.select(1, 2)));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("transpose", {"f32[N,4]@cpu"}, {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}, {x}));
+  EXPECT_TRUE(SameTensor(r, x.t()));
+}
+
+// Verifies that creation ops materialize on the device of their plan.
+TEST(KernelsTest, CreationOpsUseThePlannedDevice) {
+  TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> r,
+                             Eval("full", {}, {{"shape", std::vector<int64_t>{2}}, {"value", 1.0}, {"dtype", std::string("f32")}},
+                                  {}, "meta"));
+  EXPECT_TRUE(r[0].is_meta());
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval("constant", {}, {{"value", 1.0}, {"dtype", std::string("f32")}}, {}, "meta"));
+  EXPECT_TRUE(r[0].is_meta());
+}
+
+}  // namespace
+}  // namespace tally::ops
