@@ -339,20 +339,17 @@ Expr Kappa(Expr cmf, const std::string& weights) {
 // hamming distance and stat_scores.
 void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
   Counts counts;  // int64
-  if (task == Task::kBinary) {
-    State cm = BinaryConfmat(b, a.threshold, a.ignore_index, LogitCheck::kAllElements);
-    counts = FromConfmat(task, b.Read(cm));
-  } else if (task == Task::kMultilabel) {
-    State cm = MultilabelConfmat(b, a.num, a.threshold, a.ignore_index);
-    counts = FromConfmat(task, b.Read(cm));
-  } else if (a.top_k == 1) {
-    State cm = MulticlassConfmat(b, a.num, a.ignore_index);
-    counts = FromConfmat(task, b.Read(cm));
-  } else {
+  if (task == Task::kMulticlass && a.top_k > 1) {
     MulticlassTopkCounts s = MulticlassTopk(b, a.num, a.top_k, a.ignore_index);
+    if (!b.ok()) return;
     counts = {b.Read(s.tp), b.Read(s.fp), b.Read(s.tn), b.Read(s.fn)};
+  } else {
+    State cm = task == Task::kBinary ? BinaryConfmat(b, a.threshold, a.ignore_index, LogitCheck::kAllElements)
+               : task == Task::kMultilabel ? MultilabelConfmat(b, a.num, a.threshold, a.ignore_index)
+                                           : MulticlassConfmat(b, a.num, a.ignore_index);
+    if (!b.ok()) return;
+    counts = FromConfmat(task, b.Read(cm));
   }
-  if (!b.ok()) return;
   if (kind == Kind::kStatScores) {
     b.Output(StatScores(task, counts, a.average));
     return;
