@@ -18,8 +18,11 @@
 //   there, by a missing squeeze; pearson, from the same states, is a scalar).
 // * pearson, concordance, spearman and log_cosh infer d from the shape like
 //   the functional API; an explicit num_outputs (the module classes'
-//   argument) must agree with it, and a 1-D input with num_outputs > 1 is an
-//   error (TorchMetrics lets it through and fails later).
+//   argument) must agree with it. A 1-D input with num_outputs > 1 is an
+//   error here for every metric taking num_outputs (TorchMetrics' shape
+//   check lets it through; its states then fail or broadcast).
+// * explained_variance takes (N) or (N, d) like r2 (TorchMetrics reduces
+//   dim 0 of any rank; d-dim outputs beyond 2-D are not supported here).
 // * spearman accepts integer inputs (cast to float64; TorchMetrics raises).
 // * cosine_similarity computes in float64 (TorchMetrics casts to float32),
 //   and log_cosh_error is evaluated without overflow or cancellation (see
@@ -328,28 +331,17 @@ absl::StatusOr<Metric> BuildSpearman(SpecArgs& args, const dsl::Signature& sig, 
   b.Accumulate(target_rows, c.target);
 
   // reg/spearman.py: average ranks for ties, population moments, +1e-6.
-  // Ranked one column at a time: the rank_average kernel takes [0] but not
-  // [0, d] (reshape to [0, -1]), and no rows must give NaN, not an error.
-  Expr all_preds = b.Read(preds_rows), all_target = b.Read(target_rows);
-  Expr n = dsl::Cast(dsl::Size(all_preds, 0), DType::kFloat64);
-  Expr result = dsl::Full(all_preds, {c.d}, NAN, DType::kFloat64);
-  Expr column = dsl::Arange(all_preds, c.d);
-  for (int64_t j = 0; j < c.d; ++j) {
-    Expr rp = dsl::RankAverage(dsl::Select(all_preds, 1, j));
-    Expr rt = dsl::RankAverage(dsl::Select(all_target, 1, j));
-    Expr dp = rp - dsl::Sum(rp) / n;
-    Expr dt = rt - dsl::Sum(rt) / n;
-    Expr cov = dsl::Sum(dp * dt) / n;
-    Expr sd_p = dsl::Sqrt(dsl::Sum(dp * dp) / n);
-    Expr sd_t = dsl::Sqrt(dsl::Sum(dt * dt) / n);
-    Expr corr = dsl::Clamp(cov / (sd_p * sd_t + kSpearmanEpsilon), -1.0, 1.0);
-    if (c.one_dim) {
-      result = corr;
-    } else {
-      result = dsl::Where(column == static_cast<double>(j), corr, result);
-    }
-  }
-  b.Output(result);
+  // No rows give 0/0 = NaN.
+  Expr rp = dsl::RankAverage(b.Read(preds_rows));
+  Expr rt = dsl::RankAverage(b.Read(target_rows));
+  Expr n = dsl::Cast(dsl::Size(rp, 0), DType::kFloat64);
+  Expr dp = rp - dsl::Sum(rp, {0}) / n;
+  Expr dt = rt - dsl::Sum(rt, {0}) / n;
+  Expr cov = dsl::Sum(dp * dt, {0}) / n;
+  Expr sd_p = dsl::Sqrt(dsl::Sum(dp * dp, {0}) / n);
+  Expr sd_t = dsl::Sqrt(dsl::Sum(dt * dt, {0}) / n);
+  Expr corr = dsl::Clamp(cov / (sd_p * sd_t + kSpearmanEpsilon), -1.0, 1.0);
+  b.Output(Squeezed(corr, c.one_dim));
   return b.Finish();
 }
 
