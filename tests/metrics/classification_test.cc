@@ -1364,6 +1364,8 @@ TEST(ClassificationTest, EveryUpdateRunsOnMeta) {
     ASSERT_TRUE(prog.ok()) << c.spec << ": " << prog.status();
     absl::Status s = (*prog)->Update(Inputs(p, t));
     EXPECT_TRUE(s.ok()) << c.spec << ": " << s;
+    s = (*prog)->Update(Inputs(p.narrow(0, 0, 0), t.narrow(0, 0, 0)));
+    EXPECT_TRUE(s.ok()) << c.spec << " (empty batch): " << s;
     for (const at::Tensor& st : (*prog)->states()) EXPECT_TRUE(st.is_meta()) << c.spec;
   }
 }
