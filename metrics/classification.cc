@@ -9,6 +9,15 @@
 // counts), so metrics over the same inputs share their states; everything
 // else — per-class scores, averaging, normalization, MCC and kappa — is
 // computed from those counts in finalize, in float64.
+//
+// Where Tally deliberately differs from TorchMetrics 1.5:
+//   * Scores are float64 (TorchMetrics: float32), so results are the exact
+//     values for the counts; counts stay int64.
+//   * Value checks (labels out of range) are deferred: Update masks the
+//     offending rows out of the states and Compute fails with their count.
+//     Int preds at ignored positions are not checked.
+//   * multidim_average="samplewise" is rejected as not supported.
+//   * Float targets are rejected (TorchMetrics would truncate or compare them).
 #include <cmath>
 #include <optional>
 #include <string>

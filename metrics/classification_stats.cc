@@ -1,5 +1,7 @@
 #include "metrics/classification_stats.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
