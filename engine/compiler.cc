@@ -4,20 +4,51 @@
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/eliminate_dead_states.h"
+#include "passes/insert_transfers.h"
 #include "passes/place.h"
 #include "passes/remove_host_syncs.h"
 
 namespace tally {
 
-std::unique_ptr<passes::PassPipeline> DefaultPipeline(const ir::Device& device) {
+std::unique_ptr<passes::PassPipeline> DefaultPipeline(const CompileOptions& options) {
+  const ir::Device& device = options.device;
   auto p = std::make_unique<passes::PassPipeline>("default");
   p->AddPass<passes::Canonicalize>();
   p->AddPass<passes::Cse>();
   p->AddPass<passes::EliminateDeadStates>();
   p->AddPass<passes::RemoveHostSyncs>();
   p->AddPass<passes::Place>(device);
+  if (options.transfer_inputs) p->AddPass<passes::InsertTransfers>(device);
   p->AddPass<passes::ProveSingleDevicePass>(device);
   return p;
+}
+
+absl::StatusOr<Compiled> Recompile(const ir::Module& m, const CompileOptions& options) {
+  Compiled c;
+  c.module = m.Clone();
+  c.linked = m.Clone();
+  passes::PassPipeline p("placement");
+  p.AddPass<passes::Place>(options.device);
+  if (options.transfer_inputs) p.AddPass<passes::InsertTransfers>(options.device);
+  p.AddPass<passes::ProveSingleDevicePass>(options.device);
+  TALLY_RETURN_IF_ERROR(p.Run(*c.module).status());
+  c.log = p.records();
+  TALLY_ASSIGN_OR_RETURN(c.proof, passes::ProveSingleDevice(*c.module, options.device));
+  return c;
+}
+
+absl::StatusOr<std::unique_ptr<Program>> MoveProgram(const Program& p, const ir::Device& device) {
+  CompileOptions co;
+  co.device = device;
+  co.checked = p.options().checked;
+  co.transfer_inputs = p.options().transfer_inputs;
+  TALLY_ASSIGN_OR_RETURN(Compiled c, Recompile(p.module(), co));
+  ProgramOptions po = p.options();
+  po.device = device;
+  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> moved, Program::Create(std::move(c.module), po));
+  TALLY_ASSIGN_OR_RETURN(std::string bytes, p.SaveState());
+  TALLY_RETURN_IF_ERROR(moved->LoadState(bytes));
+  return moved;
 }
 
 absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entries,
@@ -25,7 +56,7 @@ absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entri
   Compiled c;
   TALLY_ASSIGN_OR_RETURN(c.module, LinkCollection(entries));
   c.linked = c.module->Clone();
-  auto pipeline = DefaultPipeline(options.device);
+  auto pipeline = DefaultPipeline(options);
   pipeline->set_dump_after(options.dump_after);
   TALLY_RETURN_IF_ERROR(pipeline->Run(*c.module).status());
   c.log = pipeline->records();
@@ -39,6 +70,7 @@ absl::StatusOr<std::unique_ptr<Program>> Compile(const std::vector<CollectionEnt
   ProgramOptions po;
   po.device = options.device;
   po.checked = options.checked;
+  po.transfer_inputs = options.transfer_inputs;
   return Program::Create(std::move(c.module), po);
 }
 

@@ -20,6 +20,9 @@ struct CompileOptions {
   ir::Device device;
   std::string dump_after;  // a pass name, "all", or ""
   bool checked = false;    // checked executor mode
+  // transfer_inputs accepts inputs on any device and copies them with one
+  // explicit, visible transfer node each; otherwise they are rejected.
+  bool transfer_inputs = false;
 };
 
 // Compiled is a module after the pipeline, with the pass log.
@@ -33,11 +36,19 @@ struct Compiled {
 // DefaultPipeline returns the default pass pipeline for `device`:
 // canonicalize, cse, eliminate-dead-states, remove-host-syncs, place,
 // prove-single-device.
-std::unique_ptr<passes::PassPipeline> DefaultPipeline(const ir::Device& device);
+std::unique_ptr<passes::PassPipeline> DefaultPipeline(const CompileOptions& options);
 
 // CompileModule links `entries` and runs the default pipeline.
 absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entries,
                                        const CompileOptions& options);
+
+// Recompile runs placement, transfers and the proof again on an already
+// compiled module for another device (what Program::To does).
+absl::StatusOr<Compiled> Recompile(const ir::Module& m, const CompileOptions& options);
+
+// MoveProgram returns `p` recompiled and re-proved for `device`, with its
+// states copied there.
+absl::StatusOr<std::unique_ptr<Program>> MoveProgram(const Program& p, const ir::Device& device);
 
 // Compile links, runs the pipeline and instantiates the program.
 absl::StatusOr<std::unique_ptr<Program>> Compile(const std::vector<CollectionEntry>& entries,

@@ -127,10 +127,11 @@ absl::Status Program::CheckInputs(const NamedTensors& inputs,
             ") but another input has ", it->second));
       }
     }
-    if (t.device().str() != want.device.name) {
+    if (want.device.name != "*" && t.device().str() != want.device.name) {
       return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": input '", name, "' is on ",
                                                      t.device().str(), " but the program is placed on ",
-                                                     want.device.name));
+                                                     want.device.name,
+                                                     " (compile with transfer_inputs / --transfer-inputs to copy it explicitly)"));
     }
   }
   return absl::OkStatus();

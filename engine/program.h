@@ -31,6 +31,7 @@ using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 struct ProgramOptions {
   ir::Device device;
   bool checked = false;  // verify each node's output against its plan
+  bool transfer_inputs = false;  // the module has explicit input transfers
 };
 
 class Program {

@@ -83,6 +83,19 @@ void RegisterIndexOps(OpTable& t) {
              TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
              return std::vector<TensorType>{{dt, in[0].shape, in[0].device}};
            }));
+  // transfer: the one op that changes device — an explicit, visible copy of
+  // a program input to the program's device (opt-in, --transfer-inputs).
+  {
+    OpDef d = Make("transfer", 1, 1, {{"device", AttrKind::kString}},
+                   [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+                     TALLY_ASSIGN_OR_RETURN(ir::Device dev, ir::ParseDevice(std::get<std::string>(a.at("device"))));
+                     TensorType t = in[0];
+                     t.device = dev;
+                     return std::vector<TensorType>{t};
+                   });
+    d.traits.preserves_device = false;
+    add(std::move(d));
+  }
   // size: a dim's size as an i64 scalar on the device; metadata only.
   add(Make("size", 1, 1, {{"dim", AttrKind::kInt}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {

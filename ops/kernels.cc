@@ -179,6 +179,9 @@ void Arange(const ir::Node& n, const at::Tensor*, at::Tensor* out) {
 void Size(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = at::scalar_tensor(in[0].size(n.GetInt("dim")), in[0].options().dtype(at::kLong));
 }
+void Transfer(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = in[0].to(c10::Device(n.GetString("device")));
+}
 void Reshape(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].reshape(n.GetInts("shape")); }
 void Flatten(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].reshape({-1}); }
 void Unsqueeze(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].unsqueeze(n.GetInt("dim")); }
@@ -259,7 +262,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"reduce_sum", ReduceSum}, {"reduce_max", ReduceExtreme<true>},
       {"reduce_min", ReduceExtreme<false>}, {"reduce_any", ReduceBool<true>},
       {"reduce_all", ReduceBool<false>}, {"argmax", Argmax}, {"softmax", Softmax},
-      {"constant", Constant}, {"full", Full}, {"arange", Arange}, {"full_like", FullLike}, {"size", Size},
+      {"constant", Constant}, {"full", Full}, {"arange", Arange}, {"full_like", FullLike}, {"size", Size}, {"transfer", Transfer},
       {"reshape", Reshape}, {"flatten", Flatten}, {"unsqueeze", Unsqueeze},
       {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},

@@ -14,9 +14,20 @@ absl::Status CheckGraph(const ir::Graph& g, const ir::Device& d, DeviceProof& pr
         "; the program is placed on ", d.name));
   };
   for (const ir::Value* p : g.params()) {
+    // An input opted into transfer arrives anywhere ("*") and may only feed
+    // explicit transfer nodes.
+    if (p->type().device.name == "*") continue;
     if (p->type().device != d) return fail(nullptr, p, absl::StrCat("parameter %", p->name(), " is"));
   }
   for (const auto& n : g.nodes()) {
+    if (n->op() == "transfer") {
+      const ir::Value* in = n->input(0);
+      if (in->producer() != nullptr || in->type().device.name != "*" || n->output()->type().device != d) {
+        return fail(n.get(), in, "transfer of");
+      }
+      ++proof.edges[absl::StrCat(g.name(), ": input -> explicit transfer to ", d.name)];
+      continue;
+    }
     for (const ir::Value* in : n->inputs()) {
       if (in->type().device != d) return fail(n.get(), in, "input");
       ++proof.edges[absl::StrCat(g.name(), ": ", in->producer() ? "node -> node" : "param -> node")];
@@ -37,7 +48,11 @@ absl::Status CheckGraph(const ir::Graph& g, const ir::Device& d, DeviceProof& pr
 
 std::string DeviceProof::ToString() const {
   std::string out = absl::StrCat("single-device proof: every edge is on ", device, "\n");
-  for (const auto& [cls, n] : edges) absl::StrAppend(&out, "  ", cls, ": ", n, " edges, all on ", device, "\n");
+  for (const auto& [cls, n] : edges) {
+    bool transfer = cls.find("explicit transfer") != std::string::npos;
+    absl::StrAppend(&out, "  ", cls, ": ", n, " edges, ",
+                    transfer ? "from any device to " : "all on ", device, "\n");
+  }
   absl::StrAppend(&out, "  states: ", states, ", all on ", device, "\n");
   for (const auto& b : boundary_checks) absl::StrAppend(&out, "  boundary check: ", b, "\n");
   return out;
@@ -57,6 +72,11 @@ absl::StatusOr<DeviceProof> ProveSingleDevice(const ir::Module& m, const ir::Dev
     ++proof.states;
   }
   for (const ir::Value* p : m.update->params()) {
+    if (p->type().device.name == "*") {
+      proof.boundary_checks.push_back(absl::StrCat("%", p->name(), " must be ", p->type().ToString(),
+                                                   " on any device, then one explicit transfer to ", device.name));
+      continue;
+    }
     proof.boundary_checks.push_back(absl::StrCat("%", p->name(), " must be ", p->type().ToString(),
                                                  " (checked on the host in Program::Update before any state changes)"));
   }

@@ -43,7 +43,9 @@ std::string Dim::ToString() const {
 
 absl::StatusOr<Device> ParseDevice(absl::string_view s) {
   s = absl::StripAsciiWhitespace(s);
-  if (s == "cpu" || s == "meta" || s == "mps" || s == "cuda") {
+  // "*" is an input that may arrive on any device and is transferred
+  // explicitly (ProgramOptions::transfer_inputs).
+  if (s == "cpu" || s == "meta" || s == "mps" || s == "cuda" || s == "*") {
     return Device{std::string(s)};
   }
   if (absl::StartsWith(s, "cuda:")) {

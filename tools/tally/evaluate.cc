@@ -109,15 +109,20 @@ absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>&
   CompileOptions co;
   co.device = options.device;
   co.checked = options.checked;
+  co.transfer_inputs = options.transfer_inputs;
   TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Compile(entries, co));
   // Feed only the inputs the program takes.
   NamedTensors used;
   TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options.device));
   for (const auto& [name, t] : inputs) {
     if (program->module().update->FindParam(name) == nullptr) continue;
-    at::Tensor moved;
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { moved = t.to(dev); },
-                                           absl::StrCat("input '", name, "'")));
+    at::Tensor moved = t;
+    if (!options.transfer_inputs) {
+      // Files are read on the CPU; the CLI places them on --device (the
+      // program boundary still checks every batch).
+      TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { moved = t.to(dev); },
+                                             absl::StrCat("input '", name, "'")));
+    }
     used.emplace_back(name, moved);
   }
   int64_t n = std::max<int64_t>(rows, 0);

@@ -23,6 +23,7 @@ struct EvalOptions {
   int64_t batch_size = 0;  // 0: one update with all rows
   ir::Device device;
   bool checked = false;
+  bool transfer_inputs = false;
 };
 
 // EvalResult is one metric's value.

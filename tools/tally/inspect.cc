@@ -55,6 +55,7 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
   CompileOptions co;
   co.device = options.device;
   co.dump_after = options.dump_after;
+  co.transfer_inputs = options.transfer_inputs;
   TALLY_ASSIGN_OR_RETURN(Compiled c, CompileModule(entries, co));
   const ir::Module& m = *c.module;
   std::string out = absl::StrCat("program on ", options.device.name, "\n\ninputs:\n");

@@ -18,6 +18,7 @@ struct InspectOptions {
   ir::Device device;
   std::string dump_after;
   bool proof = false;
+  bool transfer_inputs = false;
   std::string format = "text";
 };
 

@@ -28,9 +28,9 @@ namespace {
 constexpr char kUsage[] =
     "usage: tally eval --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...]\n"
     "                  [--batch-size N] [--world-size W] [--backend eager|torchscript]\n"
-    "                  [--device DEV] [--format table|json] [--checked]\n"
+    "                  [--device DEV] [--format table|json] [--checked] [--transfer-inputs]\n"
     "       tally inspect --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...]\n"
-    "                  [--device DEV] [--dump-after PASS|all] [--proof] [--format text]\n"
+    "                  [--device DEV] [--dump-after PASS|all] [--proof] [--transfer-inputs] [--format text]\n"
     "       tally bench --workload NAME [--backend eager] [--format table|json] [--quick]\n"
     "       tally list-metrics\n";
 
@@ -107,7 +107,7 @@ absl::Status RunEval(int argc, char** argv) {
   TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
                                            {"metric", "input", "batch-size", "world-size", "backend",
                                             "device", "format"},
-                                           {"checked"}));
+                                           {"checked", "transfer-inputs"}));
   std::string format = a.Get("format", "table");
   if (format != "table" && format != "json") {
     return absl::InvalidArgumentError(absl::StrCat("--format must be table or json, got '", format, "'"));
@@ -132,6 +132,7 @@ absl::Status RunEval(int argc, char** argv) {
   }
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
   opts.checked = a.Switch("checked");
+  opts.transfer_inputs = a.Switch("transfer-inputs");
   TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(a));
   std::vector<std::string> specs;
   if (a.Has("metric")) specs = a.values.at("metric");
@@ -151,11 +152,12 @@ absl::Status RunEval(int argc, char** argv) {
 absl::Status RunInspect(int argc, char** argv) {
   TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
                                            {"metric", "input", "device", "dump-after", "format"},
-                                           {"proof"}));
+                                           {"proof", "transfer-inputs"}));
   InspectOptions opts;
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
   opts.dump_after = a.Get("dump-after", "");
   opts.proof = a.Switch("proof");
+  opts.transfer_inputs = a.Switch("transfer-inputs");
   opts.format = a.Get("format", "text");
   if (!a.Has("metric")) return absl::InvalidArgumentError("no --metric given");
   TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(a));
