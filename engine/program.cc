@@ -60,6 +60,17 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
 absl::StatusOr<std::vector<at::Tensor>> Program::InitialStates() const {
   std::vector<at::Tensor> out;
   TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options_.device));
+  // Planning for a device needs no hardware; holding states on it does. Say
+  // so plainly instead of passing on ATen's list of dispatch keys.
+  const bool available = dev.is_cuda()  ? at::hasCUDA() && (!dev.has_index() || dev.index() < at::getNumGPUs())
+                         : dev.is_mps() ? at::hasMPS()
+                                        : true;
+  if (!available) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        metric_names_, ": cannot create states on ", options_.device.name,
+        ": the device is not available on this machine (plan for it with `tally inspect --device ",
+        options_.device.name, "`)"));
+  }
   absl::Status st = exec::CatchTorch(
       [&] {
         for (const auto& s : module_->states) {
@@ -294,6 +305,9 @@ absl::Status Program::LoadState(absl::string_view bytes) {
     TALLY_RETURN_IF_ERROR(st);
     rest.remove_prefix(nbytes);
     loaded.push_back(t);
+  }
+  if (!rest.empty()) {
+    return bad(absl::StrCat(rest.size(), " bytes after the last state (saved by a different program?)"));
   }
   states_ = std::move(loaded);
   return absl::OkStatus();
