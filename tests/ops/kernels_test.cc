@@ -165,6 +165,8 @@ std::vector<Sample> Samples() {
   s.push_back({"full_like", "full_like", {"f32[N,4]"}, {{"value", 0.5}, {"dtype", std::string("f64")}}});
   s.push_back({"arange", "arange", {}, {{"n", int64_t{4}}, {"dtype", std::string("i64")}}});
   s.push_back({"size", "size", {"f32[N,4]"}, {{"dim", int64_t{0}}}});
+  // Transfers to the device the sample runs on (see RunSample).
+  s.push_back({"transfer", "transfer", {"f32[N,4]"}, {{"device", std::string("cpu")}}});
   s.push_back({"reshape", "reshape", {"f32[2,6]"}, {{"shape", Ints{3, 4}}}});
   s.push_back({"flatten", "flatten", {"f32[N,4]"}, {}});
   s.push_back({"unsqueeze", "unsqueeze", {"f32[N]"}, {{"dim", int64_t{1}}}});
@@ -219,7 +221,9 @@ at::Tensor Example(const ir::TensorType& t, int64_t n, const std::string& device
 // every result has the planned dtype, rank, sizes and device.
 ::testing::AssertionResult RunSample(const Sample& s, int64_t n, const std::string& device,
                                      std::vector<at::Tensor>* results = nullptr) {
-  auto node = MakeNode(s.op, s.inputs, s.attrs, device);
+  ir::AttrMap attrs = s.attrs;
+  if (s.op == "transfer") attrs["device"] = device;
+  auto node = MakeNode(s.op, s.inputs, attrs, device);
   if (!node.ok()) return ::testing::AssertionFailure() << "build: " << node.status();
   std::vector<at::Tensor> in;
   for (ir::Value* p : node->graph->params()) in.push_back(Example(p->type(), n, device));
@@ -565,6 +569,17 @@ TEST(KernelsTest, CreationAndShapeOps) {
   EXPECT_TRUE(SameTensor(r, x.select(1, 2)));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("transpose", {"f32[N,4]@cpu"}, {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}, {x}));
   EXPECT_TRUE(SameTensor(r, x.t()));
+}
+
+// Verifies that transfer copies an input to the device of its attribute.
+TEST(KernelsTest, TransferMovesToItsDevice) {
+  if (FindOp("transfer") == nullptr) GTEST_SKIP() << "no transfer op";
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("transfer", {"f32[N]@cpu"}, {{"device", std::string("meta")}},
+                                                 {F32({1, 2, 3})}));
+  EXPECT_TRUE(r.is_meta());
+  EXPECT_EQ(r.sizes(), at::IntArrayRef({3}));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("transfer", {"f32[N]@cpu"}, {{"device", std::string("cpu")}}, {F32({1, 2})}));
+  EXPECT_TRUE(SameTensor(r, F32({1, 2})));
 }
 
 // Verifies that creation ops materialize on the device of their plan.

@@ -211,6 +211,11 @@ TEST(OpRegistryTest, Devices) {
               IsOkAndHolds("i64[4]@meta"));
   EXPECT_THAT(Infer("neg", {"f32[N]@meta"}, {}, "cpu"), IsOkAndHolds("f32[N]@meta"));
   EXPECT_INFER_ERROR(Infer("add", {"f32[N]@cpu", "f32[N]@meta"}), "add", "inputs on different devices (cpu and meta)");
+  if (FindOp("transfer") != nullptr) {
+    EXPECT_THAT(Infer("transfer", {"f32[N,3]@cpu"}, {{"device", std::string("meta")}}), IsOkAndHolds("f32[N,3]@meta"));
+    EXPECT_INFER_ERROR(Infer("transfer", {"f32[N]@cpu"}, {{"device", std::string("gpu")}}), "transfer",
+                       "unknown device 'gpu'");
+  }
   EXPECT_INFER_ERROR(Infer("where", {"i1[N]@cpu", "f32[N]@cpu", "f32[N]@cuda:1"}), "where",
                      "inputs on different devices (cpu and cuda:1)");
 }
@@ -293,7 +298,8 @@ TEST(OpRegistryTest, Traits) {
     EXPECT_EQ(SyncsHost(*n), syncing);
     EXPECT_EQ(HasDataDependentShape(*n), syncing);
     EXPECT_EQ(IsCreation(*n), creation.count(name) > 0);
-    EXPECT_TRUE(def.traits.preserves_device);
+    // Only transfer, the explicit copy of an input, changes device.
+    EXPECT_EQ(def.traits.preserves_device, name != "transfer");
     EXPECT_TRUE(static_cast<bool>(def.infer));
   }
   ir::Node* unknown = g.AddNode("frobnicate", {}, {}, {ir::TensorType{}});
