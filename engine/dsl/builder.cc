@@ -21,7 +21,7 @@ const ir::TensorType& Expr::type() const {
 }
 
 MetricBuilder::MetricBuilder(std::string metric_name, Signature sig, ir::Device device)
-    : name_(std::move(metric_name)), sig_(std::move(sig)), device_(std::move(device)),
+    : GraphBuilder(std::move(metric_name), std::move(device)), sig_(std::move(sig)),
       module_(std::make_unique<ir::Module>()) {
   module_->update = std::make_unique<ir::Graph>("update");
   module_->finalize = std::make_unique<ir::Graph>("finalize");
@@ -33,7 +33,7 @@ const InputSpec* MetricBuilder::FindInput(absl::string_view name) const {
   return nullptr;
 }
 
-void MetricBuilder::Fail(const absl::Status& status) {
+void GraphBuilder::Fail(const absl::Status& status) {
   if (!status_.ok() || status.ok()) return;
   std::string msg(status.message());
   if (!absl::StartsWith(msg, name_ + ":")) msg = absl::StrCat(name_, ": ", msg);
@@ -169,17 +169,17 @@ void MetricBuilder::Output(Expr value, Loc loc) {
   output_set_ = true;
 }
 
-Expr MetricBuilder::Constant(ir::Graph* g, double value, DType dtype, Loc loc) {
+Expr GraphBuilder::Constant(ir::Graph* g, double value, DType dtype, Loc loc) {
   return Op("constant", {}, {{"value", value}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc, g);
 }
 
-Expr MetricBuilder::Op(absl::string_view op, std::vector<Expr> inputs, ir::AttrMap attrs,
+Expr GraphBuilder::Op(absl::string_view op, std::vector<Expr> inputs, ir::AttrMap attrs,
                        Loc loc, ir::Graph* g) {
   auto outs = OpN(op, std::move(inputs), std::move(attrs), loc, g);
   return outs.empty() ? Expr() : outs[0];
 }
 
-std::vector<Expr> MetricBuilder::OpN(absl::string_view op, std::vector<Expr> inputs,
+std::vector<Expr> GraphBuilder::OpN(absl::string_view op, std::vector<Expr> inputs,
                                      ir::AttrMap attrs, Loc loc, ir::Graph* g) {
   if (!ok()) return {};
   std::vector<ir::Value*> values;

@@ -43,16 +43,16 @@ struct Loc {
   std::string ToString() const;
 };
 
-class MetricBuilder;
+class GraphBuilder;
 
 // Expr is a value under construction in one of the builder's graphs. A
 // default-constructed or failed Expr is invalid; ops on it stay invalid.
 class Expr {
  public:
   Expr() = default;
-  Expr(MetricBuilder* b, ir::Graph* g, ir::Value* v) : b_(b), g_(g), v_(v) {}
+  Expr(GraphBuilder* b, ir::Graph* g, ir::Value* v) : b_(b), g_(g), v_(v) {}
   bool valid() const { return v_ != nullptr; }
-  MetricBuilder* builder() const { return b_; }
+  GraphBuilder* builder() const { return b_; }
   ir::Graph* graph() const { return g_; }
   ir::Value* value() const { return v_; }
   const ir::TensorType& type() const;
@@ -60,7 +60,7 @@ class Expr {
   int64_t rank() const { return type().rank(); }
 
  private:
-  MetricBuilder* b_ = nullptr;
+  GraphBuilder* b_ = nullptr;
   ir::Graph* g_ = nullptr;
   ir::Value* v_ = nullptr;
 };
@@ -80,13 +80,48 @@ struct InputSpec {
 };
 using Signature = std::vector<InputSpec>;
 
+// GraphBuilder appends typed nodes to graphs and keeps the first error. It is
+// what Expr operators build with; MetricBuilder extends it with inputs,
+// states and outputs, and op decompositions use it directly on a graph.
+class GraphBuilder {
+ public:
+  GraphBuilder(std::string context, ir::Device device)
+      : name_(std::move(context)), device_(std::move(device)) {}
+  virtual ~GraphBuilder() = default;
+  GraphBuilder(const GraphBuilder&) = delete;
+  GraphBuilder& operator=(const GraphBuilder&) = delete;
+
+  const ir::Device& device() const { return device_; }
+  // Wrap returns an Expr for an existing value of `g`.
+  Expr Wrap(ir::Graph* g, ir::Value* v) { return Expr(this, g, v); }
+
+  // Constant makes a scalar constant of `dtype` in `g`.
+  Expr Constant(ir::Graph* g, double value, DType dtype, Loc loc = Loc::Current());
+  // Op appends a node to the graph of its operands (or `g` when none).
+  Expr Op(absl::string_view op, std::vector<Expr> inputs, ir::AttrMap attrs = {},
+          Loc loc = Loc::Current(), ir::Graph* g = nullptr);
+  // OpN is Op for multi-result ops.
+  std::vector<Expr> OpN(absl::string_view op, std::vector<Expr> inputs, ir::AttrMap attrs,
+                        Loc loc = Loc::Current(), ir::Graph* g = nullptr);
+
+  // Fail poisons the builder with `status` (the first failure wins); the
+  // message is prefixed with the context (the metric name).
+  void Fail(const absl::Status& status);
+  bool ok() const { return status_.ok(); }
+  const absl::Status& status() const { return status_; }
+
+ protected:
+  std::string name_;
+  ir::Device device_;
+  absl::Status status_;
+};
+
 // MetricBuilder builds one Metric.
-class MetricBuilder {
+class MetricBuilder : public GraphBuilder {
  public:
   MetricBuilder(std::string metric_name, Signature sig, ir::Device device = {});
 
   const std::string& metric_name() const { return name_; }
-  const ir::Device& device() const { return device_; }
   const Signature& signature() const { return sig_; }
   // FindInput returns the caller's spec of an input, or nullptr.
   const InputSpec* FindInput(absl::string_view name) const;
@@ -115,22 +150,8 @@ class MetricBuilder {
   // Output sets the metric's result.
   void Output(Expr value, Loc loc = Loc::Current());
 
-  // Constant makes a scalar constant of `dtype` in `g`.
-  Expr Constant(ir::Graph* g, double value, DType dtype, Loc loc = Loc::Current());
-  // Op appends a node to the graph of its operands (or `g` when none).
-  Expr Op(absl::string_view op, std::vector<Expr> inputs, ir::AttrMap attrs = {},
-          Loc loc = Loc::Current(), ir::Graph* g = nullptr);
-  // OpN is Op for multi-result ops.
-  std::vector<Expr> OpN(absl::string_view op, std::vector<Expr> inputs, ir::AttrMap attrs,
-                        Loc loc = Loc::Current(), ir::Graph* g = nullptr);
-
-  // Fail poisons the builder with `status` (the first failure wins); the
-  // message is prefixed with the metric name.
-  void Fail(const absl::Status& status);
   // FailInput reports a bad input: "<metric>: <input>: <what>".
   void FailInput(const std::string& input, const std::string& what);
-  bool ok() const { return status_.ok(); }
-  const absl::Status& status() const { return status_; }
 
   ir::Graph* update_graph() { return module_->update.get(); }
   ir::Graph* finalize_graph() { return module_->finalize.get(); }
@@ -142,11 +163,8 @@ class MetricBuilder {
   ir::Graph* MergeGraph(const std::string& group);
   void EnsureFinalizeParams();
 
-  std::string name_;
   Signature sig_;
-  ir::Device device_;
   std::unique_ptr<ir::Module> module_;
-  absl::Status status_;
   std::vector<ir::Value*> state_partials_;
   std::vector<ir::Value*> merged_;
   bool output_set_ = false;
