@@ -1,0 +1,406 @@
+// Tests of the `tally` command line as a user runs it: the built binary,
+// fed .npy files. Success paths print a table or the JSON contract of
+// CLI.md; every bad input exits non-zero with exactly one line on stderr
+// that names the metric or the input — never a stack trace, abort or signal.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/io/npy.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "metrics/registry.h"
+#include "nlohmann/json.hpp"
+
+namespace tally {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+// TallyBinary finds //tools/tally:tally among the test's runfiles.
+std::string TallyBinary() {
+  std::vector<std::string> candidates;
+  for (const char* env : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
+    if (const char* dir = std::getenv(env)) candidates.push_back(absl::StrCat(dir, "/tally/tools/tally/tally"));
+  }
+  candidates.push_back("tools/tally/tally");
+  for (const std::string& c : candidates) {
+    if (access(c.c_str(), X_OK) == 0) return c;
+  }
+  return "";
+}
+
+std::string TmpDir() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return dir ? dir : "/tmp";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Invocation is what one run of the binary did.
+struct Invocation {
+  int exit_code = -1;  // when it exited normally
+  int signal = 0;      // when a signal ended it
+  std::string out;
+  std::string err;
+  std::string command;
+};
+
+std::ostream& operator<<(std::ostream& os, const Invocation& r) {
+  return os << "$ " << r.command << "\nexit " << r.exit_code << " signal " << r.signal << "\n--- stdout ---\n"
+            << r.out << "--- stderr ---\n" << r.err;
+}
+
+// RunTally runs the binary with `args`, capturing stdout and stderr.
+Invocation RunTally(const std::vector<std::string>& args) {
+  static int counter = 0;
+  const std::string binary = TallyBinary();
+  Invocation r;
+  r.command = absl::StrCat("tally ", absl::StrJoin(args, " "));
+  const std::string out_path = absl::StrCat(TmpDir(), "/cli_", counter, ".out");
+  const std::string err_path = absl::StrCat(TmpDir(), "/cli_", counter++, ".err");
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fo = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fe = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(binary.c_str()));
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  r.out = ReadFile(out_path);
+  r.err = ReadFile(err_path);
+  return r;
+}
+
+// OneCleanErrorLine checks a failed run: a normal non-zero exit, exactly one
+// line on stderr containing every `names`, and no trace of a crash.
+::testing::AssertionResult OneCleanErrorLine(const Invocation& r, const std::vector<std::string>& names) {
+  if (r.signal != 0) return ::testing::AssertionFailure() << "killed by signal " << r.signal << "\n" << r;
+  if (r.exit_code == 0) return ::testing::AssertionFailure() << "exited 0\n" << r;
+  if (r.exit_code == 127) return ::testing::AssertionFailure() << "could not run the binary\n" << r;
+  if (r.err.empty() || r.err.back() != '\n' || r.err.find('\n') != r.err.size() - 1) {
+    return ::testing::AssertionFailure() << "stderr is not exactly one line\n" << r;
+  }
+  for (const char* crash : {"terminate", "Exception raised from", "what():", "Aborted", "frame #", "Traceback",
+                            "Segmentation"}) {
+    if (absl::StrContains(r.err, crash)) {
+      return ::testing::AssertionFailure() << "stderr has '" << crash << "'\n" << r;
+    }
+  }
+  for (const std::string& n : names) {
+    if (!absl::StrContains(r.err, n)) return ::testing::AssertionFailure() << "stderr does not name '" << n << "'\n" << r;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ASSERT_FALSE(TallyBinary().empty()) << "tools/tally/tally not found in the runfiles";
+    dir_ = new std::string(absl::StrCat(TmpDir(), "/fixtures"));
+    mkdir(dir_->c_str(), 0755);
+    // 4 rows of 3-class probabilities and labels.
+    WriteF32("preds", {4, 3}, {0.1f, 0.7f, 0.2f, 0.8f, 0.1f, 0.1f, 0.2f, 0.2f, 0.6f, 0.3f, 0.4f, 0.3f});
+    WriteI64("target", {4}, {1, 0, 2, 0});
+    WriteI64("target_3rows", {3}, {1, 0, 2});
+    WriteI64("target_out_of_range", {4}, {1, 0, 5, 0});
+    WriteF64("target_float", {4}, {1, 0, 2, 0});
+    WriteF32("preds_rank3", {4, 3, 2}, std::vector<float>(24, 0.5f));
+    WriteF32("value", {4}, {1, 2, NAN, 4});
+    WriteF32("value_ints", {6}, {3, -1, 4, 1, -5, 9});
+    // A valid file cut short.
+    std::string full = ReadFile(Path("preds"));
+    std::ofstream(Path("truncated"), std::ios::binary) << full.substr(0, full.size() - 7);
+    std::ofstream(Path("not_npy"), std::ios::binary) << "this is not a numpy file";
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  static std::string Path(const std::string& name) { return absl::StrCat(*dir_, "/", name, ".npy"); }
+  static std::string In(const std::string& input, const std::string& file) {
+    return absl::StrCat(input, "=", Path(file));
+  }
+
+  static void Write(const std::string& name, io::NpyDType dtype, std::vector<int64_t> shape, const void* data,
+                    size_t bytes) {
+    io::NpyArray a;
+    a.dtype = dtype;
+    a.shape = std::move(shape);
+    a.data.assign(static_cast<const char*>(data), bytes);
+    ASSERT_TRUE(io::WriteNpy(Path(name), a).ok());
+  }
+  static void WriteF32(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& v) {
+    Write(name, io::NpyDType::kFloat32, std::move(shape), v.data(), v.size() * sizeof(float));
+  }
+  static void WriteF64(const std::string& name, std::vector<int64_t> shape, const std::vector<double>& v) {
+    Write(name, io::NpyDType::kFloat64, std::move(shape), v.data(), v.size() * sizeof(double));
+  }
+  static void WriteI64(const std::string& name, std::vector<int64_t> shape, const std::vector<int64_t>& v) {
+    Write(name, io::NpyDType::kInt64, std::move(shape), v.data(), v.size() * sizeof(int64_t));
+  }
+
+  // Multiclass runs multiclass_accuracy(num_classes=3) with extra args.
+  static Invocation Multiclass(const std::string& preds, const std::string& target, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"eval", "--metric", "multiclass_accuracy(num_classes=3)", "--input",
+                                     In("preds", preds), "--input", In("target", target)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunTally(args);
+  }
+
+  static std::string* dir_;
+};
+
+std::string* CliTest::dir_ = nullptr;
+
+// ParseResults parses `--format json` output and checks its exact shape:
+// {"results": [{"metric": <string>, "value": <number | null | nested list>}]}.
+::testing::AssertionResult ParseResults(const Invocation& r, json* results) {
+  if (r.exit_code != 0) return ::testing::AssertionFailure() << r;
+  json doc = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return ::testing::AssertionFailure() << "stdout is not JSON\n" << r;
+  if (!doc.is_object() || doc.size() != 1 || !doc.contains("results") || !doc["results"].is_array()) {
+    return ::testing::AssertionFailure() << "not {\"results\": [...]}\n" << r;
+  }
+  for (const json& e : doc["results"]) {
+    if (!e.is_object() || e.size() != 2 || !e.contains("metric") || !e["metric"].is_string() ||
+        !e.contains("value")) {
+      return ::testing::AssertionFailure() << "bad result entry " << e.dump() << "\n" << r;
+    }
+    const json& v = e["value"];
+    if (!(v.is_number() || v.is_null() || v.is_array())) {
+      return ::testing::AssertionFailure() << "bad value " << v.dump() << "\n" << r;
+    }
+  }
+  *results = doc["results"];
+  return ::testing::AssertionSuccess();
+}
+
+// Verifies that `tally eval` without --input runs on the demo data, exits 0
+// and prints a table with a header and a row per metric.
+TEST_F(CliTest, DemoEvalPrintsATable) {
+  Invocation r = RunTally({"eval"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.err, "") << r;
+  EXPECT_THAT(r.out, HasSubstr("demo data"));
+  std::istringstream lines(r.out);
+  std::string line;
+  bool header = false;
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    if (absl::StartsWith(line, "metric") && absl::StrContains(line, "value")) header = true;
+    else if (header && !absl::StartsWith(line, "---") && !line.empty()) ++rows;
+  }
+  EXPECT_TRUE(header) << r;
+  EXPECT_GE(rows, 1) << r;
+
+  Invocation j = RunTally({"eval", "--format", "json"});
+  json results;
+  ASSERT_TRUE(ParseResults(j, &results));
+  EXPECT_EQ(static_cast<int>(results.size()), rows);
+}
+
+// Verifies the JSON contract: one entry per --metric in order, the spec
+// exactly as given (spaces included), numbers, and NaN written as null.
+TEST_F(CliTest, JsonShapeAndNaNAsNull) {
+  Invocation r = RunTally({"eval", "--metric", "mean", "--metric", "sum( nan_strategy = ignore )", "--metric",
+                    "mean(nan_strategy=disable)", "--input", In("value", "value"), "--format", "json"});
+  json results;
+  ASSERT_TRUE(ParseResults(r, &results));
+  ASSERT_EQ(results.size(), 3u) << r;
+  EXPECT_EQ(results[0]["metric"], "mean");
+  EXPECT_DOUBLE_EQ(results[0]["value"].get<double>(), 7.0 / 3.0);
+  EXPECT_EQ(results[1]["metric"], "sum( nan_strategy = ignore )");
+  EXPECT_EQ(results[1]["value"].get<double>(), 7.0);
+  EXPECT_EQ(results[2]["metric"], "mean(nan_strategy=disable)");
+  EXPECT_TRUE(results[2]["value"].is_null()) << r;
+  EXPECT_THAT(r.out, HasSubstr("\"value\": null")) << r;
+  EXPECT_EQ(r.err, "");
+}
+
+// Verifies that --batch-size gives the same results as one update, and that
+// the command line accepts the preds name for aggregation input.
+TEST_F(CliTest, BatchSizeDoesNotChangeResults) {
+  json one, batched;
+  ASSERT_TRUE(ParseResults(RunTally({"eval", "--metric", "mean", "--metric", "max", "--input",
+                                     In("value", "value_ints"), "--format", "json"}),
+                           &one));
+  ASSERT_TRUE(ParseResults(RunTally({"eval", "--metric", "mean", "--metric", "max", "--input",
+                                     In("value", "value_ints"), "--format", "json", "--batch-size", "4"}),
+                           &batched));
+  EXPECT_EQ(one, batched);
+  EXPECT_EQ(one[1]["value"].get<double>(), 9.0);
+  json preds;
+  ASSERT_TRUE(ParseResults(RunTally({"eval", "--metric", "mean", "--input", In("preds", "value_ints"),
+                                     "--format", "json"}),
+                           &preds));
+  EXPECT_EQ(preds[0]["value"].get<double>(), 11.0 / 6.0);
+}
+
+// Verifies a multiclass metric end to end, also batched and as a table.
+TEST_F(CliTest, MulticlassAccuracy) {
+  if (metrics::FindMetric("multiclass_accuracy") == nullptr) GTEST_SKIP() << "multiclass_accuracy not registered";
+  json one, batched;
+  ASSERT_TRUE(ParseResults(Multiclass("preds", "target", {"--format", "json"}), &one));
+  ASSERT_TRUE(ParseResults(Multiclass("preds", "target", {"--format", "json", "--batch-size", "3"}), &batched));
+  EXPECT_EQ(one, batched);
+  EXPECT_EQ(one[0]["metric"], "multiclass_accuracy(num_classes=3)");
+  ASSERT_TRUE(one[0]["value"].is_number());
+  Invocation table = Multiclass("preds", "target");
+  ASSERT_EQ(table.exit_code, 0) << table;
+  EXPECT_THAT(table.out, HasSubstr("multiclass_accuracy(num_classes=3)"));
+  EXPECT_THAT(table.out, ::testing::Not(HasSubstr("demo data")));
+}
+
+// Verifies the spec errors: a malformed spec, an unknown metric, an unknown
+// argument, a bad argument value.
+TEST_F(CliTest, BadSpecs) {
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean(", "--input", In("value", "value")}),
+                                {"mean("}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean(nan_strategy)", "--input", In("value", "value")}),
+                                {"mean", "nan_strategy"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "no_such_metric", "--input", In("value", "value")}),
+                                {"unknown metric", "no_such_metric"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean(nan_stratgy=warn)", "--input", In("value", "value")}),
+                                {"mean", "unknown argument", "nan_stratgy"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean(nan_strategy=sometimes)", "--input",
+                                          In("value", "value")}),
+                                {"mean", "nan_strategy"}));
+}
+
+// Verifies the file errors: missing, truncated and not-npy files name the
+// input.
+TEST_F(CliTest, BadFiles) {
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input",
+                                          absl::StrCat("value=", *dir_, "/missing.npy")}),
+                                {"input 'value'", "missing.npy"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "truncated")}),
+                                {"input 'value'", "truncated"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "not_npy")}),
+                                {"input 'value'"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", absl::StrCat("value=", *dir_)}),
+                                {"input 'value'"}));
+}
+
+// Verifies the input errors: wrong shape, wrong dtype, row counts that
+// differ, an unknown input name, a malformed --input.
+TEST_F(CliTest, BadInputs) {
+  if (metrics::FindMetric("multiclass_accuracy") == nullptr) GTEST_SKIP() << "multiclass_accuracy not registered";
+  EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds_rank3", "target"), {"multiclass_accuracy", "preds"}));
+  EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds", "target_float"), {"multiclass_accuracy", "target"}));
+  EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds", "target_3rows"), {"target", "preds", "rows"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("values", "value")}),
+                                {"values"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", "value"}), {"--input"}));
+}
+
+// Verifies that labels outside [0, num_classes) are an error naming the
+// metric and the input.
+TEST_F(CliTest, OutOfRangeLabel) {
+  if (metrics::FindMetric("multiclass_accuracy") == nullptr) GTEST_SKIP() << "multiclass_accuracy not registered";
+  EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds", "target_out_of_range"), {"multiclass_accuracy", "target"}));
+  EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds", "target_out_of_range", {"--batch-size", "1"}),
+                                {"multiclass_accuracy", "target"}));
+}
+
+// Verifies that a deferred value check (NaN with nan_strategy=error) is
+// reported like any other bad input.
+TEST_F(CliTest, DeferredCheckFailure) {
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean(nan_strategy=error)", "--input",
+                                          In("value", "value")}),
+                                {"mean", "value", "1 NaN"}));
+}
+
+// Verifies --world-size 2 and --backend torchscript: they either work (the
+// same numbers as the defaults) or say plainly that they are not yet
+// supported.
+TEST_F(CliTest, WorldSizeAndBackend) {
+  json base;
+  ASSERT_TRUE(ParseResults(RunTally({"eval", "--metric", "mean", "--input", In("value", "value_ints"), "--format",
+                                     "json"}),
+                           &base));
+  for (std::vector<std::string> flags : {std::vector<std::string>{"--world-size", "2"},
+                                         std::vector<std::string>{"--backend", "torchscript"}}) {
+    std::vector<std::string> args = {"eval", "--metric", "mean", "--input", In("value", "value_ints"), "--format",
+                                     "json"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    Invocation r = RunTally(args);
+    SCOPED_TRACE(flags[0]);
+    if (r.exit_code == 0) {
+      json results;
+      ASSERT_TRUE(ParseResults(r, &results));
+      EXPECT_EQ(results, base);
+    } else {
+      EXPECT_TRUE(OneCleanErrorLine(r, {flags[0], "not yet supported"}));
+    }
+  }
+}
+
+// Verifies the flag errors: bad --batch-size values, --world-size 0, an
+// unknown backend, format and flag, a flag without its value, an unknown
+// command.
+TEST_F(CliTest, BadFlags) {
+  for (const char* bs : {"0", "-3", "abc", "2.5"}) {
+    EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
+                                            "--batch-size", bs}),
+                                  {"--batch-size", bs}));
+  }
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
+                                          "--world-size", "0"}),
+                                {"--world-size"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
+                                          "--backend", "jax"}),
+                                {"jax"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
+                                          "--format", "xml"}),
+                                {"--format", "xml"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
+                                          "--frobnicate"}),
+                                {"unknown flag", "--frobnicate"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric"}), {"--metric"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
+                                          "--device", "gpu"}),
+                                {"gpu"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"frobnicate"}), {"frobnicate"}));
+}
+
+// Verifies that a device this machine lacks is a clean error for eval, while
+// inspect plans for it without hardware.
+TEST_F(CliTest, MissingDevice) {
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
+                                          "--device", "cuda:1"}),
+                                {"cuda:1"}));
+  Invocation r = RunTally({"inspect", "--metric", "mean", "--device", "cuda:1"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("@cuda:1"));
+}
+
+}  // namespace
+}  // namespace tally
