@@ -18,10 +18,24 @@ std::unique_ptr<passes::PassPipeline> DefaultPipeline(const CompileOptions& opti
   p->AddPass<passes::EliminateDeadStates>();
   p->AddPass<passes::RemoveHostSyncs>();
   p->AddPass<passes::Place>(device);
+  p->AddPass<passes::Fuse>(device, options.fuse_policy);
   if (options.transfer_inputs) p->AddPass<passes::InsertTransfers>(device);
   p->AddPass<passes::ProveSingleDevicePass>(device);
   return p;
 }
+
+namespace {
+// RunPipeline runs `p` and collects what inspect shows.
+absl::Status RunPipeline(passes::PassPipeline& p, Compiled& c, const CompileOptions& options) {
+  TALLY_RETURN_IF_ERROR(p.Run(*c.module).status());
+  c.log = p.records();
+  TALLY_ASSIGN_OR_RETURN(c.proof, passes::ProveSingleDevice(*c.module, options.device));
+  for (const auto& pass : p.passes()) {
+    if (auto* f = dynamic_cast<const passes::Fuse*>(pass.get())) c.fusion_groups = f->groups();
+  }
+  return absl::OkStatus();
+}
+}  // namespace
 
 absl::StatusOr<Compiled> Recompile(const ir::Module& m, const CompileOptions& options) {
   Compiled c;
@@ -29,11 +43,10 @@ absl::StatusOr<Compiled> Recompile(const ir::Module& m, const CompileOptions& op
   c.linked = m.Clone();
   passes::PassPipeline p("placement");
   p.AddPass<passes::Place>(options.device);
+  p.AddPass<passes::Fuse>(options.device, options.fuse_policy);
   if (options.transfer_inputs) p.AddPass<passes::InsertTransfers>(options.device);
   p.AddPass<passes::ProveSingleDevicePass>(options.device);
-  TALLY_RETURN_IF_ERROR(p.Run(*c.module).status());
-  c.log = p.records();
-  TALLY_ASSIGN_OR_RETURN(c.proof, passes::ProveSingleDevice(*c.module, options.device));
+  TALLY_RETURN_IF_ERROR(RunPipeline(p, c, options));
   return c;
 }
 
@@ -58,9 +71,7 @@ absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entri
   c.linked = c.module->Clone();
   auto pipeline = DefaultPipeline(options);
   pipeline->set_dump_after(options.dump_after);
-  TALLY_RETURN_IF_ERROR(pipeline->Run(*c.module).status());
-  c.log = pipeline->records();
-  TALLY_ASSIGN_OR_RETURN(c.proof, passes::ProveSingleDevice(*c.module, options.device));
+  TALLY_RETURN_IF_ERROR(RunPipeline(*pipeline, c, options));
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include "engine/metric.h"
 #include "engine/program.h"
 #include "passes/pipeline.h"
+#include "passes/fuse.h"
 #include "passes/prove_single_device.h"
 
 namespace tally {
@@ -23,6 +24,9 @@ struct CompileOptions {
   // transfer_inputs accepts inputs on any device and copies them with one
   // explicit, visible transfer node each; otherwise they are rejected.
   bool transfer_inputs = false;
+  // fuse_policy kReference decomposes every fusion group into ATen ops (the
+  // reference path the fused kernels are tested against).
+  passes::FusePolicy fuse_policy = passes::FusePolicy::kFused;
 };
 
 // Compiled is a module after the pipeline, with the pass log.
@@ -31,11 +35,12 @@ struct Compiled {
   std::unique_ptr<ir::Module> module;
   std::vector<passes::PassRecord> log;
   passes::DeviceProof proof;  // from prove-single-device
+  std::vector<std::string> fusion_groups;  // from fuse
 };
 
 // DefaultPipeline returns the default pass pipeline for `device`:
-// canonicalize, cse, eliminate-dead-states, remove-host-syncs, place,
-// prove-single-device.
+// canonicalize, cse, eliminate-dead-states, remove-host-syncs, place, fuse,
+// [insert-transfers,] prove-single-device.
 std::unique_ptr<passes::PassPipeline> DefaultPipeline(const CompileOptions& options);
 
 // CompileModule links `entries` and runs the default pipeline.

@@ -204,7 +204,33 @@ State BinaryConfmat(MetricBuilder& b, double threshold, std::optional<int64_t> i
   return cm;
 }
 
+// IsSimpleMulticlass is the (N, C) scores or (N,) integer labels form with
+// integer (N,) targets: the form the composite mc_confmat (one fused kernel)
+// covers. Other forms use the primitive ops below.
+bool IsSimpleMulticlass(MetricBuilder& b, int64_t num_classes) {
+  const dsl::InputSpec* p = b.FindInput("preds");
+  const dsl::InputSpec* t = b.FindInput("target");
+  if (p == nullptr || t == nullptr || t->shape.size() != 1 || !ir::IsIntegral(t->dtype)) return false;
+  bool scores = ir::IsFloating(p->dtype) && p->shape.size() == 2 && p->shape[1] == num_classes;
+  bool labels = ir::IsIntegral(p->dtype) && p->shape.size() == 1;
+  return (scores || labels) && p->shape[0] == t->shape[0];
+}
+
 State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index) {
+  if (IsSimpleMulticlass(b, num_classes)) {
+    Inputs in;
+    if (!ReadInputs(b, in)) return State{};
+    ir::AttrMap attrs{{"num_classes", num_classes}};
+    if (ignore_index) attrs["ignore_index"] = *ignore_index;
+    std::vector<Expr> outs = b.OpN("mc_confmat", {in.preds, in.target}, attrs);
+    if (outs.size() != 3) return State{};
+    std::string range = absl::StrCat("{n} values outside [0, ", num_classes, ")");
+    b.Check("target", range, outs[1]);
+    if (!ir::IsFloating(in.preds.dtype())) b.Check("preds", range, outs[2]);
+    State cm = b.AddState("confmat", DType::kInt64, {num_classes, num_classes}, Reducer::kSum);
+    b.Accumulate(cm, outs[0]);
+    return cm;
+  }
   MulticlassForm f;
   if (!MakeMulticlassForm(b, num_classes, ignore_index, /*top_k=*/1, f)) return State{};
   Expr keep = !RowAny(f.bad, /*keepdim=*/true);

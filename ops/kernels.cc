@@ -8,6 +8,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "engine/exec/aten_types.h"
 #include "ops/meta_kernels.h"
+#include "ops/fused/mc_confmat.h"
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/InferenceMode.h>
 
 namespace tally::ops {
 namespace {
@@ -250,6 +253,28 @@ void MaskedSelect(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
 }
 void Nonzero(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::nonzero(in[0]); }
 
+// Fused composite ops: CPU tensors call the kernel directly (no dispatcher
+// on the hot path); other devices go through the `tally::` operators.
+void McConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  c10::optional<int64_t> ignore;
+  if (n.HasAttr("ignore_index")) ignore = n.GetInt("ignore_index");
+  int64_t c = n.GetInt("num_classes");
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> r;
+  if (in[0].is_cpu()) {
+    r = fused::McConfmatCpu(in[0], in[1], c, ignore);
+  } else {
+    static auto op = c10::Dispatcher::singleton()
+                         .findSchemaOrThrow("tally::mc_confmat", "")
+                         .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
+                             const at::Tensor&, const at::Tensor&, int64_t, c10::optional<int64_t>)>();
+    c10::InferenceMode guard;
+    r = op.call(in[0], in[1], c, ignore);
+  }
+  out[0] = std::get<0>(r);
+  out[1] = std::get<1>(r);
+  out[2] = std::get<2>(r);
+}
+
 const absl::flat_hash_map<std::string, Kernel>& Table() {
   static const auto* t = new absl::flat_hash_map<std::string, Kernel>{
       {"add", Add}, {"sub", Sub}, {"mul", Mul}, {"div", Div}, {"pow", Pow},
@@ -267,6 +292,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
       {"sort", Sort}, {"rank_average", RankAverage},
+      {"mc_confmat", McConfmat},
       {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
   };
   return *t;

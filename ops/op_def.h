@@ -25,6 +25,9 @@ struct OpTraits {
   bool pure = true;                   // no side effects: CSE/DCE may touch it
   bool commutative = false;
   bool creates = false;               // no tensor inputs; materialized on the program device
+  // composite: defined by a decomposition into primitive ops (the reference
+  // path); `fused_devices` lists where a one-pass kernel of Tally's exists.
+  bool composite = false;
 };
 
 // AttrKind is the expected kind of one attribute.
@@ -51,6 +54,7 @@ struct OpDef {
   std::vector<AttrSpec> attrs;
   OpTraits traits;
   InferFn infer;
+  std::vector<std::string> fused_devices;  // composite ops: "cpu", "meta"
 };
 
 }  // namespace tally::ops

@@ -31,6 +31,7 @@ const OpTable& Registry() {
     RegisterReduceOps(*t);
     RegisterIndexOps(*t);
     RegisterSyncOps(*t);
+    RegisterCompositeOps(*t);
     return t;
   }();
   return *table;
@@ -57,6 +58,17 @@ bool HasDataDependentShape(const ir::Node& n) {
 bool IsCreation(const ir::Node& n) {
   const OpDef* d = FindOp(n.op());
   return d != nullptr && d->traits.creates;
+}
+
+bool IsComposite(const ir::Node& n) {
+  const OpDef* d = FindOp(n.op());
+  return d != nullptr && d->traits.composite;
+}
+bool HasFusedKernel(const ir::Node& n, const ir::Device& device) {
+  const OpDef* d = FindOp(n.op());
+  if (d == nullptr) return false;
+  std::string type = device.name.substr(0, device.name.find(':'));
+  return std::find(d->fused_devices.begin(), d->fused_devices.end(), type) != d->fused_devices.end();
 }
 
 absl::StatusOr<std::vector<ir::TensorType>> InferTypes(

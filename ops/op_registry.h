@@ -26,6 +26,9 @@ bool IsPure(const ir::Node& n);
 bool SyncsHost(const ir::Node& n);
 bool HasDataDependentShape(const ir::Node& n);
 bool IsCreation(const ir::Node& n);
+bool IsComposite(const ir::Node& n);
+// HasFusedKernel is true when a composite op has a fused kernel on `device`.
+bool HasFusedKernel(const ir::Node& n, const ir::Device& device);
 
 // InferTypes checks arity and attributes and infers the output types.
 absl::StatusOr<std::vector<ir::TensorType>> InferTypes(
@@ -45,6 +48,7 @@ void RegisterElementwiseOps(OpTable& t);
 void RegisterReduceOps(OpTable& t);
 void RegisterIndexOps(OpTable& t);
 void RegisterSyncOps(OpTable& t);
+void RegisterCompositeOps(OpTable& t);
 
 // Helpers for the family files.
 absl::StatusOr<ir::Shape> BroadcastShapes(const ir::Shape& a, const ir::Shape& b);

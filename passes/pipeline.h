@@ -43,6 +43,7 @@ class PassPipeline {
   absl::StatusOr<bool> Run(ir::Module& m);
   const std::vector<PassRecord>& records() const { return records_; }
   const std::string& name() const { return name_; }
+  const std::vector<std::unique_ptr<Pass>>& passes() const { return passes_; }
 
  private:
   std::string name_;

@@ -28,30 +28,6 @@ absl::StatusOr<Value*> Constant(ir::Graph& g, double v, ir::DType dt, const Node
   return Emit(g, "constant", {}, {{"value", v}, {"dtype", std::string(ir::DTypeName(dt))}}, origin);
 }
 
-// TopoSort restores definition-before-use after rewrites appended nodes.
-void TopoSort(ir::Graph& g) {
-  absl::flat_hash_set<const Value*> ready(g.params().begin(), g.params().end());
-  std::vector<const Node*> order;
-  absl::flat_hash_set<const Node*> placed;
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (const auto& n : g.nodes()) {
-      if (placed.contains(n.get())) continue;
-      bool ok = true;
-      for (Value* in : n->inputs()) ok &= ready.contains(in);
-      if (!ok) continue;
-      placed.insert(n.get());
-      order.push_back(n.get());
-      for (Value* out : n->outputs()) ready.insert(out);
-      progress = true;
-    }
-  }
-  absl::flat_hash_map<const Node*, int> rank;
-  for (size_t i = 0; i < order.size(); ++i) rank[order[i]] = static_cast<int>(i);
-  g.SortNodes([&](const Node* a, const Node* b) { return rank[a] < rank[b]; });
-}
-
 double Identity(const std::string& op, ir::DType dt) {
   bool fl = ir::IsFloating(dt);
   if (op == "reduce_max") return fl ? -INFINITY : static_cast<double>(std::numeric_limits<int64_t>::min());
@@ -141,7 +117,7 @@ struct Rewriter {
       }
     }
     if (removed) {
-      TopoSort(g);
+      g.TopologicalSort();
       RemoveDeadNodes(g);
     }
     return absl::OkStatus();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
+
 namespace tally::ir {
 
 int64_t Node::GetInt(const std::string& key, int64_t dflt) const {
@@ -96,6 +98,32 @@ void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
       if (in == from) in = to;
   for (auto& r : returns_)
     if (r.second == from) r.second = to;
+}
+
+void Graph::TopologicalSort() {
+  absl::flat_hash_set<const Value*> ready(params_.begin(), params_.end());
+  std::vector<std::unique_ptr<Node>> order;
+  std::vector<std::unique_ptr<Node>> pending = std::move(nodes_);
+  bool progress = true;
+  while (!pending.empty() && progress) {
+    progress = false;
+    std::vector<std::unique_ptr<Node>> rest;
+    for (auto& n : pending) {
+      bool ok = true;
+      for (Value* in : n->inputs()) ok &= ready.contains(in);
+      if (!ok) {
+        rest.push_back(std::move(n));
+        continue;
+      }
+      for (Value* out : n->outputs()) ready.insert(out);
+      order.push_back(std::move(n));
+      progress = true;
+    }
+    pending = std::move(rest);
+  }
+  // A cycle (never produced by Tally) keeps its nodes at the end for the verifier to report.
+  for (auto& n : pending) order.push_back(std::move(n));
+  nodes_ = std::move(order);
 }
 
 void Graph::RemoveParam(Value* v) {

@@ -124,6 +124,9 @@ class Graph {
                        return less(a.get(), b.get());
                      });
   }
+  // TopologicalSort restores definition-before-use after rewrites appended
+  // nodes, keeping the existing order where it is already valid.
+  void TopologicalSort();
   // RemoveParam drops a parameter that has no uses.
   void RemoveParam(Value* v);
   // UseCounts returns, per value id, how many node inputs and results use it.

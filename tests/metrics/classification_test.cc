@@ -1300,7 +1300,8 @@ TEST(ClassificationTest, MetricsOverTheSameStatisticsShareStates) {
             3);  // tp, fp, fn (tn is not needed and is eliminated)
   EXPECT_EQ(CountStates({"multiclass_accuracy(num_classes=5)", "multiclass_accuracy(num_classes=5, top_k=2)"}, mc,
                         true),
-            4);  // confmat, top-k tp and fn, one shared check
+            5);  // confmat, top-k tp and fn, and a target check each: top_k=1 counts
+                 // bad targets inside the fused mc_confmat group, top_k=2 with ATen ops
   BinaryData b = MakeBinary(false, true);
   NamedTensors bin = Inputs(b.preds, b.target);
   EXPECT_EQ(CountStates({"binary_accuracy", "binary_f1_score", "binary_jaccard_index", "binary_matthews_corrcoef",

@@ -74,6 +74,9 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
                     counters.empty() ? "" : absl::StrCat(" (", absl::StrJoin(counters, ", "), ")"), "\n");
     if (!r.dump.empty()) absl::StrAppend(&out, "  // IR after ", r.pass, "\n", r.dump);
   }
+  out += "\nfusion groups:\n";
+  if (c.fusion_groups.empty()) out += "  (none)\n";
+  for (const auto& g : c.fusion_groups) absl::StrAppend(&out, "  ", g, "\n");
   int kernels = 0, syncs = 0;
   for (const auto& n : m.update->nodes()) {
     if (!ops::IsCreation(*n)) ++kernels;

@@ -1,0 +1,14 @@
+// Registers Tally's fused kernels as LibTorch operators (namespace `tally`),
+// with a CPU and a Meta implementation each, so they run through the
+// dispatcher, in TorchScript graphs, and on `meta` tensors.
+#include <torch/library.h>
+
+#include "ops/fused/mc_confmat.h"
+
+TORCH_LIBRARY(tally, m) {
+  m.def("mc_confmat(Tensor preds, Tensor target, int num_classes, int? ignore_index) -> (Tensor, Tensor, Tensor)");
+}
+
+TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("mc_confmat", &tally::ops::fused::McConfmatCpu); }
+
+TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("mc_confmat", &tally::ops::fused::McConfmatMeta); }

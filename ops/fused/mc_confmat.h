@@ -1,0 +1,32 @@
+// Fused multiclass confusion-matrix kernel: one pass over the rows does the
+// row argmax (or reads the label), the range checks and the counting.
+//
+// Semantics are exactly those of mc_confmat's decomposition
+// (ops/decompositions.cc): argmax picks the first maximum and treats NaN as
+// the largest value (as ATen does); rows whose target is `ignore_index` are
+// skipped; a target (or integer label) outside [0, C) is counted and its row
+// skipped.
+#ifndef TALLY_OPS_FUSED_MC_CONFMAT_H_
+#define TALLY_OPS_FUSED_MC_CONFMAT_H_
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/Optional.h>
+
+#include <tuple>
+
+namespace tally::ops::fused {
+
+// McConfmatCpu returns (confmat i64[C, C], bad_target i64[], bad_preds i64[]).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatCpu(const at::Tensor& preds,
+                                                            const at::Tensor& target,
+                                                            int64_t num_classes,
+                                                            c10::optional<int64_t> ignore_index);
+// McConfmatMeta returns tensors of the result shapes on the inputs' device.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatMeta(const at::Tensor& preds,
+                                                             const at::Tensor& target,
+                                                             int64_t num_classes,
+                                                             c10::optional<int64_t> ignore_index);
+
+}  // namespace tally::ops::fused
+
+#endif  // TALLY_OPS_FUSED_MC_CONFMAT_H_
