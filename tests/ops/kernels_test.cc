@@ -23,6 +23,7 @@
 #include "engine/ir/types.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/decompositions.h"
 #include "ops/kernels.h"
 #include "ops/op_registry.h"
 #include "tests/testlib/status_matchers.h"
@@ -181,6 +182,9 @@ std::vector<Sample> Samples() {
   s.push_back({"histogram/bool_weights", "histogram", {"i64[N]", "i1[N]"}, {{"size", int64_t{4}}}});
   s.push_back({"sort", "sort", {"f32[N]"}, {{"dim", int64_t{0}}}});
   s.push_back({"sort/descending", "sort", {"f32[N,4]"}, {{"dim", int64_t{1}}, {"descending", true}}});
+  s.push_back({"mc_confmat", "mc_confmat", {"f32[N,4]", "i64[N]"}, {{"num_classes", int64_t{4}}}});
+  s.push_back({"mc_confmat/labels", "mc_confmat", {"i64[N]", "i32[N]"},
+               {{"num_classes", int64_t{4}}, {"ignore_index", int64_t{-1}}}});
   s.push_back({"rank_average", "rank_average", {"f32[N]"}, {}});
   s.push_back({"rank_average/2d", "rank_average", {"i64[N,3]"}, {}});
   for (Sample& x : s)
@@ -580,6 +584,72 @@ TEST(KernelsTest, TransferMovesToItsDevice) {
   EXPECT_EQ(r.sizes(), at::IntArrayRef({3}));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("transfer", {"f32[N]@cpu"}, {{"device", std::string("cpu")}}, {F32({1, 2})}));
   EXPECT_TRUE(SameTensor(r, F32({1, 2})));
+}
+
+// Verifies mc_confmat on a hand-checked case: [target][pred] counts, rows
+// with an out-of-range target or label counted and skipped, ignore_index rows
+// skipped without counting.
+TEST(KernelsTest, McConfmatCountsAndSkips) {
+  if (FindOp("mc_confmat") == nullptr) GTEST_SKIP() << "no mc_confmat op";
+  TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> r,
+                             Eval("mc_confmat", {"i64[N]@cpu", "i64[N]@cpu"}, {{"num_classes", int64_t{3}}},
+                                  {I64({0, 1, 2, 1, 1, 5, -1}), I64({0, 1, 1, 7, 2, 2, 2})}));
+  EXPECT_TRUE(SameTensor(r[0], I64({1, 0, 0, 0, 1, 1, 0, 1, 0}).reshape({3, 3})));
+  EXPECT_TRUE(SameTensor(r[1], at::scalar_tensor(int64_t{1}, at::kLong)));
+  EXPECT_TRUE(SameTensor(r[2], at::scalar_tensor(int64_t{2}, at::kLong)));
+  at::Tensor scores = F32({0.1f, 0.7f, 0.2f, 0.8f, 0.1f, 0.1f, 0.3f, 0.3f, 0.3f}).reshape({3, 3});
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval("mc_confmat", {"f32[N,3]@cpu", "i64[N]@cpu"},
+                                     {{"num_classes", int64_t{3}}, {"ignore_index", int64_t{0}}},
+                                     {scores, I64({1, 0, 2})}));
+  // Row 1 is ignored; row 2's tie picks the first maximum (class 0).
+  EXPECT_TRUE(SameTensor(r[0], I64({0, 0, 0, 0, 1, 0, 1, 0, 0}).reshape({3, 3})));
+  EXPECT_TRUE(SameTensor(r[1], at::scalar_tensor(int64_t{0}, at::kLong)));
+}
+
+// Verifies that every composite op's fused kernel gives exactly what its
+// decomposition into primitive ops gives, on random data full of edge cases
+// (out-of-range labels, ignore_index, NaN and tied scores, empty batches).
+TEST(KernelsTest, FusedKernelsMatchTheirDecompositions) {
+  at::manual_seed(7);
+  int compared = 0;
+  for (const Sample& s : Samples()) {
+    const OpDef* def = FindOp(s.op);
+    if (def == nullptr || !def->traits.composite) continue;
+    for (int64_t n : {0, 1, 7, 300}) {
+      SCOPED_TRACE(absl::StrCat(s.name, " N=", n));
+      TALLY_ASSERT_OK_AND_ASSIGN(OneNode fused, MakeNode(s.op, s.inputs, s.attrs, "cpu"));
+      std::vector<at::Tensor> in;
+      for (ir::Value* p : fused.graph->params()) {
+        at::Tensor t = Example(p->type(), n, "cpu");
+        if (t.is_floating_point() && t.numel() > 0) {
+          // Ties and NaNs.
+          t = at::round(t);
+          t.view(-1).index_put_({at::randint(0, t.numel(), {std::max<int64_t>(1, t.numel() / 10)}, at::kLong)}, NAN);
+        }
+        in.push_back(t);
+      }
+      TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> want, RunKernel(*fused.node, in));
+      // The decomposition, run node by node with the primitive kernels.
+      ir::Graph& g = *fused.graph;
+      for (size_t i = 0; i < fused.node->outputs().size(); ++i) g.AddReturn(absl::StrCat("r", i), fused.node->output(i));
+      TALLY_ASSERT_OK(Decompose(g, *fused.node));
+      const ir::Node* composite = fused.node;
+      g.RemoveNodesIf([&](const ir::Node* x) { return x == composite; });
+      std::vector<at::Tensor> env(g.num_values());
+      for (size_t i = 0; i < g.params().size(); ++i) env[g.params()[i]->id()] = in[i];
+      for (const auto& node : g.nodes()) {
+        std::vector<at::Tensor> args;
+        for (ir::Value* v : node->inputs()) args.push_back(env[v->id()]);
+        TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> outs, RunKernel(*node, args));
+        for (size_t i = 0; i < outs.size(); ++i) env[node->output(i)->id()] = outs[i];
+      }
+      for (size_t i = 0; i < g.returns().size(); ++i) {
+        EXPECT_TRUE(SameTensor(want[i], env[g.returns()[i].second->id()], 0, 0)) << "result " << i;
+      }
+      ++compared;
+    }
+  }
+  if (compared == 0) GTEST_SKIP() << "no composite ops";
 }
 
 // Verifies that creation ops materialize on the device of their plan.
