@@ -134,6 +134,8 @@ class CliTest : public ::testing::Test {
     WriteF32("preds_rank3", {4, 3, 2}, std::vector<float>(24, 0.5f));
     WriteF32("value", {4}, {1, 2, NAN, 4});
     WriteF32("value_ints", {6}, {3, -1, 4, 1, -5, 9});
+    WriteF32("empty", {0}, {});
+    WriteF32("value_inf", {2}, {1, INFINITY});
     // A valid file cut short.
     std::string full = ReadFile(Path("preds"));
     std::ofstream(Path("truncated"), std::ios::binary) << full.substr(0, full.size() - 7);
@@ -243,6 +245,28 @@ TEST_F(CliTest, JsonShapeAndNaNAsNull) {
   EXPECT_TRUE(results[2]["value"].is_null()) << r;
   EXPECT_THAT(r.out, HasSubstr("\"value\": null")) << r;
   EXPECT_EQ(r.err, "");
+}
+
+// Verifies that infinite results (max of nothing, a sum reaching inf) keep
+// the JSON strictly valid (null, as JSON has no infinities) while the table
+// says -inf and inf; empty inputs are a valid evaluation.
+TEST_F(CliTest, InfinitiesKeepJsonValid) {
+  Invocation r = RunTally({"eval", "--metric", "max", "--metric", "min", "--metric", "sum", "--input",
+                           In("value", "empty"), "--format", "json"});
+  json results;
+  ASSERT_TRUE(ParseResults(r, &results));
+  EXPECT_TRUE(results[0]["value"].is_null()) << r;
+  EXPECT_TRUE(results[1]["value"].is_null()) << r;
+  EXPECT_EQ(results[2]["value"].get<double>(), 0.0);
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("Infinity")));
+  ASSERT_TRUE(ParseResults(RunTally({"eval", "--metric", "sum", "--input", In("value", "value_inf"), "--format",
+                                     "json"}),
+                           &results));
+  EXPECT_TRUE(results[0]["value"].is_null());
+  Invocation table = RunTally({"eval", "--metric", "max", "--metric", "min", "--input", In("value", "empty")});
+  ASSERT_EQ(table.exit_code, 0) << table;
+  EXPECT_THAT(table.out, HasSubstr("-inf"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("min +inf"));
 }
 
 // Verifies that --batch-size gives the same results as one update, and that

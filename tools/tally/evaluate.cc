@@ -36,22 +36,31 @@ std::string JsonString(absl::string_view s) {
   return out + "\"";
 }
 
-std::string Number(double v) {
-  if (std::isnan(v) || std::isinf(v)) return std::isnan(v) ? "null" : (v > 0 ? "Infinity" : "-Infinity");
+// Number prints one value. JSON has no NaN or infinities: there they are
+// null (`Infinity` would make the whole document unparsable for strict
+// parsers); the table, which people read, says nan, inf and -inf.
+std::string Number(double v, bool json) {
+  if (json && !std::isfinite(v)) return "null";
   return ir::FormatDouble(v);
 }
 
-void AppendValue(const at::Tensor& t, std::string& out) {
+void AppendValue(const at::Tensor& t, std::string& out, bool json) {
   if (t.dim() == 0) {
-    out += Number(t.item<double>());
+    out += Number(t.item<double>(), json);
     return;
   }
   out += "[";
   for (int64_t i = 0; i < t.size(0); ++i) {
     if (i) out += ", ";
-    AppendValue(t[i], out);
+    AppendValue(t[i], out, json);
   }
   out += "]";
+}
+
+std::string ValueToText(const at::Tensor& t, bool json) {
+  std::string out;
+  AppendValue(t.to(at::kCPU).to(at::kDouble), out, json);
+  return out;
 }
 
 }  // namespace
@@ -186,11 +195,7 @@ absl::StatusOr<io::NpyArray> NpyFromTensor(const at::Tensor& in) {
   return a;
 }
 
-std::string ValueToJson(const at::Tensor& t) {
-  std::string out;
-  AppendValue(t.to(at::kCPU).to(at::kDouble), out);
-  return out;
-}
+std::string ValueToJson(const at::Tensor& t) { return ValueToText(t, /*json=*/true); }
 
 std::string ResultsToJson(const std::vector<EvalResult>& results) {
   std::string out = "{\"results\": [";
@@ -208,7 +213,7 @@ std::string ResultsToTable(const std::vector<EvalResult>& results) {
   std::string out = absl::StrCat("metric", std::string(width - 6 + 2, ' '), "value\n");
   out += std::string(width + 2 + 5, '-') + "\n";
   for (const auto& r : results) {
-    absl::StrAppend(&out, r.spec, std::string(width - r.spec.size() + 2, ' '), ValueToJson(r.value), "\n");
+    absl::StrAppend(&out, r.spec, std::string(width - r.spec.size() + 2, ' '), ValueToText(r.value, /*json=*/false), "\n");
   }
   return out;
 }

@@ -49,11 +49,12 @@ absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>&
 absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a);
 absl::StatusOr<io::NpyArray> NpyFromTensor(const at::Tensor& t);
 
-// ValueToJson prints a result as a number or nested list; NaN as null.
+// ValueToJson prints a result as a number or nested list; NaN and the
+// infinities as null (JSON has neither).
 std::string ValueToJson(const at::Tensor& t);
 // ResultsToJson prints `{"results": [{"metric": ..., "value": ...}, ...]}`.
 std::string ResultsToJson(const std::vector<EvalResult>& results);
-// ResultsToTable prints an aligned two-column table.
+// ResultsToTable prints an aligned two-column table (nan, inf, -inf as such).
 std::string ResultsToTable(const std::vector<EvalResult>& results);
 
 }  // namespace tally::tools
