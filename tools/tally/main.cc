@@ -3,8 +3,11 @@
 // Every failure prints one line on stderr and exits non-zero; nothing here
 // lets an exception or abort escape.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <thread>
 #include <iostream>
 #include <map>
 #include <string>
@@ -179,6 +182,12 @@ absl::Status RunBenchCommand(int argc, char** argv) {
 }
 
 int Main(int argc, char** argv) {
+  // ATen's OpenMP pool may start with one thread even on a multi-core
+  // machine; the command line uses every core it is allowed.
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+    int cores = static_cast<int>(std::thread::hardware_concurrency());
+    if (cores > at::get_num_threads()) at::set_num_threads(cores);
+  }
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::cerr << kUsage;
     return argc < 2 ? 2 : 0;

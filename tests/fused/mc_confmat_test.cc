@@ -1,0 +1,148 @@
+// Tests of the fused mc_confmat kernel against its ATen decomposition (the
+// reference path), on the inputs that stress it: NaN rows, ties, labels and
+// targets out of range, ignore_index, int32 targets, integer label preds,
+// class counts on both sides of the AVX2 path's limit, and empty batches.
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/InferenceMode.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/compiler.h"
+#include "gtest/gtest.h"
+#include "ops/fused/mc_confmat.h"
+#include "tools/tally/evaluate.h"
+
+namespace tally {
+namespace {
+
+struct Case {
+  int64_t classes;
+  bool labels;          // integer label preds instead of scores
+  bool int32_target;
+  bool with_ignore;
+  bool dirty;           // NaNs, ties and out-of-range values
+};
+
+NamedTensors MakeInputs(const Case& c, int64_t n, uint64_t seed) {
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  at::Tensor target = at::randint(-1, c.classes + 1, {n}, gen, at::kLong);
+  if (!c.dirty) target = target.clamp(0, c.classes - 1);
+  at::Tensor preds;
+  if (c.labels) {
+    preds = at::randint(c.dirty ? -1 : 0, c.dirty ? c.classes + 1 : c.classes, {n}, gen, at::kLong);
+  } else {
+    // Rounded scores make ties common; a few NaNs, including in first place.
+    preds = (at::randn({n, c.classes}, gen, at::kFloat) * 2).round();
+    if (c.dirty && n > 4) {
+      preds[1][c.classes - 1] = NAN;
+      preds[2][0] = NAN;
+      preds[3].fill_(NAN);
+    }
+  }
+  if (c.int32_target) target = target.to(at::kInt);
+  return {{"preds", preds}, {"target", target}};
+}
+
+// Counts runs one metric program over `inputs` in batches and returns its states.
+std::vector<at::Tensor> States(const std::string& spec, const NamedTensors& inputs, passes::FusePolicy policy,
+                               int64_t batch) {
+  auto sig = tools::SignatureOf(inputs);
+  EXPECT_TRUE(sig.ok());
+  auto entries = tools::BuildEntries({spec}, *sig, ir::Device{});
+  EXPECT_TRUE(entries.ok()) << entries.status();
+  CompileOptions co;
+  co.fuse_policy = policy;
+  auto prog = Compile(*entries, co);
+  EXPECT_TRUE(prog.ok()) << prog.status();
+  int64_t n = inputs[0].second.size(0);
+  for (int64_t s = 0; s < n || s == 0; s += batch) {
+    int64_t len = std::min(batch, n - s);
+    NamedTensors part;
+    for (const auto& [k, t] : inputs) part.emplace_back(k, t.narrow(0, s, len));
+    EXPECT_TRUE((*prog)->Update(part).ok());
+    if (n == 0) break;
+  }
+  return (*prog)->states();
+}
+
+class McConfmatTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(McConfmatTest, FusedEqualsReference) {
+  // Verifies that the fused kernel's states equal the decomposed ATen path's
+  // exactly, for whole batches and for batches of 7 rows.
+  const Case& c = GetParam();
+  std::string spec = absl::StrCat("multiclass_confusion_matrix(num_classes=", c.classes,
+                                  c.with_ignore ? ", ignore_index=1" : "", ")");
+  NamedTensors in = MakeInputs(c, 3001, 11);
+  for (int64_t batch : {int64_t{3001}, int64_t{7}}) {
+    auto fused = States(spec, in, passes::FusePolicy::kFused, batch);
+    auto ref = States(spec, in, passes::FusePolicy::kReference, batch);
+    ASSERT_EQ(fused.size(), ref.size());
+    for (size_t i = 0; i < fused.size(); ++i) {
+      EXPECT_TRUE(at::equal(fused[i], ref[i])) << spec << " state " << i << " batch " << batch << "\n"
+                                               << fused[i] << "\nvs\n" << ref[i];
+    }
+  }
+}
+
+std::vector<Case> Cases() {
+  std::vector<Case> out;
+  for (int64_t k : {2, 3, 8, 10, 16, 17, 40}) {
+    for (bool labels : {false, true}) {
+      for (bool dirty : {false, true}) {
+        out.push_back({k, labels, false, false, dirty});
+        out.push_back({k, labels, true, true, dirty});
+      }
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fused, McConfmatTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) {
+                           const Case& c = i.param;
+                           return absl::StrCat("C", c.classes, c.labels ? "_labels" : "_scores",
+                                               c.int32_target ? "_i32" : "", c.with_ignore ? "_ignore" : "",
+                                               c.dirty ? "_dirty" : "");
+                         });
+
+TEST(McConfmatKernel, EmptyBatchGivesZeros) {
+  // Verifies that an empty batch gives a zero matrix and zero counts.
+  auto r = ops::fused::McConfmatCpu(at::zeros({0, 5}), at::zeros({0}, at::kLong), 5, c10::nullopt);
+  EXPECT_EQ(std::get<0>(r).sum().item<int64_t>(), 0);
+  EXPECT_EQ(std::get<0>(r).sizes(), (std::vector<int64_t>{5, 5}));
+  EXPECT_EQ(std::get<1>(r).item<int64_t>(), 0);
+}
+
+TEST(McConfmatKernel, RunsOnMetaThroughTheDispatcher) {
+  // Verifies that the registered tally::mc_confmat operator has a Meta kernel
+  // (so the meta-execution proof of sync-freedom covers it).
+  auto op = c10::Dispatcher::singleton()
+                .findSchemaOrThrow("tally::mc_confmat", "")
+                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                                      int64_t, c10::optional<int64_t>)>();
+  c10::InferenceMode guard;
+  auto meta = at::TensorOptions().device(at::kMeta);
+  auto r = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::optional<int64_t>(2));
+  EXPECT_TRUE(std::get<0>(r).is_meta());
+  EXPECT_EQ(std::get<0>(r).sizes(), (std::vector<int64_t>{4, 4}));
+}
+
+TEST(McConfmatKernel, BadTargetsAreCountedAndSkipped) {
+  // Verifies the range checks: targets outside [0, C) and label preds outside
+  // it are counted and their rows not counted; ignored rows are neither.
+  at::Tensor preds = at::tensor({0, 1, 5, 2, -1}, at::kLong);
+  at::Tensor target = at::tensor({0, 3, 1, 2, 2}, at::kLong);
+  auto r = ops::fused::McConfmatCpu(preds, target, 3, c10::optional<int64_t>(2));
+  // Row 0 counts; row 1 bad target; row 2 bad pred; rows 3-4 ignored.
+  EXPECT_EQ(std::get<0>(r).sum().item<int64_t>(), 1);
+  EXPECT_EQ(std::get<0>(r)[0][0].item<int64_t>(), 1);
+  EXPECT_EQ(std::get<1>(r).item<int64_t>(), 1);
+  EXPECT_EQ(std::get<2>(r).item<int64_t>(), 1);
+}
+
+}  // namespace
+}  // namespace tally
