@@ -104,14 +104,16 @@ absl::StatusOr<Attr> ParseAttr(absl::string_view s) {
   if (s == "true") return Attr(true);
   if (s == "false") return Attr(false);
   if (s[0] == '"') {
-    if (s.size() < 2 || s.back() != '"') {
-      return absl::InvalidArgumentError(absl::StrCat("unterminated string ", s));
-    }
+    // The inverse of AttrToString: `\` escapes the next character, and the
+    // only unescaped quote is the closing one, at the very end.
     std::string out;
-    for (size_t i = 1; i + 1 < s.size(); ++i) {
-      if (s[i] == '\\' && i + 2 < s.size()) ++i;
+    size_t i = 1;
+    for (; i < s.size() && s[i] != '"'; ++i) {
+      if (s[i] == '\\' && ++i == s.size()) break;
       out.push_back(s[i]);
     }
+    if (i >= s.size()) return absl::InvalidArgumentError(absl::StrCat("unterminated string ", s));
+    if (i + 1 != s.size()) return absl::InvalidArgumentError(absl::StrCat("text after the string in ", s));
     return Attr(out);
   }
   if (s[0] == '[') {

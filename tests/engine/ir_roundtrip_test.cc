@@ -215,6 +215,18 @@ TEST(IrRoundTripTest, DoublesRoundTripBitExactly) {
   EXPECT_FALSE(ir::AttrEquals(ir::Attr(int64_t{1}), ir::Attr(1.0)));
 }
 
+// Verifies that malformed attribute values are rejected rather than read as
+// something the printer would never write.
+TEST(IrParserTest, MalformedAttributes) {
+  for (const char* bad : {"\"abc", "\"abc\\\"", "\"a\"b\"", "\"", "[1,2", "[1,x]", "[1.5,2]", "[nan]",
+                          "1.2.3", "--1", "abc", "tru", "[1,2]g"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THAT(ir::ParseAttr(bad), StatusIs(absl::StatusCode::kInvalidArgument));
+  }
+  EXPECT_THAT(ir::ParseAttr("\"a\\\\\""), IsOk());  // "a\\" is the string a + backslash
+  EXPECT_EQ(std::get<std::string>(*ir::ParseAttr("\"a\\\\\"")), "a\\");
+}
+
 // Verifies that a module with no graphs and no states round-trips too.
 TEST(IrRoundTripTest, EmptyGraphs) {
   constexpr char kText[] = R"(module {
