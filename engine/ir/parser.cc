@@ -273,6 +273,7 @@ absl::StatusOr<std::unique_ptr<Module>> ParseModule(absl::string_view text) {
         if (m->finalize) return Error(ln, l, "second finalize graph");
         m->finalize = std::move(g);
       } else if (absl::StartsWith(name, "merge.")) {
+        if (m->merges.count(name.substr(6))) return Error(ln, l, "second merge graph for the group");
         m->merges[name.substr(6)] = std::move(g);
       } else {
         return Error(ln, l, "graph must be @update, @finalize or @merge.<group>");

@@ -366,6 +366,24 @@ state @s : f32[]@cpu init=0.0 reducer=sum metric="m"
 })",
        "IR line 2: unterminated string"},
       {"not a module", "graph @update() {\n}\n", "IR line 1: expected 'module {'"},
+      {"second update", R"(module {
+  graph @update() {
+    return ()
+  }
+  graph @update() {
+    return ()
+  }
+})",
+       "IR line 5: second update graph"},
+      {"second merge graph", R"(module {
+  graph @merge.g() {
+    return ()
+  }
+  graph @merge.g() {
+    return ()
+  }
+})",
+       "IR line 5: second merge graph for the group"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
