@@ -46,7 +46,9 @@ std::string Number(double v, bool json) {
 
 void AppendValue(const at::Tensor& t, std::string& out, bool json) {
   if (t.dim() == 0) {
-    out += Number(t.item<double>(), json);
+    // Counts (confusion matrices, stat scores) print as integers.
+    if (!at::isFloatingType(t.scalar_type())) out += absl::StrCat(t.item<int64_t>());
+    else out += Number(t.item<double>(), json);
     return;
   }
   out += "[";
@@ -59,7 +61,8 @@ void AppendValue(const at::Tensor& t, std::string& out, bool json) {
 
 std::string ValueToText(const at::Tensor& t, bool json) {
   std::string out;
-  AppendValue(t.to(at::kCPU).to(at::kDouble), out, json);
+  at::Tensor cpu = t.to(at::kCPU);
+  AppendValue(at::isFloatingType(cpu.scalar_type()) ? cpu.to(at::kDouble) : cpu.to(at::kLong), out, json);
   return out;
 }
 
