@@ -85,8 +85,17 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
   absl::StrAppend(&out, "\nupdate: ", kernels, " ATen calls per update (+ ", m.states.size(),
                   " state folds), ", syncs, " host syncs\n");
   int fin_syncs = 0;
-  for (const auto& n : m.finalize->nodes()) fin_syncs += ops::SyncsHost(*n) ? 1 : 0;
-  absl::StrAppend(&out, "finalize: ", m.finalize->nodes().size(), " nodes, ", fin_syncs, " host syncs\n\n");
+  std::string marks;
+  for (const auto& n : m.finalize->nodes()) {
+    if (!ops::SyncsHost(*n)) continue;
+    ++fin_syncs;
+    absl::StrAppend(&marks, "  host sync in finalize: ", n->op(), n->loc().empty() ? "" : " (" + n->loc() + ")", "\n");
+  }
+  int checks = 0;
+  for (const auto& s : m.states) checks += s.check.empty() ? 0 : 1;
+  absl::StrAppend(&out, "finalize: ", m.finalize->nodes().size(), " nodes, ", fin_syncs, " host syncs\n", marks);
+  absl::StrAppend(&out, "compute: reads ", checks, " deferred-check counter", checks == 1 ? "" : "s",
+                  " on the host before finalize\n\n");
   out += ir::PrintModule(m);
   if (options.proof) {
     out += "\n" + c.proof.ToString();

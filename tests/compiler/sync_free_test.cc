@@ -1,0 +1,163 @@
+// Registry-wide compiler guarantees: every library metric, alone and in the
+// benchmark collections, compiles to an update that never reads the host
+// (it executes on `meta` tensors, which cannot be read), carries a
+// single-device proof, and plans for a device this machine lacks.
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/compiler.h"
+#include "gtest/gtest.h"
+#include "metrics/registry.h"
+#include "ops/op_registry.h"
+#include "tools/tally/evaluate.h"
+
+namespace tally {
+namespace {
+
+// SpecFor adds the arguments a metric requires.
+std::string SpecFor(const std::string& name) {
+  if (absl::StartsWith(name, "multiclass_")) {
+    return absl::StrCat(name, absl::StrContains(name, "fbeta") ? "(num_classes=3, beta=2.0)" : "(num_classes=3)");
+  }
+  if (absl::StartsWith(name, "multilabel_")) {
+    return absl::StrCat(name, absl::StrContains(name, "fbeta") ? "(num_labels=3, beta=2.0)" : "(num_labels=3)");
+  }
+  if (absl::StrContains(name, "fbeta")) return absl::StrCat(name, "(beta=2.0)");
+  return name;
+}
+
+// Signatures lists input forms to try for a metric, as (name, dtype, shape).
+std::vector<NamedTensors> InputForms(const metrics::MetricInfo& m, const at::TensorOptions& o) {
+  const int64_t n = 5;
+  auto f = o.dtype(at::kFloat);
+  auto l = o.dtype(at::kLong);
+  if (m.domain == "aggregation") return {{{"value", at::empty({n}, f)}}};
+  if (m.domain == "regression") {
+    return {{{"preds", at::empty({n}, f)}, {"target", at::empty({n}, f)}},
+            {{"preds", at::empty({n, 3}, f)}, {"target", at::empty({n, 3}, f)}}};
+  }
+  if (absl::StartsWith(m.name, "binary_")) {
+    return {{{"preds", at::empty({n}, f)}, {"target", at::empty({n}, l)}},
+            {{"preds", at::empty({n}, l)}, {"target", at::empty({n}, l)}}};
+  }
+  if (absl::StartsWith(m.name, "multiclass_")) {
+    return {{{"preds", at::empty({n, 3}, f)}, {"target", at::empty({n}, l)}},
+            {{"preds", at::empty({n}, l)}, {"target", at::empty({n}, l)}}};
+  }
+  return {{{"preds", at::empty({n, 3}, f)}, {"target", at::empty({n, 3}, l)}}};
+}
+
+// CompileFor builds `specs` for `inputs` (whose shapes and dtypes are what
+// matters) on `device`.
+absl::StatusOr<Compiled> CompileFor(const std::vector<std::string>& specs, const NamedTensors& inputs,
+                                    const ir::Device& device) {
+  NamedTensors cpu;
+  for (const auto& [k, t] : inputs) cpu.emplace_back(k, at::empty(t.sizes(), t.options().device(at::kCPU)));
+  auto sig = tools::SignatureOf(cpu);
+  if (!sig.ok()) return sig.status();
+  auto entries = tools::BuildEntries(specs, *sig, device);
+  if (!entries.ok()) return entries.status();
+  CompileOptions co;
+  co.device = device;
+  return CompileModule(*entries, co);
+}
+
+void ExpectSyncFreeOnMeta(const std::vector<std::string>& specs, const NamedTensors& meta_inputs) {
+  SCOPED_TRACE(absl::StrJoin(specs, ", "));
+  ir::Device meta{"meta"};
+  auto c = CompileFor(specs, meta_inputs, meta);
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (const auto& n : c->module->update->nodes()) {
+    EXPECT_FALSE(ops::SyncsHost(*n)) << n->op();
+    EXPECT_FALSE(ops::HasDataDependentShape(*n)) << n->op();
+  }
+  EXPECT_EQ(c->proof.device, "meta");
+  EXPECT_FALSE(c->proof.edges.empty());
+  EXPECT_EQ(c->proof.boundary_checks.size(), c->module->update->params().size());
+  ProgramOptions po;
+  po.device = meta;
+  auto prog = Program::Create(std::move(c->module), po);
+  ASSERT_TRUE(prog.ok()) << prog.status();
+  // Two updates: the second folds into states that are already meta tensors.
+  for (int i = 0; i < 2; ++i) {
+    absl::Status st = (*prog)->Update(meta_inputs);
+    ASSERT_TRUE(st.ok()) << st;
+  }
+  for (const auto& s : (*prog)->states()) EXPECT_TRUE(s.is_meta());
+}
+
+TEST(SyncFree, EveryMetricUpdatesOnMeta) {
+  // Verifies that every registered metric, in each input form it accepts,
+  // runs its update on meta tensors and carries a device proof.
+  auto meta = at::TensorOptions().device(at::kMeta);
+  int compiled = 0;
+  for (const auto& m : metrics::AllMetrics()) {
+    std::string spec = SpecFor(m.name);
+    for (const NamedTensors& in : InputForms(m, meta)) {
+      auto c = CompileFor({spec}, in, ir::Device{"meta"});
+      if (!c.ok()) continue;  // this input form is not one the metric takes
+      ExpectSyncFreeOnMeta({spec}, in);
+      ++compiled;
+    }
+  }
+  EXPECT_GE(compiled, static_cast<int>(metrics::AllMetrics().size()));
+}
+
+TEST(SyncFree, BenchmarkCollectionsUpdateOnMeta) {
+  // Verifies the same for the collections of the benchmark workloads.
+  auto meta = at::TensorOptions().device(at::kMeta);
+  ExpectSyncFreeOnMeta({"multiclass_accuracy(num_classes=10)", "multiclass_precision(num_classes=10)",
+                        "multiclass_recall(num_classes=10)", "multiclass_f1_score(num_classes=10)",
+                        "multiclass_confusion_matrix(num_classes=10)"},
+                       {{"preds", at::empty({32, 10}, meta.dtype(at::kFloat))},
+                        {"target", at::empty({32}, meta.dtype(at::kLong))}});
+  ExpectSyncFreeOnMeta({"mean_squared_error", "mean_absolute_error", "r2_score", "pearson_corrcoef",
+                        "concordance_corrcoef"},
+                       {{"preds", at::empty({32}, meta.dtype(at::kFloat))},
+                        {"target", at::empty({32}, meta.dtype(at::kFloat))}});
+}
+
+TEST(SyncFree, EveryMetricPlansForAMissingDevice) {
+  // Verifies that planning for cuda:1 (absent here) puts every value and
+  // state on cuda:1, proves it, and decomposes fusion groups that have no
+  // kernel there.
+  auto cpu = at::TensorOptions();
+  for (const auto& m : metrics::AllMetrics()) {
+    std::string spec = SpecFor(m.name);
+    for (const NamedTensors& in : InputForms(m, cpu)) {
+      auto c = CompileFor({spec}, in, ir::Device{"cuda:1"});
+      if (!c.ok()) continue;
+      SCOPED_TRACE(spec);
+      EXPECT_EQ(c->proof.device, "cuda:1");
+      for (const auto& s : c->module->states) EXPECT_EQ(s.type.device.name, "cuda:1");
+      for (const auto& n : c->module->update->nodes()) {
+        EXPECT_FALSE(ops::IsComposite(*n)) << n->op() << " has no fused kernel on cuda";
+        for (ir::Value* v : n->outputs()) EXPECT_EQ(v->type().device.name, "cuda:1");
+      }
+    }
+  }
+}
+
+TEST(SyncFree, SharedStatisticsRunOnce) {
+  // Verifies the fusion claim of the cls_small collection: accuracy,
+  // precision, recall, F1 and the confusion matrix share one state set and
+  // one fused kernel per update.
+  auto c = CompileFor({"multiclass_accuracy(num_classes=10)", "multiclass_precision(num_classes=10)",
+                       "multiclass_recall(num_classes=10)", "multiclass_f1_score(num_classes=10)",
+                       "multiclass_confusion_matrix(num_classes=10)"},
+                      {{"preds", at::empty({32, 10})}, {"target", at::empty({32}, at::kLong)}}, ir::Device{});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->module->update->nodes().size(), 1u);
+  EXPECT_EQ(c->fusion_groups.size(), 1u);
+  int non_check = 0;
+  for (const auto& s : c->module->states) non_check += s.check.empty();
+  EXPECT_EQ(non_check, 1);
+}
+
+}  // namespace
+}  // namespace tally
