@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -402,10 +403,18 @@ TEST(IrParserTest, GraphErrors) {
                        AllOf(HasSubstr("IR line 1"), HasSubstr("bad parameter"))));
 }
 
-// Candidate specs for a metric built with default arguments.
-std::vector<std::string> CandidateSpecs(const std::string& name) {
-  return {name, absl::StrCat(name, "(num_classes=3)"), absl::StrCat(name, "(num_labels=3)"),
-          absl::StrCat(name, "(task=multiclass, num_classes=3)")};
+// Candidates are specs with default arguments and signatures to build a
+// metric for: the tool's default signature, then 2-D float pairs (for
+// metrics such as cosine_similarity that need rows of vectors).
+std::vector<std::pair<std::string, dsl::Signature>> Candidates(const std::string& name) {
+  std::vector<std::pair<std::string, dsl::Signature>> out;
+  for (const char* args : {"", "num_classes=3", "num_labels=3", "beta=2.0", "beta=2.0, num_classes=3",
+                           "beta=2.0, num_labels=3"}) {
+    std::string text = *args ? absl::StrCat(name, "(", args, ")") : name;
+    out.emplace_back(text, tools::DefaultSignature({text}));
+  }
+  out.emplace_back(name, dsl::Signature{{"preds", ir::DType::kFloat32, {8, 3}}, {"target", ir::DType::kFloat32, {8, 3}}});
+  return out;
 }
 
 // Verifies that print(parse(print(m))) == print(m) for the module every
@@ -416,10 +425,9 @@ TEST(IrRoundTripTest, EveryRegisteredMetric) {
   std::vector<std::string> skipped;
   for (const metrics::MetricInfo& info : metrics::AllMetrics()) {
     bool ok = false;
-    for (const std::string& text : CandidateSpecs(info.name)) {
+    for (const auto& [text, sig] : Candidates(info.name)) {
       auto spec = metrics::ParseMetricSpec(text);
       ASSERT_THAT(spec, IsOk());
-      dsl::Signature sig = tools::DefaultSignature({text});
       auto metric = metrics::BuildMetric(*spec, sig, ir::Device{"cpu"});
       if (!metric.ok()) continue;
       ok = true;
@@ -448,11 +456,10 @@ TEST(IrRoundTripTest, EveryRegisteredMetric) {
     }
     if (!ok) skipped.push_back(info.name);
   }
-  // The aggregation metrics always build for the default signature.
-  EXPECT_GE(built, 4);
-  if (!skipped.empty()) {
-    std::cout << "no default spec builds for: " << absl::StrJoin(skipped, ", ") << "\n";
-  }
+  // Every metric builds for one of the candidates (a new kind of metric
+  // needs a candidate spec or signature in Candidates).
+  EXPECT_EQ(built, static_cast<int>(metrics::AllMetrics().size()));
+  EXPECT_TRUE(skipped.empty()) << "no candidate spec builds for: " << absl::StrJoin(skipped, ", ");
 }
 
 }  // namespace
