@@ -140,6 +140,17 @@ class CliTest : public ::testing::Test {
     std::string full = ReadFile(Path("preds"));
     std::ofstream(Path("truncated"), std::ios::binary) << full.substr(0, full.size() - 7);
     std::ofstream(Path("not_npy"), std::ios::binary) << "this is not a numpy file";
+    // A valid uint8 file (a dtype Tally does not read): a bool file with the
+    // descr changed, which keeps the header length.
+    io::NpyArray b;
+    b.dtype = io::NpyDType::kBool;
+    b.shape = {4};
+    b.data = std::string("\1\0\1\1", 4);
+    std::string bytes = io::SerializeNpy(b);
+    size_t at = bytes.find("|b1");
+    ASSERT_NE(at, std::string::npos);
+    bytes.replace(at, 3, "|u1");
+    std::ofstream(Path("uint8"), std::ios::binary) << bytes;
   }
   static void TearDownTestSuite() {
     delete dir_;
@@ -329,6 +340,8 @@ TEST_F(CliTest, BadFiles) {
                                 {"input 'value'", "truncated"}));
   EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "not_npy")}),
                                 {"input 'value'"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "uint8")}),
+                                {"input 'value'", "u1"}));
   EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", absl::StrCat("value=", *dir_)}),
                                 {"input 'value'"}));
 }
