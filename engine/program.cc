@@ -110,7 +110,8 @@ absl::Status Program::CheckInputs(const NamedTensors& inputs,
                                                      "' (expected: ", absl::StrJoin(expected, ", "), ")"));
     }
   }
-  absl::flat_hash_map<std::string, int64_t> symbols;
+  // Symbolic dims seen so far (few per program: a small vector, no hashing).
+  std::vector<std::pair<const std::string*, int64_t>> symbols;
   for (size_t i = 0; i < params.size(); ++i) {
     const ir::TensorType& want = params[i]->type();
     const std::string& name = params[i]->name();
@@ -131,7 +132,13 @@ absl::Status Program::CheckInputs(const NamedTensors& inputs,
         if (t.size(d) != dim.size) return mismatch(absl::StrCat("wrong size of dim ", d));
         continue;
       }
-      auto [it, inserted] = symbols.emplace(dim.symbol, t.size(d));
+      auto it = std::find_if(symbols.begin(), symbols.end(),
+                             [&](const auto& e) { return *e.first == dim.symbol; });
+      bool inserted = it == symbols.end();
+      if (inserted) {
+        symbols.emplace_back(&dim.symbol, t.size(d));
+        it = symbols.end() - 1;
+      }
       if (!inserted && it->second != t.size(d)) {
         return absl::InvalidArgumentError(absl::StrCat(
             metric_names_, ": input '", name, "' has ", t.size(d), " rows (dim ", d,
@@ -149,14 +156,17 @@ absl::Status Program::CheckInputs(const NamedTensors& inputs,
 }
 
 absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tensor>& current,
-                                                      const std::vector<at::Tensor>& incoming) const {
+                                                      const std::vector<at::Tensor>& incoming,
+                                                      bool skip_sums) const {
   std::vector<at::Tensor> next(current.size());
   const auto& states = module_->states;
   absl::Status st = exec::CatchTorch(
       [&] {
         for (size_t i = 0; i < states.size(); ++i) {
           switch (states[i].reducer) {
-            case ir::Reducer::kSum: next[i] = current[i] + incoming[i]; break;
+            case ir::Reducer::kSum:
+              if (!skip_sums) next[i] = current[i] + incoming[i];
+              break;
             case ir::Reducer::kMax: next[i] = at::maximum(current[i], incoming[i]); break;
             case ir::Reducer::kMin: next[i] = at::minimum(current[i], incoming[i]); break;
             case ir::Reducer::kCat: next[i] = at::cat({current[i], incoming[i]}, 0); break;
@@ -189,9 +199,37 @@ absl::Status Program::Update(const NamedTensors& inputs) {
   std::vector<at::Tensor> partials;
   partials.reserve(states_.size());
   for (int idx : partial_of_state_) partials.push_back((*outs)[idx]);
-  TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> next, Fold(states_, partials));
-  states_ = std::move(next);
-  return absl::OkStatus();
+  // Sum states fold in place (no allocation per update) when the partial
+  // matches the state exactly; everything that can fail runs first, so the
+  // update still applies fully or not at all.
+  const auto& decls = module_->states;
+  bool in_place = true;
+  for (size_t i = 0; i < decls.size() && in_place; ++i) {
+    if (decls[i].reducer != ir::Reducer::kSum) continue;
+    const at::Tensor& a = states_[i];
+    const at::Tensor& b = partials[i];
+    in_place = a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() && a.device() == b.device() &&
+               a.is_contiguous();
+  }
+  if (!in_place) {
+    TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> next, Fold(states_, partials));
+    states_ = std::move(next);
+    return absl::OkStatus();
+  }
+  bool others = false;
+  for (const auto& d : decls) others |= d.reducer != ir::Reducer::kSum;
+  std::vector<at::Tensor> next;
+  if (others) {
+    TALLY_ASSIGN_OR_RETURN(next, Fold(states_, partials, /*skip_sums=*/true));
+  }
+  return exec::CatchTorch(
+      [&] {
+        for (size_t i = 0; i < decls.size(); ++i) {
+          if (decls[i].reducer == ir::Reducer::kSum) states_[i].add_(partials[i]);
+          else states_[i] = std::move(next[i]);
+        }
+      },
+      metric_names_);
 }
 
 absl::StatusOr<NamedTensors> Program::Compute() const {
@@ -212,7 +250,17 @@ absl::StatusOr<NamedTensors> Program::Compute() const {
   }
   NamedTensors result;
   const auto& rets = module_->finalize->returns();
-  for (size_t i = 0; i < rets.size(); ++i) result.emplace_back(rets[i].first, (*outs)[i]);
+  for (size_t i = 0; i < rets.size(); ++i) {
+    at::Tensor v = (*outs)[i];
+    // States change in place on later updates: results never alias them.
+    for (const auto& st : states_) {
+      if (v.defined() && st.defined() && v.storage().is_alias_of(st.storage())) {
+        v = v.clone();
+        break;
+      }
+    }
+    result.emplace_back(rets[i].first, v);
+  }
   return result;
 }
 

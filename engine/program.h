@@ -55,6 +55,8 @@ class Program {
 
   const ir::Module& module() const { return *module_; }
   const ProgramOptions& options() const { return options_; }
+  // states are the live state tensors; sum states are updated in place, so
+  // copy them to keep a snapshot.
   const std::vector<at::Tensor>& states() const { return states_; }
   // metric_names lists the metrics of the program, for error messages.
   const std::string& metric_names() const { return metric_names_; }
@@ -64,8 +66,11 @@ class Program {
  private:
   Program() = default;
   absl::StatusOr<std::vector<at::Tensor>> InitialStates() const;
+  // Fold returns the folded states; with `skip_sums` sum states are left
+  // undefined (Update adds them in place).
   absl::StatusOr<std::vector<at::Tensor>> Fold(const std::vector<at::Tensor>& current,
-                                               const std::vector<at::Tensor>& incoming) const;
+                                               const std::vector<at::Tensor>& incoming,
+                                               bool skip_sums = false) const;
   absl::Status CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered) const;
 
   std::unique_ptr<ir::Module> module_;

@@ -141,34 +141,42 @@ CountFn<P, L> PickCounter(int64_t c, std::integer_sequence<int, kCs...>) {
 
 template <typename P, typename L>
 void Run(const at::Tensor& preds, const at::Tensor& target, bool scores, int64_t c,
-         c10::optional<int64_t> ignore_index, Counts& total) {
+         c10::optional<int64_t> ignore_index, int64_t* cm_out, Counts& total) {
   const P* p = preds.data_ptr<P>();
   const L* t = target.data_ptr<L>();
   int64_t n = target.size(0);
   int64_t threads = at::get_num_threads();
-  // Private histograms per thread; fall back to one thread when C^2 is large.
-  int64_t grain = (c * c * threads > (1 << 22)) ? std::max<int64_t>(n, 1) : 32768;
-  std::vector<Counts> parts(threads);
-  for (auto& part : parts) part.cm.assign(c * c, 0);
   CountFn<P, L> count = scores ? PickCounter<P, L>(c, std::integer_sequence<int, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16>{})
                                 : &CountRows<0, P, L>;
   bool avx2 = scores && std::is_same<P, float>::value && c >= 2 && c <= 16 && HasAvx2();
-  at::parallel_for(0, n, grain, [&](int64_t begin, int64_t end) {
-    Counts& mine = parts[at::get_thread_num()];
+  auto count_range = [&](int64_t begin, int64_t end, Counts& into) {
     if constexpr (std::is_same<P, float>::value) {
       if (avx2) {
-        CountRowsAvx2<L>(p, t, c, ignore_index.has_value(), ignore_index.value_or(0), begin, end, mine);
+        CountRowsAvx2<L>(p, t, c, ignore_index.has_value(), ignore_index.value_or(0), begin, end, into);
         return;
       }
     }
-    count(p, t, scores, c, ignore_index.has_value(), ignore_index.value_or(0), begin, end, mine);
-  });
-  total.cm.assign(c * c, 0);
-  for (const auto& part : parts) {
-    for (int64_t k = 0; k < c * c; ++k) total.cm[k] += part.cm[k];
-    total.bad_t += part.bad_t;
-    total.bad_p += part.bad_p;
+    count(p, t, scores, c, ignore_index.has_value(), ignore_index.value_or(0), begin, end, into);
+  };
+  // Private histograms per thread; one thread when C^2 is large or the batch small.
+  const int64_t grain = 32768;
+  if (n <= grain || threads == 1 || c * c * threads > (1 << 22)) {
+    total.cm.assign(c * c, 0);
+    count_range(0, n, total);
+  } else {
+    std::vector<Counts> parts(threads);
+    for (auto& part : parts) part.cm.assign(c * c, 0);
+    at::parallel_for(0, n, grain, [&](int64_t begin, int64_t end) {
+      count_range(begin, end, parts[at::get_thread_num()]);
+    });
+    total.cm.assign(c * c, 0);
+    for (const auto& part : parts) {
+      for (int64_t k = 0; k < c * c; ++k) total.cm[k] += part.cm[k];
+      total.bad_t += part.bad_t;
+      total.bad_p += part.bad_p;
+    }
   }
+  std::copy(total.cm.begin(), total.cm.end(), cm_out);
 }
 
 }  // namespace
@@ -184,10 +192,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatCpu(const at::Tensor& pr
   at::Tensor preds = preds_in.contiguous();
   at::Tensor target = target_in.contiguous();
   Counts total;
+  auto opts = target.options().dtype(at::kLong);
+  at::Tensor cm = at::empty({c, c}, opts);
+  int64_t* cm_out = cm.data_ptr<int64_t>();
   auto dispatch_target = [&](auto p_tag) {
     using P = decltype(p_tag);
-    if (target.scalar_type() == at::kLong) Run<P, int64_t>(preds, target, scores, c, ignore_index, total);
-    else if (target.scalar_type() == at::kInt) Run<P, int32_t>(preds, target, scores, c, ignore_index, total);
+    if (target.scalar_type() == at::kLong) Run<P, int64_t>(preds, target, scores, c, ignore_index, cm_out, total);
+    else if (target.scalar_type() == at::kInt) Run<P, int32_t>(preds, target, scores, c, ignore_index, cm_out, total);
     else TORCH_CHECK(false, "mc_confmat: target must be int32 or int64");
   };
   switch (preds.scalar_type()) {
@@ -197,9 +208,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatCpu(const at::Tensor& pr
     case at::kInt: dispatch_target(int32_t{}); break;
     default: TORCH_CHECK(false, "mc_confmat: unsupported preds dtype");
   }
-  auto opts = target.options().dtype(at::kLong);
-  at::Tensor cm = at::empty({c, c}, opts);
-  std::copy(total.cm.begin(), total.cm.end(), cm.data_ptr<int64_t>());
   return {cm, at::scalar_tensor(total.bad_t, opts), at::scalar_tensor(total.bad_p, opts)};
 }
 
