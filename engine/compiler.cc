@@ -61,6 +61,7 @@ absl::StatusOr<std::unique_ptr<Program>> MoveProgram(const Program& p, const ir:
   TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> moved, Program::Create(std::move(c.module), po));
   TALLY_ASSIGN_OR_RETURN(std::string bytes, p.SaveState());
   TALLY_RETURN_IF_ERROR(moved->LoadState(bytes));
+  moved->set_recompiler(&MoveProgram);
   return moved;
 }
 
@@ -82,7 +83,9 @@ absl::StatusOr<std::unique_ptr<Program>> Compile(const std::vector<CollectionEnt
   po.device = options.device;
   po.checked = options.checked;
   po.transfer_inputs = options.transfer_inputs;
-  return Program::Create(std::move(c.module), po);
+  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Program::Create(std::move(c.module), po));
+  program->set_recompiler(&MoveProgram);
+  return program;
 }
 
 }  // namespace tally

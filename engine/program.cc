@@ -286,6 +286,13 @@ absl::Status Program::Merge(const Program& other) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<Program>> Program::To(const ir::Device& device) const {
+  if (recompiler_ == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(metric_names_, ": this program was not made by the compiler and cannot move"));
+  }
+  return recompiler_(*this, device);
+}
+
 absl::StatusOr<std::string> Program::SaveState() const {
   // Format: "tally-state 1\n" then per state "<name> <dtype> <rank> <dims...> <nbytes>\n<bytes>".
   std::string out = "tally-state 1\n";

@@ -52,6 +52,14 @@ class Program {
   absl::StatusOr<std::string> SaveState() const;
   // LoadState replaces the states with saved ones; all or nothing.
   absl::Status LoadState(absl::string_view bytes);
+  // To returns this program recompiled for `device` — placement, fusion and
+  // the single-device proof run again — with the states copied there. Only
+  // programs made by the compiler (engine/compiler.h) can move.
+  absl::StatusOr<std::unique_ptr<Program>> To(const ir::Device& device) const;
+
+  // Recompiler is how To reaches the compiler without depending on it.
+  using Recompiler = absl::StatusOr<std::unique_ptr<Program>> (*)(const Program&, const ir::Device&);
+  void set_recompiler(Recompiler r) { recompiler_ = r; }
 
   const ir::Module& module() const { return *module_; }
   const ProgramOptions& options() const { return options_; }
@@ -82,6 +90,7 @@ class Program {
   std::vector<std::pair<std::string, std::unique_ptr<exec::EagerPlan>>> merge_plans_;
   std::vector<int> partial_of_state_;  // update result index per state
   std::vector<at::Tensor> states_;
+  Recompiler recompiler_ = nullptr;
 };
 
 }  // namespace tally

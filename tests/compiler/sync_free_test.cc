@@ -161,3 +161,39 @@ TEST(SyncFree, SharedStatisticsRunOnce) {
 
 }  // namespace
 }  // namespace tally
+
+namespace tally {
+namespace {
+
+TEST(ProgramTo, MovesStatesAndReproves) {
+  // Verifies that Program::To recompiles for the new device (every value of
+  // the moved program on it), carries the states over, and that a device
+  // this machine lacks is a clear error, not a crash.
+  auto sig = tools::SignatureOf({{"preds", at::empty({4, 3})}, {"target", at::empty({4}, at::kLong)}});
+  ASSERT_TRUE(sig.ok());
+  auto entries = tools::BuildEntries({"multiclass_accuracy(num_classes=3)"}, *sig, ir::Device{});
+  ASSERT_TRUE(entries.ok());
+  auto prog = Compile(*entries, CompileOptions{});
+  ASSERT_TRUE(prog.ok());
+  at::Tensor preds = at::tensor({0.1f, 0.7f, 0.2f, 0.9f, 0.05f, 0.05f}).reshape({2, 3});
+  ASSERT_TRUE((*prog)->Update({{"preds", preds}, {"target", at::tensor({1, 0}, at::kLong)}}).ok());
+  auto meta = (*prog)->To(ir::Device{"meta"});
+  ASSERT_TRUE(meta.ok()) << meta.status();
+  EXPECT_EQ((*meta)->options().device.name, "meta");
+  for (const auto& s : (*meta)->states()) EXPECT_TRUE(s.is_meta());
+  for (const auto& n : (*meta)->module().update->nodes())
+    for (ir::Value* v : n->outputs()) EXPECT_EQ(v->type().device.name, "meta");
+  auto back = (*meta)->To(ir::Device{"cpu"});
+  EXPECT_FALSE(back.ok());  // meta states hold no values to copy back
+  auto cpu = (*prog)->To(ir::Device{"cpu"});
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  auto v = (*cpu)->Compute();
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_DOUBLE_EQ((*v)[0].second.item<double>(), 1.0);
+  auto cuda = (*prog)->To(ir::Device{"cuda:1"});
+  EXPECT_FALSE(cuda.ok());
+  EXPECT_NE(std::string(cuda.status().message()).find("cuda"), std::string::npos) << cuda.status();
+}
+
+}  // namespace
+}  // namespace tally
