@@ -185,6 +185,12 @@ std::vector<Sample> Samples() {
   s.push_back({"mc_confmat", "mc_confmat", {"f32[N,4]", "i64[N]"}, {{"num_classes", int64_t{4}}}});
   s.push_back({"mc_confmat/labels", "mc_confmat", {"i64[N]", "i32[N]"},
                {{"num_classes", int64_t{4}}, {"ignore_index", int64_t{-1}}}});
+  if (FindOp("bl_confmat") != nullptr) {
+    s.push_back({"bl_confmat", "bl_confmat", {"f32[N]", "i64[N]"}, {{"threshold", 0.5}, {"logits_over_kept", false}}});
+    s.push_back({"bl_confmat/multilabel", "bl_confmat", {"f64[N,3]", "i32[N,3]"},
+                 {{"threshold", 0.3}, {"logits_over_kept", true}, {"ignore_index", int64_t{-1}}}});
+    s.push_back({"bl_confmat/labels", "bl_confmat", {"i64[N]", "i1[N]"}, {{"threshold", 0.5}, {"logits_over_kept", false}}});
+  }
   s.push_back({"rank_average", "rank_average", {"f32[N]"}, {}});
   s.push_back({"rank_average/2d", "rank_average", {"i64[N,3]"}, {}});
   for (Sample& x : s)
