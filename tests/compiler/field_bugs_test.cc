@@ -1,0 +1,145 @@
+// Regression tests for the field failures in DESIGN.md's table, each named
+// after the bug it ends.
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "engine/compiler.h"
+#include "engine/ir/parser.h"
+#include "gtest/gtest.h"
+#include "metrics/registry.h"
+#include "ops/op_registry.h"
+#include "tools/tally/evaluate.h"
+
+namespace tally {
+namespace {
+
+absl::StatusOr<std::unique_ptr<Program>> Make(const std::vector<std::string>& specs, const NamedTensors& like,
+                                              CompileOptions co) {
+  NamedTensors cpu;
+  for (const auto& [k, t] : like) cpu.emplace_back(k, at::empty(t.sizes(), t.options().device(at::kCPU)));
+  auto sig = tools::SignatureOf(cpu);
+  if (!sig.ok()) return sig.status();
+  auto entries = tools::BuildEntries(specs, *sig, co.device);
+  if (!entries.ok()) return entries.status();
+  return Compile(*entries, co);
+}
+
+TEST(FieldBugs, ConcordanceAndPearsonStatesNeverLeaveTheProgramDevice) {
+  // Verifies the "Encountered different devices" failure cannot happen: a
+  // concordance/pearson program placed on meta creates every state and every
+  // intermediate there, and keeps them there through updates and merges.
+  CompileOptions co;
+  co.device = ir::Device{"meta"};
+  co.checked = true;
+  auto meta = at::TensorOptions().device(at::kMeta);
+  NamedTensors in{{"preds", at::empty({16}, meta)}, {"target", at::empty({16}, meta)}};
+  auto a = Make({"concordance_corrcoef", "pearson_corrcoef"}, in, co);
+  auto b = Make({"concordance_corrcoef", "pearson_corrcoef"}, in, co);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (const auto& s : (*a)->module().states) EXPECT_EQ(s.type.device.name, "meta") << s.name;
+  ASSERT_TRUE((*a)->Update(in).ok());
+  ASSERT_TRUE((*b)->Update(in).ok());
+  ASSERT_TRUE((*a)->Merge(**b).ok());
+  for (const auto& t : (*a)->states()) EXPECT_TRUE(t.is_meta());
+}
+
+TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
+  // Verifies, for every registered metric on real CPU data, that the checked
+  // executor finds every produced tensor on its planned device with its
+  // planned dtype and rank (the _cumsum-lands-on-cuda:0 class of bug).
+  at::Generator gen = at::detail::createCPUGenerator(5);
+  const int64_t n = 12;
+  at::Tensor probs = at::rand({n}, gen), labels = at::randint(0, 2, {n}, gen, at::kLong);
+  at::Tensor scores = at::randn({n, 3}, gen), classes = at::randint(0, 3, {n}, gen, at::kLong);
+  at::Tensor ml_target = at::randint(0, 2, {n, 3}, gen, at::kLong);
+  at::Tensor x = at::randn({n}, gen), y = x + at::randn({n}, gen), xm = at::randn({n, 3}, gen);
+  int checked = 0;
+  for (const auto& m : metrics::AllMetrics()) {
+    std::string spec = m.name;
+    NamedTensors in;
+    if (m.domain == "aggregation") {
+      in = {{"value", x}};
+    } else if (m.domain == "regression") {
+      in = m.name == "cosine_similarity" ? NamedTensors{{"preds", xm}, {"target", xm + 1}}
+                                         : NamedTensors{{"preds", x}, {"target", y}};
+    } else if (absl::StartsWith(m.name, "binary_")) {
+      in = {{"preds", probs}, {"target", labels}};
+      if (absl::StrContains(m.name, "fbeta")) spec += "(beta=2.0)";
+    } else if (absl::StartsWith(m.name, "multiclass_")) {
+      in = {{"preds", scores}, {"target", classes}};
+      spec += absl::StrContains(m.name, "fbeta") ? "(num_classes=3, beta=2.0)" : "(num_classes=3)";
+    } else {
+      in = {{"preds", scores.sigmoid()}, {"target", ml_target}};
+      spec += absl::StrContains(m.name, "fbeta") ? "(num_labels=3, beta=2.0)" : "(num_labels=3)";
+    }
+    SCOPED_TRACE(spec);
+    tools::EvalOptions opts;
+    opts.checked = true;
+    opts.batch_size = 5;
+    auto r = tools::Evaluate({spec}, in, opts);
+    EXPECT_TRUE(r.ok()) << r.status();
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int>(metrics::AllMetrics().size()));
+}
+
+TEST(FieldBugs, SafeDivisionNeverSyncs) {
+  // Verifies that TorchMetrics' _safe_divide (a host sync per update there)
+  // is a sync-free op here: no syncs_host trait, and it runs on meta.
+  const ops::OpDef* d = ops::FindOp("safe_div");
+  ASSERT_NE(d, nullptr);
+  EXPECT_FALSE(d->traits.syncs_host);
+  auto m = ir::ParseModule(R"(module {
+  state @m.q : f64[]@meta init=0.0 reducer=sum metric="m"
+  graph @update(%a: f64[N]@meta, %b: f64[N]@meta) {
+    %0 = safe_div(%a, %b) {zero_division=0.0} : f64[N]@meta
+    %1 = reduce_sum(%0) : f64[]@meta
+    return (m.q: %1)
+  }
+  graph @finalize(%m.q: f64[]@meta) {
+    return (m: %m.q)
+  }
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ProgramOptions po;
+  po.device = ir::Device{"meta"};
+  po.checked = true;
+  auto p = Program::Create(std::move(*m), po);
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto meta = at::TensorOptions().device(at::kMeta).dtype(at::kDouble);
+  EXPECT_TRUE((*p)->Update({{"a", at::empty({7}, meta)}, {"b", at::empty({7}, meta)}}).ok());
+}
+
+TEST(FieldBugs, MixedDeviceInputsAreABoundaryErrorOrOneVisibleTransfer) {
+  // Verifies the Composer failure (outputs moved to CPU, targets left on
+  // MPS): preds on meta with target on cpu is rejected before any state
+  // changes with an error naming the input, its device and the program's;
+  // with transfer_inputs each input gets exactly one explicit transfer node.
+  at::Tensor preds_meta = at::empty({4, 3}, at::TensorOptions().device(at::kMeta));
+  at::Tensor target_cpu = at::tensor({0, 1, 2, 1}, at::kLong);
+  CompileOptions co;
+  co.device = ir::Device{"meta"};
+  auto strict = Make({"multiclass_accuracy(num_classes=3)"}, {{"preds", at::empty({4, 3})}, {"target", target_cpu}}, co);
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  absl::Status st = (*strict)->Update({{"preds", preds_meta}, {"target", target_cpu}});
+  EXPECT_FALSE(st.ok());
+  EXPECT_TRUE(absl::StrContains(st.message(), "target")) << st;
+  EXPECT_TRUE(absl::StrContains(st.message(), "cpu")) << st;
+  EXPECT_TRUE(absl::StrContains(st.message(), "meta")) << st;
+  co.transfer_inputs = true;
+  auto lenient = Make({"multiclass_accuracy(num_classes=3)"}, {{"preds", at::empty({4, 3})}, {"target", target_cpu}}, co);
+  ASSERT_TRUE(lenient.ok()) << lenient.status();
+  int transfers = 0;
+  for (const auto& n : (*lenient)->module().update->nodes()) transfers += n->op() == "transfer";
+  EXPECT_EQ(transfers, 2);
+  EXPECT_TRUE((*lenient)->Update({{"preds", preds_meta}, {"target", target_cpu}}).ok());
+  for (const auto& t : (*lenient)->states()) EXPECT_TRUE(t.is_meta());
+}
+
+}  // namespace
+}  // namespace tally
