@@ -35,14 +35,21 @@ int EagerPlan::num_kernel_calls() const {
 
 absl::Status EagerPlan::RunStep(const Step& s, std::vector<at::Tensor>& env, bool checked) const {
   at::Tensor ins[8];
-  at::Tensor outs[4];
-  std::vector<at::Tensor> big_in;
+  at::Tensor small_outs[4];
+  std::vector<at::Tensor> big_in, big_outs;
   const at::Tensor* in_ptr = ins;
   if (s.in.size() > 8) {
     for (int slot : s.in) big_in.push_back(env[slot]);
     in_ptr = big_in.data();
   } else {
     for (size_t i = 0; i < s.in.size(); ++i) ins[i] = env[s.in[i]];
+  }
+  // Nodes with many results (fused statistics) get a heap array; the kernel
+  // writes one tensor per result.
+  at::Tensor* outs = small_outs;
+  if (s.out.size() > 4) {
+    big_outs.resize(s.out.size());
+    outs = big_outs.data();
   }
   absl::Status st = CatchTorch([&] { s.kernel(*s.node, in_ptr, outs); },
                                absl::StrCat(s.node->op(), s.node->loc().empty() ? "" : " at ",
