@@ -1,0 +1,84 @@
+// Tests of the fuse pass: a composite stays whole where its fused kernel
+// exists (cpu, meta), is decomposed into ATen ops elsewhere (cuda:1) and
+// under the reference policy.
+#include <memory>
+
+#include "engine/ir/parser.h"
+#include "engine/ir/printer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "passes/fuse.h"
+#include "passes/place.h"
+#include "tests/testlib/file_check.h"
+#include "tests/testlib/ir_testing.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace tally::passes {
+namespace {
+
+using ::tally::testing::FileCheck;
+using ::tally::testing::IsOkAndHolds;
+using ::tally::testing::RunPassForTest;
+
+constexpr char kConfmat[] = R"ir(module {
+  state @a.check0 : i64[]@DEV init=0.0 reducer=sum check="target: {n} values outside [0, 3)" metric="a"
+  state @a.confmat : i64[3,3]@DEV init=0.0 reducer=sum metric="a"
+  graph @update(%preds: f32[N,3]@DEV, %target: i64[N]@DEV) {
+    %0, %1, %2 = mc_confmat(%preds, %target) {num_classes=3} : i64[3,3]@DEV, i64[]@DEV, i64[]@DEV
+    return (a.check0: %1, a.confmat: %0)
+  }
+  graph @finalize(%a.check0: i64[]@DEV, %a.confmat: i64[3,3]@DEV) {
+    return (a: %a.confmat)
+  }
+}
+)ir";
+
+std::unique_ptr<ir::Module> ParseOn(const std::string& device) {
+  std::string text = kConfmat;
+  for (size_t p; (p = text.find("@DEV")) != std::string::npos;) text.replace(p, 4, "@" + device);
+  auto m = ir::ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+// Verifies that on cpu the composite is kept and reported as a fusion group.
+TEST(FuseTest, KeepsCompositeWithAFusedKernel) {
+  auto m = ParseOn("cpu");
+  Fuse pass(ir::Device{"cpu"}, FusePolicy::kFused);
+  EXPECT_THAT(RunPassForTest(pass, *m), IsOkAndHolds(false));
+  ASSERT_EQ(pass.groups().size(), 1u);
+  EXPECT_THAT(pass.groups()[0], ::testing::HasSubstr("mc_confmat {num_classes=3}: 1 fused kernel for"));
+  EXPECT_EQ(pass.counters().at("aten_calls_per_update"), 1);
+}
+
+// Verifies that on cuda:1 (no fused kernel) the composite becomes ATen ops:
+// argmax, the range check and a histogram, all on cuda:1.
+TEST(FuseTest, DecomposesWhereNoKernelExists) {
+  auto m = ParseOn("cuda:1");
+  Fuse pass(ir::Device{"cuda:1"}, FusePolicy::kFused);
+  EXPECT_THAT(RunPassForTest(pass, *m), IsOkAndHolds(true));
+  EXPECT_TRUE(pass.groups().empty());
+  EXPECT_TRUE(FileCheck(ir::PrintModule(*m), R"(
+    // CHECK: graph @update
+    // CHECK-NOT: mc_confmat
+    // CHECK: argmax(%preds) {dim=1} : i64[N]@cuda:1
+    // CHECK: histogram(
+    // CHECK: reshape(
+    // CHECK: return (a.check0:
+  )"));
+}
+
+// Verifies that the reference policy decomposes even where a kernel exists.
+TEST(FuseTest, ReferencePolicyAlwaysDecomposes) {
+  auto m = ParseOn("cpu");
+  Fuse pass(ir::Device{"cpu"}, FusePolicy::kReference);
+  EXPECT_THAT(RunPassForTest(pass, *m), IsOkAndHolds(true));
+  EXPECT_TRUE(FileCheck(ir::PrintModule(*m), R"(
+    // CHECK-NOT: mc_confmat
+    // CHECK: argmax(
+  )"));
+  EXPECT_GT(pass.counters().at("aten_calls_per_update"), 5);
+}
+
+}  // namespace
+}  // namespace tally::passes
