@@ -175,9 +175,27 @@ absl::Status RunBenchCommand(int argc, char** argv) {
   if (format != "table" && format != "json") {
     return absl::InvalidArgumentError(absl::StrCat("--format must be table or json, got '", format, "'"));
   }
-  if (!a.Has("workload")) return absl::InvalidArgumentError("--workload is required");
-  TALLY_ASSIGN_OR_RETURN(BenchResult r, RunBench(a.Get("workload", ""), a.Get("backend", "eager"), a.Switch("quick")));
-  std::cout << (format == "json" ? BenchToJson(r) + "\n" : BenchToTable(r));
+  if (!a.Has("workload")) return absl::InvalidArgumentError("--workload is required (a name or 'all')");
+  std::string workload = a.Get("workload", "");
+  if (workload != "all") {
+    TALLY_ASSIGN_OR_RETURN(BenchResult r, RunBench(workload, a.Get("backend", "eager"), a.Switch("quick")));
+    std::cout << (format == "json" ? BenchToJson(r) + "\n" : BenchToTable(r));
+    return absl::OkStatus();
+  }
+  // `all` runs every workload; one that cannot run here says why and the
+  // others still run.
+  for (const std::string& w : BenchWorkloads()) {
+    auto r = RunBench(w, a.Get("backend", "eager"), a.Switch("quick"));
+    if (!r.ok() && r.status().code() != absl::StatusCode::kUnimplemented) return r.status();
+    if (r.ok()) {
+      std::cout << (format == "json" ? BenchToJson(*r) + "\n" : BenchToTable(*r));
+    } else if (format == "json") {
+      std::cout << "{\"workload\": \"" << w << "\", \"backend\": \"" << a.Get("backend", "eager")
+                << "\", \"skipped\": \"" << r.status().message() << "\"}\n";
+    } else {
+      std::cout << "workload  " << w << ": skipped: " << r.status().message() << "\n";
+    }
+  }
   return absl::OkStatus();
 }
 
