@@ -8,7 +8,10 @@
 // integer inputs are cast to float. Everything is accumulated in float64;
 // r2, explained_variance, pearson and concordance keep centred moments
 // merged pairwise (metrics/regression_moments.h) so that data far from zero
-// keep their digits and merged shards equal one pass. tests/golden/SEMANTICS.md
+// keep their digits and merged shards equal one pass. Those four and mse/mae
+// (on (N) or (N, d) inputs) take their per-batch statistics from one shared
+// composite op, reg_stats: a collection of them runs one fused kernel per
+// update (ops/fused/reg_stats.h). tests/golden/SEMANTICS.md
 // lists the TorchMetrics rules followed here; deliberate differences:
 //
 // * r2_score with fewer than 2 rows is NaN: TorchMetrics raises in compute,
@@ -31,6 +34,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -60,12 +64,14 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
-// Operands are preds and target after the metadata checks, cast to float64.
+// Operands are preds and target after the metadata checks, as declared.
 struct Operands {
   Expr preds, target;
   std::vector<int64_t> shape;  // the caller's shape of both
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
 };
+
+Expr Float64(Expr x) { return dsl::Cast(x, DType::kFloat64); }
 
 // ReadOperands declares preds and target and checks from metadata what
 // TorchMetrics checks: the same shape, a numeric dtype, at least one dim and
@@ -90,25 +96,66 @@ bool ReadOperands(MetricBuilder& b, int64_t max_rank, Operands& out) {
   }
   if (!b.ok()) return false;
   out.shape = ps->shape;
-  out.preds = dsl::Cast(out.preds, DType::kFloat64);
-  out.target = dsl::Cast(out.target, DType::kFloat64);
-  return b.ok();
+  return true;
 }
 
-// Columns are (N) or (N, d) operands as float64 [N, d].
+// Columns are (N) or (N, d) operands: d columns.
 struct Columns {
-  Expr preds, target;
+  Expr preds, target;  // as declared
   int64_t d = 1;
   bool one_dim = true;  // the inputs were (N)
+
+  // F64 returns preds and target as float64 [N, d].
+  std::pair<Expr, Expr> F64() const {
+    Expr p = Float64(preds), t = Float64(target);
+    if (one_dim) return {dsl::Unsqueeze(p, 1), dsl::Unsqueeze(t, 1)};
+    return {p, t};
+  }
 };
 
 Columns AsColumns(const Operands& in) {
   Columns c;
   c.one_dim = in.rank() == 1;
   c.d = c.one_dim ? 1 : in.shape[1];
-  c.preds = c.one_dim ? dsl::Unsqueeze(in.preds, 1) : in.preds;
-  c.target = c.one_dim ? dsl::Unsqueeze(in.target, 1) : in.target;
+  c.preds = in.preds;
+  c.target = in.target;
   return c;
+}
+
+// BatchStats are the results of reg_stats (ops/composite_ops.cc): one batch's
+// statistics for (N) or (N, d) operands, per column unless noted. Every
+// regression metric takes its partials from this node with the same inputs
+// and no attributes, so in a collection cse merges it and the update runs one
+// fused kernel (ops/fused/reg_stats.h) — or, where none exists, its
+// decomposition, which is this file's former per-metric ATen code.
+struct BatchStats {
+  Expr n;  // rows, i64 scalar
+  BatchMoments preds, target, error;  // error = target − preds
+  Expr c_preds_target;
+  Expr sse, sae;          // Σ(preds − target)², Σ|preds − target|
+  Expr sse_all, sae_all;  // the same over every element, f64 scalars
+};
+
+// ReadBatchStats adds the reg_stats node for declared inputs `preds` and
+// `target` (f32/f64 as they are, other dtypes cast to float64).
+bool ReadBatchStats(MetricBuilder& b, Expr preds, Expr target, BatchStats& out) {
+  auto operand = [](Expr x) { return ir::IsFloating(x.dtype()) ? x : Float64(x); };
+  std::vector<Expr> r = b.OpN("reg_stats", {operand(preds), operand(target)}, {});
+  if (!b.ok()) return false;
+  if (r.size() != 15) {
+    b.Fail(absl::InternalError(absl::StrCat("reg_stats gave ", r.size(), " results, expected 15")));
+    return false;
+  }
+  out.n = r[0];
+  out.preds = {r[1], r[2], r[3]};
+  out.target = {r[4], r[5], r[6]};
+  out.error = {r[7], r[8], r[9]};
+  out.c_preds_target = r[10];
+  out.sse = r[11];
+  out.sae = r[12];
+  out.sse_all = r[13];
+  out.sae_all = r[14];
+  return true;
 }
 
 // ReadColumns reads (N) or (N, d) operands. With `num_outputs` set it must
@@ -160,11 +207,8 @@ absl::StatusOr<Metric> BuildMeanError(ErrorKind kind, SpecArgs& args, const dsl:
   if (!ReadOperands(b, 0, in)) return b.status();
   // num_outputs=1 flattens every element into one output (reg/mse.py,
   // reg/mae.py); num_outputs=d keeps the d columns of an (N, d) input.
-  Expr diff = in.preds - in.target;
   std::vector<int64_t> shape;
-  if (num_outputs == 1) {
-    diff = dsl::Flatten(diff);
-  } else {
+  if (num_outputs != 1) {
     if (in.rank() != 2 || in.shape[1] != num_outputs) {
       b.FailInput("preds", absl::StrCat("num_outputs=", num_outputs, " expects shape [N, ", num_outputs,
                                         "], got ", ShapeText(in.shape)));
@@ -172,12 +216,28 @@ absl::StatusOr<Metric> BuildMeanError(ErrorKind kind, SpecArgs& args, const dsl:
     }
     shape = {num_outputs};
   }
-  Expr err = kind == ErrorKind::kSquared ? diff * diff : dsl::Abs(diff);
-  State sum = b.AddState(kind == ErrorKind::kSquared ? "sum_squared_error" : "sum_abs_error", DType::kFloat64,
-                         shape, Reducer::kSum);
+  const bool squared_error = kind == ErrorKind::kSquared;
+  State sum = b.AddState(squared_error ? "sum_squared_error" : "sum_abs_error", DType::kFloat64, shape,
+                         Reducer::kSum);
   State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  b.Accumulate(sum, dsl::Sum(err, {0}));
-  b.Accumulate(total, dsl::Size(diff, 0));
+  if (in.rank() <= 2) {
+    // The shared statistics node (an (N) input is one column).
+    BatchStats s;
+    if (!ReadBatchStats(b, in.preds, in.target, s)) return b.status();
+    if (num_outputs == 1) {
+      int64_t columns = in.rank() == 2 ? in.shape[1] : 1;
+      b.Accumulate(sum, squared_error ? s.sse_all : s.sae_all);
+      b.Accumulate(total, columns == 1 ? s.n : s.n * static_cast<double>(columns));
+    } else {
+      b.Accumulate(sum, squared_error ? s.sse : s.sae);
+      b.Accumulate(total, s.n);
+    }
+  } else {
+    Expr diff = dsl::Flatten(Float64(in.preds) - Float64(in.target));
+    Expr err = squared_error ? diff * diff : dsl::Abs(diff);
+    b.Accumulate(sum, dsl::Sum(err, {0}));
+    b.Accumulate(total, dsl::Size(diff, 0));
+  }
   Expr mean = b.Read(sum) / dsl::Cast(b.Read(total), DType::kFloat64);
   b.Output(squared ? mean : dsl::Sqrt(mean));
   return b.Finish();
@@ -197,7 +257,7 @@ absl::StatusOr<Metric> BuildMeanAbsolutePercentageError(SpecArgs& args, const ds
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, 0, in)) return b.status();
-  Expr p = dsl::Flatten(in.preds), t = dsl::Flatten(in.target);
+  Expr p = dsl::Flatten(Float64(in.preds)), t = dsl::Flatten(Float64(in.target));
   Expr ratio = dsl::Abs(p - t) / dsl::Clamp(dsl::Abs(t), kMapeEpsilon, std::nullopt);
   State sum = b.AddState("sum_abs_per_error", DType::kFloat64, {}, Reducer::kSum);
   State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
@@ -227,13 +287,13 @@ absl::StatusOr<Metric> BuildR2Score(SpecArgs& args, const dsl::Signature& sig, c
   TALLY_ASSIGN_OR_RETURN(std::string multioutput, args.GetEnum("multioutput", kMultioutput, "uniform_average"));
   MetricBuilder b(args.metric_name(), sig, device);
   Columns c;
-  if (!ReadColumns(b, std::nullopt, c)) return b.status();
-  MomentGroup moments(b, "moments", c.d);
-  int target = moments.AddVariable("target", c.target);
+  BatchStats s;
+  if (!ReadColumns(b, std::nullopt, c) || !ReadBatchStats(b, c.preds, c.target, s)) return b.status();
+  MomentGroup moments(b, "moments", c.d, s.n);
+  int target = moments.AddVariable("target", s.target);
   moments.Finish();
   State rss_state = b.AddState("rss", DType::kFloat64, {c.d}, Reducer::kSum);
-  Expr residual = c.target - c.preds;
-  b.Accumulate(rss_state, dsl::Sum(residual * residual, {0}));
+  b.Accumulate(rss_state, s.sse);
 
   Expr n = moments.Count();
   Expr tss = moments.M2(target);
@@ -257,10 +317,11 @@ absl::StatusOr<Metric> BuildExplainedVariance(SpecArgs& args, const dsl::Signatu
   TALLY_ASSIGN_OR_RETURN(std::string multioutput, args.GetEnum("multioutput", kMultioutput, "uniform_average"));
   MetricBuilder b(args.metric_name(), sig, device);
   Columns c;
-  if (!ReadColumns(b, std::nullopt, c)) return b.status();
-  MomentGroup moments(b, "moments", c.d);
-  int target = moments.AddVariable("target", c.target);
-  int error = moments.AddVariable("error", c.target - c.preds);
+  BatchStats s;
+  if (!ReadColumns(b, std::nullopt, c) || !ReadBatchStats(b, c.preds, c.target, s)) return b.status();
+  MomentGroup moments(b, "moments", c.d, s.n);
+  int target = moments.AddVariable("target", s.target);
+  int error = moments.AddVariable("error", s.error);
   moments.Finish();
 
   Expr n = moments.Count();
@@ -281,11 +342,12 @@ absl::StatusOr<Metric> BuildCorrelation(CorrKind kind, SpecArgs& args, const dsl
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> num_outputs, ReadNumOutputs(args));
   MetricBuilder b(args.metric_name(), sig, device);
   Columns c;
-  if (!ReadColumns(b, num_outputs, c)) return b.status();
-  MomentGroup moments(b, "moments", c.d);
-  int x = moments.AddVariable("preds", c.preds);
-  int y = moments.AddVariable("target", c.target);
-  int xy = moments.AddCoMoment(x, y);
+  BatchStats s;
+  if (!ReadColumns(b, num_outputs, c) || !ReadBatchStats(b, c.preds, c.target, s)) return b.status();
+  MomentGroup moments(b, "moments", c.d, s.n);
+  int x = moments.AddVariable("preds", s.preds);
+  int y = moments.AddVariable("target", s.target);
+  int xy = moments.AddCoMoment(x, y, s.c_preds_target);
   moments.Finish();
 
   // Sample (n − 1) statistics as reg/pearson.py; n < 2 or a constant column
@@ -327,8 +389,9 @@ absl::StatusOr<Metric> BuildSpearman(SpecArgs& args, const dsl::Signature& sig, 
   };
   State preds_rows = b.AddState("preds", row_dtype("preds"), {c.d}, Reducer::kCat);
   State target_rows = b.AddState("target", row_dtype("target"), {c.d}, Reducer::kCat);
-  b.Accumulate(preds_rows, c.preds);
-  b.Accumulate(target_rows, c.target);
+  auto [preds, target] = c.F64();
+  b.Accumulate(preds_rows, preds);
+  b.Accumulate(target_rows, target);
 
   // reg/spearman.py: average ranks for ties, population moments, +1e-6.
   // No rows give 0/0 = NaN.
@@ -358,8 +421,9 @@ absl::StatusOr<Metric> BuildCosineSimilarity(SpecArgs& args, const dsl::Signatur
     return b.status();
   }
   // Per row dot(p, t) / (‖p‖·‖t‖); a zero row gives 0/0 = NaN, as TorchMetrics.
-  Expr dot = dsl::Sum(in.preds * in.target, {1});
-  Expr norms = dsl::Sqrt(dsl::Sum(in.preds * in.preds, {1})) * dsl::Sqrt(dsl::Sum(in.target * in.target, {1}));
+  Expr p = Float64(in.preds), t = Float64(in.target);
+  Expr dot = dsl::Sum(p * t, {1});
+  Expr norms = dsl::Sqrt(dsl::Sum(p * p, {1})) * dsl::Sqrt(dsl::Sum(t * t, {1}));
   Expr similarity = dot / norms;
   if (reduction == "none") {
     State rows = b.AddState("similarity", DType::kFloat64, {}, Reducer::kCat);
@@ -399,8 +463,9 @@ absl::StatusOr<Metric> BuildLogCoshError(SpecArgs& args, const dsl::Signature& s
   if (!ReadColumns(b, num_outputs, c)) return b.status();
   State sum = b.AddState("sum_log_cosh_error", DType::kFloat64, {c.d}, Reducer::kSum);
   State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  b.Accumulate(sum, dsl::Sum(StableLogCosh(c.preds - c.target), {0}));
-  b.Accumulate(total, dsl::Size(c.preds, 0));
+  auto [preds, target] = c.F64();
+  b.Accumulate(sum, dsl::Sum(StableLogCosh(preds - target), {0}));
+  b.Accumulate(total, dsl::Size(preds, 0));
   Expr mean = b.Read(sum) / dsl::Cast(b.Read(total), DType::kFloat64);
   b.Output(Squeezed(mean, c.d == 1));  // reg/log_cosh.py squeezes (N, 1) too
   return b.Finish();

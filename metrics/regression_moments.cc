@@ -8,43 +8,30 @@ using dsl::Expr;
 using ir::DType;
 using ir::Reducer;
 
-MomentGroup::MomentGroup(dsl::MetricBuilder& b, std::string group, int64_t d)
+MomentGroup::MomentGroup(dsl::MetricBuilder& b, std::string group, int64_t d, Expr rows)
     : b_(b), group_(std::move(group)), d_(d) {
   n_ = b_.AddState("n", DType::kInt64, {}, Reducer::kCustom, 0, group_);
+  b_.Accumulate(n_, rows);
 }
 
-int MomentGroup::AddVariable(const std::string& name, Expr value) {
+int MomentGroup::AddVariable(const std::string& name, const BatchMoments& batch) {
   Variable v;
   v.name = name;
   v.mean = b_.AddState(absl::StrCat("mean_", name), DType::kFloat64, {d_}, Reducer::kCustom, 0, group_);
   v.mean_lo = b_.AddState(absl::StrCat("mean_lo_", name), DType::kFloat64, {d_}, Reducer::kCustom, 0, group_);
   v.m2 = b_.AddState(absl::StrCat("m2_", name), DType::kFloat64, {d_}, Reducer::kCustom, 0, group_);
-  Expr rows = dsl::Size(value, 0);
-  if (!n_accumulated_) {
-    b_.Accumulate(n_, rows);
-    n_accumulated_ = true;
-  }
-  // A constant column takes its value as the mean exactly (sum/n may round),
-  // so its centred values and M2 are exactly 0. An empty batch has max < min
-  // and gets mean 0 from the safe division.
-  Expr n = dsl::Cast(rows, DType::kFloat64);
-  Expr largest = dsl::Max(value, {0}), smallest = dsl::Min(value, {0});
-  Expr hi = dsl::Where(largest == smallest, largest, dsl::SafeDiv(dsl::Sum(value, {0}), n));
-  Expr residual = value - hi;
-  Expr lo = dsl::SafeDiv(dsl::Sum(residual, {0}), n);
-  v.centred = residual - lo;
-  b_.Accumulate(v.mean, hi);
-  b_.Accumulate(v.mean_lo, lo);
-  b_.Accumulate(v.m2, dsl::Sum(v.centred * v.centred, {0}));
+  b_.Accumulate(v.mean, batch.hi);
+  b_.Accumulate(v.mean_lo, batch.lo);
+  b_.Accumulate(v.m2, batch.m2);
   vars_.push_back(v);
   return static_cast<int>(vars_.size()) - 1;
 }
 
-int MomentGroup::AddCoMoment(int a, int b) {
+int MomentGroup::AddCoMoment(int a, int b, Expr batch) {
   Pair p{a, b, {}};
   p.c = b_.AddState(absl::StrCat("c_", vars_[a].name, "_", vars_[b].name), DType::kFloat64, {d_},
                     Reducer::kCustom, 0, group_);
-  b_.Accumulate(p.c, dsl::Sum(vars_[a].centred * vars_[b].centred, {0}));
+  b_.Accumulate(p.c, batch);
   pairs_.push_back(p);
   return static_cast<int>(pairs_.size()) - 1;
 }

@@ -4,9 +4,12 @@
 // A MomentGroup keeps, for a few float64 variables of shape [N, D] (D
 // outputs), the row count n and, per column, the mean and the centred second
 // moment M2 = Σ(x − mean)², plus the centred co-moment C = Σ(x − mean_x)(y −
-// mean_y) of chosen pairs of variables. Every batch computes its own moments
-// two-pass in float64 (the mean first, then sums of centred products), and
-// the states of batches, thread shards or ranks are folded with the pairwise
+// mean_y) of chosen pairs of variables. Every batch's own moments are
+// computed two-pass in float64 (the mean first, then sums of centred
+// products) by the composite op reg_stats (ops/composite_ops.cc; its
+// decomposition is that computation op for op, its fused CPU kernel does it
+// block by block in one read of the inputs, ops/fused/reg_stats.h), and the
+// states of batches, thread shards or ranks are folded with the pairwise
 // formulas of Chan, Golub and LeVeque (1979) in one custom-merge group:
 //
 //   n     = na + nb,   δ = mean_b − mean_a
@@ -33,10 +36,10 @@
 // 0 as its M2, so that TorchMetrics' exact-zero tests (constant input → NaN
 // Pearson, explained_variance num == 0) behave.
 //
-//   MomentGroup m(b, "moments", d);
-//   int x = m.AddVariable("preds", preds64);    // f64 [N, d]
-//   int y = m.AddVariable("target", target64);
-//   int xy = m.AddCoMoment(x, y);
+//   MomentGroup m(b, "moments", d, rows);        // rows: the batch's i64 row count
+//   int x = m.AddVariable("preds", {hi_p, lo_p, m2_p});   // f64 [d] partials
+//   int y = m.AddVariable("target", {hi_t, lo_t, m2_t});
+//   int xy = m.AddCoMoment(x, y, c_pt);
 //   m.Finish();
 //   ... m.Count(), m.Mean(x), m.M2(y), m.CoMoment(xy) in finalize
 #ifndef TALLY_METRICS_REGRESSION_MOMENTS_H_
@@ -49,21 +52,29 @@
 
 namespace tally::metrics {
 
+// BatchMoments are one variable's moments over one batch (update-graph f64
+// [d] values): the two-double mean hi + lo and the centred second moment.
+struct BatchMoments {
+  dsl::Expr hi, lo, m2;
+};
+
 // MomentGroup declares the states, update partials and merge graph of one
 // group of centred moments on a MetricBuilder.
 class MomentGroup {
  public:
   // MomentGroup declares the row count state `n` (i64) of merge group `group`
-  // for variables with `d` columns.
-  MomentGroup(dsl::MetricBuilder& b, std::string group, int64_t d);
+  // for variables with `d` columns; `rows` is the batch's row count (an
+  // update-graph i64 scalar).
+  MomentGroup(dsl::MetricBuilder& b, std::string group, int64_t d, dsl::Expr rows);
 
   // AddVariable declares `mean_<name>`, `mean_lo_<name>` and `m2_<name>`
-  // (f64 [d]) for `value`, an update-graph f64 [N, d] tensor, and returns the
+  // (f64 [d]) with the batch's moments as partials and returns the
   // variable's index.
-  int AddVariable(const std::string& name, dsl::Expr value);
-  // AddCoMoment declares `c_<a>_<b>` (f64 [d]) for two variables and returns
-  // the pair's index.
-  int AddCoMoment(int a, int b);
+  int AddVariable(const std::string& name, const BatchMoments& batch);
+  // AddCoMoment declares `c_<a>_<b>` (f64 [d]) for two variables, with the
+  // batch's centred co-moment `batch` (f64 [d]) as partial, and returns the
+  // pair's index.
+  int AddCoMoment(int a, int b, dsl::Expr batch);
   // Finish writes the merge graph; call it once, after every Add*.
   void Finish();
 
@@ -80,7 +91,6 @@ class MomentGroup {
   struct Variable {
     std::string name;
     dsl::State mean, mean_lo, m2;
-    dsl::Expr centred;  // update graph: value − batch mean
   };
   struct Pair {
     int a, b;
@@ -91,7 +101,6 @@ class MomentGroup {
   std::string group_;
   int64_t d_;
   dsl::State n_;
-  bool n_accumulated_ = false;
   std::vector<Variable> vars_;
   std::vector<Pair> pairs_;
 };

@@ -44,6 +44,46 @@ void RegisterCompositeOps(OpTable& t) {
     return std::vector<TensorType>{cm, count, count};
   };
   t.emplace(d.name, d);
+
+  {
+    // reg_stats(preds, target): the per-batch statistics of the regression
+    //   metrics. preds, target f32/f64 (each) of one shape [N] or [N, D] (a
+    //   1-D input is one column); per column the moments of
+    //   metrics/regression_moments.h for preds, target and the error
+    //   target − preds, their co-moment, and the float64 error sums.
+    //   -> (n i64[];
+    //       f64[D]: mean_preds, mean_lo_preds, m2_preds,
+    //               mean_target, mean_lo_target, m2_target,
+    //               mean_error, mean_lo_error, m2_error,
+    //               c_preds_target, Σ(preds − target)², Σ|preds − target|;
+    //       f64[]: the two error sums over every element)
+    // No attributes: every regression metric of a collection shares the node.
+    OpDef rs;
+    rs.name = "reg_stats";
+    rs.min_inputs = rs.max_inputs = 2;
+    rs.traits.composite = true;
+    rs.fused_devices = {"cpu", "meta"};
+    rs.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+      const TensorType& p = in[0];
+      const TensorType& t = in[1];
+      for (const TensorType* x : {&p, &t}) {
+        if (!ir::IsFloating(x->dtype) || (x->rank() != 1 && x->rank() != 2)) {
+          return absl::InvalidArgumentError(absl::StrCat("inputs must be f32/f64 [N] or [N, D], got ", x->ToString()));
+        }
+      }
+      if (p.shape != t.shape) {
+        return absl::InvalidArgumentError(absl::StrCat("target ", t.ToString(), " must have the shape of preds ", p.ToString()));
+      }
+      if (p.rank() == 2 && p.shape[1].is_symbolic()) return absl::InvalidArgumentError("the column dim must be fixed");
+      Dim d = p.rank() == 2 ? p.shape[1] : Dim::Fixed(1);
+      std::vector<TensorType> out{TensorType{DType::kInt64, {}, p.device}};
+      for (int k = 0; k < 12; ++k) out.push_back(TensorType{DType::kFloat64, {d}, p.device});
+      out.push_back(TensorType{DType::kFloat64, {}, p.device});
+      out.push_back(TensorType{DType::kFloat64, {}, p.device});
+      return out;
+    };
+    t.emplace(rs.name, rs);
+  }
 }
 
 }  // namespace tally::ops

@@ -1,5 +1,7 @@
 #include "ops/decompositions.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
 
@@ -42,12 +44,60 @@ absl::Status DecomposeMcConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b)
   return absl::OkStatus();
 }
 
+// RegStats: what the regression metrics compute per batch without the
+// composite, op for op: the error sums of mean_squared_error and
+// mean_absolute_error (over the flattened elements, and per column), and
+// the two-pass moments of metrics/regression_moments.h for preds, target and
+// target − preds, with the co-moment of preds and target.
+absl::Status DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+  Expr preds = dsl::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64);
+  Expr target = dsl::Cast(b.Wrap(&g, n.input(1)), DType::kFloat64);
+  const bool one_dim = preds.rank() == 1;
+  Expr diff = preds - target;
+  Expr flat = dsl::Flatten(diff);
+  Expr sse_all = dsl::Sum(flat * flat, {0});
+  Expr sae_all = dsl::Sum(dsl::Abs(flat), {0});
+  // Column form [N, D].
+  Expr p = one_dim ? dsl::Unsqueeze(preds, 1) : preds;
+  Expr t = one_dim ? dsl::Unsqueeze(target, 1) : target;
+  Expr diff_c = one_dim ? dsl::Unsqueeze(diff, 1) : diff;
+  Expr sse = dsl::Sum(diff_c * diff_c, {0});
+  Expr sae = dsl::Sum(dsl::Abs(diff_c), {0});
+  Expr rows = dsl::Size(p, 0);
+  Expr count = dsl::Cast(rows, DType::kFloat64);
+  // A constant column takes its value as the mean exactly (sum/n may round),
+  // so its centred values and M2 are exactly 0. An empty batch has max < min
+  // and gets mean 0 from the safe division.
+  struct Moments {
+    Expr hi, lo, m2, centred;
+  };
+  auto moments = [&](Expr x) {
+    Moments m;
+    Expr largest = dsl::Max(x, {0}), smallest = dsl::Min(x, {0});
+    m.hi = dsl::Where(largest == smallest, largest, dsl::SafeDiv(dsl::Sum(x, {0}), count));
+    Expr residual = x - m.hi;
+    m.lo = dsl::SafeDiv(dsl::Sum(residual, {0}), count);
+    m.centred = residual - m.lo;
+    m.m2 = dsl::Sum(m.centred * m.centred, {0});
+    return m;
+  };
+  Moments mp = moments(p), mt = moments(t), me = moments(t - p);
+  Expr c = dsl::Sum(mp.centred * mt.centred, {0});
+  if (!b.ok()) return b.status();
+  const std::vector<Expr> results = {rows,  mp.hi, mp.lo, mp.m2, mt.hi, mt.lo, mt.m2, me.hi,
+                                     me.lo, me.m2, c,     sse,   sae,   sse_all, sae_all};
+  if (results.size() != n.outputs().size()) return absl::InternalError("reg_stats: result count");
+  for (size_t i = 0; i < results.size(); ++i) g.ReplaceAllUsesWith(n.output(i), results[i].value());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status Decompose(ir::Graph& g, ir::Node& n) {
   ir::Device device = n.output(0)->type().device;
   dsl::GraphBuilder b(n.op(), device);
   if (n.op() == "mc_confmat") return DecomposeMcConfmat(g, n, b);
+  if (n.op() == "reg_stats") return DecomposeRegStats(g, n, b);
   return absl::UnimplementedError(absl::StrCat("no decomposition for op '", n.op(), "'"));
 }
 

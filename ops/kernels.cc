@@ -9,6 +9,7 @@
 #include "engine/exec/aten_types.h"
 #include "ops/meta_kernels.h"
 #include "ops/fused/mc_confmat.h"
+#include "ops/fused/reg_stats.h"
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/InferenceMode.h>
 
@@ -275,6 +276,20 @@ void McConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[2] = std::get<2>(r);
 }
 
+void RegStats(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
+  std::vector<at::Tensor> r;
+  if (in[0].is_cpu()) {
+    r = fused::RegStatsCpu(in[0], in[1]);
+  } else {
+    static auto op = c10::Dispatcher::singleton()
+                         .findSchemaOrThrow("tally::reg_stats", "")
+                         .typed<std::vector<at::Tensor>(const at::Tensor&, const at::Tensor&)>();
+    c10::InferenceMode guard;
+    r = op.call(in[0], in[1]);
+  }
+  for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
+}
+
 const absl::flat_hash_map<std::string, Kernel>& Table() {
   static const auto* t = new absl::flat_hash_map<std::string, Kernel>{
       {"add", Add}, {"sub", Sub}, {"mul", Mul}, {"div", Div}, {"pow", Pow},
@@ -293,6 +308,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
       {"sort", Sort}, {"rank_average", RankAverage},
       {"mc_confmat", McConfmat},
+      {"reg_stats", RegStats},
       {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
   };
   return *t;

@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "ops/fused/mc_confmat.h"
+#include "ops/fused/reg_stats.h"
 
 TORCH_LIBRARY(tally, m) {
   m.def("mc_confmat(Tensor preds, Tensor target, int num_classes, int? ignore_index) -> (Tensor, Tensor, Tensor)");
@@ -12,3 +13,8 @@ TORCH_LIBRARY(tally, m) {
 TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("mc_confmat", &tally::ops::fused::McConfmatCpu); }
 
 TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("mc_confmat", &tally::ops::fused::McConfmatMeta); }
+
+// reg_stats -> (n, then the statistics; ops/fused/reg_stats.h).
+TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("reg_stats(Tensor preds, Tensor target) -> Tensor[]"); }
+TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("reg_stats", &tally::ops::fused::RegStatsCpu); }
+TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("reg_stats", &tally::ops::fused::RegStatsMeta); }
