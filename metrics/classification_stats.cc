@@ -1,6 +1,7 @@
 #include "metrics/classification_stats.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -187,16 +188,54 @@ Expr Labels(const MulticlassForm& f) {
   return f.labels.valid() ? f.labels : dsl::Argmax(f.scores, 1);
 }
 
+// IsSimpleBinary is the form the composite bl_confmat (one fused kernel)
+// covers: preds and target of one shape of `rank` (1: binary [N], 2:
+// multilabel [N, L]), an integer or bool target, and an ignore_index the
+// primitive path's constant holds exactly (within 2^53, and within int32 for
+// int32 targets). Other forms use the primitive ops below.
+bool IsSimpleBinary(MetricBuilder& b, size_t rank, std::optional<int64_t> ignore_index) {
+  const dsl::InputSpec* p = b.FindInput("preds");
+  const dsl::InputSpec* t = b.FindInput("target");
+  if (p == nullptr || t == nullptr || t->shape.size() != rank || p->shape != t->shape) return false;
+  if (ir::IsFloating(t->dtype)) return false;
+  if (ignore_index) {
+    constexpr int64_t kExact = int64_t{1} << 53;
+    if (*ignore_index > kExact || *ignore_index < -kExact) return false;
+    if (t->dtype == DType::kInt32 && (*ignore_index > INT32_MAX || *ignore_index < INT32_MIN)) return false;
+  }
+  return true;
+}
+
+// FusedBinaryConfmat is BinaryConfmat/MultilabelConfmat as one bl_confmat
+// node, with the same checks (in the same order) and state.
+State FusedBinaryConfmat(MetricBuilder& b, const Inputs& in, double threshold,
+                         std::optional<int64_t> ignore_index, bool logits_over_kept,
+                         std::vector<int64_t> shape) {
+  ir::AttrMap attrs{{"threshold", threshold}, {"logits_over_kept", logits_over_kept}};
+  if (ignore_index) attrs["ignore_index"] = *ignore_index;
+  std::vector<Expr> outs = b.OpN("bl_confmat", {in.preds, in.target}, attrs);
+  if (outs.size() != 3) return State{};
+  b.Check("target", "{n} values outside {0, 1}", outs[1]);
+  if (ir::IsIntegral(in.preds.dtype())) b.Check("preds", "{n} label values outside {0, 1}", outs[2]);
+  State cm = b.AddState("confmat", DType::kInt64, std::move(shape), Reducer::kSum);
+  b.Accumulate(cm, outs[0]);
+  return cm;
+}
+
 }  // namespace
 
 State BinaryConfmat(MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index,
                     LogitCheck logit_check) {
   Inputs in;
-  BinaryForm f;
-  if (!ReadInputs(b, in) || !RequireSameShape(b, in) ||
-      !MakeBinaryForm(b, in, threshold, ignore_index, logit_check, f)) {
-    return State{};
+  if (!ReadInputs(b, in) || !RequireSameShape(b, in)) return State{};
+  if (IsSimpleBinary(b, 1, ignore_index)) {
+    // Without ignore_index both logit checks look at every element: one
+    // attribute value, so CSE still shares the statistics.
+    bool over_kept = logit_check == LogitCheck::kKeptElements && ignore_index.has_value();
+    return FusedBinaryConfmat(b, in, threshold, ignore_index, over_kept, {2, 2});
   }
+  BinaryForm f;
+  if (!MakeBinaryForm(b, in, threshold, ignore_index, logit_check, f)) return State{};
   Expr idx = dsl::Cast(f.target, DType::kInt64) * 2.0 + dsl::Cast(f.label, DType::kInt64);
   idx = dsl::Where(Kept(f), idx, -1.0);
   State cm = b.AddState("confmat", DType::kInt64, {2, 2}, Reducer::kSum);
@@ -271,11 +310,12 @@ MulticlassTopkCounts MulticlassTopk(MetricBuilder& b, int64_t num_classes, int64
 State MultilabelConfmat(MetricBuilder& b, int64_t num_labels, double threshold,
                         std::optional<int64_t> ignore_index) {
   Inputs in;
-  BinaryForm f;
-  if (!MultilabelInputs(b, num_labels, in) ||
-      !MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) {
-    return State{};
+  if (!MultilabelInputs(b, num_labels, in)) return State{};
+  if (IsSimpleBinary(b, 2, ignore_index)) {
+    return FusedBinaryConfmat(b, in, threshold, ignore_index, /*logits_over_kept=*/false, {num_labels, 2, 2});
   }
+  BinaryForm f;
+  if (!MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) return State{};
   // Label l's 2 x 2 matrix occupies bins [4l, 4l + 4).
   std::vector<int64_t> lshape(in.tshape.size() - 1, 1);
   lshape[0] = num_labels;

@@ -46,6 +46,46 @@ void RegisterCompositeOps(OpTable& t) {
   t.emplace(d.name, d);
 
   {
+    // bl_confmat(preds, target) {threshold, logits_over_kept[, ignore_index]}:
+    //   binary preds/target [N] or multilabel [N, L] of one shape; preds
+    //   f32/f64 probabilities or logits (sigmoided when any element, or with
+    //   logits_over_kept any element whose target is not ignore_index, is
+    //   outside [0, 1] or NaN; then `> threshold` in the preds dtype), or
+    //   i32/i64/i1 labels; target i32/i64/i1. Elements whose target is
+    //   ignore_index are dropped; rows with a target or int label other than
+    //   0/1 are dropped and those values counted.
+    //   -> (confmat i64[2, 2] for [N] inputs, i64[L, 2, 2] for [N, L], indexed
+    //       [label][target][pred]; bad_target i64[]; bad_preds i64[])
+    // The binary confmat keeps the binary metrics' state shape, so their
+    // update is this one node (no reshape after it).
+    OpDef bl;
+    bl.name = "bl_confmat";
+    bl.min_inputs = bl.max_inputs = 2;
+    bl.attrs = {{"threshold", AttrKind::kDouble},
+                {"logits_over_kept", AttrKind::kBool},
+                {"ignore_index", AttrKind::kInt, false}};
+    bl.traits.composite = true;
+    bl.fused_devices = {"cpu", "meta"};
+    bl.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+      const TensorType& p = in[0];
+      const TensorType& t = in[1];
+      if (ir::IsFloating(t.dtype) || (t.rank() != 1 && t.rank() != 2)) {
+        return absl::InvalidArgumentError(absl::StrCat("target must be integer or bool [N] or [N, L], got ", t.ToString()));
+      }
+      if (p.shape != t.shape) {
+        return absl::InvalidArgumentError(absl::StrCat("preds must have target's shape ", t.ToString(), ", got ", p.ToString()));
+      }
+      if (t.rank() == 2 && t.shape[1].is_symbolic()) return absl::InvalidArgumentError("the label dim must be fixed");
+      std::vector<Dim> shape{Dim::Fixed(2), Dim::Fixed(2)};
+      if (t.rank() == 2) shape.insert(shape.begin(), t.shape[1]);
+      TensorType cm{DType::kInt64, shape, t.device};
+      TensorType count{DType::kInt64, {}, t.device};
+      return std::vector<TensorType>{cm, count, count};
+    };
+    t.emplace(bl.name, bl);
+  }
+
+  {
     // reg_stats(preds, target): the per-batch statistics of the regression
     //   metrics. preds, target f32/f64 (each) of one shape [N] or [N, D] (a
     //   1-D input is one column); per column the moments of

@@ -91,6 +91,55 @@ absl::Status DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) 
   return absl::OkStatus();
 }
 
+// BlConfmat: the binary/multilabel labelling, checks and histogram of
+// metrics/classification_stats.cc (MakeBinaryForm, BinaryLabels, Kept,
+// BinaryConfmat, MultilabelConfmat), op for op. Label l's 2 x 2 matrix
+// occupies bins [4l, 4l + 4).
+absl::Status DecomposeBlConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+  Expr preds = b.Wrap(&g, n.input(0));
+  Expr target = b.Wrap(&g, n.input(1));
+  double threshold = n.GetDouble("threshold");
+  Expr ignored;
+  if (n.HasAttr("ignore_index")) ignored = target == static_cast<double>(n.GetInt("ignore_index"));
+  Expr bad_t = !(target == 0.0 || target == 1.0);
+  if (ignored.valid()) bad_t = bad_t && !ignored;
+  Expr label, bad_p;
+  if (ir::IsFloating(preds.dtype())) {
+    // NaN fails both comparisons, so it also counts as outside.
+    Expr outside = !(preds >= 0.0 && preds <= 1.0);
+    if (n.GetBool("logits_over_kept") && ignored.valid()) outside = outside && !ignored;
+    label = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds) > threshold;
+  } else if (preds.dtype() == DType::kBool) {
+    label = preds;
+  } else {
+    bad_p = !(preds == 0.0 || preds == 1.0);
+    if (ignored.valid()) bad_p = bad_p && !ignored;
+    label = preds == 1.0;
+  }
+  Expr bad = bad_p.valid() ? bad_t || bad_p : bad_t;
+  const bool multilabel = target.rank() == 2;
+  Expr keep = multilabel ? !dsl::Any(bad, {1}, /*keepdim=*/true) : !bad;
+  if (ignored.valid()) keep = keep && !ignored;
+  Expr idx = dsl::Cast(target, DType::kInt64) * 2.0 + dsl::Cast(label, DType::kInt64);
+  Expr cm;
+  if (multilabel) {
+    int64_t labels = n.output(0)->type().shape[0].size;
+    idx = idx + dsl::Arange(target, labels) * 4.0;
+    idx = dsl::Where(keep, idx, -1.0);
+    cm = dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), 4 * labels), {labels, 2, 2});
+  } else {
+    idx = dsl::Where(keep, idx, -1.0);
+    cm = dsl::Reshape(dsl::Histogram(idx, 4), {2, 2});
+  }
+  if (!bad_p.valid()) bad_p = dsl::FullLike(target, 0, DType::kBool);
+  Expr nt = dsl::Sum(bad_t), np = dsl::Sum(bad_p);
+  if (!b.ok()) return b.status();
+  g.ReplaceAllUsesWith(n.output(0), cm.value());
+  g.ReplaceAllUsesWith(n.output(1), nt.value());
+  g.ReplaceAllUsesWith(n.output(2), np.value());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status Decompose(ir::Graph& g, ir::Node& n) {
@@ -98,6 +147,7 @@ absl::Status Decompose(ir::Graph& g, ir::Node& n) {
   dsl::GraphBuilder b(n.op(), device);
   if (n.op() == "mc_confmat") return DecomposeMcConfmat(g, n, b);
   if (n.op() == "reg_stats") return DecomposeRegStats(g, n, b);
+  if (n.op() == "bl_confmat") return DecomposeBlConfmat(g, n, b);
   return absl::UnimplementedError(absl::StrCat("no decomposition for op '", n.op(), "'"));
 }
 

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "engine/exec/aten_types.h"
 #include "ops/meta_kernels.h"
+#include "ops/fused/bl_confmat.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/reg_stats.h"
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -290,6 +291,27 @@ void RegStats(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
   for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
 }
 
+void BlConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  c10::optional<int64_t> ignore;
+  if (n.HasAttr("ignore_index")) ignore = n.GetInt("ignore_index");
+  double threshold = n.GetDouble("threshold");
+  bool over_kept = n.GetBool("logits_over_kept");
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> r;
+  if (in[0].is_cpu()) {
+    r = fused::BlConfmatCpu(in[0], in[1], threshold, over_kept, ignore);
+  } else {
+    static auto op = c10::Dispatcher::singleton()
+                         .findSchemaOrThrow("tally::bl_confmat", "")
+                         .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
+                             const at::Tensor&, const at::Tensor&, double, bool, c10::optional<int64_t>)>();
+    c10::InferenceMode guard;
+    r = op.call(in[0], in[1], threshold, over_kept, ignore);
+  }
+  out[0] = std::get<0>(r);
+  out[1] = std::get<1>(r);
+  out[2] = std::get<2>(r);
+}
+
 const absl::flat_hash_map<std::string, Kernel>& Table() {
   static const auto* t = new absl::flat_hash_map<std::string, Kernel>{
       {"add", Add}, {"sub", Sub}, {"mul", Mul}, {"div", Div}, {"pow", Pow},
@@ -309,6 +331,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"sort", Sort}, {"rank_average", RankAverage},
       {"mc_confmat", McConfmat},
       {"reg_stats", RegStats},
+      {"bl_confmat", BlConfmat},
       {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
   };
   return *t;

@@ -3,16 +3,25 @@
 // dispatcher, in TorchScript graphs, and on `meta` tensors.
 #include <torch/library.h>
 
+#include "ops/fused/bl_confmat.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/reg_stats.h"
 
 TORCH_LIBRARY(tally, m) {
   m.def("mc_confmat(Tensor preds, Tensor target, int num_classes, int? ignore_index) -> (Tensor, Tensor, Tensor)");
+  m.def("bl_confmat(Tensor preds, Tensor target, float threshold, bool logits_over_kept, int? ignore_index) -> "
+        "(Tensor, Tensor, Tensor)");
 }
 
-TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("mc_confmat", &tally::ops::fused::McConfmatCpu); }
+TORCH_LIBRARY_IMPL(tally, CPU, m) {
+  m.impl("mc_confmat", &tally::ops::fused::McConfmatCpu);
+  m.impl("bl_confmat", &tally::ops::fused::BlConfmatCpu);
+}
 
-TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("mc_confmat", &tally::ops::fused::McConfmatMeta); }
+TORCH_LIBRARY_IMPL(tally, Meta, m) {
+  m.impl("mc_confmat", &tally::ops::fused::McConfmatMeta);
+  m.impl("bl_confmat", &tally::ops::fused::BlConfmatMeta);
+}
 
 // reg_stats -> (n, then the statistics; ops/fused/reg_stats.h).
 TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("reg_stats(Tensor preds, Tensor target) -> Tensor[]"); }
