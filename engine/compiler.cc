@@ -55,6 +55,7 @@ absl::StatusOr<std::unique_ptr<Program>> MoveProgram(const Program& p, const ir:
   co.device = device;
   co.checked = p.options().checked;
   co.transfer_inputs = p.options().transfer_inputs;
+  co.backend = p.options().backend;
   TALLY_ASSIGN_OR_RETURN(Compiled c, Recompile(p.module(), co));
   ProgramOptions po = p.options();
   po.device = device;
@@ -83,6 +84,7 @@ absl::StatusOr<std::unique_ptr<Program>> Compile(const std::vector<CollectionEnt
   po.device = options.device;
   po.checked = options.checked;
   po.transfer_inputs = options.transfer_inputs;
+  po.backend = options.backend;
   TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Program::Create(std::move(c.module), po));
   program->set_recompiler(&MoveProgram);
   return program;

@@ -27,6 +27,8 @@ struct CompileOptions {
   // fuse_policy kReference decomposes every fusion group into ATen ops (the
   // reference path the fused kernels are tested against).
   passes::FusePolicy fuse_policy = passes::FusePolicy::kFused;
+  // backend runs the compiled plans (ProgramOptions::backend).
+  exec::Backend backend = exec::Backend::kEager;
 };
 
 // Compiled is a module after the pipeline, with the pass log.

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/exec/aten_types.h"
 #include "engine/exec/torch_status.h"
+#include "engine/exec/torchscript/plan.h"
 #include "engine/ir/printer.h"
 #include "engine/status_macros.h"
 
@@ -23,6 +24,26 @@ std::string Describe(const at::Tensor& t) {
   auto dtype = exec::FromScalarType(t.scalar_type());
   if (dtype.ok()) dt = std::string(ir::DTypeName(*dtype));
   return absl::StrCat(dt, "[", absl::StrJoin(t.sizes(), ","), "]@", t.device().str());
+}
+
+// EagerRunner adapts the eager interpreter to PlanRunner.
+class EagerRunner : public exec::PlanRunner {
+ public:
+  explicit EagerRunner(std::unique_ptr<exec::EagerPlan> plan) : plan_(std::move(plan)) {}
+  absl::StatusOr<std::vector<at::Tensor>> Run(const std::vector<at::Tensor>& params, bool checked) const override {
+    return plan_->Run(params, checked);
+  }
+  int num_kernel_calls() const override { return plan_->num_kernel_calls(); }
+
+ private:
+  std::unique_ptr<exec::EagerPlan> plan_;
+};
+
+// MakeRunner prepares `g` for the chosen backend.
+absl::StatusOr<std::unique_ptr<exec::PlanRunner>> MakeRunner(const ir::Graph& g, exec::Backend backend) {
+  if (backend == exec::Backend::kTorchScript) return exec::torchscript::CreatePlan(g);
+  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<exec::EagerPlan> plan, exec::EagerPlan::Create(g));
+  return std::unique_ptr<exec::PlanRunner>(new EagerRunner(std::move(plan)));
 }
 
 }  // namespace
@@ -39,10 +60,11 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
   p->fingerprint_ = ir::PrintModule(*m);
   p->module_ = std::move(m);
   const ir::Module& mod = *p->module_;
-  TALLY_ASSIGN_OR_RETURN(p->update_plan_, exec::EagerPlan::Create(*mod.update));
-  TALLY_ASSIGN_OR_RETURN(p->finalize_plan_, exec::EagerPlan::Create(*mod.finalize));
+  const exec::Backend backend = p->options_.backend;
+  TALLY_ASSIGN_OR_RETURN(p->update_plan_, MakeRunner(*mod.update, backend));
+  TALLY_ASSIGN_OR_RETURN(p->finalize_plan_, MakeRunner(*mod.finalize, backend));
   for (const auto& [group, g] : mod.merges) {
-    TALLY_ASSIGN_OR_RETURN(auto plan, exec::EagerPlan::Create(*g));
+    TALLY_ASSIGN_OR_RETURN(auto plan, MakeRunner(*g, backend));
     p->merge_plans_.emplace_back(group, std::move(plan));
   }
   for (const auto& s : mod.states) {

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/exec/eager_executor.h"
+#include "engine/exec/plan_runner.h"
 #include "engine/ir/module.h"
 
 namespace tally {
@@ -32,6 +33,9 @@ struct ProgramOptions {
   ir::Device device;
   bool checked = false;  // verify each node's output against its plan
   bool transfer_inputs = false;  // the module has explicit input transfers
+  // backend runs the plans: the eager interpreter or TorchScript. Everything
+  // else (checks, folds, deferred checks) is the same for both.
+  exec::Backend backend = exec::Backend::kEager;
 };
 
 class Program {
@@ -85,9 +89,9 @@ class Program {
   ProgramOptions options_;
   std::string metric_names_;
   std::string fingerprint_;
-  std::unique_ptr<exec::EagerPlan> update_plan_;
-  std::unique_ptr<exec::EagerPlan> finalize_plan_;
-  std::vector<std::pair<std::string, std::unique_ptr<exec::EagerPlan>>> merge_plans_;
+  std::unique_ptr<exec::PlanRunner> update_plan_;
+  std::unique_ptr<exec::PlanRunner> finalize_plan_;
+  std::vector<std::pair<std::string, std::unique_ptr<exec::PlanRunner>>> merge_plans_;
   std::vector<int> partial_of_state_;  // update result index per state
   std::vector<at::Tensor> states_;
   Recompiler recompiler_ = nullptr;

@@ -109,13 +109,13 @@ std::vector<std::string> BenchWorkloads() {
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend,
                                      bool quick) {
-  if (backend != "eager") {
-    return absl::UnimplementedError(absl::StrCat("--backend ", backend, " is not yet supported (eager only)"));
-  }
+  TALLY_ASSIGN_OR_RETURN(exec::Backend be, exec::ParseBackend(backend));
   TALLY_ASSIGN_OR_RETURN(Workload w, MakeWorkload(workload, quick));
   TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(w.batch));
   TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntries(w.specs, sig, ir::Device{}));
-  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Compile(entries, CompileOptions{}));
+  CompileOptions co;
+  co.backend = be;
+  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Compile(entries, co));
   BenchResult r;
   r.workload = workload;
   r.backend = backend;

@@ -122,6 +122,7 @@ absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>&
   co.device = options.device;
   co.checked = options.checked;
   co.transfer_inputs = options.transfer_inputs;
+  co.backend = options.backend;
   TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Compile(entries, co));
   // Feed only the inputs the program takes.
   NamedTensors used;

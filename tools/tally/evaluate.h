@@ -24,6 +24,7 @@ struct EvalOptions {
   ir::Device device;
   bool checked = false;
   bool transfer_inputs = false;
+  exec::Backend backend = exec::Backend::kEager;  // what runs the plans
 };
 
 // EvalResult is one metric's value.

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/compiler.h"
+#include "engine/exec/torchscript/plan.h"
 #include "engine/ir/printer.h"
 #include "engine/status_macros.h"
 #include "metrics/registry.h"
@@ -45,8 +46,9 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
 
 absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                     const InspectOptions& options) {
-  if (options.format != "text") {
-    return absl::UnimplementedError(absl::StrCat("--format ", options.format, " is not yet supported (text only)"));
+  if (options.format != "text" && options.format != "torchscript") {
+    return absl::UnimplementedError(absl::StrCat("--format ", options.format,
+                                                 " is not yet supported (text or torchscript)"));
   }
   dsl::Signature sig;
   if (inputs.empty()) sig = DefaultSignature(specs);
@@ -58,6 +60,15 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
   co.transfer_inputs = options.transfer_inputs;
   TALLY_ASSIGN_OR_RETURN(Compiled c, CompileModule(entries, co));
   const ir::Module& m = *c.module;
+  if (options.format == "torchscript") {
+    // The plans as the TorchScript backend runs them (torch::jit::Graph IR).
+    TALLY_ASSIGN_OR_RETURN(std::string graphs, exec::torchscript::LoweredModuleText(m));
+    std::string out = absl::StrCat("program on ", options.device.name, " (TorchScript backend)\n\nstates:\n");
+    for (const auto& s : m.states) {
+      absl::StrAppend(&out, "  @", s.name, " : ", s.type.ToString(), " reducer=", ir::ReducerName(s.reducer), "\n");
+    }
+    return absl::StrCat(out, "\n", graphs);
+  }
   std::string out = absl::StrCat("program on ", options.device.name, "\n\ninputs:\n");
   for (ir::Value* p : m.update->params()) absl::StrAppend(&out, "  %", p->name(), " : ", p->type().ToString(), "\n");
   out += "\nstates:\n";

@@ -23,6 +23,7 @@
 #include "tools/tally/bench.h"
 #include "tools/tally/demo_data.h"
 #include "tools/tally/evaluate.h"
+#include "tools/tally/export.h"
 #include "tools/tally/inspect.h"
 
 namespace tally::tools {
@@ -33,8 +34,9 @@ constexpr char kUsage[] =
     "                  [--batch-size N] [--world-size W] [--backend eager|torchscript]\n"
     "                  [--device DEV] [--format table|json] [--checked] [--transfer-inputs]\n"
     "       tally inspect --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...]\n"
-    "                  [--device DEV] [--dump-after PASS|all] [--proof] [--transfer-inputs] [--format text]\n"
-    "       tally bench --workload NAME [--backend eager] [--format table|json] [--quick]\n"
+    "                  [--device DEV] [--dump-after PASS|all] [--proof] [--transfer-inputs] [--format text|torchscript]\n"
+    "       tally bench --workload NAME [--backend eager|torchscript] [--format table|json] [--quick]\n"
+    "       tally export --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...] --out FILE.pt [--device DEV]\n"
     "       tally list-metrics\n";
 
 // Args holds parsed flags: repeated ones keep every value.
@@ -115,11 +117,7 @@ absl::Status RunEval(int argc, char** argv) {
   if (format != "table" && format != "json") {
     return absl::InvalidArgumentError(absl::StrCat("--format must be table or json, got '", format, "'"));
   }
-  std::string backend = a.Get("backend", "eager");
-  if (backend == "torchscript") {
-    return absl::UnimplementedError("--backend torchscript is not yet supported (eager only)");
-  }
-  if (backend != "eager") return absl::InvalidArgumentError(absl::StrCat("unknown backend '", backend, "'"));
+  TALLY_ASSIGN_OR_RETURN(exec::Backend backend, exec::ParseBackend(a.Get("backend", "eager")));
   int64_t world = 1;
   if (!absl::SimpleAtoi(a.Get("world-size", "1"), &world) || world < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--world-size must be a positive integer, got '",
@@ -136,6 +134,7 @@ absl::Status RunEval(int argc, char** argv) {
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
   opts.checked = a.Switch("checked");
   opts.transfer_inputs = a.Switch("transfer-inputs");
+  opts.backend = backend;
   TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(a));
   std::vector<std::string> specs;
   if (a.Has("metric")) specs = a.values.at("metric");
@@ -166,6 +165,19 @@ absl::Status RunInspect(int argc, char** argv) {
   TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(a));
   TALLY_ASSIGN_OR_RETURN(std::string text, Inspect(a.values.at("metric"), inputs, opts));
   std::cout << text;
+  return absl::OkStatus();
+}
+
+absl::Status RunExport(int argc, char** argv) {
+  TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2, {"metric", "input", "out", "device"}, {}));
+  if (!a.Has("metric")) return absl::InvalidArgumentError("no --metric given");
+  if (!a.Has("out")) return absl::InvalidArgumentError("--out FILE.pt is required");
+  ExportOptions opts;
+  TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
+  opts.out = a.Get("out", "");
+  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(a));
+  TALLY_ASSIGN_OR_RETURN(std::string summary, Export(a.values.at("metric"), inputs, opts));
+  std::cout << summary;
   return absl::OkStatus();
 }
 
@@ -218,9 +230,10 @@ int Main(int argc, char** argv) {
         else if (cmd == "inspect") st = RunInspect(argc, argv);
         else if (cmd == "list-metrics") st = ListMetrics(std::cout);
         else if (cmd == "bench") st = RunBenchCommand(argc, argv);
-        else if (cmd == "export" || cmd == "serve")
+        else if (cmd == "export") st = RunExport(argc, argv);
+        else if (cmd == "serve")
           st = absl::UnimplementedError(absl::StrCat("'tally ", cmd, "' is not yet supported"));
-        else st = absl::InvalidArgumentError(absl::StrCat("unknown command '", cmd, "' (eval, inspect, list-metrics)"));
+        else st = absl::InvalidArgumentError(absl::StrCat("unknown command '", cmd, "' (eval, inspect, bench, export, list-metrics)"));
       },
       "tally");
   if (!caught.ok()) st = caught;

@@ -1,0 +1,481 @@
+// The lowering table: one entry per op kind, each mirroring the op's eager
+// kernel in ops/kernels.cc operation for operation, so that both backends
+// run the same ATen kernels in the same order and agree bit for bit.
+#include <torch/csrc/jit/runtime/operator.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "engine/exec/aten_types.h"
+#include "engine/exec/torchscript/lowering.h"
+#include "ops/op_registry.h"
+
+namespace tally::exec::torchscript {
+namespace {
+
+namespace jit = torch::jit;
+using jit::NamedValue;
+using jit::Value;
+using Values = std::vector<Value*>;
+using Result = absl::StatusOr<Values>;
+
+c10::Symbol A(const char* name) { return c10::Symbol::aten(name); }
+
+c10::ScalarType OutType(const ir::Node& n, int i = 0) { return ToScalarType(n.output(i)->type().dtype); }
+ir::DType InDType(const ir::Node& n, int i) { return n.input(i)->type().dtype; }
+c10::ScalarType InType(const ir::Node& n, int i) { return ToScalarType(InDType(n, i)); }
+int64_t InRank(const ir::Node& n, int i) { return n.input(i)->type().rank(); }
+
+Value* DeviceOfValue(LowerCtx& c, Value* x) { return c.Call(c10::prim::device, {x}); }
+Value* Size(LowerCtx& c, Value* x, int64_t d) { return c.Call(A("size"), {x, d}); }
+Value* IntList(LowerCtx& c, const Values& items) {
+  return c.graph().insertNode(c.graph().createList(c10::IntType::get(), items))->output();
+}
+// Sizes of `x` as an int[] value.
+Value* Sizes(LowerCtx& c, Value* x) { return c.Call(A("size"), {x}); }
+// Zeros/full with an explicit dtype on `device`.
+Value* Full(LowerCtx& c, Value* sizes, const c10::IValue& fill, c10::ScalarType dtype, Value* device) {
+  return c.Call(A("full"), {sizes, NamedValue(fill)}, {{"dtype", dtype}, {"device", device}});
+}
+Value* Zeros(LowerCtx& c, Value* sizes, c10::ScalarType dtype, Value* device) {
+  return c.Call(A("zeros"), {sizes}, {{"dtype", dtype}, {"device", device}});
+}
+Value* ScalarTensor(LowerCtx& c, const NamedValue& v, c10::ScalarType dtype, Value* device) {
+  return c.Call(A("scalar_tensor"), {v}, {{"dtype", dtype}, {"device", device}});
+}
+Value* Or(LowerCtx& c, Value* a, Value* b) { return a == nullptr ? b : c.Call(A("__or__"), {a, b}); }
+
+// ---- Elementwise -----------------------------------------------------------
+
+// Operands of arithmetic are brought to the result dtype first (kernels.cc As).
+Result Arith(LowerCtx& c, const ir::Node& n, const Values& in, const char* op) {
+  c10::ScalarType s = OutType(n);
+  return Values{c.Call(A(op), {c.As(in[0], InDType(n, 0), s), c.As(in[1], InDType(n, 1), s)})};
+}
+Result Add(LowerCtx& c, const ir::Node& n, const Values& in) { return Arith(c, n, in, "add"); }
+Result Sub(LowerCtx& c, const ir::Node& n, const Values& in) { return Arith(c, n, in, "sub"); }
+Result Mul(LowerCtx& c, const ir::Node& n, const Values& in) { return Arith(c, n, in, "mul"); }
+Result Div(LowerCtx& c, const ir::Node& n, const Values& in) { return Arith(c, n, in, "div"); }
+Result Pow(LowerCtx& c, const ir::Node& n, const Values& in) { return Arith(c, n, in, "pow"); }
+Result Maximum(LowerCtx& c, const ir::Node& n, const Values& in) { return Arith(c, n, in, "maximum"); }
+Result Minimum(LowerCtx& c, const ir::Node& n, const Values& in) { return Arith(c, n, in, "minimum"); }
+
+Result SafeDiv(LowerCtx& c, const ir::Node& n, const Values& in) {
+  c10::ScalarType s = OutType(n);
+  Value* a = c.As(in[0], InDType(n, 0), s);
+  Value* b = c.As(in[1], InDType(n, 1), s);
+  Value* nonzero = c.Call(A("ne"), {b, 0});
+  Value* q = c.Call(A("div"), {a, b});
+  Value* zd = ScalarTensor(c, n.GetDouble("zero_division", 0.0), s, DeviceOfValue(c, a));
+  return Values{c.Call(A("where"), {nonzero, q, zd})};
+}
+
+// Comparisons compare in the promoted dtype of their operands.
+Result Compare(LowerCtx& c, const ir::Node& n, const Values& in, const char* op) {
+  c10::ScalarType s = c10::promoteTypes(InType(n, 0), InType(n, 1));
+  return Values{c.Call(A(op), {c.As(in[0], InDType(n, 0), s), c.As(in[1], InDType(n, 1), s)})};
+}
+Result Eq(LowerCtx& c, const ir::Node& n, const Values& in) { return Compare(c, n, in, "eq"); }
+Result Ne(LowerCtx& c, const ir::Node& n, const Values& in) { return Compare(c, n, in, "ne"); }
+Result Lt(LowerCtx& c, const ir::Node& n, const Values& in) { return Compare(c, n, in, "lt"); }
+Result Le(LowerCtx& c, const ir::Node& n, const Values& in) { return Compare(c, n, in, "le"); }
+Result Gt(LowerCtx& c, const ir::Node& n, const Values& in) { return Compare(c, n, in, "gt"); }
+Result Ge(LowerCtx& c, const ir::Node& n, const Values& in) { return Compare(c, n, in, "ge"); }
+
+Result Direct(LowerCtx& c, const Values& in, const char* op) {
+  std::vector<NamedValue> args(in.begin(), in.end());
+  return Values{c.Call(A(op), std::move(args))};
+}
+Result LogicalAnd(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "logical_and"); }
+Result LogicalOr(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "logical_or"); }
+Result LogicalXor(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "logical_xor"); }
+Result LogicalNot(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "logical_not"); }
+Result IsNan(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "isnan"); }
+Result Neg(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "neg"); }
+Result Abs(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "abs"); }
+
+Result FloatUnary(LowerCtx& c, const ir::Node& n, const Values& in, const char* op) {
+  return Values{c.Call(A(op), {c.As(in[0], InDType(n, 0), OutType(n))})};
+}
+Result Exp(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "exp"); }
+Result Log(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "log"); }
+Result Sqrt(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "sqrt"); }
+Result Sigmoid(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "sigmoid"); }
+// log(cosh(x)) = |x| + log1p(exp(-2|x|)) - log(2), as the kernel spells it:
+// `-2 * abs(x)` is abs(x).mul(-2) and `- log(2)` a Scalar subtraction.
+Result LogCosh(LowerCtx& c, const ir::Node& n, const Values& in) {
+  Value* x = c.As(in[0], InDType(n, 0), OutType(n));
+  Value* abs1 = c.Call(A("abs"), {x});
+  Value* abs2 = c.Call(A("abs"), {x});
+  Value* e = c.Call(A("exp"), {c.Call(A("mul"), {abs2, -2})});
+  Value* sum = c.Call(A("add"), {abs1, c.Call(A("log1p"), {e})});
+  return Values{c.Call(A("sub"), {sum, std::log(2.0)})};
+}
+
+Result Clamp(LowerCtx& c, const ir::Node& n, const Values& in) {
+  // Integer inputs keep their dtype: their bounds are the integers inside
+  // [min, max] (kernels.cc Clamp).
+  const bool integral = !c10::isFloatingType(InType(n, 0));
+  auto bound = [&](const char* key, bool upper) -> c10::IValue {
+    if (!n.HasAttr(key)) return c10::IValue();
+    double v = n.GetDouble(key);
+    if (!integral) return c10::IValue(v);
+    if (std::isinf(v) && (v > 0) == upper) return c10::IValue();
+    v = upper ? std::floor(v) : std::ceil(v);
+    v = std::min(std::max(v, -9.2e18), 9.2e18);
+    return c10::IValue(static_cast<int64_t>(v));
+  };
+  c10::IValue lo = bound("min", false), hi = bound("max", true);
+  Value* r = c.Call(A("clamp"), {in[0], c.Const(lo), c.Const(hi)});
+  return Values{c.As(r, InDType(n, 0), OutType(n))};
+}
+
+Result Cast(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{c.As(in[0], InDType(n, 0), OutType(n))};
+}
+
+Result Where(LowerCtx& c, const ir::Node& n, const Values& in) {
+  c10::ScalarType s = OutType(n);
+  return Values{c.Call(A("where"), {in[0], c.As(in[1], InDType(n, 1), s), c.As(in[2], InDType(n, 2), s)})};
+}
+
+// ---- Reductions ------------------------------------------------------------
+
+std::vector<int64_t> ReduceDims(const ir::Node& n, int64_t rank) {
+  std::vector<int64_t> dims = n.GetInts("dims");
+  if (dims.empty()) for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
+  for (auto& d : dims) if (d < 0) d += rank;
+  return dims;
+}
+
+Result ReduceSum(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{c.Call(A("sum"), {in[0], ReduceDims(n, InRank(n, 0)), n.GetBool("keepdim")},
+                       {{"dtype", OutType(n)}})};
+}
+
+// max/min of an empty reduction is the reducer's identity (kernels.cc
+// ReduceExtreme); whether the reduced dims are empty is a size question, so
+// a symbolic dim becomes a prim::If on sizes.
+Result ReduceExtreme(LowerCtx& c, const ir::Node& n, const Values& in, bool max) {
+  Value* x = in[0];
+  const ir::TensorType& t = n.input(0)->type();
+  if (t.rank() == 0) return Values{c.Call(A("clone"), {x})};
+  std::vector<int64_t> dims = ReduceDims(n, t.rank());
+  const bool keepdim = n.GetBool("keepdim");
+  bool surely_empty = false;
+  std::vector<int64_t> symbolic;
+  for (int64_t d : dims) {
+    if (t.shape[d].is_symbolic()) symbolic.push_back(d);
+    else if (t.shape[d].size == 0) surely_empty = true;
+  }
+  c10::ScalarType s = ToScalarType(t.dtype);
+  c10::IValue fill;
+  if (c10::isFloatingType(s)) fill = max ? -INFINITY : INFINITY;
+  else fill = max ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+  if (s == c10::kInt) {
+    fill = static_cast<int64_t>(max ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max());
+  }
+  auto identity = [&]() -> Value* {
+    Values sizes;
+    for (int64_t i = 0; i < t.rank(); ++i) {
+      bool reduced = std::find(dims.begin(), dims.end(), i) != dims.end();
+      if (!reduced) sizes.push_back(Size(c, x, i));
+      else if (keepdim) sizes.push_back(c.Const(int64_t{1}));
+    }
+    return Full(c, IntList(c, sizes), fill, s, DeviceOfValue(c, x));
+  };
+  auto reduce = [&]() -> Value* { return c.Call(A(max ? "amax" : "amin"), {x, dims, keepdim}); };
+  if (surely_empty) return Values{identity()};
+  if (symbolic.empty()) return Values{reduce()};
+  Value* empty = nullptr;
+  for (int64_t d : symbolic) empty = Or(c, empty, c.Call(A("eq"), {Size(c, x, d), 0}));
+  return Values{c.If(empty, identity, reduce)};
+}
+Result ReduceMax(LowerCtx& c, const ir::Node& n, const Values& in) { return ReduceExtreme(c, n, in, true); }
+Result ReduceMin(LowerCtx& c, const ir::Node& n, const Values& in) { return ReduceExtreme(c, n, in, false); }
+
+Result ReduceBool(LowerCtx& c, const ir::Node& n, const Values& in, bool any) {
+  Value* x = c.As(in[0], InDType(n, 0), c10::kBool);
+  int64_t rank = InRank(n, 0);
+  if (rank == 0) return Values{c.Call(A("clone"), {x})};
+  std::vector<int64_t> dims = ReduceDims(n, rank);
+  std::sort(dims.rbegin(), dims.rend());
+  bool keepdim = n.GetBool("keepdim");
+  for (int64_t d : dims) x = c.Call(A(any ? "any" : "all"), {x, d, keepdim});
+  return Values{x};
+}
+Result ReduceAny(LowerCtx& c, const ir::Node& n, const Values& in) { return ReduceBool(c, n, in, true); }
+Result ReduceAll(LowerCtx& c, const ir::Node& n, const Values& in) { return ReduceBool(c, n, in, false); }
+
+Result Argmax(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{c.Call(A("argmax"), {in[0], n.GetInt("dim"), n.GetBool("keepdim")})};
+}
+Result Softmax(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{c.Call(A("softmax"), {in[0], n.GetInt("dim"), OutType(n)})};
+}
+
+// ---- Creation and shape ----------------------------------------------------
+
+Result Constant(LowerCtx& c, const ir::Node& n, const Values&) {
+  return Values{ScalarTensor(c, n.GetDouble("value"), OutType(n), c.DeviceOf(n))};
+}
+Result FullOp(LowerCtx& c, const ir::Node& n, const Values&) {
+  return Values{Full(c, c.Const(n.GetInts("shape")), n.GetDouble("value"), OutType(n), c.DeviceOf(n))};
+}
+Result FullLike(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{Full(c, Sizes(c, in[0]), n.GetDouble("value"), OutType(n), DeviceOfValue(c, in[0]))};
+}
+Result Arange(LowerCtx& c, const ir::Node& n, const Values&) {
+  return Values{c.Call(A("arange"), {n.GetInt("n")}, {{"dtype", OutType(n)}, {"device", c.DeviceOf(n)}})};
+}
+Result SizeOp(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{ScalarTensor(c, Size(c, in[0], n.GetInt("dim")), c10::kLong, DeviceOfValue(c, in[0]))};
+}
+Result Transfer(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{c.Call(A("to"), {in[0], c.DeviceOf(n)})};
+}
+Result Reshape(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{c.Call(A("reshape"), {in[0], n.GetInts("shape")})};
+}
+Result Flatten(LowerCtx& c, const ir::Node&, const Values& in) {
+  return Values{c.Call(A("reshape"), {in[0], std::vector<int64_t>{-1}})};
+}
+Result Unsqueeze(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{c.Call(A("unsqueeze"), {in[0], n.GetInt("dim")})};
+}
+Result Squeeze(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{c.Call(A("squeeze"), {in[0], n.GetInt("dim")})};
+}
+Result Select(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{c.Call(A("select"), {in[0], n.GetInt("dim"), n.GetInt("index")})};
+}
+Result Transpose(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{c.Call(A("transpose"), {in[0], n.GetInt("dim0"), n.GetInt("dim1")})};
+}
+
+// Out-of-range values give an all-false row.
+Result OneHot(LowerCtx& c, const ir::Node& n, const Values& in) {
+  Value* classes = c.Call(A("arange"), {n.GetInt("num_classes")},
+                          {{"dtype", InType(n, 0)}, {"device", DeviceOfValue(c, in[0])}});
+  return Values{c.Call(A("eq"), {c.Call(A("unsqueeze"), {in[0], -1}), classes})};
+}
+
+Result TopkMask(LowerCtx& c, const ir::Node& n, const Values& in) {
+  Value* topk = c.Call(A("topk"), {in[0], n.GetInt("k"), -1, true, false});
+  Value* idx = c.Unpack(topk, 2)[1];
+  Value* zeros = Zeros(c, Sizes(c, in[0]), c10::kBool, DeviceOfValue(c, in[0]));
+  return Values{c.Call(A("scatter"), {zeros, -1, idx, 1})};  // 1 == true in a bool tensor
+}
+
+// Indices outside [0, size) are dropped; an empty batch adds nothing (and
+// meta's index_add rejects it, hence the size branch).
+Result Histogram(LowerCtx& c, const ir::Node& n, const Values& in) {
+  const int64_t size = n.GetInt("size");
+  const ir::TensorType& t = n.input(0)->type();
+  c10::ScalarType s = OutType(n);
+  Value* idx = c.As(in[0], t.dtype, c10::kLong);
+  Value* device = DeviceOfValue(c, idx);
+  Value* valid = c.Call(A("logical_and"), {c.Call(A("ge"), {idx, 0}), c.Call(A("lt"), {idx, size})});
+  Value* w = n.inputs().size() > 1 ? c.As(in[1], InDType(n, 1), s)
+                                   : c.Call(A("ones_like"), {idx}, {{"dtype", s}});
+  auto empty_result = [&]() -> Value* { return Zeros(c, c.Const(std::vector<int64_t>{size}), s, device); };
+  auto counted = [&]() -> Value* {
+    Value* wz = c.Call(A("where"), {valid, w, Zeros(c, c.Const(std::vector<int64_t>{}), s, device)});
+    Value* iz = c.Call(A("where"), {valid, idx, Zeros(c, c.Const(std::vector<int64_t>{}), c10::kLong, device)});
+    return c.Call(A("index_add"), {empty_result(), 0, iz, wz});
+  };
+  bool symbolic = false, fixed_empty = false;
+  for (const auto& d : t.shape) {
+    symbolic |= d.is_symbolic();
+    fixed_empty |= !d.is_symbolic() && d.size == 0;
+  }
+  if (fixed_empty) return Values{empty_result()};
+  if (!symbolic) return Values{counted()};
+  Value* is_empty = c.Call(A("eq"), {c.Call(A("numel"), {idx}), 0});
+  return Values{c.If(is_empty, empty_result, counted)};
+}
+
+Result Sort(LowerCtx& c, const ir::Node& n, const Values& in) {
+  Value* r = c.Call(A("sort"), {in[0]},
+                    {{"stable", true}, {"dim", n.GetInt("dim")}, {"descending", n.GetBool("descending")}});
+  return c.Unpack(r, 2);
+}
+
+// Average ranks of a 1-D tensor (kernels.cc RankAverage1D). `len` is fixed
+// (>= 0) or -1 when only known at run time.
+Value* RankAverage1D(LowerCtx& c, Value* v, int64_t fixed_len) {
+  Value* device = DeviceOfValue(c, v);
+  auto empty = [&]() -> Value* { return Zeros(c, c.Const(std::vector<int64_t>{0}), c10::kDouble, device); };
+  auto ranks = [&]() -> Value* {
+    Value* len = fixed_len >= 0 ? c.Const(fixed_len) : Size(c, v, 0);
+    Value* sorted_perm = c.Call(A("sort"), {v}, {{"stable", true}, {"dim", 0}, {"descending", false}});
+    Values sp = c.Unpack(sorted_perm, 2);
+    Value* first = c.Call(A("ones"), {std::vector<int64_t>{1}}, {{"dtype", c10::kBool}, {"device", device}});
+    Value* tail = c.Call(A("slice"), {sp[0], 0, 1, std::numeric_limits<int64_t>::max(), 1});
+    Value* len_m1 = c.Call(A("sub"), {len, 1});
+    Value* head = c.Call(A("slice"), {sp[0], 0, 0, len_m1, 1});
+    Value* list = c.graph().insertNode(c.graph().createList(c10::TensorType::get(), {first, c.Call(A("ne"), {tail, head})}))->output();
+    Value* starts = c.Call(A("cat"), {list, 0});
+    Value* gid = c.Call(A("sub"), {c.Call(A("cumsum"), {c.As(starts, ir::DType::kBool, c10::kLong), 0}), 1});
+    Value* len_p1 = c.Call(A("add"), {len, 1});
+    Value* pos = c.Call(A("arange"), {1, len_p1}, {{"dtype", c10::kDouble}, {"device", device}});
+    Value* len_list = IntList(c, {len});
+    Value* sum = c.Call(A("index_add"), {Zeros(c, len_list, c10::kDouble, device), 0, gid, pos});
+    Value* ones = c.Call(A("ones"), {len_list}, {{"dtype", c10::kDouble}, {"device", device}});
+    Value* cnt = c.Call(A("index_add"), {Zeros(c, len_list, c10::kDouble, device), 0, gid, ones});
+    Value* avg = c.Call(A("index_select"), {c.Call(A("div"), {sum, c.Call(A("clamp_min"), {cnt, 1})}), 0, gid});
+    Value* out = c.Call(A("empty"), {len_list}, {{"dtype", c10::kDouble}, {"device", device}});
+    return c.Call(A("scatter"), {out, 0, sp[1], avg});
+  };
+  if (fixed_len == 0) return empty();
+  if (fixed_len > 0) return ranks();
+  return c.If(c.Call(A("eq"), {Size(c, v, 0), 0}), empty, ranks);
+}
+
+Result RankAverage(LowerCtx& c, const ir::Node& n, const Values& in) {
+  const ir::TensorType& t = n.input(0)->type();
+  const ir::Dim& rows = t.shape[0];
+  const int64_t fixed_len = rows.is_symbolic() ? -1 : rows.size;
+  if (t.rank() == 1) return Values{RankAverage1D(c, in[0], fixed_len)};
+  int64_t columns = 1;
+  for (int64_t d = 1; d < t.rank(); ++d) {
+    if (t.shape[d].is_symbolic()) {
+      return absl::UnimplementedError("rank_average: only the leading dim may be symbolic");
+    }
+    columns *= t.shape[d].size;
+  }
+  Value* device = DeviceOfValue(c, in[0]);
+  if (columns == 0) return Values{Zeros(c, Sizes(c, in[0]), c10::kDouble, device)};
+  Value* flat = c.Call(A("reshape"), {in[0], IntList(c, {Size(c, in[0], 0), c.Const(columns)})});
+  Values cols;
+  for (int64_t j = 0; j < columns; ++j) {
+    cols.push_back(RankAverage1D(c, c.Call(A("select"), {flat, 1, j}), fixed_len));
+  }
+  Value* list = c.graph().insertNode(c.graph().createList(c10::TensorType::get(), cols))->output();
+  return Values{c.Call(A("reshape"), {c.Call(A("stack"), {list, 1}), Sizes(c, in[0])})};
+}
+
+// ---- Syncing ops (only ever in finalize plans) -------------------------------
+
+Result Bincount(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{c.Call(A("bincount"), {in[0], c.Const(c10::IValue()), n.GetInt("minlength")})};
+}
+Result MaskedSelect(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "masked_select"); }
+Result Nonzero(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "nonzero"); }
+
+// ---- Composite ops -----------------------------------------------------------
+
+// A composite op calls Tally's operator `tally::<op>`: tensor inputs first,
+// then every other schema argument from the node attribute of the same name
+// (absent optional ones are None).
+Result Composite(LowerCtx& c, const ir::Node& n, const Values& in) {
+  if (!c.options().allow_tally_ops) {
+    return absl::UnimplementedError(absl::StrCat(
+        "composite op '", n.op(), "' would need Tally's operator tally::", n.op(),
+        "; compile with FusePolicy::kReference to decompose it into ATen ops"));
+  }
+  c10::Symbol sym = c10::Symbol::fromQualString(absl::StrCat("tally::", n.op()));
+  const auto& candidates = jit::getAllOperatorsFor(sym);
+  if (candidates.empty()) {
+    return absl::UnimplementedError(absl::StrCat("no registered operator tally::", n.op()));
+  }
+  const c10::FunctionSchema& schema = candidates.front()->schema();
+  // Tensor arguments take the node's inputs in order (a Tensor[] argument
+  // takes all that remain); every other argument is the attribute of its name.
+  std::vector<NamedValue> args;
+  size_t next = 0;
+  for (const c10::Argument& arg : schema.arguments()) {
+    c10::TypePtr type = arg.type();
+    if (type->kind() == c10::TypeKind::TensorType) {
+      if (next >= in.size()) return absl::InternalError(absl::StrCat(n.op(), ": too few inputs for its schema"));
+      args.emplace_back(arg.name(), in[next++]);
+      continue;
+    }
+    if (type->kind() == c10::TypeKind::ListType &&
+        type->expectRef<c10::ListType>().getElementType()->kind() == c10::TypeKind::TensorType) {
+      Values rest(in.begin() + next, in.end());
+      next = in.size();
+      args.emplace_back(arg.name(), c.graph().insertNode(c.graph().createList(c10::TensorType::get(), rest))->output());
+      continue;
+    }
+    bool optional = false;
+    if (auto opt = type->cast<c10::OptionalType>()) {
+      optional = true;
+      type = opt->getElementType();
+    }
+    if (!n.HasAttr(arg.name())) {
+      // As the eager kernels read them: absent optionals are None, absent
+      // lists empty.
+      if (optional) args.emplace_back(arg.name(), c10::IValue());
+      else if (type->kind() == c10::TypeKind::ListType) args.emplace_back(arg.name(), std::vector<int64_t>{});
+      else if (!arg.default_value()) {
+        return absl::InternalError(absl::StrCat(n.op(), ": no attribute for argument '", arg.name(), "'"));
+      }
+      continue;
+    }
+    c10::IValue v;
+    switch (type->kind()) {
+      case c10::TypeKind::IntType: v = n.GetInt(arg.name()); break;
+      case c10::TypeKind::FloatType: v = n.GetDouble(arg.name()); break;
+      case c10::TypeKind::BoolType: v = n.GetBool(arg.name()); break;
+      case c10::TypeKind::StringType: v = n.GetString(arg.name()); break;
+      case c10::TypeKind::ListType: v = n.GetInts(arg.name()); break;
+      default:
+        return absl::UnimplementedError(absl::StrCat(n.op(), ": argument '", arg.name(), "' of type ",
+                                                     type->str()));
+    }
+    args.emplace_back(arg.name(), v);
+  }
+  if (next != in.size()) return absl::InternalError(absl::StrCat(n.op(), ": more inputs than its schema takes"));
+  Value* r = c.Call(sym, {}, std::move(args));  // every argument by name
+  if (n.outputs().size() == 1 && schema.returns().size() == 1 &&
+      schema.returns()[0].type()->kind() == c10::TypeKind::TensorType) {
+    return Values{r};
+  }
+  return c.Unpack(r, n.outputs().size());
+}
+
+const absl::flat_hash_map<std::string, OpLowering>& Table() {
+  static const auto* t = new absl::flat_hash_map<std::string, OpLowering>{
+      {"add", Add}, {"sub", Sub}, {"mul", Mul}, {"div", Div}, {"pow", Pow},
+      {"maximum", Maximum}, {"minimum", Minimum}, {"safe_div", SafeDiv},
+      {"eq", Eq}, {"ne", Ne}, {"lt", Lt}, {"le", Le}, {"gt", Gt}, {"ge", Ge},
+      {"logical_and", LogicalAnd}, {"logical_or", LogicalOr}, {"logical_xor", LogicalXor},
+      {"logical_not", LogicalNot}, {"isnan", IsNan}, {"neg", Neg}, {"abs", Abs},
+      {"exp", Exp}, {"log", Log}, {"sqrt", Sqrt}, {"sigmoid", Sigmoid}, {"log_cosh", LogCosh},
+      {"clamp", Clamp}, {"cast", Cast}, {"where", Where},
+      {"reduce_sum", ReduceSum}, {"reduce_max", ReduceMax}, {"reduce_min", ReduceMin},
+      {"reduce_any", ReduceAny}, {"reduce_all", ReduceAll}, {"argmax", Argmax}, {"softmax", Softmax},
+      {"constant", Constant}, {"full", FullOp}, {"arange", Arange}, {"full_like", FullLike},
+      {"size", SizeOp}, {"transfer", Transfer},
+      {"reshape", Reshape}, {"flatten", Flatten}, {"unsqueeze", Unsqueeze},
+      {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
+      {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
+      {"sort", Sort}, {"rank_average", RankAverage},
+      {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
+  };
+  return *t;
+}
+
+}  // namespace
+
+OpLowering FindOpLowering(absl::string_view op) {
+  const auto& t = Table();
+  if (auto it = t.find(op); it != t.end()) return it->second;
+  // Composite ops (mc_confmat, bl_confmat, reg_stats, ...) share one generic
+  // lowering onto their registered `tally::` operators.
+  const ops::OpDef* def = ops::FindOp(op);
+  return def != nullptr && def->traits.composite ? Composite : nullptr;
+}
+
+std::vector<std::string> LoweredOps() {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : Table()) out.push_back(k);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace tally::exec::torchscript
