@@ -213,14 +213,18 @@ class TorchScriptPlan : public PlanRunner {
     }
     for (ir::Value* v : g.params()) device = v->type().device.name;
     // Creation ops with constant arguments become constants once (the eager
-    // executor hoists them the same way).
-    TALLY_RETURN_IF_ERROR(CatchTorch(
-        [&] {
-          jit::ConstantPropagation(p->graph_);
-          jit::ConstantPooling(p->graph_);
-          jit::EliminateDeadCode(p->graph_);
-        },
-        absl::StrCat(g.name(), ": optimizing the lowered graph")));
+    // executor hoists them the same way). Only on the CPU: TorchScript's
+    // constant passes read tensor constants on the host (item, equal),
+    // which meta tensors refuse.
+    if (device == "cpu") {
+      TALLY_RETURN_IF_ERROR(CatchTorch(
+          [&] {
+            jit::ConstantPropagation(p->graph_);
+            jit::ConstantPooling(p->graph_);
+          },
+          absl::StrCat(g.name(), ": optimizing the lowered graph")));
+    }
+    jit::EliminateDeadCode(p->graph_);
     p->kernels_ = CountKernelCalls(*p->graph_);
     // Tally's operators have no Autograd kernel off the CPU; under
     // InferenceMode they run on meta (../shared/FACTS.md).

@@ -1,0 +1,116 @@
+#include "tests/exec/random_inputs.h"
+
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tools/tally/evaluate.h"
+
+namespace tally::testing {
+
+std::string SpecFor(const metrics::MetricInfo& m) {
+  const std::string& name = m.name;
+  if (absl::StartsWith(name, "multiclass_")) {
+    return absl::StrCat(name, absl::StrContains(name, "fbeta") ? "(num_classes=3, beta=2.0)" : "(num_classes=3)");
+  }
+  if (absl::StartsWith(name, "multilabel_")) {
+    return absl::StrCat(name, absl::StrContains(name, "fbeta") ? "(num_labels=3, beta=2.0)" : "(num_labels=3)");
+  }
+  if (absl::StrContains(name, "fbeta")) return absl::StrCat(name, "(beta=2.0)");
+  if (m.domain == "aggregation") return absl::StrCat(name, "(nan_strategy=error)");
+  return name;
+}
+
+std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
+  if (m.domain == "aggregation") return {{"agg"}, {"agg_w"}, {"agg_nan"}};
+  if (m.domain == "regression") return {{"reg1"}, {"reg2"}};
+  if (absl::StartsWith(m.name, "binary_")) return {{"bin_f"}, {"bin_p"}, {"bin_i"}, {"bin_bad"}};
+  if (absl::StartsWith(m.name, "multiclass_")) return {{"mc_f"}, {"mc_i"}, {"mc_bad"}};
+  return {{"ml_f"}, {"ml_p"}, {"ml_bad"}};
+}
+
+NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
+  const int64_t c = form.classes;
+  auto f = at::TensorOptions().dtype(at::kFloat);
+  auto l = at::TensorOptions().dtype(at::kLong);
+  const std::string& k = form.name;
+  auto labels = [&](int64_t hi, std::vector<int64_t> shape) { return at::randint(0, hi, shape, gen, l); };
+  // Some rows (about one in five) get a value the metric must count.
+  auto spoil = [&](at::Tensor t, double bad) {
+    at::Tensor mask = at::rand(t.sizes(), gen, f) < 0.2;
+    return at::where(mask, at::full({}, bad, t.options()), t);
+  };
+  if (k == "agg") return {{"value", at::randn({n}, gen, f) * 3 + 1e4}};
+  if (k == "agg_w") return {{"value", at::randn({n}, gen, f)}, {"weight", at::rand({n}, gen, f)}};
+  if (k == "agg_nan") return {{"value", spoil(at::randn({n}, gen, f), NAN)}};
+  if (k == "reg1") {
+    at::Tensor t = at::randn({n}, gen, f) + 1e4;
+    return {{"preds", t + at::randn({n}, gen, f) * 0.5}, {"target", t}};
+  }
+  if (k == "reg2") return {{"preds", at::randn({n, 3}, gen, f)}, {"target", at::randn({n, 3}, gen, f)}};
+  if (k == "bin_f") return {{"preds", at::randn({n}, gen, f) * 2}, {"target", labels(2, {n})}};
+  if (k == "bin_p") return {{"preds", at::rand({n}, gen, f)}, {"target", labels(2, {n})}};
+  if (k == "bin_i") return {{"preds", labels(2, {n})}, {"target", labels(2, {n})}};
+  if (k == "bin_bad") return {{"preds", at::rand({n}, gen, f)}, {"target", spoil(labels(2, {n}), 2)}};
+  if (k == "mc_f") return {{"preds", at::randn({n, c}, gen, f)}, {"target", labels(c, {n})}};
+  if (k == "mc_i") return {{"preds", labels(c, {n})}, {"target", labels(c, {n})}};
+  if (k == "mc_bad") return {{"preds", at::randn({n, c}, gen, f)}, {"target", spoil(labels(c, {n}), c + 2)}};
+  if (k == "ml_f") return {{"preds", at::randn({n, c}, gen, f) * 2}, {"target", labels(2, {n, c})}};
+  if (k == "ml_p") return {{"preds", at::rand({n, c}, gen, f)}, {"target", labels(2, {n, c})}};
+  if (k == "ml_bad") return {{"preds", at::rand({n, c}, gen, f)}, {"target", spoil(labels(2, {n, c}), 3)}};
+  ADD_FAILURE() << "unknown form " << k;
+  return {};
+}
+
+absl::StatusOr<Compiled> CompileModuleFor(const std::vector<std::string>& specs, const Form& form,
+                                          const CompileOptions& options) {
+  at::Generator gen = at::detail::createCPUGenerator(1);
+  auto sig = tools::SignatureOf(MakeBatch(form, 4, gen));
+  if (!sig.ok()) return sig.status();
+  auto entries = tools::BuildEntries(specs, *sig, options.device);
+  if (!entries.ok()) return entries.status();
+  return CompileModule(*entries, options);
+}
+
+absl::StatusOr<std::unique_ptr<Program>> CompileFor(const std::vector<std::string>& specs, const Form& form,
+                                                    const CompileOptions& options) {
+  at::Generator gen = at::detail::createCPUGenerator(1);
+  auto sig = tools::SignatureOf(MakeBatch(form, 4, gen));
+  if (!sig.ok()) return sig.status();
+  auto entries = tools::BuildEntries(specs, *sig, options.device);
+  if (!entries.ok()) return entries.status();
+  return Compile(*entries, options);
+}
+
+::testing::AssertionResult Close(const at::Tensor& a, const at::Tensor& b, double rel) {
+  if (a.defined() != b.defined()) return ::testing::AssertionFailure() << "one tensor is undefined";
+  if (!a.defined()) return ::testing::AssertionSuccess();
+  if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes() || a.device() != b.device()) {
+    return ::testing::AssertionFailure() << c10::toString(a.scalar_type()) << a.sizes() << "@" << a.device()
+                                         << " vs " << c10::toString(b.scalar_type()) << b.sizes() << "@"
+                                         << b.device();
+  }
+  if (a.is_meta()) return ::testing::AssertionSuccess();
+  if (!at::isFloatingType(a.scalar_type())) {
+    if (at::equal(a, b)) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "integers differ:\n" << a << "\nvs\n" << b;
+  }
+  at::Tensor x = a.to(at::kDouble).reshape({-1}), y = b.to(at::kDouble).reshape({-1});
+  const double* px = x.data_ptr<double>();
+  const double* py = y.data_ptr<double>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    double u = px[i], v = py[i];
+    if (std::isnan(u) || std::isnan(v)) {
+      if (std::isnan(u) && std::isnan(v)) continue;
+    } else if (std::isinf(u) || std::isinf(v)) {
+      if (u == v) continue;
+    } else if (std::abs(u - v) <= rel * std::max(std::abs(u), std::abs(v))) {
+      continue;
+    }
+    return ::testing::AssertionFailure() << "element " << i << ": " << u << " vs " << v << " (rel " << rel << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace tally::testing

@@ -1,0 +1,51 @@
+// Random, valid (or deliberately invalid) inputs for every input form the
+// library's metrics take, for the backend parity and export tests.
+#ifndef TALLY_TESTS_EXEC_RANDOM_INPUTS_H_
+#define TALLY_TESTS_EXEC_RANDOM_INPUTS_H_
+
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "engine/compiler.h"
+#include "engine/program.h"
+#include "metrics/registry.h"
+
+namespace tally::testing {
+
+// Form names an input signature with a value distribution, e.g. "mc_f"
+// (multiclass f32 scores [N, C] and i64 labels) or "mc_bad" (labels out of
+// range in some rows, which deferred checks count).
+struct Form {
+  std::string name;
+  int64_t classes = 3;
+};
+
+// SpecFor adds the arguments a registered metric requires.
+std::string SpecFor(const metrics::MetricInfo& m);
+
+// FormsFor lists the input forms to try for a metric (not all compile).
+std::vector<Form> FormsFor(const metrics::MetricInfo& m);
+
+// MakeBatch draws `n` rows of `form` from `gen` on the CPU.
+NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen);
+
+// CompileFor builds `specs` for the signature of `form` and compiles them.
+absl::StatusOr<std::unique_ptr<Program>> CompileFor(const std::vector<std::string>& specs, const Form& form,
+                                                    const CompileOptions& options);
+
+// CompileModuleFor is CompileFor without instantiating a program.
+absl::StatusOr<Compiled> CompileModuleFor(const std::vector<std::string>& specs, const Form& form,
+                                          const CompileOptions& options);
+
+// Close compares two tensors: same dtype, shape and device; integers and
+// bools exactly; floats within `rel` relative error (NaN matches NaN,
+// infinities match exactly).
+::testing::AssertionResult Close(const at::Tensor& a, const at::Tensor& b, double rel = 1e-12);
+
+}  // namespace tally::testing
+
+#endif  // TALLY_TESTS_EXEC_RANDOM_INPUTS_H_
