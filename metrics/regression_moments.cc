@@ -1,5 +1,8 @@
 #include "metrics/regression_moments.h"
 
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 
 namespace tally::metrics {
@@ -37,36 +40,42 @@ int MomentGroup::AddCoMoment(int a, int b, Expr batch) {
 }
 
 void MomentGroup::Finish() {
-  Expr na = b_.MergeA(n_), nb = b_.MergeB(n_);
-  b_.SetMerged(n_, na + nb);
-  Expr fa = dsl::Cast(na, DType::kFloat64), fb = dsl::Cast(nb, DType::kFloat64);
-  Expr total = fa + fb;
-  Expr a_empty = na == 0.0, b_empty = nb == 0.0;
-  Expr either_empty = a_empty || b_empty;
-  // Weights of the pairwise update; both are 0 when the merged count is 0.
-  Expr w_mean = dsl::SafeDiv(fb, total);
-  Expr w_moment = dsl::SafeDiv(fa * fb, total);
-  std::vector<Expr> delta;
+  // One composite node: the pairwise formulas (its decomposition,
+  // ops/decompositions.cc) or, on CPU, one fused kernel for the whole group.
+  std::vector<Expr> states;
+  for (bool a : {true, false}) {
+    auto read = [&](const dsl::State& s) { return a ? b_.MergeA(s) : b_.MergeB(s); };
+    states.push_back(read(n_));
+    for (const Variable& v : vars_) {
+      states.push_back(read(v.mean));
+      states.push_back(read(v.mean_lo));
+      states.push_back(read(v.m2));
+    }
+    for (const Pair& p : pairs_) states.push_back(read(p.c));
+  }
+  ir::AttrMap attrs{{"variables", static_cast<int64_t>(vars_.size())}};
+  if (!pairs_.empty()) {
+    std::vector<int64_t> pairs;
+    for (const Pair& p : pairs_) {
+      pairs.push_back(p.a);
+      pairs.push_back(p.b);
+    }
+    attrs["pairs"] = pairs;
+  }
+  std::vector<Expr> merged = b_.OpN("moments_merge", states, attrs);
+  if (!b_.ok()) return;
+  if (merged.size() != states.size() / 2) {
+    b_.Fail(absl::InternalError(absl::StrCat("moments_merge gave ", merged.size(), " results")));
+    return;
+  }
+  size_t k = 0;
+  b_.SetMerged(n_, merged[k++]);
   for (const Variable& v : vars_) {
-    Expr ha = b_.MergeA(v.mean), hb = b_.MergeB(v.mean);
-    Expr la = b_.MergeA(v.mean_lo), lb = b_.MergeB(v.mean_lo);
-    Expr d = (hb - ha) + (lb - la);
-    delta.push_back(d);
-    // (ha + la) + δ·w as two doubles: s = ha + t rounded, e its exact error
-    // (TwoSum, valid whatever the magnitudes).
-    Expr t = la + d * w_mean;
-    Expr s = ha + t;
-    Expr t_part = s - ha;
-    Expr e = (ha - (s - t_part)) + (t - t_part);
-    b_.SetMerged(v.mean, dsl::Where(b_empty, ha, dsl::Where(a_empty, hb, s)));
-    b_.SetMerged(v.mean_lo, dsl::Where(b_empty, la, dsl::Where(a_empty, lb, e)));
-    Expr extra = dsl::Where(either_empty, 0.0, d * d * w_moment);
-    b_.SetMerged(v.m2, b_.MergeA(v.m2) + b_.MergeB(v.m2) + extra);
+    b_.SetMerged(v.mean, merged[k++]);
+    b_.SetMerged(v.mean_lo, merged[k++]);
+    b_.SetMerged(v.m2, merged[k++]);
   }
-  for (const Pair& p : pairs_) {
-    Expr extra = dsl::Where(either_empty, 0.0, delta[p.a] * delta[p.b] * w_moment);
-    b_.SetMerged(p.c, b_.MergeA(p.c) + b_.MergeB(p.c) + extra);
-  }
+  for (const Pair& p : pairs_) b_.SetMerged(p.c, merged[k++]);
 }
 
 Expr MomentGroup::Count() { return dsl::Cast(b_.Read(n_), DType::kFloat64); }

@@ -10,7 +10,9 @@
 // decomposition is that computation op for op, its fused CPU kernel does it
 // block by block in one read of the inputs, ops/fused/reg_stats.h), and the
 // states of batches, thread shards or ranks are folded with the pairwise
-// formulas of Chan, Golub and LeVeque (1979) in one custom-merge group:
+// formulas of Chan, Golub and LeVeque (1979) in one custom-merge group (the
+// composite op moments_merge: these formulas as its decomposition, one fused
+// kernel per fold on CPU):
 //
 //   n     = na + nb,   δ = mean_b − mean_a
 //   mean  = mean_a + δ·nb/n

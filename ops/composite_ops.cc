@@ -124,6 +124,47 @@ void RegisterCompositeOps(OpTable& t) {
     };
     t.emplace(rs.name, rs);
   }
+
+  {
+    // moments_merge(states...) {variables=V[, pairs=[a0, b0, a1, b1, ...]]}:
+    //   the fold of two states of a group of centred moments
+    //   (metrics/regression_moments.h). Side A then side B, each: the row
+    //   count i64[], per variable mean, mean_lo, m2 (f64[d] each), per pair
+    //   of variables (a_k, b_k) the co-moment f64[d].
+    //   -> the merged side, in the same order
+    OpDef mm;
+    mm.name = "moments_merge";
+    mm.min_inputs = 2;
+    mm.max_inputs = -1;
+    mm.attrs = {{"variables", AttrKind::kInt}, {"pairs", AttrKind::kInts, false}};
+    mm.traits.composite = true;
+    mm.fused_devices = {"cpu", "meta"};
+    mm.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+      int64_t vars = std::get<int64_t>(a.at("variables"));
+      std::vector<int64_t> pairs;
+      if (a.count("pairs")) pairs = std::get<std::vector<int64_t>>(a.at("pairs"));
+      if (vars < 0 || pairs.size() % 2 != 0) return absl::InvalidArgumentError("bad variables or pairs");
+      for (int64_t v : pairs) {
+        if (v < 0 || v >= vars) return absl::InvalidArgumentError(absl::StrCat("pair variable ", v, " out of range"));
+      }
+      const size_t side = 1 + 3 * vars + pairs.size() / 2;
+      if (in.size() != 2 * side) {
+        return absl::InvalidArgumentError(absl::StrCat("expected ", 2 * side, " states, got ", in.size()));
+      }
+      for (size_t i = 0; i < in.size(); ++i) {
+        bool count = i % side == 0;
+        bool ok = count ? in[i].dtype == DType::kInt64 && in[i].rank() == 0
+                        : in[i].dtype == DType::kFloat64 && in[i].rank() == 1 && in[i].shape == in[1].shape &&
+                              !in[i].shape[0].is_symbolic();
+        if (!ok) {
+          return absl::InvalidArgumentError(absl::StrCat("state ", i, " must be ", count ? "i64[]" : "f64[d]", ", got ",
+                                                         in[i].ToString()));
+        }
+      }
+      return std::vector<TensorType>(in.begin(), in.begin() + side);
+    };
+    t.emplace(mm.name, mm);
+  }
 }
 
 }  // namespace tally::ops

@@ -140,6 +140,52 @@ absl::Status DecomposeBlConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b)
   return absl::OkStatus();
 }
 
+// MomentsMerge: the pairwise update of Chan, Golub and LeVeque with TwoSum
+// means, as metrics/regression_moments.h describes; an empty side leaves the
+// other unchanged through selects.
+absl::Status DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+  const int64_t vars = n.GetInt("variables");
+  const std::vector<int64_t> pairs = n.GetInts("pairs");
+  const int64_t side = 1 + 3 * vars + static_cast<int64_t>(pairs.size()) / 2;
+  auto a = [&](int64_t i) { return b.Wrap(&g, n.input(i)); };
+  auto bside = [&](int64_t i) { return b.Wrap(&g, n.input(side + i)); };
+  Expr na = a(0), nb = bside(0);
+  std::vector<Expr> results = {na + nb};
+  Expr fa = dsl::Cast(na, DType::kFloat64), fb = dsl::Cast(nb, DType::kFloat64);
+  Expr total = fa + fb;
+  Expr a_empty = na == 0.0, b_empty = nb == 0.0;
+  Expr either_empty = a_empty || b_empty;
+  // Weights of the pairwise update; both are 0 when the merged count is 0.
+  Expr w_mean = dsl::SafeDiv(fb, total);
+  Expr w_moment = dsl::SafeDiv(fa * fb, total);
+  std::vector<Expr> delta;
+  for (int64_t v = 0; v < vars; ++v) {
+    Expr ha = a(1 + 3 * v), hb = bside(1 + 3 * v);
+    Expr la = a(2 + 3 * v), lb = bside(2 + 3 * v);
+    Expr d = (hb - ha) + (lb - la);
+    delta.push_back(d);
+    // (ha + la) + δ·w as two doubles: s = ha + t rounded, e its exact error
+    // (TwoSum, valid whatever the magnitudes).
+    Expr t = la + d * w_mean;
+    Expr s = ha + t;
+    Expr t_part = s - ha;
+    Expr e = (ha - (s - t_part)) + (t - t_part);
+    results.push_back(dsl::Where(b_empty, ha, dsl::Where(a_empty, hb, s)));
+    results.push_back(dsl::Where(b_empty, la, dsl::Where(a_empty, lb, e)));
+    Expr extra = dsl::Where(either_empty, 0.0, d * d * w_moment);
+    results.push_back(a(3 + 3 * v) + bside(3 + 3 * v) + extra);
+  }
+  for (size_t k = 0; k < pairs.size() / 2; ++k) {
+    Expr extra = dsl::Where(either_empty, 0.0, delta[pairs[2 * k]] * delta[pairs[2 * k + 1]] * w_moment);
+    int64_t i = 1 + 3 * vars + static_cast<int64_t>(k);
+    results.push_back(a(i) + bside(i) + extra);
+  }
+  if (!b.ok()) return b.status();
+  if (results.size() != n.outputs().size()) return absl::InternalError("moments_merge: result count");
+  for (size_t i = 0; i < results.size(); ++i) g.ReplaceAllUsesWith(n.output(i), results[i].value());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status Decompose(ir::Graph& g, ir::Node& n) {
@@ -147,6 +193,7 @@ absl::Status Decompose(ir::Graph& g, ir::Node& n) {
   dsl::GraphBuilder b(n.op(), device);
   if (n.op() == "mc_confmat") return DecomposeMcConfmat(g, n, b);
   if (n.op() == "reg_stats") return DecomposeRegStats(g, n, b);
+  if (n.op() == "moments_merge") return DecomposeMomentsMerge(g, n, b);
   if (n.op() == "bl_confmat") return DecomposeBlConfmat(g, n, b);
   return absl::UnimplementedError(absl::StrCat("no decomposition for op '", n.op(), "'"));
 }

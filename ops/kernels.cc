@@ -291,6 +291,23 @@ void RegStats(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
   for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
 }
 
+void MomentsMerge(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  std::vector<at::Tensor> states(in, in + n.inputs().size());
+  std::vector<int64_t> pairs = n.GetInts("pairs");
+  int64_t vars = n.GetInt("variables");
+  std::vector<at::Tensor> r;
+  if (in[0].is_cpu()) {
+    r = fused::MomentsMergeCpu(states, vars, pairs);
+  } else {
+    static auto op = c10::Dispatcher::singleton()
+                         .findSchemaOrThrow("tally::moments_merge", "")
+                         .typed<std::vector<at::Tensor>(at::TensorList, int64_t, at::IntArrayRef)>();
+    c10::InferenceMode guard;
+    r = op.call(states, vars, pairs);
+  }
+  for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
+}
+
 void BlConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   c10::optional<int64_t> ignore;
   if (n.HasAttr("ignore_index")) ignore = n.GetInt("ignore_index");
@@ -331,6 +348,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"sort", Sort}, {"rank_average", RankAverage},
       {"mc_confmat", McConfmat},
       {"reg_stats", RegStats},
+      {"moments_merge", MomentsMerge},
       {"bl_confmat", BlConfmat},
       {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
   };

@@ -27,3 +27,8 @@ TORCH_LIBRARY_IMPL(tally, Meta, m) {
 TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("reg_stats(Tensor preds, Tensor target) -> Tensor[]"); }
 TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("reg_stats", &tally::ops::fused::RegStatsCpu); }
 TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("reg_stats", &tally::ops::fused::RegStatsMeta); }
+
+// moments_merge -> the merged state (ops/fused/reg_stats.h).
+TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("moments_merge(Tensor[] states, int variables, int[] pairs) -> Tensor[]"); }
+TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("moments_merge", &tally::ops::fused::MomentsMergeCpu); }
+TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("moments_merge", &tally::ops::fused::MomentsMergeMeta); }

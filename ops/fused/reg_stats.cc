@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <vector>
 
@@ -21,8 +22,7 @@ namespace {
 // per row of 4096-row blocks, which spill to L2). Wider inputs take
 // proportionally fewer rows.
 constexpr int64_t kBlockRows = 1024;
-// Blocks per task of the parallel loop: 16K rows, so 1M rows give 62 tasks
-// and the threads' shares differ by at most one task.
+// Blocks per task of the parallel loop: 16K rows, so 1M rows give 62 tasks.
 constexpr int64_t kBlocksPerChunk = 16;
 
 struct Moment {
@@ -319,10 +319,15 @@ void Run(const P* p, const T* t, int64_t n, int64_t d, ColumnStats* total) {
   const int64_t chunks = (n + chunk - 1) / chunk;
   std::vector<ColumnStats> parts(chunks * d);
   const Block1Fn<P, T> block1 = PickBlock1<P, T>();
-  at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+  // Threads claim chunks one at a time (a thread the OS delays does not hold
+  // back a fixed share); each chunk's result has its own slot and the slots
+  // fold in row order below, so which thread ran a chunk does not matter.
+  std::atomic<int64_t> next{0};
+  const int64_t workers = std::min<int64_t>(chunks, at::get_num_threads());
+  at::parallel_for(0, workers, 1, [&](int64_t, int64_t) {
     std::vector<double> scratch(d == 1 ? 3 * std::min(block, n) : 10 * d);
     std::vector<ColumnStats> b(d);
-    for (int64_t c = begin; c < end; ++c) {
+    for (int64_t c = next++; c < chunks; c = next++) {
       ColumnStats* acc = &parts[c * d];
       const int64_t last = std::min(n, (c + 1) * chunk);
       for (int64_t r = c * chunk; r < last; r += block) {
@@ -400,6 +405,72 @@ std::vector<at::Tensor> RegStatsCpu(const at::Tensor& preds_in, const at::Tensor
   out.push_back(values.select(0, 12 * d));
   out.push_back(values.select(0, 12 * d + 1));
   return out;
+}
+
+std::vector<at::Tensor> MomentsMergeCpu(at::TensorList states, int64_t variables, at::IntArrayRef pairs) {
+  const int64_t npairs = static_cast<int64_t>(pairs.size()) / 2;
+  const int64_t side = 1 + 3 * variables + npairs;
+  TORCH_CHECK(pairs.size() % 2 == 0 && static_cast<int64_t>(states.size()) == 2 * side,
+              "moments_merge: expected ", 2 * side, " states");
+  std::vector<at::Tensor> in(states.size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    bool count = i == 0 || static_cast<int64_t>(i) == side;
+    in[i] = states[i].contiguous();
+    TORCH_CHECK(in[i].scalar_type() == (count ? at::kLong : at::kDouble) && in[i].dim() == (count ? 0 : 1),
+                "moments_merge: state ", i, " must be ", count ? "i64[]" : "f64[d]");
+  }
+  const int64_t d = side > 1 ? in[1].numel() : 0;
+  for (int64_t i = 1; i < 2 * side; ++i) {
+    TORCH_CHECK(i == side || in[i].numel() == d, "moments_merge: states of different widths");
+  }
+  const int64_t na = in[0].data_ptr<int64_t>()[0], nb = in[side].data_ptr<int64_t>()[0];
+  auto column = [&](int64_t i) { return in[i].data_ptr<double>(); };
+  // The merge graph's scalars (MomentGroup::Finish, now the decomposition).
+  const double fa = static_cast<double>(na), fb = static_cast<double>(nb);
+  const double total = fa + fb;
+  const bool a_empty = na == 0, b_empty = nb == 0, either_empty = a_empty || b_empty;
+  const double w_mean = total != 0 ? fb / total : 0.0;
+  const double w_moment = total != 0 ? fa * fb / total : 0.0;
+  at::Tensor values = at::empty({(side - 1) * d}, in[0].options().dtype(at::kDouble));
+  double* out = values.data_ptr<double>();
+  std::vector<double> delta(variables * d);
+  for (int64_t v = 0; v < variables; ++v) {
+    const double *ha = column(1 + 3 * v), *la = column(2 + 3 * v), *m2a = column(3 + 3 * v);
+    const double *hb = column(side + 1 + 3 * v), *lb = column(side + 2 + 3 * v), *m2b = column(side + 3 + 3 * v);
+    double* hi = out + (3 * v) * d;
+    double* lo = out + (3 * v + 1) * d;
+    double* m2 = out + (3 * v + 2) * d;
+    for (int64_t j = 0; j < d; ++j) {
+      double dv = (hb[j] - ha[j]) + (lb[j] - la[j]);
+      double t = la[j] + dv * w_mean;
+      double s = ha[j] + t;
+      double t_part = s - ha[j];
+      double e = (ha[j] - (s - t_part)) + (t - t_part);
+      hi[j] = b_empty ? ha[j] : a_empty ? hb[j] : s;
+      lo[j] = b_empty ? la[j] : a_empty ? lb[j] : e;
+      m2[j] = m2a[j] + m2b[j] + (either_empty ? 0.0 : dv * dv * w_moment);
+      delta[v * d + j] = dv;
+    }
+  }
+  for (int64_t k = 0; k < npairs; ++k) {
+    const double *ca = column(1 + 3 * variables + k), *cb = column(side + 1 + 3 * variables + k);
+    const double *da = &delta[pairs[2 * k] * d], *db = &delta[pairs[2 * k + 1] * d];
+    double* c = out + (3 * variables + k) * d;
+    for (int64_t j = 0; j < d; ++j) c[j] = ca[j] + cb[j] + (either_empty ? 0.0 : da[j] * db[j] * w_moment);
+  }
+  std::vector<at::Tensor> result;
+  result.reserve(side);
+  result.push_back(at::scalar_tensor(na + nb, in[0].options()));
+  for (int64_t k = 0; k + 1 < side; ++k) result.push_back(values.narrow(0, k * d, d));
+  return result;
+}
+
+std::vector<at::Tensor> MomentsMergeMeta(at::TensorList states, int64_t variables, at::IntArrayRef pairs) {
+  const int64_t side = 1 + 3 * variables + static_cast<int64_t>(pairs.size()) / 2;
+  TORCH_CHECK(static_cast<int64_t>(states.size()) == 2 * side, "moments_merge: expected ", 2 * side, " states");
+  std::vector<at::Tensor> result;
+  for (int64_t k = 0; k < side; ++k) result.push_back(at::empty(states[k].sizes(), states[k].options()));
+  return result;
 }
 
 std::vector<at::Tensor> RegStatsMeta(const at::Tensor& preds, const at::Tensor& target) {

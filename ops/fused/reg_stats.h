@@ -1,6 +1,7 @@
-// Fused regression-statistics kernel: one read of (preds, target) gives every
-// per-batch statistic the regression metrics accumulate (the composite op
-// reg_stats, ops/composite_ops.cc).
+// Fused kernels of the regression metrics: reg_stats, one read of (preds,
+// target) giving every per-batch statistic they accumulate, and
+// moments_merge, the fold of two states of a group of centred moments (both
+// composite ops, ops/composite_ops.cc).
 //
 // Inputs are f32 or f64 (each), of one shape [N] or [N, D] (a 1-D input is one
 // column). Per column the kernel computes, for preds, target and the error
@@ -48,6 +49,18 @@ constexpr int kRegStatsOutputs = 15;
 std::vector<at::Tensor> RegStatsCpu(const at::Tensor& preds, const at::Tensor& target);
 // RegStatsMeta returns tensors of the result shapes on the inputs' device.
 std::vector<at::Tensor> RegStatsMeta(const at::Tensor& preds, const at::Tensor& target);
+
+// MomentsMergeCpu folds two states of a group of centred moments
+// (metrics/regression_moments.h) as its merge graph does, in one call instead
+// of a few dozen: `states` holds side A then side B, each the row count
+// (i64[]), then per variable its mean, mean_lo and m2, then per pair its
+// co-moment (f64 [d] each); `pairs` lists each pair's two variable indices.
+// Returns the merged side in the same order. It performs the decomposition's
+// float64 operations in the same order, so it is bit-identical to it (on
+// targets without FMA contraction of a·b + c, such as baseline x86-64).
+std::vector<at::Tensor> MomentsMergeCpu(at::TensorList states, int64_t variables, at::IntArrayRef pairs);
+// MomentsMergeMeta returns tensors of the result shapes on the states' device.
+std::vector<at::Tensor> MomentsMergeMeta(at::TensorList states, int64_t variables, at::IntArrayRef pairs);
 
 }  // namespace tally::ops::fused
 

@@ -412,5 +412,71 @@ TEST(RegStatsKernel, RejectsMismatchedInputs) {
   EXPECT_THROW(ops::fused::RegStatsCpu(at::zeros({4, 2, 2}), at::zeros({4, 2, 2})), c10::Error);
 }
 
+// --- moments_merge ---------------------------------------------------------------
+
+// Equal is at::equal with NaN equal to NaN.
+bool Equal(const at::Tensor& a, const at::Tensor& b) {
+  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
+         at::equal(at::nan_to_num(a, 1e300), at::nan_to_num(b, 1e300)) && at::equal(a.isnan(), b.isnan());
+}
+
+TEST(MomentsMergeTest, FusedFoldIsBitIdenticalToItsDecomposition) {
+  // Verifies that the fused moments_merge kernel performs the merge graph's
+  // operations exactly: the same states (loaded into a fused and a reference
+  // program) merge to bit-identical states, for full, empty and NaN sides.
+  NamedTensors in = MakeInputs({at::kFloat, at::kFloat, true, 1e6}, 3000, 8);
+  NamedTensors nan_in = MakeInputs({at::kFloat, at::kFloat, true, 1e4}, 300, 9);
+  nan_in[0].second[7][2] = NAN;
+  std::vector<std::string> specs = SixMetrics();
+  // Side contents: rows [0, 1000), [1000, 3000), none, and NaN rows.
+  auto state_of = [&](int which) {
+    auto p = MakeProgram(specs, in, passes::FusePolicy::kFused);
+    if (which == 0) Feed(*p, in, 0, 1000, 0);
+    if (which == 1) Feed(*p, in, 1000, 2000, 0);
+    if (which == 3) Feed(*p, nan_in, 0, 300, 0);
+    auto bytes = p->SaveState();
+    EXPECT_TRUE(bytes.ok());
+    return *bytes;
+  };
+  std::vector<std::string> saved = {state_of(0), state_of(1), state_of(2), state_of(3)};
+  for (int a = 0; a < 4; ++a) {
+    for (int b = 0; b < 4; ++b) {
+      std::vector<at::Tensor> merged[2];
+      for (auto policy : {passes::FusePolicy::kFused, passes::FusePolicy::kReference}) {
+        auto pa = MakeProgram(specs, in, policy), pb = MakeProgram(specs, in, policy);
+        ASSERT_TRUE(pa->LoadState(saved[a]).ok() && pb->LoadState(saved[b]).ok());
+        ASSERT_TRUE(pa->Merge(*pb).ok());
+        merged[policy == passes::FusePolicy::kFused ? 0 : 1] = pa->states();
+      }
+      auto probe = MakeProgram(specs, in, passes::FusePolicy::kFused);
+      for (size_t i = 0; i < merged[0].size(); ++i) {
+        EXPECT_TRUE(Equal(merged[0][i], merged[1][i]))
+            << "sides " << a << ", " << b << ": " << probe->module().states[i].name << "\n"
+            << merged[0][i] << "\nvs\n" << merged[1][i];
+      }
+    }
+  }
+}
+
+TEST(MomentsMergeTest, RunsOnMetaThroughTheDispatcher) {
+  // Verifies that the registered tally::moments_merge operator has a Meta
+  // kernel returning one side's shapes.
+  auto op = c10::Dispatcher::singleton()
+                .findSchemaOrThrow("tally::moments_merge", "")
+                .typed<std::vector<at::Tensor>(at::TensorList, int64_t, at::IntArrayRef)>();
+  c10::InferenceMode guard;
+  auto meta = at::TensorOptions().device(at::kMeta);
+  std::vector<at::Tensor> states;
+  for (int side = 0; side < 2; ++side) {
+    states.push_back(at::empty({}, meta.dtype(at::kLong)));
+    for (int k = 0; k < 7; ++k) states.push_back(at::empty({3}, meta.dtype(at::kDouble)));
+  }
+  auto r = op.call(states, 2, std::vector<int64_t>{0, 1});
+  ASSERT_EQ(r.size(), 8u);
+  EXPECT_TRUE(r[0].is_meta());
+  EXPECT_EQ(r[0].scalar_type(), at::kLong);
+  EXPECT_EQ(r[7].sizes(), (std::vector<int64_t>{3}));
+}
+
 }  // namespace
 }  // namespace tally

@@ -195,6 +195,18 @@ std::vector<Sample> Samples() {
     s.push_back({"reg_stats", "reg_stats", {"f32[N]", "f32[N]"}, {}});
     s.push_back({"reg_stats/columns", "reg_stats", {"f64[N,3]", "f64[N,3]"}, {}});
   }
+  if (FindOp("moments_merge") != nullptr) {
+    // Pearson's group (2 variables, 1 pair, 3 columns) and r2's (1 variable).
+    std::vector<std::string> pearson, r2;
+    for (int side = 0; side < 2; ++side) {
+      pearson.push_back("i64[]");
+      pearson.insert(pearson.end(), 7, "f64[3]");
+      r2.push_back("i64[]");
+      r2.insert(r2.end(), 3, "f64[1]");
+    }
+    s.push_back({"moments_merge", "moments_merge", pearson, {{"variables", int64_t{2}}, {"pairs", Ints{0, 1}}}});
+    s.push_back({"moments_merge/one_variable", "moments_merge", r2, {{"variables", int64_t{1}}}});
+  }
   s.push_back({"rank_average", "rank_average", {"f32[N]"}, {}});
   s.push_back({"rank_average/2d", "rank_average", {"i64[N,3]"}, {}});
   for (Sample& x : s)
