@@ -105,6 +105,14 @@ class Builder {
                                           {c10::Argument("", c10::StringType::get())}));
     cu_->register_type(iface_);
     jit::Module module(cu_, cls_);
+    // Planning for a device needs no hardware; holding buffers on it does.
+    const bool available = device_.is_cuda()
+                               ? at::hasCUDA() && (!device_.has_index() || device_.index() < at::getNumGPUs())
+                               : device_.is_mps() ? at::hasMPS() : true;
+    if (!available) {
+      return absl::FailedPreconditionError(absl::StrCat(metric_names_, ": cannot create the buffers on ",
+                                                        device_.str(), ": the device is not available on this machine"));
+    }
     TALLY_RETURN_IF_ERROR(CatchTorch(
         [&] {
           for (size_t i = 0; i < m_.states.size(); ++i) {
