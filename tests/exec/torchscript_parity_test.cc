@@ -87,6 +87,9 @@ class ParityTest : public ::testing::TestWithParam<Case> {
     CompileOptions co;
     co.fuse_policy = GetParam().policy;
     co.backend = backend;
+    // The TorchScript side also checks every result against its planned
+    // dtype, rank and device.
+    co.checked = backend == exec::Backend::kTorchScript;
     auto p = testing::CompileFor(GetParam().specs, GetParam().form, co);
     EXPECT_TRUE(p.ok()) << p.status();
     return p.ok() ? std::move(*p) : nullptr;
@@ -190,6 +193,49 @@ TEST(ParityCoverage, EveryMetricHasACase) {
       EXPECT_TRUE(found) << m.name << suffix;
     }
   }
+}
+
+TEST(TorchScriptProgram, ExplicitInputTransfersRunTheSame) {
+  // Verifies parity with --transfer-inputs (one visible transfer node per
+  // input, lowered to aten::to on the planned device).
+  CompileOptions co;
+  co.transfer_inputs = true;
+  Form form{"mc_f", 10};
+  std::vector<std::unique_ptr<Program>> p;
+  for (exec::Backend b : {exec::Backend::kEager, exec::Backend::kTorchScript}) {
+    co.backend = b;
+    auto prog = testing::CompileFor(kClsCollection, form, co);
+    ASSERT_TRUE(prog.ok()) << prog.status();
+    p.push_back(std::move(*prog));
+  }
+  bool has_transfer = false;
+  for (const auto& n : p[1]->module().update->nodes()) has_transfer |= n->op() == "transfer";
+  EXPECT_TRUE(has_transfer);
+  at::Generator gen = at::detail::createCPUGenerator(3);
+  for (int64_t n : {8, 0, 3}) {
+    NamedTensors batch = testing::MakeBatch(form, n, gen);
+    ASSERT_TRUE(p[0]->Update(batch).ok());
+    ASSERT_TRUE(p[1]->Update(batch).ok());
+  }
+  ExpectSameStates(*p[0], *p[1], "with transfers");
+  ExpectSameCompute(*p[0], *p[1], "with transfers");
+}
+
+TEST(TorchScriptProgram, MovesWithProgramTo) {
+  // Verifies that Program::To keeps the backend (and recompiles the plans
+  // for meta, where they still run).
+  CompileOptions co;
+  co.backend = exec::Backend::kTorchScript;
+  auto p = testing::CompileFor(kRegCollection, Form{"reg1"}, co);
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto meta = (*p)->To(ir::Device{"meta"});
+  ASSERT_TRUE(meta.ok()) << meta.status();
+  EXPECT_EQ((*meta)->options().backend, exec::Backend::kTorchScript);
+  at::Generator gen = at::detail::createCPUGenerator(4);
+  NamedTensors batch;
+  for (const auto& [k, t] : testing::MakeBatch(Form{"reg1"}, 6, gen)) batch.emplace_back(k, t.to(at::kMeta));
+  ASSERT_TRUE((*meta)->Update(batch).ok());
+  for (const auto& s : (*meta)->states()) EXPECT_TRUE(s.is_meta());
 }
 
 TEST(TorchScriptPlan, UnknownOpIsUnimplemented) {

@@ -107,7 +107,7 @@ class Builder {
     jit::Module module(cu_, cls_);
     // Planning for a device needs no hardware; holding buffers on it does.
     const bool available = device_.is_cuda()
-                               ? at::hasCUDA() && (!device_.has_index() || device_.index() < at::getNumGPUs())
+                               ? at::hasCUDA() && (!device_.has_index() || static_cast<size_t>(device_.index()) < at::getNumGPUs())
                                : device_.is_mps() ? at::hasMPS() : true;
     if (!available) {
       return absl::FailedPreconditionError(absl::StrCat(metric_names_, ": cannot create the buffers on ",

@@ -20,8 +20,12 @@
 namespace tally::exec::torchscript {
 
 // CreatePlan lowers `g` (creation ops on the devices the compiler planned)
-// and prepares a GraphExecutor for it. The graph need not outlive the plan.
-// Unimplemented when an op has no lowering.
+// and prepares a GraphExecutor for it (simple mode: TorchScript's CPU fuser
+// cannot generate code on this LibTorch; on the CPU constant creation ops
+// are folded once, like the eager executor's hoisting). The graph need not
+// outlive the plan. Unimplemented when an op has no lowering. In checked
+// mode Run compares every result (the interpreter hides intermediate
+// values) with its planned dtype, rank and device.
 absl::StatusOr<std::unique_ptr<PlanRunner>> CreatePlan(const ir::Graph& g);
 
 // LoweredModuleText prints the lowered TorchScript graphs of every plan of
