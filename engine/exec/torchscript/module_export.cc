@@ -21,7 +21,6 @@
 #include "engine/exec/torch_status.h"
 #include "engine/exec/torchscript/lowering.h"
 #include "engine/exec/torchscript/module_builder.h"
-#include "engine/ir/printer.h"
 #include "engine/status_macros.h"
 #include "ops/op_registry.h"
 
@@ -64,6 +63,24 @@ std::vector<std::string> BufferNames(const ir::Module& m) {
   return names;
 }
 
+// Fingerprint identifies the state layout — what merge_state folds — by a
+// stable hash (FNV-1a) of every state's name, type without device, reducer
+// and group, so modules exported by different builds or for different
+// devices still merge.
+std::string Fingerprint(const ir::Module& m) {
+  std::string layout;
+  for (const auto& s : m.states) {
+    absl::StrAppend(&layout, s.name, " ", ir::DTypeName(s.type.dtype), s.type.ShapeString(), " ",
+                    ir::ReducerName(s.reducer), " ", s.group, ";");
+  }
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : layout) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return absl::StrCat("tally-states-", absl::Hex(h, absl::kZeroPad16));
+}
+
 // TypeText is a value type without its device (buffers move with `to`).
 std::string TypeText(const ir::TensorType& t) { return absl::StrCat(ir::DTypeName(t.dtype), t.ShapeString()); }
 
@@ -85,7 +102,7 @@ class Builder {
       if (std::find(metrics.begin(), metrics.end(), s.metric) == metrics.end()) metrics.push_back(s.metric);
     }
     metric_names_ = absl::StrJoin(metrics, ", ");
-    fingerprint_ = absl::StrCat("tally:", std::hash<std::string>()(ir::PrintModule(m_)));
+    fingerprint_ = Fingerprint(m_);
     attrs_ = BufferNames(m_);
     for (const auto& s : m_.states) {
       int idx = -1;

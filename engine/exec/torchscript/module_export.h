@@ -19,7 +19,7 @@
 //                      (any module with `states()` and `fingerprint()`, e.g.
 //                      one loaded separately) in with the states' reducers.
 //   states()           Dict[str, Tensor]: state name -> buffer.
-//   fingerprint()      identifies the metrics and state layout.
+//   fingerprint()      identifies the state layout (names, types, reducers).
 // Creation ops take their device from the buffers at run time, so
 // `module.to(device)` moves the whole program.
 //
