@@ -25,7 +25,7 @@ using BuildFn = absl::StatusOr<Metric> (*)(SpecArgs& args, const dsl::Signature&
 // MetricInfo is one registry entry.
 struct MetricInfo {
   std::string name;                 // TorchMetrics functional name
-  std::string domain;               // "aggregation", "regression", "classification"
+  std::string domain;               // "aggregation", "regression", "classification", "curves", ...
   std::vector<std::string> inputs;  // e.g. {"preds", "target"}
   BuildFn build;
 };
@@ -43,6 +43,7 @@ absl::StatusOr<Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature&
 void RegisterAggregationMetrics(std::vector<MetricInfo>& out);
 void RegisterRegressionMetrics(std::vector<MetricInfo>& out);
 void RegisterClassificationMetrics(std::vector<MetricInfo>& out);
+void RegisterCurveMetrics(std::vector<MetricInfo>& out);
 
 }  // namespace tally::metrics
 

@@ -215,6 +215,9 @@ void Histogram(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   idx = at::where(valid, idx, at::zeros({}, idx.options()));
   out[0] = at::zeros({size}, w.options()).index_add_(0, idx, w);
 }
+void SearchSorted(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = at::searchsorted(in[0].contiguous(), in[1].contiguous(), /*out_int32=*/false, n.GetBool("right"));
+}
 void Sort(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   auto r = at::sort(in[0], /*stable=*/true, n.GetInt("dim"), n.GetBool("descending"));
   out[0] = std::get<0>(r);
@@ -345,7 +348,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"reshape", Reshape}, {"flatten", Flatten}, {"unsqueeze", Unsqueeze},
       {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
-      {"sort", Sort}, {"rank_average", RankAverage},
+      {"sort", Sort}, {"rank_average", RankAverage}, {"searchsorted", SearchSorted},
       {"mc_confmat", McConfmat},
       {"reg_stats", RegStats},
       {"moments_merge", MomentsMerge},

@@ -31,6 +31,11 @@ at::Tensor IndexSelectMeta(const at::Tensor& x, int64_t dim, const at::Tensor& i
   return at::empty(sizes, x.options());
 }
 
+at::Tensor SearchSortedMeta(const at::Tensor&, const at::Tensor& values, bool out_int32, bool,
+                            c10::optional<c10::string_view>, const c10::optional<at::Tensor>&) {
+  return at::empty(values.sizes(), values.options().dtype(out_int32 ? at::kInt : at::kLong));
+}
+
 bool HasMetaKernel(const char* name, const char* overload) {
   auto op = c10::Dispatcher::singleton().findSchema({name, overload});
   return !op.has_value() || op->hasKernelForDispatchKey(c10::DispatchKey::Meta);
@@ -50,6 +55,7 @@ void EnsureMetaKernels() {
     if (!HasMetaKernel("aten::abs", "out")) lib->impl("abs.out", TORCH_FN(UnaryOutMeta));
     if (!HasMetaKernel("aten::isnan", "")) lib->impl("isnan", TORCH_FN(IsNanMeta));
     if (!HasMetaKernel("aten::index_select", "")) lib->impl("index_select", TORCH_FN(IndexSelectMeta));
+    if (!HasMetaKernel("aten::searchsorted", "Tensor")) lib->impl("searchsorted.Tensor", TORCH_FN(SearchSortedMeta));
     return true;
   }();
   (void)done;

@@ -242,6 +242,11 @@ Expr Select(Expr x, int64_t dim, int64_t index, Loc loc = Loc::Current());
 Expr Transpose(Expr x, int64_t dim0, int64_t dim1, Loc loc = Loc::Current());
 Expr Size(Expr x, int64_t dim, Loc loc = Loc::Current());
 Expr RankAverage(Expr x, Loc loc = Loc::Current());
+// SearchSorted counts, for every element of `values`, the elements of the
+// ascending 1-D `sorted` that are < it (or <= it with `right`); i64.
+Expr SearchSorted(Expr sorted, Expr values, bool right = false, Loc loc = Loc::Current());
+// SortValues is the ascending (or descending) stable sort of `x` along `dim`.
+Expr SortValues(Expr x, int64_t dim, bool descending = false, Loc loc = Loc::Current());
 // Full makes a tensor of fixed `shape` filled with `value` in the graph of `like`.
 Expr Full(Expr like, std::vector<int64_t> shape, double value, DType dtype, Loc loc = Loc::Current());
 // FullLike makes a tensor of x's shape filled with `value`.

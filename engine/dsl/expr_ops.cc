@@ -133,6 +133,14 @@ Expr Transpose(Expr x, int64_t d0, int64_t d1, Loc loc) {
 }
 Expr Size(Expr x, int64_t dim, Loc loc) { return Call("size", {x}, {{"dim", dim}}, loc); }
 Expr RankAverage(Expr x, Loc loc) { return Call("rank_average", {x}, {}, loc); }
+Expr SearchSorted(Expr sorted, Expr values, bool right, Loc loc) {
+  return Call("searchsorted", {sorted, values}, {{"right", right}}, loc);
+}
+Expr SortValues(Expr x, int64_t dim, bool descending, Loc loc) {
+  if (!x.valid()) return x;
+  std::vector<Expr> r = x.builder()->OpN("sort", {x}, {{"dim", dim}, {"descending", descending}}, loc);
+  return r.empty() ? Expr() : r[0];
+}
 Expr Full(Expr like, std::vector<int64_t> shape, double value, DType dtype, Loc loc) {
   if (!like.valid()) return like;
   return like.builder()->Op("full", {},

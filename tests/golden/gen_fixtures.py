@@ -11,7 +11,7 @@ TorchMetrics is not imported; its rules were read from the torchmetrics v1.5.2 s
 `# rule:` comment citing the file it was read from (path relative to the torchmetrics repo root).
 
 Output: tests/golden/fixtures/{aggregation,regression,classification_binary,
-classification_multiclass,classification_multilabel}.json -- see tests/golden/README.md.
+classification_multiclass,classification_multilabel,curves}.json -- see tests/golden/README.md.
 """
 import json
 import math
@@ -1592,8 +1592,107 @@ def gen_aggregation():
     return S
 
 
+
+# --------------------------------------------------------------------------------------------
+# curves: threshold-free binary metrics (binary_auroc, binary_average_precision)
+# --------------------------------------------------------------------------------------------
+def _torch_linspace_f32(n):
+    # rule: binned thresholds are torch.linspace(0, 1, n) (float32) -- src/torchmetrics/utilities/data.py
+    # (_adjust_threshold_arg); torch's CPU kernel fills the first half as start + step * i and the
+    # second half as end - step * (n - 1 - i) with a float32 step; reproduced here bit for bit.
+    step = np.float32(1.0) / np.float32(n - 1)
+    i = np.arange(n, dtype=np.float32)
+    return np.where(i < n // 2, i * step, np.float32(1.0) - step * (np.float32(n - 1) - i)).astype(np.float32)
+
+
+def _binned_counts(p, t, thr):
+    # rule: binned state counts preds >= threshold per (target, pred) -- src/torchmetrics/functional/
+    # classification/precision_recall_curve.py (_binary_precision_recall_curve_update_vectorized)
+    ge = p[:, None] >= thr[None, :]
+    pos = (t == 1)[:, None]
+    tp = (ge & pos).sum(0).astype(np.float64)
+    fp = (ge & ~pos).sum(0).astype(np.float64)
+    fn = (~ge & pos).sum(0).astype(np.float64)
+    tn = (~ge & ~pos).sum(0).astype(np.float64)
+    return tp, fp, fn, tn
+
+
+def _sdiv(a, b, z=0.0):
+    return np.where(b == 0, z, a / np.where(b == 0, 1, b))
+
+
+def binned_auroc(p, t, thr):
+    # rule: roc from binned counts is tpr/fpr flipped, auroc = trapz(tpr, fpr) -- src/torchmetrics/functional/
+    # classification/roc.py (_binary_roc_compute) and auroc.py (_binary_auroc_compute)
+    tp, fp, fn, tn = _binned_counts(p, t, thr)
+    tpr = _sdiv(tp, tp + fn)[::-1]
+    fpr = _sdiv(fp, fp + tn)[::-1]
+    return float(np.sum((fpr[1:] - fpr[:-1]) * (tpr[1:] + tpr[:-1]) / 2))
+
+
+def binned_ap(p, t, thr):
+    # rule: precision = tp/(tp+fp) with zero_division=1, recall = tp/(tp+fn), append (1, 0),
+    # ap = -sum((r[1:] - r[:-1]) * p[:-1]) -- src/torchmetrics/functional/classification/
+    # precision_recall_curve.py (_binary_precision_recall_curve_compute), average_precision.py
+    tp, fp, fn, tn = _binned_counts(p, t, thr)
+    prec = np.append(_sdiv(tp, tp + fp, 1.0), 1.0)
+    rec = np.append(_sdiv(tp, tp + fn), 0.0)
+    return float(-np.sum((rec[1:] - rec[:-1]) * prec[:-1]))
+
+
+def gen_curves():
+    S = Suite("curves.json")
+    rng = np.random.default_rng(2024)
+    N = 48
+    t = rng.integers(0, 2, N)
+    # two decimals: many ties, including positive/negative ties
+    prob = np.round(0.3 * t + 0.7 * rng.random(N), 2).astype(np.float32)
+    # every logit is outside [0, 1], so each batch of the harness sigmoids (as one pass does)
+    mag = np.float32(1.05) + np.abs(rng.normal(0, 1.5, N)).astype(np.float32)
+    logit = (np.where(rng.random(N) < np.where(t == 1, 0.75, 0.3), 1, -1) * mag).astype(np.float32)
+    sig = (1 / (1 + np.exp(-logit.astype(np.float32)))).astype(np.float32)
+    t2 = rng.integers(0, 2, (12, 4))
+    prob2 = np.round(0.3 * t2 + 0.7 * rng.random((12, 4)), 2).astype(np.float32)
+    tign = t.copy()
+    tign[rng.random(N) < 0.2] = -1
+    keep = tign != -1
+    src = "sklearn.metrics.roc_auc_score / average_precision_score"
+    # rule: exact form (thresholds=None) equals sklearn with its tie handling -- src/torchmetrics/functional/
+    # classification/precision_recall_curve.py (_binary_clf_curve keeps the last index of each tie group)
+    for tag, pr, tt, score, args in [
+        ("prob_f32", T(prob, "float32"), T(t, "int64"), prob, ""),
+        ("prob_f64", T(prob, "float64"), T(t, "int32"), prob.astype(np.float64), ""),
+        ("logit_f32", T(logit, "float32"), T(t, "int64"), sig, ""),
+        ("multidim_12x4", T(prob2, "float32"), T(t2, "int64"), None, ""),
+        ("ignore_index", T(prob, "float32"), T(tign, "int64"), None, "ignore_index=-1"),
+    ]:
+        if tag == "multidim_12x4":
+            yy, ss = t2.ravel(), prob2.ravel()
+        elif tag == "ignore_index":
+            yy, ss = t[keep], prob[keep]
+        else:
+            yy, ss = t, score
+        spec = lambda m: f"{m}({args})" if args else m
+        S.add(f"auroc_exact_{tag}", spec("binary_auroc"), {"preds": pr, "target": tt},
+              skm.roc_auc_score(yy, ss), src)
+        S.add(f"ap_exact_{tag}", spec("binary_average_precision"), {"preds": pr, "target": tt},
+              skm.average_precision_score(yy, ss), src)
+    for thr_arg, thr in [("5", _torch_linspace_f32(5)), ("11", _torch_linspace_f32(11)),
+                         ("100", _torch_linspace_f32(100)),
+                         ("[0.1, 0.25, 0.5, 0.8]", np.array([0.1, 0.25, 0.5, 0.8], np.float32))]:
+        for tag, pr, tt, score in [("prob_f32", T(prob, "float32"), T(t, "int64"), prob),
+                                   ("logit_f32", T(logit, "float32"), T(t, "int64"), sig)]:
+            name = thr_arg.replace(" ", "").replace("[", "list").replace("]", "").replace(",", "_")
+            S.add(f"auroc_binned{name}_{tag}", f"binary_auroc(thresholds={thr_arg})",
+                  {"preds": pr, "target": tt}, binned_auroc(score, t, thr), "hand-written numpy (binned)")
+            S.add(f"ap_binned{name}_{tag}", f"binary_average_precision(thresholds={thr_arg})",
+                  {"preds": pr, "target": tt}, binned_ap(score, t, thr), "hand-written numpy (binned)")
+    return S
+
+
 def main():
-    suites = [gen_aggregation(), gen_regression(), gen_binary(), gen_multiclass(), gen_multilabel()]
+    suites = [gen_aggregation(), gen_regression(), gen_binary(), gen_multiclass(), gen_multilabel(),
+              gen_curves()]
     total = 0
     for s in suites:
         path, n = s.write()

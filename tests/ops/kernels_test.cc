@@ -182,6 +182,8 @@ std::vector<Sample> Samples() {
   s.push_back({"histogram/bool_weights", "histogram", {"i64[N]", "i1[N]"}, {{"size", int64_t{4}}}});
   s.push_back({"sort", "sort", {"f32[N]"}, {{"dim", int64_t{0}}}});
   s.push_back({"sort/descending", "sort", {"f32[N,4]"}, {{"dim", int64_t{1}}, {"descending", true}}});
+  s.push_back({"searchsorted", "searchsorted", {"f32[N]", "f32[N]"}, {}});
+  s.push_back({"searchsorted/right", "searchsorted", {"f64[N]", "f64[N,2]"}, {{"right", true}}});
   s.push_back({"mc_confmat", "mc_confmat", {"f32[N,4]", "i64[N]"}, {{"num_classes", int64_t{4}}}});
   s.push_back({"mc_confmat/labels", "mc_confmat", {"i64[N]", "i32[N]"},
                {{"num_classes", int64_t{4}}, {"ignore_index", int64_t{-1}}}});

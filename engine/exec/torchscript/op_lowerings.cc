@@ -298,6 +298,10 @@ Result Histogram(LowerCtx& c, const ir::Node& n, const Values& in) {
   return Values{c.If(is_empty, empty_result, counted)};
 }
 
+Result SearchSorted(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return Values{c.Call(A("searchsorted"), {in[0], in[1]}, {{"out_int32", false}, {"right", n.GetBool("right")}})};
+}
+
 Result Sort(LowerCtx& c, const ir::Node& n, const Values& in) {
   Value* r = c.Call(A("sort"), {in[0]},
                     {{"stable", true}, {"dim", n.GetInt("dim")}, {"descending", n.GetBool("descending")}});
@@ -454,7 +458,7 @@ const absl::flat_hash_map<std::string, OpLowering>& Table() {
       {"reshape", Reshape}, {"flatten", Flatten}, {"unsqueeze", Unsqueeze},
       {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
-      {"sort", Sort}, {"rank_average", RankAverage},
+      {"sort", Sort}, {"rank_average", RankAverage}, {"searchsorted", SearchSorted},
       {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
   };
   return *t;

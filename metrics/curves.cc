@@ -1,0 +1,232 @@
+// Threshold-free binary classification metrics: binary_auroc and
+// binary_average_precision (TorchMetrics 1.5 functional names and arguments:
+// thresholds, ignore_index).
+//
+// Input: float `preds` (probabilities, or logits: any kept element outside
+// [0, 1] sigmoids the batch) and integer/bool `target` in {0, 1}, same shape
+// (N, ...), flattened. Elements whose target is `ignore_index` are dropped;
+// target values outside {0, 1} are counted by a deferred check and dropped.
+//
+// thresholds=None (exact): `cat` states of the (sigmoided) preds and of the
+// targets (-1 marks a dropped element). Finalize sorts the positive and the
+// negative scores and counts, with searchsorted, the rows scored below each
+// row, so ties behave exactly as in TorchMetrics/sklearn (a tied
+// positive/negative pair counts one half in AUROC; a tie group enters the
+// precision-recall curve as one point). No positives or no negatives give
+// AUROC 0; no positives give AP NaN (TorchMetrics' 0/0).
+//
+// thresholds=int T or a list (binned): thresholds are torch.linspace(0, 1, T)
+// in float32 (or the list, as float32) and an element is predicted positive
+// at threshold t when preds >= t; the state is i64[T, 2, 2] counts
+// [threshold][target][prediction], constant in memory, sync-free in update
+// and finalize. AUROC is the trapezoidal area under the binned ROC, AP is
+// sum_t (recall[t] - recall[t+1]) * precision[t] with recall[T] = 0 and
+// precision = 1 where nothing is predicted positive.
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/dsl/builder.h"
+#include "engine/status_macros.h"
+#include "metrics/registry.h"
+
+namespace tally::metrics {
+namespace {
+
+using dsl::Expr;
+using dsl::MetricBuilder;
+using dsl::State;
+using ir::DType;
+using ir::Reducer;
+
+enum class Curve { kAuroc, kAveragePrecision };
+
+// Thresholds is the binned form's threshold list (empty for the exact form).
+struct Thresholds {
+  bool binned = false;
+  int64_t count = 0;               // linspace(0, 1, count) when `values` is empty
+  std::vector<double> values;      // an explicit list
+  int64_t size() const { return values.empty() ? count : static_cast<int64_t>(values.size()); }
+};
+
+absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args) {
+  Thresholds t;
+  const ArgValue* v = args.Find("thresholds");
+  if (v == nullptr || std::holds_alternative<std::monostate>(*v)) return t;
+  t.binned = true;
+  if (auto* n = std::get_if<int64_t>(v)) {
+    if (*n < 2) return args.InvalidArgument(absl::StrCat("thresholds must be an int >= 2, got ", *n));
+    t.count = *n;
+    return t;
+  }
+  if (auto* l = std::get_if<std::vector<double>>(v)) t.values = *l;
+  if (auto* l = std::get_if<std::vector<int64_t>>(v)) t.values.assign(l->begin(), l->end());
+  if (t.values.empty()) {
+    return args.InvalidArgument(absl::StrCat("thresholds must be none, an int or a non-empty list of floats in [0, 1], got ",
+                                             ArgValueToString(*v)));
+  }
+  for (double x : t.values) {
+    if (!(x >= 0.0 && x <= 1.0)) {
+      return args.InvalidArgument(absl::StrCat("thresholds must lie in [0, 1], got ", ArgValueToString(*v)));
+    }
+  }
+  return t;
+}
+
+// ThresholdTensor builds the f32 thresholds in the graph of `like`:
+// torch.linspace(0, 1, T) (which computes the first half forwards from 0 and
+// the second half backwards from 1 with a float32 step) or the list.
+Expr ThresholdTensor(Expr like, const Thresholds& t) {
+  const int64_t n = t.size();
+  Expr ar = dsl::Arange(like, n, DType::kFloat32);
+  if (t.values.empty()) {
+    const float step = 1.0f / static_cast<float>(n - 1);
+    Expr s = dsl::ScalarOf(ar, step, DType::kFloat32);
+    Expr lo = ar * s;
+    Expr hi = dsl::ScalarOf(ar, 1.0, DType::kFloat32) - s * (dsl::ScalarOf(ar, n - 1, DType::kFloat32) - ar);
+    return dsl::Where(ar < static_cast<double>(n / 2), lo, hi);
+  }
+  Expr out = dsl::FullLike(ar, 0.0, DType::kFloat32);
+  for (int64_t i = 0; i < n; ++i) {
+    out = dsl::Where(ar == static_cast<double>(i),
+                     dsl::ScalarOf(ar, static_cast<float>(t.values[i]), DType::kFloat32), out);
+  }
+  return out;
+}
+
+// Adjacent pairs of a fixed [T] vector: Sum(M * x) with a constant [T-1, T]
+// selection matrix, since the IR has no slicing. Returns x[:-1] and x[1:].
+void Pairs(Expr x, int64_t n, Expr* head, Expr* tail) {
+  Expr rows = dsl::Unsqueeze(dsl::Arange(x, n - 1), 1);
+  Expr cols = dsl::Unsqueeze(dsl::Arange(x, n), 0);
+  Expr xr = dsl::Unsqueeze(x, 0);
+  *head = dsl::Sum(dsl::Where(cols == rows, xr, 0.0), {1});
+  *tail = dsl::Sum(dsl::Where(cols == rows + int64_t{1}, xr, 0.0), {1});
+}
+
+absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const dsl::Signature& sig,
+                                              const ir::Device& device) {
+  TALLY_ASSIGN_OR_RETURN(Thresholds th, ReadThresholds(args));
+  TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> ignore_index, args.GetOptionalInt("ignore_index"));
+  MetricBuilder b(args.metric_name(), sig, device);
+  Expr preds = b.Input("preds");
+  Expr target = b.Input("target");
+  if (!b.ok()) return b.status();
+  const auto& pshape = b.FindInput("preds")->shape;
+  const auto& tshape = b.FindInput("target")->shape;
+  if (!ir::IsFloating(preds.dtype())) {
+    b.FailInput("preds", absl::StrCat("expected floating point probabilities or logits, got ",
+                                      ir::DTypeName(preds.dtype())));
+  } else if (ir::IsFloating(target.dtype())) {
+    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ", ir::DTypeName(target.dtype())));
+  } else if (pshape.empty()) {
+    b.FailInput("preds", "expected a tensor of shape (N, ...), got a scalar");
+  } else if (pshape != tshape) {
+    b.FailInput("preds", absl::StrCat("shape ", preds.type().ShapeString(), " does not match target's shape ",
+                                      target.type().ShapeString()));
+  }
+  if (!b.ok()) return b.status();
+  if (preds.rank() > 1) {
+    preds = dsl::Flatten(preds);
+    target = dsl::Flatten(target);
+  }
+  if (preds.dtype() != DType::kFloat32 && preds.dtype() != DType::kFloat64) {
+    preds = dsl::Cast(preds, DType::kFloat32);
+  }
+  Expr t = dsl::Cast(target, DType::kInt64);
+  Expr valid = t == int64_t{0} || t == int64_t{1};
+  Expr bad = !valid;
+  if (ignore_index) {
+    Expr ignored = t == static_cast<double>(*ignore_index);
+    bad = bad && !ignored;
+    valid = valid && !ignored;
+  }
+  b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
+  // NaN fails both comparisons, so it also counts as outside (as in TorchMetrics).
+  Expr outside = !(preds >= 0.0 && preds <= 1.0) && valid;
+  Expr probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
+
+  if (!th.binned) {
+    State p_rows = b.AddState("preds", probs.dtype(), {}, Reducer::kCat);
+    State t_rows = b.AddState("target", DType::kInt64, {}, Reducer::kCat);
+    b.Accumulate(p_rows, probs);
+    b.Accumulate(t_rows, dsl::Where(valid, t, int64_t{-1}));
+
+    Expr s = b.Read(p_rows);
+    Expr y = b.Read(t_rows);
+    Expr pos = y == int64_t{1};
+    Expr neg = y == int64_t{0};
+    // Dropped rows sort above every probability (2 > 1) and are never counted.
+    Expr pos_sorted = dsl::SortValues(dsl::Where(pos, s, 2.0), 0);
+    Expr n_pos = dsl::Cast(dsl::Sum(dsl::Cast(pos, DType::kInt64)), DType::kFloat64);
+    if (kind == Curve::kAuroc) {
+      Expr neg_sorted = dsl::SortValues(dsl::Where(neg, s, 2.0), 0);
+      Expr n_neg = dsl::Cast(dsl::Sum(dsl::Cast(neg, DType::kInt64)), DType::kFloat64);
+      Expr below = dsl::SearchSorted(neg_sorted, s) + dsl::SearchSorted(neg_sorted, s, /*right=*/true);
+      Expr u = dsl::Sum(dsl::Where(pos, dsl::Cast(below, DType::kFloat64), 0.0)) * 0.5;
+      b.Output(dsl::Cast(dsl::SafeDiv(u, n_pos * n_neg), DType::kFloat32));
+    } else {
+      Expr valid_rows = y >= int64_t{0};
+      Expr all_sorted = dsl::SortValues(dsl::Where(valid_rows, s, 2.0), 0);
+      Expr n_valid = dsl::Sum(dsl::Cast(valid_rows, DType::kInt64));
+      Expr n_ge = dsl::Cast(n_valid - dsl::SearchSorted(all_sorted, s), DType::kFloat64);
+      Expr tp_ge = n_pos - dsl::Cast(dsl::SearchSorted(pos_sorted, s), DType::kFloat64);
+      Expr prec = dsl::Where(pos, dsl::SafeDiv(tp_ge, n_ge), 0.0);
+      b.Output(dsl::Cast(dsl::Sum(prec) / n_pos, DType::kFloat32));
+    }
+    return b.Finish();
+  }
+
+  const int64_t n = th.size();
+  Expr thr = ThresholdTensor(probs, th);
+  Expr ge = dsl::Unsqueeze(probs, 1) >= dsl::Unsqueeze(thr, 0);  // [N, T]
+  Expr code = dsl::Cast(ge, DType::kInt64) + dsl::Unsqueeze(t, 1) * int64_t{2};
+  code = dsl::Where(dsl::Unsqueeze(valid, 1), code, int64_t{-1});
+  Expr counts = dsl::Sum(dsl::Cast(dsl::OneHot(code, 4), DType::kInt64), {0});  // [T, 4]
+  State confmat = b.AddState("confmat", DType::kInt64, {n, 2, 2}, Reducer::kSum);
+  b.Accumulate(confmat, dsl::Reshape(counts, {n, 2, 2}));
+
+  Expr cm = dsl::Cast(b.Read(confmat), DType::kFloat64);
+  Expr tn = dsl::Select(dsl::Select(cm, 1, 0), 1, 0);
+  Expr fp = dsl::Select(dsl::Select(cm, 1, 0), 1, 1);
+  Expr fn = dsl::Select(dsl::Select(cm, 1, 1), 1, 0);
+  Expr tp = dsl::Select(dsl::Select(cm, 1, 1), 1, 1);
+  Expr tpr = dsl::SafeDiv(tp, tp + fn);
+  Expr head, tail;
+  if (kind == Curve::kAuroc) {
+    Expr fpr = dsl::SafeDiv(fp, fp + tn);
+    Expr f0, f1, t0, t1;
+    Pairs(fpr, n, &f0, &f1);
+    Pairs(tpr, n, &t0, &t1);
+    b.Output(dsl::Cast(dsl::Sum((f0 - f1) * (t0 + t1)) * 0.5, DType::kFloat32));
+  } else {
+    Expr precision = dsl::SafeDiv(tp, tp + fp, 1.0);
+    // recall[T] = 0 closes the curve: the last threshold's term is recall * precision.
+    Expr r0, r1;
+    Pairs(tpr, n, &r0, &r1);
+    Expr p_last = dsl::Select(precision, 0, n - 1);
+    Expr r_last = dsl::Select(tpr, 0, n - 1);
+    Expr p0, p1;
+    Pairs(precision, n, &p0, &p1);
+    b.Output(dsl::Cast(dsl::Sum((r0 - r1) * p0) + r_last * p_last, DType::kFloat32));
+  }
+  return b.Finish();
+}
+
+absl::StatusOr<Metric> BuildBinaryAuroc(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+  return BuildBinaryCurveMetric(Curve::kAuroc, a, s, d);
+}
+absl::StatusOr<Metric> BuildBinaryAveragePrecision(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+  return BuildBinaryCurveMetric(Curve::kAveragePrecision, a, s, d);
+}
+
+}  // namespace
+
+void RegisterCurveMetrics(std::vector<MetricInfo>& out) {
+  out.push_back({"binary_auroc", "curves", {"preds", "target"}, BuildBinaryAuroc});
+  out.push_back({"binary_average_precision", "curves", {"preds", "target"}, BuildBinaryAveragePrecision});
+}
+
+}  // namespace tally::metrics
