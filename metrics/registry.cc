@@ -13,6 +13,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterAggregationMetrics(*v);
     RegisterRegressionMetrics(*v);
     RegisterClassificationMetrics(*v);
+    RegisterRetrievalMetrics(*v);
     RegisterCurveMetrics(*v);
     std::sort(v->begin(), v->end(),
               [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });

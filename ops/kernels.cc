@@ -332,6 +332,35 @@ void BlConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[2] = std::get<2>(r);
 }
 
+// Segment ops (segment_ops.cc). Run starts of a sorted key: the first row,
+// then every row whose key differs from the previous one (slices, so that an
+// empty batch stays empty without a host branch).
+at::Tensor SegmentStarts(const at::Tensor& keys) {
+  at::Tensor first = keys.slice(0, 0, 1);
+  return at::cat({first.eq(first), keys.slice(0, 1).ne(keys.slice(0, 0, -1))});
+}
+void SegmentSort(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  at::Tensor p1 = std::get<1>(at::sort(in[1], /*stable=*/true, 0, /*descending=*/true));
+  at::Tensor p2 = std::get<1>(at::sort(in[0].index_select(0, p1), /*stable=*/true, 0, false));
+  at::Tensor perm = p1.index_select(0, p2);
+  for (size_t i = 0; i < n.inputs().size(); ++i) out[i] = in[i].index_select(0, perm);
+}
+void SegmentScan(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
+  at::Tensor x = at::isFloatingType(in[0].scalar_type()) ? in[0] : in[0].to(at::kLong);
+  if (x.size(0) == 0) {  // a shape, not a value: index_add_ on an empty meta tensor throws
+    out[0] = x.clone();
+    out[1] = x.clone();
+    return;
+  }
+  at::Tensor starts = SegmentStarts(in[1]);
+  at::Tensor gid = at::cumsum(starts.to(at::kLong), 0) - 1;
+  at::Tensor c = at::cumsum(x, 0);
+  at::Tensor before = at::where(starts, c - x, at::zeros({}, x.options()));
+  at::Tensor base = at::zeros_like(x).index_add_(0, gid, before);
+  out[0] = c - base.index_select(0, gid);
+  out[1] = at::zeros_like(x).index_add_(0, gid, x).index_select(0, gid);
+}
+
 const absl::flat_hash_map<std::string, Kernel>& Table() {
   static const auto* t = new absl::flat_hash_map<std::string, Kernel>{
       {"add", Add}, {"sub", Sub}, {"mul", Mul}, {"div", Div}, {"pow", Pow},
@@ -349,6 +378,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
       {"sort", Sort}, {"rank_average", RankAverage}, {"searchsorted", SearchSorted},
+      {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
       {"mc_confmat", McConfmat},
       {"reg_stats", RegStats},
       {"moments_merge", MomentsMerge},

@@ -32,6 +32,7 @@ const OpTable& Registry() {
     RegisterIndexOps(*t);
     RegisterSyncOps(*t);
     RegisterCompositeOps(*t);
+    RegisterSegmentOps(*t);
     RegisterSortOps(*t);
     return t;
   }();

@@ -49,6 +49,7 @@ void RegisterReduceOps(OpTable& t);
 void RegisterIndexOps(OpTable& t);
 void RegisterSyncOps(OpTable& t);
 void RegisterCompositeOps(OpTable& t);
+void RegisterSegmentOps(OpTable& t);
 void RegisterSortOps(OpTable& t);
 
 // Helpers for the family files.

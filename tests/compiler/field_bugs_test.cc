@@ -66,6 +66,8 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
     } else if (m.domain == "regression") {
       in = m.name == "cosine_similarity" ? NamedTensors{{"preds", xm}, {"target", xm + 1}}
                                          : NamedTensors{{"preds", x}, {"target", y}};
+    } else if (m.domain == "retrieval") {
+      in = {{"preds", probs}, {"target", labels}, {"indexes", classes}};
     } else if (absl::StartsWith(m.name, "binary_")) {
       in = {{"preds", probs}, {"target", labels}};
       if (absl::StrContains(m.name, "fbeta")) spec += "(beta=2.0)";

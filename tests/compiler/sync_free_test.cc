@@ -37,6 +37,9 @@ std::vector<NamedTensors> InputForms(const metrics::MetricInfo& m, const at::Ten
   auto f = o.dtype(at::kFloat);
   auto l = o.dtype(at::kLong);
   if (m.domain == "aggregation") return {{{"value", at::empty({n}, f)}}};
+  if (m.domain == "retrieval") {
+    return {{{"preds", at::empty({n}, f)}, {"target", at::empty({n}, l)}, {"indexes", at::empty({n}, l)}}};
+  }
   if (m.domain == "regression") {
     return {{{"preds", at::empty({n}, f)}, {"target", at::empty({n}, f)}},
             {{"preds", at::empty({n, 3}, f)}, {"target", at::empty({n, 3}, f)}}};

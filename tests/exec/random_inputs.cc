@@ -24,6 +24,7 @@ std::string SpecFor(const metrics::MetricInfo& m) {
 
 std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.domain == "aggregation") return {{"agg"}, {"agg_w"}, {"agg_nan"}};
+  if (m.domain == "retrieval") return {{"ret"}, {"ret_bad"}};
   if (m.domain == "regression") return {{"reg1"}, {"reg2"}};
   if (absl::StartsWith(m.name, "binary_")) return {{"bin_f"}, {"bin_p"}, {"bin_i"}, {"bin_bad"}};
   if (absl::StartsWith(m.name, "multiclass_")) return {{"mc_f"}, {"mc_i"}, {"mc_bad"}};
@@ -44,6 +45,12 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
   if (k == "agg") return {{"value", at::randn({n}, gen, f) * 3 + 1e4}};
   if (k == "agg_w") return {{"value", at::randn({n}, gen, f)}, {"weight", at::rand({n}, gen, f)}};
   if (k == "agg_nan") return {{"value", spoil(at::randn({n}, gen, f), NAN)}};
+  if (k == "ret" || k == "ret_bad") {
+    at::Tensor t = labels(2, {n});
+    return {{"preds", at::rand({n}, gen, f)},
+            {"target", k == "ret" ? t : spoil(t, 2)},
+            {"indexes", labels(std::max<int64_t>(n / 3, 1), {n})}};
+  }
   if (k == "reg1") {
     at::Tensor t = at::randn({n}, gen, f) + 1e4;
     return {{"preds", t + at::randn({n}, gen, f) * 0.5}, {"target", t}};

@@ -32,6 +32,9 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
     }
   }
   if (domain == "aggregation") return {{"value", ir::DType::kFloat32, {n}}};
+  if (domain == "retrieval") {
+    return {{"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kInt64, {n}}, {"indexes", ir::DType::kInt64, {n}}};
+  }
   if (domain == "binary") return {{"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kInt64, {n}}};
   if (domain == "multiclass") {
     return {{"preds", ir::DType::kFloat32, {n, std::max<int64_t>(classes, 2)}},

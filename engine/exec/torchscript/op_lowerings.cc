@@ -442,6 +442,49 @@ Result Composite(LowerCtx& c, const ir::Node& n, const Values& in) {
   return c.Unpack(r, n.outputs().size());
 }
 
+// Segment ops (kernels.cc SegmentSort / SegmentScan).
+Value* SegmentStarts(LowerCtx& c, Value* keys) {
+  Value* first = c.Call(A("slice"), {keys, 0, 0, 1, 1});
+  Value* tail = c.Call(A("slice"), {keys, 0, 1, std::numeric_limits<int64_t>::max(), 1});
+  Value* head = c.Call(A("slice"), {keys, 0, 0, -1, 1});
+  Value* list = c.graph()
+                    .insertNode(c.graph().createList(
+                        c10::TensorType::get(), {c.Call(A("eq"), {first, first}), c.Call(A("ne"), {tail, head})}))
+                    ->output();
+  return c.Call(A("cat"), {list, 0});
+}
+Result SegmentSort(LowerCtx& c, const ir::Node& n, const Values& in) {
+  auto perm_of = [&](Value* v, bool descending) {
+    Value* r = c.Call(A("sort"), {v}, {{"stable", true}, {"dim", 0}, {"descending", descending}});
+    return c.Unpack(r, 2)[1];
+  };
+  Value* p1 = perm_of(in[1], true);
+  Value* p2 = perm_of(c.Call(A("index_select"), {in[0], 0, p1}), false);
+  Value* perm = c.Call(A("index_select"), {p1, 0, p2});
+  Values out;
+  for (Value* v : in) out.push_back(c.Call(A("index_select"), {v, 0, perm}));
+  return out;
+}
+Result SegmentScan(LowerCtx& c, const ir::Node& n, const Values& in) {
+  Value* x = ir::IsFloating(n.inputs()[0]->type().dtype) ? in[0] : c.As(in[0], n.inputs()[0]->type().dtype, c10::kLong);
+  auto scan = [&](bool total_result) {
+    return [&c, &in, x, total_result]() -> Value* {
+      Value* starts = SegmentStarts(c, in[1]);
+      Value* gid = c.Call(A("sub"), {c.Call(A("cumsum"), {c.As(starts, ir::DType::kBool, c10::kLong), 0}), 1});
+      Value* zero = c.Call(A("zeros_like"), {x});
+      if (total_result) return c.Call(A("index_select"), {c.Call(A("index_add"), {zero, 0, gid, x}), 0, gid});
+      Value* cum = c.Call(A("cumsum"), {x, 0});
+      Value* before = c.Call(A("where"), {starts, c.Call(A("sub"), {cum, x}), zero});
+      Value* base = c.Call(A("index_add"), {zero, 0, gid, before});
+      return c.Call(A("sub"), {cum, c.Call(A("index_select"), {base, 0, gid})});
+    };
+  };
+  // index_add_ on an empty meta tensor throws, so an empty batch skips it.
+  Value* is_empty = c.Call(A("eq"), {Size(c, x, 0), 0});
+  auto copy = [&c, x]() -> Value* { return c.Call(A("clone"), {x}); };
+  return Values{c.If(is_empty, copy, scan(false)), c.If(is_empty, copy, scan(true))};
+}
+
 const absl::flat_hash_map<std::string, OpLowering>& Table() {
   static const auto* t = new absl::flat_hash_map<std::string, OpLowering>{
       {"add", Add}, {"sub", Sub}, {"mul", Mul}, {"div", Div}, {"pow", Pow},
@@ -459,6 +502,7 @@ const absl::flat_hash_map<std::string, OpLowering>& Table() {
       {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
       {"sort", Sort}, {"rank_average", RankAverage}, {"searchsorted", SearchSorted},
+      {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
       {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
   };
   return *t;

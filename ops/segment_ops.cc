@@ -1,0 +1,57 @@
+// Segment ops over rows grouped by a sorted int64 key (retrieval's query ids):
+//   segment_sort(keys, scores, extra...) -> every input reordered so that keys
+//     ascend and, within a key, scores descend (stable: ties keep row order);
+//   segment_scan(x, keys) -> (inclusive cumulative sum of x within each run of
+//     equal consecutive keys, the run's total broadcast to each of its rows).
+// Both keep every result [N] on the inputs' device, so a metric reduces per
+// query with a mask (e.g. the last row of each run) and needs neither a
+// data-dependent number of queries nor a host loop.
+#include "engine/status_macros.h"
+#include "ops/op_registry.h"
+
+namespace tally::ops {
+namespace {
+
+using ir::DType;
+using ir::TensorType;
+using Types = absl::StatusOr<std::vector<TensorType>>;
+
+absl::Status CheckRows(const std::vector<TensorType>& in) {
+  for (const TensorType& t : in) {
+    if (t.rank() != 1) return absl::InvalidArgumentError("expects 1-D operands");
+    if (!(t.shape[0] == in[0].shape[0])) return absl::InvalidArgumentError("operands must have the same rows");
+  }
+  return absl::OkStatus();
+}
+
+OpDef Make(std::string name, int min_in, int max_in, InferFn infer) {
+  OpDef d;
+  d.name = std::move(name);
+  d.min_inputs = min_in;
+  d.max_inputs = max_in;
+  d.infer = std::move(infer);
+  return d;
+}
+
+}  // namespace
+
+void RegisterSegmentOps(OpTable& t) {
+  auto add = [&t](OpDef d) { std::string n = d.name; t.emplace(n, std::move(d)); };
+  add(Make("segment_sort", 2, 8,
+           [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+             TALLY_RETURN_IF_ERROR(CheckRows(in));
+             if (in[0].dtype != DType::kInt64) return absl::InvalidArgumentError("keys must be int64");
+             if (in[1].dtype == DType::kBool) return absl::InvalidArgumentError("scores must be numeric");
+             return in;
+           }));
+  add(Make("segment_scan", 2, 2,
+           [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+             TALLY_RETURN_IF_ERROR(CheckRows(in));
+             if (in[1].dtype != DType::kInt64) return absl::InvalidArgumentError("keys must be int64");
+             TensorType out = in[0];
+             if (!ir::IsFloating(out.dtype)) out.dtype = DType::kInt64;
+             return std::vector<TensorType>{out, out};
+           }));
+}
+
+}  // namespace tally::ops

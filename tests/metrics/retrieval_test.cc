@@ -1,0 +1,191 @@
+// Tests of the retrieval metrics (metrics/retrieval.cc): hand-computed values
+// with ties, a query without positives under each empty_target_action, top_k
+// larger than a query, ignore_index, shuffled rows, one query split across
+// many updates, recall@1 against reciprocal rank, and bad inputs.
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/tally/evaluate.h"
+
+namespace tally {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Rows {
+  std::vector<int64_t> indexes;
+  std::vector<float> preds;
+  std::vector<int64_t> target;
+};
+
+NamedTensors Inputs(const Rows& r) {
+  auto n = static_cast<int64_t>(r.indexes.size());
+  return {{"preds", at::tensor(r.preds, at::kFloat).reshape({n})},
+          {"target", at::tensor(r.target, at::kLong).reshape({n})},
+          {"indexes", at::tensor(r.indexes, at::kLong).reshape({n})}};
+}
+
+absl::StatusOr<double> Eval(const std::string& spec, const Rows& r, int64_t batch_size = 0) {
+  tools::EvalOptions o;
+  o.batch_size = batch_size;
+  auto res = tools::Evaluate({spec}, Inputs(r), o);
+  if (!res.ok()) return res.status();
+  return (*res)[0].value.item<double>();
+}
+
+// Four queries, interleaved: 0 has a tie (0.5, 0.5) that keeps row order,
+// 2 has no positives (and three negatives), 7 has one relevant document
+// only (no negatives; top_k=2 exceeds it).
+Rows Sample() {
+  Rows r;
+  auto add = [&](int64_t q, float p, int64_t t) {
+    r.indexes.push_back(q);
+    r.preds.push_back(p);
+    r.target.push_back(t);
+  };
+  add(0, 0.9f, 0);
+  add(1, 0.2f, 1);
+  add(0, 0.5f, 1);
+  add(2, 0.3f, 0);
+  add(7, 0.4f, 1);
+  add(0, 0.5f, 0);
+  add(2, 0.7f, 0);
+  add(1, 0.8f, 0);
+  add(0, 0.1f, 1);
+  add(2, 0.6f, 0);
+  return r;
+}
+
+struct Case {
+  std::string spec;
+  double expected;
+};
+
+// Verifies the hand-computed values of every metric and action, for one
+// update and for batches of 1..7 rows (queries split across updates).
+TEST(RetrievalTest, HandComputedValues) {
+  const std::vector<Case> cases = {
+      {"retrieval_recall(top_k=2)", 2.5 / 4},
+      {"retrieval_recall(top_k=2, empty_target_action=pos)", 3.5 / 4},
+      {"retrieval_recall(top_k=2, empty_target_action=skip)", 2.5 / 3},
+      {"retrieval_recall", 1.0 * 3 / 4},
+      {"retrieval_precision(top_k=2)", 1.5 / 4},
+      {"retrieval_precision(top_k=2, adaptive_k=true)", 2.0 / 4},
+      {"retrieval_precision", (0.5 + 0.5 + 0 + 1) / 4},
+      {"retrieval_reciprocal_rank", 2.0 / 4},
+      {"retrieval_reciprocal_rank(top_k=1)", 1.0 / 4},
+      {"retrieval_hit_rate(top_k=1)", 1.0 / 4},
+      {"retrieval_hit_rate(top_k=2, empty_target_action=skip)", 1.0},
+      {"retrieval_average_precision", 2.0 / 4},
+      {"retrieval_average_precision(top_k=2)", 2.0 / 4},
+      {"retrieval_r_precision", 1.5 / 4},
+      {"retrieval_fall_out(top_k=2)", (0.5 + 1 + 2.0 / 3 + 1) / 4},
+      {"retrieval_fall_out(top_k=2, empty_target_action=skip)", (0.5 + 1 + 2.0 / 3) / 3},
+      {"retrieval_fall_out(top_k=2, empty_target_action=neg)", (0.5 + 1 + 2.0 / 3) / 4},
+  };
+  for (const Case& c : cases) {
+    for (int64_t bs : {0, 1, 2, 3, 4, 5, 6, 7}) {
+      SCOPED_TRACE(absl::StrCat(c.spec, " batch_size=", bs));
+      auto v = Eval(c.spec, Sample(), bs);
+      ASSERT_TRUE(v.ok()) << v.status();
+      EXPECT_NEAR(*v, c.expected, 1e-12);
+    }
+  }
+}
+
+// Verifies that rows with target == ignore_index leave the query (and a
+// query with only ignored rows disappears).
+TEST(RetrievalTest, IgnoreIndex) {
+  Rows r = Sample();
+  r.target[3] = r.target[6] = r.target[9] = -100;  // all of query 2
+  r.target[0] = -100;                            // query 0's top row
+  auto v = Eval("retrieval_reciprocal_rank(ignore_index=-100)", r);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_NEAR(*v, (1.0 + 0.5 + 1.0) / 3, 1e-12);
+}
+
+// Verifies that the result does not depend on the order of rows (no ties).
+TEST(RetrievalTest, ShuffledRows) {
+  at::manual_seed(3);
+  const int64_t n = 300;
+  at::Tensor idx = at::randint(0, 40, {n}, at::kLong);
+  at::Tensor preds = at::randperm(n, at::kFloat) / n;
+  at::Tensor target = at::randint(0, 2, {n}, at::kLong);
+  at::Tensor perm = at::randperm(n, at::kLong);
+  for (const char* spec : {"retrieval_recall(top_k=3)", "retrieval_precision(top_k=4)", "retrieval_reciprocal_rank",
+                           "retrieval_hit_rate(top_k=2)", "retrieval_average_precision", "retrieval_r_precision",
+                           "retrieval_fall_out(top_k=5)"}) {
+    SCOPED_TRACE(spec);
+    tools::EvalOptions o;
+    auto a = tools::Evaluate({spec}, {{"preds", preds}, {"target", target}, {"indexes", idx}}, o);
+    o.batch_size = 17;
+    auto b = tools::Evaluate({spec},
+                             {{"preds", preds.index_select(0, perm)},
+                              {"target", target.index_select(0, perm)},
+                              {"indexes", idx.index_select(0, perm)}},
+                             o);
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_NEAR((*a)[0].value.item<double>(), (*b)[0].value.item<double>(), 1e-12);
+  }
+}
+
+// Verifies the RetrievalRecall@1 / MRR relation TorchMetrics users check:
+// with one relevant document per query, recall@1 == hit_rate@1 ==
+// precision@1 == the share of queries whose top document is relevant, and
+// MRR >= recall@1, for any batching.
+TEST(RetrievalTest, RecallAtOneAndReciprocalRank) {
+  Rows r;
+  for (int64_t q = 0; q < 6; ++q) {
+    for (int64_t d = 0; d < 4; ++d) {
+      r.indexes.push_back(q);
+      r.preds.push_back(static_cast<float>(d) / 4);
+      r.target.push_back(d == q % 4 ? 1 : 0);  // top document (d=3) relevant for q=3
+    }
+  }
+  for (int64_t bs : {0, 5}) {
+    auto recall = Eval("retrieval_recall(top_k=1)", r, bs);
+    auto hit = Eval("retrieval_hit_rate(top_k=1)", r, bs);
+    auto prec = Eval("retrieval_precision(top_k=1)", r, bs);
+    auto mrr = Eval("retrieval_reciprocal_rank", r, bs);
+    ASSERT_TRUE(recall.ok() && hit.ok() && prec.ok() && mrr.ok());
+    EXPECT_NEAR(*recall, 1.0 / 6, 1e-12);
+    EXPECT_NEAR(*hit, *recall, 1e-12);
+    EXPECT_NEAR(*prec, *recall, 1e-12);
+    // ranks of the relevant document: q%4 = 0,1,2,3,0,1 -> 4,3,2,1,4,3
+    EXPECT_NEAR(*mrr, (0.25 + 1.0 / 3 + 0.5 + 1 + 0.25 + 1.0 / 3) / 6, 1e-12);
+  }
+}
+
+// Verifies that no rows give 0 (TorchMetrics returns 0.0 without queries).
+TEST(RetrievalTest, NoRows) {
+  auto v = Eval("retrieval_recall", Rows{});
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(*v, 0.0);
+}
+
+// Verifies the errors: bad target values (deferred), float targets,
+// missing indexes, unsupported arguments.
+TEST(RetrievalTest, BadInputs) {
+  Rows r = Sample();
+  r.target[1] = 2;
+  EXPECT_THAT(Eval("retrieval_recall", r).status().message(), HasSubstr("retrieval_recall: target: 1 values outside {0, 1}"));
+  tools::EvalOptions o;
+  auto f = tools::Evaluate({"retrieval_recall"},
+                           {{"preds", at::rand({3})}, {"target", at::rand({3})}, {"indexes", at::zeros({3}, at::kLong)}}, o);
+  EXPECT_THAT(f.status().message(), HasSubstr("retrieval_recall: target"));
+  auto missing = tools::Evaluate({"retrieval_recall"}, {{"preds", at::rand({3})}, {"target", at::zeros({3}, at::kLong)}}, o);
+  EXPECT_FALSE(missing.ok());
+  EXPECT_THAT(Eval("retrieval_recall(empty_target_action=error)", Sample()).status().message(),
+              HasSubstr("not supported"));
+  EXPECT_FALSE(Eval("retrieval_r_precision(top_k=2)", Sample()).ok());
+  EXPECT_FALSE(Eval("retrieval_recall(top_k=0)", Sample()).ok());
+}
+
+}  // namespace
+}  // namespace tally
