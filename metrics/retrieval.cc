@@ -1,6 +1,6 @@
 // Retrieval metrics with TorchMetrics' class semantics (RetrievalRecall,
 // RetrievalPrecision, RetrievalMRR, RetrievalHitRate, RetrievalMAP,
-// RetrievalRPrecision, RetrievalFallOut): rows of (indexes, preds, target)
+// RetrievalRPrecision, RetrievalFallOut, RetrievalNormalizedDCG): rows of (indexes, preds, target)
 // are grouped by query, each query is scored on its documents sorted by preds
 // (descending, stable), and the result is the mean over queries.
 //
@@ -14,6 +14,7 @@
 // Arguments: top_k (none = all documents), empty_target_action (neg, pos,
 // skip; the default is neg, pos for fall_out), ignore_index, adaptive_k
 // (precision). Targets must be 0/1 (a deferred check).
+#include <cmath>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -29,7 +30,7 @@ using dsl::MetricBuilder;
 using ir::DType;
 using ir::Reducer;
 
-enum class Kind { kRecall, kPrecision, kReciprocalRank, kHitRate, kAveragePrecision, kRPrecision, kFallOut };
+enum class Kind { kRecall, kPrecision, kReciprocalRank, kHitRate, kAveragePrecision, kRPrecision, kFallOut, kNdcg };
 
 absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Signature& sig,
                                       const ir::Device& device) {
@@ -60,28 +61,29 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
   if (indexes.dtype() != DType::kInt64 && indexes.dtype() != DType::kInt32) {
     b.FailInput("indexes", "expected an integer tensor (int64)");
   }
-  if (ir::IsFloating(target.dtype())) b.FailInput("target", "expected an integer or bool tensor");
   if (!b.ok()) return b.status();
 
-  Expr t = dsl::Cast(target, DType::kInt64);
+  // TorchMetrics ranks float32 preds (preds.float()) and takes bool, integer
+  // or float targets; relevance must be 0/1 except for normalized_dcg, whose
+  // graded relevance must be >= 0 here (-1 marks a row left out).
+  Expr t = dsl::Cast(target, DType::kFloat64);
   Expr ignored = ignore_index.has_value() ? t == static_cast<double>(*ignore_index) : dsl::FullLike(t, 0, DType::kBool);
-  Expr binary = (t == 0.0) || (t == 1.0);
-  b.Check("target", "values outside {0, 1}", dsl::Sum(dsl::Cast(!binary && !ignored, DType::kInt64)));
-  DType row_dtype = preds.dtype() == DType::kFloat32 ? DType::kFloat32 : DType::kFloat64;
+  Expr good = kind == Kind::kNdcg ? t >= 0.0 : (t == 0.0) || (t == 1.0);
+  b.Check("target", kind == Kind::kNdcg ? "negative relevance values" : "values outside {0, 1}",
+          dsl::Sum(dsl::Cast(!good && !ignored, DType::kInt64)));
   auto idx_rows = b.AddState("indexes", DType::kInt64, {}, Reducer::kCat);
-  auto preds_rows = b.AddState("preds", row_dtype, {}, Reducer::kCat);
-  auto target_rows = b.AddState("target", DType::kInt64, {}, Reducer::kCat);  // -1: row left out
+  auto preds_rows = b.AddState("preds", DType::kFloat32, {}, Reducer::kCat);
+  auto target_rows = b.AddState("target", DType::kFloat64, {}, Reducer::kCat);  // -1: row left out
   b.Accumulate(idx_rows, dsl::Cast(indexes, DType::kInt64));
-  b.Accumulate(preds_rows, preds);
-  b.Accumulate(target_rows, dsl::Where(binary && !ignored, t, -1.0));
+  b.Accumulate(preds_rows, dsl::Cast(preds, DType::kFloat32));
+  b.Accumulate(target_rows, dsl::Where(good && !ignored, t, -1.0));
 
   std::vector<Expr> s = b.OpN("segment_sort", {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)}, {});
   if (!b.ok()) return b.status();
-  Expr keys = s[0];
   Expr v = dsl::Cast(s[2] >= 0.0, DType::kFloat64);   // 1 for a row that counts
-  Expr rel = dsl::Cast(s[2] == 1.0, DType::kFloat64);  // 1 for a relevant document
+  Expr rel = v * s[2];  // relevance (0/1 except for normalized_dcg)
   auto scan = [&](Expr x) {
-    std::vector<Expr> r = b.OpN("segment_scan", {x, keys}, {});
+    std::vector<Expr> r = b.OpN("segment_scan", {x, s[0]}, {});
     return std::make_pair(r[0], r[1]);
   };
   auto total = [&](Expr x) { return scan(x).second; };
@@ -117,6 +119,23 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
       value = dsl::SafeDiv(total(rel * in_r), npos);
       break;
     }
+    case Kind::kNdcg: {
+      // sklearn's _tie_average_dcg: a run of tied preds shares its mean
+      // relevance over the discounts of its positions; the ideal DCG ranks by
+      // relevance. Both orders list the same query at every row.
+      auto discount = [&](Expr rank, Expr counted) {
+        Expr d = dsl::SafeDiv(counted, dsl::Log(rank + 1.0) / std::log(2.0));
+        return top_k.has_value() ? d * dsl::Cast(rank <= static_cast<double>(*top_k), DType::kFloat64) : d;
+      };
+      auto tie = [&](Expr x) { return b.OpN("segment_scan", {x, s[0], s[1]}, {})[1]; };
+      Expr gain = total(discount(pos, v) * dsl::SafeDiv(tie(rel), tie(v)));
+      std::vector<Expr> ideal = b.OpN("segment_sort", {s[0], s[2]}, {});
+      Expr v2 = dsl::Cast(ideal[1] >= 0.0, DType::kFloat64);
+      std::vector<Expr> pos2 = b.OpN("segment_scan", {v2, ideal[0]}, {});
+      std::vector<Expr> best = b.OpN("segment_scan", {discount(pos2[0], v2) * v2 * ideal[1], ideal[0]}, {});
+      value = dsl::SafeDiv(gain, best[1]);
+      break;
+    }
     case Kind::kFallOut: {
       Expr neg = v - rel;
       Expr negs = total(neg);
@@ -149,6 +168,7 @@ void RegisterRetrievalMetrics(std::vector<MetricInfo>& out) {
   out.push_back({"retrieval_average_precision", "retrieval", in, Build<Kind::kAveragePrecision>});
   out.push_back({"retrieval_r_precision", "retrieval", in, Build<Kind::kRPrecision>});
   out.push_back({"retrieval_fall_out", "retrieval", in, Build<Kind::kFallOut>});
+  out.push_back({"retrieval_normalized_dcg", "retrieval", in, Build<Kind::kNdcg>});
 }
 
 }  // namespace tally::metrics

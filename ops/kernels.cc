@@ -345,7 +345,7 @@ void SegmentSort(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   at::Tensor perm = p1.index_select(0, p2);
   for (size_t i = 0; i < n.inputs().size(); ++i) out[i] = in[i].index_select(0, perm);
 }
-void SegmentScan(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
+void SegmentScan(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   at::Tensor x = at::isFloatingType(in[0].scalar_type()) ? in[0] : in[0].to(at::kLong);
   if (x.size(0) == 0) {  // a shape, not a value: index_add_ on an empty meta tensor throws
     out[0] = x.clone();
@@ -353,6 +353,7 @@ void SegmentScan(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
     return;
   }
   at::Tensor starts = SegmentStarts(in[1]);
+  for (size_t i = 2; i < n.inputs().size(); ++i) starts = starts.logical_or(SegmentStarts(in[i]));
   at::Tensor gid = at::cumsum(starts.to(at::kLong), 0) - 1;
   at::Tensor c = at::cumsum(x, 0);
   at::Tensor before = at::where(starts, c - x, at::zeros({}, x.options()));

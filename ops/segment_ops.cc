@@ -1,8 +1,10 @@
 // Segment ops over rows grouped by a sorted int64 key (retrieval's query ids):
 //   segment_sort(keys, scores, extra...) -> every input reordered so that keys
 //     ascend and, within a key, scores descend (stable: ties keep row order);
-//   segment_scan(x, keys) -> (inclusive cumulative sum of x within each run of
-//     equal consecutive keys, the run's total broadcast to each of its rows).
+//   segment_scan(x, keys, more_keys...) -> (inclusive cumulative sum of x
+//     within each run of rows whose keys all equal the previous row's, the
+//     run's total broadcast to each of its rows); extra keys (e.g. the
+//     scores) split a query into runs of ties.
 // Both keep every result [N] on the inputs' device, so a metric reduces per
 // query with a mask (e.g. the last row of each run) and needs neither a
 // data-dependent number of queries nor a host loop.
@@ -44,10 +46,13 @@ void RegisterSegmentOps(OpTable& t) {
              if (in[1].dtype == DType::kBool) return absl::InvalidArgumentError("scores must be numeric");
              return in;
            }));
-  add(Make("segment_scan", 2, 2,
+  add(Make("segment_scan", 2, 4,
            [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
              TALLY_RETURN_IF_ERROR(CheckRows(in));
              if (in[1].dtype != DType::kInt64) return absl::InvalidArgumentError("keys must be int64");
+             for (size_t i = 2; i < in.size(); ++i) {
+               if (in[i].dtype == DType::kBool) return absl::InvalidArgumentError("extra keys must be numeric");
+             }
              TensorType out = in[0];
              if (!ir::IsFloating(out.dtype)) out.dtype = DType::kInt64;
              return std::vector<TensorType>{out, out};

@@ -162,6 +162,48 @@ TEST(RetrievalTest, RecallAtOneAndReciprocalRank) {
   }
 }
 
+// Verifies normalized_dcg against sklearn.metrics.ndcg_score (graded
+// relevance; tied preds share their mean gain), per query and as the mean.
+TEST(RetrievalTest, NormalizedDcgMatchesSklearn) {
+  Rows doc{{0, 0, 0, 0, 0}, {0.1f, 0.2f, 0.3f, 4.0f, 70.0f}, {10, 0, 0, 1, 5}};  // TorchMetrics' example
+  Rows ties{{4, 4, 4, 4}, {0.5f, 0.5f, 0.2f, 0.5f}, {3, 0, 2, 1}};
+  Rows both = doc;
+  for (size_t i = 0; i < ties.indexes.size(); ++i) {
+    both.indexes.push_back(ties.indexes[i]);
+    both.preds.push_back(ties.preds[i]);
+    both.target.push_back(ties.target[i]);
+  }
+  auto v = Eval("retrieval_normalized_dcg", doc);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_NEAR(*v, 0.6956940443813074, 1e-6);
+  v = Eval("retrieval_normalized_dcg", ties);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_NEAR(*v, 0.7775518748550664, 1e-9);
+  v = Eval("retrieval_normalized_dcg(top_k=2)", ties);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_NEAR(*v, 0.5102404246590811, 1e-9);
+  for (int64_t bs : {0, 1, 3, 7}) {
+    v = Eval("retrieval_normalized_dcg", both, bs);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_NEAR(*v, (0.6956940443813074 + 0.7775518748550664) / 2, 1e-6);
+  }
+  Rows negative = ties;
+  negative.target[1] = -2;
+  EXPECT_THAT(Eval("retrieval_normalized_dcg", negative).status().message(),
+              HasSubstr("retrieval_normalized_dcg: target: 1 negative relevance values"));
+}
+
+// Verifies that float 0/1 targets are accepted (TorchMetrics takes them).
+TEST(RetrievalTest, FloatTargets) {
+  Rows r = Sample();
+  tools::EvalOptions o;
+  NamedTensors in = Inputs(r);
+  in[1].second = in[1].second.to(at::kFloat);
+  auto res = tools::Evaluate({"retrieval_recall(top_k=2)"}, in, o);
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_NEAR((*res)[0].value.item<double>(), 2.5 / 4, 1e-12);
+}
+
 // Verifies that no rows give 0 (TorchMetrics returns 0.0 without queries).
 TEST(RetrievalTest, NoRows) {
   auto v = Eval("retrieval_recall", Rows{});
@@ -169,7 +211,7 @@ TEST(RetrievalTest, NoRows) {
   EXPECT_EQ(*v, 0.0);
 }
 
-// Verifies the errors: bad target values (deferred), float targets,
+// Verifies the errors: bad target values (deferred), integer preds,
 // missing indexes, unsupported arguments.
 TEST(RetrievalTest, BadInputs) {
   Rows r = Sample();
@@ -177,8 +219,10 @@ TEST(RetrievalTest, BadInputs) {
   EXPECT_THAT(Eval("retrieval_recall", r).status().message(), HasSubstr("retrieval_recall: target: 1 values outside {0, 1}"));
   tools::EvalOptions o;
   auto f = tools::Evaluate({"retrieval_recall"},
-                           {{"preds", at::rand({3})}, {"target", at::rand({3})}, {"indexes", at::zeros({3}, at::kLong)}}, o);
-  EXPECT_THAT(f.status().message(), HasSubstr("retrieval_recall: target"));
+                           {{"preds", at::zeros({3}, at::kLong)}, {"target", at::zeros({3}, at::kLong)},
+                            {"indexes", at::zeros({3}, at::kLong)}},
+                           o);
+  EXPECT_THAT(f.status().message(), HasSubstr("retrieval_recall: preds"));
   auto missing = tools::Evaluate({"retrieval_recall"}, {{"preds", at::rand({3})}, {"target", at::zeros({3}, at::kLong)}}, o);
   EXPECT_FALSE(missing.ok());
   EXPECT_THAT(Eval("retrieval_recall(empty_target_action=error)", Sample()).status().message(),

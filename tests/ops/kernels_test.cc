@@ -214,6 +214,7 @@ std::vector<Sample> Samples() {
   s.push_back({"segment_sort", "segment_sort", {"i64[N]", "f32[N]", "i1[N]"}, {}});
   s.push_back({"segment_scan", "segment_scan", {"f64[N]", "i64[N]"}, {}});
   s.push_back({"segment_scan/bool", "segment_scan", {"i1[N]", "i64[N]"}, {}});
+  s.push_back({"segment_scan/ties", "segment_scan", {"f64[N]", "i64[N]", "f32[N]"}, {}});
   for (Sample& x : s)
     for (std::string& t : x.inputs) t += "@cpu";
   return s;

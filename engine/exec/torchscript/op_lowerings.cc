@@ -470,6 +470,7 @@ Result SegmentScan(LowerCtx& c, const ir::Node& n, const Values& in) {
   auto scan = [&](bool total_result) {
     return [&c, &in, x, total_result]() -> Value* {
       Value* starts = SegmentStarts(c, in[1]);
+      for (size_t i = 2; i < in.size(); ++i) starts = c.Call(A("logical_or"), {starts, SegmentStarts(c, in[i])});
       Value* gid = c.Call(A("sub"), {c.Call(A("cumsum"), {c.As(starts, ir::DType::kBool, c10::kLong), 0}), 1});
       Value* zero = c.Call(A("zeros_like"), {x});
       if (total_result) return c.Call(A("index_select"), {c.Call(A("index_add"), {zero, 0, gid, x}), 0, gid});
