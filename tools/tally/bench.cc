@@ -42,6 +42,8 @@ double ReadBandwidth(bool quick) {
 struct Workload {
   std::vector<std::string> specs;
   NamedTensors batch;     // one update's inputs
+  std::vector<NamedTensors> batches;  // when set: update i takes batches[i % size] (batch unused)
+  bool time_compute = false;          // report ms_compute after each timed run
   int64_t updates = 0;    // updates per timed run
   int runs = 0;
   double input_bytes = 0;
@@ -90,7 +92,24 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.updates = quick ? 2 : 20;
     w.runs = quick ? 2 : 5;
   } else if (name == "retrieval") {
-    return absl::UnimplementedError("workload 'retrieval' needs the retrieval metrics (not yet supported)");
+    // 10,000 queries x 100 documents in 100 updates: update i holds queries
+    // [100 i, 100 i + 100), their rows shuffled.
+    w.specs = {"retrieval_recall(top_k=10)", "retrieval_precision(top_k=10)", "retrieval_reciprocal_rank",
+               "retrieval_normalized_dcg(top_k=10)", "retrieval_average_precision"};
+    const int64_t updates = quick ? 4 : 100, queries_per_update = 100, docs = 100;
+    const int64_t rows = queries_per_update * docs;
+    at::Generator gen = at::detail::createCPUGenerator(7);
+    for (int64_t u = 0; u < updates; ++u) {
+      at::Tensor perm = at::randperm(rows, gen, at::kLong);
+      at::Tensor idx = (at::arange(rows, at::kLong).div(docs, "floor") + u * queries_per_update).index_select(0, perm);
+      w.batches.push_back({{"preds", at::rand({rows}, gen, at::kFloat)},
+                           {"target", (at::rand({rows}, gen, at::kFloat) < 0.1).to(at::kLong)},
+                           {"indexes", idx}});
+    }
+    w.batch = w.batches[0];
+    w.updates = updates;
+    w.runs = quick ? 2 : 5;
+    w.time_compute = true;
   } else if (name == "sync_cls") {
     return absl::UnimplementedError("workload 'sync_cls' needs --world-size support (not yet supported)");
   } else {
@@ -121,17 +140,26 @@ absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::str
   r.backend = backend;
   r.aten_calls_per_update = program->num_update_kernels();
   // Warm up, then time.
-  for (int i = 0; i < std::min<int64_t>(w.updates, 100); ++i) TALLY_RETURN_IF_ERROR(program->Update(w.batch));
-  std::vector<double> per_update;
+  auto batch = [&](int64_t i) -> const NamedTensors& {
+    return w.batches.empty() ? w.batch : w.batches[i % w.batches.size()];
+  };
+  for (int i = 0; i < std::min<int64_t>(w.updates, 100); ++i) TALLY_RETURN_IF_ERROR(program->Update(batch(i)));
+  std::vector<double> per_update, compute;
   for (int run = 0; run < w.runs; ++run) {
     TALLY_RETURN_IF_ERROR(program->Reset());
     auto t0 = Clock::now();
-    for (int64_t i = 0; i < w.updates; ++i) TALLY_RETURN_IF_ERROR(program->Update(w.batch));
+    for (int64_t i = 0; i < w.updates; ++i) TALLY_RETURN_IF_ERROR(program->Update(batch(i)));
     per_update.push_back(SecondsSince(t0) / w.updates);
+    if (w.time_compute) {
+      auto t1 = Clock::now();
+      TALLY_RETURN_IF_ERROR(program->Compute().status());
+      compute.push_back(SecondsSince(t1));
+    }
   }
   TALLY_RETURN_IF_ERROR(program->Compute().status());
   double sec = Median(per_update);
   r.us_per_update = sec * 1e6;
+  if (!compute.empty()) r.ms_compute = Median(compute) * 1e3;
   if (workload == "cls_large" || workload == "reg_large") {
     r.gb_per_s = w.input_bytes / sec / 1e9;
   }
