@@ -11,7 +11,7 @@ TorchMetrics is not imported; its rules were read from the torchmetrics v1.5.2 s
 `# rule:` comment citing the file it was read from (path relative to the torchmetrics repo root).
 
 Output: tests/golden/fixtures/{aggregation,regression,classification_binary,
-classification_multiclass,classification_multilabel,curves}.json -- see tests/golden/README.md.
+classification_multiclass,classification_multilabel,curves,retrieval}.json -- see tests/golden/README.md.
 """
 import json
 import math
@@ -1690,9 +1690,96 @@ def gen_curves():
     return S
 
 
+def retrieval_expected(kind, idx, preds, target, top_k=None, action=None, ignore_index=None, adaptive_k=False):
+    """Mean over queries of the per-query score, as the Retrieval* classes compute it."""
+    # rule: src/torchmetrics/retrieval/base.py (rows with target == ignore_index are dropped; groups by indexes;
+    # a query without positives -- without negatives for fall_out -- scores by empty_target_action:
+    # neg -> 0, pos -> 1, skip -> left out; no query at all -> 0.0)
+    # rule: src/torchmetrics/utilities/checks.py (_check_retrieval_target_and_prediction_types: preds.float())
+    if action is None:
+        action = "pos" if kind == "fall_out" else "neg"
+    if ignore_index is not None:
+        keep = target != ignore_index
+        idx, preds, target = idx[keep], preds[keep], target[keep]
+    scores = []
+    for q in np.unique(idx):
+        m = idx == q
+        p, t = preds[m].astype(np.float32), target[m]
+        ts = t[np.argsort(-p, kind="stable")]
+        n = len(ts)
+        k = n if top_k is None else top_k
+        empty = (1 - ts).sum() == 0 if kind == "fall_out" else ts.sum() == 0
+        if empty:
+            if action != "skip":
+                scores.append(1.0 if action == "pos" else 0.0)
+            continue
+        if kind == "recall":  # rule: src/torchmetrics/functional/retrieval/recall.py
+            v = ts[:k].sum() / ts.sum()
+        elif kind == "precision":  # rule: src/torchmetrics/functional/retrieval/precision.py (adaptive_k)
+            v = ts[:k].sum() / (n if top_k is None else (min(k, n) if adaptive_k else k))
+        elif kind == "hit_rate":  # rule: src/torchmetrics/functional/retrieval/hit_rate.py
+            v = float(ts[:k].sum() > 0)
+        elif kind == "reciprocal_rank":  # rule: src/torchmetrics/functional/retrieval/reciprocal_rank.py
+            v = 0.0 if ts[:k].sum() == 0 else 1.0 / (np.argmax(ts[:k] > 0) + 1)
+        elif kind == "average_precision":  # rule: src/torchmetrics/functional/retrieval/average_precision.py
+            tk = ts[:k]
+            pos = np.arange(1, len(tk) + 1)[tk > 0]
+            v = 0.0 if len(pos) == 0 else ((np.arange(len(pos)) + 1) / pos).mean()
+        elif kind == "r_precision":  # rule: src/torchmetrics/functional/retrieval/r_precision.py
+            r = int(ts.sum())
+            v = ts[:r].sum() / r
+        elif kind == "fall_out":  # rule: src/torchmetrics/functional/retrieval/fall_out.py
+            neg = 1 - ts
+            v = neg[:k].sum() / neg.sum()
+        elif kind == "normalized_dcg":  # rule: src/torchmetrics/functional/retrieval/ndcg.py (sklearn tie averaging)
+            v = 1.0 if n == 1 else skm.ndcg_score([t], [p.astype(np.float64)], k=top_k)
+        scores.append(float(v))
+    return float(np.mean(scores)) if scores else 0.0
+
+
+def gen_retrieval():
+    S = Suite("retrieval.json")
+    rng = np.random.default_rng(77)
+    N = 90
+    idx = rng.integers(0, 12, N)
+    preds = np.round(rng.random(N), 1).astype(np.float32)  # one decimal: many ties
+    target = (rng.random(N) < 0.3).astype(np.int64)
+    target[idx == 4] = 0  # a query without positives
+    target[idx == 9] = 1  # a query without negatives
+    graded = rng.integers(0, 4, N) * (rng.random(N) < 0.5)
+    graded[idx == 4] = 0
+    tign = target.copy()
+    tign[rng.random(N) < 0.15] = -1
+    hand = "hand-written numpy (TorchMetrics retrieval rules)"
+    for kind in ["recall", "precision", "hit_rate", "reciprocal_rank", "average_precision", "r_precision",
+                 "fall_out", "normalized_dcg"]:
+        tk_list = [None] if kind == "r_precision" else [None, 1, 5, 40]
+        for top_k in tk_list:
+            for action in ["neg", "pos", "skip"]:
+                extra = [{}]
+                if kind == "precision" and top_k is not None:
+                    extra.append({"adaptive_k": True})
+                for ex in extra:
+                    args = {}
+                    if top_k is not None:
+                        args["top_k"] = top_k
+                    args["empty_target_action"] = action
+                    args.update(ex)
+                    tt = graded if kind == "normalized_dcg" else target
+                    name = f"{kind}_k{top_k}_{action}" + ("_adaptive" if ex else "")
+                    S.add(name, spec(f"retrieval_{kind}", args),
+                          {"preds": T(preds, "float32"), "target": T(tt, "int64"), "indexes": T(idx, "int64")},
+                          retrieval_expected(kind, idx, preds, tt, top_k, action, adaptive_k=bool(ex)),
+                          "sklearn.metrics.ndcg_score" if kind == "normalized_dcg" else hand)
+        S.add(f"{kind}_ignore_index", spec(f"retrieval_{kind}", {"ignore_index": -1}),
+              {"preds": T(preds, "float64"), "target": T(tign, "int64"), "indexes": T(idx, "int64")},
+              retrieval_expected(kind, idx, preds, tign, ignore_index=-1), hand)
+    return S
+
+
 def main():
     suites = [gen_aggregation(), gen_regression(), gen_binary(), gen_multiclass(), gen_multilabel(),
-              gen_curves()]
+              gen_curves(), gen_retrieval()]
     total = 0
     for s in suites:
         path, n = s.write()

@@ -31,7 +31,7 @@ struct GoldenCase {
 std::vector<GoldenCase> LoadCases() {
   std::vector<GoldenCase> out;
   for (const char* f : {"aggregation", "regression", "classification_binary",
-                        "classification_multiclass", "classification_multilabel", "curves"}) {
+                        "classification_multiclass", "classification_multilabel", "curves", "retrieval"}) {
     std::ifstream in(absl::StrCat("tests/golden/fixtures/", f, ".json"));
     if (!in) continue;
     json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
