@@ -179,7 +179,7 @@ absl::Status Program::CheckInputs(const NamedTensors& inputs,
 
 absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tensor>& current,
                                                       const std::vector<at::Tensor>& incoming,
-                                                      bool skip_sums) const {
+                                                      bool skip_sums, bool skip_cats) const {
   std::vector<at::Tensor> next(current.size());
   const auto& states = module_->states;
   absl::Status st = exec::CatchTorch(
@@ -191,7 +191,9 @@ absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tens
               break;
             case ir::Reducer::kMax: next[i] = at::maximum(current[i], incoming[i]); break;
             case ir::Reducer::kMin: next[i] = at::minimum(current[i], incoming[i]); break;
-            case ir::Reducer::kCat: next[i] = at::cat({current[i], incoming[i]}, 0); break;
+            case ir::Reducer::kCat:
+              if (!skip_cats) next[i] = at::cat({current[i], incoming[i]}, 0);
+              break;
             case ir::Reducer::kCustom: break;
           }
         }
@@ -240,15 +242,48 @@ absl::Status Program::Update(const NamedTensors& inputs) {
   }
   bool others = false;
   for (const auto& d : decls) others |= d.reducer != ir::Reducer::kSum;
-  std::vector<at::Tensor> next;
+  std::vector<at::Tensor> next(decls.size());
   if (others) {
-    TALLY_ASSIGN_OR_RETURN(next, Fold(states_, partials, /*skip_sums=*/true));
+    TALLY_ASSIGN_OR_RETURN(next, Fold(states_, partials, /*skip_sums=*/true, /*skip_cats=*/true));
   }
-  return exec::CatchTorch(
+  // Cat states grow by amortized doubling: each is a prefix view of a buffer
+  // with spare rows, so an update copies only its own rows. Growing (which
+  // may allocate, and so may fail) happens before anything is committed;
+  // writing past the current view leaves the visible state unchanged.
+  std::vector<at::Tensor> buffers(decls.size());
+  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
       [&] {
         for (size_t i = 0; i < decls.size(); ++i) {
-          if (decls[i].reducer == ir::Reducer::kSum) states_[i].add_(partials[i]);
-          else states_[i] = std::move(next[i]);
+          if (decls[i].reducer != ir::Reducer::kCat) continue;
+          const at::Tensor& cur = states_[i];
+          const at::Tensor& add = partials[i];
+          int64_t len = cur.size(0), n = add.size(0);
+          at::Tensor buf = i < cat_buffers_.size() ? cat_buffers_[i] : at::Tensor();
+          bool usable = buf.defined() && cur.is_contiguous() && buf.size(0) >= len + n &&
+                        cur.data_ptr() == buf.data_ptr() && buf.scalar_type() == add.scalar_type() &&
+                        buf.device() == add.device() && buf.sizes().slice(1) == add.sizes().slice(1);
+          if (!usable) {
+            std::vector<int64_t> sizes(cur.sizes().begin(), cur.sizes().end());
+            sizes[0] = std::max<int64_t>(2 * (len + n), 64);
+            buf = at::empty(sizes, cur.options());
+            if (len > 0) buf.narrow(0, 0, len).copy_(cur);
+          }
+          if (n > 0) buf.narrow(0, len, n).copy_(add);
+          next[i] = buf.narrow(0, 0, len + n);
+          buffers[i] = buf;
+        }
+      },
+      metric_names_));
+  return exec::CatchTorch(
+      [&] {
+        if (cat_buffers_.size() != decls.size()) cat_buffers_.resize(decls.size());
+        for (size_t i = 0; i < decls.size(); ++i) {
+          if (decls[i].reducer == ir::Reducer::kSum) {
+            states_[i].add_(partials[i]);
+          } else {
+            states_[i] = std::move(next[i]);
+            if (decls[i].reducer == ir::Reducer::kCat) cat_buffers_[i] = std::move(buffers[i]);
+          }
         }
       },
       metric_names_);

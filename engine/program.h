@@ -82,7 +82,7 @@ class Program {
   // undefined (Update adds them in place).
   absl::StatusOr<std::vector<at::Tensor>> Fold(const std::vector<at::Tensor>& current,
                                                const std::vector<at::Tensor>& incoming,
-                                               bool skip_sums = false) const;
+                                               bool skip_sums = false, bool skip_cats = false) const;
   absl::Status CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered) const;
 
   std::unique_ptr<ir::Module> module_;
@@ -94,6 +94,9 @@ class Program {
   std::vector<std::pair<std::string, std::unique_ptr<exec::PlanRunner>>> merge_plans_;
   std::vector<int> partial_of_state_;  // update result index per state
   std::vector<at::Tensor> states_;
+  // Per cat state, the buffer its state is a prefix view of (grown by
+  // doubling); ignored when the state is no longer a view of it.
+  std::vector<at::Tensor> cat_buffers_;
   Recompiler recompiler_ = nullptr;
 };
 

@@ -145,3 +145,45 @@ TEST(FieldBugs, MixedDeviceInputsAreABoundaryErrorOrOneVisibleTransfer) {
 
 }  // namespace
 }  // namespace tally
+
+namespace tally {
+namespace {
+
+TEST(CatStates, GrowByDoublingWithoutChangingEarlierSnapshots) {
+  // Verifies that a cat state grows into a buffer with spare rows (an update
+  // copies only its own rows), that a snapshot taken earlier keeps its
+  // values, and that Reset and Merge still give the one-pass result.
+  NamedTensors like{{"preds", at::zeros({3})}, {"target", at::zeros({3})}};
+  auto a = Make({"spearman_corrcoef"}, like, CompileOptions{});
+  auto whole = Make({"spearman_corrcoef"}, like, CompileOptions{});
+  ASSERT_TRUE(a.ok() && whole.ok());
+  at::Generator gen = at::detail::createCPUGenerator(3);
+  at::Tensor p = at::randn({300}, gen), t = p + at::randn({300}, gen);
+  at::Tensor snapshot;
+  for (int64_t s = 0; s < 300; s += 7) {
+    int64_t n = std::min<int64_t>(7, 300 - s);
+    ASSERT_TRUE((*a)->Update({{"preds", p.narrow(0, s, n)}, {"target", t.narrow(0, s, n)}}).ok());
+    if (s == 70) snapshot = (*a)->states()[0];
+  }
+  at::Tensor state = (*a)->states()[0];
+  EXPECT_EQ(state.size(0), 300);
+  EXPECT_GT(state.storage().nbytes(), static_cast<size_t>(300 * state.element_size()));  // spare rows
+  EXPECT_TRUE(at::equal(snapshot, state.narrow(0, 0, snapshot.size(0))));
+  ASSERT_TRUE((*whole)->Update({{"preds", p}, {"target", t}}).ok());
+  auto va = (*a)->Compute(), vw = (*whole)->Compute();
+  ASSERT_TRUE(va.ok() && vw.ok());
+  EXPECT_NEAR((*va)[0].second.item<double>(), (*vw)[0].second.item<double>(), 1e-12);
+  ASSERT_TRUE((*a)->Reset().ok());
+  ASSERT_TRUE((*a)->Update({{"preds", p.narrow(0, 0, 150)}, {"target", t.narrow(0, 0, 150)}}).ok());
+  auto b = Make({"spearman_corrcoef"}, like, CompileOptions{});
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE((*b)->Update({{"preds", p.narrow(0, 150, 150)}, {"target", t.narrow(0, 150, 150)}}).ok());
+  ASSERT_TRUE((*a)->Merge(**b).ok());
+  ASSERT_TRUE((*a)->Update({{"preds", p.narrow(0, 0, 0)}, {"target", t.narrow(0, 0, 0)}}).ok());
+  auto vm = (*a)->Compute();
+  ASSERT_TRUE(vm.ok());
+  EXPECT_NEAR((*vm)[0].second.item<double>(), (*vw)[0].second.item<double>(), 1e-12);
+}
+
+}  // namespace
+}  // namespace tally
