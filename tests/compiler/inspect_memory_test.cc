@@ -1,0 +1,35 @@
+// Tests of `tally inspect`'s memory line: fixed-size states report their
+// bytes once, exact (cat) states report bytes per accumulated row, and a
+// binned variant's memory does not grow with rows.
+#include <string>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "tools/tally/inspect.h"
+
+namespace tally {
+namespace {
+
+std::string MemoryLine(const std::string& spec) {
+  tools::InspectOptions o;
+  auto text = tools::Inspect({spec}, {}, o);
+  EXPECT_TRUE(text.ok()) << text.status();
+  if (!text.ok()) return "";
+  size_t at = text->find("memory: ");
+  return at == std::string::npos ? "" : text->substr(at, text->find('\n', at) - at);
+}
+
+TEST(InspectMemory, ReportsBytesPerAccumulatedRow) {
+  // Verifies the numbers: retrieval keeps indexes (8) + preds (4) + target
+  // (8) per row; binned AUROC keeps 100 x 2 x 2 int64 counts and nothing per
+  // row; the exact form keeps preds and target per row.
+  EXPECT_TRUE(absl::StrContains(MemoryLine("retrieval_recall(top_k=10)"), "20 bytes per accumulated row"));
+  std::string binned = MemoryLine("binary_auroc(thresholds=100)");
+  EXPECT_TRUE(absl::StrContains(binned, "0 bytes per accumulated row")) << binned;
+  EXPECT_TRUE(absl::StrContains(binned, "3208 bytes of fixed-size states")) << binned;  // + one i64 check counter
+  std::string exact = MemoryLine("binary_auroc");
+  EXPECT_FALSE(absl::StrContains(exact, " 0 bytes per accumulated row")) << exact;
+}
+
+}  // namespace
+}  // namespace tally
