@@ -259,77 +259,53 @@ void MaskedSelect(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
 void Nonzero(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::nonzero(in[0]); }
 
 // Fused composite ops: CPU tensors call the kernel directly (no dispatcher
-// on the hot path); other devices go through the `tally::` operators.
+// on the hot path); other devices go through the `tally::` operator of the
+// same signature (ops/fused/library.cc), under InferenceMode so that Meta
+// kernels run without an Autograd kernel.
+template <typename R, typename... Args, typename... Vals>
+R CallFused(const char* schema, R (*cpu)(Args...), bool on_cpu, Vals&&... vals) {
+  if (on_cpu) return cpu(std::forward<Vals>(vals)...);
+  auto op = c10::Dispatcher::singleton().findSchemaOrThrow(schema, "").typed<R(Args...)>();
+  c10::InferenceMode guard;
+  return op.call(std::forward<Vals>(vals)...);
+}
+
+void WriteResults(std::tuple<at::Tensor, at::Tensor, at::Tensor> r, at::Tensor* out) {
+  out[0] = std::move(std::get<0>(r));
+  out[1] = std::move(std::get<1>(r));
+  out[2] = std::move(std::get<2>(r));
+}
+void WriteResults(std::vector<at::Tensor> r, at::Tensor* out) {
+  for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
+}
+
+c10::optional<int64_t> IgnoreIndex(const ir::Node& n) {
+  if (!n.HasAttr("ignore_index")) return c10::nullopt;
+  return n.GetInt("ignore_index");
+}
+
 void McConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  c10::optional<int64_t> ignore;
-  if (n.HasAttr("ignore_index")) ignore = n.GetInt("ignore_index");
-  int64_t c = n.GetInt("num_classes");
-  std::tuple<at::Tensor, at::Tensor, at::Tensor> r;
-  if (in[0].is_cpu()) {
-    r = fused::McConfmatCpu(in[0], in[1], c, ignore);
-  } else {
-    static auto op = c10::Dispatcher::singleton()
-                         .findSchemaOrThrow("tally::mc_confmat", "")
-                         .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
-                             const at::Tensor&, const at::Tensor&, int64_t, c10::optional<int64_t>)>();
-    c10::InferenceMode guard;
-    r = op.call(in[0], in[1], c, ignore);
-  }
-  out[0] = std::get<0>(r);
-  out[1] = std::get<1>(r);
-  out[2] = std::get<2>(r);
+  WriteResults(CallFused("tally::mc_confmat", &fused::McConfmatCpu, in[0].is_cpu(), in[0], in[1],
+                         n.GetInt("num_classes"), IgnoreIndex(n)),
+               out);
 }
 
 void RegStats(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
-  std::vector<at::Tensor> r;
-  if (in[0].is_cpu()) {
-    r = fused::RegStatsCpu(in[0], in[1]);
-  } else {
-    static auto op = c10::Dispatcher::singleton()
-                         .findSchemaOrThrow("tally::reg_stats", "")
-                         .typed<std::vector<at::Tensor>(const at::Tensor&, const at::Tensor&)>();
-    c10::InferenceMode guard;
-    r = op.call(in[0], in[1]);
-  }
-  for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
+  WriteResults(CallFused("tally::reg_stats", &fused::RegStatsCpu, in[0].is_cpu(), in[0], in[1]), out);
 }
 
 void MomentsMerge(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   std::vector<at::Tensor> states(in, in + n.inputs().size());
   std::vector<int64_t> pairs = n.GetInts("pairs");
-  int64_t vars = n.GetInt("variables");
-  std::vector<at::Tensor> r;
-  if (in[0].is_cpu()) {
-    r = fused::MomentsMergeCpu(states, vars, pairs);
-  } else {
-    static auto op = c10::Dispatcher::singleton()
-                         .findSchemaOrThrow("tally::moments_merge", "")
-                         .typed<std::vector<at::Tensor>(at::TensorList, int64_t, at::IntArrayRef)>();
-    c10::InferenceMode guard;
-    r = op.call(states, vars, pairs);
-  }
-  for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
+  WriteResults(CallFused("tally::moments_merge", &fused::MomentsMergeCpu, in[0].is_cpu(),
+                         at::TensorList(states), n.GetInt("variables"), at::IntArrayRef(pairs)),
+               out);
 }
 
 void BlConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  c10::optional<int64_t> ignore;
-  if (n.HasAttr("ignore_index")) ignore = n.GetInt("ignore_index");
-  double threshold = n.GetDouble("threshold");
-  bool over_kept = n.GetBool("logits_over_kept");
-  std::tuple<at::Tensor, at::Tensor, at::Tensor> r;
-  if (in[0].is_cpu()) {
-    r = fused::BlConfmatCpu(in[0], in[1], threshold, over_kept, ignore);
-  } else {
-    static auto op = c10::Dispatcher::singleton()
-                         .findSchemaOrThrow("tally::bl_confmat", "")
-                         .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
-                             const at::Tensor&, const at::Tensor&, double, bool, c10::optional<int64_t>)>();
-    c10::InferenceMode guard;
-    r = op.call(in[0], in[1], threshold, over_kept, ignore);
-  }
-  out[0] = std::get<0>(r);
-  out[1] = std::get<1>(r);
-  out[2] = std::get<2>(r);
+  WriteResults(CallFused("tally::bl_confmat", &fused::BlConfmatCpu, in[0].is_cpu(), in[0], in[1],
+                         n.GetDouble("threshold"), n.GetBool("logits_over_kept"), IgnoreIndex(n)),
+               out);
 }
 
 // Segment ops (segment_ops.cc). Run starts of a sorted key: the first row,
