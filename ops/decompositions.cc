@@ -9,11 +9,13 @@ namespace tally::ops {
 namespace {
 
 using dsl::Expr;
+// Results are a decomposition's values, one per result of the node.
+using Results = std::vector<Expr>;
 using ir::DType;
 
 // McConfmat: argmax (or integer labels), range checks, and a histogram of
 // target * C + pred over the kept rows.
-absl::Status DecomposeMcConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeMcConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
   int64_t c = n.GetInt("num_classes");
   Expr preds = b.Wrap(&g, n.input(0));
   Expr target = dsl::Cast(b.Wrap(&g, n.input(1)), DType::kInt64);
@@ -37,11 +39,7 @@ absl::Status DecomposeMcConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b)
   Expr idx = dsl::Where(keep, target * static_cast<double>(c) + label, -1.0);
   Expr cm = dsl::Reshape(dsl::Histogram(idx, c * c), {c, c});
   Expr nt = dsl::Sum(bad_t), np = dsl::Sum(bad_p);
-  if (!b.ok()) return b.status();
-  g.ReplaceAllUsesWith(n.output(0), cm.value());
-  g.ReplaceAllUsesWith(n.output(1), nt.value());
-  g.ReplaceAllUsesWith(n.output(2), np.value());
-  return absl::OkStatus();
+  return Results{cm, nt, np};
 }
 
 // RegStats: what the regression metrics compute per batch without the
@@ -49,7 +47,7 @@ absl::Status DecomposeMcConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b)
 // mean_absolute_error (over the flattened elements, and per column), and
 // the two-pass moments of metrics/regression_moments.h for preds, target and
 // target − preds, with the co-moment of preds and target.
-absl::Status DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
   Expr preds = dsl::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64);
   Expr target = dsl::Cast(b.Wrap(&g, n.input(1)), DType::kFloat64);
   const bool one_dim = preds.rank() == 1;
@@ -83,19 +81,15 @@ absl::Status DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) 
   };
   Moments mp = moments(p), mt = moments(t), me = moments(t - p);
   Expr c = dsl::Sum(mp.centred * mt.centred, {0});
-  if (!b.ok()) return b.status();
-  const std::vector<Expr> results = {rows,  mp.hi, mp.lo, mp.m2, mt.hi, mt.lo, mt.m2, me.hi,
-                                     me.lo, me.m2, c,     sse,   sae,   sse_all, sae_all};
-  if (results.size() != n.outputs().size()) return absl::InternalError("reg_stats: result count");
-  for (size_t i = 0; i < results.size(); ++i) g.ReplaceAllUsesWith(n.output(i), results[i].value());
-  return absl::OkStatus();
+  return Results{rows,  mp.hi, mp.lo, mp.m2, mt.hi, mt.lo, mt.m2, me.hi,
+                 me.lo, me.m2, c,     sse,   sae,   sse_all, sae_all};
 }
 
 // BlConfmat: the binary/multilabel labelling, checks and histogram of
 // metrics/classification_stats.cc (MakeBinaryForm, BinaryLabels, Kept,
 // BinaryConfmat, MultilabelConfmat), op for op. Label l's 2 x 2 matrix
 // occupies bins [4l, 4l + 4).
-absl::Status DecomposeBlConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeBlConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
   Expr preds = b.Wrap(&g, n.input(0));
   Expr target = b.Wrap(&g, n.input(1));
   double threshold = n.GetDouble("threshold");
@@ -133,17 +127,13 @@ absl::Status DecomposeBlConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b)
   }
   if (!bad_p.valid()) bad_p = dsl::FullLike(target, 0, DType::kBool);
   Expr nt = dsl::Sum(bad_t), np = dsl::Sum(bad_p);
-  if (!b.ok()) return b.status();
-  g.ReplaceAllUsesWith(n.output(0), cm.value());
-  g.ReplaceAllUsesWith(n.output(1), nt.value());
-  g.ReplaceAllUsesWith(n.output(2), np.value());
-  return absl::OkStatus();
+  return Results{cm, nt, np};
 }
 
 // MomentsMerge: the pairwise update of Chan, Golub and LeVeque with TwoSum
 // means, as metrics/regression_moments.h describes; an empty side leaves the
 // other unchanged through selects.
-absl::Status DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
   const int64_t vars = n.GetInt("variables");
   const std::vector<int64_t> pairs = n.GetInts("pairs");
   const int64_t side = 1 + 3 * vars + static_cast<int64_t>(pairs.size()) / 2;
@@ -180,10 +170,7 @@ absl::Status DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::GraphBuilder&
     int64_t i = 1 + 3 * vars + static_cast<int64_t>(k);
     results.push_back(a(i) + bside(i) + extra);
   }
-  if (!b.ok()) return b.status();
-  if (results.size() != n.outputs().size()) return absl::InternalError("moments_merge: result count");
-  for (size_t i = 0; i < results.size(); ++i) g.ReplaceAllUsesWith(n.output(i), results[i].value());
-  return absl::OkStatus();
+  return results;
 }
 
 }  // namespace
@@ -191,11 +178,22 @@ absl::Status DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::GraphBuilder&
 absl::Status Decompose(ir::Graph& g, ir::Node& n) {
   ir::Device device = n.output(0)->type().device;
   dsl::GraphBuilder b(n.op(), device);
-  if (n.op() == "mc_confmat") return DecomposeMcConfmat(g, n, b);
-  if (n.op() == "reg_stats") return DecomposeRegStats(g, n, b);
-  if (n.op() == "moments_merge") return DecomposeMomentsMerge(g, n, b);
-  if (n.op() == "bl_confmat") return DecomposeBlConfmat(g, n, b);
-  return absl::UnimplementedError(absl::StrCat("no decomposition for op '", n.op(), "'"));
+  absl::StatusOr<Results> results;
+  if (n.op() == "mc_confmat") results = DecomposeMcConfmat(g, n, b);
+  else if (n.op() == "reg_stats") results = DecomposeRegStats(g, n, b);
+  else if (n.op() == "moments_merge") results = DecomposeMomentsMerge(g, n, b);
+  else if (n.op() == "bl_confmat") results = DecomposeBlConfmat(g, n, b);
+  else return absl::UnimplementedError(absl::StrCat("no decomposition for op '", n.op(), "'"));
+  if (!results.ok()) return results.status();
+  // A decomposition stands for the node only when it built cleanly and gives
+  // one value per result.
+  if (!b.ok()) return b.status();
+  if (results->size() != n.outputs().size()) {
+    return absl::InternalError(absl::StrCat(n.op(), ": decomposition gives ", results->size(), " results, the op has ",
+                                            n.outputs().size()));
+  }
+  for (size_t i = 0; i < results->size(); ++i) g.ReplaceAllUsesWith(n.output(i), (*results)[i].value());
+  return absl::OkStatus();
 }
 
 }  // namespace tally::ops
