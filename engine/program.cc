@@ -52,10 +52,7 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
                                                          ProgramOptions options) {
   std::unique_ptr<Program> p(new Program());
   p->options_ = std::move(options);
-  std::vector<std::string> names;
-  for (const auto& s : m->states) {
-    if (std::find(names.begin(), names.end(), s.metric) == names.end()) names.push_back(s.metric);
-  }
+  std::vector<std::string> names = m->MetricNames();
   p->metric_names_ = names.empty() ? "program" : absl::StrJoin(names, ", ");
   p->fingerprint_ = ir::PrintModule(*m);
   p->module_ = std::move(m);
@@ -67,14 +64,7 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
     TALLY_ASSIGN_OR_RETURN(auto plan, MakeRunner(*g, backend));
     p->merge_plans_.emplace_back(group, std::move(plan));
   }
-  for (const auto& s : mod.states) {
-    int idx = -1;
-    const auto& rets = mod.update->returns();
-    for (size_t i = 0; i < rets.size(); ++i)
-      if (rets[i].first == s.name) idx = static_cast<int>(i);
-    TALLY_RET_CHECK(idx >= 0);
-    p->partial_of_state_.push_back(idx);
-  }
+  TALLY_ASSIGN_OR_RETURN(p->partial_of_state_, mod.PartialIndices());
   TALLY_ASSIGN_OR_RETURN(p->states_, p->InitialStates());
   return p;
 }

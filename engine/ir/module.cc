@@ -1,5 +1,7 @@
 #include "engine/ir/module.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace tally::ir {
@@ -34,6 +36,27 @@ int Module::StateIndex(absl::string_view name) const {
   for (size_t i = 0; i < states.size(); ++i)
     if (states[i].name == name) return static_cast<int>(i);
   return -1;
+}
+
+std::vector<std::string> Module::MetricNames() const {
+  std::vector<std::string> names;
+  for (const auto& s : states) {
+    if (std::find(names.begin(), names.end(), s.metric) == names.end()) names.push_back(s.metric);
+  }
+  return names;
+}
+
+absl::StatusOr<std::vector<int>> Module::PartialIndices() const {
+  std::vector<int> out;
+  const auto& rets = update->returns();
+  for (const auto& s : states) {
+    int idx = -1;
+    for (size_t i = 0; i < rets.size(); ++i)
+      if (rets[i].first == s.name) idx = static_cast<int>(i);
+    if (idx < 0) return absl::InternalError(absl::StrCat("state @", s.name, " has no partial in @update"));
+    out.push_back(idx);
+  }
+  return out;
 }
 
 std::unique_ptr<Module> Module::Clone() const {

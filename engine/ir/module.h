@@ -47,6 +47,11 @@ struct Module {
 
   const StateDecl* FindState(absl::string_view name) const;
   int StateIndex(absl::string_view name) const;
+  // MetricNames lists the metrics owning states, in state order, once each.
+  std::vector<std::string> MetricNames() const;
+  // PartialIndices gives, per state, the index of its partial among the
+  // update graph's results (Internal error if a state has none).
+  absl::StatusOr<std::vector<int>> PartialIndices() const;
   // Clone returns a deep copy.
   std::unique_ptr<Module> Clone() const;
 };

@@ -97,21 +97,10 @@ class Builder {
             "composite ops decomposed (FusePolicy::kReference) so that they need nothing of Tally"));
       }
     }
-    std::vector<std::string> metrics;
-    for (const auto& s : m_.states) {
-      if (std::find(metrics.begin(), metrics.end(), s.metric) == metrics.end()) metrics.push_back(s.metric);
-    }
-    metric_names_ = absl::StrJoin(metrics, ", ");
+    metric_names_ = absl::StrJoin(m_.MetricNames(), ", ");
     fingerprint_ = Fingerprint(m_);
     attrs_ = BufferNames(m_);
-    for (const auto& s : m_.states) {
-      int idx = -1;
-      const auto& rets = m_.update->returns();
-      for (size_t i = 0; i < rets.size(); ++i)
-        if (rets[i].first == s.name) idx = static_cast<int>(i);
-      TALLY_RET_CHECK(idx >= 0);
-      partial_of_state_.push_back(idx);
-    }
+    TALLY_ASSIGN_OR_RETURN(partial_of_state_, m_.PartialIndices());
 
     cu_ = std::make_shared<jit::CompilationUnit>();
     cls_ = c10::ClassType::create(c10::QualifiedName("__torch__.tally.Metrics"), cu_, /*is_module=*/true);
