@@ -1,10 +1,8 @@
 #include "passes/canonicalize.h"
 
 #include <cmath>
-#include <functional>
 #include <optional>
 
-#include "absl/container/flat_hash_map.h"
 
 #include "engine/status_macros.h"
 #include "ops/op_registry.h"
@@ -151,22 +149,6 @@ int WidenAccumulators(ir::Graph& g) {
   return widened;
 }
 
-// Reorder so every node follows its inputs (new nodes were appended).
-void RestoreOrder(ir::Graph& g) {
-  absl::flat_hash_map<const Node*, int> depth;
-  std::function<int(const Node*)> d = [&](const Node* n) -> int {
-    auto it = depth.find(n);
-    if (it != depth.end()) return it->second;
-    int best = 0;
-    for (Value* in : n->inputs())
-      if (in->producer()) best = std::max(best, d(in->producer()) + 1);
-    depth[n] = best;
-    return best;
-  };
-  for (const auto& n : g.nodes()) d(n.get());
-  g.SortNodes([&](const Node* a, const Node* b) { return depth[a] < depth[b]; });
-}
-
 }  // namespace
 
 absl::StatusOr<bool> Canonicalize::Run(ir::Module& m) {
@@ -178,7 +160,7 @@ absl::StatusOr<bool> Canonicalize::Run(ir::Module& m) {
     int i = RemoveIdentities(*g);
     int w = WidenAccumulators(*g);
     if (f + i + w > 0) {
-      RestoreOrder(*g);
+      g->TopologicalSort();
       RemoveDeadNodes(*g);
     }
     folded += f;
