@@ -14,10 +14,7 @@ absl::StatusOr<std::string> Export(const std::vector<std::string>& specs, const 
                                    const ExportOptions& options) {
   if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
   if (options.out.empty()) return absl::InvalidArgumentError("--out FILE.pt is required");
-  dsl::Signature sig;
-  if (inputs.empty()) sig = DefaultSignature(specs);
-  else { TALLY_ASSIGN_OR_RETURN(sig, SignatureOf(inputs)); }
-  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntries(specs, sig, options.device));
+  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntriesFor(specs, inputs, options.device));
   CompileOptions co;
   co.device = options.device;
   co.fuse_policy = passes::FusePolicy::kReference;

@@ -47,16 +47,21 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
   return {{"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kFloat32, {n}}};
 }
 
+absl::StatusOr<std::vector<CollectionEntry>> BuildEntriesFor(const std::vector<std::string>& specs,
+                                                             const NamedTensors& inputs, const ir::Device& device) {
+  dsl::Signature sig;
+  if (inputs.empty()) sig = DefaultSignature(specs);
+  else { TALLY_ASSIGN_OR_RETURN(sig, SignatureOf(inputs)); }
+  return BuildEntries(specs, sig, device);
+}
+
 absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                     const InspectOptions& options) {
   if (options.format != "text" && options.format != "torchscript") {
     return absl::UnimplementedError(absl::StrCat("--format ", options.format,
                                                  " is not yet supported (text or torchscript)"));
   }
-  dsl::Signature sig;
-  if (inputs.empty()) sig = DefaultSignature(specs);
-  else { TALLY_ASSIGN_OR_RETURN(sig, SignatureOf(inputs)); }
-  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntries(specs, sig, options.device));
+  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntriesFor(specs, inputs, options.device));
   CompileOptions co;
   co.device = options.device;
   co.dump_after = options.dump_after;

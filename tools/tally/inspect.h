@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/dsl/builder.h"
+#include "engine/metric.h"
 #include "engine/program.h"
 
 namespace tally::tools {
@@ -26,6 +27,11 @@ struct InspectOptions {
 // classification preds as f32 [N, C] (or [N] for binary), targets as i64;
 // regression and aggregation as f32 [N].
 dsl::Signature DefaultSignature(const std::vector<std::string>& specs);
+
+// BuildEntriesFor builds `specs` for the signature of `inputs`, or for
+// DefaultSignature(specs) when no inputs are given (inspect and export).
+absl::StatusOr<std::vector<CollectionEntry>> BuildEntriesFor(const std::vector<std::string>& specs,
+                                                             const NamedTensors& inputs, const ir::Device& device);
 
 // Inspect compiles `specs` for `inputs` (or the default signature) on
 // `options.device` without running anything, and prints the program.
