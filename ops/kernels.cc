@@ -223,6 +223,31 @@ void Sort(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = std::get<0>(r);
   out[1] = std::get<1>(r);
 }
+// Ranking ops (sort_ops.cc).
+void Bucketize(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  auto [x, boundaries] = Promoted(in[0], in[1]);
+  out[0] = at::bucketize(x.contiguous(), boundaries.contiguous(), /*out_int32=*/false, n.GetBool("right"));
+}
+void Cumsum(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const at::Tensor x = As(in[0], OutType(n));
+  const int64_t dim = at::maybe_wrap_dim(n.GetInt("dim"), x.dim());
+  // ATen's CUDA cumsum of floats is not deterministic (it refuses to run
+  // under deterministic mode); elsewhere than on the host a fixed-order scan
+  // runs on the tensor's own device instead.
+  const bool host = x.is_cpu() || x.is_meta();
+  out[0] = host || !at::isFloatingType(x.scalar_type()) ? at::cumsum(x, dim) : CumsumScan(x, dim);
+}
+void Topk(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  auto r = at::topk(in[0], n.GetInt("k"), n.GetInt("dim", -1), n.GetBool("largest", true), n.GetBool("sorted", true));
+  out[0] = std::get<0>(r);
+  out[1] = std::get<1>(r);
+}
+void Argsort(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const int64_t dim = n.GetInt("dim", -1);
+  const bool descending = n.GetBool("descending");
+  out[0] = n.GetBool("stable", true) ? std::get<1>(at::sort(in[0], /*stable=*/true, dim, descending))
+                                     : std::get<1>(at::sort(in[0], dim, descending));
+}
 at::Tensor RankAverage1D(const at::Tensor& v) {
   int64_t len = v.size(0);
   auto opts = v.options().dtype(at::kDouble);
@@ -355,6 +380,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
       {"sort", Sort}, {"rank_average", RankAverage}, {"searchsorted", SearchSorted},
+      {"bucketize", Bucketize}, {"cumsum", Cumsum}, {"topk", Topk}, {"argsort", Argsort},
       {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
       {"mc_confmat", McConfmat},
       {"reg_stats", RegStats},
@@ -366,6 +392,19 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
 }
 
 }  // namespace
+
+at::Tensor CumsumScan(const at::Tensor& x, int64_t dim) {
+  // Hillis-Steele: after the step with shift s every element holds the sum of
+  // the 2s elements ending at it; each addition is elementwise, so the order
+  // of operations is fixed whatever the device.
+  dim = at::maybe_wrap_dim(dim, x.dim());
+  const int64_t n = x.size(dim);
+  at::Tensor y = x;
+  for (int64_t s = 1; s < n; s *= 2) {
+    y = y + at::cat({at::zeros_like(y.narrow(dim, 0, s)), y.narrow(dim, 0, n - s)}, dim);
+  }
+  return y;
+}
 
 Kernel FindKernel(absl::string_view op) {
   EnsureMetaKernels();

@@ -19,6 +19,12 @@ using Kernel = void (*)(const ir::Node& n, const at::Tensor* in, at::Tensor* out
 // FindKernel returns the eager kernel of an op, or nullptr.
 Kernel FindKernel(absl::string_view op);
 
+// CumsumScan is the inclusive prefix sum of `x` along `dim` as a fixed-order
+// (Hillis-Steele) scan of log2(n) shifted additions: what cumsum runs for
+// floats on devices where ATen's cumsum is not deterministic. Exposed so that
+// tests on a CPU-only machine can check it.
+at::Tensor CumsumScan(const at::Tensor& x, int64_t dim);
+
 }  // namespace tally::ops
 
 #endif  // TALLY_OPS_KERNELS_H_

@@ -36,6 +36,10 @@ at::Tensor SearchSortedMeta(const at::Tensor&, const at::Tensor& values, bool ou
   return at::empty(values.sizes(), values.options().dtype(out_int32 ? at::kInt : at::kLong));
 }
 
+at::Tensor BucketizeMeta(const at::Tensor& self, const at::Tensor&, bool out_int32, bool) {
+  return at::empty(self.sizes(), self.options().dtype(out_int32 ? at::kInt : at::kLong));
+}
+
 bool HasMetaKernel(const char* name, const char* overload) {
   auto op = c10::Dispatcher::singleton().findSchema({name, overload});
   return !op.has_value() || op->hasKernelForDispatchKey(c10::DispatchKey::Meta);
@@ -56,6 +60,7 @@ void EnsureMetaKernels() {
     if (!HasMetaKernel("aten::isnan", "")) lib->impl("isnan", TORCH_FN(IsNanMeta));
     if (!HasMetaKernel("aten::index_select", "")) lib->impl("index_select", TORCH_FN(IndexSelectMeta));
     if (!HasMetaKernel("aten::searchsorted", "Tensor")) lib->impl("searchsorted.Tensor", TORCH_FN(SearchSortedMeta));
+    if (!HasMetaKernel("aten::bucketize", "Tensor")) lib->impl("bucketize.Tensor", TORCH_FN(BucketizeMeta));
     return true;
   }();
   (void)done;

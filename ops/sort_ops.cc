@@ -1,35 +1,115 @@
-// Ranking ops: searchsorted.
+// Ranking ops: searchsorted, bucketize, cumsum, topk, argsort.
 //
 // searchsorted(sorted[K], values[...]) gives, for every value, the number of
 // elements of the ascending 1-D `sorted` that are < value (right=false) or
 // <= value (right=true), as i64 of values' shape. With it a finalize counts
 // "rows scored below this one" for every row in O(N log N) without gathers,
 // cumulative sums or data-dependent shapes (the exact AUROC / AP forms).
+//
+// bucketize(x[...], boundaries[K]) {right} is torch.bucketize: the same
+// count with the operands the other way round (i64 of x's shape; right=false
+// counts boundaries < x, right=true boundaries <= x), comparing in the
+// promoted dtype of the two; NaN sorts above every boundary.
+//
+// cumsum(x) {dim} is the inclusive prefix sum along `dim`; bools and integers
+// accumulate in i64, floats in their own dtype. It is deterministic on every
+// device and never leaves the device of x (TorchMetrics' `_cumsum` went to
+// the CPU under deterministic mode and came back on the default device).
+//
+// topk(x) {k, dim=-1, largest=true, sorted=true} -> (values, indices): the k
+// largest (smallest) along `dim`. A symbolic `dim` is checked against k when
+// the kernel runs.
+//
+// argsort(x) {dim=-1, descending=false, stable=true} is the permutation that
+// sorts x along `dim` (ties keep their order when stable), i64.
 #include "absl/strings/str_cat.h"
 #include "engine/status_macros.h"
 #include "ops/op_registry.h"
 
 namespace tally::ops {
+namespace {
+
+using ir::DType;
+using ir::TensorType;
+using Types = absl::StatusOr<std::vector<TensorType>>;
+
+int64_t IntAttr(const ir::AttrMap& a, const std::string& k, int64_t dflt) {
+  auto it = a.find(k);
+  return it == a.end() ? dflt : std::get<int64_t>(it->second);
+}
+
+OpDef Make(std::string name, int min_in, int max_in, std::vector<AttrSpec> attrs, InferFn infer) {
+  OpDef d;
+  d.name = std::move(name);
+  d.min_inputs = min_in;
+  d.max_inputs = max_in;
+  d.attrs = std::move(attrs);
+  d.infer = std::move(infer);
+  return d;
+}
+
+}  // namespace
 
 void RegisterSortOps(OpTable& t) {
-  OpDef d;
-  d.name = "searchsorted";
-  d.min_inputs = 2;
-  d.max_inputs = 2;
-  d.attrs = {{"right", AttrKind::kBool, false}};
-  d.infer = [](const std::vector<ir::TensorType>& in, const ir::AttrMap&,
-               const ir::Device&) -> absl::StatusOr<std::vector<ir::TensorType>> {
-    if (in[0].rank() != 1) return absl::InvalidArgumentError("expects a rank-1 sorted sequence");
-    if (in[0].dtype != in[1].dtype) {
-      return absl::InvalidArgumentError(absl::StrCat("sorted sequence and values differ in dtype (",
-                                                     ir::DTypeName(in[0].dtype), " vs ",
-                                                     ir::DTypeName(in[1].dtype), ")"));
-    }
-    ir::TensorType out = in[1];
-    out.dtype = ir::DType::kInt64;
-    return std::vector<ir::TensorType>{out};
-  };
-  t.emplace(d.name, std::move(d));
+  auto add = [&t](OpDef d) { std::string n = d.name; t.emplace(n, std::move(d)); };
+  add(Make("searchsorted", 2, 2, {{"right", AttrKind::kBool, false}},
+           [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+             if (in[0].rank() != 1) return absl::InvalidArgumentError("expects a rank-1 sorted sequence");
+             if (in[0].dtype != in[1].dtype) {
+               return absl::InvalidArgumentError(absl::StrCat("sorted sequence and values differ in dtype (",
+                                                              ir::DTypeName(in[0].dtype), " vs ",
+                                                              ir::DTypeName(in[1].dtype), ")"));
+             }
+             TensorType out = in[1];
+             out.dtype = DType::kInt64;
+             return std::vector<TensorType>{out};
+           }));
+  add(Make("bucketize", 2, 2, {{"right", AttrKind::kBool, false}},
+           [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+             if (in[1].rank() != 1) return absl::InvalidArgumentError("expects rank-1 boundaries");
+             if (in[0].dtype == DType::kBool || in[1].dtype == DType::kBool) {
+               return absl::InvalidArgumentError("expects numeric operands, got i1");
+             }
+             TensorType out = in[0];
+             out.dtype = DType::kInt64;
+             return std::vector<TensorType>{out};
+           }));
+  add(Make("cumsum", 1, 1, {{"dim", AttrKind::kInt}},
+           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+             if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
+             TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim", 0), in[0].rank()).status());
+             TensorType out = in[0];
+             if (!ir::IsFloating(out.dtype)) out.dtype = DType::kInt64;
+             return std::vector<TensorType>{out};
+           }));
+  add(Make("topk", 1, 1,
+           {{"k", AttrKind::kInt}, {"dim", AttrKind::kInt, false}, {"largest", AttrKind::kBool, false},
+            {"sorted", AttrKind::kBool, false}},
+           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+             if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
+             if (in[0].dtype == DType::kBool) return absl::InvalidArgumentError("expects a numeric input, got i1");
+             TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim", -1), in[0].rank()));
+             const ir::Dim& dim = in[0].shape[d];
+             int64_t k = IntAttr(a, "k", 0);
+             if (k < 0 || (!dim.is_symbolic() && k > dim.size)) {
+               return absl::InvalidArgumentError(absl::StrCat("k=", k, " out of range of dim ", d, " (size ",
+                                                              dim.ToString(), ")"));
+             }
+             TensorType values = in[0];
+             values.shape[d] = ir::Dim::Fixed(k);
+             TensorType indices = values;
+             indices.dtype = DType::kInt64;
+             return std::vector<TensorType>{values, indices};
+           }));
+  add(Make("argsort", 1, 1,
+           {{"dim", AttrKind::kInt, false}, {"descending", AttrKind::kBool, false}, {"stable", AttrKind::kBool, false}},
+           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+             if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
+             TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim", -1), in[0].rank()).status());
+             TensorType out = in[0];
+             out.dtype = DType::kInt64;
+             return std::vector<TensorType>{out};
+           }));
 }
 
 }  // namespace tally::ops

@@ -247,6 +247,25 @@ Expr RankAverage(Expr x, Loc loc = Loc::Current());
 Expr SearchSorted(Expr sorted, Expr values, bool right = false, Loc loc = Loc::Current());
 // SortValues is the ascending (or descending) stable sort of `x` along `dim`.
 Expr SortValues(Expr x, int64_t dim, bool descending = false, Loc loc = Loc::Current());
+// Bucketize is torch.bucketize: for every element of `x`, the number of
+// elements of the ascending 1-D `boundaries` that are < it (<= it with
+// `right`), compared in the promoted dtype; i64 of x's shape.
+Expr Bucketize(Expr x, Expr boundaries, bool right = false, Loc loc = Loc::Current());
+// Cumsum is the inclusive prefix sum of `x` along `dim` (bools and integers
+// accumulate in i64): deterministic, and on x's device.
+Expr Cumsum(Expr x, int64_t dim, Loc loc = Loc::Current());
+// TopKResult holds topk's two results.
+struct TopKResult {
+  Expr values;
+  Expr indices;  // i64
+};
+// TopK is the `k` largest (or smallest) elements of `x` along `dim`, sorted
+// by value when `sorted`, and their indices.
+TopKResult TopK(Expr x, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true,
+                Loc loc = Loc::Current());
+// Argsort is the permutation (i64) that sorts `x` along `dim`; ties keep
+// their order when `stable`.
+Expr Argsort(Expr x, int64_t dim = -1, bool descending = false, bool stable = true, Loc loc = Loc::Current());
 // Full makes a tensor of fixed `shape` filled with `value` in the graph of `like`.
 Expr Full(Expr like, std::vector<int64_t> shape, double value, DType dtype, Loc loc = Loc::Current());
 // FullLike makes a tensor of x's shape filled with `value`.

@@ -141,6 +141,20 @@ Expr SortValues(Expr x, int64_t dim, bool descending, Loc loc) {
   std::vector<Expr> r = x.builder()->OpN("sort", {x}, {{"dim", dim}, {"descending", descending}}, loc);
   return r.empty() ? Expr() : r[0];
 }
+Expr Bucketize(Expr x, Expr boundaries, bool right, Loc loc) {
+  return Call("bucketize", {x, boundaries}, {{"right", right}}, loc);
+}
+Expr Cumsum(Expr x, int64_t dim, Loc loc) { return Call("cumsum", {x}, {{"dim", dim}}, loc); }
+TopKResult TopK(Expr x, int64_t k, int64_t dim, bool largest, bool sorted, Loc loc) {
+  if (!x.valid()) return {};
+  std::vector<Expr> r =
+      x.builder()->OpN("topk", {x}, {{"k", k}, {"dim", dim}, {"largest", largest}, {"sorted", sorted}}, loc);
+  if (r.size() != 2) return {};
+  return {r[0], r[1]};
+}
+Expr Argsort(Expr x, int64_t dim, bool descending, bool stable, Loc loc) {
+  return Call("argsort", {x}, {{"dim", dim}, {"descending", descending}, {"stable", stable}}, loc);
+}
 Expr Full(Expr like, std::vector<int64_t> shape, double value, DType dtype, Loc loc) {
   if (!like.valid()) return like;
   return like.builder()->Op("full", {},

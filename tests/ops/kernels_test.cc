@@ -5,6 +5,7 @@
 // tensors — the mechanical proof that it never reads a value on the host.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -184,6 +185,17 @@ std::vector<Sample> Samples() {
   s.push_back({"sort/descending", "sort", {"f32[N,4]"}, {{"dim", int64_t{1}}, {"descending", true}}});
   s.push_back({"searchsorted", "searchsorted", {"f32[N]", "f32[N]"}, {}});
   s.push_back({"searchsorted/right", "searchsorted", {"f64[N]", "f64[N,2]"}, {{"right", true}}});
+  s.push_back({"bucketize", "bucketize", {"f32[N,2]", "f32[5]"}, {}});
+  s.push_back({"bucketize/right_mixed", "bucketize", {"i64[N]", "f64[N]"}, {{"right", true}}});
+  s.push_back({"cumsum", "cumsum", {"f32[N,4]"}, {{"dim", int64_t{0}}}});
+  s.push_back({"cumsum/int", "cumsum", {"i32[N,4]"}, {{"dim", int64_t{-1}}}});
+  s.push_back({"cumsum/bool", "cumsum", {"i1[N]"}, {{"dim", int64_t{0}}}});
+  s.push_back({"topk", "topk", {"f32[N,4]"}, {{"k", int64_t{2}}}});
+  s.push_back({"topk/smallest_unsorted", "topk", {"i64[N,4]"},
+               {{"k", int64_t{3}}, {"dim", int64_t{1}}, {"largest", false}, {"sorted", false}}});
+  s.push_back({"argsort", "argsort", {"f32[N]"}, {{"dim", int64_t{0}}}});
+  s.push_back({"argsort/descending_unstable", "argsort", {"f64[N,4]"},
+               {{"dim", int64_t{1}}, {"descending", true}, {"stable", false}}});
   s.push_back({"mc_confmat", "mc_confmat", {"f32[N,4]", "i64[N]"}, {{"num_classes", int64_t{4}}}});
   s.push_back({"mc_confmat/labels", "mc_confmat", {"i64[N]", "i32[N]"},
                {{"num_classes", int64_t{4}}, {"ignore_index", int64_t{-1}}}});
@@ -534,6 +546,133 @@ TEST(KernelsTest, TopkMaskAndSort) {
                                      {F32({3, 1, 2, 1})}));
   EXPECT_TRUE(SameTensor(s[0], F32({3, 2, 1, 1})));
   EXPECT_TRUE(SameTensor(s[1], I64({0, 2, 1, 3})));
+}
+
+// Verifies bucketize against counting boundaries by hand (< x, or <= x with
+// right), with exact hits, repeated boundaries, NaN (above every boundary,
+// as torch.bucketize places it) and integers against float boundaries.
+TEST(KernelsTest, BucketizeCountsBoundaries) {
+  const std::vector<double> b = {0, 0.25, 0.5, 0.5, 1};
+  const std::vector<double> x = {-1, 0, 0.1, 0.25, 0.5, 0.7, 1, 2, NAN};
+  for (bool right : {false, true}) {
+    std::vector<int64_t> want;
+    for (double v : x) {
+      int64_t count = 0;
+      for (double e : b) count += std::isnan(v) || (right ? e <= v : e < v);
+      want.push_back(count);
+    }
+    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("bucketize", {"f64[N]@cpu", "f64[5]@cpu"}, {{"right", right}},
+                                                   {F64(x), F64(b)}));
+    EXPECT_TRUE(SameTensor(r, I64(want))) << "right=" << right;
+  }
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("bucketize", {"i64[N,2]@cpu", "f32[3]@cpu"}, {},
+                                                 {I64({0, 1, 2, 3}).reshape({2, 2}), F32({0.5, 1, 1.5})}));
+  EXPECT_TRUE(SameTensor(r, I64({0, 1, 3, 3}).reshape({2, 2})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("bucketize", {"f32[N]@cpu", "f32[0]@cpu"}, {}, {F32({0.5, 2}), F32({})}));
+  EXPECT_TRUE(SameTensor(r, I64({0, 0})));
+}
+
+// Verifies cumsum against a running sum along either dim, integer inputs
+// accumulating in i64 past the int32 range, bools counted, and an empty dim.
+TEST(KernelsTest, CumsumMatchesARunningSum) {
+  at::manual_seed(3);
+  at::Tensor x = at::randn({6, 3}, at::kDouble);
+  for (int64_t dim : {0, 1}) {
+    at::Tensor want = at::empty_like(x);
+    for (int64_t i = 0; i < 6; ++i) {
+      for (int64_t j = 0; j < 3; ++j) {
+        double acc = 0;
+        for (int64_t k = 0; k <= (dim == 0 ? i : j); ++k) {
+          acc += dim == 0 ? x[k][j].item<double>() : x[i][k].item<double>();
+        }
+        want[i][j] = acc;
+      }
+    }
+    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("cumsum", {"f64[N,3]@cpu"}, {{"dim", dim - 2}}, {x}));
+    EXPECT_TRUE(SameTensor(r, want, 1e-12, 1e-12)) << "dim " << dim;
+  }
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("cumsum", {"i32[N]@cpu"}, {{"dim", int64_t{0}}},
+                                                 {I32({2147483647, 1, 2, -5})}));
+  EXPECT_TRUE(SameTensor(r, I64({2147483647, 2147483648, 2147483650, 2147483645})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("cumsum", {"i1[N]@cpu"}, {{"dim", int64_t{0}}}, {Bool({1, 0, 1, 1, 0})}));
+  EXPECT_TRUE(SameTensor(r, I64({1, 1, 2, 3, 3})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("cumsum", {"f32[N,3]@cpu"}, {{"dim", int64_t{0}}}, {at::empty({0, 3})}));
+  EXPECT_TRUE(SameTensor(r, at::empty({0, 3})));
+}
+
+// Verifies the fixed-order scan cumsum runs for floats off the host (this
+// machine has no accelerator, so it is called directly): a running sum up to
+// rounding, exact on integer-valued floats, at every length from 0 to 40
+// (powers of two and their neighbours) and along an inner dim.
+TEST(KernelsTest, CumsumScanIsARunningSum) {
+  at::manual_seed(4);
+  for (int64_t n = 0; n <= 40; ++n) {
+    at::Tensor ints = at::randint(-50, 50, {n}, at::kDouble);
+    EXPECT_TRUE(SameTensor(CumsumScan(ints, 0), at::cumsum(ints, 0), 0, 0)) << "n=" << n;
+    at::Tensor x = at::randn({n}, at::kDouble);
+    std::vector<double> want;
+    double acc = 0;
+    for (int64_t i = 0; i < n; ++i) want.push_back(acc += x[i].item<double>());
+    EXPECT_TRUE(SameTensor(CumsumScan(x, -1), F64(want), 1e-12, 1e-12)) << "n=" << n;
+  }
+  at::Tensor m = at::randn({4, 9}, at::kFloat);
+  EXPECT_TRUE(SameTensor(CumsumScan(m, 1), at::cumsum(m, 1), 1e-5, 1e-5));
+  at::Tensor meta = CumsumScan(at::empty({5, 3}, at::TensorOptions().device(at::kMeta)), 0);
+  EXPECT_TRUE(meta.is_meta());
+  EXPECT_EQ(meta.sizes(), at::IntArrayRef({5, 3}));
+}
+
+// Verifies topk against sorting each row by hand: the k largest (smallest)
+// values in order and where they were; unsorted results hold the same set.
+TEST(KernelsTest, TopkMatchesSortingByHand) {
+  at::manual_seed(5);
+  at::Tensor x = at::randperm(35, at::kLong).to(at::kFloat).reshape({5, 7});  // distinct values
+  for (bool largest : {true, false}) {
+    TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> r,
+                               Eval("topk", {"f32[N,7]@cpu"}, {{"k", int64_t{3}}, {"largest", largest}}, {x}));
+    for (int64_t i = 0; i < 5; ++i) {
+      std::vector<std::pair<float, int64_t>> row;
+      for (int64_t j = 0; j < 7; ++j) row.push_back({x[i][j].item<float>(), j});
+      std::sort(row.begin(), row.end());
+      if (largest) std::reverse(row.begin(), row.end());
+      for (int64_t j = 0; j < 3; ++j) {
+        EXPECT_EQ(r[0][i][j].item<float>(), row[j].first) << "row " << i << " largest=" << largest;
+        EXPECT_EQ(r[1][i][j].item<int64_t>(), row[j].second) << "row " << i << " largest=" << largest;
+      }
+    }
+  }
+  TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> r,
+                             Eval("topk", {"f32[N,7]@cpu"}, {{"k", int64_t{2}}, {"dim", int64_t{0}}, {"sorted", false}},
+                                  {x}));
+  EXPECT_EQ(r[0].sizes(), at::IntArrayRef({2, 7}));
+  EXPECT_TRUE(SameTensor(std::get<0>(at::sort(r[0], 0, true)), std::get<0>(at::topk(x, 2, 0))));
+  EXPECT_TRUE(SameTensor(at::gather(x, 0, r[1]), r[0]));
+}
+
+// Verifies argsort against std::stable_sort: ties keep their order, in both
+// directions, along dim 0 of a 2-D input; an unstable sort still sorts.
+TEST(KernelsTest, ArgsortIsAStableSort) {
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("argsort", {"f32[N]@cpu"}, {}, {F32({3, 1, 2, 1, 3, 0})}));
+  EXPECT_TRUE(SameTensor(r, I64({5, 1, 3, 2, 0, 4})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("argsort", {"f32[N]@cpu"}, {{"descending", true}}, {F32({3, 1, 2, 1, 3, 0})}));
+  EXPECT_TRUE(SameTensor(r, I64({0, 4, 2, 1, 3, 5})));
+  at::manual_seed(6);
+  at::Tensor x = at::randint(0, 4, {30, 3}, at::kLong);
+  for (bool descending : {false, true}) {
+    TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("argsort", {"i64[N,3]@cpu"}, {{"dim", int64_t{0}}, {"descending", descending}},
+                                        {x}));
+    for (int64_t j = 0; j < 3; ++j) {
+      std::vector<int64_t> idx(30);
+      for (int64_t i = 0; i < 30; ++i) idx[i] = i;
+      std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) {
+        int64_t va = x[a][j].item<int64_t>(), vb = x[b][j].item<int64_t>();
+        return descending ? va > vb : va < vb;
+      });
+      EXPECT_TRUE(SameTensor(r.select(1, j).contiguous(), I64(idx))) << "column " << j << " descending=" << descending;
+    }
+  }
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("argsort", {"i64[N,3]@cpu"}, {{"dim", int64_t{0}}, {"stable", false}}, {x}));
+  EXPECT_TRUE(SameTensor(at::gather(x, 0, r), std::get<0>(at::sort(x, 0))));
 }
 
 // AverageRanks is scipy.stats.rankdata(method="average") by brute force.

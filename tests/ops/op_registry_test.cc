@@ -164,6 +164,41 @@ TEST(OpRegistryTest, IndexAndCountingOps) {
   EXPECT_INFER_ERROR(Infer("rank_average", {"f32[]@cpu"}), "rank_average", "expects rank >= 1");
 }
 
+// Verifies the ranking ops: bucketize, cumsum, topk and argsort keep the
+// input's device, give i64 positions, accumulate integer sums in i64, and
+// reject bad operands and out-of-range k or dims.
+TEST(OpRegistryTest, RankingOps) {
+  EXPECT_THAT(Infer("bucketize", {"f32[N,3]@meta", "f32[16]@meta"}, {{"right", true}}), IsOkAndHolds("i64[N,3]@meta"));
+  EXPECT_THAT(Infer("bucketize", {"i64[N]@cpu", "f64[K]@cpu"}), IsOkAndHolds("i64[N]@cpu"));
+  EXPECT_INFER_ERROR(Infer("bucketize", {"f32[N]@cpu", "f32[4,2]@cpu"}), "bucketize", "expects rank-1 boundaries");
+  EXPECT_INFER_ERROR(Infer("bucketize", {"i1[N]@cpu", "f32[4]@cpu"}), "bucketize", "expects numeric operands");
+  EXPECT_INFER_ERROR(Infer("bucketize", {"f32[N]@cpu", "f32[4]@cuda:1"}), "bucketize", "inputs on different devices");
+
+  EXPECT_THAT(Infer("cumsum", {"f32[N,3]@cuda:1"}, {{"dim", int64_t{0}}}), IsOkAndHolds("f32[N,3]@cuda:1"));
+  EXPECT_THAT(Infer("cumsum", {"f64[N]@meta"}, {{"dim", int64_t{-1}}}), IsOkAndHolds("f64[N]@meta"));
+  EXPECT_THAT(Infer("cumsum", {"i32[N,3]@cpu"}, {{"dim", int64_t{1}}}), IsOkAndHolds("i64[N,3]@cpu"));
+  EXPECT_THAT(Infer("cumsum", {"i1[N]@cpu"}, {{"dim", int64_t{0}}}), IsOkAndHolds("i64[N]@cpu"));
+  EXPECT_INFER_ERROR(Infer("cumsum", {"f32[N,3]@cpu"}, {{"dim", int64_t{2}}}), "cumsum", "out of range");
+  EXPECT_INFER_ERROR(Infer("cumsum", {"f32[]@cpu"}, {{"dim", int64_t{0}}}), "cumsum", "expects rank >= 1");
+  EXPECT_INFER_ERROR(Infer("cumsum", {"f32[N]@cpu"}), "cumsum", "missing attribute 'dim'");
+
+  EXPECT_THAT(Infer("topk", {"f32[N,5]@meta"}, {{"k", int64_t{2}}}), IsOkAndHolds("f32[N,2]@meta, i64[N,2]@meta"));
+  EXPECT_THAT(Infer("topk", {"i64[N,5]@cpu"}, {{"k", int64_t{3}}, {"dim", int64_t{0}}, {"largest", false}}),
+              IsOkAndHolds("i64[3,5]@cpu, i64[3,5]@cpu"));
+  EXPECT_INFER_ERROR(Infer("topk", {"f32[N,5]@cpu"}, {{"k", int64_t{6}}}), "topk", "k=6 out of range of dim 1");
+  EXPECT_INFER_ERROR(Infer("topk", {"f32[N,5]@cpu"}, {{"k", int64_t{-1}}}), "topk", "k=-1");
+  EXPECT_INFER_ERROR(Infer("topk", {"f32[N,5]@cpu"}, {{"k", int64_t{1}}, {"dim", int64_t{2}}}), "topk", "out of range");
+  EXPECT_INFER_ERROR(Infer("topk", {"i1[N,5]@cpu"}, {{"k", int64_t{1}}}), "topk", "expects a numeric input");
+  EXPECT_INFER_ERROR(Infer("topk", {"f32[N]@cpu"}), "topk", "missing attribute 'k'");
+
+  EXPECT_THAT(Infer("argsort", {"f32[N,4]@cuda:1"}), IsOkAndHolds("i64[N,4]@cuda:1"));
+  EXPECT_THAT(Infer("argsort", {"i1[N]@cpu"}, {{"dim", int64_t{0}}, {"descending", true}, {"stable", false}}),
+              IsOkAndHolds("i64[N]@cpu"));
+  EXPECT_INFER_ERROR(Infer("argsort", {"f32[N]@cpu"}, {{"dim", int64_t{1}}}), "argsort", "out of range");
+  EXPECT_INFER_ERROR(Infer("argsort", {"f32[N]@cpu"}, {{"stable", int64_t{1}}}), "argsort",
+                     "attribute 'stable' has the wrong kind");
+}
+
 // Verifies the shape ops, including symbolic products from flatten.
 TEST(OpRegistryTest, ShapeOps) {
   using Ints = std::vector<int64_t>;

@@ -302,6 +302,63 @@ Result SearchSorted(LowerCtx& c, const ir::Node& n, const Values& in) {
   return Values{c.Call(A("searchsorted"), {in[0], in[1]}, {{"out_int32", false}, {"right", n.GetBool("right")}})};
 }
 
+// Ranking ops (kernels.cc Bucketize / Cumsum / Topk / Argsort).
+Result Bucketize(LowerCtx& c, const ir::Node& n, const Values& in) {
+  c10::ScalarType s = c10::promoteTypes(InType(n, 0), InType(n, 1));
+  return Values{c.Call(A("bucketize"), {c.As(in[0], InDType(n, 0), s), c.As(in[1], InDType(n, 1), s)},
+                       {{"out_int32", false}, {"right", n.GetBool("right")}})};
+}
+
+// The fixed-order scan of kernels.cc CumsumScan as a prim::Loop over shifts
+// 1, 2, 4, ... while shift < size(dim).
+Value* CumsumScan(LowerCtx& c, Value* x, int64_t dim) {
+  jit::Graph& g = c.graph();
+  Value* n = Size(c, x, dim);
+  Value* one = c.Const(int64_t{1});
+  Value* trips = c.Const(std::numeric_limits<int64_t>::max());
+  jit::Node* loop = g.insertNode(g.create(c10::prim::Loop, {trips, c.Call(A("lt"), {one, n}), x, one}, 2));
+  loop->output(0)->setType(c10::TensorType::get());
+  loop->output(1)->setType(c10::IntType::get());
+  jit::Block* body = loop->addBlock();
+  body->addInput()->setType(c10::IntType::get());  // the trip count
+  Value* y = body->addInput()->setType(c10::TensorType::get());
+  Value* shift = body->addInput()->setType(c10::IntType::get());
+  jit::WithInsertPoint guard(body);
+  Value* zeros = c.Call(A("zeros_like"), {c.Call(A("narrow"), {y, dim, 0, shift})});
+  Value* rest = c.Call(A("narrow"), {y, dim, 0, c.Call(A("sub"), {n, shift})});
+  Value* list = g.insertNode(g.createList(c10::TensorType::get(), {zeros, rest}))->output();
+  Value* next = c.Call(A("add"), {y, c.Call(A("cat"), {list, dim})});
+  Value* next_shift = c.Call(A("mul"), {shift, 2});
+  body->registerOutput(c.Call(A("lt"), {next_shift, n}));
+  body->registerOutput(next);
+  body->registerOutput(next_shift);
+  return loop->output(0);
+}
+
+Result Cumsum(LowerCtx& c, const ir::Node& n, const Values& in) {
+  c10::ScalarType s = OutType(n);
+  Value* x = c.As(in[0], InDType(n, 0), s);
+  int64_t dim = n.GetInt("dim");
+  if (dim < 0) dim += InRank(n, 0);
+  auto plain = [&c, x, dim]() -> Value* { return c.Call(A("cumsum"), {x, dim}); };
+  if (!c10::isFloatingType(s)) return Values{plain()};
+  // The device is a run-time fact (exported modules move with `.to()`).
+  Value* host = c.Call(A("__or__"), {c.Call(c10::Symbol::prim("is_cpu"), {x}), c.Call(c10::Symbol::prim("is_meta"), {x})});
+  return Values{c.If(host, plain, [&c, x, dim]() -> Value* { return CumsumScan(c, x, dim); })};
+}
+
+Result Topk(LowerCtx& c, const ir::Node& n, const Values& in) {
+  Value* r = c.Call(A("topk"), {in[0], n.GetInt("k"), n.GetInt("dim", -1), n.GetBool("largest", true),
+                                n.GetBool("sorted", true)});
+  return c.Unpack(r, 2);
+}
+
+Result Argsort(LowerCtx& c, const ir::Node& n, const Values& in) {
+  std::vector<NamedValue> kwargs = {{"dim", n.GetInt("dim", -1)}, {"descending", n.GetBool("descending")}};
+  if (n.GetBool("stable", true)) kwargs.insert(kwargs.begin(), NamedValue("stable", true));
+  return Values{c.Unpack(c.Call(A("sort"), {in[0]}, std::move(kwargs)), 2)[1]};
+}
+
 Result Sort(LowerCtx& c, const ir::Node& n, const Values& in) {
   Value* r = c.Call(A("sort"), {in[0]},
                     {{"stable", true}, {"dim", n.GetInt("dim")}, {"descending", n.GetBool("descending")}});
@@ -503,6 +560,7 @@ const absl::flat_hash_map<std::string, OpLowering>& Table() {
       {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
       {"sort", Sort}, {"rank_average", RankAverage}, {"searchsorted", SearchSorted},
+      {"bucketize", Bucketize}, {"cumsum", Cumsum}, {"topk", Topk}, {"argsort", Argsort},
       {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
       {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
   };
