@@ -15,6 +15,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterClassificationMetrics(*v);
     RegisterRetrievalMetrics(*v);
     RegisterCurveMetrics(*v);
+    RegisterMultiCurveMetrics(*v);
     std::sort(v->begin(), v->end(),
               [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });
     return v;

@@ -45,6 +45,7 @@ void RegisterRegressionMetrics(std::vector<MetricInfo>& out);
 void RegisterClassificationMetrics(std::vector<MetricInfo>& out);
 void RegisterRetrievalMetrics(std::vector<MetricInfo>& out);
 void RegisterCurveMetrics(std::vector<MetricInfo>& out);
+void RegisterMultiCurveMetrics(std::vector<MetricInfo>& out);
 
 }  // namespace tally::metrics
 

@@ -1,0 +1,446 @@
+// Threshold-free multiclass and multilabel metrics: multiclass_auroc,
+// multiclass_average_precision, multilabel_auroc and
+// multilabel_average_precision (TorchMetrics 1.5 functional names and
+// arguments: num_classes / num_labels, average, thresholds, ignore_index,
+// validate_args).
+//
+// Input, as in TorchMetrics:
+//   * multiclass: float preds (N, C, ...) and integer target (N, ...); a
+//     sample whose target is ignore_index is dropped, one outside [0, C) is
+//     counted by a deferred check and dropped. When any kept score lies
+//     outside [0, 1] (NaN included) the batch is softmaxed over dim 1.
+//   * multilabel: float preds and integer/bool target, both (N, L, ...); an
+//     element whose target is ignore_index is dropped, one outside {0, 1} is
+//     counted and dropped. When any element lies outside [0, 1] (ignored ones
+//     included) the batch is sigmoided.
+// Each class (label) is scored one-vs-rest as the binary metrics score it.
+//
+// thresholds=None (exact): `cat` states of the probabilities and targets.
+// Finalize flattens the (row, class) elements, sorts them by (class, score
+// descending) with one segment_sort, and reads per element, with segment
+// scans, the positives and negatives scored >= it (its whole tie group
+// included) and those tied with it; per-class sums are one weighted
+// histogram. So ties count as in sklearn/TorchMetrics (a tied
+// positive/negative pair counts one half in AUROC; a tie group is one point
+// of the precision-recall curve) with no loop over classes.
+//
+// thresholds=int T or a list (binned): every element is reduced to how many
+// thresholds (sorted, float32 as torch.linspace or the list) are <= its
+// probability (searchsorted), and the state is the i64 histogram
+// [C, 2, T+1] of (class, target, that count): constant memory, O(N C log T)
+// per update, sync-free in update and finalize. Finalize turns it into
+// TorchMetrics' per-threshold counts (preds >= threshold) with one segment
+// scan, then into the binned ROC area (trapezoids) and AP
+// (sum_t (recall[t] - recall[t+1]) * precision[t], recall[T] = 0).
+//
+// Per-class values and averaging follow TorchMetrics 1.5 (auroc.py,
+// average_precision.py, roc.py, precision_recall_curve.py):
+//   * AUROC of a class without positives or without negatives is 0.
+//   * Exact multiclass AP of a class without positives is NaN, except when
+//     every kept target is 0 (TorchMetrics then sets recall to 1): 0.
+//     Exact multilabel AP of a label without positives is 0; binned AP of a
+//     class without positives is 0.
+//   * macro is the mean over the classes whose value is not NaN; weighted
+//     weighs those by their support (positives); none returns [C].
+//   * multilabel micro scores all kept elements as one binary problem.
+// Values are computed in float64 and returned as float32.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/dsl/builder.h"
+#include "engine/status_macros.h"
+#include "metrics/curve_common.h"
+#include "metrics/registry.h"
+
+namespace tally::metrics {
+namespace {
+
+using dsl::Expr;
+using dsl::MetricBuilder;
+using dsl::State;
+using ir::DType;
+using ir::Reducer;
+
+enum class Task { kMulticlass, kMultilabel };
+enum class Curve { kAuroc, kAveragePrecision };
+
+struct Args {
+  int64_t num = 0;  // num_classes or num_labels
+  std::string average = "macro";
+  Thresholds thresholds;
+  std::optional<int64_t> ignore_index;
+};
+
+absl::StatusOr<Args> ReadArgs(Task task, SpecArgs& args) {
+  Args a;
+  const char* num_name = task == Task::kMulticlass ? "num_classes" : "num_labels";
+  TALLY_ASSIGN_OR_RETURN(a.num, args.GetInt(num_name));
+  if (a.num < 2) return args.InvalidArgument(absl::StrCat(num_name, " must be an integer >= 2, got ", a.num));
+  if (task == Task::kMulticlass) {
+    TALLY_ASSIGN_OR_RETURN(a.average, args.GetEnum("average", {"macro", "weighted", "none"}, "macro"));
+  } else {
+    TALLY_ASSIGN_OR_RETURN(a.average, args.GetEnum("average", {"micro", "macro", "weighted", "none"}, "macro"));
+  }
+  TALLY_ASSIGN_OR_RETURN(a.thresholds, ReadThresholds(args));
+  TALLY_ASSIGN_OR_RETURN(a.ignore_index, args.GetOptionalInt("ignore_index"));
+  // Accepted for compatibility: validation is always on, deferred to Compute.
+  TALLY_RETURN_IF_ERROR(args.GetBool("validate_args", true).status());
+  return a;
+}
+
+std::string ShapeString(const std::vector<int64_t>& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
+
+// ClassIndex is arange(C) shaped [C, 1, ..., 1] so that it broadcasts along
+// dim 1 of a tensor of rank `rank` (N, C, ...).
+Expr ClassIndex(Expr like, int64_t c, int64_t rank) {
+  Expr cls = dsl::Arange(like, c);
+  if (rank > 2) {
+    std::vector<int64_t> shape(rank - 1, 1);
+    shape[0] = c;
+    cls = dsl::Reshape(cls, shape);
+  }
+  return cls;
+}
+
+// Inputs are the validated update inputs: probabilities (N, C, ...) after
+// softmax/sigmoid, the per-element label (1 positive, 0 negative, -1
+// dropped) and the compact form the exact `target` state stores.
+struct Inputs {
+  Expr probs;         // float (N, C, ...)
+  Expr label;         // i64 (N, C, ...)
+  Expr stored_target; // multiclass: i64 (N, ...) with -1 for dropped samples; multilabel: `label`
+  std::vector<int64_t> extra;  // the trailing dims (...)
+};
+
+bool ReadInputs(Task task, const Args& a, MetricBuilder& b, Inputs& in) {
+  Expr preds = b.Input("preds");
+  Expr target = b.Input("target");
+  if (!b.ok()) return false;
+  const std::vector<int64_t>& ps = b.FindInput("preds")->shape;
+  const std::vector<int64_t>& ts = b.FindInput("target")->shape;
+  const int64_t c = a.num;
+  const char* num_name = task == Task::kMulticlass ? "num_classes" : "num_labels";
+  if (!ir::IsFloating(preds.dtype())) {
+    b.FailInput("preds", absl::StrCat("expected floating point probabilities or logits, got ",
+                                      ir::DTypeName(preds.dtype())));
+  } else if (ir::IsFloating(target.dtype())) {
+    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ", ir::DTypeName(target.dtype())));
+  } else if (task == Task::kMulticlass) {
+    if (ps.size() != ts.size() + 1 || ts.empty()) {
+      b.FailInput("preds", absl::StrCat("expected scores of shape (N, ", c, ", ...) with one more dim than target ",
+                                        ShapeString(ts), ", got ", ShapeString(ps)));
+    } else if (ps[1] != c) {
+      b.FailInput("preds", absl::StrCat("expected scores of shape (N, ", c, ", ...) for num_classes=", c, ", got ",
+                                        ShapeString(ps)));
+    } else if (ps[0] != ts[0] || !std::equal(ps.begin() + 2, ps.end(), ts.begin() + 1)) {
+      b.FailInput("preds", absl::StrCat("scores of shape ", ShapeString(ps), " do not match target's shape ",
+                                        ShapeString(ts), " (expected (N, C, ...) and (N, ...))"));
+    }
+  } else if (ps != ts) {
+    b.FailInput("preds", absl::StrCat("shape ", ShapeString(ps), " does not match target's shape ", ShapeString(ts)));
+  } else if (ps.size() < 2 || ps[1] != c) {
+    b.FailInput("preds", absl::StrCat("expected shape (N, ", c, ", ...) for ", num_name, "=", c, ", got ",
+                                      ShapeString(ps)));
+  }
+  if (!b.ok()) return false;
+  in.extra.assign(ps.begin() + 2, ps.end());
+  if (preds.dtype() != DType::kFloat32 && preds.dtype() != DType::kFloat64) preds = dsl::Cast(preds, DType::kFloat32);
+  Expr t = dsl::Cast(target, DType::kInt64);
+  Expr ignored;
+  if (a.ignore_index) ignored = t == static_cast<double>(*a.ignore_index);
+  // NaN fails both comparisons, so it also counts as outside (as in TorchMetrics).
+  Expr outside = !(preds >= 0.0 && preds <= 1.0);
+  if (task == Task::kMulticlass) {
+    Expr bad = t < 0.0 || t >= static_cast<double>(c);
+    if (ignored.valid()) bad = bad && !ignored;
+    b.Check("target", absl::StrCat("{n} values outside [0, ", c, ")"), dsl::Sum(dsl::Cast(bad, DType::kInt64)));
+    Expr valid = !bad;
+    if (ignored.valid()) valid = valid && !ignored;
+    // TorchMetrics drops ignored samples before it looks for logits.
+    Expr probs = dsl::Where(dsl::Any(outside && dsl::Unsqueeze(valid, 1)), dsl::Softmax(preds, 1), preds);
+    Expr cls = ClassIndex(t, c, preds.rank());
+    Expr t1 = dsl::Unsqueeze(t, 1);
+    in.probs = probs;
+    in.label = dsl::Where(dsl::Unsqueeze(valid, 1), dsl::Cast(t1 == cls, DType::kInt64), int64_t{-1});
+    in.stored_target = dsl::Where(valid, t, int64_t{-1});
+  } else {
+    Expr bad = !(t == 0.0 || t == 1.0);
+    if (ignored.valid()) bad = bad && !ignored;
+    b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
+    Expr valid = !bad;
+    if (ignored.valid()) valid = valid && !ignored;
+    // TorchMetrics looks for logits among all elements, ignored ones included.
+    in.probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
+    in.label = dsl::Where(valid, t, int64_t{-1});
+    in.stored_target = in.label;
+  }
+  return b.ok();
+}
+
+// PerClass is what both forms produce before averaging: the per-class value
+// and support (positives), f64 [K] (K = C, or 1 for micro).
+struct PerClass {
+  Expr value;
+  Expr support;
+};
+
+// Scan is segment_scan's pair: the inclusive cumulative sum within a segment
+// and the segment's total, both per element.
+struct Scan {
+  Expr cum, total;
+};
+
+Scan SegmentScan(MetricBuilder& b, std::vector<Expr> operands) {
+  std::vector<Expr> r = b.OpN("segment_scan", std::move(operands), {});
+  if (r.size() != 2) return {};
+  return {r[0], r[1]};
+}
+
+// ExactPerClass scores the elements of the exact form one-vs-rest per class.
+// `cls` (i64) broadcasts against `scores` and `label` (1 positive, 0
+// negative, -1 dropped); k is the number of classes.
+PerClass ExactPerClass(Curve kind, Task task, MetricBuilder& b, Expr scores, Expr label, Expr cls, int64_t k) {
+  const double kk = static_cast<double>(k);
+  Expr valid = label >= int64_t{0};
+  // Dropped elements go to segment k, which the histograms below leave out.
+  Expr key = dsl::Flatten(dsl::Where(valid, cls, kk));
+  Expr pos = dsl::Flatten(dsl::Cast(label == int64_t{1}, DType::kFloat64));
+  Expr s = dsl::Flatten(scores);
+  std::vector<Expr> sorted = b.OpN("segment_sort", {key, s, pos}, {});
+  if (sorted.size() != 3) return {};
+  Expr ks = sorted[0], ss = sorted[1], ps = sorted[2];
+  Expr ns = dsl::Cast(ks < kk, DType::kFloat64) - ps;
+  // Per element, within its class: the count up to the end of its tie group
+  // (everything scored >= it), the tie group's own count, the class total.
+  auto count = [&](Expr x, Expr* tied, Expr* total) {
+    Scan in_class = SegmentScan(b, {x, ks});
+    Scan in_group = SegmentScan(b, {x, ks, ss});
+    if (tied != nullptr) *tied = in_group.total;
+    if (total != nullptr) *total = in_class.total;
+    return in_class.cum - in_group.cum + in_group.total;
+  };
+  PerClass out;
+  out.support = dsl::Histogram(ks, ps, k);
+  if (kind == Curve::kAuroc) {
+    Expr neg_tied, neg_total;
+    Expr neg_ge = count(ns, &neg_tied, &neg_total);
+    // A negative scored below a positive counts 1, a tied one 1/2 (the
+    // Mann-Whitney U, which is the trapezoidal area of the ROC curve).
+    Expr u = dsl::Histogram(ks, ps * (neg_total - neg_ge + neg_tied * 0.5), k);
+    Expr n_neg = dsl::Histogram(ks, ns, k);
+    // No positives or no negatives: TorchMetrics' zero tpr / fpr give 0.
+    out.value = dsl::SafeDiv(u, out.support * n_neg);
+    return out;
+  }
+  Expr tp_ge = count(ps, nullptr, nullptr);
+  Expr fp_ge = count(ns, nullptr, nullptr);
+  // Each positive adds the precision at the end of its tie group.
+  Expr sum_prec = dsl::Histogram(ks, ps * dsl::SafeDiv(tp_ge, tp_ge + fp_ge), k);
+  Expr ap = sum_prec / out.support;  // NaN without positives
+  Expr rows = dsl::Histogram(ks, dsl::Cast(ks < kk, DType::kFloat64), k);
+  if (task == Task::kMulticlass && k > 1) {
+    // TorchMetrics sets recall to 1 when every kept target is class 0; a
+    // class without positives then scores its top precision, 0.
+    Expr all_zero = dsl::Sum(out.support) == dsl::Select(out.support, 0, 0);
+    out.value = dsl::Where(out.support == 0.0 && all_zero && rows > 0.0, 0.0, ap);
+  } else {
+    // Binary rule (multilabel, micro): no positives -> recall 1 -> AP 0.
+    out.value = dsl::Where(out.support == 0.0 && rows > 0.0, 0.0, ap);
+  }
+  return out;
+}
+
+// BinnedCounts are TorchMetrics' per-threshold counts in pairs along the
+// last dim: `head` holds the counts (preds >= threshold) at threshold j,
+// `tail` those at threshold j + 1 (0 past the last one), f64 [K, 2, X]
+// ([class][target][pair]); `pair` marks the pairs of two real thresholds
+// and `last` the pairs that close the curve (threshold T-1, T).
+struct BinnedCounts {
+  Expr head, tail, pair, last;
+};
+
+// SortedThresholds is the ascending order of the f32 thresholds; `perm`
+// maps the user's order to positions in it (identity for linspace and
+// ascending lists).
+struct SortedThresholds {
+  Thresholds sorted;
+  std::vector<int64_t> perm;
+  bool identity = true;
+};
+
+SortedThresholds SortThresholds(const Thresholds& th) {
+  SortedThresholds out;
+  out.sorted = th;
+  const int64_t n = th.size();
+  out.perm.resize(n);
+  std::iota(out.perm.begin(), out.perm.end(), 0);
+  if (th.values.empty()) return out;
+  std::vector<float> f(n);
+  for (int64_t i = 0; i < n; ++i) f[i] = static_cast<float>(th.values[i]);
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return f[x] < f[y]; });
+  for (int64_t j = 0; j < n; ++j) {
+    out.sorted.values[j] = th.values[order[j]];
+    out.perm[order[j]] = j;
+    if (order[j] != j) out.identity = false;
+  }
+  return out;
+}
+
+// Binned per-class counts from the histogram state [K, 2, T+1] (class,
+// target, number of sorted thresholds <= the probability).
+BinnedCounts CountsFromHistogram(MetricBuilder& b, Expr hist, int64_t k, const SortedThresholds& st) {
+  const int64_t t = st.sorted.size();
+  // Inclusive cumulative sums along the last dim: one segment scan keyed by
+  // the (class, target) row.
+  Expr row = dsl::Reshape(dsl::Arange(hist, k * 2), {k, 2, 1});
+  Expr keys = dsl::Flatten(row + dsl::FullLike(hist, 0.0, DType::kInt64));
+  Scan scan = SegmentScan(b, {dsl::Flatten(hist), keys});
+  Expr cum = dsl::Cast(dsl::Reshape(scan.cum, {k, 2, t + 1}), DType::kFloat64);
+  Expr h = dsl::Cast(hist, DType::kFloat64);
+  Expr total = dsl::Sum(h, {2}, /*keepdim=*/true);
+  // An element is >= sorted threshold j exactly when more than j thresholds
+  // are <= it: ge[j] = sum_{m > j} hist[m] = total - cum[j] (ge[T] = 0).
+  Expr ge = total - cum;
+  BinnedCounts c;
+  if (st.identity) {
+    // Position m in [1, T] pairs ge[m - 1] = ge[m] + hist[m] with ge[m].
+    Expr m = dsl::Arange(hist, t + 1);
+    c.head = ge + h;
+    c.tail = ge;
+    c.pair = m >= int64_t{1} && m <= static_cast<double>(t - 1);
+    c.last = m == static_cast<double>(t);
+    return c;
+  }
+  // Unsorted list: gather ge at each threshold's sorted position, in the
+  // user's order, with constant selection matrices (lists are short).
+  Expr rows = dsl::Unsqueeze(dsl::Arange(hist, t), 1);  // [T, 1]
+  Expr perm = dsl::FullLike(dsl::Arange(hist, t), 0.0, DType::kInt64);
+  for (int64_t i = 0; i < t; ++i) {
+    perm = dsl::Where(dsl::Arange(hist, t) == static_cast<double>(i), dsl::FullLike(perm, st.perm[i], DType::kInt64),
+                      perm);
+  }
+  Expr sel = dsl::Unsqueeze(dsl::Arange(hist, t + 1), 0) == dsl::Unsqueeze(perm, 1);  // [T, T+1]
+  Expr ge_user = dsl::Sum(dsl::Where(sel, dsl::Unsqueeze(ge, 2), 0.0), {3});         // [K, 2, T]
+  Expr shift = dsl::Unsqueeze(dsl::Arange(hist, t), 0) == rows + int64_t{1};         // [T, T]
+  c.head = ge_user;
+  c.tail = dsl::Sum(dsl::Where(shift, dsl::Unsqueeze(ge_user, 2), 0.0), {3});
+  Expr j = dsl::Arange(hist, t);
+  c.pair = j <= static_cast<double>(t - 2);
+  c.last = j == static_cast<double>(t - 1);
+  return c;
+}
+
+PerClass BinnedPerClass(Curve kind, const BinnedCounts& c, Expr hist) {
+  Expr h = dsl::Cast(hist, DType::kFloat64);
+  Expr total = dsl::Sum(h, {2});  // [K, 2]
+  Expr n_neg = dsl::Unsqueeze(dsl::Select(total, 1, 0), 1);
+  Expr n_pos = dsl::Unsqueeze(dsl::Select(total, 1, 1), 1);
+  Expr fp0 = dsl::Select(c.head, 1, 0), tp0 = dsl::Select(c.head, 1, 1);
+  Expr fp1 = dsl::Select(c.tail, 1, 0), tp1 = dsl::Select(c.tail, 1, 1);
+  Expr tpr0 = dsl::SafeDiv(tp0, n_pos), tpr1 = dsl::SafeDiv(tp1, n_pos);
+  PerClass out;
+  out.support = dsl::Select(total, 1, 1);
+  if (kind == Curve::kAuroc) {
+    Expr fpr0 = dsl::SafeDiv(fp0, n_neg), fpr1 = dsl::SafeDiv(fp1, n_neg);
+    out.value = dsl::Sum(dsl::Where(c.pair, (fpr0 - fpr1) * (tpr0 + tpr1), 0.0), {1}) * 0.5;
+  } else {
+    // precision = tp / (tp + fp), 0 where nothing is predicted positive
+    // (TorchMetrics 1.5's _safe_divide); recall[T] = 0 closes the curve.
+    Expr precision = dsl::SafeDiv(tp0, tp0 + fp0);
+    out.value = dsl::Sum(dsl::Where(c.pair || c.last, (tpr0 - tpr1) * precision, 0.0), {1});
+  }
+  return out;
+}
+
+// Reduce is TorchMetrics' _reduce_auroc / _reduce_average_precision: NaN
+// classes are left out of macro and weighted.
+Expr Reduce(const PerClass& pc, const std::string& average) {
+  if (average == "none" || average == "micro") return pc.value;
+  Expr ok = !dsl::IsNan(pc.value);
+  Expr v = dsl::Where(ok, pc.value, 0.0);
+  if (average == "macro") return dsl::Sum(v) / dsl::Sum(dsl::Cast(ok, DType::kFloat64));
+  Expr w = dsl::Where(ok, pc.support, 0.0);
+  return dsl::Sum(v * dsl::SafeDiv(w, dsl::Sum(w)));
+}
+
+absl::StatusOr<Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& args, const dsl::Signature& sig,
+                                        const ir::Device& device) {
+  TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, args));
+  MetricBuilder b(args.metric_name(), sig, device);
+  Inputs in;
+  if (!ReadInputs(task, a, b, in)) return b.status();
+  const int64_t c = a.num;
+  const bool micro = a.average == "micro";
+  const int64_t k = micro ? 1 : c;
+  std::vector<int64_t> row_shape = {c};
+  row_shape.insert(row_shape.end(), in.extra.begin(), in.extra.end());
+  PerClass pc;
+  if (!a.thresholds.binned) {
+    State p_rows = b.AddState("preds", in.probs.dtype(), row_shape, Reducer::kCat);
+    State t_rows = b.AddState("target", DType::kInt64, task == Task::kMulticlass ? in.extra : row_shape,
+                              Reducer::kCat);
+    b.Accumulate(p_rows, in.probs);
+    b.Accumulate(t_rows, in.stored_target);
+    Expr scores = b.Read(p_rows);
+    Expr y = b.Read(t_rows);
+    if (!b.ok()) return b.status();
+    const int64_t rank = scores.rank();
+    Expr label = y;
+    if (task == Task::kMulticlass) {
+      Expr y1 = dsl::Unsqueeze(y, 1);
+      label = dsl::Where(y1 >= int64_t{0}, dsl::Cast(y1 == ClassIndex(y, c, rank), DType::kInt64), int64_t{-1});
+    }
+    Expr cls = micro ? dsl::FullLike(label, 0.0, DType::kInt64) : ClassIndex(y, c, rank);
+    pc = ExactPerClass(kind, task, b, scores, label, cls, k);
+  } else {
+    SortedThresholds st = SortThresholds(a.thresholds);
+    const int64_t t = st.sorted.size();
+    Expr thr = ThresholdTensor(in.probs, st.sorted);
+    if (in.probs.dtype() != DType::kFloat32) thr = dsl::Cast(thr, in.probs.dtype());
+    // How many thresholds are <= each probability; NaN is below every one
+    // (TorchMetrics compares preds >= threshold).
+    Expr above = dsl::SearchSorted(thr, in.probs, /*right=*/true);
+    above = dsl::Where(dsl::IsNan(in.probs), int64_t{0}, above);
+    Expr cls = ClassIndex(above, c, in.probs.rank());
+    Expr idx = above + (in.label + cls * int64_t{2}) * static_cast<double>(t + 1);
+    idx = dsl::Where(in.label >= int64_t{0}, idx, int64_t{-1});
+    Expr counts = dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), c * 2 * (t + 1)), {c, 2, t + 1});
+    State hist = b.AddState("threshold_counts", DType::kInt64, {c, 2, t + 1}, Reducer::kSum);
+    b.Accumulate(hist, counts);
+    Expr hs = b.Read(hist);
+    if (!b.ok()) return b.status();
+    if (micro) hs = dsl::Sum(hs, {0}, /*keepdim=*/true);
+    pc = BinnedPerClass(kind, CountsFromHistogram(b, hs, k, st), hs);
+  }
+  if (!b.ok()) return b.status();
+  Expr out = Reduce(pc, a.average);
+  if (micro) out = dsl::Select(out, 0, 0);
+  b.Output(dsl::Cast(out, DType::kFloat32));
+  return b.Finish();
+}
+
+template <Task T, Curve K>
+absl::StatusOr<Metric> Build(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+  return BuildCurveMetric(T, K, a, s, d);
+}
+
+}  // namespace
+
+void RegisterMultiCurveMetrics(std::vector<MetricInfo>& out) {
+  const std::vector<std::string> in = {"preds", "target"};
+  out.push_back({"multiclass_auroc", "curves", in, Build<Task::kMulticlass, Curve::kAuroc>});
+  out.push_back({"multiclass_average_precision", "curves", in, Build<Task::kMulticlass, Curve::kAveragePrecision>});
+  out.push_back({"multilabel_auroc", "curves", in, Build<Task::kMultilabel, Curve::kAuroc>});
+  out.push_back({"multilabel_average_precision", "curves", in, Build<Task::kMultilabel, Curve::kAveragePrecision>});
+}
+
+}  // namespace tally::metrics
