@@ -1,9 +1,30 @@
 #include "engine/metric.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace tally {
+
+std::string PartLabel(absl::string_view base, const std::vector<int>& path) {
+  std::string out(base);
+  for (int i : path) absl::StrAppend(&out, "/", i);
+  return out;
+}
+
+bool ParsePartLabel(absl::string_view label, std::string* base, std::vector<int>* path) {
+  std::vector<absl::string_view> items = absl::StrSplit(label, '/');
+  *base = std::string(items[0]);
+  path->clear();
+  for (size_t i = 1; i < items.size(); ++i) {
+    int k;
+    if (items[i].empty() || !absl::ascii_isdigit(items[i][0]) || !absl::SimpleAtoi(items[i], &k)) return false;
+    path->push_back(k);
+  }
+  return true;
+}
 
 absl::StatusOr<std::unique_ptr<ir::Module>> LinkCollection(
     const std::vector<CollectionEntry>& entries) {
@@ -40,8 +61,12 @@ absl::StatusOr<std::unique_ptr<ir::Module>> LinkCollection(
     }
     fmap = m.finalize->CloneInto(*out->finalize, std::move(fmap));
     for (const auto& [label, v] : m.finalize->returns()) {
-      out->finalize->AddReturn(label == "value" ? e.label : absl::StrCat(e.label, ".", label),
-                               fmap.at(v));
+      std::string base;
+      std::vector<int> path;
+      std::string linked = ParsePartLabel(label, &base, &path) && base == kResultLabel
+                               ? PartLabel(e.label, path)
+                               : absl::StrCat(e.label, ".", label);
+      out->finalize->AddReturn(linked, fmap.at(v));
     }
     // Merge graphs.
     for (const auto& [group, g] : m.merges) {

@@ -1,6 +1,18 @@
 // Metric: one compiled-from-DSL metric — a module whose finalize graph returns
-// one result labelled "value" — and Collection, several metrics compiled
-// together over shared inputs.
+// its result — and Collection, several metrics compiled together over shared
+// inputs.
+//
+// Result labels. A metric's result is one tensor, returned by its finalize
+// graph with the label "value", or a tree of tensors — a tuple or list whose
+// items are tensors or nested tuples/lists, as TorchMetrics' roc returns
+// (fpr, tpr, thresholds), and its exact multiclass form a tuple of per-class
+// lists. A tree is returned as one tensor per leaf, in depth-first order,
+// labelled with the leaf's path of item indices: "value/0", "value/1/2".
+// Every tuple or list has at least one item, so the labels determine the
+// tree. Linking replaces "value" with the metric's label in the collection:
+// "roc", or "roc/0", "roc/1/2"; Program::Compute and exported modules'
+// compute() use these labels, and CollectResult (engine/results.h) rebuilds
+// the tree from them.
 #ifndef TALLY_ENGINE_METRIC_H_
 #define TALLY_ENGINE_METRIC_H_
 
@@ -9,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "engine/ir/module.h"
 
 namespace tally {
@@ -16,8 +29,20 @@ namespace tally {
 // Metric is what a DSL builder produces.
 struct Metric {
   std::string name;                   // the function name, e.g. "multiclass_accuracy"
-  std::unique_ptr<ir::Module> module; // states named "<state>", output "value"
+  std::unique_ptr<ir::Module> module; // states named "<state>", output "value" or "value/<path>"
 };
+
+// kResultLabel labels a metric's result in its own finalize graph.
+inline constexpr absl::string_view kResultLabel = "value";
+
+// PartLabel is the label of the leaf at `path` of the result labelled
+// `base`: `base` itself for an empty path, else "base/i/j...".
+std::string PartLabel(absl::string_view base, const std::vector<int>& path);
+
+// ParsePartLabel splits a result label into its base and leaf path
+// ("roc/1/2" -> "roc", {1, 2}; "roc" -> "roc", {}); false if a path item is
+// not a non-negative integer.
+bool ParsePartLabel(absl::string_view label, std::string* base, std::vector<int>* path);
 
 // CollectionEntry names one metric of a collection by a unique label.
 struct CollectionEntry {
@@ -28,7 +53,8 @@ struct CollectionEntry {
 // LinkCollection combines metrics into one module over shared inputs: states
 // and merge groups are prefixed with each entry's label, the update graphs
 // share parameters by name (their types must agree), and the finalize graph
-// returns one result per entry, labelled with the entry's label.
+// returns each entry's result labelled with the entry's label ("<label>", or
+// "<label>/<path>" per tensor of a multi-part result).
 absl::StatusOr<std::unique_ptr<ir::Module>> LinkCollection(
     const std::vector<CollectionEntry>& entries);
 

@@ -46,9 +46,14 @@ class Program {
 
   // Update folds one batch of named inputs into the states.
   absl::Status Update(const NamedTensors& inputs);
-  // Compute returns one result per metric (labelled as in the module).
+  // Compute returns one tensor per metric, labelled with the metric's label,
+  // or for a multi-part result (a tuple such as roc's (fpr, tpr,
+  // thresholds)) one per part, labelled "<label>/<i>/<j>..." by its path
+  // (engine/metric.h); CollectResult (engine/results.h) rebuilds the tree.
   absl::StatusOr<NamedTensors> Compute() const;
-  // Reset restores the initial states.
+  // Reset restores the initial states. Cat states keep their buffers' capacity
+  // (as std::vector::clear does), so a program reset between windows does not
+  // allocate and fault in fresh memory again.
   absl::Status Reset();
   // Merge folds `other`'s states into this program's (same module required).
   absl::Status Merge(const Program& other);

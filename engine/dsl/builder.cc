@@ -1,6 +1,7 @@
 #include "engine/dsl/builder.h"
 
 #include <cmath>
+#include <functional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -165,7 +166,46 @@ void MetricBuilder::Output(Expr value, Loc loc) {
     return;
   }
   module_->finalize->mutable_returns().clear();
-  module_->finalize->AddReturn("value", value.value());
+  module_->finalize->AddReturn(std::string(kResultLabel), value.value());
+  output_set_ = true;
+}
+
+void MetricBuilder::Output(const Parts& value, Loc loc) {
+  if (!ok()) return;
+  if (value.is_leaf()) {
+    Output(value.leaf(), loc);
+    return;
+  }
+  // Leaves in depth-first order with their paths; an empty tuple or an
+  // invalid leaf makes the tree unrepresentable.
+  std::vector<std::pair<std::vector<int>, Expr>> leaves;
+  std::vector<int> path;
+  std::function<bool(const Parts&)> walk = [&](const Parts& p) {
+    if (p.is_leaf()) {
+      leaves.emplace_back(path, p.leaf());
+      return true;
+    }
+    if (p.items().empty()) return false;
+    for (size_t i = 0; i < p.items().size(); ++i) {
+      path.push_back(static_cast<int>(i));
+      bool fine = walk(p.items()[i]);
+      path.pop_back();
+      if (!fine) return false;
+    }
+    return true;
+  };
+  if (!walk(value)) {
+    Fail(absl::InternalError(absl::StrCat("output has an empty tuple or an invalid tensor (", loc.ToString(), ")")));
+    return;
+  }
+  for (const auto& [p, e] : leaves) {
+    if (e.graph() != finalize_graph()) {
+      Fail(absl::InternalError(absl::StrCat("output is not a finalize value (", loc.ToString(), ")")));
+      return;
+    }
+  }
+  module_->finalize->mutable_returns().clear();
+  for (const auto& [p, e] : leaves) module_->finalize->AddReturn(PartLabel(kResultLabel, p), e.value());
   output_set_ = true;
 }
 

@@ -18,6 +18,7 @@
 #ifndef TALLY_ENGINE_DSL_BUILDER_H_
 #define TALLY_ENGINE_DSL_BUILDER_H_
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -116,6 +117,27 @@ class GraphBuilder {
   absl::Status status_;
 };
 
+// Parts is a result made of several tensors: a tuple (or list) whose items
+// are tensors or nested Parts, like TorchMetrics' roc (fpr, tpr, thresholds)
+// or its exact multiclass form, a tuple of per-class lists of tensors of
+// different lengths: Parts{Parts(fprs), Parts(tprs), Parts(thresholds)}.
+// Every tuple has at least one item (see engine/metric.h for the labels).
+class Parts {
+ public:
+  Parts(Expr leaf) : leaf_(leaf) {}  // NOLINT: a tensor is a leaf
+  Parts(std::initializer_list<Parts> items) : items_(items) {}
+  explicit Parts(std::vector<Parts> items) : items_(std::move(items)) {}
+  explicit Parts(const std::vector<Expr>& items) : items_(items.begin(), items.end()) {}
+
+  bool is_leaf() const { return items_.empty() && leaf_.valid(); }
+  const Expr& leaf() const { return leaf_; }
+  const std::vector<Parts>& items() const { return items_; }
+
+ private:
+  Expr leaf_;
+  std::vector<Parts> items_;
+};
+
 // MetricBuilder builds one Metric.
 class MetricBuilder : public GraphBuilder {
  public:
@@ -147,8 +169,10 @@ class MetricBuilder : public GraphBuilder {
   Expr MergeA(const State& s);
   Expr MergeB(const State& s);
   void SetMerged(const State& s, Expr merged, Loc loc = Loc::Current());
-  // Output sets the metric's result.
+  // Output sets the metric's result: one tensor (labelled "value"), or
+  // several (one return per tensor, labelled "value/<i>/<j>..." by its path).
   void Output(Expr value, Loc loc = Loc::Current());
+  void Output(const Parts& value, Loc loc = Loc::Current());
 
   // FailInput reports a bad input: "<metric>: <input>: <what>".
   void FailInput(const std::string& input, const std::string& what);

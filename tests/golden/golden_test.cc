@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/compiler.h"
 #include "engine/exec/aten_types.h"
+#include "engine/results.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "nlohmann/json.hpp"
@@ -31,7 +32,8 @@ struct GoldenCase {
 std::vector<GoldenCase> LoadCases() {
   std::vector<GoldenCase> out;
   for (const char* f : {"aggregation", "regression", "classification_binary",
-                        "classification_multiclass", "classification_multilabel", "curves", "retrieval"}) {
+                        "classification_multiclass", "classification_multilabel", "curves", "retrieval",
+                        "curve_outputs"}) {
     std::ifstream in(absl::StrCat("tests/golden/fixtures/", f, ".json"));
     if (!in) continue;
     json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -97,6 +99,21 @@ void FlattenExpected(const json& e, std::vector<double>& values, std::vector<int
   return ::testing::AssertionSuccess();
 }
 
+// A tuple result (roc's (fpr, tpr, thresholds); per-class lists of curves of
+// different lengths) matches a JSON list with one item per part.
+::testing::AssertionResult Matches(const ResultTree& got, const json& expected, double rtol, double atol) {
+  if (got.is_leaf()) return Matches(got.tensor, expected, rtol, atol);
+  if (!expected.is_array() || expected.size() != got.parts.size()) {
+    return ::testing::AssertionFailure() << "a tuple of " << got.parts.size() << " parts but expected "
+                                         << expected.dump();
+  }
+  for (size_t i = 0; i < got.parts.size(); ++i) {
+    ::testing::AssertionResult r = Matches(got.parts[i], expected[i], rtol, atol);
+    if (!r) return ::testing::AssertionFailure() << "part " << i << ": " << r.message();
+  }
+  return ::testing::AssertionSuccess();
+}
+
 class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(GoldenTest, MatchesReference) {
@@ -116,7 +133,7 @@ TEST_P(GoldenTest, MatchesReference) {
     opts.batch_size = batch;
     auto r = tools::Evaluate({spec}, inputs, opts);
     ASSERT_TRUE(r.ok()) << "batch " << batch << ": " << r.status();
-    EXPECT_TRUE(Matches((*r)[0].value, c["expected"], rtol, atol)) << "batch_size " << batch;
+    EXPECT_TRUE(Matches((*r)[0].result, c["expected"], rtol, atol)) << "batch_size " << batch;
   }
   // Merge of halves.
   auto sig = tools::SignatureOf(inputs);
@@ -143,7 +160,9 @@ TEST_P(GoldenTest, MatchesReference) {
   ASSERT_TRUE(halves[0]->Merge(*halves[1]).ok());
   auto merged = halves[0]->Compute();
   ASSERT_TRUE(merged.ok()) << merged.status();
-  EXPECT_TRUE(Matches((*merged)[0].second, c["expected"], rtol, atol)) << "merge of halves";
+  auto tree = CollectResult(*merged, parsed->name);
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_TRUE(Matches(*tree, c["expected"], rtol, atol)) << "merge of halves";
 }
 
 std::string CaseName(const ::testing::TestParamInfo<GoldenCase>& info) {

@@ -66,6 +66,22 @@ std::string ValueToText(const at::Tensor& t, bool json) {
   return out;
 }
 
+// A tuple prints as the list of its parts.
+std::string ValueToText(const ResultTree& r, bool json) {
+  if (r.is_leaf()) return ValueToText(r.tensor, json);
+  std::string out = "[";
+  for (size_t i = 0; i < r.parts.size(); ++i) {
+    if (i) out += ", ";
+    out += ValueToText(r.parts[i], json);
+  }
+  return out + "]";
+}
+
+// Tree is a result's tree; results made by hand may set only `value`.
+ResultTree Tree(const EvalResult& r) {
+  return r.result.is_leaf() && !r.result.tensor.defined() ? ResultTree::Leaf(r.value) : r.result;
+}
+
 }  // namespace
 
 absl::StatusOr<dsl::Signature> SignatureOf(const NamedTensors& inputs) {
@@ -151,11 +167,9 @@ absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>&
   TALLY_ASSIGN_OR_RETURN(NamedTensors values, program->Compute());
   std::vector<EvalResult> results;
   for (size_t i = 0; i < entries.size(); ++i) {
-    at::Tensor v;
-    for (const auto& [label, t] : values)
-      if (label == entries[i].label) v = t;
-    if (!v.defined()) return absl::InternalError(absl::StrCat("no result for ", entries[i].label));
-    results.push_back({specs[i], v});
+    auto tree = CollectResult(values, entries[i].label);
+    if (!tree.ok()) return absl::InternalError(tree.status().message());
+    results.push_back({specs[i], tree->tensor, *std::move(tree)});
   }
   return results;
 }
@@ -200,13 +214,14 @@ absl::StatusOr<io::NpyArray> NpyFromTensor(const at::Tensor& in) {
 }
 
 std::string ValueToJson(const at::Tensor& t) { return ValueToText(t, /*json=*/true); }
+std::string ValueToJson(const ResultTree& r) { return ValueToText(r, /*json=*/true); }
 
 std::string ResultsToJson(const std::vector<EvalResult>& results) {
   std::string out = "{\"results\": [";
   for (size_t i = 0; i < results.size(); ++i) {
     if (i) out += ", ";
     absl::StrAppend(&out, "{\"metric\": ", JsonString(results[i].spec),
-                    ", \"value\": ", ValueToJson(results[i].value), "}");
+                    ", \"value\": ", ValueToJson(Tree(results[i])), "}");
   }
   return out + "]}";
 }
@@ -217,7 +232,7 @@ std::string ResultsToTable(const std::vector<EvalResult>& results) {
   std::string out = absl::StrCat("metric", std::string(width - 6 + 2, ' '), "value\n");
   out += std::string(width + 2 + 5, '-') + "\n";
   for (const auto& r : results) {
-    absl::StrAppend(&out, r.spec, std::string(width - r.spec.size() + 2, ' '), ValueToText(r.value, /*json=*/false), "\n");
+    absl::StrAppend(&out, r.spec, std::string(width - r.spec.size() + 2, ' '), ValueToText(Tree(r), /*json=*/false), "\n");
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include "engine/dsl/builder.h"
 #include "engine/io/npy.h"
 #include "engine/program.h"
+#include "engine/results.h"
 
 namespace tally::tools {
 
@@ -30,7 +31,8 @@ struct EvalOptions {
 // EvalResult is one metric's value.
 struct EvalResult {
   std::string spec;
-  at::Tensor value;
+  at::Tensor value;   // the result when it is one tensor; undefined for a tuple
+  ResultTree result;  // the whole result: a leaf holding `value`, or a tuple
 };
 
 // SignatureOf describes named tensors for metric builders.
@@ -51,8 +53,11 @@ absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a);
 absl::StatusOr<io::NpyArray> NpyFromTensor(const at::Tensor& t);
 
 // ValueToJson prints a result as a number or nested list; NaN and the
-// infinities as null (JSON has neither).
+// infinities as null (JSON has neither). A tuple result prints as the list
+// of its parts, which is what `[x.tolist() ...]` of TorchMetrics' tuple
+// gives: binary_roc -> [[fpr...], [tpr...], [thresholds...]].
 std::string ValueToJson(const at::Tensor& t);
+std::string ValueToJson(const ResultTree& r);
 // ResultsToJson prints `{"results": [{"metric": ..., "value": ...}, ...]}`.
 std::string ResultsToJson(const std::vector<EvalResult>& results);
 // ResultsToTable prints an aligned two-column table (nan, inf, -inf as such).

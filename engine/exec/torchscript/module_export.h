@@ -10,8 +10,11 @@
 //                      device — each a raised error naming the metrics and the
 //                      input), then every state folded with its reducer
 //                      (custom merge graphs inlined); all or nothing.
-//   compute()          Dict[str, Tensor]: metric label -> value; a deferred
-//                      check counter above zero raises
+//   compute()          Dict[str, Tensor]: metric label -> value, with the
+//                      labels of Program::Compute: a multi-part result
+//                      (e.g. roc's (fpr, tpr, thresholds)) has one entry
+//                      per tensor, "<label>/<i>/<j>..." (engine/metric.h);
+//                      a deferred check counter above zero raises
 //                      "<metric>: <input>: <n> <message>".
 //   reset()            every state back to its initial value, on the device
 //                      the buffers are on.
