@@ -1777,9 +1777,227 @@ def gen_retrieval():
     return S
 
 
+def _cm_exact_binary(kind, y, s):
+    # rule: per-class one-vs-rest curve -- src/torchmetrics/functional/classification/roc.py (_binary_roc_compute:
+    # no positives -> tpr 0, no negatives -> fpr 0, so the area is 0) and precision_recall_curve.py
+    # (_binary_precision_recall_curve_compute: no positive target -> recall 1, so AP = top precision = 0)
+    y = np.asarray(y)
+    if len(y) == 0:
+        return float("nan")
+    if kind == "auroc":
+        return skm.roc_auc_score(y, s) if 0 < y.sum() < len(y) else 0.0
+    return skm.average_precision_score(y, s) if y.sum() > 0 else 0.0
+
+
+def _cm_reduce(res, support, average):
+    # rule: NaN classes are left out of macro and weighted; weighted uses the support (positives) --
+    # src/torchmetrics/functional/classification/auroc.py (_reduce_auroc), average_precision.py (_reduce_average_precision)
+    res = np.asarray(res, dtype=np.float64)
+    if average in (None, "none"):
+        return res
+    ok = ~np.isnan(res)
+    if average == "macro":
+        return float(res[ok].mean()) if ok.any() else float("nan")
+    w = np.asarray(support, dtype=np.float64)[ok]
+    return float((res[ok] * _sdiv(w, w.sum())).sum())
+
+
+def _cm_binned_ap(p, t, thr):
+    # rule: binned precision = _safe_divide(tp, tp + fp) (0 where nothing is predicted positive, 1.5.x),
+    # recall = tp / (tp + fn), append (1, 0); AP = -sum((r[1:] - r[:-1]) * p[:-1]) -- src/torchmetrics/functional/
+    # classification/precision_recall_curve.py (_multiclass_precision_recall_curve_compute), average_precision.py
+    tp, fp, fn, tn = _binned_counts(p, t, thr)
+    prec = np.append(_sdiv(tp, tp + fp), 1.0)
+    rec = np.append(_sdiv(tp, tp + fn), 0.0)
+    return float(-np.sum((rec[1:] - rec[:-1]) * prec[:-1]))
+
+
+def _cm_multiclass_expected(kind, preds, target, C, average, thr, ignore_index):
+    # rule: (N, C, ...) -> (N*..., C), ignored samples dropped, softmax(dim=1) when any kept score is outside [0, 1]
+    # -- src/torchmetrics/functional/classification/precision_recall_curve.py (_multiclass_precision_recall_curve_format)
+    p = np.moveaxis(preds, 1, -1).reshape(-1, C)
+    t = target.reshape(-1)
+    if ignore_index is not None:
+        p, t = p[t != ignore_index], t[t != ignore_index]
+    if p.size and not np.all((p >= 0) & (p <= 1)):
+        p = _softmax(p).astype(p.dtype)
+    res, support = [], []
+    for c in range(C):
+        y = (t == c).astype(np.int64)
+        support.append(y.sum())
+        if thr is not None:
+            res.append(binned_auroc(p[:, c], y, thr) if kind == "auroc" else _cm_binned_ap(p[:, c], y, thr))
+        elif kind == "ap" and y.sum() == 0:
+            # rule: a class without positives has recall 0/0 = NaN (AP NaN) unless EVERY kept target is 0, where
+            # recall is set to 1 (the check looks at target == 0, not at the class) -- src/torchmetrics/functional/
+            # classification/precision_recall_curve.py (_binary_precision_recall_curve_compute with pos_label=c)
+            res.append(0.0 if len(t) and (t == 0).all() else float("nan"))
+        else:
+            res.append(_cm_exact_binary(kind, y, p[:, c].astype(np.float64)))
+    return _cm_reduce(res, support, average)
+
+
+def _cm_multilabel_expected(kind, preds, target, L, average, thr, ignore_index):
+    # rule: (N, L, ...) -> (N*..., L); sigmoid when ANY element (ignored ones included) is outside [0, 1]; ignored
+    # elements dropped per label -- src/torchmetrics/functional/classification/precision_recall_curve.py
+    # (_multilabel_precision_recall_curve_format, _multilabel_precision_recall_curve_compute)
+    p = np.moveaxis(preds, 1, -1).reshape(-1, L)
+    t = np.moveaxis(target, 1, -1).reshape(-1, L)
+    if not np.all((p >= 0) & (p <= 1)):
+        p = _sigmoid(p)
+    keep = t != ignore_index if ignore_index is not None else np.ones(t.shape, bool)
+    if average == "micro":
+        # rule: micro scores all kept elements as one binary problem -- src/torchmetrics/functional/classification/
+        # auroc.py (_multilabel_auroc_compute), average_precision.py (_multilabel_average_precision_compute)
+        pp, tt = p[keep], t[keep]
+        if thr is not None:
+            return binned_auroc(pp, tt, thr) if kind == "auroc" else _cm_binned_ap(pp, tt, thr)
+        return _cm_exact_binary(kind, tt, pp.astype(np.float64))
+    res, support = [], []
+    for l in range(L):
+        pp, tt = p[keep[:, l], l], t[keep[:, l], l]
+        support.append((tt == 1).sum())
+        if thr is not None:
+            res.append(binned_auroc(pp, tt, thr) if kind == "auroc" else _cm_binned_ap(pp, tt, thr))
+        else:
+            res.append(_cm_exact_binary(kind, tt, pp.astype(np.float64)))
+    return _cm_reduce(res, support, average)
+
+
+def _cm_check_data(task, p, t, ignore_index, thresholds):
+    """Each harness chunk makes the same logits decision, and no probability lies within 1e-6 of a threshold or of
+    another probability of its class (so float32 softmax/sigmoid rounding cannot change ties or bins)."""
+    decisions = set()
+    for a, b in harness_chunks(p.shape[0]):
+        pc, tc = p[a:b], t[a:b]
+        if task == "multiclass" and ignore_index is not None:
+            pc = np.moveaxis(pc, 1, -1)[tc != ignore_index]
+        if pc.size:
+            decisions.add(_is_logit_input(pc))
+    assert len(decisions) <= 1, "logit detection differs between update() chunks; fix the fixture data"
+    if not _is_logit_input(p):
+        return
+    q = np.moveaxis(p, 1, -1).reshape(-1, p.shape[1]).astype(np.float64)
+    q = _softmax(q) if task == "multiclass" else 1 / (1 + np.exp(-q))
+    for col in q.T:
+        d = np.diff(np.sort(col))
+        assert not ((d > 0) & (d < 1e-6)).any(), "near-tie after softmax/sigmoid"
+    for thr in thresholds:
+        if thr is not None:
+            assert np.abs(q[..., None] - np.asarray(thr, np.float64)).min() > 1e-6, "probability at a threshold"
+
+
+def gen_curves_multi():
+    S = Suite("curves_multi.json")
+    rng = np.random.default_rng(3031)
+    src = "sklearn roc_auc_score / average_precision_score per class (one-vs-rest) + numpy TorchMetrics averaging"
+    hand = "hand-written numpy (binned, TorchMetrics rules)"
+    thr_list = [0.1, 0.25, 0.5, 0.8]
+    thr_unsorted = [0.6, 0.2, 0.9, 0.4]
+    # (spec text, f32 thresholds or None)
+    thr_forms = [(None, None), ("5", _torch_linspace_f32(5)), ("11", _torch_linspace_f32(11)),
+                 ("[0.1, 0.25, 0.5, 0.8]", np.array(thr_list, np.float32)),
+                 ("[0.6, 0.2, 0.9, 0.4]", np.array(thr_unsorted, np.float32))]
+
+    C, N = 4, 30
+    t = rng.integers(0, C, N)
+    # two decimals: many ties within a class, including positive/negative ties
+    prob = np.round(rng.random((N, C)) * 0.7 + 0.3 * np.eye(C)[t], 2)
+    logit = rng.normal(0, 1.5, (N, C)) + 1.2 * np.eye(C)[t]
+    logit[:, 0] = np.where(logit[:, 0] >= 0, logit[:, 0] + 1.1, logit[:, 0] - 0.1)  # every row outside [0, 1]
+    t_absent = np.where(t == 3, 1, t)  # class 3 never a target
+    t_ign = np.where(rng.random(N) < 0.2, -1, t)
+    t_zero = np.zeros(N, np.int64)
+    p3 = np.round(rng.random((12, 3, 2)), 1)  # (N, C, extra)
+    t3 = rng.integers(0, 3, (12, 2))
+    t2 = rng.integers(0, 2, N)
+    p2 = np.round(rng.random((N, 2)), 2)
+    mc = [
+        ("prob_f32", T(prob, "float32"), T(t, "int64"), C, {}),
+        ("prob_f64_target_i32", T(prob, "float64"), T(t, "int32"), C, {}),
+        ("logit_f32", T(logit, "float32"), T(t, "int64"), C, {}),
+        ("absent_class3", T(prob, "float32"), T(t_absent, "int64"), C, {}),
+        ("ignore-1", T(prob, "float32"), T(t_ign, "int64"), C, {"ignore_index": -1}),
+        ("ignore2_real_class", T(prob, "float32"), T(t, "int64"), C, {"ignore_index": 2}),
+        ("logit_ignore-1", T(logit, "float32"), T(t_ign, "int64"), C, {"ignore_index": -1}),
+        ("all_targets_class0_quirk", T(prob, "float32"), T(t_zero, "int64"), C, {}),
+        ("multidim_12x3x2", T(p3, "float32"), T(t3, "int64"), 3, {}),
+        ("one_row", T(prob[:1], "float32"), T(t[1:2], "int64"), C, {}),
+        ("num_classes2", T(p2, "float32"), T(t2, "int64"), 2, {}),
+    ]
+    for tag, pr, tt, nc, extra in mc:
+        ii = extra.get("ignore_index")
+        _cm_check_data("multiclass", pr.a, tt.a, ii, [f for _, f in thr_forms])
+        for thr_arg, thr in thr_forms:
+            if thr_arg is not None and tag not in ("prob_f32", "logit_f32", "absent_class3", "ignore-1",
+                                                  "multidim_12x3x2", "num_classes2"):
+                continue
+            averages = [None, "macro", "weighted", "none"] if thr_arg in (None, "11") else ["macro", "none"]
+            for average in averages:
+                for kind, metric in [("auroc", "multiclass_auroc"), ("ap", "multiclass_average_precision")]:
+                    args = {"num_classes": nc}
+                    if average is not None:
+                        args["average"] = average
+                    if thr_arg is not None:
+                        args["thresholds"] = thr_arg  # written as given: an int or a list
+                    args.update(extra)
+                    name = f"{metric}_avg-{average or 'default'}_thr-{_cm_thr_tag(thr_arg)}__{tag}"
+                    exp = _cm_multiclass_expected(kind, pr.a, tt.a, nc, average or "macro", thr, ii)
+                    S.add(name, spec(metric, args), {"preds": pr, "target": tt}, exp,
+                          src if thr_arg is None else hand)
+
+    L = 4
+    tl = rng.integers(0, 2, (N, L))
+    tl[:, 2] = 0  # a label without positives
+    tl[:, 3] = np.where(rng.random(N) < 0.9, 1, tl[:, 3])
+    mprob = np.round(rng.random((N, L)) * 0.7 + 0.3 * tl, 2)
+    mlogit = rng.normal(0, 1.5, (N, L)) + 1.5 * (2 * tl - 1)
+    mlogit[:, 1] = np.where(mlogit[:, 1] >= 0, mlogit[:, 1] + 1.1, mlogit[:, 1] - 0.1)
+    tl_ign = np.where(rng.random((N, L)) < 0.2, -1, tl)
+    tl_all1 = tl.copy()
+    tl_all1[:, 0] = 1  # a label without negatives
+    ml3 = np.round(rng.random((12, 3, 2)), 1)
+    tl3 = rng.integers(0, 2, (12, 3, 2))
+    ml = [
+        ("prob_f32", T(mprob, "float32"), T(tl, "int64"), L, {}),
+        ("prob_f64", T(mprob, "float64"), T(tl, "int64"), L, {}),
+        ("logit_f32", T(mlogit, "float32"), T(tl, "int64"), L, {}),
+        ("ignore-1", T(mprob, "float32"), T(tl_ign, "int64"), L, {"ignore_index": -1}),
+        ("label0_without_negatives", T(mprob, "float32"), T(tl_all1, "int64"), L, {}),
+        ("multidim_12x3x2", T(ml3, "float32"), T(tl3, "int64"), 3, {}),
+        ("one_row", T(mprob[:1], "float32"), T(tl[:1], "int64"), L, {}),
+    ]
+    for tag, pr, tt, nl, extra in ml:
+        ii = extra.get("ignore_index")
+        _cm_check_data("multilabel", pr.a, tt.a, ii, [f for _, f in thr_forms])
+        for thr_arg, thr in thr_forms:
+            if thr_arg is not None and tag not in ("prob_f32", "logit_f32", "ignore-1", "multidim_12x3x2"):
+                continue
+            averages = [None, "micro", "macro", "weighted", "none"] if thr_arg in (None, "11") else ["micro", "none"]
+            for average in averages:
+                for kind, metric in [("auroc", "multilabel_auroc"), ("ap", "multilabel_average_precision")]:
+                    args = {"num_labels": nl}
+                    if average is not None:
+                        args["average"] = average
+                    if thr_arg is not None:
+                        args["thresholds"] = thr_arg  # written as given: an int or a list
+                    args.update(extra)
+                    name = f"{metric}_avg-{average or 'default'}_thr-{_cm_thr_tag(thr_arg)}__{tag}"
+                    exp = _cm_multilabel_expected(kind, pr.a, tt.a, nl, average or "macro", thr, ii)
+                    S.add(name, spec(metric, args), {"preds": pr, "target": tt}, exp,
+                          src if thr_arg is None else hand)
+    return S
+
+
+def _cm_thr_tag(thr_arg):
+    if thr_arg is None:
+        return "none"
+    return thr_arg.replace(" ", "").replace("[", "list").replace("]", "").replace(",", "_")
+
+
 def main():
     suites = [gen_aggregation(), gen_regression(), gen_binary(), gen_multiclass(), gen_multilabel(),
-              gen_curves(), gen_retrieval()]
+              gen_curves(), gen_retrieval(), gen_curves_multi()]
     total = 0
     for s in suites:
         path, n = s.write()
