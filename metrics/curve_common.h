@@ -1,6 +1,7 @@
 // Helpers shared by the threshold-based curve metrics (binary_*,
 // multiclass_* and multilabel_* auroc / average_precision, and the curves
-// themselves): TorchMetrics' `thresholds` argument and its tensor.
+// themselves): TorchMetrics' `thresholds` argument and its tensor, and the
+// multiclass/multilabel input forms.
 //
 // thresholds=None is the exact form (cat states); an int T >= 2 is
 // torch.linspace(0, 1, T) in float32; a list holds floats in [0, 1] used as
@@ -9,6 +10,7 @@
 #define TALLY_METRICS_CURVE_COMMON_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -33,6 +35,38 @@ absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args);
 // torch.linspace(0, 1, T) bit for bit (the first half forwards from 0, the
 // second half backwards from 1, with a float32 step) or the list.
 dsl::Expr ThresholdTensor(dsl::Expr like, const Thresholds& t);
+
+// ClassTask is the input form of the multiclass and multilabel curves.
+enum class ClassTask { kMulticlass, kMultilabel };
+
+// ClassInputs are the validated update inputs of a multiclass or multilabel
+// curve: probabilities (N, C, ...) after softmax/sigmoid, the per-element
+// label (1 positive, 0 negative, -1 dropped) and the compact form an exact
+// `target` state stores.
+struct ClassInputs {
+  dsl::Expr probs;          // float (N, C, ...)
+  dsl::Expr label;          // i64 (N, C, ...)
+  dsl::Expr stored_target;  // multiclass: i64 (N, ...) with -1 for dropped samples; multilabel: `label`
+  std::vector<int64_t> extra;  // the trailing dims (...)
+};
+
+// ReadClassInputs reads `preds` and `target` as TorchMetrics does:
+//   * multiclass: float preds (N, C, ...) and integer target (N, ...); a
+//     sample whose target is ignore_index is dropped, one outside [0, C) is
+//     counted by a deferred check and dropped. When any kept score lies
+//     outside [0, 1] (NaN included) the batch is softmaxed over dim 1.
+//   * multilabel: float preds and integer/bool target, both (N, L, ...); an
+//     element whose target is ignore_index is dropped, one outside {0, 1} is
+//     counted and dropped. When any element lies outside [0, 1] (ignored ones
+//     included) the batch is sigmoided.
+// A bad signature poisons the builder (an error naming the metric and the
+// input) and returns false.
+bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_index, dsl::MetricBuilder& b,
+                     ClassInputs& in);
+
+// ClassIndex is arange(C) shaped [C, 1, ..., 1] so that it broadcasts along
+// dim 1 of a tensor of rank `rank` (N, C, ...).
+dsl::Expr ClassIndex(dsl::Expr like, int64_t c, int64_t rank);
 
 }  // namespace tally::metrics
 

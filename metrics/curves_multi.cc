@@ -68,7 +68,7 @@ using dsl::State;
 using ir::DType;
 using ir::Reducer;
 
-enum class Task { kMulticlass, kMultilabel };
+using Task = ClassTask;
 enum class Curve { kAuroc, kAveragePrecision };
 
 struct Args {
@@ -95,93 +95,8 @@ absl::StatusOr<Args> ReadArgs(Task task, SpecArgs& args) {
   return a;
 }
 
-std::string ShapeString(const std::vector<int64_t>& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
-
-// ClassIndex is arange(C) shaped [C, 1, ..., 1] so that it broadcasts along
-// dim 1 of a tensor of rank `rank` (N, C, ...).
-Expr ClassIndex(Expr like, int64_t c, int64_t rank) {
-  Expr cls = dsl::Arange(like, c);
-  if (rank > 2) {
-    std::vector<int64_t> shape(rank - 1, 1);
-    shape[0] = c;
-    cls = dsl::Reshape(cls, shape);
-  }
-  return cls;
-}
-
-// Inputs are the validated update inputs: probabilities (N, C, ...) after
-// softmax/sigmoid, the per-element label (1 positive, 0 negative, -1
-// dropped) and the compact form the exact `target` state stores.
-struct Inputs {
-  Expr probs;         // float (N, C, ...)
-  Expr label;         // i64 (N, C, ...)
-  Expr stored_target; // multiclass: i64 (N, ...) with -1 for dropped samples; multilabel: `label`
-  std::vector<int64_t> extra;  // the trailing dims (...)
-};
-
-bool ReadInputs(Task task, const Args& a, MetricBuilder& b, Inputs& in) {
-  Expr preds = b.Input("preds");
-  Expr target = b.Input("target");
-  if (!b.ok()) return false;
-  const std::vector<int64_t>& ps = b.FindInput("preds")->shape;
-  const std::vector<int64_t>& ts = b.FindInput("target")->shape;
-  const int64_t c = a.num;
-  const char* num_name = task == Task::kMulticlass ? "num_classes" : "num_labels";
-  if (!ir::IsFloating(preds.dtype())) {
-    b.FailInput("preds", absl::StrCat("expected floating point probabilities or logits, got ",
-                                      ir::DTypeName(preds.dtype())));
-  } else if (ir::IsFloating(target.dtype())) {
-    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ", ir::DTypeName(target.dtype())));
-  } else if (task == Task::kMulticlass) {
-    if (ps.size() != ts.size() + 1 || ts.empty()) {
-      b.FailInput("preds", absl::StrCat("expected scores of shape (N, ", c, ", ...) with one more dim than target ",
-                                        ShapeString(ts), ", got ", ShapeString(ps)));
-    } else if (ps[1] != c) {
-      b.FailInput("preds", absl::StrCat("expected scores of shape (N, ", c, ", ...) for num_classes=", c, ", got ",
-                                        ShapeString(ps)));
-    } else if (ps[0] != ts[0] || !std::equal(ps.begin() + 2, ps.end(), ts.begin() + 1)) {
-      b.FailInput("preds", absl::StrCat("scores of shape ", ShapeString(ps), " do not match target's shape ",
-                                        ShapeString(ts), " (expected (N, C, ...) and (N, ...))"));
-    }
-  } else if (ps != ts) {
-    b.FailInput("preds", absl::StrCat("shape ", ShapeString(ps), " does not match target's shape ", ShapeString(ts)));
-  } else if (ps.size() < 2 || ps[1] != c) {
-    b.FailInput("preds", absl::StrCat("expected shape (N, ", c, ", ...) for ", num_name, "=", c, ", got ",
-                                      ShapeString(ps)));
-  }
-  if (!b.ok()) return false;
-  in.extra.assign(ps.begin() + 2, ps.end());
-  if (preds.dtype() != DType::kFloat32 && preds.dtype() != DType::kFloat64) preds = dsl::Cast(preds, DType::kFloat32);
-  Expr t = dsl::Cast(target, DType::kInt64);
-  Expr ignored;
-  if (a.ignore_index) ignored = t == static_cast<double>(*a.ignore_index);
-  // NaN fails both comparisons, so it also counts as outside (as in TorchMetrics).
-  Expr outside = !(preds >= 0.0 && preds <= 1.0);
-  if (task == Task::kMulticlass) {
-    Expr bad = t < 0.0 || t >= static_cast<double>(c);
-    if (ignored.valid()) bad = bad && !ignored;
-    b.Check("target", absl::StrCat("{n} values outside [0, ", c, ")"), dsl::Sum(dsl::Cast(bad, DType::kInt64)));
-    Expr valid = !bad;
-    if (ignored.valid()) valid = valid && !ignored;
-    // TorchMetrics drops ignored samples before it looks for logits.
-    Expr probs = dsl::Where(dsl::Any(outside && dsl::Unsqueeze(valid, 1)), dsl::Softmax(preds, 1), preds);
-    Expr cls = ClassIndex(t, c, preds.rank());
-    Expr t1 = dsl::Unsqueeze(t, 1);
-    in.probs = probs;
-    in.label = dsl::Where(dsl::Unsqueeze(valid, 1), dsl::Cast(t1 == cls, DType::kInt64), int64_t{-1});
-    in.stored_target = dsl::Where(valid, t, int64_t{-1});
-  } else {
-    Expr bad = !(t == 0.0 || t == 1.0);
-    if (ignored.valid()) bad = bad && !ignored;
-    b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
-    Expr valid = !bad;
-    if (ignored.valid()) valid = valid && !ignored;
-    // TorchMetrics looks for logits among all elements, ignored ones included.
-    in.probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
-    in.label = dsl::Where(valid, t, int64_t{-1});
-    in.stored_target = in.label;
-  }
-  return b.ok();
+bool ReadInputs(Task task, const Args& a, MetricBuilder& b, ClassInputs& in) {
+  return ReadClassInputs(task, a.num, a.ignore_index, b, in);
 }
 
 // PerClass is what both forms produce before averaging: the per-class value
@@ -376,7 +291,7 @@ absl::StatusOr<Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& args, c
                                         const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, args));
   MetricBuilder b(args.metric_name(), sig, device);
-  Inputs in;
+  ClassInputs in;
   if (!ReadInputs(task, a, b, in)) return b.status();
   const int64_t c = a.num;
   const bool micro = a.average == "micro";
