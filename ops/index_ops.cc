@@ -1,6 +1,6 @@
-// Creation, shape, indexing and counting ops: constant, full, arange, size,
-// reshape, flatten, unsqueeze, squeeze, select, transpose, one_hot,
-// topk_mask, histogram, sort, rank_average.
+// Creation, shape, indexing and counting ops: constant, full, arange,
+// linspace, size, reshape, flatten, unsqueeze, squeeze, select, transpose,
+// one_hot, topk_mask, histogram, sort, rank_average.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/status_macros.h"
@@ -73,6 +73,25 @@ void RegisterIndexOps(OpTable& t) {
                       const ir::Device& dev) -> Types {
                      TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
                      return std::vector<TensorType>{{dt, {Dim::Fixed(IntAttr(a, "n"))}, dev}};
+                   });
+    d.traits.creates = true;
+    add(std::move(d));
+  }
+  // linspace: torch.linspace(start, end, steps) in a float dtype, made by
+  // ATen's own kernel on the device, so that values meant to sit exactly on
+  // its points (calibration bin boundaries) are binned as TorchMetrics bins
+  // them: ATen's rounding is not a formula the IR can restate.
+  {
+    OpDef d = Make("linspace", 0, 0,
+                   {{"start", AttrKind::kDouble}, {"end", AttrKind::kDouble}, {"steps", AttrKind::kInt},
+                    {"dtype", AttrKind::kString}},
+                   [](const std::vector<TensorType>&, const ir::AttrMap& a,
+                      const ir::Device& dev) -> Types {
+                     TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
+                     if (!ir::IsFloating(dt)) return absl::InvalidArgumentError("expects a float dtype");
+                     int64_t steps = IntAttr(a, "steps");
+                     if (steps < 0) return absl::InvalidArgumentError("negative number of steps");
+                     return std::vector<TensorType>{{dt, {Dim::Fixed(steps)}, dev}};
                    });
     d.traits.creates = true;
     add(std::move(d));

@@ -181,6 +181,9 @@ void FullLike(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 void Arange(const ir::Node& n, const at::Tensor*, at::Tensor* out) {
   out[0] = at::arange(n.GetInt("n"), CreateOptions(n));
 }
+void Linspace(const ir::Node& n, const at::Tensor*, at::Tensor* out) {
+  out[0] = at::linspace(n.GetDouble("start"), n.GetDouble("end"), n.GetInt("steps"), CreateOptions(n));
+}
 void Size(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = at::scalar_tensor(in[0].size(n.GetInt("dim")), in[0].options().dtype(at::kLong));
 }
@@ -375,7 +378,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"reduce_sum", ReduceSum}, {"reduce_max", ReduceExtreme<true>},
       {"reduce_min", ReduceExtreme<false>}, {"reduce_any", ReduceBool<true>},
       {"reduce_all", ReduceBool<false>}, {"argmax", Argmax}, {"softmax", Softmax},
-      {"constant", Constant}, {"full", Full}, {"arange", Arange}, {"full_like", FullLike}, {"size", Size}, {"transfer", Transfer},
+      {"constant", Constant}, {"full", Full}, {"arange", Arange}, {"linspace", Linspace}, {"full_like", FullLike}, {"size", Size}, {"transfer", Transfer},
       {"reshape", Reshape}, {"flatten", Flatten}, {"unsqueeze", Unsqueeze},
       {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},

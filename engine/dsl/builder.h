@@ -296,6 +296,9 @@ Expr Full(Expr like, std::vector<int64_t> shape, double value, DType dtype, Loc 
 Expr FullLike(Expr x, double value, DType dtype, Loc loc = Loc::Current());
 // Arange makes [0, n) in the graph of `like`.
 Expr Arange(Expr like, int64_t n, DType dtype = DType::kInt64, Loc loc = Loc::Current());
+// Linspace makes torch.linspace(start, end, steps) (float `dtype`, ATen's
+// own rounding) in the graph of `like`.
+Expr Linspace(Expr like, double start, double end, int64_t steps, DType dtype, Loc loc = Loc::Current());
 
 }  // namespace tally::dsl
 

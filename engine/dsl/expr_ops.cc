@@ -165,6 +165,13 @@ Expr Full(Expr like, std::vector<int64_t> shape, double value, DType dtype, Loc 
 Expr FullLike(Expr x, double value, DType dtype, Loc loc) {
   return Call("full_like", {x}, {{"value", value}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc);
 }
+Expr Linspace(Expr like, double start, double end, int64_t steps, DType dtype, Loc loc) {
+  if (!like.valid()) return like;
+  return like.builder()->Op("linspace", {},
+                            {{"start", start}, {"end", end}, {"steps", steps},
+                             {"dtype", std::string(ir::DTypeName(dtype))}},
+                            loc, like.graph());
+}
 Expr Arange(Expr like, int64_t n, DType dtype, Loc loc) {
   if (!like.valid()) return like;
   return like.builder()->Op("arange", {}, {{"n", n}, {"dtype", std::string(ir::DTypeName(dtype))}},

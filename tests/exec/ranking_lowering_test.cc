@@ -1,5 +1,6 @@
 // Per-op parity of the ranking ops' TorchScript lowerings (bucketize, cumsum,
-// topk, argsort) with their eager kernels: the same results bit for bit on
+// topk, argsort, and linspace, which makes calibration's bin boundaries) with
+// their eager kernels: the same results bit for bit on
 // the CPU (also for an empty batch), meta results of the planned shapes on
 // `meta`, and cumsum's off-host branch — the fixed-order scan loop, which
 // this CPU-only machine never takes by itself — equal to ops::CumsumScan.
@@ -43,6 +44,8 @@ std::vector<OpCase> Cases() {
       {"argsort", "argsort", {"f32[N]"}, {{"dim", int64_t{0}}}},
       {"argsort_descending", "argsort", {"f64[N,3]"}, {{"dim", int64_t{0}}, {"descending", true}}},
       {"argsort_unstable", "argsort", {"i64[N,3]"}, {{"dim", int64_t{1}}, {"stable", false}}},
+      {"linspace", "linspace", {},
+       {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{16}}, {"dtype", std::string("f32")}}},
   };
 }
 

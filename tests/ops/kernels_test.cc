@@ -166,6 +166,7 @@ std::vector<Sample> Samples() {
   s.push_back({"full", "full", {}, {{"shape", Ints{2, 3}}, {"value", 1.0}, {"dtype", std::string("i64")}}});
   s.push_back({"full_like", "full_like", {"f32[N,4]"}, {{"value", 0.5}, {"dtype", std::string("f64")}}});
   s.push_back({"arange", "arange", {}, {{"n", int64_t{4}}, {"dtype", std::string("i64")}}});
+  s.push_back({"linspace", "linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{16}}, {"dtype", std::string("f32")}}});
   s.push_back({"size", "size", {"f32[N,4]"}, {{"dim", int64_t{0}}}});
   // Transfers to the device the sample runs on (see RunSample).
   s.push_back({"transfer", "transfer", {"f32[N,4]"}, {{"device", std::string("cpu")}}});
@@ -740,6 +741,20 @@ TEST(KernelsTest, CreationAndShapeOps) {
   EXPECT_TRUE(SameTensor(r, x.t()));
 }
 
+// Verifies that linspace is torch.linspace bit for bit (ATen's rounding of
+// the points, e.g. 0.79999995 for the 13th of 16 float32 points, not 0.8),
+// in float32 and float64, for every length up to 64.
+TEST(KernelsTest, LinspaceIsTorchLinspace) {
+  for (const char* dtype : {"f32", "f64"}) {
+    for (int64_t steps = 0; steps <= 64; ++steps) {
+      TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", steps},
+                                                                     {"dtype", std::string(dtype)}}, {}));
+      at::ScalarType s = std::string(dtype) == "f32" ? at::kFloat : at::kDouble;
+      EXPECT_TRUE(SameTensor(r, at::linspace(0, 1, steps, at::TensorOptions().dtype(s)), 0, 0)) << dtype << " " << steps;
+    }
+  }
+}
+
 // Verifies that transfer copies an input to the device of its attribute.
 TEST(KernelsTest, TransferMovesToItsDevice) {
   if (FindOp("transfer") == nullptr) GTEST_SKIP() << "no transfer op";
@@ -827,6 +842,10 @@ TEST(KernelsTest, CreationOpsUseThePlannedDevice) {
   EXPECT_TRUE(r[0].is_meta());
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval("constant", {}, {{"value", 1.0}, {"dtype", std::string("f32")}}, {}, "meta"));
   EXPECT_TRUE(r[0].is_meta());
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval("linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{11}},
+                                                   {"dtype", std::string("f64")}}, {}, "meta"));
+  EXPECT_TRUE(r[0].is_meta());
+  EXPECT_EQ(r[0].sizes(), at::IntArrayRef({11}));
 }
 
 }  // namespace

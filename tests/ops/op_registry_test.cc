@@ -244,6 +244,15 @@ TEST(OpRegistryTest, Devices) {
       "full", "negative size");
   EXPECT_THAT(Infer("arange", {}, {{"n", int64_t{4}}, {"dtype", std::string("i64")}}, "meta"),
               IsOkAndHolds("i64[4]@meta"));
+  EXPECT_THAT(Infer("linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{16}}, {"dtype", std::string("f32")}},
+                    "cuda:1"),
+              IsOkAndHolds("f32[16]@cuda:1"));
+  EXPECT_INFER_ERROR(
+      Infer("linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{3}}, {"dtype", std::string("i64")}}),
+      "linspace", "expects a float dtype");
+  EXPECT_INFER_ERROR(
+      Infer("linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{-1}}, {"dtype", std::string("f64")}}),
+      "linspace", "negative number of steps");
   EXPECT_THAT(Infer("neg", {"f32[N]@meta"}, {}, "cpu"), IsOkAndHolds("f32[N]@meta"));
   EXPECT_INFER_ERROR(Infer("add", {"f32[N]@cpu", "f32[N]@meta"}), "add", "inputs on different devices (cpu and meta)");
   if (FindOp("transfer") != nullptr) {
@@ -314,7 +323,7 @@ const std::set<std::string> kSyncingOps = {"bincount", "masked_select", "nonzero
 
 // Verifies the traits passes rely on: every op is pure; the documented ops
 // never sync the host nor have a data-dependent shape (only the known
-// syncing ops do); exactly constant/full/arange create tensors. Unknown ops
+// syncing ops do); exactly constant/full/arange/linspace create tensors. Unknown ops
 // answer conservatively.
 TEST(OpRegistryTest, Traits) {
   for (const char* op : kDocumentedOps) {
@@ -322,7 +331,7 @@ TEST(OpRegistryTest, Traits) {
     EXPECT_FALSE(FindOp(op)->traits.syncs_host) << op;
     EXPECT_FALSE(FindOp(op)->traits.data_dependent_shape) << op;
   }
-  const std::set<std::string> creation = {"constant", "full", "arange"};
+  const std::set<std::string> creation = {"constant", "full", "arange", "linspace"};
   ir::Graph g("g");
   for (const auto& [name, def] : Registry()) {
     SCOPED_TRACE(name);

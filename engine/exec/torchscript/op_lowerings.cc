@@ -231,6 +231,10 @@ Result FullLike(LowerCtx& c, const ir::Node& n, const Values& in) {
 Result Arange(LowerCtx& c, const ir::Node& n, const Values&) {
   return Values{c.Call(A("arange"), {n.GetInt("n")}, {{"dtype", OutType(n)}, {"device", c.DeviceOf(n)}})};
 }
+Result Linspace(LowerCtx& c, const ir::Node& n, const Values&) {
+  return Values{c.Call(A("linspace"), {n.GetDouble("start"), n.GetDouble("end"), n.GetInt("steps")},
+                       {{"dtype", OutType(n)}, {"device", c.DeviceOf(n)}})};
+}
 Result SizeOp(LowerCtx& c, const ir::Node& n, const Values& in) {
   return Values{ScalarTensor(c, Size(c, in[0], n.GetInt("dim")), c10::kLong, DeviceOfValue(c, in[0]))};
 }
@@ -554,7 +558,8 @@ const absl::flat_hash_map<std::string, OpLowering>& Table() {
       {"clamp", Clamp}, {"cast", Cast}, {"where", Where},
       {"reduce_sum", ReduceSum}, {"reduce_max", ReduceMax}, {"reduce_min", ReduceMin},
       {"reduce_any", ReduceAny}, {"reduce_all", ReduceAll}, {"argmax", Argmax}, {"softmax", Softmax},
-      {"constant", Constant}, {"full", FullOp}, {"arange", Arange}, {"full_like", FullLike},
+      {"constant", Constant}, {"full", FullOp}, {"arange", Arange}, {"linspace", Linspace},
+      {"full_like", FullLike},
       {"size", SizeOp}, {"transfer", Transfer},
       {"reshape", Reshape}, {"flatten", Flatten}, {"unsqueeze", Unsqueeze},
       {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
