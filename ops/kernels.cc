@@ -221,6 +221,14 @@ void Histogram(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 void SearchSorted(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = at::searchsorted(in[0].contiguous(), in[1].contiguous(), /*out_int32=*/false, n.GetBool("right"));
 }
+// Gather ops (gather_ops.cc).
+void Concat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = at::cat(at::TensorList(in, n.inputs().size()), 0);
+}
+void Take(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
+  const at::Tensor idx = in[1].to(at::kLong).clamp(0, std::max<int64_t>(in[0].size(0) - 1, 0));
+  out[0] = in[0].index_select(0, idx.flatten()).reshape(idx.sizes());
+}
 void Sort(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   auto r = at::sort(in[0], /*stable=*/true, n.GetInt("dim"), n.GetBool("descending"));
   out[0] = std::get<0>(r);
@@ -384,6 +392,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
       {"sort", Sort}, {"rank_average", RankAverage}, {"searchsorted", SearchSorted},
       {"bucketize", Bucketize}, {"cumsum", Cumsum}, {"topk", Topk}, {"argsort", Argsort},
+      {"concat", Concat}, {"take", Take},
       {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
       {"mc_confmat", McConfmat},
       {"reg_stats", RegStats},

@@ -34,6 +34,7 @@ const OpTable& Registry() {
     RegisterCompositeOps(*t);
     RegisterSegmentOps(*t);
     RegisterSortOps(*t);
+    RegisterGatherOps(*t);
     return t;
   }();
   return *table;

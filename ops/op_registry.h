@@ -51,6 +51,7 @@ void RegisterSyncOps(OpTable& t);
 void RegisterCompositeOps(OpTable& t);
 void RegisterSegmentOps(OpTable& t);
 void RegisterSortOps(OpTable& t);
+void RegisterGatherOps(OpTable& t);
 
 // Helpers for the family files.
 absl::StatusOr<ir::Shape> BroadcastShapes(const ir::Shape& a, const ir::Shape& b);

@@ -290,6 +290,10 @@ TopKResult TopK(Expr x, int64_t k, int64_t dim = -1, bool largest = true, bool s
 // Argsort is the permutation (i64) that sorts `x` along `dim`; ties keep
 // their order when `stable`.
 Expr Argsort(Expr x, int64_t dim = -1, bool descending = false, bool stable = true, Loc loc = Loc::Current());
+// Concat joins tensors of one dtype along dim 0 (torch.cat(xs, 0)).
+Expr Concat(std::vector<Expr> xs, Loc loc = Loc::Current());
+// Take is x[idx] for a 1-D `x` (idx's shape), indices clamped into range.
+Expr Take(Expr x, Expr idx, Loc loc = Loc::Current());
 // Full makes a tensor of fixed `shape` filled with `value` in the graph of `like`.
 Expr Full(Expr like, std::vector<int64_t> shape, double value, DType dtype, Loc loc = Loc::Current());
 // FullLike makes a tensor of x's shape filled with `value`.

@@ -155,6 +155,11 @@ TopKResult TopK(Expr x, int64_t k, int64_t dim, bool largest, bool sorted, Loc l
 Expr Argsort(Expr x, int64_t dim, bool descending, bool stable, Loc loc) {
   return Call("argsort", {x}, {{"dim", dim}, {"descending", descending}, {"stable", stable}}, loc);
 }
+Expr Concat(std::vector<Expr> xs, Loc loc) {
+  if (xs.empty() || !xs[0].valid()) return Expr();
+  return xs[0].builder()->Op("concat", std::move(xs), {}, loc);
+}
+Expr Take(Expr x, Expr idx, Loc loc) { return Call("take", {x, idx}, {}, loc); }
 Expr Full(Expr like, std::vector<int64_t> shape, double value, DType dtype, Loc loc) {
   if (!like.valid()) return like;
   return like.builder()->Op("full", {},

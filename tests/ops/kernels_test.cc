@@ -191,6 +191,10 @@ std::vector<Sample> Samples() {
   s.push_back({"cumsum", "cumsum", {"f32[N,4]"}, {{"dim", int64_t{0}}}});
   s.push_back({"cumsum/int", "cumsum", {"i32[N,4]"}, {{"dim", int64_t{-1}}}});
   s.push_back({"cumsum/bool", "cumsum", {"i1[N]"}, {{"dim", int64_t{0}}}});
+  s.push_back({"concat", "concat", {"f32[N,2]", "f32[3,2]", "f32[N,2]"}, {}});
+  s.push_back({"concat/fixed", "concat", {"i64[2]", "i64[1]"}, {}});
+  s.push_back({"take", "take", {"f32[8]", "i64[N,2]"}, {}});
+  s.push_back({"take/int32", "take", {"i64[N]", "i32[N]"}, {}});
   s.push_back({"topk", "topk", {"f32[N,4]"}, {{"k", int64_t{2}}}});
   s.push_back({"topk/smallest_unsorted", "topk", {"i64[N,4]"},
                {{"k", int64_t{3}}, {"dim", int64_t{1}}, {"largest", false}, {"sorted", false}}});
@@ -233,7 +237,8 @@ std::vector<Sample> Samples() {
   return s;
 }
 
-// Sizes resolves a planned shape for N = n, including products such as `N*4`.
+// Sizes resolves a planned shape for N = n, including products such as `N*4`
+// and sums such as `N+N+3`.
 std::vector<int64_t> Sizes(const ir::TensorType& t, int64_t n) {
   std::vector<int64_t> out;
   for (const ir::Dim& d : t.shape) {
@@ -241,12 +246,16 @@ std::vector<int64_t> Sizes(const ir::TensorType& t, int64_t n) {
       out.push_back(d.size);
       continue;
     }
-    int64_t v = 1;
-    for (absl::string_view f : absl::StrSplit(d.symbol, '*')) {
-      int64_t k;
-      v *= absl::SimpleAtoi(f, &k) ? k : n;
+    int64_t sum = 0;
+    for (absl::string_view term : absl::StrSplit(d.symbol, '+')) {
+      int64_t v = 1;
+      for (absl::string_view f : absl::StrSplit(term, '*')) {
+        int64_t k;
+        v *= absl::SimpleAtoi(f, &k) ? k : n;
+      }
+      sum += v;
     }
-    out.push_back(v);
+    out.push_back(sum);
   }
   return out;
 }
@@ -674,6 +683,22 @@ TEST(KernelsTest, ArgsortIsAStableSort) {
   }
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("argsort", {"i64[N,3]@cpu"}, {{"dim", int64_t{0}}, {"stable", false}}, {x}));
   EXPECT_TRUE(SameTensor(at::gather(x, 0, r), std::get<0>(at::sort(x, 0))));
+}
+
+// Verifies concat (torch.cat along dim 0, empty operands included) and take
+// (x[idx] of idx's shape, indices clamped into range).
+TEST(KernelsTest, ConcatAndTake) {
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("concat", {"f32[1]@cpu", "f32[N]@cpu", "f32[N]@cpu"}, {},
+                                                 {F32({1}), F32({}), F32({0.5, 0.25})}));
+  EXPECT_TRUE(SameTensor(r, F32({1, 0.5, 0.25})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("concat", {"i64[N,2]@cpu", "i64[1,2]@cpu"}, {},
+                                      {at::zeros({2, 2}, at::kLong), at::ones({1, 2}, at::kLong)}));
+  EXPECT_TRUE(SameTensor(r, I64({0, 0, 0, 0, 1, 1}).reshape({3, 2})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("take", {"f64[N]@cpu", "i64[N,2]@cpu"}, {},
+                                      {F64({10, 20, 30}), I64({2, 0, -1, 7}).reshape({2, 2})}));
+  EXPECT_TRUE(SameTensor(r, F64({30, 10, 10, 30}).reshape({2, 2})));
+  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("take", {"f32[N]@cpu", "i32[N]@cpu"}, {}, {F32({}), I32({})}));
+  EXPECT_TRUE(SameTensor(r, F32({})));
 }
 
 // AverageRanks is scipy.stats.rankdata(method="average") by brute force.

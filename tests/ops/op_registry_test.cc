@@ -164,6 +164,21 @@ TEST(OpRegistryTest, IndexAndCountingOps) {
   EXPECT_INFER_ERROR(Infer("rank_average", {"f32[]@cpu"}), "rank_average", "expects rank >= 1");
 }
 
+// Verifies the gather ops: concat adds up the leading dims (symbols joined
+// with '+') of operands of one dtype and trailing dims; take gives x's dtype
+// in the indices' shape.
+TEST(OpRegistryTest, GatherOps) {
+  EXPECT_THAT(Infer("concat", {"f32[1]@cpu", "f32[M]@cpu", "f32[2]@cpu"}), IsOkAndHolds("f32[M+3]@cpu"));
+  EXPECT_THAT(Infer("concat", {"i64[2,3]@meta", "i64[4,3]@meta"}), IsOkAndHolds("i64[6,3]@meta"));
+  EXPECT_THAT(Infer("concat", {"f64[M]@cpu", "f64[K]@cpu"}), IsOkAndHolds("f64[M+K]@cpu"));
+  EXPECT_INFER_ERROR(Infer("concat", {"f32[M]@cpu", "f64[2]@cpu"}), "concat", "differ in dtype");
+  EXPECT_INFER_ERROR(Infer("concat", {"f32[M,2]@cpu", "f32[2,3]@cpu"}), "concat", "trailing dims");
+  EXPECT_INFER_ERROR(Infer("concat", {"f32[]@cpu"}), "concat", "rank >= 1");
+  EXPECT_THAT(Infer("take", {"f32[M]@cuda:1", "i32[N,2]@cuda:1"}), IsOkAndHolds("f32[N,2]@cuda:1"));
+  EXPECT_INFER_ERROR(Infer("take", {"f32[M,2]@cpu", "i64[N]@cpu"}), "take", "rank-1 source");
+  EXPECT_INFER_ERROR(Infer("take", {"f32[M]@cpu", "f32[N]@cpu"}), "take", "integer indices");
+}
+
 // Verifies the ranking ops: bucketize, cumsum, topk and argsort keep the
 // input's device, give i64 positions, accumulate integer sums in i64, and
 // reject bad operands and out-of-range k or dims.

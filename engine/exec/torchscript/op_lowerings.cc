@@ -306,6 +306,18 @@ Result SearchSorted(LowerCtx& c, const ir::Node& n, const Values& in) {
   return Values{c.Call(A("searchsorted"), {in[0], in[1]}, {{"out_int32", false}, {"right", n.GetBool("right")}})};
 }
 
+// Gather ops (kernels.cc Concat / Take).
+Result Concat(LowerCtx& c, const ir::Node&, const Values& in) {
+  Value* list = c.graph().insertNode(c.graph().createList(c10::TensorType::get(), in))->output();
+  return Values{c.Call(A("cat"), {list, 0})};
+}
+Result Take(LowerCtx& c, const ir::Node& n, const Values& in) {
+  Value* last = c.Call(c10::prim::max, {c.Call(A("sub"), {Size(c, in[0], 0), 1}), 0});
+  Value* idx = c.Call(A("clamp"), {c.As(in[1], InDType(n, 1), c10::kLong), 0, last});
+  Value* picked = c.Call(A("index_select"), {in[0], 0, c.Call(A("flatten"), {idx})});
+  return Values{c.Call(A("reshape"), {picked, Sizes(c, idx)})};
+}
+
 // Ranking ops (kernels.cc Bucketize / Cumsum / Topk / Argsort).
 Result Bucketize(LowerCtx& c, const ir::Node& n, const Values& in) {
   c10::ScalarType s = c10::promoteTypes(InType(n, 0), InType(n, 1));
@@ -566,6 +578,7 @@ const absl::flat_hash_map<std::string, OpLowering>& Table() {
       {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
       {"sort", Sort}, {"rank_average", RankAverage}, {"searchsorted", SearchSorted},
       {"bucketize", Bucketize}, {"cumsum", Cumsum}, {"topk", Topk}, {"argsort", Argsort},
+      {"concat", Concat}, {"take", Take},
       {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
       {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
   };
