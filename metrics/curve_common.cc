@@ -1,6 +1,7 @@
 #include "metrics/curve_common.h"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <variant>
@@ -60,6 +61,26 @@ namespace {
 std::string ShapeString(const std::vector<int64_t>& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
 
 }  // namespace
+
+SortedThresholds SortThresholds(const Thresholds& th) {
+  SortedThresholds out;
+  out.sorted = th;
+  const int64_t n = th.size();
+  out.perm.resize(n);
+  std::iota(out.perm.begin(), out.perm.end(), 0);
+  if (th.values.empty()) return out;
+  std::vector<float> f(n);
+  for (int64_t i = 0; i < n; ++i) f[i] = static_cast<float>(th.values[i]);
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return f[x] < f[y]; });
+  for (int64_t j = 0; j < n; ++j) {
+    out.sorted.values[j] = th.values[order[j]];
+    out.perm[order[j]] = j;
+    if (order[j] != j) out.identity = false;
+  }
+  return out;
+}
 
 Expr ClassIndex(Expr like, int64_t c, int64_t rank) {
   Expr cls = dsl::Arange(like, c);

@@ -36,6 +36,19 @@ absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args);
 // second half backwards from 1, with a float32 step) or the list.
 dsl::Expr ThresholdTensor(dsl::Expr like, const Thresholds& t);
 
+// SortedThresholds is the ascending order of the f32 thresholds; `perm`
+// maps the user's order to positions in it (identity for linspace and
+// ascending lists).
+struct SortedThresholds {
+  Thresholds sorted;
+  std::vector<int64_t> perm;
+  bool identity = true;
+};
+
+// SortThresholds sorts the thresholds as float32 (stable), for counts of
+// how many thresholds lie below each probability.
+SortedThresholds SortThresholds(const Thresholds& th);
+
 // ClassTask is the input form of the multiclass and multilabel curves.
 enum class ClassTask { kMulticlass, kMultilabel };
 

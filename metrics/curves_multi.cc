@@ -181,35 +181,6 @@ struct BinnedCounts {
   Expr head, tail, pair, last;
 };
 
-// SortedThresholds is the ascending order of the f32 thresholds; `perm`
-// maps the user's order to positions in it (identity for linspace and
-// ascending lists).
-struct SortedThresholds {
-  Thresholds sorted;
-  std::vector<int64_t> perm;
-  bool identity = true;
-};
-
-SortedThresholds SortThresholds(const Thresholds& th) {
-  SortedThresholds out;
-  out.sorted = th;
-  const int64_t n = th.size();
-  out.perm.resize(n);
-  std::iota(out.perm.begin(), out.perm.end(), 0);
-  if (th.values.empty()) return out;
-  std::vector<float> f(n);
-  for (int64_t i = 0; i < n; ++i) f[i] = static_cast<float>(th.values[i]);
-  std::vector<int64_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return f[x] < f[y]; });
-  for (int64_t j = 0; j < n; ++j) {
-    out.sorted.values[j] = th.values[order[j]];
-    out.perm[order[j]] = j;
-    if (order[j] != j) out.identity = false;
-  }
-  return out;
-}
-
 // Binned per-class counts from the histogram state [K, 2, T+1] (class,
 // target, number of sorted thresholds <= the probability).
 BinnedCounts CountsFromHistogram(MetricBuilder& b, Expr hist, int64_t k, const SortedThresholds& st) {
