@@ -1,6 +1,6 @@
 // Threshold-free binary classification metrics: binary_auroc and
 // binary_average_precision (TorchMetrics 1.5 functional names and arguments:
-// thresholds, ignore_index).
+// thresholds, ignore_index; binary_auroc also max_fpr).
 //
 // Input: float `preds` (probabilities, or logits: any kept element outside
 // [0, 1] sigmoids the batch) and integer/bool `target` in {0, 1}, same shape
@@ -22,6 +22,24 @@
 // and finalize. AUROC is the trapezoidal area under the binned ROC, AP is
 // sum_t (recall[t] - recall[t+1]) * precision[t] with recall[T] = 0 and
 // precision = 1 where nothing is predicted positive.
+//
+// max_fpr in (0, 1) (binary_auroc): the standardized partial AUC of
+// TorchMetrics' _binary_auroc_compute (= sklearn's roc_auc_score(max_fpr)):
+// the area under the ROC for fpr <= max_fpr, the curve cut at max_fpr by
+// linear interpolation, McClish-corrected to 0.5 * (1 + (A - m^2/2) /
+// (m - m^2/2)). No positives or no negatives give the plain AUROC (0).
+// Exact form: the ROC is linear within each tie group, so finalize
+// integrates it negative by negative: the i-th negative in score order (a
+// cumsum numbers the sorted negatives) covers fpr in [k/n_neg, (k+1)/n_neg],
+// where its tie group's segment is linear, and contributes the part of that
+// trapezoid left of max_fpr. Sorts, searchsorted and cumsum only: no host
+// sync, no data-dependent shape. Binned form: the binned ROC's segments
+// wholly left of max_fpr plus the one max_fpr cuts, from the fixed [T]
+// vectors (sync-free). TorchMetrics' bucketize quirks carry over: when every
+// binned fpr exceeds max_fpr its partial area is 0; when none does it
+// raises an IndexError, and Tally gives NaN. A thresholds list must then be
+// ascending (the binned ROC is monotone only for sorted thresholds).
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -54,10 +72,69 @@ void Pairs(Expr x, int64_t n, Expr* head, Expr* tail) {
   *tail = dsl::Sum(dsl::Where(cols == rows + int64_t{1}, xr, 0.0), {1});
 }
 
+// McClish is the standardized partial AUC of area `pauc` under fpr <= m.
+Expr McClish(Expr pauc, double m) {
+  const double min_area = 0.5 * m * m;
+  return ((pauc - min_area) / (m - min_area) + 1.0) * 0.5;
+}
+
+// ExactPartialAuc is the McClish-corrected area under the exact ROC left of
+// fpr = m (see the top of the file); `neg_sorted` and `pos_sorted` are the
+// ascending negative and positive scores, padded at the end with 2.0.
+Expr ExactPartialAuc(Expr neg_sorted, Expr pos_sorted, Expr n_pos, Expr n_neg, double m) {
+  auto f64 = [](Expr x) { return dsl::Cast(x, DType::kFloat64); };
+  Expr i = f64(dsl::Cumsum(dsl::FullLike(neg_sorted, 1.0, DType::kInt64), 0)) - 1.0;
+  Expr first = f64(dsl::SearchSorted(neg_sorted, neg_sorted));
+  Expr past = f64(dsl::SearchSorted(neg_sorted, neg_sorted, /*right=*/true));
+  Expr pos_le = f64(dsl::SearchSorted(pos_sorted, neg_sorted, /*right=*/true));
+  Expr pos_tied = pos_le - f64(dsl::SearchSorted(pos_sorted, neg_sorted));
+  // The i-th negative is the j-th of its tie group's a negatives; the group's
+  // segment rises by pos_tied positives over a negatives.
+  Expr a = past - first;
+  Expr j = past - 1.0 - i;
+  Expr above = n_pos - pos_le;  // positives scored above the group
+  Expr tpr0 = (above + dsl::SafeDiv(pos_tied * j, a)) / n_pos;
+  Expr tpr1 = (above + dsl::SafeDiv(pos_tied * (j + 1.0), a)) / n_pos;
+  // Its fpr interval starts at k / n_neg (k negatives score higher).
+  Expr k = n_neg - 1.0 - i;
+  Expr width = dsl::Minimum(dsl::Clamp(m - k / n_neg, 0.0, std::nullopt), 1.0 / n_neg);
+  Expr area = width * (tpr0 + (tpr1 - tpr0) * (width * n_neg) * 0.5);
+  Expr pauc = dsl::Sum(dsl::Where(i < n_neg, area, 0.0));
+  return dsl::Where(n_pos * n_neg == 0.0, 0.0, McClish(pauc, m));
+}
+
+// BinnedPartialAuc is the McClish-corrected area under the binned ROC left
+// of fpr = m; fpr and tpr are [T] over ascending thresholds (so descending
+// along the curve), `auc` the whole area.
+Expr BinnedPartialAuc(Expr fpr, Expr tpr, int64_t n, Expr auc, double m) {
+  Expr f0, f1, t0, t1;  // a segment from (f1, t1) up to (f0, t0)
+  Pairs(fpr, n, &f0, &f1);
+  Pairs(tpr, n, &t0, &t1);
+  Expr whole = f0 <= m;
+  Expr cut = f1 <= m && f0 > m;
+  Expr at_m = t1 + dsl::SafeDiv(m - f1, f0 - f1) * (t0 - t1);
+  Expr pauc = dsl::Sum(dsl::Where(whole, (f0 - f1) * (t0 + t1) * 0.5, 0.0) +
+                       dsl::Where(cut, (m - f1) * (t1 + at_m) * 0.5, 0.0));
+  // Every fpr <= m: TorchMetrics indexes past the curve's end.
+  Expr corrected = dsl::Where(dsl::Max(fpr) <= m, NAN, McClish(pauc, m));
+  return dsl::Where(dsl::Sum(fpr) == 0.0 || dsl::Sum(tpr) == 0.0, auc, corrected);
+}
+
 absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const dsl::Signature& sig,
                                               const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Thresholds th, ReadThresholds(args));
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> ignore_index, args.GetOptionalInt("ignore_index"));
+  std::optional<double> max_fpr;
+  if (kind == Curve::kAuroc) {
+    TALLY_ASSIGN_OR_RETURN(max_fpr, args.GetOptionalDouble("max_fpr"));
+    if (max_fpr && !(*max_fpr > 0 && *max_fpr <= 1)) {
+      return args.InvalidArgument(absl::StrCat("max_fpr must be a float in (0, 1], got ", *max_fpr));
+    }
+    if (max_fpr == 1.0) max_fpr.reset();  // the whole curve
+    if (max_fpr && !std::is_sorted(th.values.begin(), th.values.end())) {
+      return args.InvalidArgument("max_fpr needs the thresholds list in ascending order");
+    }
+  }
   MetricBuilder b(args.metric_name(), sig, device);
   Expr preds = b.Input("preds");
   Expr target = b.Input("target");
@@ -114,7 +191,9 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
       Expr n_neg = dsl::Cast(dsl::Sum(dsl::Cast(neg, DType::kInt64)), DType::kFloat64);
       Expr below = dsl::SearchSorted(neg_sorted, s) + dsl::SearchSorted(neg_sorted, s, /*right=*/true);
       Expr u = dsl::Sum(dsl::Where(pos, dsl::Cast(below, DType::kFloat64), 0.0)) * 0.5;
-      b.Output(dsl::Cast(dsl::SafeDiv(u, n_pos * n_neg), DType::kFloat32));
+      Expr auc = max_fpr ? ExactPartialAuc(neg_sorted, pos_sorted, n_pos, n_neg, *max_fpr)
+                         : dsl::SafeDiv(u, n_pos * n_neg);
+      b.Output(dsl::Cast(auc, DType::kFloat32));
     } else {
       Expr valid_rows = y >= int64_t{0};
       Expr all_sorted = dsl::SortValues(dsl::Where(valid_rows, s, 2.0), 0);
@@ -148,7 +227,9 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
     Expr f0, f1, t0, t1;
     Pairs(fpr, n, &f0, &f1);
     Pairs(tpr, n, &t0, &t1);
-    b.Output(dsl::Cast(dsl::Sum((f0 - f1) * (t0 + t1)) * 0.5, DType::kFloat32));
+    Expr auc = dsl::Sum((f0 - f1) * (t0 + t1)) * 0.5;
+    if (max_fpr) auc = BinnedPartialAuc(fpr, tpr, n, auc, *max_fpr);
+    b.Output(dsl::Cast(auc, DType::kFloat32));
   } else {
     Expr precision = dsl::SafeDiv(tp, tp + fp, 1.0);
     // recall[T] = 0 closes the curve: the last threshold's term is recall * precision.
