@@ -78,12 +78,20 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
       in = {{"preds", scores.sigmoid()}, {"target", ml_target}};
       spec += absl::StrContains(m.name, "fbeta") ? "(num_labels=3, beta=2.0)" : "(num_labels=3)";
     }
-    SCOPED_TRACE(spec);
-    tools::EvalOptions opts;
-    opts.checked = true;
-    opts.batch_size = 5;
-    auto r = tools::Evaluate({spec}, in, opts);
-    EXPECT_TRUE(r.ok()) << r.status();
+    std::vector<std::string> specs = {spec};
+    if (m.domain == "curves") {  // the binned forms too
+      std::string head = spec.back() == ')' ? spec.substr(0, spec.size() - 1) + ", " : spec + "(";
+      specs.push_back(head + "thresholds=5)");
+      specs.push_back(head + "thresholds=[0.7, 0.2, 0.5])");
+    }
+    for (const std::string& s : specs) {
+      SCOPED_TRACE(s);
+      tools::EvalOptions opts;
+      opts.checked = true;
+      opts.batch_size = 5;
+      auto r = tools::Evaluate({s}, in, opts);
+      EXPECT_TRUE(r.ok()) << r.status();
+    }
     ++checked;
   }
   EXPECT_EQ(checked, static_cast<int>(metrics::AllMetrics().size()));

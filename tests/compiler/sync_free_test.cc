@@ -31,6 +31,18 @@ std::string SpecFor(const std::string& name) {
   return name;
 }
 
+// Specs is SpecFor and, for the threshold-free curves, their binned forms
+// (thresholds=5 and an unsorted list), whose update and finalize differ.
+std::vector<std::string> Specs(const metrics::MetricInfo& m) {
+  std::string spec = SpecFor(m.name);
+  if (m.domain != "curves") return {spec};
+  auto with = [&](const std::string& arg) {
+    return spec.back() == ')' ? absl::StrCat(spec.substr(0, spec.size() - 1), ", ", arg, ")")
+                              : absl::StrCat(spec, "(", arg, ")");
+  };
+  return {spec, with("thresholds=5"), with("thresholds=[0.7, 0.2, 0.5]")};
+}
+
 // Signatures lists input forms to try for a metric, as (name, dtype, shape).
 std::vector<NamedTensors> InputForms(const metrics::MetricInfo& m, const at::TensorOptions& o) {
   const int64_t n = 5;
@@ -100,12 +112,13 @@ TEST(SyncFree, EveryMetricUpdatesOnMeta) {
   auto meta = at::TensorOptions().device(at::kMeta);
   int compiled = 0;
   for (const auto& m : metrics::AllMetrics()) {
-    std::string spec = SpecFor(m.name);
-    for (const NamedTensors& in : InputForms(m, meta)) {
-      auto c = CompileFor({spec}, in, ir::Device{"meta"});
-      if (!c.ok()) continue;  // this input form is not one the metric takes
-      ExpectSyncFreeOnMeta({spec}, in);
-      ++compiled;
+    for (const std::string& spec : Specs(m)) {
+      for (const NamedTensors& in : InputForms(m, meta)) {
+        auto c = CompileFor({spec}, in, ir::Device{"meta"});
+        if (!c.ok()) continue;  // this input form is not one the metric takes
+        ExpectSyncFreeOnMeta({spec}, in);
+        ++compiled;
+      }
     }
   }
   EXPECT_GE(compiled, static_cast<int>(metrics::AllMetrics().size()));
@@ -131,16 +144,17 @@ TEST(SyncFree, EveryMetricPlansForAMissingDevice) {
   // kernel there.
   auto cpu = at::TensorOptions();
   for (const auto& m : metrics::AllMetrics()) {
-    std::string spec = SpecFor(m.name);
-    for (const NamedTensors& in : InputForms(m, cpu)) {
-      auto c = CompileFor({spec}, in, ir::Device{"cuda:1"});
-      if (!c.ok()) continue;
-      SCOPED_TRACE(spec);
-      EXPECT_EQ(c->proof.device, "cuda:1");
-      for (const auto& s : c->module->states) EXPECT_EQ(s.type.device.name, "cuda:1");
-      for (const auto& n : c->module->update->nodes()) {
-        EXPECT_FALSE(ops::IsComposite(*n)) << n->op() << " has no fused kernel on cuda";
-        for (ir::Value* v : n->outputs()) EXPECT_EQ(v->type().device.name, "cuda:1");
+    for (const std::string& spec : Specs(m)) {
+      for (const NamedTensors& in : InputForms(m, cpu)) {
+        auto c = CompileFor({spec}, in, ir::Device{"cuda:1"});
+        if (!c.ok()) continue;
+        SCOPED_TRACE(spec);
+        EXPECT_EQ(c->proof.device, "cuda:1");
+        for (const auto& s : c->module->states) EXPECT_EQ(s.type.device.name, "cuda:1");
+        for (const auto& n : c->module->update->nodes()) {
+          EXPECT_FALSE(ops::IsComposite(*n)) << n->op() << " has no fused kernel on cuda";
+          for (ir::Value* v : n->outputs()) EXPECT_EQ(v->type().device.name, "cuda:1");
+        }
       }
     }
   }

@@ -128,10 +128,13 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   for (const auto& m : metrics::AllMetrics()) {
-    std::string spec = testing::SpecFor(m);
-    for (const Form& form : testing::FormsFor(m)) {
-      if (!testing::CompileModuleFor({spec}, form, Reference()).ok()) continue;
-      cases.push_back({Identifier(absl::StrCat(m.name, "_", form.name)), {spec}, form});
+    std::vector<std::string> specs = testing::SpecsFor(m);
+    for (size_t k = 0; k < specs.size(); ++k) {
+      const std::string variant = k == 0 ? "" : absl::StrCat("_variant", k);
+      for (const Form& form : testing::FormsFor(m)) {
+        if (!testing::CompileModuleFor({specs[k]}, form, Reference()).ok()) continue;
+        cases.push_back({Identifier(absl::StrCat(m.name, variant, "_", form.name)), {specs[k]}, form});
+      }
     }
   }
   cases.push_back({"cls_collection",

@@ -22,6 +22,20 @@ std::string SpecFor(const metrics::MetricInfo& m) {
   return name;
 }
 
+std::string WithArg(const std::string& spec, const std::string& arg) {
+  if (!spec.empty() && spec.back() == ')') return absl::StrCat(spec.substr(0, spec.size() - 1), ", ", arg, ")");
+  return absl::StrCat(spec, "(", arg, ")");
+}
+
+std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
+  std::vector<std::string> out = {SpecFor(m)};
+  if (m.domain == "curves") {
+    out.push_back(WithArg(out[0], "thresholds=5"));
+    out.push_back(WithArg(out[0], "thresholds=[0.7, 0.2, 0.5]"));
+  }
+  return out;
+}
+
 std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.domain == "aggregation") return {{"agg"}, {"agg_w"}, {"agg_nan"}};
   if (m.domain == "retrieval") return {{"ret"}, {"ret_bad"}};

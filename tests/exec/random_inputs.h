@@ -27,6 +27,14 @@ struct Form {
 // SpecFor adds the arguments a registered metric requires.
 std::string SpecFor(const metrics::MetricInfo& m);
 
+// SpecsFor is SpecFor followed by the variants the registry-wide tests also
+// run: for the threshold-free curves, the binned forms (thresholds=5 and an
+// unsorted list).
+std::vector<std::string> SpecsFor(const metrics::MetricInfo& m);
+
+// WithArg adds `arg` ("key=value") to a spec string.
+std::string WithArg(const std::string& spec, const std::string& arg);
+
 // FormsFor lists the input forms to try for a metric (not all compile).
 std::vector<Form> FormsFor(const metrics::MetricInfo& m);
 

@@ -57,10 +57,13 @@ std::vector<Case> AllCases() {
     CompileOptions co;
     co.fuse_policy = policy;
     for (const auto& m : metrics::AllMetrics()) {
-      std::string spec = testing::SpecFor(m);
-      for (const Form& form : testing::FormsFor(m)) {
-        if (!testing::CompileModuleFor({spec}, form, co).ok()) continue;  // a form the metric does not take
-        cases.push_back({Identifier(absl::StrCat(m.name, "_", form.name, suffix)), {spec}, form, policy});
+      std::vector<std::string> specs = testing::SpecsFor(m);
+      for (size_t k = 0; k < specs.size(); ++k) {
+        const std::string variant = k == 0 ? "" : absl::StrCat("_variant", k);
+        for (const Form& form : testing::FormsFor(m)) {
+          if (!testing::CompileModuleFor({specs[k]}, form, co).ok()) continue;  // a form the metric does not take
+          cases.push_back({Identifier(absl::StrCat(m.name, variant, "_", form.name, suffix)), {specs[k]}, form, policy});
+        }
       }
     }
     for (const char* f : {"mc_f", "mc_i", "mc_bad"}) {
