@@ -1995,9 +1995,359 @@ def _cm_thr_tag(thr_arg):
     return thr_arg.replace(" ", "").replace("[", "list").replace("]", "").replace(",", "_")
 
 
+# --------------------------------------------------------------------------------------------
+# calibration: binary_calibration_error, multiclass_calibration_error
+# --------------------------------------------------------------------------------------------
+def _cal_boundaries(n_bins, dtype):
+    # rule: bin_boundaries = torch.linspace(0, 1, n_bins + 1, dtype=confidences.dtype) -- src/torchmetrics/
+    # functional/classification/calibration_error.py (_ce_compute). The points are taken from torch itself
+    # (not TorchMetrics): ATen rounds some of them differently from any numpy linspace (e.g. 0.79999995 as the
+    # 13th of 16 float32 points), and values sitting exactly on a boundary must bin as TorchMetrics bins them.
+    import torch
+
+    tdt = torch.float32 if dtype == np.float32 else torch.float64
+    return torch.linspace(0, 1, n_bins + 1, dtype=tdt).numpy()
+
+
+def calibration_expected(conf, acc, n_bins, norm):
+    """TorchMetrics' _ce_compute on flat confidences (in their dtype) and 0/1 accuracies, in float64."""
+    b = _cal_boundaries(n_bins, conf.dtype.type)
+    # rule: indices = torch.bucketize(confidences, bin_boundaries, right=True) - 1, so bin i holds
+    # b[i] <= conf < b[i+1] and conf == 1.0 gets a bin (n_bins) of its own; NaN sorts last -- calibration_error.py
+    # (_binning_bucketize)
+    idx = np.searchsorted(b, conf, side="right") - 1
+    size = n_bins + 1
+    count = np.bincount(idx, minlength=size).astype(np.float64)
+    conf_sum = np.bincount(idx, weights=conf.astype(np.float64), minlength=size)
+    acc_sum = np.bincount(idx, weights=acc.astype(np.float64), minlength=size)
+    # rule: conf_bin/acc_bin = nan_to_num(sum / count), prop_bin = count / count.sum() -- calibration_error.py
+    acc_bin = np.nan_to_num(acc_sum / count)
+    conf_bin = np.nan_to_num(conf_sum / count)
+    prop = count / count.sum()
+    gap = np.abs(acc_bin - conf_bin)
+    # rule: l1 = sum(|acc - conf| * prop); max = max |acc - conf|; l2 = sqrt(sum((acc - conf)^2 * prop)) if that
+    # sum is > 0 else 0 -- calibration_error.py (_ce_compute)
+    if norm == "l1":
+        return float(np.sum(gap * prop))
+    if norm == "max":
+        return float(np.max(gap))
+    ce = float(np.sum(gap ** 2 * prop))
+    return math.sqrt(ce) if ce > 0 else 0.0
+
+
+def _cal_sklearn_check(conf, acc, n_bins, norm, want):
+    """Cross-check with sklearn.calibration.calibration_curve (uniform bins) where its binning coincides with
+    TorchMetrics' (no confidence on an inner boundary nor at 1.0): the same per-bin means, hence the same value."""
+    from sklearn.calibration import calibration_curve
+
+    c64 = conf.astype(np.float64)
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    if c64.size == 0 or np.isnan(c64).any() or (c64 >= 1.0).any() or np.isin(c64, edges).any():
+        return False
+    if np.abs(c64[:, None] - edges[None, 1:-1]).min(initial=1.0) < 1e-6:
+        return False
+    prob_true, prob_pred = calibration_curve(acc.astype(np.int64), c64, n_bins=n_bins, pos_label=1)
+    ids = np.searchsorted(edges[1:-1], c64)
+    counts = np.bincount(ids, minlength=n_bins)
+    w = counts[counts > 0] / c64.size
+    gap = np.abs(prob_true - prob_pred)
+    got = {"l1": np.sum(gap * w), "max": np.max(gap), "l2": math.sqrt(np.sum(gap ** 2 * w))}[norm]
+    _close(got, want, 1e-7)
+    return True
+
+
+def _cal_margin(conf, n_bins, deliberate):
+    # Values within 1e-6 of a boundary (other than deliberate exact hits) would make the fixture depend on the
+    # last ulp of a sigmoid/softmax.
+    b = _cal_boundaries(n_bins, conf.dtype.type).astype(np.float64)
+    d = np.abs(conf.astype(np.float64)[:, None] - b[None, :])
+    assert deliberate or not ((d > 0) & (d < 1e-6)).any(), "confidence too close to a bin boundary"
+
+
+def _cal_binary_prepare(p, t, ignore_index):
+    p = p.reshape(-1)
+    t = t.reshape(-1).astype(np.int64)
+    # rule: ignored elements are dropped before the logit check; float preds with any value outside [0, 1] are
+    # sigmoided (per update() call) -- cls/confusion_matrix.py (_binary_confusion_matrix_format, threshold=0.0,
+    # convert_to_labels=False); confidences = preds, accuracies = target -- calibration_error.py
+    # (_binary_calibration_error_update)
+    keep = np.ones_like(t, bool) if ignore_index is None else t != ignore_index
+    p, t = p[keep], t[keep]
+    if p.size and not np.all((p >= 0) & (p <= 1)):
+        p = _sigmoid(p)
+    return p, t
+
+
+def _cal_multiclass_prepare(p, t, ignore_index):
+    C = p.shape[1]
+    p = np.moveaxis(p, 1, -1).reshape(-1, C)
+    t = t.reshape(-1).astype(np.int64)
+    keep = np.ones_like(t, bool) if ignore_index is None else t != ignore_index
+    p, t = p[keep], t[keep]
+    # rule (v1.5.2): softmax over dim 1 unless every value is in [0, 1]; confidences, predictions =
+    # preds.max(dim=1); accuracies = predictions == target; both .float() -- calibration_error.py
+    # (_multiclass_calibration_error_update)
+    if p.size and not np.all((p >= 0) & (p <= 1)):
+        p = _softmax(p.astype(np.float64)).astype(p.dtype)
+    conf = p.max(axis=1).astype(np.float32)
+    acc = (p.argmax(axis=1) == t).astype(np.int64)
+    return conf, acc
+
+
+def _cal_same_logit_decision(p, t, ignore_index, multiclass):
+    decisions = set()
+    for a, b in harness_chunks(p.shape[0]):
+        pc, tc = p[a:b], t[a:b]
+        if multiclass:
+            pc = np.moveaxis(pc, 1, -1).reshape(-1, pc.shape[1])
+        else:
+            pc = pc.reshape(-1)
+        tc = tc.reshape(-1)
+        if ignore_index is not None:
+            pc = pc[tc != ignore_index]
+        if pc.size:
+            decisions.add(bool(not np.all((pc >= 0) & (pc <= 1))))
+    assert len(decisions) <= 1, "logit/softmax decision differs between update() chunks; fix the fixture data"
+
+
+def gen_calibration():
+    S = Suite("calibration.json")
+    rng = np.random.default_rng(1505)
+    N = 60
+    t = rng.integers(0, 2, N)
+    # two decimals (never on a boundary for the bin counts used below, except the deliberate cases)
+    prob = np.clip(np.round(0.35 * t + 0.6 * rng.random(N) + 0.02, 2), 0.01, 0.99).astype(np.float32)
+    prob = np.where(np.isin(np.round(prob.astype(np.float64) * 20, 6) % 1, [0]), prob + np.float32(0.003), prob)
+    prob = prob.astype(np.float32)
+    mag = np.float32(1.1) + np.abs(rng.normal(0, 1.5, N)).astype(np.float32)
+    logit = (np.where(rng.random(N) < np.where(t == 1, 0.7, 0.35), 1, -1) * mag).astype(np.float32)
+    tign = t.copy()
+    tign[rng.random(N) < 0.2] = -1
+    prob2 = prob.reshape(20, 3)
+    t2 = t.reshape(20, 3)
+    hand = "hand-written numpy (TorchMetrics _binning_bucketize/_ce_compute)"
+    sk = hand + "; bin means == sklearn.calibration.calibration_curve"
+
+    def add(name, metric, p, tt, conf, acc, n_bins, norm, deliberate=False, multiclass=False, ii=None):
+        _cal_same_logit_decision(p.a, tt.a, ii, multiclass)
+        _cal_margin(conf, n_bins, deliberate)
+        want = calibration_expected(conf, acc, n_bins, norm)
+        checked = _cal_sklearn_check(conf, acc, n_bins, norm, want)
+        S.add(name, metric, {"preds": p, "target": tt}, want, sk if checked else hand)
+
+    def bspec(args):
+        return spec("binary_calibration_error", args)
+
+    # binary: n_bins x norm on probabilities, float64, logits
+    for n_bins in [None, 1, 5, 10, 20]:
+        for norm in [None, "l1", "l2", "max"]:
+            args = {}
+            if n_bins is not None:
+                args["n_bins"] = n_bins
+            if norm is not None:
+                args["norm"] = norm
+            nb = 15 if n_bins is None else n_bins
+            tag = f"nbins-{n_bins or 'default'}_norm-{norm or 'default'}"
+            for scen, pr, conf in [("prob_f32", T(prob, "float32"), prob),
+                                   ("prob_f64", T(prob, "float64"), prob.astype(np.float64)),
+                                   ("logit_f32", T(logit, "float32"), _sigmoid(logit))]:
+                if scen != "prob_f32" and norm not in (None, "l2"):
+                    continue
+                add(f"binary_{tag}__{scen}", bspec(args), pr, T(t, "int64"), conf, t, nb, norm or "l1")
+    # binary edge cases
+    for norm in ["l1", "l2", "max"]:
+        c, a = _cal_binary_prepare(prob, tign, -1)
+        add(f"binary_norm-{norm}_ii-neg1__ignore_index", bspec({"norm": norm, "ignore_index": -1}),
+            T(prob, "float32"), T(tign, "int64"), c, a, 15, norm, ii=-1)
+        add(f"binary_norm-{norm}__multidim_20x3", bspec({"norm": norm, "n_bins": 10}), T(prob2, "float32"),
+            T(t2, "int32"), prob2.reshape(-1), t2.reshape(-1), 10, norm)
+    # ignored elements outside [0, 1] do not make the rest logits (they are dropped first)
+    pq = prob.copy()
+    pq[tign == -1] = 3.5
+    c, a = _cal_binary_prepare(pq, tign, -1)
+    assert np.array_equal(c, prob[tign != -1])
+    add("binary_ii-neg1__ignored_elems_outside_unit_range", bspec({"ignore_index": -1}), T(pq, "float32"),
+        T(tign, "int64"), c, a, 15, "l1", ii=-1)
+    # a confidence exactly on every boundary of torch.linspace(0, 1, 11) (0.0 and 1.0 included: 1.0 has its own bin),
+    # and the float32 just below each
+    for n_bins in [10, 15]:
+        b = _cal_boundaries(n_bins, np.float32)
+        below = np.nextafter(b[1:], np.float32(0)).astype(np.float32)
+        hits = np.concatenate([b, below, b[1:-1]]).astype(np.float32)
+        th = (np.arange(hits.size) % 3 == 0).astype(np.int64)
+        for norm in ["l1", "l2", "max"]:
+            add(f"binary_nbins-{n_bins}_norm-{norm}__boundary_hits_f32", bspec({"n_bins": n_bins, "norm": norm}),
+                T(hits, "float32"), T(th, "int64"), hits, th, n_bins, norm, deliberate=True)
+        b64 = _cal_boundaries(n_bins, np.float64)
+        hits64 = np.concatenate([b64, np.nextafter(b64[1:], 0.0)])
+        th64 = (np.arange(hits64.size) % 2).astype(np.int64)
+        add(f"binary_nbins-{n_bins}__boundary_hits_f64", bspec({"n_bins": n_bins}), T(hits64, "float64"),
+            T(th64, "int64"), hits64, th64, n_bins, "l1", deliberate=True)
+    # empty bins (everything in two bins of 20), all positives, bool targets, one row
+    few = np.where(t == 1, np.float32(0.912), np.float32(0.133)).astype(np.float32)
+    for norm in ["l1", "l2", "max"]:
+        add(f"binary_nbins-20_norm-{norm}__two_bins_used", bspec({"n_bins": 20, "norm": norm}), T(few, "float32"),
+            T(t, "int64"), few, t, 20, norm)
+        ones = np.ones(N, np.int64)
+        add(f"binary_norm-{norm}__all_positive", bspec({"norm": norm}), T(prob, "float32"), T(ones, "bool"),
+            prob, ones, 15, norm)
+        perfect = t.astype(np.float32)
+        add(f"binary_norm-{norm}__perfect_confidence_0_and_1", bspec({"norm": norm}), T(perfect, "float32"),
+            T(t, "int64"), perfect, t, 15, norm, deliberate=True)
+    add("binary__one_row", "binary_calibration_error", T(prob[:1], "float32"), T(t[:1], "int64"), prob[:1], t[:1],
+        15, "l1")
+
+    # multiclass
+    C = 4
+    tm_ = rng.integers(0, C, N)
+    logits_mc = rng.normal(0, 1.2, (N, C)).astype(np.float32)
+    logits_mc[np.arange(N), tm_] += np.float32(1.3)
+    logits_mc[np.abs(logits_mc) <= 1] += np.float32(2.5)  # every row has values outside [0, 1]
+    probs_mc = _softmax(logits_mc.astype(np.float64)).astype(np.float32)
+    probs_mc = np.round(probs_mc, 3).astype(np.float32)
+    probs_mc[np.arange(N), probs_mc.argmax(1)] += np.float32(0.0004)  # no ties for the argmax
+    tign_mc = tm_.copy()
+    tign_mc[rng.random(N) < 0.2] = -1
+
+    def mspec(args):
+        return spec("multiclass_calibration_error", dict({"num_classes": C}, **args))
+
+    def mc_add(name, args, p, tt, n_bins=15, norm="l1", ii=None, deliberate=False, tdtype="int64"):
+        conf, acc = _cal_multiclass_prepare(p, tt, ii)
+        add(name, mspec(args), T(p, str(p.dtype)), T(tt, tdtype), conf, acc, n_bins, norm, deliberate=deliberate,
+            multiclass=True, ii=ii)
+
+    for n_bins in [None, 1, 5, 10]:
+        for norm in [None, "l1", "l2", "max"]:
+            args = {}
+            if n_bins is not None:
+                args["n_bins"] = n_bins
+            if norm is not None:
+                args["norm"] = norm
+            nb = 15 if n_bins is None else n_bins
+            tag = f"nbins-{n_bins or 'default'}_norm-{norm or 'default'}"
+            mc_add(f"multiclass_{tag}__probs_f32", args, probs_mc, tm_, nb, norm or "l1")
+            if norm in (None, "max"):
+                mc_add(f"multiclass_{tag}__logits_f32", args, logits_mc, tm_, nb, norm or "l1")
+                mc_add(f"multiclass_{tag}__probs_f64", args, probs_mc.astype(np.float64), tm_, nb, norm or "l1")
+    for norm in ["l1", "l2", "max"]:
+        mc_add(f"multiclass_norm-{norm}_ii-neg1__ignore_index", {"norm": norm, "ignore_index": -1}, probs_mc,
+               tign_mc, norm=norm, ii=-1)
+        mc_add(f"multiclass_norm-{norm}_ii-2__ignore_index_is_a_class", {"norm": norm, "ignore_index": 2},
+               logits_mc, tm_, norm=norm, ii=2)
+        right = probs_mc.argmax(1)
+        mc_add(f"multiclass_norm-{norm}__all_correct", {"norm": norm}, probs_mc, right, norm=norm)
+        p3 = np.ascontiguousarray(np.moveaxis(probs_mc.reshape(15, 4, C), 2, 1))  # (15, C, 4)
+        mc_add(f"multiclass_norm-{norm}__multidim_15xCx4", {"norm": norm, "n_bins": 10}, p3, tm_.reshape(15, 4),
+               n_bins=10, norm=norm, tdtype="int32")
+    # top probabilities exactly on boundaries of 4 bins (0.25, 0.5, 0.75, 1.0), argmax at the first maximum
+    hit = np.array([[0.5, 0.25, 0.25, 0.0], [0.25, 0.25, 0.25, 0.25], [0.75, 0.25, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0],
+                    [0.125, 0.5, 0.375, 0.0], [0.1, 0.2, 0.3, 0.4], [0.4, 0.4, 0.1, 0.1]], np.float32)
+    hit = np.tile(hit, (3, 1))
+    th = np.tile(np.array([0, 3, 0, 1, 2, 3, 1]), 3)
+    for norm in ["l1", "l2", "max"]:
+        mc_add(f"multiclass_nbins-4_norm-{norm}__boundary_hits_and_ties", {"n_bins": 4, "norm": norm}, hit, th,
+               n_bins=4, norm=norm, deliberate=True)
+    mc_add("multiclass__one_row", {}, probs_mc[:1], tm_[:1])
+    return S
+
+
+# --------------------------------------------------------------------------------------------
+# binary_auroc(max_fpr=...): standardized partial AUC
+# --------------------------------------------------------------------------------------------
+def tm_binned_partial_auroc(p, t, thr, max_fpr):
+    """TorchMetrics' _binary_auroc_compute on binned counts, step by step (numpy, float64)."""
+    tp, fp, fn, tn = _binned_counts(p, t, thr)
+    tpr = _sdiv(tp, tp + fn)[::-1]
+    fpr = _sdiv(fp, fp + tn)[::-1]
+    # rule: max_fpr None/1 or fpr.sum() == 0 or tpr.sum() == 0 -> plain trapezoidal auc -- cls/auroc.py
+    # (_binary_auroc_compute)
+    if max_fpr == 1 or fpr.sum() == 0 or tpr.sum() == 0:
+        return float(np.sum((fpr[1:] - fpr[:-1]) * (tpr[1:] + tpr[:-1]) / 2))
+    # rule: stop = bucketize(max_fpr, fpr, right=True); interpolate tpr between fpr[stop-1] and fpr[stop]
+    # (stop - 1 == -1 wraps around: the cut curve is the single point (max_fpr, .) and its area 0; stop == len(fpr)
+    # raises IndexError there -- Tally gives NaN); append (max_fpr, interp) to fpr[:stop], tpr[:stop] -- auroc.py
+    stop = int(np.searchsorted(fpr, max_fpr, side="right"))
+    if stop == len(fpr):
+        return float("nan")
+    with np.errstate(all="ignore"):
+        w = (max_fpr - fpr[stop - 1]) / (fpr[stop] - fpr[stop - 1])
+        interp = tpr[stop - 1] + w * (tpr[stop] - tpr[stop - 1])
+    x = np.append(fpr[:stop], max_fpr)
+    y = np.append(tpr[:stop], interp)
+    pauc = float(np.sum((x[1:] - x[:-1]) * (y[1:] + y[:-1]) / 2)) if stop > 0 else 0.0
+    # rule: McClish: 0.5 * (1 + (pauc - max_fpr^2 / 2) / (max_fpr - max_fpr^2 / 2)) -- auroc.py
+    min_area = 0.5 * max_fpr ** 2
+    return 0.5 * (1 + (pauc - min_area) / (max_fpr - min_area))
+
+
+def gen_auroc_max_fpr():
+    S = Suite("auroc_max_fpr.json")
+    rng = np.random.default_rng(4242)
+    N = 56
+    t = rng.integers(0, 2, N)
+    prob = np.round(0.3 * t + 0.7 * rng.random(N), 2).astype(np.float32)  # many ties, across classes too
+    mag = np.float32(1.05) + np.abs(rng.normal(0, 1.5, N)).astype(np.float32)
+    logit = (np.where(rng.random(N) < np.where(t == 1, 0.75, 0.3), 1, -1) * mag).astype(np.float32)
+    sig = _sigmoid(logit)
+    tign = t.copy()
+    tign[rng.random(N) < 0.2] = -1
+    keep = tign != -1
+    t2 = t.reshape(14, 4)
+    src = "sklearn.metrics.roc_auc_score(max_fpr)"
+    # rule: exact form = the standardized partial AUC of the exact ROC (TorchMetrics interpolates at max_fpr and
+    # applies the McClish correction exactly as sklearn does) -- cls/auroc.py (_binary_auroc_compute)
+    n_neg = int((t == 0).sum())
+    for m in [0.05, 0.1, 0.25, 0.5, 0.8, 0.99, 1.0, 3 / n_neg]:
+        mt = f"{m:.6g}"
+        for scen, pr, tt, yy, ss, extra in [
+            ("prob_f32", T(prob, "float32"), T(t, "int64"), t, prob, {}),
+            ("prob_f64", T(prob, "float64"), T(t, "int32"), t, prob.astype(np.float64), {}),
+            ("logit_f32", T(logit, "float32"), T(t, "int64"), t, sig, {}),
+            ("multidim_14x4", T(prob.reshape(14, 4), "float32"), T(t2, "int64"), t, prob, {}),
+            ("ignore_index", T(prob, "float32"), T(tign, "int64"), t[keep], prob[keep], {"ignore_index": -1}),
+        ]:
+            if m not in (0.1, 0.5, 1.0) and scen not in ("prob_f32", "logit_f32"):
+                continue
+            want = skm.roc_auc_score(yy, ss.astype(np.float64), max_fpr=m)
+            args = dict({"max_fpr": float(m)}, **extra)
+            S.add(f"auroc_exact_max_fpr-{mt}__{scen}", spec("binary_auroc", args), {"preds": pr, "target": tt},
+                  want, src)
+    # rule: no positives or no negatives -> the plain auroc, 0 (sklearn raises instead) -- auroc.py
+    for scen, tt in [("all_positive", np.ones(N, np.int64)), ("all_negative", np.zeros(N, np.int64))]:
+        S.add(f"auroc_exact_max_fpr-0.3__{scen}", spec("binary_auroc", {"max_fpr": 0.3}),
+              {"preds": T(prob, "float32"), "target": T(tt, "int64")}, 0.0,
+              "hand-written (TorchMetrics: fpr.sum() == 0 or tpr.sum() == 0 gives the plain AUC)")
+    hand = "hand-written numpy (TorchMetrics _binary_auroc_compute on binned counts)"
+    for thr_arg, thr in [("5", _torch_linspace_f32(5)), ("11", _torch_linspace_f32(11)),
+                         ("[0.1, 0.25, 0.5, 0.8]", np.array([0.1, 0.25, 0.5, 0.8], np.float32))]:
+        tag = thr_arg.replace(" ", "").replace("[", "list").replace("]", "").replace(",", "_")
+        for m in [0.1, 0.3, 0.5, 0.75, 1.0]:
+            for scen, pr, score in [("prob_f32", T(prob, "float32"), prob), ("logit_f32", T(logit, "float32"), sig)]:
+                want = tm_binned_partial_auroc(score, t, thr, m)
+                S.add(f"auroc_binned{tag}_max_fpr-{m}__{scen}", f"binary_auroc(thresholds={thr_arg}, max_fpr={m})",
+                      {"preds": pr, "target": T(t, "int64")}, want, hand)
+    # QUIRK: every binned fpr above max_fpr -> bucketize gives 0, fpr[-1] wraps, the partial area is 0
+    low = np.array([0.02, 0.05], np.float32)
+    want = tm_binned_partial_auroc(prob, t, low, 0.2)
+    tp, fp, fn, tn = _binned_counts(prob, t, low)
+    assert (_sdiv(fp, fp + tn) > 0.2).all()
+    S.add("auroc_binned_list0.02_0.05_max_fpr-0.2__every_fpr_above_QUIRK",
+          "binary_auroc(thresholds=[0.02, 0.05], max_fpr=0.2)", {"preds": T(prob, "float32"), "target": T(t, "int64")},
+          want, hand)
+    # every binned fpr at or below max_fpr: TorchMetrics raises IndexError, Tally gives NaN
+    high = np.array([0.6, 0.9], np.float32)
+    tp, fp, fn, tn = _binned_counts(prob, t, high)
+    assert (_sdiv(fp, fp + tn) <= 0.5).all() and _sdiv(fp, fp + tn).sum() > 0
+    S.add("auroc_binned_list0.6_0.9_max_fpr-0.5__no_fpr_above_QUIRK",
+          "binary_auroc(thresholds=[0.6, 0.9], max_fpr=0.5)", {"preds": T(prob, "float32"), "target": T(t, "int64")},
+          tm_binned_partial_auroc(prob, t, high, 0.5), hand + "; NaN where TorchMetrics raises IndexError")
+    return S
+
+
 def main():
     suites = [gen_aggregation(), gen_regression(), gen_binary(), gen_multiclass(), gen_multilabel(),
-              gen_curves(), gen_retrieval(), gen_curves_multi()]
+              gen_curves(), gen_retrieval(), gen_curves_multi(), gen_calibration(), gen_auroc_max_fpr()]
     total = 0
     for s in suites:
         path, n = s.write()

@@ -33,7 +33,7 @@ std::vector<GoldenCase> LoadCases() {
   std::vector<GoldenCase> out;
   for (const char* f : {"aggregation", "regression", "classification_binary",
                         "classification_multiclass", "classification_multilabel", "curves", "retrieval",
-                        "curve_outputs", "curves_multi"}) {
+                        "curve_outputs", "curves_multi", "calibration", "auroc_max_fpr"}) {
     std::ifstream in(absl::StrCat("tests/golden/fixtures/", f, ".json"));
     if (!in) continue;
     json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
