@@ -16,6 +16,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterRetrievalMetrics(*v);
     RegisterCurveMetrics(*v);
     RegisterMultiCurveMetrics(*v);
+    RegisterCurveOutputMetrics(*v);
     RegisterCalibrationMetrics(*v);
     std::sort(v->begin(), v->end(),
               [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });

@@ -46,6 +46,7 @@ void RegisterClassificationMetrics(std::vector<MetricInfo>& out);
 void RegisterRetrievalMetrics(std::vector<MetricInfo>& out);
 void RegisterCurveMetrics(std::vector<MetricInfo>& out);
 void RegisterMultiCurveMetrics(std::vector<MetricInfo>& out);
+void RegisterCurveOutputMetrics(std::vector<MetricInfo>& out);
 void RegisterCalibrationMetrics(std::vector<MetricInfo>& out);
 
 }  // namespace tally::metrics
