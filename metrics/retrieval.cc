@@ -4,16 +4,19 @@
 // are grouped by query, each query is scored on its documents sorted by preds
 // (descending, stable), and the result is the mean over queries.
 //
-// Update only appends rows to `cat` states (ignored and invalid rows are kept
-// with target -1 so that no shape depends on values). Finalize sorts the rows
-// by (index, preds descending) with segment_sort and computes every per-query
-// quantity with segment_scan (within-query cumulative sums and totals); each
-// query is read at its last row, so there is neither a host loop over queries
-// nor a data-dependent number of them.
+// Update checks the targets (a deferred counter, count_invalid) and appends
+// the rows as given to `cat` states that every retrieval metric of a
+// collection shares. Finalize sorts the rows by (index, preds descending)
+// with segment_sort and scores every query with retrieval_score, whose
+// decomposition reads each query at its last row through segment scans (no
+// host loop over queries, no data-dependent number of them) and whose CPU
+// kernel is one pass (ops/fused/retrieval.h).
 //
 // Arguments: top_k (none = all documents), empty_target_action (neg, pos,
-// skip; the default is neg, pos for fall_out), ignore_index, adaptive_k
-// (precision). Targets must be 0/1 (a deferred check).
+// skip, error; the default is neg, pos for fall_out), ignore_index,
+// adaptive_k (precision). Targets must be 0/1 (>= 0 for normalized_dcg), a
+// deferred check. With empty_target_action=error, Compute fails when a query
+// has no positive target (no negative one for fall_out).
 #include <cmath>
 #include <optional>
 
@@ -32,6 +35,20 @@ using ir::Reducer;
 
 enum class Kind { kRecall, kPrecision, kReciprocalRank, kHitRate, kAveragePrecision, kRPrecision, kFallOut, kNdcg };
 
+const char* MetricAttr(Kind kind) {
+  switch (kind) {
+    case Kind::kRecall: return "recall";
+    case Kind::kPrecision: return "precision";
+    case Kind::kReciprocalRank: return "reciprocal_rank";
+    case Kind::kHitRate: return "hit_rate";
+    case Kind::kAveragePrecision: return "average_precision";
+    case Kind::kRPrecision: return "r_precision";
+    case Kind::kFallOut: return "fall_out";
+    case Kind::kNdcg: return "normalized_dcg";
+  }
+  return "";
+}
+
 absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Signature& sig,
                                       const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> top_k, args.GetOptionalInt("top_k"));
@@ -44,9 +61,6 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
   TALLY_ASSIGN_OR_RETURN(std::string action,
                          args.GetEnum("empty_target_action", {"neg", "pos", "skip", "error"},
                                       kind == Kind::kFallOut ? "pos" : "neg"));
-  if (action == "error") {
-    return args.InvalidArgument("empty_target_action=error is not supported yet (use neg, pos or skip)");
-  }
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> ignore_index, args.GetOptionalInt("ignore_index"));
 
   MetricBuilder b(args.metric_name(), sig, device);
@@ -65,90 +79,42 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
 
   // TorchMetrics ranks float32 preds (preds.float()) and takes bool, integer
   // or float targets; relevance must be 0/1 except for normalized_dcg, whose
-  // graded relevance must be >= 0 here (-1 marks a row left out).
-  Expr t = dsl::Cast(target, DType::kFloat64);
-  Expr ignored = ignore_index.has_value() ? t == static_cast<double>(*ignore_index) : dsl::FullLike(t, 0, DType::kBool);
-  Expr good = kind == Kind::kNdcg ? t >= 0.0 : (t == 0.0) || (t == 1.0);
-  b.Check("target", kind == Kind::kNdcg ? "negative relevance values" : "values outside {0, 1}",
-          dsl::Sum(dsl::Cast(!good && !ignored, DType::kInt64)));
+  // graded relevance must be >= 0. The states keep the rows as given (the
+  // target as i64, or f64 when it is floating), so that every metric of a
+  // collection shares them and the update is one check and three appends.
+  ir::AttrMap check_attrs = {{"valid", std::string(kind == Kind::kNdcg ? "nonneg" : "binary")}};
+  ir::AttrMap score_attrs = {{"metric", std::string(MetricAttr(kind))},
+                             {"empty_target_action", action},
+                             {"adaptive_k", adaptive_k}};
+  if (ignore_index.has_value()) {
+    check_attrs["ignore_index"] = *ignore_index;
+    score_attrs["ignore_index"] = *ignore_index;
+  }
+  if (top_k.has_value()) score_attrs["top_k"] = *top_k;
+  b.Check("target", kind == Kind::kNdcg ? "{n} negative relevance values" : "{n} values outside {0, 1}",
+          b.Op("count_invalid", {target}, check_attrs));
+  const DType target_dtype = ir::IsFloating(target.dtype()) ? DType::kFloat64 : DType::kInt64;
   auto idx_rows = b.AddState("indexes", DType::kInt64, {}, Reducer::kCat);
   auto preds_rows = b.AddState("preds", DType::kFloat32, {}, Reducer::kCat);
-  auto target_rows = b.AddState("target", DType::kFloat64, {}, Reducer::kCat);  // -1: row left out
+  auto target_rows = b.AddState("target", target_dtype, {}, Reducer::kCat);
   b.Accumulate(idx_rows, dsl::Cast(indexes, DType::kInt64));
   b.Accumulate(preds_rows, dsl::Cast(preds, DType::kFloat32));
-  b.Accumulate(target_rows, dsl::Where(good && !ignored, t, -1.0));
+  b.Accumulate(target_rows, dsl::Cast(target, target_dtype));
 
   std::vector<Expr> s = b.OpN("segment_sort", {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)}, {});
   if (!b.ok()) return b.status();
-  Expr v = dsl::Cast(s[2] >= 0.0, DType::kFloat64);   // 1 for a row that counts
-  Expr rel = v * s[2];  // relevance (0/1 except for normalized_dcg)
-  auto scan = [&](Expr x) {
-    std::vector<Expr> r = b.OpN("segment_scan", {x, s[0]}, {});
-    return std::make_pair(r[0], r[1]);
-  };
-  auto total = [&](Expr x) { return scan(x).second; };
-  auto [row_no, rows] = scan(dsl::FullLike(v, 1.0, DType::kFloat64));
-  auto [pos, n] = scan(v);  // pos: 1-based rank among the query's counted rows
-  auto [seen_rel, npos] = scan(rel);
-  Expr in_k = top_k.has_value() ? v * dsl::Cast(pos <= static_cast<double>(*top_k), DType::kFloat64) : v;
-  Expr hits = total(rel * in_k);
-  Expr empty = npos == 0.0;
-  Expr value;
-  switch (kind) {
-    case Kind::kRecall: value = dsl::SafeDiv(hits, npos); break;
-    case Kind::kPrecision: {
-      Expr denom = n;
-      if (top_k.has_value()) {
-        Expr k = dsl::FullLike(n, static_cast<double>(*top_k), DType::kFloat64);
-        denom = adaptive_k ? dsl::Minimum(n, k) : k;
-      }
-      value = dsl::SafeDiv(hits, denom);
-      break;
-    }
-    case Kind::kHitRate: value = dsl::Cast(hits > 0.0, DType::kFloat64); break;
-    case Kind::kReciprocalRank: {
-      Expr first = rel * in_k * dsl::Cast(seen_rel == 1.0, DType::kFloat64);
-      value = total(dsl::SafeDiv(first, pos));
-      break;
-    }
-    case Kind::kAveragePrecision:
-      value = dsl::SafeDiv(total(rel * in_k * dsl::SafeDiv(seen_rel, pos)), hits);
-      break;
-    case Kind::kRPrecision: {
-      Expr in_r = v * dsl::Cast(pos <= npos, DType::kFloat64);
-      value = dsl::SafeDiv(total(rel * in_r), npos);
-      break;
-    }
-    case Kind::kNdcg: {
-      // sklearn's _tie_average_dcg: a run of tied preds shares its mean
-      // relevance over the discounts of its positions; the ideal DCG ranks by
-      // relevance. Both orders list the same query at every row.
-      auto discount = [&](Expr rank, Expr counted) {
-        Expr d = dsl::SafeDiv(counted, dsl::Log(rank + 1.0) / std::log(2.0));
-        return top_k.has_value() ? d * dsl::Cast(rank <= static_cast<double>(*top_k), DType::kFloat64) : d;
-      };
-      auto tie = [&](Expr x) { return b.OpN("segment_scan", {x, s[0], s[1]}, {})[1]; };
-      Expr gain = total(discount(pos, v) * dsl::SafeDiv(tie(rel), tie(v)));
-      std::vector<Expr> ideal = b.OpN("segment_sort", {s[0], s[2]}, {});
-      Expr v2 = dsl::Cast(ideal[1] >= 0.0, DType::kFloat64);
-      std::vector<Expr> pos2 = b.OpN("segment_scan", {v2, ideal[0]}, {});
-      std::vector<Expr> best = b.OpN("segment_scan", {discount(pos2[0], v2) * v2 * ideal[1], ideal[0]}, {});
-      value = dsl::SafeDiv(gain, best[1]);
-      break;
-    }
-    case Kind::kFallOut: {
-      Expr neg = v - rel;
-      Expr negs = total(neg);
-      value = dsl::SafeDiv(total(neg * in_k), negs);
-      empty = negs == 0.0;
-      break;
-    }
+  std::vector<Expr> score = b.OpN("retrieval_score", {s[0], s[1], s[2]}, score_attrs);
+  if (!b.ok()) return b.status();
+  Expr value = score[0];
+  if (action == "error") {
+    // Only the whole state tells whether a query lacks positives: finalize
+    // reads the count and fails (a host read `inspect` marks).
+    value = b.Op("assert_zero", {score[1], value},
+                 {{"message", absl::StrCat(args.metric_name(), ": {n} queries without a ",
+                                           kind == Kind::kFallOut ? "negative" : "positive",
+                                           " target (empty_target_action=error)")}});
   }
-  Expr exists = (row_no == rows) && (n > 0.0);
-  Expr scored = dsl::Where(empty, action == "pos" ? 1.0 : 0.0, value);
-  Expr include = action == "skip" ? exists && !empty : exists;
-  Expr count = dsl::Sum(dsl::Cast(include, DType::kFloat64));
-  b.Output(dsl::SafeDiv(dsl::Sum(dsl::Where(include, scored, 0.0)), count));
+  b.Output(value);
   return b.Finish();
 }
 

@@ -1,5 +1,8 @@
 #include "ops/decompositions.h"
 
+#include <cmath>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -173,6 +176,98 @@ absl::StatusOr<Results> DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::Gr
   return results;
 }
 
+// CountInvalid: the update's target check of the retrieval metrics.
+absl::StatusOr<Results> DecomposeCountInvalid(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+  Expr t = dsl::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64);
+  Expr good = n.GetString("valid") == "binary" ? (t == 0.0 || t == 1.0) : t >= 0.0;
+  Expr bad = !good;
+  if (n.HasAttr("ignore_index")) bad = bad && !(t == static_cast<double>(n.GetInt("ignore_index")));
+  return Results{dsl::Sum(dsl::Cast(bad, DType::kInt64))};
+}
+
+// RetrievalScore: every per-query quantity as a segment_scan (within-query
+// cumulative sums and totals) over the sorted rows; each query is read at its
+// last row, so there is neither a host loop over queries nor a data-dependent
+// number of them.
+absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+  Expr keys = b.Wrap(&g, n.input(0));
+  Expr preds = b.Wrap(&g, n.input(1));
+  Expr t = dsl::Cast(b.Wrap(&g, n.input(2)), DType::kFloat64);
+  const std::string metric = n.GetString("metric");
+  const std::string action = n.GetString("empty_target_action");
+  std::optional<int64_t> top_k;
+  if (n.HasAttr("top_k")) top_k = n.GetInt("top_k");
+  // v: 1 for a row that counts; rel: its relevance.
+  Expr v = n.HasAttr("ignore_index") ? dsl::Cast(!(t == static_cast<double>(n.GetInt("ignore_index"))), DType::kFloat64)
+                                     : dsl::FullLike(t, 1.0, DType::kFloat64);
+  Expr rel = v * t;
+  auto scan = [&](Expr x) {
+    std::vector<Expr> r = b.OpN("segment_scan", {x, keys}, {});
+    return r.size() == 2 ? std::make_pair(r[0], r[1]) : std::make_pair(Expr(), Expr());
+  };
+  auto total = [&](Expr x) { return scan(x).second; };
+  auto [row_no, rows] = scan(dsl::FullLike(v, 1.0, DType::kFloat64));
+  auto [pos, count] = scan(v);  // pos: 1-based rank among the query's counted rows
+  auto [seen_rel, npos] = scan(rel);
+  Expr in_k = top_k.has_value() ? v * dsl::Cast(pos <= static_cast<double>(*top_k), DType::kFloat64) : v;
+  Expr hits = total(rel * in_k);
+  Expr empty = npos == 0.0;
+  Expr value;
+  if (metric == "recall") {
+    value = dsl::SafeDiv(hits, npos);
+  } else if (metric == "precision") {
+    Expr denom = count;
+    if (top_k.has_value()) {
+      Expr k = dsl::FullLike(count, static_cast<double>(*top_k), DType::kFloat64);
+      denom = n.GetBool("adaptive_k") ? dsl::Minimum(count, k) : k;
+    }
+    value = dsl::SafeDiv(hits, denom);
+  } else if (metric == "hit_rate") {
+    value = dsl::Cast(hits > 0.0, DType::kFloat64);
+  } else if (metric == "reciprocal_rank") {
+    Expr first = rel * in_k * dsl::Cast(seen_rel == 1.0, DType::kFloat64);
+    value = total(dsl::SafeDiv(first, pos));
+  } else if (metric == "average_precision") {
+    value = dsl::SafeDiv(total(rel * in_k * dsl::SafeDiv(seen_rel, pos)), hits);
+  } else if (metric == "r_precision") {
+    Expr in_r = v * dsl::Cast(pos <= npos, DType::kFloat64);
+    value = dsl::SafeDiv(total(rel * in_r), npos);
+  } else if (metric == "fall_out") {
+    Expr neg = v - rel;
+    Expr negs = total(neg);
+    value = dsl::SafeDiv(total(neg * in_k), negs);
+    empty = negs == 0.0;
+  } else if (metric == "normalized_dcg") {
+    // sklearn's _tie_average_dcg: a run of tied preds shares its mean
+    // relevance over the discounts of its positions; the ideal DCG ranks by
+    // relevance (rows left out sort last).
+    auto discount = [&](Expr rank, Expr counted) {
+      Expr d = dsl::SafeDiv(counted, dsl::Log(rank + 1.0) / std::log(2.0));
+      return top_k.has_value() ? d * dsl::Cast(rank <= static_cast<double>(*top_k), DType::kFloat64) : d;
+    };
+    auto tie = [&](Expr x) {
+      std::vector<Expr> r = b.OpN("segment_scan", {x, keys, preds}, {});
+      return r.size() == 2 ? r[1] : Expr();
+    };
+    Expr gain = total(discount(pos, v) * dsl::SafeDiv(tie(rel), tie(v)));
+    std::vector<Expr> ideal = b.OpN("segment_sort", {keys, dsl::Where(v > 0.0, t, -1.0)}, {});
+    if (ideal.size() != 2) return b.status();
+    Expr v2 = dsl::Cast(ideal[1] >= 0.0, DType::kFloat64);
+    auto [pos2, unused] = scan(v2);
+    (void)unused;
+    Expr best = total(discount(pos2, v2) * v2 * ideal[1]);
+    value = dsl::SafeDiv(gain, best);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("retrieval_score: unknown metric '", metric, "'"));
+  }
+  Expr exists = (row_no == rows) && (count > 0.0);
+  Expr scored = dsl::Where(empty, action == "pos" ? 1.0 : 0.0, value);
+  Expr include = action == "skip" || action == "error" ? exists && !empty : exists;
+  Expr queries = dsl::Sum(dsl::Cast(include, DType::kFloat64));
+  Expr mean = dsl::SafeDiv(dsl::Sum(dsl::Where(include, scored, 0.0)), queries);
+  return Results{mean, dsl::Sum(dsl::Cast(exists && empty, DType::kInt64))};
+}
+
 }  // namespace
 
 absl::Status Decompose(ir::Graph& g, ir::Node& n) {
@@ -183,6 +278,8 @@ absl::Status Decompose(ir::Graph& g, ir::Node& n) {
   else if (n.op() == "reg_stats") results = DecomposeRegStats(g, n, b);
   else if (n.op() == "moments_merge") results = DecomposeMomentsMerge(g, n, b);
   else if (n.op() == "bl_confmat") results = DecomposeBlConfmat(g, n, b);
+  else if (n.op() == "count_invalid") results = DecomposeCountInvalid(g, n, b);
+  else if (n.op() == "retrieval_score") results = DecomposeRetrievalScore(g, n, b);
   else return absl::UnimplementedError(absl::StrCat("no decomposition for op '", n.op(), "'"));
   if (!results.ok()) return results.status();
   // A decomposition stands for the node only when it built cleanly and gives

@@ -4,13 +4,16 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_replace.h"
 #include "engine/exec/aten_types.h"
 #include "ops/meta_kernels.h"
 #include "ops/fused/bl_confmat.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/reg_stats.h"
+#include "ops/fused/retrieval.h"
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/InferenceMode.h>
 
@@ -344,6 +347,32 @@ void BlConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
                out);
 }
 
+void CountInvalid(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  std::string valid = n.GetString("valid");
+  out[0] = CallFused("tally::count_invalid", &fused::CountInvalidCpu, in[0].is_cpu(), in[0],
+                     c10::string_view(valid), IgnoreIndex(n));
+}
+
+void RetrievalScore(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  std::string metric = n.GetString("metric"), action = n.GetString("empty_target_action");
+  c10::optional<int64_t> top_k;
+  if (n.HasAttr("top_k")) top_k = n.GetInt("top_k");
+  auto r = CallFused("tally::retrieval_score", &fused::RetrievalScoreCpu, in[0].is_cpu(), in[0], in[1], in[2],
+                     c10::string_view(metric), c10::string_view(action), n.GetBool("adaptive_k"), top_k,
+                     IgnoreIndex(n));
+  out[0] = std::move(std::get<0>(r));
+  out[1] = std::move(std::get<1>(r));
+}
+
+// assert_zero (sync_ops.cc): the finalize form of a deferred check.
+void AssertZero(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  if (!in[0].is_meta()) {
+    const int64_t count = in[0].item<int64_t>();
+    TORCH_CHECK(count == 0, absl::StrReplaceAll(n.GetString("message"), {{"{n}", std::to_string(count)}}));
+  }
+  out[0] = in[1];
+}
+
 // Segment ops (segment_ops.cc). Run starts of a sorted key: the first row,
 // then every row whose key differs from the previous one (slices, so that an
 // empty batch stays empty without a host branch).
@@ -352,6 +381,13 @@ at::Tensor SegmentStarts(const at::Tensor& keys) {
   return at::cat({first.eq(first), keys.slice(0, 1).ne(keys.slice(0, 0, -1))});
 }
 void SegmentSort(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  if (in[0].is_cpu() && in[0].scalar_type() == at::kLong && at::isFloatingType(in[1].scalar_type())) {
+    // The same permutation from a counting/radix sort on the keys and a small
+    // sort per query (ops/fused/retrieval.h).
+    at::Tensor perm = fused::SegmentSortPermutationCpu(in[0], in[1]);
+    for (size_t i = 0; i < n.inputs().size(); ++i) out[i] = in[i].index_select(0, perm);
+    return;
+  }
   at::Tensor p1 = std::get<1>(at::sort(in[1], /*stable=*/true, 0, /*descending=*/true));
   at::Tensor p2 = std::get<1>(at::sort(in[0].index_select(0, p1), /*stable=*/true, 0, false));
   at::Tensor perm = p1.index_select(0, p2);
@@ -398,6 +434,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"reg_stats", RegStats},
       {"moments_merge", MomentsMerge},
       {"bl_confmat", BlConfmat},
+      {"count_invalid", CountInvalid}, {"retrieval_score", RetrievalScore}, {"assert_zero", AssertZero},
       {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
   };
   return *t;

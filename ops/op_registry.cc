@@ -35,6 +35,7 @@ const OpTable& Registry() {
     RegisterSegmentOps(*t);
     RegisterSortOps(*t);
     RegisterGatherOps(*t);
+    RegisterRetrievalOps(*t);
     return t;
   }();
   return *table;

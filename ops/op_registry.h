@@ -52,6 +52,7 @@ void RegisterCompositeOps(OpTable& t);
 void RegisterSegmentOps(OpTable& t);
 void RegisterSortOps(OpTable& t);
 void RegisterGatherOps(OpTable& t);
+void RegisterRetrievalOps(OpTable& t);
 
 // Helpers for the family files.
 absl::StatusOr<ir::Shape> BroadcastShapes(const ir::Shape& a, const ir::Shape& b);

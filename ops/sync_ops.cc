@@ -1,5 +1,5 @@
 // Ops that read device values on the host or whose result shape depends on
-// values: bincount, masked_select, nonzero. They exist so that code written
+// values: bincount, masked_select, nonzero, assert_zero. They exist so that code written
 // the familiar PyTorch way can be expressed, and so that remove-host-syncs
 // can rewrite them into sync-free forms; none may remain in an update plan.
 #include "absl/strings/str_cat.h"
@@ -53,6 +53,22 @@ void RegisterSyncOps(OpTable& t) {
                 return std::vector<TensorType>{
                     {DType::kInt64, {Dim::Symbol("M"), Dim::Fixed(in[0].rank())}, in[0].device}};
               }));
+  // assert_zero(count, value) {message}: `value`, once the host has read
+  // `count` and found it 0; otherwise an error with the message ("{n}" stands
+  // for the count). The finalize form of a deferred check, for what only the
+  // whole state can tell (e.g. a query without positives). On `meta` the
+  // count has no value and the check is skipped.
+  {
+    OpDef d = Syncing("assert_zero", 2, {{"message", AttrKind::kString}},
+                      [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+                        if (in[0].dtype != DType::kInt64 || in[0].rank() != 0) {
+                          return absl::InvalidArgumentError("count must be i64[]");
+                        }
+                        return std::vector<TensorType>{in[1]};
+                      });
+    d.traits.data_dependent_shape = false;
+    add(std::move(d));
+  }
 }
 
 }  // namespace tally::ops

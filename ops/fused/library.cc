@@ -6,6 +6,7 @@
 #include "ops/fused/bl_confmat.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/reg_stats.h"
+#include "ops/fused/retrieval.h"
 
 TORCH_LIBRARY(tally, m) {
   m.def("mc_confmat(Tensor preds, Tensor target, int num_classes, int? ignore_index) -> (Tensor, Tensor, Tensor)");
@@ -32,3 +33,18 @@ TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("reg_stats", &tally::ops::fused::Reg
 TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("moments_merge(Tensor[] states, int variables, int[] pairs) -> Tensor[]"); }
 TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("moments_merge", &tally::ops::fused::MomentsMergeCpu); }
 TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("moments_merge", &tally::ops::fused::MomentsMergeMeta); }
+
+// The retrieval metrics' update check and per-query scores (ops/fused/retrieval.h).
+TORCH_LIBRARY_FRAGMENT(tally, m) {
+  m.def("count_invalid(Tensor target, str valid, int? ignore_index) -> Tensor");
+  m.def("retrieval_score(Tensor keys, Tensor preds, Tensor target, str metric, str empty_target_action, "
+        "bool adaptive_k, int? top_k, int? ignore_index) -> (Tensor, Tensor)");
+}
+TORCH_LIBRARY_IMPL(tally, CPU, m) {
+  m.impl("count_invalid", &tally::ops::fused::CountInvalidCpu);
+  m.impl("retrieval_score", &tally::ops::fused::RetrievalScoreCpu);
+}
+TORCH_LIBRARY_IMPL(tally, Meta, m) {
+  m.impl("count_invalid", &tally::ops::fused::CountInvalidMeta);
+  m.impl("retrieval_score", &tally::ops::fused::RetrievalScoreMeta);
+}

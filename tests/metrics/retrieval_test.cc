@@ -225,10 +225,41 @@ TEST(RetrievalTest, BadInputs) {
   EXPECT_THAT(f.status().message(), HasSubstr("retrieval_recall: preds"));
   auto missing = tools::Evaluate({"retrieval_recall"}, {{"preds", at::rand({3})}, {"target", at::zeros({3}, at::kLong)}}, o);
   EXPECT_FALSE(missing.ok());
-  EXPECT_THAT(Eval("retrieval_recall(empty_target_action=error)", Sample()).status().message(),
-              HasSubstr("not supported"));
   EXPECT_FALSE(Eval("retrieval_r_precision(top_k=2)", Sample()).ok());
   EXPECT_FALSE(Eval("retrieval_recall(top_k=0)", Sample()).ok());
+}
+
+// Verifies empty_target_action=error: Compute fails naming the metric and the
+// number of queries without positives (without negatives for fall_out), on
+// both backends, and succeeds when every query has one.
+TEST(RetrievalTest, EmptyTargetActionError) {
+  for (exec::Backend backend : {exec::Backend::kEager, exec::Backend::kTorchScript}) {
+    tools::EvalOptions o;
+    o.backend = backend;
+    auto failed = tools::Evaluate({"retrieval_recall(empty_target_action=error)"}, Inputs(Sample()), o);
+    ASSERT_FALSE(failed.ok());
+    EXPECT_THAT(failed.status().message(),
+                HasSubstr("retrieval_recall: 1 queries without a positive target (empty_target_action=error)"));
+    auto fall_out = tools::Evaluate({"retrieval_fall_out(empty_target_action=error)"}, Inputs(Sample()), o);
+    ASSERT_FALSE(fall_out.ok());
+    EXPECT_THAT(fall_out.status().message(), HasSubstr("1 queries without a negative target"));
+  }
+  // Without query 2 (no positives) and 7 (no negatives), every action agrees.
+  Rows r;
+  Rows all = Sample();
+  for (size_t i = 0; i < all.indexes.size(); ++i) {
+    if (all.indexes[i] == 2 || all.indexes[i] == 7) continue;
+    r.indexes.push_back(all.indexes[i]);
+    r.preds.push_back(all.preds[i]);
+    r.target.push_back(all.target[i]);
+  }
+  for (const char* m : {"retrieval_recall", "retrieval_fall_out", "retrieval_normalized_dcg"}) {
+    auto error = Eval(absl::StrCat(m, "(empty_target_action=error)"), r, 3);
+    auto skip = Eval(absl::StrCat(m, "(empty_target_action=skip)"), r, 3);
+    ASSERT_TRUE(error.ok()) << error.status();
+    ASSERT_TRUE(skip.ok()) << skip.status();
+    EXPECT_DOUBLE_EQ(*error, *skip) << m;
+  }
 }
 
 }  // namespace

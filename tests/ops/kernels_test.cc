@@ -232,6 +232,15 @@ std::vector<Sample> Samples() {
   s.push_back({"segment_scan", "segment_scan", {"f64[N]", "i64[N]"}, {}});
   s.push_back({"segment_scan/bool", "segment_scan", {"i1[N]", "i64[N]"}, {}});
   s.push_back({"segment_scan/ties", "segment_scan", {"f64[N]", "i64[N]", "f32[N]"}, {}});
+  s.push_back({"count_invalid", "count_invalid", {"i64[N]"}, {{"valid", std::string("binary")}}});
+  s.push_back({"count_invalid/nonneg", "count_invalid", {"f32[N]"},
+               {{"valid", std::string("nonneg")}, {"ignore_index", int64_t{-1}}}});
+  s.push_back({"retrieval_score", "retrieval_score", {"i64[N]", "f32[N]", "i64[N]"},
+               {{"metric", std::string("recall")}, {"empty_target_action", std::string("neg")},
+                {"adaptive_k", false}}});
+  s.push_back({"retrieval_score/ndcg", "retrieval_score", {"i64[N]", "f64[N]", "f64[N]"},
+               {{"metric", std::string("normalized_dcg")}, {"empty_target_action", std::string("skip")},
+                {"adaptive_k", false}, {"top_k", int64_t{2}}, {"ignore_index", int64_t{-1}}}});
   for (Sample& x : s)
     for (std::string& t : x.inputs) t += "@cpu";
   return s;
@@ -332,6 +341,26 @@ TEST(KernelsTest, EveryKernelRunsOnMeta) {
       EXPECT_TRUE(RunSample(s, n, "meta")) << s.name << " with N=" << n;
     }
   }
+}
+
+// Verifies assert_zero: the value passes through when the count is 0, a
+// count > 0 is an error with the message ("{n}" replaced), and on meta the
+// check is skipped (there is no value to read).
+TEST(KernelsTest, AssertZero) {
+  const ir::AttrMap attrs = {{"message", std::string("m: {n} queries without a positive target")}};
+  at::Tensor value = at::tensor({0.25}, at::kDouble).reshape({});
+  auto ok = Eval("assert_zero", {"i64[]", "f64[]"}, attrs, {at::zeros({}, at::kLong), value});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_TRUE(at::equal((*ok)[0], value));
+  auto bad = Eval("assert_zero", {"i64[]", "f64[]"}, attrs, {at::full({}, 3, at::kLong), value});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("m: 3 queries without a positive target"), std::string::npos)
+      << bad.status();
+  auto meta = at::TensorOptions().device(at::kMeta);
+  auto on_meta = Eval("assert_zero", {"i64[]@meta", "f64[]@meta"}, attrs,
+                      {at::empty({}, meta.dtype(at::kLong)), at::empty({}, meta.dtype(at::kDouble))}, "meta");
+  ASSERT_TRUE(on_meta.ok()) << on_meta.status();
+  EXPECT_TRUE((*on_meta)[0].is_meta());
 }
 
 // Verifies that a syncing op does not run on meta: the meta run is a real
@@ -833,6 +862,8 @@ TEST(KernelsTest, FusedKernelsMatchTheirDecompositions) {
         }
         in.push_back(t);
       }
+      // retrieval_score's rows come grouped by key (from segment_sort).
+      if (s.op == "retrieval_score") in[0] = std::get<0>(at::sort(in[0]));
       TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> want, RunKernel(*fused.node, in));
       // The decomposition, run node by node with the primitive kernels.
       ir::Graph& g = *fused.graph;

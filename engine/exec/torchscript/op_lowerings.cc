@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "engine/exec/aten_types.h"
 #include "engine/exec/torchscript/lowering.h"
 #include "ops/op_registry.h"
@@ -443,6 +444,24 @@ Result Bincount(LowerCtx& c, const ir::Node& n, const Values& in) {
 Result MaskedSelect(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "masked_select"); }
 Result Nonzero(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "nonzero"); }
 
+// assert_zero (kernels.cc AssertZero): raise when the count is not zero. On
+// `meta` the count has no value, so the check is skipped as in the kernel.
+Result AssertZero(LowerCtx& c, const ir::Node& n, const Values& in) {
+  Value* on_meta = c.Call(c10::Symbol::fromQualString("prim::is_meta"), {in[0]});
+  Value* nonzero = c.Call(A("is_nonzero"), {c.Call(A("gt"), {in[0], 0})});
+  Value* cond = c.Call(A("__and__"), {c.Call(A("__not__"), {on_meta}), nonzero});
+  std::string message = absl::StrReplaceAll(n.GetString("message"), {{"{n}", "{}"}});
+  Value* value = in[1];
+  return Values{c.If(
+      cond,
+      [&]() -> Value* {
+        Value* text = c.Call(A("format"), {c.Const(message), c.Call(A("Int"), {in[0]})});
+        c.Call(c10::prim::RaiseException, {text, c.Const(c10::IValue())});
+        return value;
+      },
+      [value]() -> Value* { return value; })};
+}
+
 // ---- Composite ops -----------------------------------------------------------
 
 // A composite op calls Tally's operator `tally::<op>`: tensor inputs first,
@@ -581,6 +600,7 @@ const absl::flat_hash_map<std::string, OpLowering>& Table() {
       {"concat", Concat}, {"take", Take},
       {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
       {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
+      {"assert_zero", AssertZero},
   };
   return *t;
 }

@@ -1,0 +1,337 @@
+#include "ops/fused/retrieval.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tally::ops::fused {
+namespace {
+
+// ---- count_invalid -----------------------------------------------------------
+
+template <typename T>
+int64_t CountInvalidRows(const T* x, int64_t begin, int64_t end, bool binary, bool has_ignore, double ignore) {
+  int64_t bad = 0;
+  for (int64_t i = begin; i < end; ++i) {
+    const double v = static_cast<double>(x[i]);
+    const bool ok = binary ? (v == 0.0 || v == 1.0) : v >= 0.0;  // NaN is never ok
+    bad += !ok && !(has_ignore && v == ignore);
+  }
+  return bad;
+}
+
+// ---- retrieval_score -----------------------------------------------------------
+
+enum class Metric { kRecall, kPrecision, kReciprocalRank, kHitRate, kAveragePrecision, kRPrecision, kFallOut, kNdcg };
+
+Metric ParseMetric(c10::string_view m) {
+  static const std::pair<const char*, Metric> kNames[] = {
+      {"recall", Metric::kRecall},        {"precision", Metric::kPrecision},
+      {"reciprocal_rank", Metric::kReciprocalRank}, {"hit_rate", Metric::kHitRate},
+      {"average_precision", Metric::kAveragePrecision}, {"r_precision", Metric::kRPrecision},
+      {"fall_out", Metric::kFallOut},     {"normalized_dcg", Metric::kNdcg}};
+  for (const auto& [name, metric] : kNames)
+    if (m == name) return metric;
+  TORCH_CHECK(false, "retrieval_score: unknown metric '", std::string(m), "'");
+}
+
+struct Options {
+  Metric metric;
+  std::string action;  // neg, pos, skip, error
+  bool adaptive_k = false;
+  int64_t top_k = -1;  // -1: every document
+  bool has_ignore = false;
+  double ignore = 0;
+};
+
+// A query's outcome: absent (no counted row), scored, or empty (no positives;
+// no negatives for fall_out).
+enum class Outcome : uint8_t { kAbsent, kScored, kEmpty };
+
+struct Scratch {
+  std::vector<double> rel, pred, ideal;
+};
+
+// Greater orders scores descending with NaN first (ATen sorts NaN as largest).
+template <typename S>
+inline bool Greater(S a, S b) {
+  return (std::isnan(a) && !std::isnan(b)) || a > b;
+}
+
+// Discount is the decomposition's 1 / (log(rank + 1) / log 2), op for op.
+inline double Discount(int64_t rank) { return 1.0 / (std::log(static_cast<double>(rank) + 1.0) / std::log(2.0)); }
+
+inline double SafeDiv(double a, double b) { return b != 0.0 ? a / b : 0.0; }
+
+// ScoreQuery scores rows [b, e) of one query (sorted by preds descending).
+template <typename P, typename T>
+Outcome ScoreQuery(const P* preds, const T* target, int64_t b, int64_t e, const Options& o, Scratch& s,
+                   double* score) {
+  s.rel.clear();
+  s.pred.clear();
+  for (int64_t i = b; i < e; ++i) {
+    const double v = static_cast<double>(target[i]);
+    if (o.has_ignore && v == o.ignore) continue;
+    s.rel.push_back(v);
+    s.pred.push_back(static_cast<double>(preds[i]));
+  }
+  const int64_t n = static_cast<int64_t>(s.rel.size());
+  if (n == 0) return Outcome::kAbsent;
+  const int64_t k = o.top_k < 0 ? n : std::min(o.top_k, n);  // rows within top_k
+  const double* rel = s.rel.data();
+  double npos = 0, hits = 0;
+  for (int64_t j = 0; j < n; ++j) npos += rel[j];
+  for (int64_t j = 0; j < k; ++j) hits += rel[j];
+  bool empty = npos == 0.0;
+  double value = 0;
+  switch (o.metric) {
+    case Metric::kRecall: value = SafeDiv(hits, npos); break;
+    case Metric::kPrecision: {
+      double denom = static_cast<double>(n);
+      if (o.top_k >= 0) denom = o.adaptive_k ? static_cast<double>(std::min(o.top_k, n)) : static_cast<double>(o.top_k);
+      value = SafeDiv(hits, denom);
+      break;
+    }
+    case Metric::kHitRate: value = hits > 0.0 ? 1.0 : 0.0; break;
+    case Metric::kReciprocalRank: {
+      double seen = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        seen += rel[j];
+        if (rel[j] != 0.0 && seen == 1.0) value += rel[j] / static_cast<double>(j + 1);
+      }
+      break;
+    }
+    case Metric::kAveragePrecision: {
+      double seen = 0, sum = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        seen += rel[j];
+        sum += rel[j] * (seen / static_cast<double>(j + 1));
+      }
+      value = SafeDiv(sum, hits);
+      break;
+    }
+    case Metric::kRPrecision: {
+      double in_r = 0;
+      for (int64_t j = 0; j < n && static_cast<double>(j + 1) <= npos; ++j) in_r += rel[j];
+      value = SafeDiv(in_r, npos);
+      break;
+    }
+    case Metric::kFallOut: {
+      double negs = 0, top = 0;
+      for (int64_t j = 0; j < n; ++j) negs += 1.0 - rel[j];
+      for (int64_t j = 0; j < k; ++j) top += 1.0 - rel[j];
+      value = SafeDiv(top, negs);
+      empty = negs == 0.0;
+      break;
+    }
+    case Metric::kNdcg: {
+      // sklearn's tie-averaged DCG: a run of equal preds shares its mean
+      // relevance over the discounts of its ranks; the ideal ranks by relevance.
+      const double* pred = s.pred.data();
+      double gain = 0;
+      for (int64_t g0 = 0; g0 < n;) {
+        int64_t g1 = g0 + 1;
+        while (g1 < n && pred[g1] == pred[g0]) ++g1;
+        double sum = 0;
+        for (int64_t j = g0; j < g1; ++j) sum += rel[j];
+        const double mean = sum / static_cast<double>(g1 - g0);
+        for (int64_t j = g0; j < std::min(g1, k); ++j) gain += Discount(j + 1) * mean;
+        g0 = g1;
+      }
+      s.ideal.assign(s.rel.begin(), s.rel.end());
+      // NaN first, as segment_sort orders it in the decomposition.
+      std::partial_sort(s.ideal.begin(), s.ideal.begin() + k, s.ideal.end(),
+                        [](double a, double b) { return Greater(a, b); });
+      double best = 0;
+      for (int64_t j = 0; j < k; ++j) best += Discount(j + 1) * s.ideal[j];
+      value = SafeDiv(gain, best);
+      break;
+    }
+  }
+  *score = value;
+  return empty ? Outcome::kEmpty : Outcome::kScored;
+}
+
+template <typename P, typename T>
+void ScoreAll(const int64_t* keys, const P* preds, const T* target, int64_t n, const Options& o, double* mean,
+              int64_t* empties) {
+  std::vector<int64_t> starts;
+  for (int64_t i = 0; i < n; ++i)
+    if (i == 0 || keys[i] != keys[i - 1]) starts.push_back(i);
+  const int64_t queries = static_cast<int64_t>(starts.size());
+  starts.push_back(n);
+  std::vector<double> scores(queries, 0.0);
+  std::vector<Outcome> outcomes(queries, Outcome::kAbsent);
+  at::parallel_for(0, queries, 256, [&](int64_t begin, int64_t end) {
+    Scratch s;
+    for (int64_t q = begin; q < end; ++q) outcomes[q] = ScoreQuery(preds, target, starts[q], starts[q + 1], o, s, &scores[q]);
+  });
+  // Summed in query order, whatever the threads did.
+  double sum = 0, count = 0;
+  int64_t empty = 0;
+  const bool skip = o.action == "skip" || o.action == "error";
+  for (int64_t q = 0; q < queries; ++q) {
+    if (outcomes[q] == Outcome::kAbsent) continue;
+    if (outcomes[q] == Outcome::kEmpty) {
+      ++empty;
+      if (skip) continue;
+      sum += o.action == "pos" ? 1.0 : 0.0;
+    } else {
+      sum += scores[q];
+    }
+    count += 1;
+  }
+  *mean = SafeDiv(sum, count);
+  *empties = empty;
+}
+
+// ---- segment_sort ------------------------------------------------------------
+
+// SortByKey writes into `perm` the stable ascending order of `keys`.
+void SortByKey(const int64_t* keys, int64_t n, int64_t* perm) {
+  int64_t lo = keys[0], hi = keys[0];
+  bool sorted = true;
+  for (int64_t i = 1; i < n; ++i) {
+    lo = std::min(lo, keys[i]);
+    hi = std::max(hi, keys[i]);
+    sorted &= keys[i] >= keys[i - 1];
+  }
+  if (sorted) {
+    for (int64_t i = 0; i < n; ++i) perm[i] = i;
+    return;
+  }
+  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  auto offset = [lo](int64_t k) { return static_cast<uint64_t>(k) - static_cast<uint64_t>(lo); };
+  if (range <= static_cast<uint64_t>(2 * n + 1024)) {  // dense ids: one counting sort
+    std::vector<int64_t> start(range + 2, 0);
+    for (int64_t i = 0; i < n; ++i) ++start[offset(keys[i]) + 1];
+    for (uint64_t v = 1; v < range + 2; ++v) start[v] += start[v - 1];
+    for (int64_t i = 0; i < n; ++i) perm[start[offset(keys[i])]++] = i;
+    return;
+  }
+  // Sparse ids: a stable LSD radix sort over the bytes the range needs.
+  int bytes = 0;
+  for (uint64_t r = range; r != 0; r >>= 8) ++bytes;
+  std::vector<int64_t> tmp(n);
+  for (int64_t i = 0; i < n; ++i) perm[i] = i;
+  int64_t* src = perm;
+  int64_t* dst = tmp.data();
+  for (int b = 0; b < bytes; ++b) {
+    const int shift = 8 * b;
+    int64_t count[257] = {0};
+    for (int64_t i = 0; i < n; ++i) ++count[((offset(keys[src[i]]) >> shift) & 0xff) + 1];
+    for (int d = 1; d < 257; ++d) count[d] += count[d - 1];
+    for (int64_t i = 0; i < n; ++i) dst[count[(offset(keys[src[i]]) >> shift) & 0xff]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != perm) std::copy(src, src + n, perm);
+}
+
+template <typename S>
+void SortRuns(const int64_t* keys, const S* scores, int64_t n, int64_t* perm) {
+  std::vector<int64_t> starts;
+  for (int64_t i = 0; i < n; ++i)
+    if (i == 0 || keys[perm[i]] != keys[perm[i - 1]]) starts.push_back(i);
+  const int64_t runs = static_cast<int64_t>(starts.size());
+  starts.push_back(n);
+  at::parallel_for(0, runs, 64, [&](int64_t begin, int64_t end) {
+    auto greater = [scores](int64_t a, int64_t b) { return Greater(scores[a], scores[b]); };
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t* first = perm + starts[r];
+      int64_t* last = perm + starts[r + 1];
+      if (last - first <= 24) {  // insertion sort: stable, and fastest for a few rows
+        for (int64_t* i = first + 1; i < last; ++i) {
+          int64_t v = *i;
+          int64_t* j = i;
+          for (; j > first && greater(v, *(j - 1)); --j) *j = *(j - 1);
+          *j = v;
+        }
+      } else {
+        std::stable_sort(first, last, greater);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+at::Tensor CountInvalidCpu(const at::Tensor& target, c10::string_view valid, c10::optional<int64_t> ignore_index) {
+  TORCH_CHECK(valid == "binary" || valid == "nonneg", "count_invalid: valid must be binary or nonneg");
+  const bool binary = valid == "binary";
+  at::Tensor x = target.contiguous();
+  const int64_t n = x.numel();
+  int64_t bad = 0;
+  AT_DISPATCH_ALL_TYPES_AND(at::kBool, x.scalar_type(), "count_invalid", [&] {
+    const scalar_t* data = x.data_ptr<scalar_t>();
+    const double ignore = ignore_index.has_value() ? static_cast<double>(*ignore_index) : 0.0;
+    bad = at::parallel_reduce(
+        0, n, 1 << 16, int64_t{0},
+        [&](int64_t b, int64_t e, int64_t acc) {
+          return acc + CountInvalidRows(data, b, e, binary, ignore_index.has_value(), ignore);
+        },
+        std::plus<int64_t>());
+  });
+  return at::scalar_tensor(bad, target.options().dtype(at::kLong));
+}
+
+at::Tensor CountInvalidMeta(const at::Tensor& target, c10::string_view, c10::optional<int64_t>) {
+  return at::empty({}, target.options().dtype(at::kLong));
+}
+
+std::tuple<at::Tensor, at::Tensor> RetrievalScoreCpu(const at::Tensor& keys, const at::Tensor& preds,
+                                                     const at::Tensor& target, c10::string_view metric,
+                                                     c10::string_view empty_target_action, bool adaptive_k,
+                                                     c10::optional<int64_t> top_k,
+                                                     c10::optional<int64_t> ignore_index) {
+  TORCH_CHECK(keys.scalar_type() == at::kLong, "retrieval_score: keys must be int64");
+  TORCH_CHECK(keys.numel() == preds.numel() && keys.numel() == target.numel(),
+              "retrieval_score: keys, preds and target must have the same rows");
+  Options o;
+  o.metric = ParseMetric(metric);
+  o.action = std::string(empty_target_action);
+  o.adaptive_k = adaptive_k;
+  o.top_k = top_k.value_or(-1);
+  o.has_ignore = ignore_index.has_value();
+  o.ignore = static_cast<double>(ignore_index.value_or(0));
+  at::Tensor k = keys.contiguous(), p = preds.contiguous(), t = target.contiguous();
+  double mean = 0;
+  int64_t empty = 0;
+  AT_DISPATCH_FLOATING_TYPES(p.scalar_type(), "retrieval_score", [&] {
+    using P = scalar_t;
+    if (t.scalar_type() == at::kLong) {
+      ScoreAll(k.data_ptr<int64_t>(), p.data_ptr<P>(), t.data_ptr<int64_t>(), k.numel(), o, &mean, &empty);
+    } else {
+      TORCH_CHECK(t.scalar_type() == at::kDouble, "retrieval_score: target must be int64 or float64");
+      ScoreAll(k.data_ptr<int64_t>(), p.data_ptr<P>(), t.data_ptr<double>(), k.numel(), o, &mean, &empty);
+    }
+  });
+  return {at::scalar_tensor(mean, keys.options().dtype(at::kDouble)),
+          at::scalar_tensor(empty, keys.options().dtype(at::kLong))};
+}
+
+std::tuple<at::Tensor, at::Tensor> RetrievalScoreMeta(const at::Tensor& keys, const at::Tensor&, const at::Tensor&,
+                                                      c10::string_view, c10::string_view, bool,
+                                                      c10::optional<int64_t>, c10::optional<int64_t>) {
+  return {at::empty({}, keys.options().dtype(at::kDouble)), at::empty({}, keys.options().dtype(at::kLong))};
+}
+
+at::Tensor SegmentSortPermutationCpu(const at::Tensor& keys, const at::Tensor& scores) {
+  TORCH_CHECK(keys.scalar_type() == at::kLong && keys.dim() == 1, "segment_sort: keys must be int64 [N]");
+  at::Tensor k = keys.contiguous(), s = scores.contiguous();
+  const int64_t n = k.numel();
+  at::Tensor perm = at::empty({n}, k.options());
+  if (n == 0) return perm;
+  int64_t* p = perm.data_ptr<int64_t>();
+  SortByKey(k.data_ptr<int64_t>(), n, p);
+  AT_DISPATCH_FLOATING_TYPES(s.scalar_type(), "segment_sort",
+                             [&] { SortRuns(k.data_ptr<int64_t>(), s.data_ptr<scalar_t>(), n, p); });
+  return perm;
+}
+
+}  // namespace tally::ops::fused

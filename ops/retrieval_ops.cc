@@ -1,0 +1,102 @@
+// Composite ops of the retrieval metrics (metrics/retrieval.cc). Each has a
+// decomposition into segment ops (ops/decompositions.cc, the reference path)
+// and a one-pass CPU kernel (ops/fused/retrieval.h).
+//
+//   count_invalid(target) {valid="binary"|"nonneg"[, ignore_index]} -> i64[]
+//     the number of target values that are not 0/1 ("binary") or not >= 0
+//     ("nonneg"; NaN is invalid), ignore_index values excepted: the update's
+//     deferred check, one pass over the batch.
+//
+//   retrieval_score(keys, preds, target) {metric, empty_target_action,
+//                   adaptive_k[, top_k, ignore_index]} -> (value f64[], empty i64[])
+//     rows as segment_sort leaves them (keys ascending, preds descending,
+//     stable); a row counts unless its target is ignore_index, and a query
+//     exists when it has a counted row. `value` is the mean over queries of
+//     TorchMetrics' per-query score, a query without positives (without
+//     negatives for fall_out) scoring by empty_target_action: neg -> 0,
+//     pos -> 1, skip -> left out ("error" scores like skip; `empty` counts
+//     such queries so that finalize can refuse them). No query: value 0.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "engine/status_macros.h"
+#include "ops/op_registry.h"
+
+namespace tally::ops {
+namespace {
+
+using ir::DType;
+using ir::TensorType;
+using Types = absl::StatusOr<std::vector<TensorType>>;
+
+// The `metric` attribute values of retrieval_score.
+const std::vector<std::string>& RetrievalMetricNames() {
+  static const auto* names = new std::vector<std::string>{
+      "recall", "precision", "reciprocal_rank", "hit_rate", "average_precision", "r_precision", "fall_out",
+      "normalized_dcg"};
+  return *names;
+}
+
+}  // namespace
+
+void RegisterRetrievalOps(OpTable& t) {
+  {
+    OpDef d;
+    d.name = "count_invalid";
+    d.min_inputs = d.max_inputs = 1;
+    d.attrs = {{"valid", AttrKind::kString}, {"ignore_index", AttrKind::kInt, false}};
+    d.traits.composite = true;
+    d.fused_devices = {"cpu", "meta"};
+    d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+      const std::string& valid = std::get<std::string>(a.at("valid"));
+      if (valid != "binary" && valid != "nonneg") {
+        return absl::InvalidArgumentError(absl::StrCat("valid must be binary or nonneg, got '", valid, "'"));
+      }
+      if (in[0].rank() != 1) return absl::InvalidArgumentError("target must be 1-D");
+      return std::vector<TensorType>{{DType::kInt64, {}, in[0].device}};
+    };
+    t.emplace(d.name, d);
+  }
+  {
+    OpDef d;
+    d.name = "retrieval_score";
+    d.min_inputs = d.max_inputs = 3;
+    d.attrs = {{"metric", AttrKind::kString},
+               {"empty_target_action", AttrKind::kString},
+               {"adaptive_k", AttrKind::kBool},
+               {"top_k", AttrKind::kInt, false},
+               {"ignore_index", AttrKind::kInt, false}};
+    d.traits.composite = true;
+    d.fused_devices = {"cpu", "meta"};
+    d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+      const std::string& metric = std::get<std::string>(a.at("metric"));
+      const auto& names = RetrievalMetricNames();
+      if (std::find(names.begin(), names.end(), metric) == names.end()) {
+        return absl::InvalidArgumentError(absl::StrCat("unknown retrieval metric '", metric, "'"));
+      }
+      const std::string& action = std::get<std::string>(a.at("empty_target_action"));
+      if (action != "neg" && action != "pos" && action != "skip" && action != "error") {
+        return absl::InvalidArgumentError(absl::StrCat("bad empty_target_action '", action, "'"));
+      }
+      if (a.count("top_k") && std::get<int64_t>(a.at("top_k")) <= 0) {
+        return absl::InvalidArgumentError("top_k must be positive");
+      }
+      for (const TensorType& x : in) {
+        if (x.rank() != 1 || !(x.shape[0] == in[0].shape[0])) {
+          return absl::InvalidArgumentError("keys, preds and target must be 1-D with the same rows");
+        }
+      }
+      if (in[0].dtype != DType::kInt64) return absl::InvalidArgumentError("keys must be i64");
+      if (in[1].dtype != DType::kFloat32 && in[1].dtype != DType::kFloat64) {
+        return absl::InvalidArgumentError("preds must be f32 or f64");
+      }
+      if (in[2].dtype != DType::kInt64 && in[2].dtype != DType::kFloat64) {
+        return absl::InvalidArgumentError("target must be i64 or f64");
+      }
+      return std::vector<TensorType>{{DType::kFloat64, {}, in[0].device}, {DType::kInt64, {}, in[0].device}};
+    };
+    t.emplace(d.name, d);
+  }
+}
+
+}  // namespace tally::ops
