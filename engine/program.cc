@@ -237,7 +237,8 @@ absl::Status Program::Update(const NamedTensors& inputs) {
     TALLY_ASSIGN_OR_RETURN(next, Fold(states_, partials, /*skip_sums=*/true, /*skip_cats=*/true));
   }
   // Cat states grow by amortized doubling: each is a prefix view of a buffer
-  // with spare rows, so an update copies only its own rows. Growing (which
+  // with spare rows, so an update copies only its own rows. (The buffer is
+  // recognized by its storage: an empty view's data_ptr() is null.) Growing (which
   // may allocate, and so may fail) happens before anything is committed;
   // writing past the current view leaves the visible state unchanged.
   std::vector<at::Tensor> buffers(decls.size());
@@ -250,7 +251,7 @@ absl::Status Program::Update(const NamedTensors& inputs) {
           int64_t len = cur.size(0), n = add.size(0);
           at::Tensor buf = i < cat_buffers_.size() ? cat_buffers_[i] : at::Tensor();
           bool usable = buf.defined() && cur.is_contiguous() && buf.size(0) >= len + n &&
-                        cur.data_ptr() == buf.data_ptr() && buf.scalar_type() == add.scalar_type() &&
+                        cur.storage().is_alias_of(buf.storage()) && cur.storage_offset() == 0 && buf.scalar_type() == add.scalar_type() &&
                         buf.device() == add.device() && buf.sizes().slice(1) == add.sizes().slice(1);
           if (!usable) {
             std::vector<int64_t> sizes(cur.sizes().begin(), cur.sizes().end());
@@ -312,7 +313,18 @@ absl::StatusOr<NamedTensors> Program::Compute() const {
 }
 
 absl::Status Program::Reset() {
-  TALLY_ASSIGN_OR_RETURN(states_, InitialStates());
+  TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> initial, InitialStates());
+  const auto& decls = module_->states;
+  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+      [&] {
+        for (size_t i = 0; i < decls.size() && i < cat_buffers_.size(); ++i) {
+          const at::Tensor& buf = cat_buffers_[i];
+          // An empty prefix view of the buffer: the next update appends in place.
+          if (decls[i].reducer == ir::Reducer::kCat && buf.defined()) initial[i] = buf.narrow(0, 0, 0);
+        }
+      },
+      metric_names_));
+  states_ = std::move(initial);
   return absl::OkStatus();
 }
 
