@@ -72,7 +72,8 @@ class Program {
 
   const ir::Module& module() const { return *module_; }
   const ProgramOptions& options() const { return options_; }
-  // states are the live state tensors; sum states are updated in place, so
+  // states are the live state tensors; sum states are updated in place and
+  // cat states are views of buffers that updates after a Reset overwrite, so
   // copy them to keep a snapshot.
   const std::vector<at::Tensor>& states() const { return states_; }
   // metric_names lists the metrics of the program, for error messages.

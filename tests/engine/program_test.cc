@@ -287,6 +287,27 @@ TEST(ProgramTest, CustomMergeGroupsAndCatStates) {
   EXPECT_TRUE(at::equal(a->states()[2], data));
 }
 
+// Verifies that Reset empties a cat state but keeps its buffer: the updates
+// after it append into the same storage (no new allocation), a result taken
+// before the Reset keeps its values, and the state holds only the new rows.
+TEST(ProgramTest, ResetKeepsCatCapacity) {
+  TALLY_ASSERT_OK_AND_ASSIGN(auto p, FromText(kCustom));
+  TALLY_ASSERT_OK(p->Update({{"x", at::tensor({1.0, 2.0, 3.0}, at::kDouble)}}));
+  const void* storage = p->states()[2].storage().data();
+  TALLY_ASSERT_OK_AND_ASSIGN(NamedTensors before, p->Compute());
+  TALLY_ASSERT_OK(p->Reset());
+  EXPECT_EQ(p->states()[2].size(0), 0);
+  EXPECT_EQ(Results(*p)["total"], 0.0);
+  TALLY_ASSERT_OK(p->Update({{"x", at::tensor({5.0}, at::kDouble)}}));
+  TALLY_ASSERT_OK(p->Update({{"x", at::tensor({7.0, 8.0}, at::kDouble)}}));
+  EXPECT_EQ(p->states()[2].storage().data(), storage);
+  EXPECT_TRUE(at::equal(p->states()[2], at::tensor({5.0, 7.0, 8.0}, at::kDouble)));
+  EXPECT_EQ(Results(*p)["total"], 20.0);
+  for (const auto& [name, value] : before) {
+    if (name == "total") EXPECT_EQ(value.item<double>(), 6.0);
+  }
+}
+
 // Verifies that merging programs of different metrics fails and changes
 // nothing.
 TEST(ProgramTest, MergeOfDifferentMetricsFails) {
