@@ -2345,9 +2345,309 @@ def gen_auroc_max_fpr():
     return S
 
 
+# --------------------------------------------------------------------------------------------
+# curve outputs: binary/multiclass/multilabel roc and precision_recall_curve (tuple results)
+# --------------------------------------------------------------------------------------------
+class TreeSuite(Suite):
+    """A suite whose expected values are tuples/lists of arrays of different lengths (nested JSON lists)."""
+
+    def add(self, name, metric, inputs, expected, source, rtol=RTOL, atol=ATOL):
+        super().add(name, metric, inputs, 0.0, source, rtol, atol)
+        self.cases[-1]["expected"] = _co_tree(expected)
+
+
+def _co_tree(x):
+    if isinstance(x, (list, tuple)):
+        return [_co_tree(v) for v in x]
+    return _expected(np.asarray(x))
+
+
+def _co_linspace_f32(n):
+    # rule: binned thresholds are torch.linspace(0, 1, n) (float32) -- src/torchmetrics/functional/classification/
+    # precision_recall_curve.py (_adjust_threshold_arg). Taken from torch itself (not TorchMetrics), as the
+    # calibration fixtures do: ATen's vectorized kernel rounds some points differently from the half-forward/
+    # half-backward formula of _torch_linspace_f32 (e.g. n=10: 0.6666667 where the formula gives 0.6666666).
+    import torch
+
+    return torch.linspace(0, 1, n).numpy()
+
+
+def _co_roc_exact(y, s):
+    """(fpr, tpr, thresholds) of one binary problem, TorchMetrics' values."""
+    y = np.asarray(y, np.int64)
+    s = np.asarray(s)
+    if len(y) == 0:
+        # rule: no kept element: nothing but the (0, 0) point (TorchMetrics fails there; Tally returns the point)
+        return np.zeros(1, np.float32), np.zeros(1, np.float32), np.ones(1, s.dtype)
+    fpr, tpr, thr = skm.roc_curve(y, s, drop_intermediate=False)
+    # rule: every distinct score is kept (sklearn's drop_intermediate=False), thresholds descending, the curve
+    # starts at (0, 0) with threshold 1.0 (sklearn: max score + 1) -- src/torchmetrics/functional/classification/
+    # roc.py (_binary_roc_compute), precision_recall_curve.py (_binary_clf_curve)
+    thr = np.concatenate([[1.0], thr[1:]]).astype(s.dtype)
+    # rule: no negatives -> fpr all zeros, no positives -> tpr all zeros (sklearn: NaN) -- roc.py (_binary_roc_compute)
+    fpr = np.nan_to_num(fpr, nan=0.0).astype(np.float32)
+    tpr = np.nan_to_num(tpr, nan=0.0).astype(np.float32)
+    return fpr, tpr, thr
+
+
+def _co_prc_exact(y, s, recall_one=None):
+    """(precision, recall, thresholds) of one binary problem; `recall_one` overrides the no-positives test."""
+    y = np.asarray(y, np.int64)
+    s = np.asarray(s)
+    if len(y) == 0:
+        return np.ones(1, np.float32), np.zeros(1, np.float32), np.zeros(0, s.dtype)
+    prec, rec, thr = skm.precision_recall_curve(y, s)
+    # rule: sklearn's curve is TorchMetrics' (every distinct score, ascending, precision 1 / recall 0 appended;
+    # no positives -> recall 1 everywhere) -- src/torchmetrics/functional/classification/precision_recall_curve.py
+    # (_binary_precision_recall_curve_compute)
+    if recall_one is not None:
+        # rule: the multiclass form tests `target == 0` on the class labels: when every kept target is class 0
+        # every class gets recall 1 (class 0 too), else a class without positives gets recall 0/0 = NaN --
+        # precision_recall_curve.py (_multiclass_..._compute calls _binary_precision_recall_curve_compute with
+        # pos_label=c)
+        if recall_one:
+            rec = np.concatenate([np.ones(len(rec) - 1), [0.0]])
+        elif y.sum() == 0:
+            rec = np.concatenate([np.full(len(rec) - 1, np.nan), [0.0]])
+    return prec.astype(np.float32), rec.astype(np.float32), thr.astype(s.dtype)
+
+
+def _co_binned(kind, p, y, thr):
+    """Binned curve of one binary problem: roc (fpr, tpr) flipped, prc (precision, recall) with 1 / 0 appended."""
+    tp, fp, fn, tn = _binned_counts(np.asarray(p), np.asarray(y), thr)
+    f32 = np.float32
+    if kind == "roc":
+        # rule: tpr = tps / (tps + fns), fpr = fps / (fps + tns) (_safe_divide: 0 where 0/0), both flipped --
+        # src/torchmetrics/functional/classification/roc.py (_binary_roc_compute)
+        return (_sdiv(f32(fp), f32(fp + tn)).astype(f32)[::-1], _sdiv(f32(tp), f32(tp + fn)).astype(f32)[::-1])
+    # rule: precision = tps / (tps + fps), recall = tps / (tps + fns) (0 where 0/0), then 1 / 0 appended --
+    # precision_recall_curve.py (_binary_precision_recall_curve_compute)
+    return (np.append(_sdiv(f32(tp), f32(tp + fp)).astype(f32), f32(1)),
+            np.append(_sdiv(f32(tp), f32(tp + fn)).astype(f32), f32(0)))
+
+
+def _co_interp(x, xp, fp):
+    # rule: interp in float32: slopes m = _safe_divide(fp[1:] - fp[:-1], xp[1:] - xp[:-1]), b = fp[:-1] - m * xp[:-1],
+    # index = clamp(#(xp <= x) - 1, 0, len(m) - 1), m[i] * x + b[i] -- src/torchmetrics/utilities/compute.py (interp)
+    x, xp, fp = (np.asarray(v, np.float32) for v in (x, xp, fp))
+    m = _sdiv(fp[1:] - fp[:-1], xp[1:] - xp[:-1]).astype(np.float32)
+    b = (fp[:-1] - m * xp[:-1]).astype(np.float32)
+    idx = np.clip((x[:, None] >= xp[None, :]).sum(1) - 1, 0, len(m) - 1)
+    return (m[idx] * x + b[idx]).astype(np.float32)
+
+
+def _co_macro(kind, curves, thresholds):
+    # rule: macro = thresholds of every class sorted (roc descending, prc ascending), x = the sorted concatenation
+    # of the classes' fpr (precision), y = mean over classes of interp(x, x_c, y_c), accumulated in float32 --
+    # src/torchmetrics/functional/classification/roc.py (_multiclass_roc_compute), precision_recall_curve.py
+    # (_multiclass_precision_recall_curve_compute)
+    thr = np.sort(np.concatenate(thresholds))
+    if kind == "roc":
+        thr = thr[::-1]
+    x = np.sort(np.concatenate([c[0] for c in curves]).astype(np.float32))
+    y = np.zeros_like(x)
+    for c in curves:
+        y = (y + _co_interp(x, c[0], c[1])).astype(np.float32)
+    return x, (y / np.float32(len(curves))).astype(np.float32), thr
+
+
+def _co_prepare(task, preds, target, C, ignore_index):
+    """TorchMetrics' format step: (rows, C) probabilities and targets; binary flattens."""
+    p = np.asarray(preds)
+    t = np.asarray(target).astype(np.int64)
+    if task == "binary":
+        p, t = p.reshape(-1), t.reshape(-1)
+        if ignore_index is not None:
+            # rule: binary drops ignored elements before the logit check -- precision_recall_curve.py
+            # (_binary_precision_recall_curve_format)
+            p, t = p[t != ignore_index], t[t != ignore_index]
+        if p.size and not np.all((p >= 0) & (p <= 1)):
+            p = _sigmoid(p)
+        return p, t
+    # rule: (N, C, ...) -> (N*..., C) -- precision_recall_curve.py (_multiclass/_multilabel_..._format)
+    p = np.moveaxis(p, 1, -1).reshape(-1, C)
+    if task == "multiclass":
+        t = t.reshape(-1)
+        if ignore_index is not None:
+            p, t = p[t != ignore_index], t[t != ignore_index]
+        # rule: multiclass softmax(dim=1) when any kept score is outside [0, 1] -- _multiclass_..._format
+        if p.size and not np.all((p >= 0) & (p <= 1)):
+            p = _softmax(p.astype(np.float64)).astype(p.dtype)
+        return p, t
+    t = np.moveaxis(t, 1, -1).reshape(-1, C)
+    # rule: multilabel sigmoid when ANY element (ignored ones included) is outside [0, 1] -- _multilabel_..._format
+    if not np.all((p >= 0) & (p <= 1)):
+        p = _sigmoid(p)
+    return p, t
+
+
+def curve_output_expected(kind, task, preds, target, C=1, thr=None, average=None, ignore_index=None):
+    p, t = _co_prepare(task, preds, target, C, ignore_index)
+    exact = _co_roc_exact if kind == "roc" else _co_prc_exact
+    if task == "binary" or average == "micro":
+        if task == "multiclass":
+            # rule: micro = one binary curve over preds.flatten() and one_hot(target).flatten() -- _multiclass_..._format
+            t = np.eye(C, dtype=np.int64)[t].reshape(-1)
+            p = p.reshape(-1)
+        if thr is None:
+            return list(exact(t, p))
+        x, y = _co_binned(kind, p, t, thr)
+        return [x, y, thr[::-1] if kind == "roc" else thr]
+    per_class, thrs = [], []
+    for c in range(C):
+        if task == "multiclass":
+            s, y = p[:, c], (t == c).astype(np.int64)
+        else:
+            # rule: multilabel drops ignored elements per label -- _multilabel_..._compute
+            keep = t[:, c] != ignore_index if ignore_index is not None else np.ones(len(t), bool)
+            s, y = p[keep, c], t[keep, c]
+        if thr is not None:
+            per_class.append(_co_binned(kind, s, y, thr))
+        elif kind == "roc":
+            per_class.append(_co_roc_exact(y, s))
+        else:
+            per_class.append(_co_prc_exact(y, s, recall_one=(len(t) == 0 or (t == 0).all()) if task == "multiclass"
+                                           else None))
+        thrs.append(per_class[-1][2] if thr is None else (thr[::-1] if kind == "roc" else thr))
+    if average == "macro":
+        # rule: binned macro repeats the shared thresholds once per class -- roc.py / precision_recall_curve.py
+        return list(_co_macro(kind, per_class, thrs))
+    if thr is not None:
+        # rule: binned per-class curves are one [C, T] ([C, T+1]) tensor each, thresholds [T] -- roc.py
+        return [np.stack([c[0] for c in per_class]), np.stack([c[1] for c in per_class]),
+                thr[::-1] if kind == "roc" else thr]
+    return [[c[i] for c in per_class] for i in range(3)]
+
+
+def _co_check_binary(p, t, ignore_index, thresholds):
+    """Each harness chunk makes the same logits decision (ignored elements dropped first) and no sigmoided
+    probability lies within 1e-6 of another or of a threshold."""
+    decisions = set()
+    for a, b in harness_chunks(p.shape[0]):
+        pc, tc = p[a:b].reshape(-1), t[a:b].reshape(-1)
+        if ignore_index is not None:
+            pc = pc[tc != ignore_index]
+        if pc.size:
+            decisions.add(_is_logit_input(pc))
+    assert len(decisions) <= 1, "logit detection differs between update() chunks; fix the fixture data"
+    if _is_logit_input(p):
+        q = np.sort(1 / (1 + np.exp(-p.reshape(-1).astype(np.float64))))
+        d = np.diff(q)
+        assert not ((d > 0) & (d < 1e-6)).any(), "near-tie after sigmoid"
+        for thr in thresholds:
+            if thr is not None:
+                assert np.abs(q[:, None] - np.asarray(thr, np.float64)).min() > 1e-6, "probability at a threshold"
+
+
+def gen_curve_outputs():
+    S = TreeSuite("curve_outputs.json")
+    rng = np.random.default_rng(1509)
+    src = "sklearn.metrics.roc_curve(drop_intermediate=False) / precision_recall_curve + TorchMetrics rules"
+    hand = "hand-written numpy (binned, TorchMetrics rules)"
+    macro_src = src + "; macro: numpy TorchMetrics interp"
+    thr_forms = [(None, None), ("5", _co_linspace_f32(5)), ("10", _co_linspace_f32(10)),
+                 ("[0.1, 0.25, 0.5, 0.8]", np.array([0.1, 0.25, 0.5, 0.8], np.float32)),
+                 ("[0.8, 0.1, 0.5]", np.array([0.8, 0.1, 0.5], np.float32))]
+    kinds = [("roc", "roc"), ("prc", "precision_recall_curve")]
+
+    def add(task, tag, pr, tt, C, extra, forms, averages=(None,)):
+        ii = extra.get("ignore_index")
+        for thr_arg, thr in forms:
+            for average in averages:
+                for kind, fn in kinds:
+                    args = {}
+                    if task == "multiclass":
+                        args["num_classes"] = C
+                    if task == "multilabel":
+                        args["num_labels"] = C
+                    if average is not None:
+                        args["average"] = average
+                    if thr_arg is not None:
+                        args["thresholds"] = thr_arg  # written as given: an int or a list
+                    args.update(extra)
+                    metric = f"{task}_{fn}"
+                    name = f"{metric}_avg-{average or 'default'}_thr-{_cm_thr_tag(thr_arg)}__{tag}"
+                    exp = curve_output_expected(kind, task, pr.a, tt.a, C, thr, average, ii)
+                    S.add(name, spec(metric, args), {"preds": pr, "target": tt}, exp,
+                          hand if thr_arg is not None else macro_src if average == "macro" else src)
+
+    # binary: two decimals (ties, also between positives and negatives)
+    N = 40
+    t = rng.integers(0, 2, N)
+    prob = np.round(0.3 * t + 0.7 * rng.random(N), 2)
+    mag = 1.05 + np.abs(rng.normal(0, 1.5, N))  # every logit outside [0, 1]: each harness chunk sigmoids
+    logit = np.where(rng.random(N) < np.where(t == 1, 0.75, 0.3), 1, -1) * mag
+    t_ign = np.where(rng.random(N) < 0.2, -1, t)
+    prob2, t2 = np.round(rng.random((10, 3)), 1), rng.integers(0, 2, (10, 3))
+    binary = [
+        ("prob_f32", T(prob, "float32"), T(t, "int64"), {}),
+        ("prob_f64_target_i32", T(prob, "float64"), T(t, "int32"), {}),
+        ("logit_f32", T(logit, "float32"), T(t, "int64"), {}),
+        ("ignore-1", T(prob, "float32"), T(t_ign, "int64"), {"ignore_index": -1}),
+        ("logit_ignore-1", T(logit, "float32"), T(t_ign, "int64"), {"ignore_index": -1}),
+        ("multidim_10x3", T(prob2, "float32"), T(t2, "int64"), {}),
+        ("all_negative", T(prob, "float32"), T(np.zeros(N), "int64"), {}),
+        ("all_positive", T(prob, "float32"), T(np.ones(N), "int64"), {}),
+        ("one_tie_group", T(np.full(N, 0.5), "float32"), T(t, "int64"), {}),
+    ]
+    for tag, pr, tt, extra in binary:
+        _co_check_binary(pr.a, tt.a, extra.get("ignore_index"), [f for _, f in thr_forms])
+        forms = thr_forms if tag in ("prob_f32", "logit_f32", "ignore-1", "all_negative") else thr_forms[:2]
+        add("binary", tag, pr, tt, 1, extra, forms)
+
+    # multiclass: C = 4
+    C, N = 4, 30
+    t = rng.integers(0, C, N)
+    prob = np.round(rng.random((N, C)) * 0.7 + 0.3 * np.eye(C)[t], 2)
+    logit = rng.normal(0, 1.5, (N, C)) + 1.2 * np.eye(C)[t]
+    logit[:, 0] = np.where(logit[:, 0] >= 0, logit[:, 0] + 1.1, logit[:, 0] - 0.1)  # every row outside [0, 1]
+    t_absent = np.where(t == 3, 1, t)  # class 3 never a target
+    t_ign = np.where(rng.random(N) < 0.2, -1, t)
+    p3, t3 = np.round(rng.random((12, 3, 2)), 1), rng.integers(0, 3, (12, 2))
+    multiclass = [
+        ("prob_f32", T(prob, "float32"), T(t, "int64"), C, {}),
+        ("prob_f64", T(prob, "float64"), T(t, "int64"), C, {}),
+        ("logit_f32", T(logit, "float32"), T(t, "int64"), C, {}),
+        ("absent_class3", T(prob, "float32"), T(t_absent, "int64"), C, {}),
+        ("ignore-1", T(prob, "float32"), T(t_ign, "int64"), C, {"ignore_index": -1}),
+        ("ignore2_real_class", T(prob, "float32"), T(t, "int64"), C, {"ignore_index": 2}),
+        ("all_targets_class0", T(prob, "float32"), T(np.zeros(N), "int64"), C, {}),
+        ("multidim_12x3x2", T(p3, "float32"), T(t3, "int64"), 3, {}),
+    ]
+    for tag, pr, tt, nc, extra in multiclass:
+        _cm_check_data("multiclass", pr.a, tt.a, extra.get("ignore_index"), [f for _, f in thr_forms])
+        forms = thr_forms if tag in ("prob_f32", "logit_f32", "absent_class3") else thr_forms[:2]
+        add("multiclass", tag, pr, tt, nc, extra, forms, averages=(None, "micro", "macro"))
+
+    # multilabel: L = 3
+    L = 3
+    tl = rng.integers(0, 2, (N, L))
+    tl[:, 1] = 0  # a label without positives
+    tl[:, 2] = np.where(rng.random(N) < 0.9, 1, tl[:, 2])
+    tl_all1 = tl.copy()
+    tl_all1[:, 0] = 1  # a label without negatives
+    mprob = np.round(rng.random((N, L)) * 0.7 + 0.3 * tl, 2)
+    mlogit = rng.normal(0, 1.5, (N, L)) + 1.5 * (2 * tl - 1)
+    mlogit[:, 0] = np.where(mlogit[:, 0] >= 0, mlogit[:, 0] + 1.1, mlogit[:, 0] - 0.1)
+    tl_ign = np.where(rng.random((N, L)) < 0.2, -1, tl)
+    ml3, tl3 = np.round(rng.random((12, 3, 2)), 1), rng.integers(0, 2, (12, 3, 2))
+    multilabel = [
+        ("prob_f32", T(mprob, "float32"), T(tl, "int64"), L, {}),
+        ("logit_f32", T(mlogit, "float32"), T(tl, "int64"), L, {}),
+        ("ignore-1", T(mprob, "float32"), T(tl_ign, "int64"), L, {"ignore_index": -1}),
+        ("label0_without_negatives", T(mprob, "float32"), T(tl_all1, "int64"), L, {}),
+        ("multidim_12x3x2", T(ml3, "float32"), T(tl3, "int64"), 3, {}),
+    ]
+    for tag, pr, tt, nl, extra in multilabel:
+        _cm_check_data("multilabel", pr.a, tt.a, extra.get("ignore_index"), [f for _, f in thr_forms])
+        forms = thr_forms if tag in ("prob_f32", "logit_f32") else thr_forms[:2]
+        add("multilabel", tag, pr, tt, nl, extra, forms)
+    return S
+
+
 def main():
     suites = [gen_aggregation(), gen_regression(), gen_binary(), gen_multiclass(), gen_multilabel(),
-              gen_curves(), gen_retrieval(), gen_curves_multi(), gen_calibration(), gen_auroc_max_fpr()]
+              gen_curves(), gen_retrieval(), gen_curves_multi(), gen_calibration(), gen_auroc_max_fpr(), gen_curve_outputs()]
     total = 0
     for s in suites:
         path, n = s.write()
