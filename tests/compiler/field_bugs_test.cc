@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/compiler.h"
+#include "engine/exec/torchscript/plan.h"
 #include "engine/ir/parser.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
@@ -95,6 +96,64 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
     ++checked;
   }
   EXPECT_EQ(checked, static_cast<int>(metrics::AllMetrics().size()));
+}
+
+TEST(FieldBugs, RankingOpsKeepTheDataDevice) {
+  // Verifies the _cumsum bug cannot happen here (TorchMetrics moved cumsum
+  // to the CPU under deterministic mode and came back with `.cuda()`, on
+  // cuda:0 for data on cuda:1): the ranking ops (sort, argsort, topk,
+  // cumsum, bucketize, searchsorted, linspace) preserve their device in the
+  // op table; metrics using them (max_fpr AUROC's exact finalize sorts and
+  // cumsums; calibration bins by bucketize over a linspace) run checked on
+  // CPU data with both backends, every produced tensor on its planned
+  // device; planned for cuda:1, their lowered TorchScript never names
+  // another device.
+  for (const char* op : {"sort", "argsort", "topk", "cumsum", "bucketize", "searchsorted", "linspace"}) {
+    const ops::OpDef* d = ops::FindOp(op);
+    ASSERT_NE(d, nullptr) << op;
+    EXPECT_TRUE(d->traits.preserves_device) << op;
+    EXPECT_FALSE(d->traits.syncs_host) << op;
+  }
+  at::Generator gen = at::detail::createCPUGenerator(8);
+  at::Tensor probs = at::rand({30}, gen), labels = at::randint(0, 2, {30}, gen, at::kLong);
+  at::Tensor scores = at::randn({30, 4}, gen), classes = at::randint(0, 4, {30}, gen, at::kLong);
+  const std::vector<std::string> binary = {"binary_auroc(max_fpr=0.3)", "binary_auroc(max_fpr=0.3, thresholds=9)",
+                                           "binary_calibration_error(n_bins=10, norm=l2)"};
+  const std::vector<std::string> multiclass = {"multiclass_calibration_error(num_classes=4, norm=max)"};
+  for (exec::Backend backend : {exec::Backend::kEager, exec::Backend::kTorchScript}) {
+    tools::EvalOptions opts;
+    opts.checked = true;
+    opts.batch_size = 7;
+    opts.backend = backend;
+    auto r = tools::Evaluate(binary, {{"preds", probs}, {"target", labels}}, opts);
+    EXPECT_TRUE(r.ok()) << r.status();
+    r = tools::Evaluate(multiclass, {{"preds", scores}, {"target", classes}}, opts);
+    EXPECT_TRUE(r.ok()) << r.status();
+  }
+  CompileOptions co;
+  co.device = ir::Device{"cuda:1"};
+  for (const auto& [specs, like] :
+       std::vector<std::pair<std::vector<std::string>, NamedTensors>>{
+           {binary, {{"preds", probs}, {"target", labels}}}, {multiclass, {{"preds", scores}, {"target", classes}}}}) {
+    auto sig = tools::SignatureOf(like);
+    ASSERT_TRUE(sig.ok());
+    auto entries = tools::BuildEntries(specs, *sig, co.device);
+    ASSERT_TRUE(entries.ok()) << entries.status();
+    auto compiled = CompileModule(*entries, co);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    for (const ir::Graph* g : {compiled->module->update.get(), compiled->module->finalize.get()}) {
+      for (const auto& n : g->nodes()) {
+        for (const ir::Value* v : n->outputs()) EXPECT_EQ(v->type().device.name, "cuda:1") << n->op();
+      }
+    }
+    auto text = exec::torchscript::LoweredModuleText(*compiled->module);
+    ASSERT_TRUE(text.ok()) << text.status();
+    EXPECT_TRUE(absl::StrContains(*text, "aten::cumsum") || specs != binary) << *text;
+    EXPECT_TRUE(absl::StrContains(*text, "prim::Constant[value=\"cuda:1\"]")) << *text;
+    for (const char* other : {"value=\"cpu\"", "value=\"cuda:0\"", "value=\"cuda\"", "aten::cpu", "aten::cuda"}) {
+      EXPECT_FALSE(absl::StrContains(*text, other)) << other << " in\n" << *text;
+    }
+  }
 }
 
 TEST(FieldBugs, SafeDivisionNeverSyncs) {
