@@ -40,14 +40,10 @@ absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args) {
 
 Expr ThresholdTensor(Expr like, const Thresholds& t) {
   const int64_t n = t.size();
+  // ATen's own kernel: no formula restates its float32 rounding for every T
+  // (linspace(0, 1, 10)[6] is 0.6666667, a two-sided formula gives 0.6666666).
+  if (t.values.empty()) return dsl::Linspace(like, 0.0, 1.0, n, DType::kFloat32);
   Expr ar = dsl::Arange(like, n, DType::kFloat32);
-  if (t.values.empty()) {
-    const float step = 1.0f / static_cast<float>(n - 1);
-    Expr s = dsl::ScalarOf(ar, step, DType::kFloat32);
-    Expr lo = ar * s;
-    Expr hi = dsl::ScalarOf(ar, 1.0, DType::kFloat32) - s * (dsl::ScalarOf(ar, n - 1, DType::kFloat32) - ar);
-    return dsl::Where(ar < static_cast<double>(n / 2), lo, hi);
-  }
   Expr out = dsl::FullLike(ar, 0.0, DType::kFloat32);
   for (int64_t i = 0; i < n; ++i) {
     out = dsl::Where(ar == static_cast<double>(i),

@@ -32,8 +32,8 @@ struct Thresholds {
 absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args);
 
 // ThresholdTensor builds the f32 thresholds [T] in the graph of `like`:
-// torch.linspace(0, 1, T) bit for bit (the first half forwards from 0, the
-// second half backwards from 1, with a float32 step) or the list.
+// torch.linspace(0, 1, T) (the linspace op: ATen's kernel, bit for bit) or
+// the list.
 dsl::Expr ThresholdTensor(dsl::Expr like, const Thresholds& t);
 
 // SortedThresholds is the ascending order of the f32 thresholds; `perm`

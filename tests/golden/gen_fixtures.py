@@ -1598,11 +1598,12 @@ def gen_aggregation():
 # --------------------------------------------------------------------------------------------
 def _torch_linspace_f32(n):
     # rule: binned thresholds are torch.linspace(0, 1, n) (float32) -- src/torchmetrics/utilities/data.py
-    # (_adjust_threshold_arg); torch's CPU kernel fills the first half as start + step * i and the
-    # second half as end - step * (n - 1 - i) with a float32 step; reproduced here bit for bit.
-    step = np.float32(1.0) / np.float32(n - 1)
-    i = np.arange(n, dtype=np.float32)
-    return np.where(i < n // 2, i * step, np.float32(1.0) - step * (np.float32(n - 1) - i)).astype(np.float32)
+    # (_adjust_threshold_arg). The points are taken from torch itself (not TorchMetrics): ATen's vectorized
+    # kernel rounds some of them differently from a two-sided numpy formula (linspace(0, 1, 10)[6] is
+    # 0.6666667, the formula gives 0.6666666), and a score sitting on a threshold must count as it does there.
+    import torch
+
+    return torch.linspace(0, 1, n, dtype=torch.float32).numpy()
 
 
 def _binned_counts(p, t, thr):
@@ -1945,6 +1946,25 @@ def gen_curves_multi():
                     exp = _cm_multiclass_expected(kind, pr.a, tt.a, nc, average or "macro", thr, ii)
                     S.add(name, spec(metric, args), {"preds": pr, "target": tt}, exp,
                           src if thr_arg is None else hand)
+
+    # scores on both float32 neighbours of torch.linspace(0, 1, 10)[6] = 0.6666667 (a two-sided formula gives
+    # 0.6666666): only ATen's own points count them as TorchMetrics does
+    edge = np.float32(0.6666667)
+    below = np.nextafter(edge, np.float32(0))
+    pe = np.round(rng.random((14, 3)), 2).astype(np.float32)
+    pe[0::2, 0], pe[1::2, 0] = edge, below
+    te = np.array([0, 0, 1, 2, 0, 1, 0, 2, 1, 0, 2, 0, 1, 0])
+    tle = np.stack([te == 0, te == 1, np.arange(14) % 3 == 0], 1).astype(np.int64)
+    thr10 = _torch_linspace_f32(10)
+    assert thr10[6] == edge
+    for metric, kind, args, tt, fn in [
+            ("multiclass_auroc", "auroc", {"num_classes": 3}, te, _cm_multiclass_expected),
+            ("multiclass_average_precision", "ap", {"num_classes": 3}, te, _cm_multiclass_expected),
+            ("multilabel_auroc", "auroc", {"num_labels": 3}, tle, _cm_multilabel_expected),
+            ("multilabel_average_precision", "ap", {"num_labels": 3}, tle, _cm_multilabel_expected)]:
+        args = dict(args, average="none", thresholds=10)
+        S.add(f"{metric}_avg-none_thr-10__scores_on_linspace_point", spec(metric, args),
+              {"preds": T(pe, "float32"), "target": T(tt, "int64")}, fn(kind, pe, tt, 3, "none", thr10, None), hand)
 
     L = 4
     tl = rng.integers(0, 2, (N, L))
