@@ -217,8 +217,8 @@ absl::StatusOr<Metric> BuildMulticlass(SpecArgs& a, const dsl::Signature& s, con
 }  // namespace
 
 void RegisterCalibrationMetrics(std::vector<MetricInfo>& out) {
-  out.push_back({"binary_calibration_error", "classification", {"preds", "target"}, BuildBinary});
-  out.push_back({"multiclass_calibration_error", "classification", {"preds", "target"}, BuildMulticlass});
+  out.push_back({"binary_calibration_error", "calibration", {"preds", "target"}, BuildBinary});
+  out.push_back({"multiclass_calibration_error", "calibration", {"preds", "target"}, BuildMulticlass});
 }
 
 }  // namespace tally::metrics

@@ -33,6 +33,10 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
     out.push_back(WithArg(out[0], "thresholds=5"));
     out.push_back(WithArg(out[0], "thresholds=[0.7, 0.2, 0.5]"));
   }
+  if (m.name == "binary_auroc") {  // max_fpr: the exact finalize sorts and cumsums
+    out.push_back(WithArg(out[0], "max_fpr=0.3"));
+    out.push_back(WithArg(out[0], "max_fpr=0.3, thresholds=5"));
+  }
   return out;
 }
 
