@@ -17,7 +17,8 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
     auto spec = metrics::ParseMetricSpec(s);
     if (!spec.ok()) continue;
     const metrics::MetricInfo* info = metrics::FindMetric(spec->name);
-    if (info && info->domain != "classification") domain = info->domain;
+    // Curves (auroc, roc, ...) take the classification inputs of their prefix.
+    if (info && info->domain != "classification" && info->domain != "curves") domain = info->domain;
     else if (absl::StartsWith(spec->name, "binary_")) domain = "binary";
     else if (absl::StartsWith(spec->name, "multilabel_")) domain = "multilabel";
   }
