@@ -314,6 +314,36 @@ TEST_F(CliTest, MulticlassAccuracy) {
   EXPECT_THAT(table.out, ::testing::Not(HasSubstr("demo data")));
 }
 
+// Verifies that a tuple result prints as the nested list of its parts, as
+// `[x.tolist() ...]` of TorchMetrics' tuple gives: binary_roc's (fpr, tpr,
+// thresholds), and the exact multiclass form's per-class lists.
+TEST_F(CliTest, TupleResultsAreNestedLists) {
+  WriteF32("roc_preds", {4}, {0.0f, 0.5f, 0.7f, 0.8f});
+  WriteI64("roc_target", {4}, {0, 1, 1, 0});
+  json results;
+  ASSERT_TRUE(ParseResults(RunTally({"eval", "--format", "json", "--metric", "binary_roc", "--input",
+                                     In("preds", "roc_preds"), "--input", In("target", "roc_target")}),
+                           &results));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0]["metric"], "binary_roc");
+  json want = json::parse("[[0.0, 0.5, 0.5, 0.5, 1.0], [0.0, 0.0, 0.5, 1.0, 1.0], [1.0, 0.8, 0.7, 0.5, 0.0]]");
+  const json& got = results[0]["value"];
+  ASSERT_EQ(got.size(), 3u) << got.dump();
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(got[i].size(), want[i].size()) << got.dump();
+    for (size_t j = 0; j < want[i].size(); ++j) EXPECT_NEAR(got[i][j].get<double>(), want[i][j].get<double>(), 1e-6);
+  }
+  Invocation mc = RunTally({"eval", "--format", "json", "--metric", "multiclass_roc(num_classes=3)", "--input",
+                            In("preds", "preds"), "--input", In("target", "target")});
+  ASSERT_TRUE(ParseResults(mc, &results));
+  const json& curves = results[0]["value"];
+  ASSERT_EQ(curves.size(), 3u) << mc;
+  for (const json& part : curves) {
+    ASSERT_EQ(part.size(), 3u) << mc;  // one curve per class
+    for (const json& c : part) EXPECT_TRUE(c.is_array() && !c.empty()) << mc;
+  }
+}
+
 // Verifies the spec errors: a malformed spec, an unknown metric, an unknown
 // argument, a bad argument value.
 TEST_F(CliTest, BadSpecs) {
