@@ -97,10 +97,19 @@ void RegisterCompositeOps(OpTable& t) {
     //               mean_error, mean_lo_error, m2_error,
     //               c_preds_target, Σ(preds − target)², Σ|preds − target|;
     //       f64[]: the two error sums over every element)
-    // No attributes: every regression metric of a collection shares the node.
+    // No attributes when built: every regression metric of a collection
+    // shares the node. `fuse` then sets error_moments=false when no metric
+    // reads the error's moments (results 7..9, zeros then), which skips a
+    // third of the kernel's work.
     OpDef rs;
     rs.name = "reg_stats";
     rs.min_inputs = rs.max_inputs = 2;
+    rs.attrs = {{"error_moments", AttrKind::kBool, false}};
+    rs.prune = [](ir::Node& n, const std::vector<bool>& live) {
+      if (live[7] || live[8] || live[9] || !n.GetBool("error_moments", true)) return false;
+      n.mutable_attrs()["error_moments"] = false;
+      return true;
+    };
     rs.traits.composite = true;
     rs.fused_devices = {"cpu", "meta"};
     rs.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {

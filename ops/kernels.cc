@@ -329,8 +329,10 @@ void McConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
                out);
 }
 
-void RegStats(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
-  WriteResults(CallFused("tally::reg_stats", &fused::RegStatsCpu, in[0].is_cpu(), in[0], in[1]), out);
+void RegStats(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  WriteResults(CallFused("tally::reg_stats", &fused::RegStatsCpu, in[0].is_cpu(), in[0], in[1],
+                         n.GetBool("error_moments", true)),
+               out);
 }
 
 void MomentsMerge(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {

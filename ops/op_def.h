@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/ir/attribute.h"
+#include "engine/ir/graph.h"
 #include "engine/ir/types.h"
 
 namespace tally::ops {
@@ -46,6 +47,11 @@ using InferFn = std::function<absl::StatusOr<std::vector<ir::TensorType>>(
     const std::vector<ir::TensorType>& inputs, const ir::AttrMap& attrs,
     const ir::Device& device)>;
 
+// PruneFn narrows a composite node's attributes to the results in use
+// (`live[i]`: result i has a use), so that its kernel skips work nobody
+// reads; returns whether it changed the node.
+using PruneFn = std::function<bool(ir::Node& node, const std::vector<bool>& live)>;
+
 // OpDef describes one op kind.
 struct OpDef {
   std::string name;
@@ -55,6 +61,7 @@ struct OpDef {
   OpTraits traits;
   InferFn infer;
   std::vector<std::string> fused_devices;  // composite ops: "cpu", "meta"
+  PruneFn prune;                           // composite ops, optional
 };
 
 }  // namespace tally::ops

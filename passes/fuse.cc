@@ -44,7 +44,7 @@ int CountAtenCalls(const ir::Graph& g) {
 
 absl::StatusOr<bool> Fuse::Run(ir::Module& m) {
   groups_.clear();
-  int kept = 0, decomposed = 0;
+  int kept = 0, decomposed = 0, pruned = 0;
   std::vector<ir::Graph*> graphs{m.update.get(), m.finalize.get()};
   for (auto& [group, g] : m.merges) graphs.push_back(g.get());
   for (ir::Graph* g : graphs) {
@@ -52,7 +52,14 @@ absl::StatusOr<bool> Fuse::Run(ir::Module& m) {
     for (const auto& n : g->nodes())
       if (ops::IsComposite(*n)) composites.push_back(n.get());
     if (composites.empty()) continue;
+    const std::vector<int> uses = g->UseCounts();
     for (ir::Node* n : composites) {
+      const ops::OpDef* def = ops::FindOp(n->op());
+      if (def != nullptr && def->prune) {
+        std::vector<bool> live;
+        for (ir::Value* v : n->outputs()) live.push_back(uses[v->id()] > 0);
+        pruned += def->prune(*n, live) ? 1 : 0;
+      }
       if (policy_ == FusePolicy::kFused && ops::HasFusedKernel(*n, device_)) {
         ++kept;
         groups_.push_back(absl::StrCat(Describe(*n), ": 1 fused kernel for ", PrimitiveSize(*n),
@@ -65,9 +72,9 @@ absl::StatusOr<bool> Fuse::Run(ir::Module& m) {
     g->TopologicalSort();
     RemoveDeadNodes(*g);
   }
-  counters_ = {{"fused_groups", kept}, {"decomposed", decomposed},
+  counters_ = {{"fused_groups", kept}, {"decomposed", decomposed}, {"pruned", pruned},
                {"aten_calls_per_update", CountAtenCalls(*m.update)}};
-  return decomposed > 0;
+  return decomposed > 0 || pruned > 0;
 }
 
 }  // namespace tally::passes

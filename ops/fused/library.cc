@@ -25,7 +25,7 @@ TORCH_LIBRARY_IMPL(tally, Meta, m) {
 }
 
 // reg_stats -> (n, then the statistics; ops/fused/reg_stats.h).
-TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("reg_stats(Tensor preds, Tensor target) -> Tensor[]"); }
+TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("reg_stats(Tensor preds, Tensor target, bool error_moments=True) -> Tensor[]"); }
 TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("reg_stats", &tally::ops::fused::RegStatsCpu); }
 TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("reg_stats", &tally::ops::fused::RegStatsMeta); }
 

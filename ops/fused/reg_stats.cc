@@ -137,7 +137,9 @@ struct Avx512 {
 // (stored in `scratch`, 3·len doubles) and m = Σd/len gives the mean as the
 // exact two-double K + m; pass 2 sums (d − m)² and the cross products. A
 // constant column has d = 0 everywhere: mean K, M2 exactly 0.
-template <class S, typename P, typename T>
+// kErr = false skips the error's moments (out.e stays 0): no metric of the
+// collection reads them (reg_stats' error_moments attribute).
+template <class S, bool kErr, typename P, typename T>
 inline void Block1(const P* p, const T* t, int64_t len, double* scratch, ColumnStats& out) {
   using V = typename S::V;
   constexpr int64_t kL = S::kLanes;
@@ -156,10 +158,10 @@ inline void Block1(const P* p, const T* t, int64_t len, double* scratch, ColumnS
     V ax = S::Sub(x, vkp), ay = S::Sub(y, vkt), ae = S::Sub(e, vke);
     S::Store(dp + i, ax);
     S::Store(dt + i, ay);
-    S::Store(de + i, ae);
+    if (kErr) S::Store(de + i, ae);
     sp = S::Add(sp, ax);
     st = S::Add(st, ay);
-    se = S::Add(se, ae);
+    if (kErr) se = S::Add(se, ae);
     sq = S::MulAdd(e, e, sq);
     sa = S::Add(sa, S::Abs(e));
   }
@@ -185,33 +187,42 @@ inline void Block1(const P* p, const T* t, int64_t len, double* scratch, ColumnS
   i = 0;
   // Two sets of accumulators: the FMA latency, not the ports, would bound one.
   for (; i + 2 * kL <= len; i += 2 * kL) {
-    V a = S::Sub(S::Load(dp + i), vmp), b = S::Sub(S::Load(dt + i), vmt), c = S::Sub(S::Load(de + i), vme);
+    V a = S::Sub(S::Load(dp + i), vmp), b = S::Sub(S::Load(dt + i), vmt);
     V a2 = S::Sub(S::Load(dp + i + kL), vmp), b2 = S::Sub(S::Load(dt + i + kL), vmt);
-    V c2 = S::Sub(S::Load(de + i + kL), vme);
     rp = S::MulAdd(a, a, rp);
     rt = S::MulAdd(b, b, rt);
-    re = S::MulAdd(c, c, re);
     q = S::MulAdd(a, b, q);
     rp2 = S::MulAdd(a2, a2, rp2);
     rt2 = S::MulAdd(b2, b2, rt2);
-    re2 = S::MulAdd(c2, c2, re2);
     q2 = S::MulAdd(a2, b2, q2);
+    if (kErr) {
+      V c = S::Sub(S::Load(de + i), vme), c2 = S::Sub(S::Load(de + i + kL), vme);
+      re = S::MulAdd(c, c, re);
+      re2 = S::MulAdd(c2, c2, re2);
+    }
   }
   double m2_p = S::Sum(S::Add(rp, rp2)), m2_t = S::Sum(S::Add(rt, rt2)), m2_e = S::Sum(S::Add(re, re2));
   double cpt = S::Sum(S::Add(q, q2));
   for (; i < len; ++i) {
-    double a = dp[i] - mp, b = dt[i] - mt, c = de[i] - me;
+    double a = dp[i] - mp, b = dt[i] - mt;
     m2_p += a * a;
     m2_t += b * b;
-    m2_e += c * c;
     cpt += a * b;
+    if (kErr) {
+      double c = de[i] - me;
+      m2_e += c * c;
+    }
   }
   TwoSum(kp, mp, out.p.hi, out.p.lo);
   TwoSum(kt, mt, out.t.hi, out.t.lo);
-  TwoSum(ke, me, out.e.hi, out.e.lo);
+  if (kErr) {
+    TwoSum(ke, me, out.e.hi, out.e.lo);
+    out.e.m2 = m2_e;
+  } else {
+    out.e = Moment{};
+  }
   out.p.m2 = m2_p;
   out.t.m2 = m2_t;
-  out.e.m2 = m2_e;
   out.c = cpt;
   out.sse = sse;
   out.sae = sae;
@@ -222,30 +233,30 @@ using Block1Fn = void (*)(const P*, const T*, int64_t, double*, ColumnStats&);
 
 // The entry points per instruction set; `flatten` inlines the lane
 // operations (each compiled for its own target) into them.
-template <typename P, typename T>
+template <bool kErr, typename P, typename T>
 void Block1Scalar(const P* p, const T* t, int64_t len, double* scratch, ColumnStats& out) {
-  Block1<Scalar, P, T>(p, t, len, scratch, out);
+  Block1<Scalar, kErr, P, T>(p, t, len, scratch, out);
 }
-template <typename P, typename T>
+template <bool kErr, typename P, typename T>
 TALLY_AVX2 __attribute__((flatten)) void Block1Avx2(const P* p, const T* t, int64_t len, double* scratch,
                                                     ColumnStats& out) {
-  Block1<Avx2, P, T>(p, t, len, scratch, out);
+  Block1<Avx2, kErr, P, T>(p, t, len, scratch, out);
 }
-template <typename P, typename T>
+template <bool kErr, typename P, typename T>
 TALLY_AVX512 __attribute__((flatten)) void Block1Avx512(const P* p, const T* t, int64_t len, double* scratch,
                                                         ColumnStats& out) {
-  Block1<Avx512, P, T>(p, t, len, scratch, out);
+  Block1<Avx512, kErr, P, T>(p, t, len, scratch, out);
 }
 #undef TALLY_AVX2
 #undef TALLY_AVX512
 
 template <typename P, typename T>
-Block1Fn<P, T> PickBlock1() {
+Block1Fn<P, T> PickBlock1(bool error_moments) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx512) return &Block1Avx512<P, T>;
-  if (avx2) return &Block1Avx2<P, T>;
-  return &Block1Scalar<P, T>;
+  if (avx512) return error_moments ? &Block1Avx512<true, P, T> : &Block1Avx512<false, P, T>;
+  if (avx2) return error_moments ? &Block1Avx2<true, P, T> : &Block1Avx2<false, P, T>;
+  return error_moments ? &Block1Scalar<true, P, T> : &Block1Scalar<false, P, T>;
 }
 
 // BlockColumns is Block1 for `d` > 1 columns of row-major rows, column by
@@ -336,12 +347,12 @@ struct ChunkQueue {
 
 // Run folds the statistics of all `n` rows into `total` (d columns).
 template <typename P, typename T>
-void Run(const P* p, const T* t, int64_t n, int64_t d, ColumnStats* total) {
+void Run(const P* p, const T* t, int64_t n, int64_t d, bool error_moments, ColumnStats* total) {
   const int64_t block = std::max<int64_t>(1, kBlockRows / d);
   const int64_t chunk = block * kBlocksPerChunk;
   const int64_t chunks = (n + chunk - 1) / chunk;
   std::vector<ColumnStats> parts(chunks * d);
-  const Block1Fn<P, T> block1 = PickBlock1<P, T>();
+  const Block1Fn<P, T> block1 = PickBlock1<P, T>(error_moments);
   // Chunks are claimed one at a time by this thread and by helpers on
   // LibTorch's inter-op pool, and this thread waits only for chunks already
   // claimed, never for a helper to start: a helper the OS has not scheduled
@@ -363,6 +374,8 @@ void Run(const P* p, const T* t, int64_t n, int64_t d, ColumnStats* total) {
         block1(p + r, t + r, len, scratch, b[0]);
       } else {
         BlockColumns(p + r * d, t + r * d, len, d, scratch, b);
+        if (!error_moments)
+          for (int64_t j = 0; j < d; ++j) b[j].e = Moment{};
       }
       for (int64_t j = 0; j < d; ++j) Merge(acc[j], r - c * chunk, b[j], len);
     }
@@ -391,7 +404,7 @@ void CheckInputs(const at::Tensor& preds, const at::Tensor& target) {
 
 }  // namespace
 
-std::vector<at::Tensor> RegStatsCpu(const at::Tensor& preds_in, const at::Tensor& target_in) {
+std::vector<at::Tensor> RegStatsCpu(const at::Tensor& preds_in, const at::Tensor& target_in, bool error_moments) {
   CheckInputs(preds_in, target_in);
   at::Tensor preds = preds_in.contiguous();
   at::Tensor target = target_in.contiguous();
@@ -402,8 +415,11 @@ std::vector<at::Tensor> RegStatsCpu(const at::Tensor& preds_in, const at::Tensor
     auto dispatch_target = [&](auto p_tag) {
       using P = decltype(p_tag);
       const P* p = preds.data_ptr<P>();
-      if (target.scalar_type() == at::kFloat) Run<P, float>(p, target.data_ptr<float>(), n, d, total.data());
-      else Run<P, double>(p, target.data_ptr<double>(), n, d, total.data());
+      if (target.scalar_type() == at::kFloat) {
+        Run<P, float>(p, target.data_ptr<float>(), n, d, error_moments, total.data());
+      } else {
+        Run<P, double>(p, target.data_ptr<double>(), n, d, error_moments, total.data());
+      }
     };
     if (preds.scalar_type() == at::kFloat) dispatch_target(float{});
     else dispatch_target(double{});
@@ -503,7 +519,7 @@ std::vector<at::Tensor> MomentsMergeMeta(at::TensorList states, int64_t variable
   return result;
 }
 
-std::vector<at::Tensor> RegStatsMeta(const at::Tensor& preds, const at::Tensor& target) {
+std::vector<at::Tensor> RegStatsMeta(const at::Tensor& preds, const at::Tensor& target, bool) {
   CheckInputs(preds, target);
   const int64_t d = preds.dim() == 2 ? preds.size(1) : 1;
   auto f64 = preds.options().dtype(at::kDouble);

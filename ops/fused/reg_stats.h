@@ -46,9 +46,11 @@ namespace tally::ops::fused {
 constexpr int kRegStatsOutputs = 15;
 
 // RegStatsCpu returns the kRegStatsOutputs results for CPU tensors.
-std::vector<at::Tensor> RegStatsCpu(const at::Tensor& preds, const at::Tensor& target);
+// With error_moments false the error's moments (results 7..9) are zeros and
+// cost nothing.
+std::vector<at::Tensor> RegStatsCpu(const at::Tensor& preds, const at::Tensor& target, bool error_moments);
 // RegStatsMeta returns tensors of the result shapes on the inputs' device.
-std::vector<at::Tensor> RegStatsMeta(const at::Tensor& preds, const at::Tensor& target);
+std::vector<at::Tensor> RegStatsMeta(const at::Tensor& preds, const at::Tensor& target, bool error_moments);
 
 // MomentsMergeCpu folds two states of a group of centred moments
 // (metrics/regression_moments.h) as its merge graph does, in one call instead

@@ -361,7 +361,7 @@ TEST(RegStatsEdgeTest, CollectionRunsOneFusedKernel) {
 
 TEST(RegStatsKernel, ResultsComeInTheDocumentedOrder) {
   // Verifies the result order on a hand-checked example: preds 1..4, target 2.
-  auto r = ops::fused::RegStatsCpu(at::tensor({1.0f, 2.0f, 3.0f, 4.0f}), at::tensor({2.0f, 2.0f, 2.0f, 2.0f}));
+  auto r = ops::fused::RegStatsCpu(at::tensor({1.0f, 2.0f, 3.0f, 4.0f}), at::tensor({2.0f, 2.0f, 2.0f, 2.0f}), true);
   ASSERT_EQ(r.size(), static_cast<size_t>(ops::fused::kRegStatsOutputs));
   EXPECT_EQ(r[0].item<int64_t>(), 4);
   // error = target − preds = 1, 0, −1, −2: mean −0.5, M2 5.
@@ -379,9 +379,9 @@ TEST(RegStatsKernel, ResultDoesNotDependOnTheThreadCount) {
   NamedTensors in = MakeInputs({at::kFloat, at::kFloat, false, 1e6}, 200003, 4);
   int threads = at::get_num_threads();
   at::set_num_threads(1);
-  auto one = ops::fused::RegStatsCpu(in[0].second, in[1].second);
+  auto one = ops::fused::RegStatsCpu(in[0].second, in[1].second, true);
   at::set_num_threads(2);
-  auto two = ops::fused::RegStatsCpu(in[0].second, in[1].second);
+  auto two = ops::fused::RegStatsCpu(in[0].second, in[1].second, true);
   at::set_num_threads(threads);
   for (size_t k = 0; k < one.size(); ++k) EXPECT_TRUE(at::equal(one[k], two[k])) << "result " << k;
 }
@@ -391,25 +391,47 @@ TEST(RegStatsKernel, RunsOnMetaThroughTheDispatcher) {
   // with the planned result shapes (so the meta-execution proof covers it).
   auto op = c10::Dispatcher::singleton()
                 .findSchemaOrThrow("tally::reg_stats", "")
-                .typed<std::vector<at::Tensor>(const at::Tensor&, const at::Tensor&)>();
+                .typed<std::vector<at::Tensor>(const at::Tensor&, const at::Tensor&, bool)>();
   c10::InferenceMode guard;
   auto meta = at::TensorOptions().device(at::kMeta);
-  auto r = op.call(at::empty({9, 4}, meta.dtype(at::kFloat)), at::empty({9, 4}, meta.dtype(at::kDouble)));
+  auto r = op.call(at::empty({9, 4}, meta.dtype(at::kFloat)), at::empty({9, 4}, meta.dtype(at::kDouble)), true);
   ASSERT_EQ(r.size(), static_cast<size_t>(ops::fused::kRegStatsOutputs));
   for (size_t k = 0; k < r.size(); ++k) {
     EXPECT_TRUE(r[k].is_meta()) << k;
     EXPECT_EQ(r[k].scalar_type(), k == 0 ? at::kLong : at::kDouble) << k;
     EXPECT_EQ(r[k].sizes(), (k == 0 || k > 12) ? std::vector<int64_t>{} : std::vector<int64_t>{4}) << k;
   }
-  auto one_dim = op.call(at::empty({0}, meta.dtype(at::kFloat)), at::empty({0}, meta.dtype(at::kFloat)));
+  auto one_dim = op.call(at::empty({0}, meta.dtype(at::kFloat)), at::empty({0}, meta.dtype(at::kFloat)), false);
   EXPECT_EQ(one_dim[1].sizes(), (std::vector<int64_t>{1}));
+}
+
+TEST(RegStatsKernel, SkippedErrorMomentsAreZerosAndChangeNothingElse) {
+  // Verifies error_moments=false (set by `fuse` when no metric reads them):
+  // results 7..9 are zeros and every other result is bit-identical, for one
+  // column and for several.
+  for (bool two_dim : {false, true}) {
+    const int d = two_dim ? 3 : 1;
+    NamedTensors in = MakeInputs({at::kFloat, at::kDouble, two_dim, 1e4}, 70001, 5);
+    auto all = ops::fused::RegStatsCpu(in[0].second, in[1].second, true);
+    auto pruned = ops::fused::RegStatsCpu(in[0].second, in[1].second, false);
+    ASSERT_EQ(all.size(), pruned.size());
+    for (size_t k = 0; k < all.size(); ++k) {
+      if (k >= 7 && k <= 9) {
+        EXPECT_TRUE(at::equal(pruned[k], at::zeros_like(all[k]))) << "d=" << d << " result " << k;
+        // (The low part of the mean, result 8, may be exactly 0.)
+        if (k != 8) EXPECT_NE(all[k].abs().sum().item<double>(), 0.0) << "d=" << d << " result " << k;
+      } else {
+        EXPECT_TRUE(at::equal(pruned[k], all[k])) << "d=" << d << " result " << k;
+      }
+    }
+  }
 }
 
 TEST(RegStatsKernel, RejectsMismatchedInputs) {
   // Verifies the kernel's own checks (the op table rejects these earlier).
-  EXPECT_THROW(ops::fused::RegStatsCpu(at::zeros({4}), at::zeros({5})), c10::Error);
-  EXPECT_THROW(ops::fused::RegStatsCpu(at::zeros({4}, at::kLong), at::zeros({4}, at::kLong)), c10::Error);
-  EXPECT_THROW(ops::fused::RegStatsCpu(at::zeros({4, 2, 2}), at::zeros({4, 2, 2})), c10::Error);
+  EXPECT_THROW(ops::fused::RegStatsCpu(at::zeros({4}), at::zeros({5}), true), c10::Error);
+  EXPECT_THROW(ops::fused::RegStatsCpu(at::zeros({4}, at::kLong), at::zeros({4}, at::kLong), true), c10::Error);
+  EXPECT_THROW(ops::fused::RegStatsCpu(at::zeros({4, 2, 2}), at::zeros({4, 2, 2}), true), c10::Error);
 }
 
 // --- moments_merge ---------------------------------------------------------------

@@ -2,6 +2,9 @@
 // exists (cpu, meta), is decomposed into ATen ops elsewhere (cuda:1) and
 // under the reference policy.
 #include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
@@ -78,6 +81,46 @@ TEST(FuseTest, ReferencePolicyAlwaysDecomposes) {
     // CHECK: argmax(
   )"));
   EXPECT_GT(pass.counters().at("aten_calls_per_update"), 5);
+}
+
+// A reg_stats whose error moments (results 7..9) feed a state, or not.
+std::string RegStatsModule(bool error_moments_used) {
+  std::string ret = error_moments_used ? ", r.m2_error: %9" : "";
+  std::string state = error_moments_used
+                          ? "  state @r.m2_error : f64[1]@cpu init=0.0 reducer=sum metric=\"r\"\n" : "";
+  return absl::StrCat(R"ir(module {
+  state @r.sse : f64[]@cpu init=0.0 reducer=sum metric="r"
+)ir", state, R"ir(  graph @update(%preds: f32[N]@cpu, %target: f32[N]@cpu) {
+    %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14 = reg_stats(%preds, %target) : i64[]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[]@cpu, f64[]@cpu
+    return (r.sse: %13)ir", ret, R"ir()
+  }
+  graph @finalize(%r.sse: f64[]@cpu)ir", error_moments_used ? ", %r.m2_error: f64[1]@cpu" : "", R"ir() {
+    return (r: %r.sse)
+  }
+}
+)ir");
+}
+
+// Verifies that fuse narrows reg_stats to its live results: with no use of
+// the error moments it sets error_moments=false (the kernel then skips
+// them); with one it leaves the node alone.
+TEST(FuseTest, PrunesUnreadErrorMomentsOfRegStats) {
+  auto unused = ir::ParseModule(RegStatsModule(false));
+  ASSERT_TRUE(unused.ok()) << unused.status();
+  Fuse pass(ir::Device{"cpu"}, FusePolicy::kFused);
+  EXPECT_THAT(RunPassForTest(pass, **unused), IsOkAndHolds(true));
+  EXPECT_EQ(pass.counters().at("pruned"), 1);
+  EXPECT_TRUE(FileCheck(ir::PrintModule(**unused), R"(
+    // CHECK: reg_stats(%preds, %target) {error_moments=false}
+  )"));
+  auto used = ir::ParseModule(RegStatsModule(true));
+  ASSERT_TRUE(used.ok()) << used.status();
+  Fuse again(ir::Device{"cpu"}, FusePolicy::kFused);
+  EXPECT_THAT(RunPassForTest(again, **used), IsOkAndHolds(false));
+  EXPECT_EQ(again.counters().at("pruned"), 0);
+  EXPECT_TRUE(FileCheck(ir::PrintModule(**used), R"(
+    // CHECK: reg_stats(%preds, %target) :
+  )"));
 }
 
 }  // namespace
