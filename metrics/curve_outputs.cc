@@ -279,19 +279,12 @@ Parts ListParts(const std::vector<Curve>& cs) {
   return Parts{Parts(x), Parts(y), Parts(t)};
 }
 
-// BinnedThresholds is the binned form's f32 thresholds in the user's order:
-// torch.linspace(0, 1, T) from ATen itself, or the list as given.
-Expr BinnedThresholds(Expr like, const Thresholds& th) {
-  if (th.values.empty()) return dsl::Linspace(like, 0.0, 1.0, th.count, DType::kFloat32);
-  return ThresholdTensor(like, th);
-}
-
 // BinnedUpdate is the histogram [K, 2, T+1] of (class, target, number of
 // thresholds <= the probability) of one batch; `cls` broadcasts against
 // `probs` and `label` (1 positive, 0 negative, -1 dropped).
 Expr BinnedUpdate(Expr probs, Expr label, Expr cls, int64_t k, const SortedThresholds& st) {
   const int64_t t = st.sorted.size();
-  Expr thr = BinnedThresholds(probs, st.sorted);
+  Expr thr = ThresholdTensor(probs, st.sorted);
   if (probs.dtype() != DType::kFloat32) thr = dsl::Cast(thr, probs.dtype());
   // NaN is below every threshold (TorchMetrics compares preds >= threshold).
   Expr above = dsl::SearchSorted(thr, probs, /*right=*/true);
@@ -317,7 +310,7 @@ Curve BinnedCurves(Kind kind, Expr hist, int64_t k, const Thresholds& th, const 
   Expr fp = F32(dsl::Select(at, 1, 0)), tp = F32(dsl::Select(at, 1, 1));  // [K, T]
   Expr n_neg = F32(dsl::Select(total, 1, 0)), n_pos = F32(dsl::Select(total, 1, 1));  // [K, 1]
   Expr fn = n_pos - tp, tn = n_neg - fp;
-  Expr thresholds = BinnedThresholds(hist, th);
+  Expr thresholds = ThresholdTensor(hist, th);
   Curve out;
   if (kind == Kind::kRoc) {
     out.x = dsl::SafeDiv(fp, fp + tn);

@@ -2382,16 +2382,6 @@ def _co_tree(x):
     return _expected(np.asarray(x))
 
 
-def _co_linspace_f32(n):
-    # rule: binned thresholds are torch.linspace(0, 1, n) (float32) -- src/torchmetrics/functional/classification/
-    # precision_recall_curve.py (_adjust_threshold_arg). Taken from torch itself (not TorchMetrics), as the
-    # calibration fixtures do: ATen's vectorized kernel rounds some points differently from the half-forward/
-    # half-backward formula of _torch_linspace_f32 (e.g. n=10: 0.6666667 where the formula gives 0.6666666).
-    import torch
-
-    return torch.linspace(0, 1, n).numpy()
-
-
 def _co_roc_exact(y, s):
     """(fpr, tpr, thresholds) of one binary problem, TorchMetrics' values."""
     y = np.asarray(y, np.int64)
@@ -2565,7 +2555,7 @@ def gen_curve_outputs():
     src = "sklearn.metrics.roc_curve(drop_intermediate=False) / precision_recall_curve + TorchMetrics rules"
     hand = "hand-written numpy (binned, TorchMetrics rules)"
     macro_src = src + "; macro: numpy TorchMetrics interp"
-    thr_forms = [(None, None), ("5", _co_linspace_f32(5)), ("10", _co_linspace_f32(10)),
+    thr_forms = [(None, None), ("5", _torch_linspace_f32(5)), ("10", _torch_linspace_f32(10)),
                  ("[0.1, 0.25, 0.5, 0.8]", np.array([0.1, 0.25, 0.5, 0.8], np.float32)),
                  ("[0.8, 0.1, 0.5]", np.array([0.8, 0.1, 0.5], np.float32))]
     kinds = [("roc", "roc"), ("prc", "precision_recall_curve")]
