@@ -203,6 +203,23 @@ absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tens
   return next;
 }
 
+namespace {
+
+// AppendRows copies `src` into `dst`, the rows after a cat state's end: a
+// plain memcpy for contiguous CPU tensors of one dtype (an update of a
+// retrieval collection is three such copies, and copy_'s dispatch and
+// TensorIterator setup would cost more than the bytes), copy_ otherwise.
+void AppendRows(at::Tensor dst, const at::Tensor& src) {
+  if (dst.is_cpu() && src.is_cpu() && dst.scalar_type() == src.scalar_type() && dst.is_contiguous() &&
+      src.is_contiguous() && dst.sizes() == src.sizes()) {
+    std::memcpy(dst.data_ptr(), src.data_ptr(), src.nbytes());
+    return;
+  }
+  dst.copy_(src);
+}
+
+}  // namespace
+
 absl::Status Program::Update(const NamedTensors& inputs) {
   std::vector<at::Tensor> ordered;
   TALLY_RETURN_IF_ERROR(CheckInputs(inputs, ordered));
@@ -259,7 +276,7 @@ absl::Status Program::Update(const NamedTensors& inputs) {
             buf = at::empty(sizes, cur.options());
             if (len > 0) buf.narrow(0, 0, len).copy_(cur);
           }
-          if (n > 0) buf.narrow(0, len, n).copy_(add);
+          if (n > 0) AppendRows(buf.narrow(0, len, n), add);
           next[i] = buf.narrow(0, 0, len + n);
           buffers[i] = buf;
         }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,19 @@ namespace {
 template <typename T>
 int64_t CountInvalidRows(const T* x, int64_t begin, int64_t end, bool binary, bool has_ignore, double ignore) {
   int64_t bad = 0;
+  if constexpr (std::is_integral_v<T>) {
+    // Integer compares (branch-free, vectorized); an ignore_index outside T's
+    // range matches nothing.
+    const bool ignorable = has_ignore && ignore >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+                           ignore <= static_cast<double>(std::numeric_limits<T>::max());
+    const T ig = ignorable ? static_cast<T>(ignore) : T{};
+    for (int64_t i = begin; i < end; ++i) {
+      const T v = x[i];
+      const bool ok = binary ? (v == T{0} || v == T{1}) : !(v < T{0});
+      bad += static_cast<int64_t>(!ok & !(ignorable & (v == ig)));
+    }
+    return bad;
+  }
   for (int64_t i = begin; i < end; ++i) {
     const double v = static_cast<double>(x[i]);
     const bool ok = binary ? (v == 0.0 || v == 1.0) : v >= 0.0;  // NaN is never ok
