@@ -13,7 +13,7 @@
 // row, so ties behave exactly as in TorchMetrics/sklearn (a tied
 // positive/negative pair counts one half in AUROC; a tie group enters the
 // precision-recall curve as one point). No positives or no negatives give
-// AUROC 0; no positives give AP NaN (TorchMetrics' 0/0).
+// AUROC 0; no positives give AP 0 (TorchMetrics sets recall to 1 there).
 //
 // thresholds=int T or a list (binned): thresholds are torch.linspace(0, 1, T)
 // in float32 (or the list, as float32) and an element is predicted positive
@@ -201,7 +201,8 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
       Expr n_ge = dsl::Cast(n_valid - dsl::SearchSorted(all_sorted, s), DType::kFloat64);
       Expr tp_ge = n_pos - dsl::Cast(dsl::SearchSorted(pos_sorted, s), DType::kFloat64);
       Expr prec = dsl::Where(pos, dsl::SafeDiv(tp_ge, n_ge), 0.0);
-      b.Output(dsl::Cast(dsl::Sum(prec) / n_pos, DType::kFloat32));
+      // No positives: 0, as TorchMetrics (recall 1 everywhere) and sklearn.
+      b.Output(dsl::Cast(dsl::SafeDiv(dsl::Sum(prec), n_pos), DType::kFloat32));
     }
     return b.Finish();
   }

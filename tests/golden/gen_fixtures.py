@@ -1666,16 +1666,20 @@ def gen_curves():
         ("logit_f32", T(logit, "float32"), T(t, "int64"), sig, ""),
         ("multidim_12x4", T(prob2, "float32"), T(t2, "int64"), None, ""),
         ("ignore_index", T(prob, "float32"), T(tign, "int64"), None, "ignore_index=-1"),
+        # rule: no positives -> AP 0 (TorchMetrics 1.5.2 sets recall to 1; sklearn gives 0) and AUROC 0
+        ("no_positives", T(prob[:9], "float32"), T(np.zeros(9, np.int64), "int64"), prob[:9], ""),
     ]:
         if tag == "multidim_12x4":
             yy, ss = t2.ravel(), prob2.ravel()
         elif tag == "ignore_index":
             yy, ss = t[keep], prob[keep]
+        elif tag == "no_positives":
+            yy, ss = np.zeros(9, np.int64), score
         else:
             yy, ss = t, score
         spec = lambda m: f"{m}({args})" if args else m
-        S.add(f"auroc_exact_{tag}", spec("binary_auroc"), {"preds": pr, "target": tt},
-              skm.roc_auc_score(yy, ss), src)
+        auroc = 0.0 if tag == "no_positives" else skm.roc_auc_score(yy, ss)  # sklearn raises there
+        S.add(f"auroc_exact_{tag}", spec("binary_auroc"), {"preds": pr, "target": tt}, auroc, src)
         S.add(f"ap_exact_{tag}", spec("binary_average_precision"), {"preds": pr, "target": tt},
               skm.average_precision_score(yy, ss), src)
     for thr_arg, thr in [("5", _torch_linspace_f32(5)), ("11", _torch_linspace_f32(11)),

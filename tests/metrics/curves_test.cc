@@ -101,12 +101,13 @@ TEST(CurvesTest, IgnoreIndexAndLogits) {
 
 TEST(CurvesTest, DegenerateTargets) {
   // Verifies TorchMetrics' answers without positives or negatives: AUROC 0,
-  // AP NaN without positives and 1 with only positives.
+  // AP 0 without positives (TorchMetrics 1.5.2 and sklearn) and 1 with only
+  // positives.
   at::Tensor p = at::tensor({0.1, 0.4, 0.9}, at::kFloat);
   at::Tensor zeros = at::zeros({3}, at::kLong), ones = at::ones({3}, at::kLong);
   EXPECT_EQ(*Eval("binary_auroc", p, zeros), 0.0);
   EXPECT_EQ(*Eval("binary_auroc", p, ones), 0.0);
-  EXPECT_TRUE(std::isnan(*Eval("binary_average_precision", p, zeros)));
+  EXPECT_EQ(*Eval("binary_average_precision", p, zeros), 0.0);
   EXPECT_NEAR(*Eval("binary_average_precision", p, ones), 1.0, 1e-7);
 }
 
