@@ -82,7 +82,7 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
   // graded relevance must be >= 0. The states keep the rows as given (the
   // target as i64, or f64 when it is floating), so that every metric of a
   // collection shares them and the update is one check and three appends.
-  ir::AttrMap check_attrs = {{"valid", std::string(kind == Kind::kNdcg ? "nonneg" : "binary")}};
+  ir::AttrMap check_attrs;
   ir::AttrMap score_attrs = {{"metric", std::string(MetricAttr(kind))},
                              {"empty_target_action", action},
                              {"adaptive_k", adaptive_k}};
@@ -91,8 +91,10 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
     score_attrs["ignore_index"] = *ignore_index;
   }
   if (top_k.has_value()) score_attrs["top_k"] = *top_k;
+  std::vector<Expr> invalid = b.OpN("count_invalid", {target}, check_attrs);  // (not 0/1, negative)
+  if (!b.ok()) return b.status();
   b.Check("target", kind == Kind::kNdcg ? "{n} negative relevance values" : "{n} values outside {0, 1}",
-          b.Op("count_invalid", {target}, check_attrs));
+          invalid[kind == Kind::kNdcg ? 1 : 0]);
   const DType target_dtype = ir::IsFloating(target.dtype()) ? DType::kFloat64 : DType::kInt64;
   auto idx_rows = b.AddState("indexes", DType::kInt64, {}, Reducer::kCat);
   auto preds_rows = b.AddState("preds", DType::kFloat32, {}, Reducer::kCat);

@@ -184,10 +184,14 @@ absl::StatusOr<Results> DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::Gr
 // CountInvalid: the update's target check of the retrieval metrics.
 absl::StatusOr<Results> DecomposeCountInvalid(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
   Expr t = dsl::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64);
-  Expr good = n.GetString("valid") == "binary" ? (t == 0.0 || t == 1.0) : t >= 0.0;
-  Expr bad = !good;
-  if (n.HasAttr("ignore_index")) bad = bad && !(t == static_cast<double>(n.GetInt("ignore_index")));
-  return Results{dsl::Sum(dsl::Cast(bad, DType::kInt64))};
+  Expr not_binary = !(t == 0.0 || t == 1.0);
+  Expr negative = !(t >= 0.0);
+  if (n.HasAttr("ignore_index")) {
+    Expr kept = !(t == static_cast<double>(n.GetInt("ignore_index")));
+    not_binary = not_binary && kept;
+    negative = negative && kept;
+  }
+  return Results{dsl::Sum(dsl::Cast(not_binary, DType::kInt64)), dsl::Sum(dsl::Cast(negative, DType::kInt64))};
 }
 
 // RetrievalScore: every per-query quantity as a segment_scan (within-query

@@ -350,9 +350,9 @@ void BlConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 }
 
 void CountInvalid(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  std::string valid = n.GetString("valid");
-  out[0] = CallFused("tally::count_invalid", &fused::CountInvalidCpu, in[0].is_cpu(), in[0],
-                     c10::string_view(valid), IgnoreIndex(n));
+  auto r = CallFused("tally::count_invalid", &fused::CountInvalidCpu, in[0].is_cpu(), in[0], IgnoreIndex(n));
+  out[0] = std::move(std::get<0>(r));
+  out[1] = std::move(std::get<1>(r));
 }
 
 void RetrievalScore(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {

@@ -2,10 +2,11 @@
 // decomposition into segment ops (ops/decompositions.cc, the reference path)
 // and a one-pass CPU kernel (ops/fused/retrieval.h).
 //
-//   count_invalid(target) {valid="binary"|"nonneg"[, ignore_index]} -> i64[]
-//     the number of target values that are not 0/1 ("binary") or not >= 0
-//     ("nonneg"; NaN is invalid), ignore_index values excepted: the update's
-//     deferred check, one pass over the batch.
+//   count_invalid(target) {[ignore_index]} -> (not_binary i64[], negative i64[])
+//     the number of target values that are not 0/1, and of those that are
+//     not >= 0 (NaN counts in both), ignore_index values excepted: the
+//     update's deferred checks of the binary and the graded metrics, both in
+//     one pass over the batch.
 //
 //   retrieval_score(keys, preds, target) {metric, empty_target_action,
 //                   adaptive_k[, top_k, ignore_index]} -> (value f64[], empty i64[])
@@ -44,16 +45,13 @@ void RegisterRetrievalOps(OpTable& t) {
     OpDef d;
     d.name = "count_invalid";
     d.min_inputs = d.max_inputs = 1;
-    d.attrs = {{"valid", AttrKind::kString}, {"ignore_index", AttrKind::kInt, false}};
+    d.attrs = {{"ignore_index", AttrKind::kInt, false}};
     d.traits.composite = true;
     d.fused_devices = {"cpu", "meta"};
-    d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-      const std::string& valid = std::get<std::string>(a.at("valid"));
-      if (valid != "binary" && valid != "nonneg") {
-        return absl::InvalidArgumentError(absl::StrCat("valid must be binary or nonneg, got '", valid, "'"));
-      }
+    d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
       if (in[0].rank() != 1) return absl::InvalidArgumentError("target must be 1-D");
-      return std::vector<TensorType>{{DType::kInt64, {}, in[0].device}};
+      TensorType count{DType::kInt64, {}, in[0].device};
+      return std::vector<TensorType>{count, count};
     };
     t.emplace(d.name, d);
   }

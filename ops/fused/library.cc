@@ -36,7 +36,7 @@ TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("moments_merge", &tally::ops::fused:
 
 // The retrieval metrics' update check and per-query scores (ops/fused/retrieval.h).
 TORCH_LIBRARY_FRAGMENT(tally, m) {
-  m.def("count_invalid(Tensor target, str valid, int? ignore_index) -> Tensor");
+  m.def("count_invalid(Tensor target, int? ignore_index) -> (Tensor, Tensor)");
   m.def("retrieval_score(Tensor keys, Tensor preds, Tensor target, str metric, str empty_target_action, "
         "bool adaptive_k, int? top_k, int? ignore_index) -> (Tensor, Tensor)");
 }

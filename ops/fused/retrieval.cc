@@ -17,28 +17,36 @@ namespace {
 
 // ---- count_invalid -----------------------------------------------------------
 
+struct Invalid {
+  int64_t not_binary = 0, negative = 0;
+  Invalid operator+(const Invalid& o) const { return {not_binary + o.not_binary, negative + o.negative}; }
+};
+
 template <typename T>
-int64_t CountInvalidRows(const T* x, int64_t begin, int64_t end, bool binary, bool has_ignore, double ignore) {
-  int64_t bad = 0;
+Invalid CountInvalidRows(const T* x, int64_t begin, int64_t end, bool has_ignore, double ignore) {
+  Invalid r;
   if constexpr (std::is_integral_v<T>) {
     // Integer compares (branch-free, vectorized); an ignore_index outside T's
     // range matches nothing.
     const bool ignorable = has_ignore && ignore >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
                            ignore <= static_cast<double>(std::numeric_limits<T>::max());
     const T ig = ignorable ? static_cast<T>(ignore) : T{};
+    int64_t not_binary = 0, negative = 0;
     for (int64_t i = begin; i < end; ++i) {
       const T v = x[i];
-      const bool ok = binary ? (v == T{0} || v == T{1}) : !(v < T{0});
-      bad += static_cast<int64_t>(!ok & !(ignorable & (v == ig)));
+      const bool kept = !(ignorable & (v == ig));
+      not_binary += static_cast<int64_t>(!((v == T{0}) | (v == T{1})) & kept);
+      negative += static_cast<int64_t>((v < T{0}) & kept);
     }
-    return bad;
+    return {not_binary, negative};
   }
   for (int64_t i = begin; i < end; ++i) {
     const double v = static_cast<double>(x[i]);
-    const bool ok = binary ? (v == 0.0 || v == 1.0) : v >= 0.0;  // NaN is never ok
-    bad += !ok && !(has_ignore && v == ignore);
+    const bool kept = !(has_ignore && v == ignore);
+    r.not_binary += !(v == 0.0 || v == 1.0) && kept;  // NaN counts in both
+    r.negative += !(v >= 0.0) && kept;
   }
-  return bad;
+  return r;
 }
 
 // ---- retrieval_score -----------------------------------------------------------
@@ -276,27 +284,27 @@ void SortRuns(const int64_t* keys, const S* scores, int64_t n, int64_t* perm) {
 
 }  // namespace
 
-at::Tensor CountInvalidCpu(const at::Tensor& target, c10::string_view valid, c10::optional<int64_t> ignore_index) {
-  TORCH_CHECK(valid == "binary" || valid == "nonneg", "count_invalid: valid must be binary or nonneg");
-  const bool binary = valid == "binary";
+std::tuple<at::Tensor, at::Tensor> CountInvalidCpu(const at::Tensor& target, c10::optional<int64_t> ignore_index) {
   at::Tensor x = target.contiguous();
   const int64_t n = x.numel();
-  int64_t bad = 0;
+  Invalid bad;
   AT_DISPATCH_ALL_TYPES_AND(at::kBool, x.scalar_type(), "count_invalid", [&] {
     const scalar_t* data = x.data_ptr<scalar_t>();
     const double ignore = ignore_index.has_value() ? static_cast<double>(*ignore_index) : 0.0;
     bad = at::parallel_reduce(
-        0, n, 1 << 16, int64_t{0},
-        [&](int64_t b, int64_t e, int64_t acc) {
-          return acc + CountInvalidRows(data, b, e, binary, ignore_index.has_value(), ignore);
+        0, n, 1 << 16, Invalid{},
+        [&](int64_t b, int64_t e, Invalid acc) {
+          return acc + CountInvalidRows(data, b, e, ignore_index.has_value(), ignore);
         },
-        std::plus<int64_t>());
+        std::plus<Invalid>());
   });
-  return at::scalar_tensor(bad, target.options().dtype(at::kLong));
+  auto i64 = target.options().dtype(at::kLong);
+  return {at::scalar_tensor(bad.not_binary, i64), at::scalar_tensor(bad.negative, i64)};
 }
 
-at::Tensor CountInvalidMeta(const at::Tensor& target, c10::string_view, c10::optional<int64_t>) {
-  return at::empty({}, target.options().dtype(at::kLong));
+std::tuple<at::Tensor, at::Tensor> CountInvalidMeta(const at::Tensor& target, c10::optional<int64_t>) {
+  auto i64 = target.options().dtype(at::kLong);
+  return {at::empty({}, i64), at::empty({}, i64)};
 }
 
 std::tuple<at::Tensor, at::Tensor> RetrievalScoreCpu(const at::Tensor& keys, const at::Tensor& preds,

@@ -15,10 +15,10 @@
 
 namespace tally::ops::fused {
 
-// CountInvalidCpu counts the values of `target` that are not 0/1
-// (valid="binary") or not >= 0 (valid="nonneg"), ignore_index excepted.
-at::Tensor CountInvalidCpu(const at::Tensor& target, c10::string_view valid, c10::optional<int64_t> ignore_index);
-at::Tensor CountInvalidMeta(const at::Tensor& target, c10::string_view valid, c10::optional<int64_t> ignore_index);
+// CountInvalidCpu returns (values of `target` that are not 0/1, values that
+// are not >= 0), ignore_index excepted, from one pass.
+std::tuple<at::Tensor, at::Tensor> CountInvalidCpu(const at::Tensor& target, c10::optional<int64_t> ignore_index);
+std::tuple<at::Tensor, at::Tensor> CountInvalidMeta(const at::Tensor& target, c10::optional<int64_t> ignore_index);
 
 // RetrievalScoreCpu returns (mean score f64[], queries without positives i64[])
 // over rows sorted by segment_sort.
