@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <string>
@@ -87,30 +88,34 @@ inline bool Greater(S a, S b) {
   return (std::isnan(a) && !std::isnan(b)) || a > b;
 }
 
-// Discount is the decomposition's 1 / (log(rank + 1) / log 2), op for op.
-inline double Discount(int64_t rank) { return 1.0 / (std::log(static_cast<double>(rank) + 1.0) / std::log(2.0)); }
+// Discount is the decomposition's 1 / (log(rank + 1) / log 2), op for op,
+// from a table for the first ranks.
+inline double DiscountOf(int64_t rank) { return 1.0 / (std::log(static_cast<double>(rank) + 1.0) / std::log(2.0)); }
+inline double Discount(int64_t rank) {
+  static const std::vector<double>* table = [] {
+    auto* t = new std::vector<double>(4096);
+    for (int64_t r = 1; r < 4096; ++r) (*t)[r] = DiscountOf(r);
+    return t;
+  }();
+  return rank < 4096 ? (*table)[rank] : DiscountOf(rank);
+}
 
 inline double SafeDiv(double a, double b) { return b != 0.0 ? a / b : 0.0; }
 
-// ScoreQuery scores rows [b, e) of one query (sorted by preds descending).
-template <typename P, typename T>
-Outcome ScoreQuery(const P* preds, const T* target, int64_t b, int64_t e, const Options& o, Scratch& s,
-                   double* score) {
-  s.rel.clear();
-  s.pred.clear();
-  for (int64_t i = b; i < e; ++i) {
-    const double v = static_cast<double>(target[i]);
-    if (o.has_ignore && v == o.ignore) continue;
-    s.rel.push_back(v);
-    s.pred.push_back(static_cast<double>(preds[i]));
-  }
-  const int64_t n = static_cast<int64_t>(s.rel.size());
+// ScoreRows scores the n counted rows of one query (sorted by preds
+// descending): rel(j) and pred(j) read row j.
+template <typename Rel, typename Pred>
+Outcome ScoreRows(int64_t n, Rel rel, Pred pred, const Options& o, Scratch& s, double* score) {
   if (n == 0) return Outcome::kAbsent;
   const int64_t k = o.top_k < 0 ? n : std::min(o.top_k, n);  // rows within top_k
-  const double* rel = s.rel.data();
   double npos = 0, hits = 0;
-  for (int64_t j = 0; j < n; ++j) npos += rel[j];
-  for (int64_t j = 0; j < k; ++j) hits += rel[j];
+  bool binary = true;  // every relevance 0 or 1 (the ideal order needs no sort)
+  for (int64_t j = 0; j < n; ++j) {
+    const double r = rel(j);
+    npos += r;
+    binary &= r == 0.0 || r == 1.0;
+  }
+  for (int64_t j = 0; j < k; ++j) hits += rel(j);
   bool empty = npos == 0.0;
   double value = 0;
   switch (o.metric) {
@@ -125,30 +130,32 @@ Outcome ScoreQuery(const P* preds, const T* target, int64_t b, int64_t e, const 
     case Metric::kReciprocalRank: {
       double seen = 0;
       for (int64_t j = 0; j < k; ++j) {
-        seen += rel[j];
-        if (rel[j] != 0.0 && seen == 1.0) value += rel[j] / static_cast<double>(j + 1);
+        const double r = rel(j);
+        seen += r;
+        if (r != 0.0 && seen == 1.0) value += r / static_cast<double>(j + 1);
       }
       break;
     }
     case Metric::kAveragePrecision: {
       double seen = 0, sum = 0;
       for (int64_t j = 0; j < k; ++j) {
-        seen += rel[j];
-        sum += rel[j] * (seen / static_cast<double>(j + 1));
+        const double r = rel(j);
+        seen += r;
+        sum += r * (seen / static_cast<double>(j + 1));
       }
       value = SafeDiv(sum, hits);
       break;
     }
     case Metric::kRPrecision: {
       double in_r = 0;
-      for (int64_t j = 0; j < n && static_cast<double>(j + 1) <= npos; ++j) in_r += rel[j];
+      for (int64_t j = 0; j < n && static_cast<double>(j + 1) <= npos; ++j) in_r += rel(j);
       value = SafeDiv(in_r, npos);
       break;
     }
     case Metric::kFallOut: {
       double negs = 0, top = 0;
-      for (int64_t j = 0; j < n; ++j) negs += 1.0 - rel[j];
-      for (int64_t j = 0; j < k; ++j) top += 1.0 - rel[j];
+      for (int64_t j = 0; j < n; ++j) negs += 1.0 - rel(j);
+      for (int64_t j = 0; j < k; ++j) top += 1.0 - rel(j);
       value = SafeDiv(top, negs);
       empty = negs == 0.0;
       break;
@@ -156,29 +163,59 @@ Outcome ScoreQuery(const P* preds, const T* target, int64_t b, int64_t e, const 
     case Metric::kNdcg: {
       // sklearn's tie-averaged DCG: a run of equal preds shares its mean
       // relevance over the discounts of its ranks; the ideal ranks by relevance.
-      const double* pred = s.pred.data();
       double gain = 0;
-      for (int64_t g0 = 0; g0 < n;) {
+      for (int64_t g0 = 0; g0 < k;) {  // runs starting past top_k add nothing
         int64_t g1 = g0 + 1;
-        while (g1 < n && pred[g1] == pred[g0]) ++g1;
+        while (g1 < n && pred(g1) == pred(g0)) ++g1;
         double sum = 0;
-        for (int64_t j = g0; j < g1; ++j) sum += rel[j];
+        for (int64_t j = g0; j < g1; ++j) sum += rel(j);
         const double mean = sum / static_cast<double>(g1 - g0);
         for (int64_t j = g0; j < std::min(g1, k); ++j) gain += Discount(j + 1) * mean;
         g0 = g1;
       }
-      s.ideal.assign(s.rel.begin(), s.rel.end());
-      // NaN first, as segment_sort orders it in the decomposition.
-      std::partial_sort(s.ideal.begin(), s.ideal.begin() + k, s.ideal.end(),
-                        [](double a, double b) { return Greater(a, b); });
       double best = 0;
-      for (int64_t j = 0; j < k; ++j) best += Discount(j + 1) * s.ideal[j];
+      if (binary) {  // npos ones, then zeros
+        const int64_t ones = static_cast<int64_t>(npos);
+        for (int64_t j = 0; j < std::min(k, ones); ++j) best += Discount(j + 1);
+      } else {
+        s.ideal.resize(n);
+        for (int64_t j = 0; j < n; ++j) s.ideal[j] = rel(j);
+        // NaN first, as segment_sort orders it in the decomposition.
+        std::partial_sort(s.ideal.begin(), s.ideal.begin() + k, s.ideal.end(),
+                          [](double a, double b) { return Greater(a, b); });
+        for (int64_t j = 0; j < k; ++j) best += Discount(j + 1) * s.ideal[j];
+      }
       value = SafeDiv(gain, best);
       break;
     }
   }
   *score = value;
   return empty ? Outcome::kEmpty : Outcome::kScored;
+}
+
+// ScoreQuery scores rows [b, e) of one query: in place without ignore_index,
+// else over a compacted copy of the counted rows.
+template <typename P, typename T>
+Outcome ScoreQuery(const P* preds, const T* target, int64_t b, int64_t e, const Options& o, Scratch& s,
+                   double* score) {
+  if (!o.has_ignore) {
+    return ScoreRows(
+        e - b, [target, b](int64_t j) { return static_cast<double>(target[b + j]); },
+        [preds, b](int64_t j) { return static_cast<double>(preds[b + j]); }, o, s, score);
+  }
+  s.rel.clear();
+  s.pred.clear();
+  for (int64_t i = b; i < e; ++i) {
+    const double v = static_cast<double>(target[i]);
+    if (v == o.ignore) continue;
+    s.rel.push_back(v);
+    s.pred.push_back(static_cast<double>(preds[i]));
+  }
+  const double* rel = s.rel.data();
+  const double* pred = s.pred.data();
+  return ScoreRows(
+      static_cast<int64_t>(s.rel.size()), [rel](int64_t j) { return rel[j]; }, [pred](int64_t j) { return pred[j]; }, o,
+      s, score);
 }
 
 template <typename P, typename T>
@@ -256,6 +293,29 @@ void SortByKey(const int64_t* keys, int64_t n, int64_t* perm) {
   if (src != perm) std::copy(src, src + n, perm);
 }
 
+// DescendingKey maps a score to an unsigned key whose ascending order is the
+// scores' descending order, NaN first (ATen sorts NaN as largest) and -0
+// equal to +0 (they compare equal, so ties keep row order).
+inline uint32_t DescendingKey(float x) {
+  if (std::isnan(x)) return 0;
+  if (x == 0.0f) x = 0.0f;
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  const uint32_t ascending = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  return ~ascending;  // >= ~key(+inf) > 0: NaN (0) sorts first
+}
+inline uint64_t DescendingKey(double x) {
+  if (std::isnan(x)) return 0;
+  if (x == 0.0) x = 0.0;
+  uint64_t u;
+  std::memcpy(&u, &x, sizeof u);
+  const uint64_t ascending = (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+  return ~ascending;
+}
+
+// SortRuns orders each run of equal keys by score descending, ties in row
+// order: a plain sort of (key, position in the run) pairs, which are all
+// distinct, so no stable sort (and no temporary buffer) is needed.
 template <typename S>
 void SortRuns(const int64_t* keys, const S* scores, int64_t n, int64_t* perm) {
   std::vector<int64_t> starts;
@@ -264,21 +324,75 @@ void SortRuns(const int64_t* keys, const S* scores, int64_t n, int64_t* perm) {
   const int64_t runs = static_cast<int64_t>(starts.size());
   starts.push_back(n);
   at::parallel_for(0, runs, 64, [&](int64_t begin, int64_t end) {
-    auto greater = [scores](int64_t a, int64_t b) { return Greater(scores[a], scores[b]); };
+    std::vector<int64_t> rows;
+    std::vector<std::pair<decltype(DescendingKey(S{})), uint32_t>> order;
     for (int64_t r = begin; r < end; ++r) {
       int64_t* first = perm + starts[r];
-      int64_t* last = perm + starts[r + 1];
-      if (last - first <= 24) {  // insertion sort: stable, and fastest for a few rows
-        for (int64_t* i = first + 1; i < last; ++i) {
-          int64_t v = *i;
-          int64_t* j = i;
-          for (; j > first && greater(v, *(j - 1)); --j) *j = *(j - 1);
-          *j = v;
-        }
-      } else {
-        std::stable_sort(first, last, greater);
-      }
+      const int64_t len = starts[r + 1] - starts[r];
+      if (len < 2) continue;
+      rows.assign(first, first + len);
+      order.resize(len);
+      for (int64_t j = 0; j < len; ++j) order[j] = {DescendingKey(scores[rows[j]]), static_cast<uint32_t>(j)};
+      std::sort(order.begin(), order.end());
+      for (int64_t j = 0; j < len; ++j) first[j] = rows[order[j].second];
     }
+  });
+}
+
+// PackedPermutation is the permutation for float32 scores and fewer than
+// 2^32 rows: each row becomes one uint64, (descending key of its score) << 32
+// | row. A stable counting (or radix) sort by query key moves these words, and
+// a plain sort of each query's contiguous words then orders it by score,
+// ties by row (the words are distinct) — no indirection, no stable sort.
+void PackedPermutation(const int64_t* keys, const float* scores, int64_t n, int64_t* perm) {
+  std::vector<uint64_t> words(n);
+  std::vector<int64_t> starts;  // first word of each query
+  auto pack = [scores](int64_t i) {
+    return (static_cast<uint64_t>(DescendingKey(scores[i])) << 32) | static_cast<uint64_t>(i);
+  };
+  int64_t lo = keys[0], hi = keys[0];
+  bool sorted = true;
+  for (int64_t i = 1; i < n; ++i) {
+    lo = std::min(lo, keys[i]);
+    hi = std::max(hi, keys[i]);
+    sorted &= keys[i] >= keys[i - 1];
+  }
+  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  auto offset = [lo](int64_t k) { return static_cast<uint64_t>(k) - static_cast<uint64_t>(lo); };
+  if (sorted) {
+    for (int64_t i = 0; i < n; ++i) {
+      words[i] = pack(i);
+      if (i == 0 || keys[i] != keys[i - 1]) starts.push_back(i);
+    }
+  } else if (range <= static_cast<uint64_t>(2 * n + 1024)) {  // dense ids: one counting sort
+    std::vector<int64_t> next(range + 2, 0);
+    for (int64_t i = 0; i < n; ++i) ++next[offset(keys[i]) + 1];
+    for (uint64_t v = 1; v < range + 2; ++v) {
+      if (next[v] != 0) starts.push_back(next[v - 1]);
+      next[v] += next[v - 1];
+    }
+    for (int64_t i = 0; i < n; ++i) words[next[offset(keys[i])]++] = pack(i);
+  } else {  // sparse ids: a stable LSD radix sort over the bytes the range needs
+    for (int64_t i = 0; i < n; ++i) words[i] = pack(i);
+    std::vector<uint64_t> tmp(n);
+    auto key_of = [keys, &offset](uint64_t w) { return offset(keys[w & 0xffffffffu]); };
+    for (uint64_t r = range, shift = 0; r != 0; r >>= 8, shift += 8) {
+      int64_t count[257] = {0};
+      for (int64_t i = 0; i < n; ++i) ++count[((key_of(words[i]) >> shift) & 0xff) + 1];
+      for (int d = 1; d < 257; ++d) count[d] += count[d - 1];
+      for (int64_t i = 0; i < n; ++i) tmp[count[(key_of(words[i]) >> shift) & 0xff]++] = words[i];
+      words.swap(tmp);
+    }
+    for (int64_t i = 0; i < n; ++i)
+      if (i == 0 || key_of(words[i]) != key_of(words[i - 1])) starts.push_back(i);
+  }
+  const int64_t runs = static_cast<int64_t>(starts.size());
+  starts.push_back(n);
+  at::parallel_for(0, runs, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) std::sort(words.begin() + starts[r], words.begin() + starts[r + 1]);
+  });
+  at::parallel_for(0, n, 1 << 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) perm[i] = static_cast<int64_t>(words[i] & 0xffffffffu);
   });
 }
 
@@ -351,6 +465,10 @@ at::Tensor SegmentSortPermutationCpu(const at::Tensor& keys, const at::Tensor& s
   at::Tensor perm = at::empty({n}, k.options());
   if (n == 0) return perm;
   int64_t* p = perm.data_ptr<int64_t>();
+  if (s.scalar_type() == at::kFloat && n < (int64_t{1} << 32)) {
+    PackedPermutation(k.data_ptr<int64_t>(), s.data_ptr<float>(), n, p);
+    return perm;
+  }
   SortByKey(k.data_ptr<int64_t>(), n, p);
   AT_DISPATCH_FLOATING_TYPES(s.scalar_type(), "segment_sort",
                              [&] { SortRuns(k.data_ptr<int64_t>(), s.data_ptr<scalar_t>(), n, p); });
