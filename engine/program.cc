@@ -190,6 +190,14 @@ absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tens
       },
       metric_names_);
   TALLY_RETURN_IF_ERROR(st);
+  TALLY_RETURN_IF_ERROR(RunMergePlans(current, incoming, next));
+  return next;
+}
+
+absl::Status Program::RunMergePlans(const std::vector<at::Tensor>& current,
+                                    const std::vector<at::Tensor>& incoming,
+                                    std::vector<at::Tensor>& next) const {
+  const auto& states = module_->states;
   for (const auto& [group, plan] : merge_plans_) {
     std::vector<int> members;
     for (size_t i = 0; i < states.size(); ++i)
@@ -200,7 +208,42 @@ absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tens
     TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> merged, plan->Run(args, options_.checked));
     for (size_t k = 0; k < members.size(); ++k) next[members[k]] = merged[k];
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<at::Tensor>> Program::FoldCustom(const std::vector<at::Tensor>& current,
+                                                            const std::vector<at::Tensor>& incoming) const {
+  const size_t n = module_->states.size();
+  if (current.size() != n || incoming.size() != n) {
+    return absl::InternalError(absl::StrCat(metric_names_, ": FoldCustom takes ", n, " states, got ",
+                                            current.size(), " and ", incoming.size()));
+  }
+  std::vector<at::Tensor> next(n);
+  TALLY_RETURN_IF_ERROR(RunMergePlans(current, incoming, next));
   return next;
+}
+
+absl::Status Program::SetSynced(std::vector<at::Tensor> states) {
+  const auto& decls = module_->states;
+  if (states.size() != decls.size()) {
+    return absl::InternalError(absl::StrCat(metric_names_, ": a synced copy needs ", decls.size(),
+                                            " states, got ", states.size()));
+  }
+  for (size_t i = 0; i < decls.size(); ++i) {
+    if (!states[i].defined() || states[i].scalar_type() != exec::ToScalarType(decls[i].type.dtype) ||
+        states[i].dim() != decls[i].type.rank()) {
+      return absl::InternalError(absl::StrCat(metric_names_, ": synced state '", decls[i].name,
+                                              "' is not a ", decls[i].type.ToString()));
+    }
+  }
+  synced_states_ = std::move(states);
+  synced_ = true;
+  return absl::OkStatus();
+}
+
+void Program::Unsync() {
+  synced_ = false;
+  synced_states_.clear();
 }
 
 namespace {
@@ -244,6 +287,7 @@ void AddInPlace(at::Tensor& state, const at::Tensor& partial) {
 }  // namespace
 
 absl::Status Program::Update(const NamedTensors& inputs) {
+  Unsync();  // a synced copy no longer describes the states after this batch
   std::vector<at::Tensor> ordered;
   TALLY_RETURN_IF_ERROR(CheckInputs(inputs, ordered));
   auto outs = update_plan_->Run(ordered, options_.checked);
@@ -322,17 +366,19 @@ absl::Status Program::Update(const NamedTensors& inputs) {
 
 absl::StatusOr<NamedTensors> Program::Compute() const {
   const auto& states = module_->states;
+  // While synced, everything below reads the synced copy.
+  const std::vector<at::Tensor>& values = synced_ ? synced_states_ : states_;
   for (size_t i = 0; i < states.size(); ++i) {
     if (states[i].check.empty()) continue;
     int64_t n = 0;
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { n = states_[i].item<int64_t>(); },
+    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { n = values[i].item<int64_t>(); },
                                            absl::StrCat(states[i].metric, ": reading check")));
     if (n > 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           states[i].metric, ": ", absl::StrReplaceAll(states[i].check, {{"{n}", absl::StrCat(n)}})));
     }
   }
-  auto outs = finalize_plan_->Run(states_, options_.checked);
+  auto outs = finalize_plan_->Run(values, options_.checked);
   if (!outs.ok()) {
     return absl::Status(outs.status().code(), absl::StrCat(metric_names_, ": compute: ", outs.status().message()));
   }
@@ -341,7 +387,7 @@ absl::StatusOr<NamedTensors> Program::Compute() const {
   for (size_t i = 0; i < rets.size(); ++i) {
     at::Tensor v = (*outs)[i];
     // States change in place on later updates: results never alias them.
-    for (const auto& st : states_) {
+    for (const auto& st : values) {
       if (v.defined() && st.defined() && v.storage().is_alias_of(st.storage())) {
         v = v.clone();
         break;
@@ -353,6 +399,7 @@ absl::StatusOr<NamedTensors> Program::Compute() const {
 }
 
 absl::Status Program::Reset() {
+  Unsync();
   TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> initial, InitialStates());
   const auto& decls = module_->states;
   TALLY_RETURN_IF_ERROR(exec::CatchTorch(
@@ -382,6 +429,7 @@ absl::Status Program::Merge(const Program& other) {
       metric_names_));
   TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> next, Fold(states_, incoming));
   states_ = std::move(next);
+  Unsync();
   return absl::OkStatus();
 }
 
@@ -464,6 +512,7 @@ absl::Status Program::LoadState(absl::string_view bytes) {
     return bad(absl::StrCat(rest.size(), " bytes after the last state (saved by a different program?)"));
   }
   states_ = std::move(loaded);
+  Unsync();
   return absl::OkStatus();
 }
 

@@ -57,6 +57,31 @@ class Program {
   absl::Status Reset();
   // Merge folds `other`'s states into this program's (same module required).
   absl::Status Merge(const Program& other);
+
+  // Synced copy. Distributed sync is `dist::Sync` (engine/dist/sync.h, which
+  // keeps c10d out of this header): it gathers every rank's states, folds
+  // them with the states' reducers into a new set of tensors and hands that
+  // to SetSynced. The local states are never touched, so nothing has to be
+  // restored: Compute reads the synced copy until the next Update, Reset,
+  // Merge, LoadState or Unsync drops it, and updates keep accumulating this
+  // rank's own rows (TorchMetrics' sync/unsync, without the unsync step).
+  //
+  // SetSynced installs `states` (one per state, the layout of states()) as
+  // the synced copy; a wrong count or dtype is an Internal error.
+  absl::Status SetSynced(std::vector<at::Tensor> states);
+  // Unsync drops the synced copy: Compute reads the local states again.
+  void Unsync();
+  // synced reports whether Compute reads a synced copy.
+  bool synced() const { return synced_; }
+  const std::vector<at::Tensor>& synced_states() const { return synced_states_; }
+  // FoldCustom runs the custom merge graphs only: the result holds, for every
+  // custom-reducer state, `current` merged with `incoming`; other entries are
+  // undefined (and may be undefined in the arguments too).
+  absl::StatusOr<std::vector<at::Tensor>> FoldCustom(const std::vector<at::Tensor>& current,
+                                                     const std::vector<at::Tensor>& incoming) const;
+  // fingerprint identifies the compiled module (its printed text): programs
+  // that Merge or sync together must have equal ones.
+  const std::string& fingerprint() const { return fingerprint_; }
   // SaveState serializes the states (device-independent bytes).
   absl::StatusOr<std::string> SaveState() const;
   // LoadState replaces the states with saved ones; all or nothing.
@@ -90,6 +115,9 @@ class Program {
                                                const std::vector<at::Tensor>& incoming,
                                                bool skip_sums = false, bool skip_cats = false) const;
   absl::Status CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered) const;
+  // RunMergePlans sets `next`'s custom-reducer entries from the merge graphs.
+  absl::Status RunMergePlans(const std::vector<at::Tensor>& current, const std::vector<at::Tensor>& incoming,
+                             std::vector<at::Tensor>& next) const;
 
   std::unique_ptr<ir::Module> module_;
   ProgramOptions options_;
@@ -100,6 +128,9 @@ class Program {
   std::vector<std::pair<std::string, std::unique_ptr<exec::PlanRunner>>> merge_plans_;
   std::vector<int> partial_of_state_;  // update result index per state
   std::vector<at::Tensor> states_;
+  // The synced copy Compute reads while synced_ (see SetSynced).
+  bool synced_ = false;
+  std::vector<at::Tensor> synced_states_;
   // Per cat state, the buffer its state is a prefix view of (grown by
   // doubling); ignored when the state is no longer a view of it.
   std::vector<at::Tensor> cat_buffers_;
