@@ -1,0 +1,337 @@
+// Tests of dist::Sync and its launcher over real Gloo process groups in
+// forked ranks on loopback: what Sync leaves behind (a synced copy; local
+// states untouched; updates continue), how many collectives it issues, and
+// the faults — a killed rank, a rank that never joins, a rank that never
+// syncs, ranks with different metric sets — each a clear absl::Status on
+// every surviving rank within the configured timeout, never a hang or a
+// wrong number.
+#include <ATen/ATen.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "engine/compiler.h"
+#include "engine/dist/gloo_group.h"
+#include "engine/dist/launch.h"
+#include "engine/dist/sync.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/dist/dist_testing.h"
+#include "tests/exec/random_inputs.h"
+#include "tests/testlib/status_matchers.h"
+
+namespace tally {
+namespace {
+
+using ::tally::testing::Form;
+using ::tally::testing::StatusIs;
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+
+constexpr absl::Duration kTimeout = absl::Seconds(2);
+
+const std::vector<std::string> kCls = {
+    "multiclass_accuracy(num_classes=10)", "multiclass_precision(num_classes=10, average=macro)",
+    "multiclass_recall(num_classes=10, average=macro)", "multiclass_f1_score(num_classes=10, average=macro)",
+    "multiclass_confusion_matrix(num_classes=10)"};
+
+std::unique_ptr<Program> MustCompile(const std::vector<std::string>& specs, const Form& form) {
+  auto p = testing::CompileFor(specs, form, CompileOptions{});
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? std::move(*p) : nullptr;
+}
+
+dist::LaunchOptions Options(bool stop_all = false) {
+  dist::LaunchOptions o;
+  o.timeout = kTimeout;
+  o.stop_all_on_failure = stop_all;
+  return o;
+}
+
+// Reference computes `p` over rows [begin, end) in one process.
+NamedTensors Reference(const std::vector<std::string>& specs, const Form& form, const NamedTensors& data,
+                       int64_t begin, int64_t end) {
+  auto p = MustCompile(specs, form);
+  if (!p) return {};
+  NamedTensors used = testing::Used(*p, data);
+  EXPECT_TRUE(testing::FeedRows(*p, used, begin, end, 7).ok());
+  auto v = p->Compute();
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? *v : NamedTensors{};
+}
+
+// Check turns a comparison into the rank's status.
+absl::Status Check(const std::string& differences, absl::string_view when) {
+  if (differences.empty()) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(when, ": ", differences));
+}
+
+#define RANK_RETURN_IF_ERROR(expr)          \
+  do {                                      \
+    absl::Status rank_status_ = (expr);     \
+    if (!rank_status_.ok()) return rank_status_; \
+  } while (0)
+
+void ExpectAllOk(const absl::StatusOr<std::vector<dist::RankOutcome>>& outcomes) {
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  for (const auto& o : *outcomes) EXPECT_TRUE(o.status.ok()) << "rank " << o.rank << ": " << o.status;
+}
+
+TEST(Sync, SyncedCopyLeavesLocalStatesAndUpdatesContinue) {
+  // Verifies that after Sync, Compute gives the result over every rank's
+  // rows while the local states stay bit for bit as they were; that the next
+  // Update drops the synced copy and continues from the local states (so
+  // Compute is this rank's own result again); and that a second Sync covers
+  // every row of both phases.
+  const Form form{"mc_f", 10};
+  at::Generator gen = at::detail::createCPUGenerator(11);
+  const NamedTensors data = testing::MakeBatch(form, 60, gen);
+  const NamedTensors want_first = Reference(kCls, form, data, 0, 40);
+  const NamedTensors want_all = Reference(kCls, form, data, 0, 60);
+  auto program = MustCompile(kCls, form);
+  auto local_only = MustCompile(kCls, form);
+  ASSERT_TRUE(program && local_only);
+  const int world = 3;
+  auto outcomes = dist::RunRanks(world, Options(), [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+    auto group = dist::ConnectGloo(rv);
+    if (!group.ok()) return group.status();
+    NamedTensors used = testing::Used(*program, data);
+    auto [b1, e1] = dist::ShardRange(40, world, rv.rank);
+    auto [b2, e2] = dist::ShardRange(20, world, rv.rank);
+    RANK_RETURN_IF_ERROR(testing::FeedRows(*program, used, b1, e1, 4));
+    RANK_RETURN_IF_ERROR(testing::FeedRows(*local_only, used, b1, e1, 4));
+    std::vector<at::Tensor> before;
+    for (const auto& s : program->states()) before.push_back(s.clone());
+    auto stats = dist::Sync(*program, (*group)->pg(), {kTimeout});
+    if (!stats.ok()) return stats.status();
+    if (!program->synced()) return absl::InternalError("not synced after Sync");
+    auto v = program->Compute();
+    if (!v.ok()) return v.status();
+    RANK_RETURN_IF_ERROR(Check(testing::CompareResults(*v, want_first, 1e-12), "synced compute"));
+    for (size_t i = 0; i < before.size(); ++i) {
+      if (!at::equal(before[i], program->states()[i])) return absl::InternalError("Sync changed a local state");
+    }
+    RANK_RETURN_IF_ERROR(testing::FeedRows(*program, used, 40 + b2, 40 + e2, 4));
+    RANK_RETURN_IF_ERROR(testing::FeedRows(*local_only, used, 40 + b2, 40 + e2, 4));
+    if (program->synced()) return absl::InternalError("still synced after an Update");
+    auto mine = program->Compute();
+    auto want_mine = local_only->Compute();
+    if (!mine.ok() || !want_mine.ok()) return absl::InternalError("local compute failed");
+    RANK_RETURN_IF_ERROR(Check(testing::CompareResults(*mine, *want_mine, 0), "local compute after update"));
+    stats = dist::Sync(*program, (*group)->pg(), {kTimeout});
+    if (!stats.ok()) return stats.status();
+    v = program->Compute();
+    if (!v.ok()) return v.status();
+    RANK_RETURN_IF_ERROR(Check(testing::CompareResults(*v, want_all, 1e-12), "second sync"));
+    program->Unsync();
+    v = program->Compute();
+    if (!v.ok()) return v.status();
+    RANK_RETURN_IF_ERROR(Check(testing::CompareResults(*v, *want_mine, 0), "after Unsync"));
+    return std::string("ok");
+  });
+  ExpectAllOk(outcomes);
+}
+
+TEST(Sync, ClassificationCollectionIsTwoCollectives) {
+  // Verifies the sync_cls budget: the cls_small collection (accuracy,
+  // precision, recall, F1, confusion matrix; one int64 confusion matrix and
+  // its check counter) syncs with one header allgather and one allreduce.
+  const Form form{"mc_f", 10};
+  at::Generator gen = at::detail::createCPUGenerator(12);
+  const NamedTensors data = testing::MakeBatch(form, 64, gen);
+  auto program = MustCompile(kCls, form);
+  ASSERT_TRUE(program);
+  auto outcomes = dist::RunRanks(2, Options(), [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+    auto group = dist::ConnectGloo(rv);
+    if (!group.ok()) return group.status();
+    auto [b, e] = dist::ShardRange(64, 2, rv.rank);
+    RANK_RETURN_IF_ERROR(testing::FeedRows(*program, testing::Used(*program, data), b, e, 32));
+    auto stats = dist::Sync(*program, (*group)->pg(), {kTimeout});
+    if (!stats.ok()) return stats.status();
+    return absl::StrCat(stats->collectives);
+  });
+  ExpectAllOk(outcomes);
+  for (const auto& o : *outcomes) EXPECT_EQ(o.output, "2") << "rank " << o.rank;
+}
+
+TEST(Sync, WorldSizeOneNeedsNoCollective) {
+  // Verifies that a group of one syncs without any collective and that the
+  // synced result is the local one.
+  const Form form{"mc_f", 10};
+  at::Generator gen = at::detail::createCPUGenerator(13);
+  const NamedTensors data = testing::MakeBatch(form, 20, gen);
+  auto program = MustCompile(kCls, form);
+  ASSERT_TRUE(program);
+  auto outcomes = dist::RunRanks(1, Options(), [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+    auto group = dist::ConnectGloo(rv);
+    if (!group.ok()) return group.status();
+    RANK_RETURN_IF_ERROR(testing::FeedRows(*program, testing::Used(*program, data), 0, 20, 6));
+    auto want = program->Compute();
+    auto stats = dist::Sync(*program, (*group)->pg(), {kTimeout});
+    if (!stats.ok()) return stats.status();
+    auto got = program->Compute();
+    if (!want.ok() || !got.ok()) return absl::InternalError("compute failed");
+    RANK_RETURN_IF_ERROR(Check(testing::CompareResults(*got, *want, 0), "world size 1"));
+    return absl::StrCat(stats->collectives);
+  });
+  ExpectAllOk(outcomes);
+  EXPECT_EQ((*outcomes)[0].output, "0");
+}
+
+TEST(SyncFaults, KilledRankIsAClearErrorOnEveryOtherRank) {
+  // Verifies that when a rank is killed after joining, every other rank's
+  // Sync returns Unavailable or DeadlineExceeded naming the step, within the
+  // timeout, and that the launcher reports the killed rank as the cause.
+  const Form form{"mc_f", 10};
+  at::Generator gen = at::detail::createCPUGenerator(14);
+  const NamedTensors data = testing::MakeBatch(form, 30, gen);
+  auto program = MustCompile(kCls, form);
+  ASSERT_TRUE(program);
+  const absl::Time start = absl::Now();
+  auto outcomes = dist::RunRanks(3, Options(), [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+    auto group = dist::ConnectGloo(rv);
+    if (!group.ok()) return group.status();
+    if (rv.rank == 1) raise(SIGKILL);
+    RANK_RETURN_IF_ERROR(testing::FeedRows(*program, testing::Used(*program, data), 0, 30, 8));
+    auto stats = dist::Sync(*program, (*group)->pg(), {kTimeout});
+    if (!stats.ok()) return stats.status();
+    return std::string("synced");
+  });
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  EXPECT_TRUE((*outcomes)[1].abnormal);
+  EXPECT_THAT((*outcomes)[1].status.message(), HasSubstr("killed by signal 9"));
+  for (int r : {0, 2}) {
+    EXPECT_FALSE((*outcomes)[r].abnormal) << r;
+    EXPECT_THAT((*outcomes)[r].status,
+                AnyOf(StatusIs(absl::StatusCode::kUnavailable, HasSubstr(absl::StrCat("sync (rank ", r, " of 3)"))),
+                      StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr(absl::StrCat("sync (rank ", r, " of 3)")))));
+  }
+  EXPECT_THAT(dist::FirstFailure(*outcomes), StatusIs(absl::StatusCode::kAborted, HasSubstr("rank 1 of 3: died")));
+  EXPECT_LT(seconds, 20) << "the survivors should fail within the 2 s timeout";
+}
+
+TEST(SyncFaults, RankThatNeverJoinsIsADeadlineError) {
+  // Verifies that a rank that never joins the group gives the others a
+  // DeadlineExceeded status naming the rendezvous after the configured
+  // timeout (2 s here, not the 30 s default), not a hang.
+  const absl::Time start = absl::Now();
+  auto outcomes = dist::RunRanks(2, Options(), [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+    if (rv.rank == 1) return std::string("left without joining");
+    auto group = dist::ConnectGloo(rv);
+    if (!group.ok()) return group.status();
+    return std::string("joined");
+  });
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  EXPECT_THAT((*outcomes)[0].status,
+              StatusIs(absl::StatusCode::kDeadlineExceeded,
+                       AllOf(HasSubstr("joining the process group at 127.0.0.1:"), HasSubstr("rank 0 of 2"),
+                             HasSubstr("not every rank joined within 2s"))));
+  EXPECT_GE((*outcomes)[0].seconds, 1.5);
+  EXPECT_LT(seconds, 15);
+}
+
+TEST(SyncFaults, RankThatNeverSyncsIsADeadlineError) {
+  // Verifies that a rank that joins but never calls Sync leaves the others'
+  // Sync with DeadlineExceeded after the timeout; the launcher then stops
+  // the straggler (stop_all_on_failure) instead of waiting for it.
+  const Form form{"mc_f", 10};
+  auto program = MustCompile(kCls, form);
+  ASSERT_TRUE(program);
+  const absl::Time start = absl::Now();
+  auto outcomes = dist::RunRanks(2, Options(/*stop_all=*/true), [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+    auto group = dist::ConnectGloo(rv);
+    if (!group.ok()) return group.status();
+    if (rv.rank == 1) {
+      sleep(60);
+      return std::string("woke up");
+    }
+    auto stats = dist::Sync(*program, (*group)->pg(), {kTimeout});
+    if (!stats.ok()) return stats.status();
+    return std::string("synced");
+  });
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  EXPECT_THAT((*outcomes)[0].status,
+              AnyOf(StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("allgather of the state header")),
+                    StatusIs(absl::StatusCode::kUnavailable, HasSubstr("allgather of the state header"))));
+  EXPECT_TRUE((*outcomes)[1].stopped);
+  EXPECT_THAT(dist::FirstFailure(*outcomes), StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("rank 0 of 2")));
+  EXPECT_LT(seconds, 15);
+}
+
+TEST(SyncFaults, DifferentMetricSetsAreAClearErrorNotAWrongNumber) {
+  // Verifies that ranks whose programs differ — another metric set, or the
+  // same metric with another argument (the state layout is the same there) —
+  // fail on every rank with FailedPrecondition before any state moves, and
+  // that a program on another rank with the same metrics syncs fine.
+  const Form form{"mc_f", 10};
+  auto cls = MustCompile(kCls, form);
+  auto fewer = MustCompile({"multiclass_accuracy(num_classes=10)"}, form);
+  auto micro = MustCompile({"multiclass_accuracy(num_classes=10, average=micro)"}, form);
+  auto macro = MustCompile({"multiclass_accuracy(num_classes=10, average=macro)"}, form);
+  ASSERT_TRUE(cls && fewer && micro && macro);
+  EXPECT_NE(dist::SyncFingerprint(*micro), dist::SyncFingerprint(*macro));
+  for (auto [a, b] : {std::pair<Program*, Program*>{cls.get(), fewer.get()}, {micro.get(), macro.get()}}) {
+    auto outcomes = dist::RunRanks(2, Options(), [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+      auto group = dist::ConnectGloo(rv);
+      if (!group.ok()) return group.status();
+      Program& p = rv.rank == 0 ? *a : *b;
+      auto stats = dist::Sync(p, (*group)->pg(), {kTimeout});
+      if (!stats.ok()) return stats.status();
+      return std::string("synced");
+    });
+    ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+    for (const auto& o : *outcomes) {
+      EXPECT_THAT(o.status, StatusIs(absl::StatusCode::kFailedPrecondition,
+                                     AllOf(HasSubstr("ranks 0 and 1 compiled different programs"),
+                                           HasSubstr("same metrics with the same arguments"))))
+          << "rank " << o.rank;
+    }
+  }
+}
+
+TEST(Launch, FirstFailurePrefersTheRootCause) {
+  // Verifies the order in which RunRanks' outcomes explain a failed run: a
+  // rank's own error, then a rank that died, then communication errors, then
+  // ranks stopped by the launcher; OK when every rank succeeded.
+  std::vector<dist::RankOutcome> o(4);
+  for (int r = 0; r < 4; ++r) o[r].rank = r;
+  EXPECT_TRUE(dist::FirstFailure(o).ok());
+  o[3].status = absl::DeadlineExceededError("stopped");
+  o[3].stopped = o[3].abnormal = true;
+  EXPECT_THAT(dist::FirstFailure(o), StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("rank 3 of 4: stopped")));
+  o[0].status = absl::UnavailableError("sync (rank 0 of 4): allgather failed");
+  EXPECT_THAT(dist::FirstFailure(o), StatusIs(absl::StatusCode::kUnavailable, "sync (rank 0 of 4): allgather failed"));
+  o[2].status = absl::AbortedError("died before reporting");
+  o[2].abnormal = true;
+  EXPECT_THAT(dist::FirstFailure(o), StatusIs(absl::StatusCode::kAborted, "rank 2 of 4: died before reporting"));
+  o[1].status = absl::InvalidArgumentError("multiclass_accuracy: input 'preds': wrong dtype");
+  EXPECT_THAT(dist::FirstFailure(o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rank 1 of 4: multiclass_accuracy")));
+}
+
+TEST(Launch, ShardsAreContiguousAndAsEqualAsPossible) {
+  // Verifies ShardRange: shards tile the rows in rank order, sizes differ by
+  // at most one, and ranks past the rows get empty shards.
+  for (int64_t rows : {0, 1, 2, 7, 10, 37}) {
+    for (int w : {1, 2, 3, 4}) {
+      int64_t next = 0;
+      for (int r = 0; r < w; ++r) {
+        auto [b, e] = dist::ShardRange(rows, w, r);
+        EXPECT_EQ(b, next);
+        EXPECT_GE(e - b, rows / w);
+        EXPECT_LE(e - b, rows / w + 1);
+        next = e;
+      }
+      EXPECT_EQ(next, rows);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tally
