@@ -303,6 +303,11 @@ absl::Status FirstFailure(const std::vector<RankOutcome>& outcomes) {
     if (best == nullptr || category(o) < category(*best)) best = &o;
   }
   if (best == nullptr) return absl::OkStatus();
+  if (category(*best) == 0) {
+    bool alike = true;
+    for (const RankOutcome& o : outcomes) alike &= o.status.ok() || o.status == best->status;
+    if (alike) return best->status;
+  }
   const std::string prefix = absl::StrCat("rank ", best->rank, " of ", outcomes.size());
   std::string msg(best->status.message());
   if (absl::StrContains(msg, absl::StrCat("(", prefix, ")"))) return best->status;

@@ -299,7 +299,8 @@ TEST(SyncFaults, DifferentMetricSetsAreAClearErrorNotAWrongNumber) {
 TEST(Launch, FirstFailurePrefersTheRootCause) {
   // Verifies the order in which RunRanks' outcomes explain a failed run: a
   // rank's own error, then a rank that died, then communication errors, then
-  // ranks stopped by the launcher; OK when every rank succeeded.
+  // ranks stopped by the launcher; OK when every rank succeeded; and that an
+  // error every failed rank shares comes without a rank prefix.
   std::vector<dist::RankOutcome> o(4);
   for (int r = 0; r < 4; ++r) o[r].rank = r;
   EXPECT_TRUE(dist::FirstFailure(o).ok());
@@ -313,6 +314,15 @@ TEST(Launch, FirstFailurePrefersTheRootCause) {
   EXPECT_THAT(dist::FirstFailure(o), StatusIs(absl::StatusCode::kAborted, "rank 2 of 4: died before reporting"));
   o[1].status = absl::InvalidArgumentError("multiclass_accuracy: input 'preds': wrong dtype");
   EXPECT_THAT(dist::FirstFailure(o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rank 1 of 4: multiclass_accuracy")));
+  // The same error on every failed rank is the run's error, unprefixed.
+  std::vector<dist::RankOutcome> same(3);
+  for (int r = 0; r < 3; ++r) {
+    same[r].rank = r;
+    same[r].status = absl::InvalidArgumentError("multiclass_accuracy: target: 2 values outside [0, 3)");
+  }
+  same[2].status = absl::OkStatus();
+  EXPECT_THAT(dist::FirstFailure(same),
+              StatusIs(absl::StatusCode::kInvalidArgument, "multiclass_accuracy: target: 2 values outside [0, 3)"));
 }
 
 TEST(Launch, ShardsAreContiguousAndAsEqualAsPossible) {

@@ -112,9 +112,8 @@ absl::StatusOr<std::vector<CollectionEntry>> BuildEntries(const std::vector<std:
   return entries;
 }
 
-absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>& specs,
-                                                 const NamedTensors& inputs,
-                                                 const EvalOptions& options) {
+absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, const NamedTensors& inputs,
+                                         const EvalOptions& options) {
   if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
   if (options.batch_size < 0) return absl::InvalidArgumentError("--batch-size must be positive");
   int64_t rows = -1;
@@ -132,19 +131,19 @@ absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>&
     rows = t.size(0);
     rows_from = name;
   }
+  PreparedEval prepared;
   TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(inputs));
-  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntries(specs, sig, options.device));
+  TALLY_ASSIGN_OR_RETURN(prepared.entries, BuildEntries(specs, sig, options.device));
   CompileOptions co;
   co.device = options.device;
   co.checked = options.checked;
   co.transfer_inputs = options.transfer_inputs;
   co.backend = options.backend;
-  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Compile(entries, co));
+  TALLY_ASSIGN_OR_RETURN(prepared.program, Compile(prepared.entries, co));
   // Feed only the inputs the program takes.
-  NamedTensors used;
   TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options.device));
   for (const auto& [name, t] : inputs) {
-    if (program->module().update->FindParam(name) == nullptr) continue;
+    if (prepared.program->module().update->FindParam(name) == nullptr) continue;
     at::Tensor moved = t;
     if (!options.transfer_inputs) {
       // Files are read on the CPU; the CLI places them on --device (the
@@ -152,19 +151,31 @@ absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>&
       TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { moved = t.to(dev); },
                                              absl::StrCat("input '", name, "'")));
     }
-    used.emplace_back(name, moved);
+    prepared.used.emplace_back(name, moved);
   }
-  int64_t n = std::max<int64_t>(rows, 0);
-  int64_t step = options.batch_size > 0 ? options.batch_size : std::max<int64_t>(n, 1);
-  int64_t start = 0;
+  prepared.rows = std::max<int64_t>(rows, 0);
+  return prepared;
+}
+
+absl::Status FeedRows(Program& program, const NamedTensors& used, int64_t begin, int64_t end,
+                      int64_t batch_size) {
+  const int64_t n = std::max<int64_t>(end - begin, 0);
+  const int64_t step = batch_size > 0 ? batch_size : std::max<int64_t>(n, 1);
+  int64_t start = begin;
   do {
-    int64_t len = std::min(step, n - start);
+    int64_t len = std::min(step, end - start);
     NamedTensors batch;
-    for (const auto& [name, t] : used) batch.emplace_back(name, t.dim() == 0 ? t : t.narrow(0, start, len));
-    TALLY_RETURN_IF_ERROR(program->Update(batch));
-    start += len;
-  } while (start < n);
-  TALLY_ASSIGN_OR_RETURN(NamedTensors values, program->Compute());
+    for (const auto& [name, t] : used) batch.emplace_back(name, t.dim() == 0 ? t : t.narrow(0, start, std::max<int64_t>(len, 0)));
+    TALLY_RETURN_IF_ERROR(program.Update(batch));
+    start += std::max<int64_t>(len, 0);
+  } while (start < end);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<EvalResult>> CollectResults(const Program& program,
+                                                       const std::vector<CollectionEntry>& entries,
+                                                       const std::vector<std::string>& specs) {
+  TALLY_ASSIGN_OR_RETURN(NamedTensors values, program.Compute());
   std::vector<EvalResult> results;
   for (size_t i = 0; i < entries.size(); ++i) {
     auto tree = CollectResult(values, entries[i].label);
@@ -172,6 +183,14 @@ absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>&
     results.push_back({specs[i], tree->tensor, *std::move(tree)});
   }
   return results;
+}
+
+absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>& specs,
+                                                 const NamedTensors& inputs,
+                                                 const EvalOptions& options) {
+  TALLY_ASSIGN_OR_RETURN(PreparedEval p, PrepareEval(specs, inputs, options));
+  TALLY_RETURN_IF_ERROR(FeedRows(*p.program, p.used, 0, p.rows, options.batch_size));
+  return CollectResults(*p.program, p.entries, specs);
 }
 
 absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a) {

@@ -43,10 +43,36 @@ absl::StatusOr<std::vector<CollectionEntry>> BuildEntries(const std::vector<std:
                                                           const dsl::Signature& sig,
                                                           const ir::Device& device);
 
-// Evaluate computes every metric over all rows of `inputs`.
+// Evaluate computes every metric over all rows of `inputs`: PrepareEval,
+// FeedRows over every row, CollectResults.
 absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>& specs,
                                                  const NamedTensors& inputs,
                                                  const EvalOptions& options);
+
+// PreparedEval is a compiled program and the inputs it takes.
+struct PreparedEval {
+  std::vector<CollectionEntry> entries;
+  std::unique_ptr<Program> program;
+  NamedTensors used;  // the inputs the program takes, on its device
+  int64_t rows = 0;   // rows of the inputs (0 when none has a leading dim)
+};
+
+// PrepareEval checks the input names and row counts, builds and compiles
+// `specs` for the inputs' signature, and places the inputs the program takes
+// on options.device (unless options.transfer_inputs).
+absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, const NamedTensors& inputs,
+                                         const EvalOptions& options);
+
+// FeedRows updates `program` with rows [begin, end) of `used` in consecutive
+// batches of `batch_size` rows (0: one update). An empty range is one empty
+// update, as for inputs without rows.
+absl::Status FeedRows(Program& program, const NamedTensors& used, int64_t begin, int64_t end,
+                      int64_t batch_size);
+
+// CollectResults computes `program` and returns one result per spec.
+absl::StatusOr<std::vector<EvalResult>> CollectResults(const Program& program,
+                                                       const std::vector<CollectionEntry>& entries,
+                                                       const std::vector<std::string>& specs);
 
 // TensorFromNpy / NpyFromTensor convert arrays (CPU).
 absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a);

@@ -22,6 +22,7 @@
 #include "engine/status_macros.h"
 #include "tools/tally/bench.h"
 #include "tools/tally/demo_data.h"
+#include "tools/tally/distributed_eval.h"
 #include "tools/tally/evaluate.h"
 #include "tools/tally/export.h"
 #include "tools/tally/inspect.h"
@@ -31,8 +32,9 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: tally eval --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...]\n"
-    "                  [--batch-size N] [--world-size W] [--backend eager|torchscript]\n"
-    "                  [--device DEV] [--format table|json] [--checked] [--transfer-inputs]\n"
+    "                  [--batch-size N] [--world-size W] [--sync-timeout SECONDS]\n"
+    "                  [--backend eager|torchscript] [--device DEV] [--format table|json]\n"
+    "                  [--checked] [--transfer-inputs]\n"
     "       tally inspect --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...]\n"
     "                  [--device DEV] [--dump-after PASS|all] [--proof] [--transfer-inputs] [--format text|torchscript]\n"
     "       tally bench --workload NAME [--backend eager|torchscript] [--format table|json] [--quick]\n"
@@ -110,8 +112,8 @@ absl::StatusOr<NamedTensors> ReadInputs(const Args& a) {
 
 absl::Status RunEval(int argc, char** argv) {
   TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
-                                           {"metric", "input", "batch-size", "world-size", "backend",
-                                            "device", "format"},
+                                           {"metric", "input", "batch-size", "world-size", "sync-timeout",
+                                            "backend", "device", "format"},
                                            {"checked", "transfer-inputs"}));
   std::string format = a.Get("format", "table");
   if (format != "table" && format != "json") {
@@ -119,11 +121,21 @@ absl::Status RunEval(int argc, char** argv) {
   }
   TALLY_ASSIGN_OR_RETURN(exec::Backend backend, exec::ParseBackend(a.Get("backend", "eager")));
   int64_t world = 1;
-  if (!absl::SimpleAtoi(a.Get("world-size", "1"), &world) || world < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--world-size must be a positive integer, got '",
-                                                   a.Get("world-size", ""), "'"));
+  if (!absl::SimpleAtoi(a.Get("world-size", "1"), &world) || world < 1 || world > kMaxWorldSize) {
+    return absl::InvalidArgumentError(absl::StrCat("--world-size must be an integer from 1 to ", kMaxWorldSize,
+                                                   ", got '", a.Get("world-size", ""), "'"));
   }
-  if (world > 1) return absl::UnimplementedError("--world-size > 1 is not yet supported");
+  DistributedEvalOptions dist_opts;
+  dist_opts.world_size = static_cast<int>(world);
+  dist_opts.format = format;
+  if (a.Has("sync-timeout")) {
+    double seconds = 0;
+    if (!absl::SimpleAtod(a.Get("sync-timeout", ""), &seconds) || !(seconds > 0) || seconds > 86400) {
+      return absl::InvalidArgumentError(absl::StrCat("--sync-timeout must be a positive number of seconds, got '",
+                                                     a.Get("sync-timeout", ""), "'"));
+    }
+    dist_opts.timeout = absl::Seconds(seconds);
+  }
   EvalOptions opts;
   if (a.Has("batch-size")) {
     if (!absl::SimpleAtoi(a.Get("batch-size", ""), &opts.batch_size) || opts.batch_size < 1) {
@@ -145,6 +157,11 @@ absl::Status RunEval(int argc, char** argv) {
     if (format == "table") std::cout << "(no --input: using the embedded demo data, " << demo.description << ")\n";
   }
   if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
+  if (world > 1) {
+    TALLY_ASSIGN_OR_RETURN(std::string text, EvaluateDistributed(specs, inputs, opts, dist_opts));
+    std::cout << text;
+    return absl::OkStatus();
+  }
   TALLY_ASSIGN_OR_RETURN(std::vector<EvalResult> results, Evaluate(specs, inputs, opts));
   if (format == "json") std::cout << ResultsToJson(results) << "\n";
   else std::cout << ResultsToTable(results);

@@ -1,0 +1,97 @@
+#include "tests/tools/cli_testing.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace tally::testing {
+namespace {
+
+std::string ReadWhole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string TallyBinary() {
+  std::vector<std::string> candidates;
+  for (const char* env : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
+    if (const char* dir = std::getenv(env)) candidates.push_back(absl::StrCat(dir, "/tally/tools/tally/tally"));
+  }
+  candidates.push_back("tools/tally/tally");
+  for (const std::string& c : candidates) {
+    if (access(c.c_str(), X_OK) == 0) return c;
+  }
+  return "";
+}
+
+std::string TestTmpDir() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return dir ? dir : "/tmp";
+}
+
+std::ostream& operator<<(std::ostream& os, const Invocation& r) {
+  return os << "$ " << r.command << "\nexit " << r.exit_code << " signal " << r.signal << "\n--- stdout ---\n"
+            << r.out << "--- stderr ---\n" << r.err;
+}
+
+Invocation RunTally(const std::vector<std::string>& args) {
+  static int counter = 0;
+  const std::string binary = TallyBinary();
+  Invocation r;
+  r.command = absl::StrCat("tally ", absl::StrJoin(args, " "));
+  const std::string base = absl::StrCat(TestTmpDir(), "/run_", getpid(), "_", counter++);
+  const std::string out_path = base + ".out", err_path = base + ".err";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fo = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fe = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(binary.c_str()));
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  r.out = ReadWhole(out_path);
+  r.err = ReadWhole(err_path);
+  return r;
+}
+
+::testing::AssertionResult OneCleanErrorLine(const Invocation& r, const std::vector<std::string>& names) {
+  if (r.signal != 0) return ::testing::AssertionFailure() << "killed by signal " << r.signal << "\n" << r;
+  if (r.exit_code == 0) return ::testing::AssertionFailure() << "exited 0\n" << r;
+  if (r.exit_code == 127) return ::testing::AssertionFailure() << "could not run the binary\n" << r;
+  if (r.err.empty() || r.err.back() != '\n' || r.err.find('\n') != r.err.size() - 1) {
+    return ::testing::AssertionFailure() << "stderr is not exactly one line\n" << r;
+  }
+  for (const char* crash : {"terminate", "Exception raised from", "what():", "Aborted", "frame #", "Traceback",
+                            "Segmentation"}) {
+    if (absl::StrContains(r.err, crash)) {
+      return ::testing::AssertionFailure() << "stderr has '" << crash << "'\n" << r;
+    }
+  }
+  for (const std::string& n : names) {
+    if (!absl::StrContains(r.err, n)) return ::testing::AssertionFailure() << "stderr does not name '" << n << "'\n" << r;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace tally::testing

@@ -1,0 +1,40 @@
+// Running the built `tally` binary from a test: its exit, stdout and stderr,
+// and the one-clean-error-line check of CLI.md.
+#ifndef TALLY_TESTS_TOOLS_CLI_TESTING_H_
+#define TALLY_TESTS_TOOLS_CLI_TESTING_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tally::testing {
+
+// TallyBinary finds //tools/tally:tally among the test's runfiles ("" if
+// absent).
+std::string TallyBinary();
+
+// TestTmpDir is $TEST_TMPDIR, or /tmp.
+std::string TestTmpDir();
+
+// Invocation is what one run of the binary did.
+struct Invocation {
+  int exit_code = -1;  // when it exited normally
+  int signal = 0;      // when a signal ended it
+  std::string out;
+  std::string err;
+  std::string command;
+};
+std::ostream& operator<<(std::ostream& os, const Invocation& r);
+
+// RunTally runs the binary with `args`, capturing stdout and stderr.
+Invocation RunTally(const std::vector<std::string>& args);
+
+// OneCleanErrorLine checks a failed run: a normal non-zero exit, exactly one
+// line on stderr containing every one of `names`, and no trace of a crash.
+::testing::AssertionResult OneCleanErrorLine(const Invocation& r, const std::vector<std::string>& names);
+
+}  // namespace tally::testing
+
+#endif  // TALLY_TESTS_TOOLS_CLI_TESTING_H_
