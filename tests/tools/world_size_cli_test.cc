@@ -1,7 +1,8 @@
 // Tests of `tally eval --world-size W` as a user runs it (CLI.md): W forked
 // ranks on 127.0.0.1 print, once, what one process prints — on the demo data
 // sets and on .npy files (retrieval queries cut by shard boundaries, more
-// ranks than rows) — and every failure is one clear line on stderr.
+// ranks than rows) — and every failure is one clear line on stderr. Also
+// `tally bench --workload sync_cls`, the same sync measured.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -169,6 +170,26 @@ TEST_F(WorldSizeCli, ErrorsUnderWorldSizeAreTheOneProcessLine) {
     EXPECT_TRUE(OneCleanErrorLine(two, {"multiclass_accuracy"})) << two;
     EXPECT_EQ(two.err, one.err) << two;
   }
+}
+
+TEST_F(WorldSizeCli, BenchSyncClsReportsSyncTimeAndCollectives) {
+  // Verifies that `bench --workload sync_cls` runs the cls_small collection
+  // on 2 ranks and reports ms_per_sync and collectives_per_sync (2: the
+  // header and one allreduce), in the JSON of CLI.md and in the table.
+  Invocation r = RunTally({"bench", "--workload", "sync_cls", "--quick", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  json doc = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(doc.is_discarded()) << r;
+  EXPECT_EQ(doc["workload"], "sync_cls");
+  EXPECT_EQ(doc["backend"], "eager");
+  ASSERT_TRUE(doc.contains("ms_per_sync")) << r;
+  EXPECT_GT(doc["ms_per_sync"].get<double>(), 0);
+  EXPECT_EQ(doc["collectives_per_sync"].get<double>(), 2);
+  EXPECT_FALSE(doc.contains("us_per_update")) << r;
+  Invocation table = RunTally({"bench", "--workload", "sync_cls", "--quick", "--backend", "torchscript"});
+  ASSERT_EQ(table.exit_code, 0) << table;
+  EXPECT_NE(table.out.find("ms_per_sync: "), std::string::npos) << table;
+  EXPECT_NE(table.out.find("collectives_per_sync: 2\n"), std::string::npos) << table;
 }
 
 }  // namespace

@@ -6,8 +6,13 @@
 #include <algorithm>
 #include <chrono>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "engine/compiler.h"
+#include "engine/dist/gloo_group.h"
+#include "engine/dist/launch.h"
+#include "engine/dist/sync.h"
 #include "engine/status_macros.h"
 #include "tools/tally/evaluate.h"
 
@@ -110,14 +115,57 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.updates = updates;
     w.runs = quick ? 2 : 5;
     w.time_compute = true;
-  } else if (name == "sync_cls") {
-    return absl::UnimplementedError("workload 'sync_cls' needs --world-size support (not yet supported)");
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown workload '", name,
                                                    "' (acc_small, cls_small, cls_large, reg_large, retrieval, sync_cls)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
   return w;
+}
+
+// RunSyncBench is sync_cls: the cls_small collection on 2 forked ranks over
+// Gloo on loopback. Each rank updates, then alternates one (untimed) update
+// and one timed Sync; rank 0 reports the median Sync time after a warm-up
+// and the collectives per Sync.
+absl::StatusOr<BenchResult> RunSyncBench(const std::string& backend, bool quick) {
+  TALLY_ASSIGN_OR_RETURN(exec::Backend be, exec::ParseBackend(backend));
+  const NamedTensors batch = ClassificationBatch(32, 10);
+  TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(batch));
+  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntries(kClsCollection, sig, ir::Device{}));
+  CompileOptions co;
+  co.backend = be;
+  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Compile(entries, co));
+  const int warmup = quick ? 5 : 50, timed = quick ? 20 : 500;
+  dist::LaunchOptions lo;
+  auto outcomes = dist::RunRanks(2, lo, [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+    TALLY_ASSIGN_OR_RETURN(std::unique_ptr<dist::Group> group, dist::ConnectGloo(rv));
+    for (int i = 0; i < 100; ++i) TALLY_RETURN_IF_ERROR(program->Update(batch));
+    std::vector<double> times;
+    int collectives = 0;
+    for (int i = 0; i < warmup + timed; ++i) {
+      TALLY_RETURN_IF_ERROR(program->Update(batch));
+      auto t0 = Clock::now();
+      TALLY_ASSIGN_OR_RETURN(dist::SyncStats stats, dist::Sync(*program, group->pg()));
+      if (i >= warmup) times.push_back(SecondsSince(t0));
+      collectives = stats.collectives;
+    }
+    TALLY_RETURN_IF_ERROR(program->Compute().status());
+    return absl::StrCat(Median(times) * 1e3, " ", collectives);
+  });
+  if (!outcomes.ok()) return outcomes.status();
+  TALLY_RETURN_IF_ERROR(dist::FirstFailure(*outcomes));
+  std::vector<std::string> fields = absl::StrSplit((*outcomes)[0].output, ' ');
+  double ms = 0, collectives = 0;
+  if (fields.size() != 2 || !absl::SimpleAtod(fields[0], &ms) || !absl::SimpleAtod(fields[1], &collectives)) {
+    return absl::InternalError(absl::StrCat("sync_cls: rank 0 reported '", (*outcomes)[0].output, "'"));
+  }
+  BenchResult r;
+  r.workload = "sync_cls";
+  r.backend = backend;
+  r.aten_calls_per_update = program->num_update_kernels();
+  r.ms_per_sync = ms;
+  r.collectives_per_sync = collectives;
+  return r;
 }
 
 }  // namespace
@@ -128,6 +176,7 @@ std::vector<std::string> BenchWorkloads() {
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend,
                                      bool quick) {
+  if (workload == "sync_cls") return RunSyncBench(backend, quick);
   TALLY_ASSIGN_OR_RETURN(exec::Backend be, exec::ParseBackend(backend));
   TALLY_ASSIGN_OR_RETURN(Workload w, MakeWorkload(workload, quick));
   TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(w.batch));
