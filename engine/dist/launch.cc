@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -93,7 +94,12 @@ absl::StatusOr<int> ReadPort(int fd, absl::Duration timeout) {
 }
 
 [[noreturn]] void RunChild(int rank, int world_size, int port_fd, int report_fd, const LaunchOptions& options,
-                           const RankFn& fn) {
+                           const RankFn& fn, pid_t parent) {
+  // A rank outlives no launcher (a Ctrl-C'd `tally eval` leaves no rank
+  // waiting out its timeout).
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(1);
+  signal(SIGPIPE, SIG_DFL);
   at::set_num_threads(std::max(1, options.threads_per_rank));
   absl::StatusOr<std::string> result = absl::InternalError("not run");
   auto port = ReadPort(port_fd, options.timeout + absl::Seconds(10));
@@ -163,6 +169,11 @@ absl::StatusOr<std::vector<RankOutcome>> RunRanks(int world_size, const LaunchOp
     port_write[r] = b[1];
   }
   const absl::Time start = absl::Now();
+  const pid_t parent = getpid();
+  // Writing a port to a rank that already died must not kill the launcher.
+  struct sigaction ignore_pipe = {}, old_pipe = {};
+  ignore_pipe.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore_pipe, &old_pipe);
   std::vector<pid_t> pids(world_size, -1);
   for (int r = 0; r < world_size; ++r) {
     pid_t pid = fork();
@@ -171,6 +182,7 @@ absl::StatusOr<std::vector<RankOutcome>> RunRanks(int world_size, const LaunchOp
       for (int q = 0; q < r; ++q) kill(pids[q], SIGKILL);
       for (int q = 0; q < r; ++q) waitpid(pids[q], nullptr, 0);
       close_all();
+      sigaction(SIGPIPE, &old_pipe, nullptr);
       return absl::ResourceExhaustedError(absl::StrCat("cannot fork rank ", r, ": ", strerror(err)));
     }
     if (pid == 0) {
@@ -184,7 +196,7 @@ absl::StatusOr<std::vector<RankOutcome>> RunRanks(int world_size, const LaunchOp
           close_fd(port_read[q]);
         }
       }
-      RunChild(r, world_size, port_read[r], report_write[r], options, fn);
+      RunChild(r, world_size, port_read[r], report_write[r], options, fn, parent);
     }
     pids[r] = pid;
   }
@@ -227,7 +239,7 @@ absl::StatusOr<std::vector<RankOutcome>> RunRanks(int world_size, const LaunchOp
       wait_ms = static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));
     }
     int n = poll(fds.data(), fds.size(), wait_ms);
-    if (n < 0 && errno != EINTR) break;
+    if (n < 0 && errno == EINTR) continue;
     for (size_t k = 0; n > 0 && k < fds.size(); ++k) {
       if (fds[k].revents == 0) continue;
       int r = ranks[k];
@@ -254,12 +266,13 @@ absl::StatusOr<std::vector<RankOutcome>> RunRanks(int world_size, const LaunchOp
         }
       }
     }
-    if (remaining > 0 && absl::Now() >= deadline) {
+    if (remaining > 0 && (n < 0 || absl::Now() >= deadline)) {
       for (int r = 0; r < world_size; ++r) {
         if (open[r]) stop(r);
       }
     }
   }
+  sigaction(SIGPIPE, &old_pipe, nullptr);
   for (int r = 0; r < world_size; ++r) {
     int status = 0;
     while (waitpid(pids[r], &status, 0) < 0 && errno == EINTR) {
