@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "engine/exec/aten_types.h"
+#include "engine/exec/stream_copy.h"
 #include "engine/exec/torch_status.h"
 #include "engine/exec/torchscript/plan.h"
 #include "engine/ir/printer.h"
@@ -249,13 +250,13 @@ void Program::Unsync() {
 namespace {
 
 // AppendRows copies `src` into `dst`, the rows after a cat state's end: a
-// plain memcpy for contiguous CPU tensors of one dtype (an update of a
+// streaming memcpy (exec/stream_copy.h) for contiguous CPU tensors of one dtype (an update of a
 // retrieval collection is three such copies, and copy_'s dispatch and
 // TensorIterator setup would cost more than the bytes), copy_ otherwise.
 void AppendRows(at::Tensor dst, const at::Tensor& src) {
   if (dst.is_cpu() && src.is_cpu() && dst.scalar_type() == src.scalar_type() && dst.is_contiguous() &&
       src.is_contiguous() && dst.sizes() == src.sizes()) {
-    std::memcpy(dst.data_ptr(), src.data_ptr(), src.nbytes());
+    exec::StreamCopy(dst.data_ptr(), src.data_ptr(), src.nbytes());
     return;
   }
   dst.copy_(src);
@@ -380,6 +381,8 @@ absl::StatusOr<NamedTensors> Program::Compute() const {
   }
   auto outs = finalize_plan_->Run(values, options_.checked);
   if (!outs.ok()) {
+    // A failed finalize check reads like a deferred check: "<metric>: <what>".
+    if (auto check = exec::CheckFailure(outs.status().message())) return absl::InvalidArgumentError(*check);
     return absl::Status(outs.status().code(), absl::StrCat(metric_names_, ": compute: ", outs.status().message()));
   }
   NamedTensors result;

@@ -4,9 +4,9 @@
 // are grouped by query, each query is scored on its documents sorted by preds
 // (descending, stable), and the result is the mean over queries.
 //
-// Update checks the targets (a deferred counter, count_invalid) and appends
-// the rows as given to `cat` states that every retrieval metric of a
-// collection shares. Finalize sorts the rows by (index, preds descending)
+// Update appends the rows as given to `cat` states that every retrieval
+// metric of a collection shares. Finalize checks the targets
+// (count_invalid + assert_zero), sorts the rows by (index, preds descending)
 // with segment_sort and scores every query with retrieval_score, whose
 // decomposition reads each query at its last row through segment scans (no
 // host loop over queries, no data-dependent number of them) and whose CPU
@@ -14,8 +14,8 @@
 //
 // Arguments: top_k (none = all documents), empty_target_action (neg, pos,
 // skip, error; the default is neg, pos for fall_out), ignore_index,
-// adaptive_k (precision). Targets must be 0/1 (>= 0 for normalized_dcg), a
-// deferred check. With empty_target_action=error, Compute fails when a query
+// adaptive_k (precision). Targets must be 0/1 (>= 0 for normalized_dcg),
+// checked when Compute runs. With empty_target_action=error, Compute fails when a query
 // has no positive target (no negative one for fall_out).
 #include <cmath>
 #include <optional>
@@ -81,7 +81,10 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
   // or float targets; relevance must be 0/1 except for normalized_dcg, whose
   // graded relevance must be >= 0. The states keep the rows as given (the
   // target as i64, or f64 when it is floating), so that every metric of a
-  // collection shares them and the update is one check and three appends.
+  // collection shares them and the update is three appends and nothing else.
+  // The rows are kept whole anyway, so the value check of the targets runs
+  // over the states in finalize (count_invalid, then assert_zero: one host
+  // read that `inspect` marks) rather than over every batch.
   ir::AttrMap check_attrs;
   ir::AttrMap score_attrs = {{"metric", std::string(MetricAttr(kind))},
                              {"empty_target_action", action},
@@ -91,10 +94,6 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
     score_attrs["ignore_index"] = *ignore_index;
   }
   if (top_k.has_value()) score_attrs["top_k"] = *top_k;
-  std::vector<Expr> invalid = b.OpN("count_invalid", {target}, check_attrs);  // (not 0/1, negative)
-  if (!b.ok()) return b.status();
-  b.Check("target", kind == Kind::kNdcg ? "{n} negative relevance values" : "{n} values outside {0, 1}",
-          invalid[kind == Kind::kNdcg ? 1 : 0]);
   const DType target_dtype = ir::IsFloating(target.dtype()) ? DType::kFloat64 : DType::kInt64;
   auto idx_rows = b.AddState("indexes", DType::kInt64, {}, Reducer::kCat);
   auto preds_rows = b.AddState("preds", DType::kFloat32, {}, Reducer::kCat);
@@ -103,14 +102,17 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
   b.Accumulate(preds_rows, dsl::Cast(preds, DType::kFloat32));
   b.Accumulate(target_rows, dsl::Cast(target, target_dtype));
 
+  std::vector<Expr> invalid = b.OpN("count_invalid", {b.Read(target_rows)}, check_attrs);  // (not 0/1, negative)
   std::vector<Expr> s = b.OpN("segment_sort", {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)}, {});
   if (!b.ok()) return b.status();
   std::vector<Expr> score = b.OpN("retrieval_score", {s[0], s[1], s[2]}, score_attrs);
   if (!b.ok()) return b.status();
-  Expr value = score[0];
+  Expr value = b.Op("assert_zero", {invalid[kind == Kind::kNdcg ? 1 : 0], score[0]},
+                    {{"message", absl::StrCat(args.metric_name(), ": target: {n} ",
+                                              kind == Kind::kNdcg ? "negative relevance values"
+                                                                  : "values outside {0, 1}")}});
   if (action == "error") {
-    // Only the whole state tells whether a query lacks positives: finalize
-    // reads the count and fails (a host read `inspect` marks).
+    // Only the whole state tells whether a query lacks positives.
     value = b.Op("assert_zero", {score[1], value},
                  {{"message", absl::StrCat(args.metric_name(), ": {n} queries without a ",
                                            kind == Kind::kFallOut ? "negative" : "positive",

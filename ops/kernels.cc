@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_replace.h"
 #include "engine/exec/aten_types.h"
+#include "engine/exec/torch_status.h"
 #include "ops/meta_kernels.h"
 #include "ops/fused/bl_confmat.h"
 #include "ops/fused/mc_confmat.h"
@@ -370,7 +371,8 @@ void RetrievalScore(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 void AssertZero(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   if (!in[0].is_meta()) {
     const int64_t count = in[0].item<int64_t>();
-    TORCH_CHECK(count == 0, absl::StrReplaceAll(n.GetString("message"), {{"{n}", std::to_string(count)}}));
+    TORCH_CHECK(count == 0, exec::kCheckFailed,
+                absl::StrReplaceAll(n.GetString("message"), {{"{n}", std::to_string(count)}}));
   }
   out[0] = in[1];
 }

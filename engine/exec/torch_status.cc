@@ -14,4 +14,10 @@ std::string FirstLine(const char* what) {
   return s;
 }
 
+std::optional<std::string> CheckFailure(absl::string_view message) {
+  auto pos = message.find(kCheckFailed);
+  if (pos == absl::string_view::npos) return std::nullopt;
+  return std::string(message.substr(pos + std::strlen(kCheckFailed)));
+}
+
 }  // namespace tally::exec

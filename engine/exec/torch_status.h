@@ -7,6 +7,7 @@
 #define TALLY_ENGINE_EXEC_TORCH_STATUS_H_
 
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -17,6 +18,13 @@ namespace tally::exec {
 
 // FirstLine keeps the first line of a LibTorch message (drops the C++ trace).
 std::string FirstLine(const char* what);
+
+// kCheckFailed starts the message of a failed finalize check (the op
+// assert_zero, in either backend); Compute reports the text after it alone,
+// as it reports a deferred-check counter.
+inline constexpr char kCheckFailed[] = "check failed: ";
+// CheckFailure returns the text after kCheckFailed when `message` holds it.
+std::optional<std::string> CheckFailure(absl::string_view message);
 
 // CatchTorch runs `f` and turns any exception into an Internal/InvalidArgument
 // status prefixed with `context`.

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "engine/exec/aten_types.h"
+#include "engine/exec/torch_status.h"
 #include "engine/exec/torchscript/lowering.h"
 #include "ops/op_registry.h"
 
@@ -450,7 +451,7 @@ Result AssertZero(LowerCtx& c, const ir::Node& n, const Values& in) {
   Value* on_meta = c.Call(c10::Symbol::fromQualString("prim::is_meta"), {in[0]});
   Value* nonzero = c.Call(A("is_nonzero"), {c.Call(A("gt"), {in[0], 0})});
   Value* cond = c.Call(A("__and__"), {c.Call(A("__not__"), {on_meta}), nonzero});
-  std::string message = absl::StrReplaceAll(n.GetString("message"), {{"{n}", "{}"}});
+  std::string message = absl::StrCat(exec::kCheckFailed, absl::StrReplaceAll(n.GetString("message"), {{"{n}", "{}"}}));
   Value* value = in[1];
   return Values{c.If(
       cond,
