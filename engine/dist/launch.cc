@@ -318,7 +318,7 @@ absl::Status FirstFailure(const std::vector<RankOutcome>& outcomes) {
   if (best == nullptr) return absl::OkStatus();
   if (category(*best) == 0) {
     bool alike = true;
-    for (const RankOutcome& o : outcomes) alike &= o.status.ok() || o.status == best->status;
+    for (const RankOutcome& o : outcomes) alike &= o.status.ok() || o.stopped || o.status == best->status;
     if (alike) return best->status;
   }
   const std::string prefix = absl::StrCat("rank ", best->rank, " of ", outcomes.size());

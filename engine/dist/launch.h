@@ -72,8 +72,9 @@ std::pair<int64_t, int64_t> ShardRange(int64_t rows, int world_size, int rank);
 // bad input, a program mismatch), then a rank that died, then the
 // communication errors other ranks saw as a consequence, then ranks stopped.
 // A rank's own error that every failed rank reported alike (the same bad
-// input everywhere, or rank 0's Compute) is the run's error as one process
-// would give it, without the prefix.
+// input everywhere, or rank 0's Compute; ranks stopped by RunRanks reported
+// nothing) is the run's error as one process would give it, without the
+// prefix.
 absl::Status FirstFailure(const std::vector<RankOutcome>& outcomes);
 
 }  // namespace tally::dist

@@ -323,6 +323,11 @@ TEST(Launch, FirstFailurePrefersTheRootCause) {
   same[2].status = absl::OkStatus();
   EXPECT_THAT(dist::FirstFailure(same),
               StatusIs(absl::StatusCode::kInvalidArgument, "multiclass_accuracy: target: 2 values outside [0, 3)"));
+  // Ranks stopped by the launcher reported nothing: the error stays unprefixed.
+  same[1].status = absl::DeadlineExceededError("stopped");
+  same[1].stopped = same[1].abnormal = true;
+  EXPECT_THAT(dist::FirstFailure(same),
+              StatusIs(absl::StatusCode::kInvalidArgument, "multiclass_accuracy: target: 2 values outside [0, 3)"));
 }
 
 TEST(Launch, ShardsAreContiguousAndAsEqualAsPossible) {

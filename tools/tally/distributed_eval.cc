@@ -21,6 +21,9 @@ absl::StatusOr<std::string> EvaluateDistributed(const std::vector<std::string>& 
   const bool json = dist_options.format == "json";
   dist::LaunchOptions launch;
   launch.timeout = dist_options.timeout;
+  // The first failure decides the run: a dead rank stops the others at once
+  // instead of leaving them to time out.
+  launch.stop_all_on_failure = true;
   auto outcomes = dist::RunRanks(world, launch, [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
     Program& program = *prepared.program;  // this rank's forked copy
     auto [begin, end] = dist::ShardRange(prepared.rows, world, rv.rank);

@@ -6,7 +6,8 @@
 // (engine/dist/launch.h). Rank r takes the r-th of W contiguous shards of
 // the rows (as equal as possible), feeds it in --batch-size batches,
 // joins the group, and dist::Sync folds every rank's states; rank 0 computes
-// and formats the results, which are printed once.
+// and formats the results, which are printed once. The first rank to fail
+// or die stops the others, and its error is the run's.
 #ifndef TALLY_TOOLS_TALLY_DISTRIBUTED_EVAL_H_
 #define TALLY_TOOLS_TALLY_DISTRIBUTED_EVAL_H_
 
