@@ -253,46 +253,6 @@ void ScoreAll(const int64_t* keys, const P* preds, const T* target, int64_t n, c
 
 // ---- segment_sort ------------------------------------------------------------
 
-// SortByKey writes into `perm` the stable ascending order of `keys`.
-void SortByKey(const int64_t* keys, int64_t n, int64_t* perm) {
-  int64_t lo = keys[0], hi = keys[0];
-  bool sorted = true;
-  for (int64_t i = 1; i < n; ++i) {
-    lo = std::min(lo, keys[i]);
-    hi = std::max(hi, keys[i]);
-    sorted &= keys[i] >= keys[i - 1];
-  }
-  if (sorted) {
-    for (int64_t i = 0; i < n; ++i) perm[i] = i;
-    return;
-  }
-  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
-  auto offset = [lo](int64_t k) { return static_cast<uint64_t>(k) - static_cast<uint64_t>(lo); };
-  if (range <= static_cast<uint64_t>(2 * n + 1024)) {  // dense ids: one counting sort
-    std::vector<int64_t> start(range + 2, 0);
-    for (int64_t i = 0; i < n; ++i) ++start[offset(keys[i]) + 1];
-    for (uint64_t v = 1; v < range + 2; ++v) start[v] += start[v - 1];
-    for (int64_t i = 0; i < n; ++i) perm[start[offset(keys[i])]++] = i;
-    return;
-  }
-  // Sparse ids: a stable LSD radix sort over the bytes the range needs.
-  int bytes = 0;
-  for (uint64_t r = range; r != 0; r >>= 8) ++bytes;
-  std::vector<int64_t> tmp(n);
-  for (int64_t i = 0; i < n; ++i) perm[i] = i;
-  int64_t* src = perm;
-  int64_t* dst = tmp.data();
-  for (int b = 0; b < bytes; ++b) {
-    const int shift = 8 * b;
-    int64_t count[257] = {0};
-    for (int64_t i = 0; i < n; ++i) ++count[((offset(keys[src[i]]) >> shift) & 0xff) + 1];
-    for (int d = 1; d < 257; ++d) count[d] += count[d - 1];
-    for (int64_t i = 0; i < n; ++i) dst[count[(offset(keys[src[i]]) >> shift) & 0xff]++] = src[i];
-    std::swap(src, dst);
-  }
-  if (src != perm) std::copy(src, src + n, perm);
-}
-
 // DescendingKey maps a score to an unsigned key whose ascending order is the
 // scores' descending order, NaN first (ATen sorts NaN as largest) and -0
 // equal to +0 (they compare equal, so ties keep row order).
@@ -313,43 +273,34 @@ inline uint64_t DescendingKey(double x) {
   return ~ascending;
 }
 
-// SortRuns orders each run of equal keys by score descending, ties in row
-// order: a plain sort of (key, position in the run) pairs, which are all
-// distinct, so no stable sort (and no temporary buffer) is needed.
-template <typename S>
-void SortRuns(const int64_t* keys, const S* scores, int64_t n, int64_t* perm) {
-  std::vector<int64_t> starts;
-  for (int64_t i = 0; i < n; ++i)
-    if (i == 0 || keys[perm[i]] != keys[perm[i - 1]]) starts.push_back(i);
-  const int64_t runs = static_cast<int64_t>(starts.size());
-  starts.push_back(n);
-  at::parallel_for(0, runs, 64, [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> rows;
-    std::vector<std::pair<decltype(DescendingKey(S{})), uint32_t>> order;
-    for (int64_t r = begin; r < end; ++r) {
-      int64_t* first = perm + starts[r];
-      const int64_t len = starts[r + 1] - starts[r];
-      if (len < 2) continue;
-      rows.assign(first, first + len);
-      order.resize(len);
-      for (int64_t j = 0; j < len; ++j) order[j] = {DescendingKey(scores[rows[j]]), static_cast<uint32_t>(j)};
-      std::sort(order.begin(), order.end());
-      for (int64_t j = 0; j < len; ++j) first[j] = rows[order[j].second];
-    }
-  });
-}
+// A row's sort word: its score's descending key, then the row, so that words
+// are distinct and order by score, ties by row. float32 scores and fewer than
+// 2^32 rows pack into one uint64; otherwise a (key, row) pair.
+struct PackedWords {
+  using Word = uint64_t;
+  static Word Make(float score, int64_t row) {
+    return (static_cast<uint64_t>(DescendingKey(score)) << 32) | static_cast<uint64_t>(row);
+  }
+  static int64_t Row(Word w) { return static_cast<int64_t>(w & 0xffffffffu); }
+};
+struct PairWords {
+  using Word = std::pair<uint64_t, int64_t>;
+  template <typename S>
+  static Word Make(S score, int64_t row) {
+    return {DescendingKey(score), row};
+  }
+  static int64_t Row(const Word& w) { return w.second; }
+};
 
-// PackedPermutation is the permutation for float32 scores and fewer than
-// 2^32 rows: each row becomes one uint64, (descending key of its score) << 32
-// | row. A stable counting (or radix) sort by query key moves these words, and
-// a plain sort of each query's contiguous words then orders it by score,
-// ties by row (the words are distinct) — no indirection, no stable sort.
-void PackedPermutation(const int64_t* keys, const float* scores, int64_t n, int64_t* perm) {
-  std::vector<uint64_t> words(n);
+// Permutation writes segment_sort's order into `perm`: a stable counting sort
+// (dense ids) or LSD radix sort (sparse ids) by query key moves the rows'
+// words, then a plain sort of each query's contiguous words orders it — no
+// indirection and no stable sort.
+template <class W, typename S>
+void Permutation(const int64_t* keys, const S* scores, int64_t n, int64_t* perm) {
+  using Word = typename W::Word;
+  std::vector<Word> words(n);
   std::vector<int64_t> starts;  // first word of each query
-  auto pack = [scores](int64_t i) {
-    return (static_cast<uint64_t>(DescendingKey(scores[i])) << 32) | static_cast<uint64_t>(i);
-  };
   int64_t lo = keys[0], hi = keys[0];
   bool sorted = true;
   for (int64_t i = 1; i < n; ++i) {
@@ -361,7 +312,7 @@ void PackedPermutation(const int64_t* keys, const float* scores, int64_t n, int6
   auto offset = [lo](int64_t k) { return static_cast<uint64_t>(k) - static_cast<uint64_t>(lo); };
   if (sorted) {
     for (int64_t i = 0; i < n; ++i) {
-      words[i] = pack(i);
+      words[i] = W::Make(scores[i], i);
       if (i == 0 || keys[i] != keys[i - 1]) starts.push_back(i);
     }
   } else if (range <= static_cast<uint64_t>(2 * n + 1024)) {  // dense ids: one counting sort
@@ -371,11 +322,11 @@ void PackedPermutation(const int64_t* keys, const float* scores, int64_t n, int6
       if (next[v] != 0) starts.push_back(next[v - 1]);
       next[v] += next[v - 1];
     }
-    for (int64_t i = 0; i < n; ++i) words[next[offset(keys[i])]++] = pack(i);
+    for (int64_t i = 0; i < n; ++i) words[next[offset(keys[i])]++] = W::Make(scores[i], i);
   } else {  // sparse ids: a stable LSD radix sort over the bytes the range needs
-    for (int64_t i = 0; i < n; ++i) words[i] = pack(i);
-    std::vector<uint64_t> tmp(n);
-    auto key_of = [keys, &offset](uint64_t w) { return offset(keys[w & 0xffffffffu]); };
+    for (int64_t i = 0; i < n; ++i) words[i] = W::Make(scores[i], i);
+    std::vector<Word> tmp(n);
+    auto key_of = [keys, &offset](const Word& w) { return offset(keys[W::Row(w)]); };
     for (uint64_t r = range, shift = 0; r != 0; r >>= 8, shift += 8) {
       int64_t count[257] = {0};
       for (int64_t i = 0; i < n; ++i) ++count[((key_of(words[i]) >> shift) & 0xff) + 1];
@@ -392,7 +343,7 @@ void PackedPermutation(const int64_t* keys, const float* scores, int64_t n, int6
     for (int64_t r = begin; r < end; ++r) std::sort(words.begin() + starts[r], words.begin() + starts[r + 1]);
   });
   at::parallel_for(0, n, 1 << 16, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) perm[i] = static_cast<int64_t>(words[i] & 0xffffffffu);
+    for (int64_t i = begin; i < end; ++i) perm[i] = W::Row(words[i]);
   });
 }
 
@@ -466,12 +417,11 @@ at::Tensor SegmentSortPermutationCpu(const at::Tensor& keys, const at::Tensor& s
   if (n == 0) return perm;
   int64_t* p = perm.data_ptr<int64_t>();
   if (s.scalar_type() == at::kFloat && n < (int64_t{1} << 32)) {
-    PackedPermutation(k.data_ptr<int64_t>(), s.data_ptr<float>(), n, p);
-    return perm;
+    Permutation<PackedWords>(k.data_ptr<int64_t>(), s.data_ptr<float>(), n, p);
+  } else {
+    AT_DISPATCH_FLOATING_TYPES(s.scalar_type(), "segment_sort",
+                               [&] { Permutation<PairWords>(k.data_ptr<int64_t>(), s.data_ptr<scalar_t>(), n, p); });
   }
-  SortByKey(k.data_ptr<int64_t>(), n, p);
-  AT_DISPATCH_FLOATING_TYPES(s.scalar_type(), "segment_sort",
-                             [&] { SortRuns(k.data_ptr<int64_t>(), s.data_ptr<scalar_t>(), n, p); });
   return perm;
 }
 
