@@ -20,7 +20,8 @@
 // valid scores is outside [0, 1] (mc_bad rows show it).
 //
 // Retrieval also runs with queries laid out contiguously and split across
-// rank boundaries, and the field bug of DESIGN.md — RetrievalRecall@1 coming
+// rank boundaries; four forms also run on the TorchScript backend (whose
+// plans run the custom merge graphs); and the field bug of DESIGN.md — RetrievalRecall@1 coming
 // out as RetrievalMRR / world_size — has its own case.
 #include <ATen/ATen.h>
 
@@ -63,6 +64,7 @@ struct Case {
   std::string name;
   std::vector<std::string> specs;
   Form form;
+  CompileOptions options;  // the backend
   NamedTensors data;
   std::unique_ptr<Program> program;  // fresh states: each rank's forked copy updates it
   std::map<int, Expected> want;      // by world size (the batches differ)
@@ -104,7 +106,7 @@ NamedTensors ContiguousQueries(int64_t queries, at::Generator& gen) {
 // Reference is one process fed every row, in the batches `world` ranks feed.
 Expected Reference(const Case& c, int world) {
   Expected e;
-  auto p = testing::CompileFor(c.specs, c.form, CompileOptions{});
+  auto p = testing::CompileFor(c.specs, c.form, c.options);
   EXPECT_TRUE(p.ok()) << c.name << ": " << p.status();
   if (!p.ok()) return e;
   for (int r = 0; r < world; ++r) {
@@ -120,12 +122,13 @@ Expected Reference(const Case& c, int world) {
 }
 
 absl::StatusOr<Case> MakeCase(const std::string& name, const std::vector<std::string>& specs, const Form& form,
-                              const NamedTensors& data) {
+                              const NamedTensors& data, exec::Backend backend = exec::Backend::kEager) {
   Case c;
   c.name = name;
   c.specs = specs;
   c.form = form;
-  auto p = testing::CompileFor(specs, form, CompileOptions{});
+  c.options.backend = backend;
+  auto p = testing::CompileFor(specs, form, c.options);
   if (!p.ok()) return p.status();
   c.program = std::move(*p);
   c.data = testing::Used(*c.program, data);
@@ -175,8 +178,8 @@ class SyncInvariance : public ::testing::Test {
     auto by_form = SpecsByForm();
     at::Generator gen = at::detail::createCPUGenerator(20240613);
     auto add = [&](const std::string& name, const std::vector<std::string>& specs, const Form& form,
-                   const NamedTensors& data) {
-      auto c = MakeCase(name, specs, form, data);
+                   const NamedTensors& data, exec::Backend backend = exec::Backend::kEager) {
+      auto c = MakeCase(name, specs, form, data, backend);
       ASSERT_TRUE(c.ok()) << name << ": " << c.status();
       cases_->push_back(*std::move(c));
     };
@@ -192,6 +195,12 @@ class SyncInvariance : public ::testing::Test {
       add(absl::StrCat(f, "/23_rows"), by_form[f], form, testing::MakeBatch(form, 23, gen));
     }
     add("ret/contiguous_queries", by_form["ret"], Form{"ret"}, ContiguousQueries(9, gen));
+    // The TorchScript backend runs the custom merge graphs of the fold.
+    for (const char* f : {"agg", "reg1", "ret", "mc_f"}) {
+      Form form{f};
+      add(absl::StrCat(f, "/37_rows/torchscript"), by_form[f], form, testing::MakeBatch(form, 37, gen),
+          exec::Backend::kTorchScript);
+    }
   }
   static void TearDownTestSuite() {
     delete cases_;
