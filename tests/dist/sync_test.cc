@@ -136,6 +136,46 @@ TEST(Sync, SyncedCopyLeavesLocalStatesAndUpdatesContinue) {
   ExpectAllOk(outcomes);
 }
 
+TEST(Sync, SetSyncedIsCheckedAndEveryStateChangeDropsIt) {
+  // Verifies the Program side of Sync without processes: SetSynced rejects a
+  // copy of the wrong size or dtype (Internal), Compute reads an installed
+  // copy, and Reset, Merge and LoadState drop it like Update does.
+  const Form form{"mc_f", 10};
+  at::Generator gen = at::detail::createCPUGenerator(15);
+  const NamedTensors data = testing::MakeBatch(form, 24, gen);
+  auto a = MustCompile(kCls, form);
+  auto b = MustCompile(kCls, form);
+  ASSERT_TRUE(a && b);
+  NamedTensors used = testing::Used(*a, data);
+  ASSERT_THAT(testing::FeedRows(*a, used, 0, 10, 5), testing::IsOk());
+  ASSERT_THAT(testing::FeedRows(*b, used, 10, 24, 5), testing::IsOk());
+  EXPECT_THAT(a->SetSynced({}), StatusIs(absl::StatusCode::kInternal, HasSubstr("needs")));
+  std::vector<at::Tensor> wrong;
+  for (const auto& t : a->states()) wrong.push_back(t.to(at::kFloat));
+  EXPECT_THAT(a->SetSynced(wrong), StatusIs(absl::StatusCode::kInternal, HasSubstr("is not a")));
+  EXPECT_FALSE(a->synced());
+  auto want_b = b->Compute();
+  ASSERT_TRUE(want_b.ok());
+  auto use_b = [&] {
+    ASSERT_THAT(a->SetSynced(b->states()), testing::IsOk());
+    ASSERT_TRUE(a->synced());
+    auto v = a->Compute();
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_EQ(testing::CompareResults(*v, *want_b, 0), "");
+  };
+  use_b();
+  auto saved = a->SaveState();
+  ASSERT_TRUE(saved.ok());
+  EXPECT_THAT(a->LoadState(*saved), testing::IsOk());
+  EXPECT_FALSE(a->synced());
+  use_b();
+  EXPECT_THAT(a->Merge(*b), testing::IsOk());
+  EXPECT_FALSE(a->synced());
+  use_b();
+  EXPECT_THAT(a->Reset(), testing::IsOk());
+  EXPECT_FALSE(a->synced());
+}
+
 TEST(Sync, ClassificationCollectionIsTwoCollectives) {
   // Verifies the sync_cls budget: the cls_small collection (accuracy,
   // precision, recall, F1, confusion matrix; one int64 confusion matrix and
