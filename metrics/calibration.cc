@@ -34,6 +34,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/dsl/builder.h"
 #include "engine/status_macros.h"
+#include "metrics/curve_common.h"
 #include "metrics/registry.h"
 
 namespace tally::metrics {
@@ -79,44 +80,14 @@ struct Binned {
   Expr conf, acc, keep;
 };
 
-// BinaryInputs reads binary preds/target (TorchMetrics'
+// BinaryBins reads binary preds/target (TorchMetrics'
 // _binary_confusion_matrix_format with convert_to_labels=False).
-bool BinaryInputs(MetricBuilder& b, const Args& a, Binned& out) {
-  Expr preds = b.Input("preds");
-  Expr target = b.Input("target");
-  if (!b.ok()) return false;
-  const auto& ps = b.FindInput("preds")->shape;
-  const auto& ts = b.FindInput("target")->shape;
-  if (!ir::IsFloating(preds.dtype())) {
-    b.FailInput("preds", absl::StrCat("expected floating point probabilities or logits, got ",
-                                      ir::DTypeName(preds.dtype())));
-  } else if (ir::IsFloating(target.dtype())) {
-    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ", ir::DTypeName(target.dtype())));
-  } else if (ps.empty()) {
-    b.FailInput("preds", "expected a tensor of shape (N, ...), got a scalar");
-  } else if (ps != ts) {
-    b.FailInput("preds", absl::StrCat("shape ", ShapeString(ps), " does not match target's shape ", ShapeString(ts)));
-  }
-  if (!b.ok()) return false;
-  if (preds.rank() > 1) {
-    preds = dsl::Flatten(preds);
-    target = dsl::Flatten(target);
-  }
-  Expr t = dsl::Cast(target, DType::kInt64);
-  Expr valid = t == int64_t{0} || t == int64_t{1};
-  Expr bad = !valid;
-  if (a.ignore_index) {
-    Expr ignored = t == static_cast<double>(*a.ignore_index);
-    bad = bad && !ignored;
-    valid = valid && !ignored;
-  }
-  b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
-  // Ignored elements are dropped before the logits check (NaN fails both
-  // comparisons, so it counts as outside, as in TorchMetrics).
-  Expr outside = !(preds >= 0.0 && preds <= 1.0) && valid;
-  out.conf = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
-  out.acc = dsl::Where(valid, t, int64_t{0});
-  out.keep = valid;
+bool BinaryBins(MetricBuilder& b, const Args& a, Binned& out) {
+  BinaryInputs in;
+  if (!ReadBinaryInputs(a.ignore_index, /*cast_f32=*/false, b, in)) return false;
+  out.conf = in.probs;
+  out.acc = dsl::Where(in.valid, in.target, int64_t{0});
+  out.keep = in.valid;
   return b.ok();
 }
 
@@ -174,7 +145,7 @@ absl::StatusOr<Metric> Build(Task task, SpecArgs& args, const dsl::Signature& si
   TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, args));
   MetricBuilder b(args.metric_name(), sig, device);
   Binned in;
-  if (!(task == Task::kBinary ? BinaryInputs(b, a, in) : MulticlassInputs(b, a, in))) return b.status();
+  if (!(task == Task::kBinary ? BinaryBins(b, a, in) : MulticlassInputs(b, a, in))) return b.status();
   const int64_t bins = a.n_bins + 1;  // the last holds confidences of exactly 1.0
   const DType cdt = in.conf.dtype();
   Expr boundaries = dsl::Linspace(in.conf, 0.0, 1.0, a.n_bins + 1, cdt);

@@ -154,4 +154,45 @@ bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_
   return b.ok();
 }
 
+bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::MetricBuilder& b, BinaryInputs& in) {
+  Expr preds = b.Input("preds");
+  Expr target = b.Input("target");
+  if (!b.ok()) return false;
+  auto shape = [](const std::vector<int64_t>& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); };
+  const std::vector<int64_t>& ps = b.FindInput("preds")->shape;
+  const std::vector<int64_t>& ts = b.FindInput("target")->shape;
+  if (!ir::IsFloating(preds.dtype())) {
+    b.FailInput("preds", absl::StrCat("expected floating point probabilities or logits, got ",
+                                      ir::DTypeName(preds.dtype())));
+  } else if (ir::IsFloating(target.dtype())) {
+    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ", ir::DTypeName(target.dtype())));
+  } else if (ps.empty()) {
+    b.FailInput("preds", "expected a tensor of shape (N, ...), got a scalar");
+  } else if (ps != ts) {
+    b.FailInput("preds", absl::StrCat("shape ", shape(ps), " does not match target's shape ", shape(ts)));
+  }
+  if (!b.ok()) return false;
+  if (preds.rank() > 1) {
+    preds = dsl::Flatten(preds);
+    target = dsl::Flatten(target);
+  }
+  if (cast_f32 && preds.dtype() != DType::kFloat32 && preds.dtype() != DType::kFloat64) {
+    preds = dsl::Cast(preds, DType::kFloat32);
+  }
+  Expr t = dsl::Cast(target, DType::kInt64);
+  Expr valid = t == int64_t{0} || t == int64_t{1};
+  Expr bad = !valid;
+  if (ignore_index) {
+    Expr ignored = t == static_cast<double>(*ignore_index);
+    bad = bad && !ignored;
+    valid = valid && !ignored;
+  }
+  b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
+  Expr outside = !(preds >= 0.0 && preds <= 1.0) && valid;
+  in.probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
+  in.target = t;
+  in.valid = valid;
+  return b.ok();
+}
+
 }  // namespace tally::metrics

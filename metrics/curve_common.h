@@ -49,6 +49,22 @@ struct SortedThresholds {
 // how many thresholds lie below each probability.
 SortedThresholds SortThresholds(const Thresholds& th);
 
+// BinaryInputs are the update inputs of a binary curve or calibration metric
+// (TorchMetrics' _binary_*_format without conversion to labels), flattened:
+// `probs` — sigmoided when any kept element lies outside [0, 1], NaN
+// included (ignored elements are dropped before that look) — the i64
+// `target`, and `valid` (target 0 or 1 and not ignore_index).
+struct BinaryInputs {
+  dsl::Expr probs, target, valid;
+};
+
+// ReadBinaryInputs validates float preds and integer/bool target of one shape
+// (N, ...), counts targets outside {0, 1} other than ignore_index with a
+// deferred check, and fills `in`. With `cast_f32`, preds other than f32/f64
+// become f32 first. A bad signature poisons the builder (an error naming the
+// metric and the input) and returns false.
+bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::MetricBuilder& b, BinaryInputs& in);
+
 // ClassTask is the input form of the multiclass and multilabel curves.
 enum class ClassTask { kMulticlass, kMultilabel };
 

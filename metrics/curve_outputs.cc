@@ -99,44 +99,14 @@ absl::StatusOr<Args> ReadArgs(Task task, SpecArgs& args) {
   return a;
 }
 
-std::string ShapeString(const std::vector<int64_t>& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
-
-// ReadBinaryInputs gives the flattened probabilities and labels (1
+// ReadBinaryLabels gives the flattened probabilities and labels (1
 // positive, 0 negative, -1 dropped) of binary inputs, as binary_auroc reads
-// them: a target outside {0, 1} is counted and dropped; when any kept
-// element lies outside [0, 1] (NaN included) the batch is sigmoided.
-bool ReadBinaryInputs(const Args& a, MetricBuilder& b, Expr* probs, Expr* label) {
-  Expr preds = b.Input("preds");
-  Expr target = b.Input("target");
-  if (!b.ok()) return false;
-  const std::vector<int64_t>& ps = b.FindInput("preds")->shape;
-  const std::vector<int64_t>& ts = b.FindInput("target")->shape;
-  if (!ir::IsFloating(preds.dtype())) {
-    b.FailInput("preds", absl::StrCat("expected floating point probabilities or logits, got ",
-                                      ir::DTypeName(preds.dtype())));
-  } else if (ir::IsFloating(target.dtype())) {
-    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ", ir::DTypeName(target.dtype())));
-  } else if (ps.empty()) {
-    b.FailInput("preds", "expected a tensor of shape (N, ...), got a scalar");
-  } else if (ps != ts) {
-    b.FailInput("preds", absl::StrCat("shape ", ShapeString(ps), " does not match target's shape ", ShapeString(ts)));
-  }
-  if (!b.ok()) return false;
-  preds = dsl::Flatten(preds);
-  if (preds.dtype() != DType::kFloat32 && preds.dtype() != DType::kFloat64) preds = dsl::Cast(preds, DType::kFloat32);
-  Expr t = dsl::Cast(dsl::Flatten(target), DType::kInt64);
-  Expr valid = t == int64_t{0} || t == int64_t{1};
-  Expr bad = !valid;
-  if (a.ignore_index) {
-    Expr ignored = t == static_cast<double>(*a.ignore_index);
-    bad = bad && !ignored;
-    valid = valid && !ignored;
-  }
-  b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
-  // TorchMetrics drops ignored elements before it looks for logits.
-  Expr outside = !(preds >= 0.0 && preds <= 1.0) && valid;
-  *probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
-  *label = dsl::Where(valid, t, int64_t{-1});
+// them (ReadBinaryInputs).
+bool ReadBinaryLabels(const Args& a, MetricBuilder& b, Expr* probs, Expr* label) {
+  BinaryInputs in;
+  if (!ReadBinaryInputs(a.ignore_index, /*cast_f32=*/true, b, in)) return false;
+  *probs = in.probs;
+  *label = dsl::Where(in.valid, in.target, int64_t{-1});
   return b.ok();
 }
 
@@ -347,7 +317,7 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
   Expr probs, label, stored_target;
   std::vector<int64_t> extra;
   if (task == Task::kBinary) {
-    if (!ReadBinaryInputs(a, b, &probs, &label)) return b.status();
+    if (!ReadBinaryLabels(a, b, &probs, &label)) return b.status();
     stored_target = label;
   } else {
     ClassInputs in;

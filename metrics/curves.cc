@@ -136,42 +136,9 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
     }
   }
   MetricBuilder b(args.metric_name(), sig, device);
-  Expr preds = b.Input("preds");
-  Expr target = b.Input("target");
-  if (!b.ok()) return b.status();
-  const auto& pshape = b.FindInput("preds")->shape;
-  const auto& tshape = b.FindInput("target")->shape;
-  if (!ir::IsFloating(preds.dtype())) {
-    b.FailInput("preds", absl::StrCat("expected floating point probabilities or logits, got ",
-                                      ir::DTypeName(preds.dtype())));
-  } else if (ir::IsFloating(target.dtype())) {
-    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ", ir::DTypeName(target.dtype())));
-  } else if (pshape.empty()) {
-    b.FailInput("preds", "expected a tensor of shape (N, ...), got a scalar");
-  } else if (pshape != tshape) {
-    b.FailInput("preds", absl::StrCat("shape ", preds.type().ShapeString(), " does not match target's shape ",
-                                      target.type().ShapeString()));
-  }
-  if (!b.ok()) return b.status();
-  if (preds.rank() > 1) {
-    preds = dsl::Flatten(preds);
-    target = dsl::Flatten(target);
-  }
-  if (preds.dtype() != DType::kFloat32 && preds.dtype() != DType::kFloat64) {
-    preds = dsl::Cast(preds, DType::kFloat32);
-  }
-  Expr t = dsl::Cast(target, DType::kInt64);
-  Expr valid = t == int64_t{0} || t == int64_t{1};
-  Expr bad = !valid;
-  if (ignore_index) {
-    Expr ignored = t == static_cast<double>(*ignore_index);
-    bad = bad && !ignored;
-    valid = valid && !ignored;
-  }
-  b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
-  // NaN fails both comparisons, so it also counts as outside (as in TorchMetrics).
-  Expr outside = !(preds >= 0.0 && preds <= 1.0) && valid;
-  Expr probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
+  BinaryInputs in;
+  if (!ReadBinaryInputs(ignore_index, /*cast_f32=*/true, b, in)) return b.status();
+  Expr probs = in.probs, t = in.target, valid = in.valid;
 
   if (!th.binned) {
     State p_rows = b.AddState("preds", probs.dtype(), {}, Reducer::kCat);
