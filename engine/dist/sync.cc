@@ -205,7 +205,8 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
   TALLY_RETURN_IF_ERROR(comm.Allgather(header, headers, "allgather of the state header"));
   std::vector<std::vector<int64_t>> lengths(world, std::vector<int64_t>(num_cats));
   {
-    at::Tensor h = headers.cpu();
+    at::Tensor h;
+    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { h = headers.cpu(); }, comm.who()));
     const int64_t* w = h.data_ptr<int64_t>();
     auto row = [&](int r) { return w + static_cast<int64_t>(r) * kHeaderWords; };
     for (int r = 0; r < world; ++r) {
@@ -238,9 +239,11 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
         comm.who()));
     stats.bytes_sent += mine.nbytes();
     TALLY_RETURN_IF_ERROR(comm.Allgather(mine, all, "allgather of the cat states' row counts"));
-    at::Tensor h = all.cpu();
+    at::Tensor h;
+    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { h = all.cpu(); }, comm.who()));
+    const int64_t* w = h.data_ptr<int64_t>();
     for (int r = 0; r < world; ++r) {
-      for (int k = 0; k < num_cats; ++k) lengths[r][k] = h[r][k].item<int64_t>();
+      for (int k = 0; k < num_cats; ++k) lengths[r][k] = w[static_cast<int64_t>(r) * num_cats + k];
     }
   }
   for (int r = 0; r < world; ++r) {

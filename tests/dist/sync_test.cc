@@ -198,6 +198,51 @@ TEST(Sync, ClassificationCollectionIsTwoCollectives) {
   for (const auto& o : *outcomes) EXPECT_EQ(o.output, "2") << "rank " << o.rank;
 }
 
+TEST(Sync, ManyCatStatesExchangeTheirRowCountsSeparately) {
+  // Verifies the path for more cat states than the header holds row counts
+  // for (11): 12 exact binary_auroc with different ignore_index values (24
+  // cat states, uneven shards, an empty rank) sync to the one-process result
+  // with one more allgather for the row counts.
+  std::vector<std::string> specs;
+  for (int k = 2; k < 14; ++k) specs.push_back(absl::StrCat("binary_auroc(ignore_index=", k, ")"));
+  const Form form{"bin_p"};
+  at::Generator gen = at::detail::createCPUGenerator(16);
+  const NamedTensors data = testing::MakeBatch(form, 5, gen);
+  auto program = MustCompile(specs, form);
+  ASSERT_TRUE(program);
+  int cats = 0;
+  for (const auto& d : program->module().states) cats += d.reducer == ir::Reducer::kCat;
+  ASSERT_GT(cats, 11);
+  const int world = 6;  // 5 rows: rank 5 has none
+  NamedTensors used = testing::Used(*program, data);
+  auto reference = MustCompile(specs, form);
+  for (int r = 0; r < world; ++r) {
+    auto [b, e] = dist::ShardRange(5, world, r);
+    ASSERT_THAT(testing::FeedRows(*reference, used, b, e, 2), testing::IsOk());
+  }
+  auto want = reference->Compute();
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto outcomes = dist::RunRanks(world, Options(), [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+    auto group = dist::ConnectGloo(rv);
+    if (!group.ok()) return group.status();
+    auto [b, e] = dist::ShardRange(5, world, rv.rank);
+    RANK_RETURN_IF_ERROR(testing::FeedRows(*program, used, b, e, 2));
+    auto stats = dist::Sync(*program, (*group)->pg(), {kTimeout});
+    if (!stats.ok()) return stats.status();
+    for (size_t i = 0; i < reference->states().size(); ++i) {
+      if (!testing::Close(program->synced_states()[i], reference->states()[i], 0)) {
+        return absl::InternalError(absl::StrCat("state ", program->module().states[i].name, " differs"));
+      }
+    }
+    auto v = program->Compute();
+    if (!v.ok()) return v.status();
+    RANK_RETURN_IF_ERROR(Check(testing::CompareResults(*v, *want, 1e-12), "results"));
+    return absl::StrCat(stats->collectives);
+  });
+  ExpectAllOk(outcomes);
+  for (const auto& o : *outcomes) EXPECT_EQ(o.output, "4") << "rank " << o.rank;  // header, counts, sums, bytes
+}
+
 TEST(Sync, WorldSizeOneNeedsNoCollective) {
   // Verifies that a group of one syncs without any collective and that the
   // synced result is the local one.
