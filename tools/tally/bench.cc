@@ -234,7 +234,9 @@ std::string BenchToJson(const BenchResult& r) {
 }
 
 std::string BenchToTable(const BenchResult& r) {
-  std::string out = absl::StrCat("workload  ", r.workload, " (", r.backend, ", ", at::get_num_threads(), " threads)\n");
+  // sync_cls runs in 2 forked ranks of one intra-op thread each.
+  std::string where = r.workload == "sync_cls" ? "2 ranks x 1 thread" : absl::StrCat(at::get_num_threads(), " threads");
+  std::string out = absl::StrCat("workload  ", r.workload, " (", r.backend, ", ", where, ")\n");
   auto row = [&](const char* k, const std::optional<double>& v, const char* unit) {
     if (v) absl::StrAppend(&out, "  ", k, ": ", *v, unit, "\n");
   };
