@@ -2,9 +2,7 @@
 // fed .npy files. Success paths print a table or the JSON contract of
 // CLI.md; every bad input exits non-zero with exactly one line on stderr
 // that names the metric or the input — never a stack trace, abort or signal.
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -22,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "nlohmann/json.hpp"
+#include "tests/tools/cli_testing.h"
 
 namespace tally {
 namespace {
@@ -29,94 +28,18 @@ namespace {
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 
-// TallyBinary finds //tools/tally:tally among the test's runfiles.
-std::string TallyBinary() {
-  std::vector<std::string> candidates;
-  for (const char* env : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
-    if (const char* dir = std::getenv(env)) candidates.push_back(absl::StrCat(dir, "/tally/tools/tally/tally"));
-  }
-  candidates.push_back("tools/tally/tally");
-  for (const std::string& c : candidates) {
-    if (access(c.c_str(), X_OK) == 0) return c;
-  }
-  return "";
-}
+using ::tally::testing::Invocation;
+using ::tally::testing::OneCleanErrorLine;
+using ::tally::testing::RunTally;
+using ::tally::testing::TallyBinary;
 
-std::string TmpDir() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return dir ? dir : "/tmp";
-}
+std::string TmpDir() { return ::tally::testing::TestTmpDir(); }
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// Invocation is what one run of the binary did.
-struct Invocation {
-  int exit_code = -1;  // when it exited normally
-  int signal = 0;      // when a signal ended it
-  std::string out;
-  std::string err;
-  std::string command;
-};
-
-std::ostream& operator<<(std::ostream& os, const Invocation& r) {
-  return os << "$ " << r.command << "\nexit " << r.exit_code << " signal " << r.signal << "\n--- stdout ---\n"
-            << r.out << "--- stderr ---\n" << r.err;
-}
-
-// RunTally runs the binary with `args`, capturing stdout and stderr.
-Invocation RunTally(const std::vector<std::string>& args) {
-  static int counter = 0;
-  const std::string binary = TallyBinary();
-  Invocation r;
-  r.command = absl::StrCat("tally ", absl::StrJoin(args, " "));
-  const std::string out_path = absl::StrCat(TmpDir(), "/cli_", counter, ".out");
-  const std::string err_path = absl::StrCat(TmpDir(), "/cli_", counter++, ".err");
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fo = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int fe = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fo, 1);
-    dup2(fe, 2);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(binary.c_str()));
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  r.out = ReadFile(out_path);
-  r.err = ReadFile(err_path);
-  return r;
-}
-
-// OneCleanErrorLine checks a failed run: a normal non-zero exit, exactly one
-// line on stderr containing every `names`, and no trace of a crash.
-::testing::AssertionResult OneCleanErrorLine(const Invocation& r, const std::vector<std::string>& names) {
-  if (r.signal != 0) return ::testing::AssertionFailure() << "killed by signal " << r.signal << "\n" << r;
-  if (r.exit_code == 0) return ::testing::AssertionFailure() << "exited 0\n" << r;
-  if (r.exit_code == 127) return ::testing::AssertionFailure() << "could not run the binary\n" << r;
-  if (r.err.empty() || r.err.back() != '\n' || r.err.find('\n') != r.err.size() - 1) {
-    return ::testing::AssertionFailure() << "stderr is not exactly one line\n" << r;
-  }
-  for (const char* crash : {"terminate", "Exception raised from", "what():", "Aborted", "frame #", "Traceback",
-                            "Segmentation"}) {
-    if (absl::StrContains(r.err, crash)) {
-      return ::testing::AssertionFailure() << "stderr has '" << crash << "'\n" << r;
-    }
-  }
-  for (const std::string& n : names) {
-    if (!absl::StrContains(r.err, n)) return ::testing::AssertionFailure() << "stderr does not name '" << n << "'\n" << r;
-  }
-  return ::testing::AssertionSuccess();
 }
 
 class CliTest : public ::testing::Test {
