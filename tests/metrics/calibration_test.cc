@@ -189,7 +189,9 @@ TEST(CalibrationTest, MergedHalvesEqualOnePass) {
     EXPECT_NEAR((*vm)[0].second.item<double>(), (*vw)[0].second.item<double>(), 1e-7) << c.spec;
     // Constant memory: n_bins + 1 bins per state, whatever the rows.
     for (const at::Tensor& s : (*a)->states()) {
-      if (s.dim() == 1) EXPECT_LE(s.size(0), 16) << c.spec;
+      if (s.dim() == 1) {
+        EXPECT_LE(s.size(0), 16) << c.spec;
+      }
     }
   }
 }
