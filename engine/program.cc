@@ -75,7 +75,7 @@ absl::StatusOr<std::vector<at::Tensor>> Program::InitialStates() const {
   TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options_.device));
   // Planning for a device needs no hardware; holding states on it does. Say
   // so plainly instead of passing on ATen's list of dispatch keys.
-  const bool available = dev.is_cuda()  ? at::hasCUDA() && (!dev.has_index() || dev.index() < at::getNumGPUs())
+  const bool available = dev.is_cuda()  ? at::hasCUDA() && (!dev.has_index() || static_cast<int64_t>(dev.index()) < static_cast<int64_t>(at::getNumGPUs()))
                          : dev.is_mps() ? at::hasMPS()
                                         : true;
   if (!available) {

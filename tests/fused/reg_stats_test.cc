@@ -419,7 +419,9 @@ TEST(RegStatsKernel, SkippedErrorMomentsAreZerosAndChangeNothingElse) {
       if (k >= 7 && k <= 9) {
         EXPECT_TRUE(at::equal(pruned[k], at::zeros_like(all[k]))) << "d=" << d << " result " << k;
         // (The low part of the mean, result 8, may be exactly 0.)
-        if (k != 8) EXPECT_NE(all[k].abs().sum().item<double>(), 0.0) << "d=" << d << " result " << k;
+        if (k != 8) {
+          EXPECT_NE(all[k].abs().sum().item<double>(), 0.0) << "d=" << d << " result " << k;
+        }
       } else {
         EXPECT_TRUE(at::equal(pruned[k], all[k])) << "d=" << d << " result " << k;
       }

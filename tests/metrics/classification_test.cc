@@ -38,9 +38,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 at::Tensor F32(const std::vector<double>& v, std::vector<int64_t> shape) {
   return at::tensor(v, at::kDouble).reshape(shape).to(at::kFloat);
 }
-at::Tensor F64(const std::vector<double>& v, std::vector<int64_t> shape) {
-  return at::tensor(v, at::kDouble).reshape(shape);
-}
 at::Tensor I64(const std::vector<int64_t>& v, std::vector<int64_t> shape) {
   return at::tensor(v, at::kLong).reshape(shape);
 }
