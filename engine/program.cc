@@ -287,6 +287,11 @@ void AddInPlace(at::Tensor& state, const at::Tensor& partial) {
 
 }  // namespace
 
+absl::Status Program::Validate(const NamedTensors& inputs) const {
+  std::vector<at::Tensor> ordered;
+  return CheckInputs(inputs, ordered);
+}
+
 absl::Status Program::Update(const NamedTensors& inputs) {
   Unsync();  // a synced copy no longer describes the states after this batch
   std::vector<at::Tensor> ordered;

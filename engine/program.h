@@ -46,6 +46,10 @@ class Program {
 
   // Update folds one batch of named inputs into the states.
   absl::Status Update(const NamedTensors& inputs);
+  // Validate runs Update's host-side input checks (names, dtypes, ranks,
+  // fixed dims, consistent row counts, device) without touching any state:
+  // OK exactly when Update would accept the inputs' metadata.
+  absl::Status Validate(const NamedTensors& inputs) const;
   // Compute returns one tensor per metric, labelled with the metric's label,
   // or for a multi-part result (a tuple such as roc's (fpr, tpr,
   // thresholds)) one per part, labelled "<label>/<i>/<j>..." by its path

@@ -1,0 +1,59 @@
+// Checkpoint files: framing, checksum and atomic writes for
+// Session::SaveCheckpoint / LoadCheckpoint.
+//
+// A file is "TALLYCKP" (8 bytes), a u32 version (1), a u64 payload size, the
+// payload, and a u64 FNV-1a hash of every byte before it; integers are
+// little-endian. FNV-1a detects every single-byte change (each step is a
+// bijection of the running hash), and the exact size check rejects every
+// truncation.
+#ifndef TALLY_ENGINE_CHECKPOINT_FORMAT_H_
+#define TALLY_ENGINE_CHECKPOINT_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tally::checkpoint {
+
+inline constexpr char kMagic[] = "TALLYCKP";
+inline constexpr uint32_t kVersion = 1;
+
+// Fnv1a64 hashes `bytes`.
+uint64_t Fnv1a64(absl::string_view bytes);
+// HexHash is Fnv1a64 as 16 hex digits.
+std::string HexHash(absl::string_view bytes);
+
+// PutU64 / PutString append a little-endian u64 / a u64 length and bytes.
+void PutU64(std::string& out, uint64_t v);
+void PutString(std::string& out, absl::string_view s);
+
+// Reader reads what PutU64/PutString wrote; false when the bytes run out.
+class Reader {
+ public:
+  explicit Reader(absl::string_view bytes) : rest_(bytes) {}
+  bool U64(uint64_t& v);
+  bool String(std::string& s);
+  bool done() const { return rest_.empty(); }
+
+ private:
+  absl::string_view rest_;
+};
+
+// Frame wraps a payload: magic, version, size, payload, checksum.
+std::string Frame(absl::string_view payload);
+// Unframe checks magic, version, size and checksum and returns the payload
+// (a view into `file`); `path` names the file in errors.
+absl::StatusOr<absl::string_view> Unframe(absl::string_view file, absl::string_view path);
+
+// WriteFileAtomically writes `bytes` to a temporary file in `path`'s
+// directory, fsyncs it, renames it over `path` and fsyncs the directory.
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view bytes);
+// ReadFile returns a file's bytes.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+}  // namespace tally::checkpoint
+
+#endif  // TALLY_ENGINE_CHECKPOINT_FORMAT_H_

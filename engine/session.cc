@@ -1,0 +1,586 @@
+#include "engine/session.h"
+
+#include <ATen/ATen.h>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "engine/checkpoint_format.h"
+#include "engine/compiler.h"
+#include "engine/exec/torch_status.h"
+#include "engine/ir/attribute.h"
+#include "engine/prometheus.h"
+#include "engine/status_macros.h"
+#include "tools/tally/evaluate.h"
+
+namespace tally {
+namespace {
+
+std::atomic<uint64_t> g_next_session_id{1};
+
+// Bucket is one interval of a window ring: the programs of updates whose
+// interval number is `epoch` (-1: none yet).
+struct Bucket {
+  int64_t epoch = -1;
+  bool dirty = false;
+  std::unique_ptr<Program> program;
+};
+
+}  // namespace
+
+// ShardState is what a shard's slot publishes: the programs one thread
+// updates and its counters. Whoever holds it (the owner thread between its
+// exchange and store, or a read after taking it) has it exclusively.
+struct ShardState {
+  std::unique_ptr<Program> all;
+  bool all_dirty = false;
+  std::vector<std::vector<Bucket>> rings;  // per window
+  int64_t updates = 0, rows = 0, rejected = 0;
+};
+
+// Shard is one (thread, metric set) pair.
+struct Shard {
+  std::atomic<ShardState*> slot{nullptr};
+  std::unique_ptr<ShardState> spare;  // read side only (under read_mu_)
+  Shard* next = nullptr;
+  ~Shard() { delete slot.load(); }
+};
+
+namespace {
+
+// kBusy marks a slot whose state an update holds.
+ShardState g_busy_marker;
+ShardState* const kBusy = &g_busy_marker;
+
+// ThreadShards: per thread, per session id, the shard of every set.
+thread_local absl::flat_hash_map<uint64_t, std::vector<Shard*>> t_shards;
+
+}  // namespace
+
+struct Session::Window {
+  WindowSpec spec;
+  int64_t interval = 1;  // updates, or ns, per bucket
+};
+
+struct Session::MetricSet {
+  std::string name;
+  std::vector<std::string> specs;
+  std::vector<std::string> labels;
+  std::vector<std::string> params;  // inputs the program takes
+  std::unique_ptr<Program> proto;
+  std::string fingerprint_hash;
+  std::atomic<Shard*> shards{nullptr};
+  std::atomic<int64_t> update_seq{0};  // numbers updates for kUpdates windows
+  // Read side (under read_mu_):
+  std::unique_ptr<Program> total;
+  std::vector<std::vector<Bucket>> rings;  // per window
+  SessionCounters counters;
+  std::vector<Window>* windows = nullptr;
+
+  absl::StatusOr<std::unique_ptr<Program>> NewProgram() const {
+    return Program::Create(proto->module().Clone(), proto->options());
+  }
+  ~MetricSet() {
+    for (Shard* s = shards.load(); s != nullptr;) {
+      Shard* next = s->next;
+      delete s;
+      s = next;
+    }
+  }
+};
+
+namespace {
+
+std::vector<Session::Window>& WindowsOf(const Session::MetricSet& s) { return *s.windows; }
+
+int64_t RowsOf(const NamedTensors& inputs) {
+  for (const auto& [name, t] : inputs)
+    if (t.defined() && t.dim() > 0) return t.size(0);
+  return 0;
+}
+
+absl::Status ResetBucket(const Session::MetricSet& set, Bucket& b) {
+  if (!b.program) {
+    TALLY_ASSIGN_OR_RETURN(b.program, set.NewProgram());
+  } else if (b.dirty) {
+    TALLY_RETURN_IF_ERROR(b.program->Reset());
+  }
+  b.dirty = false;
+  return absl::OkStatus();
+}
+
+// Apply folds validated inputs into one shard state.
+absl::Status Apply(Session::MetricSet& set, ShardState& st, const NamedTensors& inputs, int64_t now_ns) {
+  if (!st.all) {
+    TALLY_ASSIGN_OR_RETURN(st.all, set.NewProgram());
+  }
+  TALLY_RETURN_IF_ERROR(st.all->Update(inputs));
+  st.all_dirty = true;
+  auto& windows = WindowsOf(set);
+  if (windows.empty()) return absl::OkStatus();
+  if (st.rings.size() != windows.size()) st.rings.resize(windows.size());
+  int64_t seq = -1;
+  for (size_t w = 0; w < windows.size(); ++w) {
+    const Session::Window& win = windows[w];
+    int64_t epoch;
+    if (win.spec.kind == WindowSpec::Kind::kUpdates) {
+      if (seq < 0) seq = set.update_seq.fetch_add(1, std::memory_order_relaxed);
+      epoch = seq / win.interval;
+    } else {
+      epoch = now_ns / win.interval;
+    }
+    auto& ring = st.rings[w];
+    if (ring.size() != static_cast<size_t>(win.spec.buckets)) ring.resize(win.spec.buckets);
+    Bucket& b = ring[epoch % win.spec.buckets];
+    // A bucket of an older epoch with the same slot is outside the window.
+    if (b.epoch != epoch || !b.program) {
+      TALLY_RETURN_IF_ERROR(ResetBucket(set, b));
+      b.epoch = epoch;
+    }
+    TALLY_RETURN_IF_ERROR(b.program->Update(inputs));
+    b.dirty = true;
+  }
+  return absl::OkStatus();
+}
+
+// FoldInto merges `b` into the read side's ring.
+absl::Status FoldBucket(const Session::MetricSet& set, std::vector<Bucket>& ring, Bucket& b) {
+  if (!b.dirty || b.epoch < 0) return absl::OkStatus();
+  Bucket& target = ring[b.epoch % ring.size()];
+  if (target.epoch < b.epoch || !target.program) {
+    TALLY_RETURN_IF_ERROR(ResetBucket(set, target));
+    target.epoch = b.epoch;
+  }
+  if (target.epoch == b.epoch) {
+    TALLY_RETURN_IF_ERROR(target.program->Merge(*b.program));
+    target.dirty = true;
+  }
+  TALLY_RETURN_IF_ERROR(b.program->Reset());
+  b.dirty = false;
+  b.epoch = -1;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<MetricValue>> Collect(const Program& p, const Session::MetricSet& set) {
+  TALLY_ASSIGN_OR_RETURN(NamedTensors values, p.Compute());
+  std::vector<MetricValue> out;
+  for (size_t i = 0; i < set.labels.size(); ++i) {
+    auto tree = CollectResult(values, set.labels[i]);
+    if (!tree.ok()) return absl::InternalError(tree.status().message());
+    out.push_back({set.specs[i], set.labels[i], *std::move(tree)});
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Session>> Session::CreateDefault(const std::vector<std::string>& metrics,
+                                                         const dsl::Signature& sig,
+                                                         SessionOptions options) {
+  return Create({MetricSetSpec{"default", metrics}}, sig, std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<MetricSetSpec> sets,
+                                                         const dsl::Signature& sig,
+                                                         SessionOptions options) {
+  if (sets.empty()) return absl::InvalidArgumentError("session: no metric set");
+  if (!prometheus::IsValidMetricName(options.prometheus_prefix)) {
+    return absl::InvalidArgumentError(absl::StrCat("session: prometheus_prefix '", options.prometheus_prefix,
+                                                   "' is not a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)"));
+  }
+  std::unique_ptr<Session> s(new Session());
+  s->id_ = g_next_session_id.fetch_add(1);
+  auto windows = std::make_unique<std::vector<Window>>();
+  absl::flat_hash_set<std::string> names;
+  for (const WindowSpec& w : options.windows) {
+    const std::string what = absl::StrCat("session: window '", w.name, "'");
+    if (w.name.empty() || !names.insert(w.name).second) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": names must be unique and non-empty"));
+    }
+    if (w.size <= 0 || w.buckets <= 0 || w.buckets > 4096) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": size must be positive and buckets in [1, 4096]"));
+    }
+    Window win{w, 1};
+    if (w.kind == WindowSpec::Kind::kUpdates) {
+      if (w.size % w.buckets != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(what, ": buckets (", w.buckets, ") must divide size (", w.size, ")"));
+      }
+      win.interval = w.size / w.buckets;
+    } else {
+      win.interval = std::max<int64_t>(w.size * 1000000000 / w.buckets, 1);
+    }
+    windows->push_back(win);
+  }
+  if (!options.now_ns) {
+    options.now_ns = [] {
+      return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now().time_since_epoch())
+                                      .count());
+    };
+  }
+  s->options_ = std::move(options);
+  names.clear();
+  for (MetricSetSpec& spec : sets) {
+    if (spec.name.empty() || !names.insert(spec.name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("session: metric set '", spec.name,
+                                                     "': names must be unique and non-empty"));
+    }
+    if (spec.metrics.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("session: metric set '", spec.name, "' has no metric"));
+    }
+    auto set = std::make_unique<MetricSet>();
+    set->name = spec.name;
+    set->specs = spec.metrics;
+    TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries,
+                           tools::BuildEntries(spec.metrics, sig, s->options_.device));
+    for (const auto& e : entries) set->labels.push_back(e.label);
+    CompileOptions co;
+    co.device = s->options_.device;
+    co.backend = s->options_.backend;
+    TALLY_ASSIGN_OR_RETURN(set->proto, Compile(entries, co));
+    for (const auto* p : set->proto->module().update->params()) set->params.push_back(p->name());
+    set->fingerprint_hash = checkpoint::HexHash(set->proto->fingerprint());
+    TALLY_ASSIGN_OR_RETURN(set->total, set->NewProgram());
+    set->windows = windows.get();
+    set->rings.resize(windows->size());
+    for (size_t w = 0; w < windows->size(); ++w) set->rings[w].resize((*windows)[w].spec.buckets);
+    s->sets_.push_back(std::move(set));
+  }
+  s->windows_ = std::move(windows);
+  return s;
+}
+
+Session::~Session() = default;
+
+int64_t Session::NowNs() const { return options_.now_ns(); }
+
+std::vector<std::string> Session::set_names() const {
+  std::vector<std::string> out;
+  for (const auto& s : sets_) out.push_back(s->name);
+  return out;
+}
+
+absl::StatusOr<Session::MetricSet*> Session::FindSet(absl::string_view name) const {
+  for (const auto& s : sets_)
+    if (s->name == name) return s.get();
+  std::vector<std::string> known = set_names();
+  return absl::NotFoundError(absl::StrCat("session: no metric set '", name, "' (sets: ",
+                                          absl::StrJoin(known, ", "), ")"));
+}
+
+absl::Status Session::Update(const NamedTensors& inputs) {
+  std::vector<MetricSet*> all;
+  for (const auto& s : sets_) all.push_back(s.get());
+  return UpdateSets(all, inputs);
+}
+
+absl::Status Session::Update(absl::string_view set, const NamedTensors& inputs) {
+  MetricSet* s = nullptr;
+  for (const auto& c : sets_)
+    if (c->name == set) s = c.get();
+  if (s == nullptr) return FindSet(set).status();
+  return UpdateSets({s}, inputs);
+}
+
+absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const NamedTensors& inputs) {
+  // This thread's shards (created and published on first use).
+  std::vector<Shard*>& mine = t_shards[id_];
+  if (mine.empty()) {
+    for (const auto& set : sets_) {
+      auto* sh = new Shard();
+      sh->slot.store(new ShardState(), std::memory_order_relaxed);
+      sh->spare = std::make_unique<ShardState>();
+      sh->next = set->shards.load(std::memory_order_relaxed);
+      while (!set->shards.compare_exchange_weak(sh->next, sh, std::memory_order_release,
+                                                std::memory_order_relaxed)) {
+      }
+      mine.push_back(sh);
+    }
+  }
+  auto index_of = [&](const MetricSet* s) {
+    for (size_t i = 0; i < sets_.size(); ++i)
+      if (sets_[i].get() == s) return i;
+    return size_t{0};
+  };
+  // Validate everything before any state changes.
+  absl::Status status;
+  std::vector<NamedTensors> filtered(sets.size());
+  std::vector<bool> whole(sets.size(), true);
+  for (const auto& [name, t] : inputs) {
+    bool taken = false;
+    for (const MetricSet* s : sets)
+      taken |= std::find(s->params.begin(), s->params.end(), name) != s->params.end();
+    if (!taken && status.ok()) {
+      std::vector<std::string> sn;
+      for (const MetricSet* s : sets) sn.push_back(s->name);
+      status = absl::InvalidArgumentError(absl::StrCat("session: unexpected input '", name,
+                                                       "' (no metric of set ", absl::StrJoin(sn, ", "),
+                                                       " takes it)"));
+    }
+  }
+  for (size_t i = 0; i < sets.size() && status.ok(); ++i) {
+    const MetricSet& s = *sets[i];
+    for (const auto& [name, t] : inputs) {
+      if (std::find(s.params.begin(), s.params.end(), name) != s.params.end()) {
+        filtered[i].emplace_back(name, t);
+      } else {
+        whole[i] = false;
+      }
+    }
+    status = s.proto->Validate(whole[i] ? inputs : filtered[i]);
+  }
+  const int64_t rows = RowsOf(inputs);
+  const int64_t now = status.ok() && !windows_->empty() ? NowNs() : 0;
+  absl::Status applied;
+  for (size_t i = 0; i < sets.size(); ++i) {
+    MetricSet& s = *sets[i];
+    Shard* sh = mine[index_of(&s)];
+    ShardState* st = sh->slot.exchange(kBusy, std::memory_order_acquire);
+    if (!status.ok()) {
+      ++st->rejected;
+    } else {
+      absl::Status a = Apply(s, *st, whole[i] ? inputs : filtered[i], now);
+      if (a.ok()) {
+        ++st->updates;
+        st->rows += rows;
+      } else {
+        ++st->rejected;
+        if (applied.ok()) applied = a;
+      }
+    }
+    sh->slot.store(st, std::memory_order_release);
+  }
+  return status.ok() ? applied : status;
+}
+
+absl::Status Session::Harvest(MetricSet& set) const {
+  absl::Status result;
+  for (Shard* sh = set.shards.load(std::memory_order_acquire); sh != nullptr; sh = sh->next) {
+    ShardState* spare = sh->spare.release();
+    ShardState* cur = sh->slot.load(std::memory_order_acquire);
+    for (;;) {
+      if (cur == kBusy) {
+        std::this_thread::yield();
+        cur = sh->slot.load(std::memory_order_acquire);
+        continue;
+      }
+      if (sh->slot.compare_exchange_weak(cur, spare, std::memory_order_acq_rel, std::memory_order_acquire)) break;
+    }
+    sh->spare.reset(cur);
+    ShardState& st = *cur;
+    set.counters.updates += st.updates;
+    set.counters.rows += st.rows;
+    set.counters.rejected += st.rejected;
+    st.updates = st.rows = st.rejected = 0;
+    if (st.all && st.all_dirty) {
+      absl::Status m = set.total->Merge(*st.all);
+      if (m.ok()) m = st.all->Reset();
+      if (!m.ok() && result.ok()) result = m;
+      st.all_dirty = false;
+    }
+    for (size_t w = 0; w < st.rings.size(); ++w) {
+      for (Bucket& b : st.rings[w]) {
+        absl::Status m = FoldBucket(set, set.rings[w], b);
+        if (!m.ok() && result.ok()) result = m;
+      }
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<MetricValue>> Session::Compute(absl::string_view name) const {
+  TALLY_ASSIGN_OR_RETURN(MetricSet * set, FindSet(name));
+  std::lock_guard<std::mutex> lock(read_mu_);
+  TALLY_RETURN_IF_ERROR(Harvest(*set));
+  auto out = Collect(*set->total, *set);
+  if (!out.ok()) ++set->counters.compute_errors;
+  return out;
+}
+
+absl::StatusOr<std::vector<MetricValue>> Session::ComputeWindow(absl::string_view name,
+                                                                absl::string_view window) const {
+  TALLY_ASSIGN_OR_RETURN(MetricSet * set, FindSet(name));
+  size_t w = 0;
+  while (w < windows_->size() && (*windows_)[w].spec.name != window) ++w;
+  if (w == windows_->size()) {
+    return absl::NotFoundError(absl::StrCat("session: no window '", window, "'"));
+  }
+  std::lock_guard<std::mutex> lock(read_mu_);
+  TALLY_RETURN_IF_ERROR(Harvest(*set));
+  return WindowValues(*set, w);
+}
+
+absl::StatusOr<std::vector<MetricValue>> Session::WindowValues(MetricSet& set, size_t w) const {
+  const Window& win = (*windows_)[w];
+  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> view, set.NewProgram());
+  // The current interval: the newest of the clock (or update counter) and
+  // every bucket's.
+  int64_t cur = -1;
+  if (win.spec.kind == WindowSpec::Kind::kUpdates) {
+    const int64_t seq = set.update_seq.load(std::memory_order_relaxed);
+    if (seq > 0) cur = (seq - 1) / win.interval;
+  } else {
+    cur = NowNs() / win.interval;
+  }
+  for (const Bucket& b : set.rings[w]) cur = std::max(cur, b.epoch);
+  for (const Bucket& b : set.rings[w]) {
+    if (b.epoch < 0 || b.epoch <= cur - win.spec.buckets || !b.dirty) continue;
+    TALLY_RETURN_IF_ERROR(view->Merge(*b.program));
+  }
+  auto out = Collect(*view, set);
+  if (!out.ok()) ++set.counters.compute_errors;
+  return out;
+}
+
+absl::StatusOr<std::vector<at::Tensor>> Session::Snapshot(absl::string_view name) const {
+  TALLY_ASSIGN_OR_RETURN(MetricSet * set, FindSet(name));
+  std::lock_guard<std::mutex> lock(read_mu_);
+  TALLY_RETURN_IF_ERROR(Harvest(*set));
+  std::vector<at::Tensor> out;
+  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+      [&] {
+        for (const at::Tensor& t : set->total->states()) out.push_back(t.clone());
+      },
+      set->name));
+  return out;
+}
+
+absl::StatusOr<SessionCounters> Session::Counters(absl::string_view name) const {
+  TALLY_ASSIGN_OR_RETURN(MetricSet * set, FindSet(name));
+  std::lock_guard<std::mutex> lock(read_mu_);
+  TALLY_RETURN_IF_ERROR(Harvest(*set));
+  return set->counters;
+}
+
+absl::Status Session::Reset() {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  for (auto& set : sets_) {
+    TALLY_RETURN_IF_ERROR(Harvest(*set));
+    TALLY_RETURN_IF_ERROR(set->total->Reset());
+    for (auto& ring : set->rings)
+      for (Bucket& b : ring) {
+        if (b.program && b.dirty) TALLY_RETURN_IF_ERROR(b.program->Reset());
+        b.dirty = false;
+        b.epoch = -1;
+      }
+  }
+  return absl::OkStatus();
+}
+
+std::string Session::ExportPrometheus() const {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  prometheus::Exposition out(options_.prometheus_prefix);
+  const std::string& p = options_.prometheus_prefix;
+  out.Family(p + "_metric", "gauge", "Metric value over every update (one sample per output element).");
+  if (!windows_->empty()) {
+    out.Family(p + "_window_metric", "gauge", "Metric value over a window of recent updates.");
+  }
+  out.Family(p + "_updates_total", "counter", "Accepted updates.");
+  out.Family(p + "_rows_total", "counter", "Rows of accepted updates.");
+  out.Family(p + "_rejected_updates_total", "counter", "Rejected updates (bad input).");
+  out.Family(p + "_compute_errors_total", "counter", "Computes that failed (e.g. a deferred value check).");
+  for (const auto& set : sets_) {
+    absl::Status h = Harvest(*set);
+    auto values = h.ok() ? Collect(*set->total, *set) : absl::StatusOr<std::vector<MetricValue>>(h);
+    if (values.ok()) {
+      for (const MetricValue& v : *values) out.AddResult(p + "_metric", {{"set", set->name}, {"metric", v.spec}}, v.value);
+    } else {
+      ++set->counters.compute_errors;
+    }
+    for (size_t w = 0; w < windows_->size(); ++w) {
+      auto wv = WindowValues(*set, w);
+      if (!wv.ok()) continue;
+      for (const MetricValue& v : *wv) {
+        out.AddResult(p + "_window_metric",
+                      {{"set", set->name}, {"window", (*windows_)[w].spec.name}, {"metric", v.spec}}, v.value);
+      }
+    }
+    const SessionCounters& c = set->counters;
+    out.AddSample(p + "_updates_total", {{"set", set->name}}, static_cast<double>(c.updates));
+    out.AddSample(p + "_rows_total", {{"set", set->name}}, static_cast<double>(c.rows));
+    out.AddSample(p + "_rejected_updates_total", {{"set", set->name}}, static_cast<double>(c.rejected));
+    out.AddSample(p + "_compute_errors_total", {{"set", set->name}}, static_cast<double>(c.compute_errors));
+  }
+  return out.Render();
+}
+
+absl::Status Session::SaveCheckpoint(const std::string& path) const {
+  std::string payload;
+  {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    checkpoint::PutU64(payload, sets_.size());
+    for (const auto& set : sets_) {
+      TALLY_RETURN_IF_ERROR(Harvest(*set));
+      checkpoint::PutString(payload, set->name);
+      checkpoint::PutString(payload, absl::StrJoin(set->specs, "\n"));
+      checkpoint::PutString(payload, set->fingerprint_hash);
+      const SessionCounters& c = set->counters;
+      for (int64_t v : {c.updates, c.rows, c.rejected, c.compute_errors}) checkpoint::PutU64(payload, v);
+      TALLY_ASSIGN_OR_RETURN(std::string state, set->total->SaveState());
+      checkpoint::PutString(payload, state);
+    }
+  }
+  return checkpoint::WriteFileAtomically(path, checkpoint::Frame(payload));
+}
+
+absl::Status Session::LoadCheckpoint(const std::string& path) {
+  TALLY_ASSIGN_OR_RETURN(std::string file, checkpoint::ReadFile(path));
+  TALLY_ASSIGN_OR_RETURN(absl::string_view payload, checkpoint::Unframe(file, path));
+  checkpoint::Reader r(payload);
+  auto bad = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint ", path, ": ", what));
+  };
+  uint64_t n = 0;
+  if (!r.U64(n)) return bad("truncated");
+  if (n != sets_.size()) {
+    return bad(absl::StrCat("holds ", n, " metric sets, this session has ", sets_.size()));
+  }
+  std::vector<std::unique_ptr<Program>> loaded;
+  std::vector<SessionCounters> counters;
+  for (const auto& set : sets_) {
+    std::string name, specs, hash, state;
+    uint64_t v[4];
+    if (!r.String(name) || !r.String(specs) || !r.String(hash)) return bad("truncated");
+    for (uint64_t& x : v)
+      if (!r.U64(x)) return bad("truncated");
+    if (!r.String(state)) return bad("truncated");
+    if (name != set->name) return bad(absl::StrCat("metric set '", name, "' where this session has '", set->name, "'"));
+    if (specs != absl::StrJoin(set->specs, "\n")) {
+      return bad(absl::StrCat("metric set '", name, "' was saved with other metrics (",
+                              absl::StrJoin(absl::StrSplit(specs, '\n'), ", "), ")"));
+    }
+    if (hash != set->fingerprint_hash) {
+      return bad(absl::StrCat("metric set '", name, "' was saved by a different compiled program"));
+    }
+    TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> p, set->NewProgram());
+    absl::Status st = p->LoadState(state);
+    if (!st.ok()) return bad(st.message());
+    loaded.push_back(std::move(p));
+    counters.push_back({static_cast<int64_t>(v[0]), static_cast<int64_t>(v[1]), static_cast<int64_t>(v[2]),
+                        static_cast<int64_t>(v[3])});
+  }
+  if (!r.done()) return bad("bytes after the last metric set");
+  // Everything checked: commit. Shard deltas not yet harvested are dropped.
+  std::lock_guard<std::mutex> lock(read_mu_);
+  for (size_t i = 0; i < sets_.size(); ++i) {
+    MetricSet& set = *sets_[i];
+    (void)Harvest(set);
+    set.total = std::move(loaded[i]);
+    set.counters = counters[i];
+    for (auto& ring : set.rings)
+      for (Bucket& b : ring) {
+        if (b.program && b.dirty) (void)b.program->Reset();
+        b.dirty = false;
+        b.epoch = -1;
+      }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tally

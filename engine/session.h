@@ -1,0 +1,196 @@
+// Session: the metrics API an inference server embeds.
+//
+// A Session holds one or more named metric sets (each a collection of
+// TorchMetrics-style specs compiled into one Program for an input
+// signature). Request threads call `Update` concurrently; reads (`Compute`,
+// `Snapshot`, `ExportPrometheus`, `SaveCheckpoint`) fold what the threads
+// accumulated with the states' reducers.
+//
+// The hot path takes no lock. Each (thread, metric set) pair owns a shard:
+// a ShardState (its Programs and counters) published through one atomic
+// pointer slot. An update swaps a busy marker into the slot
+// (exchange, acquire), updates the shard's programs, and stores the state
+// back (release): two uncontended atomic operations around Program::Update.
+// A read (serialized with other reads by a mutex that updates never touch)
+// walks the lock-free list of shards and, per shard, replaces the published
+// state by an empty spare with a compare-and-swap (acq_rel; it yields while
+// the slot holds the busy marker, i.e. during one in-flight update), then
+// merges the taken state into the set's accumulated Program with
+// Program::Merge and keeps it, reset, as the next spare.
+//
+// Read consistency: an update that returned before a read started (the
+// return happens-before the read, e.g. through the caller's own
+// synchronization, a join, or simply program order on one thread) released
+// its state into the slot before returning; the read's compare-and-swap is a
+// read-modify-write, which always sees the last value in the slot's
+// modification order, and its acquire makes every tensor write of that
+// update visible. Shards registered by such an update are pushed onto the
+// set's list with a release CAS that the read's acquire load of the head
+// observes. So a read sees every update that returned before it started,
+// and perhaps some that were in flight; counts only grow between reads
+// (Reset and LoadCheckpoint aside). An update applies to every targeted set
+// or to none: inputs are validated against every set before any changes.
+//
+// Windows. A window is the last N updates or the last T seconds of a set,
+// kept as a ring of `buckets` per-interval Programs (N/buckets updates or
+// T/buckets seconds each) in every shard and in the session, merged with the
+// same reducers on read. A window read covers the current interval and the
+// `buckets - 1` before it, so "last N updates" means the last
+// (buckets - 1) * N/buckets updates plus those of the current interval.
+// Update intervals number updates by one atomic counter per set (a relaxed
+// fetch_add, the only shared write of the hot path when windows exist).
+//
+// Not done yet: lazy micro-batching of queued updates (every update runs
+// its own Program::Update).
+#ifndef TALLY_ENGINE_SESSION_H_
+#define TALLY_ENGINE_SESSION_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/dsl/builder.h"
+#include "engine/exec/plan_runner.h"
+#include "engine/program.h"
+#include "engine/results.h"
+
+namespace tally {
+
+// MetricSetSpec names a collection of metric specs
+// (e.g. "multiclass_accuracy(num_classes=3, average=none)").
+struct MetricSetSpec {
+  std::string name;
+  std::vector<std::string> metrics;
+};
+
+// WindowSpec declares a windowed view kept for every metric set.
+struct WindowSpec {
+  enum class Kind { kUpdates, kSeconds };
+  std::string name;  // e.g. "last_1000" or "last_60s"; unique in a session
+  Kind kind = Kind::kUpdates;
+  int64_t size = 0;     // N updates, or T seconds
+  int64_t buckets = 1;  // intervals in the ring; must divide `size` for kUpdates
+};
+
+// SessionOptions configure a Session.
+struct SessionOptions {
+  ir::Device device;  // cpu by default
+  exec::Backend backend = exec::Backend::kEager;
+  std::vector<WindowSpec> windows;
+  // now_ns returns the time for kSeconds windows (monotonic ns); defaults to
+  // std::chrono::steady_clock. Tests inject a fake clock.
+  std::function<int64_t()> now_ns;
+  // prometheus_prefix starts every exported metric name ([a-zA-Z_:][a-zA-Z0-9_:]*).
+  std::string prometheus_prefix = "tally";
+};
+
+// MetricValue is one metric's result.
+struct MetricValue {
+  std::string spec;   // as given
+  std::string label;  // the program's label for it
+  ResultTree value;
+};
+
+// SessionCounters count a set's traffic since the session was created (or
+// the checkpoint it was restored from was): accepted updates, their rows
+// (leading dim of the inputs), rejected updates, and failed computes.
+struct SessionCounters {
+  int64_t updates = 0;
+  int64_t rows = 0;
+  int64_t rejected = 0;
+  int64_t compute_errors = 0;
+};
+
+class Session {
+ public:
+  // Create builds and compiles every set for `sig` (the eval path:
+  // tools::BuildEntries + Compile). Set names must be unique and non-empty.
+  static absl::StatusOr<std::unique_ptr<Session>> Create(std::vector<MetricSetSpec> sets,
+                                                         const dsl::Signature& sig,
+                                                         SessionOptions options = {});
+  // CreateDefault makes a session of one set named "default".
+  static absl::StatusOr<std::unique_ptr<Session>> CreateDefault(const std::vector<std::string>& metrics,
+                                                         const dsl::Signature& sig,
+                                                         SessionOptions options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Update folds one batch into every set (each takes the inputs it uses;
+  // an input no set takes is an error). Thread-safe and lock-free; all or
+  // nothing across sets; bad input is an InvalidArgument naming the metric
+  // and the input.
+  absl::Status Update(const NamedTensors& inputs);
+  // Update folds one batch into the set `set` only.
+  absl::Status Update(absl::string_view set, const NamedTensors& inputs);
+
+  // Compute returns every metric of `set` over all updates so far.
+  absl::StatusOr<std::vector<MetricValue>> Compute(absl::string_view set = "default") const;
+  // ComputeWindow returns every metric of `set` over the window `window`.
+  absl::StatusOr<std::vector<MetricValue>> ComputeWindow(absl::string_view set,
+                                                         absl::string_view window) const;
+  // Snapshot returns copies of `set`'s merged states (the layout of
+  // Program::states()).
+  absl::StatusOr<std::vector<at::Tensor>> Snapshot(absl::string_view set = "default") const;
+  // Counters returns `set`'s counters.
+  absl::StatusOr<SessionCounters> Counters(absl::string_view set = "default") const;
+  // Reset empties every set's states and windows (counters keep counting, as
+  // Prometheus counters must). Updates racing with Reset land on either side.
+  absl::Status Reset();
+
+  // ExportPrometheus renders the text exposition format 0.0.4: gauges
+  // `<prefix>_metric{set,metric[,part][,class|index]}` per output element,
+  // `<prefix>_window_metric{...,window}` for windows, and counters
+  // `<prefix>_updates_total`, `_rows_total`, `_rejected_updates_total`,
+  // `_compute_errors_total` per set. A set whose compute fails exports no
+  // gauges and counts a compute error.
+  std::string ExportPrometheus() const;
+
+  // SaveCheckpoint writes every set's merged states and counters to `path`
+  // atomically (temp file in the same directory, fsync, rename, fsync of the
+  // directory). Format: "TALLYCKP", u32 version, u64 payload size, payload
+  // (sets: name, specs, program fingerprint hash, counters, SaveState
+  // bytes), u64 FNV-1a of everything before it; little-endian.
+  absl::Status SaveCheckpoint(const std::string& path) const;
+  // LoadCheckpoint replaces the states and counters by the checkpoint's;
+  // windows restart empty. A corrupt, truncated or foreign file (other sets,
+  // specs or program) is an error and changes nothing.
+  absl::Status LoadCheckpoint(const std::string& path);
+
+  // set_names lists the sets in order.
+  std::vector<std::string> set_names() const;
+
+  struct MetricSet;  // implementation (session.cc)
+  struct Window;
+
+ private:
+  Session() = default;
+  absl::StatusOr<MetricSet*> FindSet(absl::string_view name) const;
+  // Harvest folds every shard of `s` into its accumulated programs; callers
+  // hold read_mu_.
+  absl::Status Harvest(MetricSet& s) const;
+  absl::Status UpdateSets(const std::vector<MetricSet*>& sets, const NamedTensors& inputs);
+  // WindowValues merges the live buckets of window `w` of `set` and computes
+  // them; callers hold read_mu_ and have harvested.
+  absl::StatusOr<std::vector<MetricValue>> WindowValues(MetricSet& set, size_t w) const;
+  int64_t NowNs() const;
+
+  uint64_t id_ = 0;  // unique per session, never reused: the thread-local shard key
+  SessionOptions options_;
+  std::unique_ptr<std::vector<Window>> windows_;
+  std::vector<std::unique_ptr<MetricSet>> sets_;
+  mutable std::mutex read_mu_;  // serializes reads; never taken by Update
+};
+
+}  // namespace tally
+
+#endif  // TALLY_ENGINE_SESSION_H_

@@ -1,0 +1,568 @@
+// Verifies that Session (engine/session.h) — concurrent lock-free updates,
+// named metric sets, windows, Prometheus export and checkpoints — gives the
+// results of one single-threaded program fed the same rows.
+#include "engine/session.h"
+
+#include <ATen/ATen.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "engine/checkpoint_format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testlib/status_matchers.h"
+#include "tools/tally/evaluate.h"
+
+namespace tally {
+namespace {
+
+using ::tally::testing::IsOk;
+using ::tally::testing::StatusIs;
+using ::testing::HasSubstr;
+
+const char kAcc[] = "multiclass_accuracy(num_classes=3, average=none)";
+const char kConfmat[] = "multiclass_confusion_matrix(num_classes=3)";
+const char kF1[] = "multiclass_f1_score(num_classes=3, average=macro)";
+
+// Rows: preds/target int64 labels in [0, 3), value float64 small integers
+// (sums are exact in any order).
+NamedTensors Rows(int64_t n, int64_t seed) {
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  return {{"preds", at::randint(0, 3, {n}, gen, at::kLong)},
+          {"target", at::randint(0, 3, {n}, gen, at::kLong)},
+          {"value", at::randint(-50, 50, {n}, gen, at::kDouble)}};
+}
+
+NamedTensors Slice(const NamedTensors& rows, int64_t start, int64_t len) {
+  NamedTensors out;
+  for (const auto& [name, t] : rows) out.emplace_back(name, t.narrow(0, start, len));
+  return out;
+}
+
+NamedTensors Only(const NamedTensors& rows, std::vector<std::string> names) {
+  NamedTensors out;
+  for (const auto& [name, t] : rows)
+    if (std::find(names.begin(), names.end(), name) != names.end()) out.emplace_back(name, t);
+  return out;
+}
+
+dsl::Signature Sig() { return *tools::SignatureOf(Rows(4, 0)); }
+
+std::vector<MetricSetSpec> TwoSets() {
+  return {{"cls", {kAcc, kConfmat, kF1}}, {"agg", {"sum", "mean"}}};
+}
+
+// Reference: one program fed every row in one update.
+std::vector<MetricValue> Reference(const std::vector<std::string>& specs, const NamedTensors& rows) {
+  auto s = Session::CreateDefault(specs, Sig());
+  EXPECT_THAT(s, IsOk());
+  std::vector<std::string> names = {"preds", "target"};
+  if (specs[0] == "sum") names = {"value"};
+  EXPECT_THAT((*s)->Update(Only(rows, names)), IsOk());
+  auto v = (*s)->Compute();
+  EXPECT_THAT(v, IsOk());
+  return *v;
+}
+
+void ExpectSameValues(const std::vector<MetricValue>& a, const std::vector<MetricValue>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE(a[i].spec);
+    ASSERT_TRUE(a[i].value.is_leaf() && b[i].value.is_leaf());
+    EXPECT_TRUE(at::equal(a[i].value.tensor, b[i].value.tensor))
+        << a[i].value.tensor << " vs " << b[i].value.tensor;
+  }
+}
+
+at::Tensor ValueOf(const std::vector<MetricValue>& values, absl::string_view spec) {
+  for (const auto& v : values)
+    if (v.spec == spec) return v.value.tensor;
+  ADD_FAILURE() << "no " << spec;
+  return at::Tensor();
+}
+
+TEST(SessionTest, EightThreadsGiveTheSingleThreadedResultExactly) {
+  constexpr int kThreads = 8, kUpdates = 10000, kBatch = 4;
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig()));
+  std::vector<NamedTensors> data;
+  for (int t = 0; t < kThreads; ++t) data.push_back(Rows(kUpdates * kBatch, 100 + t));
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+  // A reader concurrent with the updates: counts only grow, and the merged
+  // confusion matrix never holds more rows than the counters.
+  std::thread reader([&] {
+    int64_t last_rows = 0, last_cm = 0;
+    while (!done.load()) {
+      auto v = s->Compute("cls");
+      auto c = s->Counters("cls");
+      if (!v.ok() || !c.ok()) {
+        ++failures;
+        break;
+      }
+      const int64_t cm = ValueOf(*v, kConfmat).sum().item<int64_t>();
+      if (cm < last_cm || c->rows < last_rows || cm > c->rows) ++failures;
+      last_cm = cm;
+      last_rows = c->rows;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int u = 0; u < kUpdates; ++u) {
+        if (!s->Update(Slice(data[t], u * kBatch, kBatch)).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  done = true;
+  reader.join();
+  EXPECT_EQ(failures.load(), 0);
+
+  NamedTensors all;
+  for (const char* name : {"preds", "target", "value"}) {
+    std::vector<at::Tensor> parts;
+    for (const auto& d : data)
+      for (const auto& [n, t] : d)
+        if (n == name) parts.push_back(t);
+    all.emplace_back(name, at::cat(parts));
+  }
+  TALLY_ASSERT_OK_AND_ASSIGN(auto cls, s->Compute("cls"));
+  ExpectSameValues(cls, Reference({kAcc, kConfmat, kF1}, all));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto agg, s->Compute("agg"));
+  ExpectSameValues(agg, Reference({"sum", "mean"}, all));
+  for (const char* set : {"cls", "agg"}) {
+    TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters c, s->Counters(set));
+    EXPECT_EQ(c.updates, kThreads * kUpdates);
+    EXPECT_EQ(c.rows, kThreads * kUpdates * kBatch);
+    EXPECT_EQ(c.rejected, 0);
+  }
+}
+
+TEST(SessionTest, AReadSeesEveryUpdateThatReturnedBeforeIt) {
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::CreateDefault({"sum"}, Sig()));
+  NamedTensors rows = Rows(64, 7);
+  double expected = 0;
+  for (int i = 0; i < 16; ++i) {
+    NamedTensors b = Only(Slice(rows, 4 * i, 4), {"value"});
+    std::thread([&] { ASSERT_THAT(s->Update(b), IsOk()); }).join();
+    expected += b[0].second.sum().item<double>();
+    TALLY_ASSERT_OK_AND_ASSIGN(auto v, s->Compute());
+    EXPECT_EQ(v[0].value.tensor.item<double>(), expected);
+  }
+}
+
+TEST(SessionTest, BadInputIsAClearErrorAndChangesNothing) {
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig()));
+  NamedTensors rows = Rows(8, 1);
+  ASSERT_THAT(s->Update(rows), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto cls0, s->Compute("cls"));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto agg0, s->Compute("agg"));
+
+  // Valid for "cls" but not for "agg": neither set changes.
+  NamedTensors bad = rows;
+  bad[2].second = bad[2].second.to(at::kFloat);
+  EXPECT_THAT(s->Update(bad), StatusIs(absl::StatusCode::kInvalidArgument,
+                                       ::testing::AllOf(HasSubstr("sum"), HasSubstr("input 'value'"),
+                                                        HasSubstr("wrong dtype"))));
+  NamedTensors extra = rows;
+  extra.emplace_back("weights", rows[2].second);
+  EXPECT_THAT(s->Update(extra), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unexpected input 'weights'")));
+  NamedTensors ragged = rows;
+  ragged[1].second = ragged[1].second.narrow(0, 0, 5);
+  EXPECT_THAT(s->Update(ragged), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("input 'target' has 5 rows")));
+  EXPECT_THAT(s->Update("nope", rows), StatusIs(absl::StatusCode::kNotFound, HasSubstr("no metric set 'nope'")));
+  EXPECT_THAT(s->Update("agg", Only(rows, {"preds"})),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unexpected input 'preds'")));
+
+  TALLY_ASSERT_OK_AND_ASSIGN(auto cls1, s->Compute("cls"));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto agg1, s->Compute("agg"));
+  ExpectSameValues(cls0, cls1);
+  ExpectSameValues(agg0, agg1);
+  TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters c, s->Counters("cls"));
+  EXPECT_EQ(c.updates, 1);
+  EXPECT_EQ(c.rejected, 3);  // bad, extra, ragged ("nope" and the "agg"-only one never reach it)
+  TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters a, s->Counters("agg"));
+  EXPECT_EQ(a.rejected, 4);
+
+  // A deferred value check fails Compute naming the metric; updates go on.
+  NamedTensors out_of_range = Only(rows, {"preds", "target"});
+  out_of_range[1].second = out_of_range[1].second + 5;
+  ASSERT_THAT(s->Update("cls", out_of_range), IsOk());
+  EXPECT_THAT(s->Compute("cls"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("multiclass")));
+  TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters c2, s->Counters("cls"));
+  EXPECT_EQ(c2.compute_errors, 1);
+}
+
+TEST(SessionTest, SetsAreIndependentAndResetEmptiesThem) {
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig()));
+  EXPECT_THAT(s->set_names(), ::testing::ElementsAre("cls", "agg"));
+  NamedTensors rows = Rows(8, 2);
+  ASSERT_THAT(s->Update("agg", Only(rows, {"value"})), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters c, s->Counters("cls"));
+  EXPECT_EQ(c.updates, 0);
+  TALLY_ASSERT_OK_AND_ASSIGN(auto agg, s->Compute("agg"));
+  EXPECT_EQ(agg[0].value.tensor.item<double>(), rows[2].second.sum().item<double>());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto snap, s->Snapshot("agg"));
+  EXPECT_FALSE(snap.empty());
+  ASSERT_THAT(s->Reset(), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto after, s->Compute("agg"));
+  EXPECT_EQ(after[0].value.tensor.item<double>(), 0.0);
+  TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters a, s->Counters("agg"));
+  EXPECT_EQ(a.updates, 1);  // counters keep counting across Reset
+  EXPECT_THAT(Session::Create({{"x", {"sum"}}, {"x", {"mean"}}}, Sig()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metric set 'x'")));
+  EXPECT_THAT(Session::CreateDefault({"no_such_metric"}, Sig()), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+double Sum(const std::vector<MetricValue>& v) { return v[0].value.tensor.item<double>(); }
+
+TEST(SessionTest, UpdateCountWindowCoversTheLastIntervals) {
+  SessionOptions o;
+  o.windows.push_back({"last4", WindowSpec::Kind::kUpdates, 4, 2});  // 2 intervals of 2 updates
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::CreateDefault({"sum"}, Sig(), o));
+  auto one = [](double v) { return NamedTensors{{"value", at::full({1}, v, at::kDouble)}}; };
+  for (int i = 1; i <= 10; ++i) ASSERT_THAT(s->Update(one(i)), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto w, s->ComputeWindow("default", "last4"));
+  EXPECT_EQ(Sum(w), 7 + 8 + 9 + 10);
+  ASSERT_THAT(s->Update(one(11)), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(w, s->ComputeWindow("default", "last4"));
+  EXPECT_EQ(Sum(w), 9 + 10 + 11);  // the current interval holds one update
+  TALLY_ASSERT_OK_AND_ASSIGN(auto total, s->Compute());
+  EXPECT_EQ(Sum(total), 66);
+  // Updates from other threads land in the same intervals.
+  std::thread([&] { ASSERT_THAT(s->Update(one(12)), IsOk()); }).join();
+  std::thread([&] { ASSERT_THAT(s->Update(one(13)), IsOk()); }).join();
+  TALLY_ASSERT_OK_AND_ASSIGN(w, s->ComputeWindow("default", "last4"));
+  EXPECT_EQ(Sum(w), 11 + 12 + 13);
+  EXPECT_THAT(s->ComputeWindow("default", "nope"), StatusIs(absl::StatusCode::kNotFound));
+  o.windows = {{"bad", WindowSpec::Kind::kUpdates, 5, 2}};
+  EXPECT_THAT(Session::CreateDefault({"sum"}, Sig(), o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("divide")));
+}
+
+TEST(SessionTest, TimeWindowCoversTheLastSeconds) {
+  auto now = std::make_shared<std::atomic<int64_t>>(0);
+  SessionOptions o;
+  o.now_ns = [now] { return now->load(); };
+  o.windows.push_back({"last10s", WindowSpec::Kind::kSeconds, 10, 5});  // 2 s intervals
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::CreateDefault({"sum", "mean"}, Sig(), o));
+  auto one = [](double v) { return NamedTensors{{"value", at::full({1}, v, at::kDouble)}}; };
+  const int64_t sec = 1000000000;
+  ASSERT_THAT(s->Update(one(1)), IsOk());
+  *now = 3 * sec;
+  ASSERT_THAT(s->Update(one(2)), IsOk());
+  *now = 9 * sec;
+  ASSERT_THAT(s->Update(one(4)), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto w, s->ComputeWindow("default", "last10s"));
+  EXPECT_EQ(Sum(w), 7);
+  *now = 11 * sec;  // the interval [0, 2) s has left the window
+  TALLY_ASSERT_OK_AND_ASSIGN(w, s->ComputeWindow("default", "last10s"));
+  EXPECT_EQ(Sum(w), 6);
+  EXPECT_EQ(w[1].value.tensor.item<double>(), 3.0);
+  *now = 30 * sec;
+  TALLY_ASSERT_OK_AND_ASSIGN(w, s->ComputeWindow("default", "last10s"));
+  EXPECT_EQ(Sum(w), 0);
+  EXPECT_TRUE(std::isnan(w[1].value.tensor.item<double>()));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto total, s->Compute());
+  EXPECT_EQ(Sum(total), 7);
+}
+
+// A parsed exposition: families with their HELP/TYPE and samples.
+struct Sample {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  double value = 0;
+};
+struct Parsed {
+  std::map<std::string, std::string> help, type;
+  std::vector<Sample> samples;
+};
+
+bool ValidName(const std::string& n) {
+  if (n.empty()) return false;
+  for (size_t i = 0; i < n.size(); ++i) {
+    char c = n[i];
+    bool ok = std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':' || (i > 0 && std::isdigit(static_cast<unsigned char>(c)));
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// ParseExposition reads the text format back; it fails the test on any
+// malformed line, a sample before its family's TYPE, or a bad value.
+Parsed ParseExposition(const std::string& text) {
+  Parsed p;
+  EXPECT_TRUE(!text.empty() && text.back() == '\n');
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.rfind("# HELP ", 0) == 0 || line.rfind("# TYPE ", 0) == 0) {
+      std::string rest = line.substr(7);
+      size_t sp = rest.find(' ');
+      std::string name = rest.substr(0, sp);
+      EXPECT_TRUE(ValidName(name)) << line;
+      if (line[2] == 'H') {
+        p.help[name] = rest.substr(sp + 1);
+      } else {
+        EXPECT_TRUE(p.help.count(name)) << "TYPE before HELP: " << line;
+        std::string type = rest.substr(sp + 1);
+        EXPECT_TRUE(type == "gauge" || type == "counter") << line;
+        p.type[name] = type;
+      }
+      continue;
+    }
+    Sample s;
+    size_t i = 0;
+    while (i < line.size() && line[i] != '{' && line[i] != ' ') ++i;
+    s.name = line.substr(0, i);
+    EXPECT_TRUE(ValidName(s.name)) << line;
+    EXPECT_TRUE(p.type.count(s.name)) << "sample before its TYPE: " << line;
+    if (i < line.size() && line[i] == '{') {
+      ++i;
+      while (line[i] != '}') {
+        size_t eq = line.find('=', i);
+        std::string key = line.substr(i, eq - i);
+        EXPECT_TRUE(ValidName(key) && key.find(':') == std::string::npos) << line;
+        EXPECT_EQ(line[eq + 1], '"') << line;
+        std::string value;
+        size_t j = eq + 2;
+        for (; j < line.size() && line[j] != '"'; ++j) {
+          if (line[j] == '\\') {
+            ++j;
+            value += line[j] == 'n' ? '\n' : line[j];
+            EXPECT_TRUE(line[j] == 'n' || line[j] == '\\' || line[j] == '"') << line;
+          } else {
+            value += line[j];
+          }
+        }
+        EXPECT_LT(j, line.size()) << "unterminated label value: " << line;
+        s.labels[key] = value;
+        i = j + 1;
+        if (line[i] == ',') ++i;
+      }
+      ++i;
+    }
+    EXPECT_EQ(line[i], ' ') << line;
+    std::string v = line.substr(i + 1);
+    if (v == "NaN") s.value = std::nan("");
+    else if (v == "+Inf") s.value = INFINITY;
+    else if (v == "-Inf") s.value = -INFINITY;
+    else EXPECT_TRUE(absl::SimpleAtod(v, &s.value) && v.find_first_of("in") == std::string::npos) << line;
+    p.samples.push_back(s);
+  }
+  return p;
+}
+
+bool SameDouble(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+TEST(SessionTest, PrometheusExportParsesBackToEveryValue) {
+  const std::string weird = "we\"ird\\set\nname";
+  SessionOptions o;
+  o.windows.push_back({"last4", WindowSpec::Kind::kUpdates, 4, 2});
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
+                             Session::Create({{"cls", {kAcc, kConfmat, kF1}},
+                                              {weird, {"sum", "mean", "max", "min"}},
+                                              {"empty", {"mean"}}},
+                                             Sig(), o));
+  NamedTensors rows = Rows(12, 3);
+  ASSERT_THAT(s->Update("cls", Only(rows, {"preds", "target"})), IsOk());
+  ASSERT_THAT(s->Update(weird, {{"value", at::tensor({INFINITY, 1.5}, at::kDouble)}}), IsOk());
+  ASSERT_THAT(s->Update(weird, {{"value", at::tensor({-1.0}, at::kFloat)}}), ::testing::Not(IsOk()));
+  const std::string text = s->ExportPrometheus();
+  Parsed p = ParseExposition(text);
+  for (const auto& [name, type] : p.type) {
+    EXPECT_EQ(type, absl::EndsWith(name, "_total") ? "counter" : "gauge") << name;
+  }
+  // Every sample against Compute.
+  std::map<std::string, std::vector<MetricValue>> values;
+  for (const std::string& set : s->set_names()) values[set] = *s->Compute(set);
+  int checked = 0;
+  for (const Sample& smp : p.samples) {
+    SCOPED_TRACE(absl::StrCat(smp.name, " set=", smp.labels.at("set")));
+    const std::string& set = smp.labels.at("set");
+    ASSERT_TRUE(values.count(set));
+    if (smp.name == "tally_metric" || smp.name == "tally_window_metric") {
+      auto vs = smp.name == "tally_metric" ? values[set] : *s->ComputeWindow(set, smp.labels.at("window"));
+      at::Tensor t = ValueOf(vs, smp.labels.at("metric")).to(at::kDouble);
+      double want;
+      if (smp.labels.count("class")) {
+        want = t[std::stoi(smp.labels.at("class"))].item<double>();
+      } else if (smp.labels.count("index")) {
+        std::string idx = smp.labels.at("index");
+        want = t[std::stoi(idx.substr(0, idx.find(',')))][std::stoi(idx.substr(idx.find(',') + 1))].item<double>();
+      } else {
+        want = t.item<double>();
+      }
+      EXPECT_TRUE(SameDouble(smp.value, want)) << smp.value << " vs " << want;
+    } else {
+      TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters c, s->Counters(set));
+      const double want = smp.name == "tally_updates_total"            ? c.updates
+                          : smp.name == "tally_rows_total"             ? c.rows
+                          : smp.name == "tally_rejected_updates_total" ? c.rejected
+                                                                       : c.compute_errors;
+      EXPECT_EQ(smp.value, want);
+    }
+    ++checked;
+  }
+  // 3 accuracy classes + 9 confusion cells + f1; 4 aggregates; 1 mean; the
+  // window repeats the metrics; 4 counters per set.
+  EXPECT_EQ(checked, 2 * (13 + 4 + 1) + 3 * 4) << text;
+  auto find = [&](const std::string& name, std::map<std::string, std::string> labels) {
+    for (const Sample& smp : p.samples) {
+      bool match = smp.name == name;
+      for (const auto& [k, v] : labels) match = match && smp.labels.count(k) && smp.labels.at(k) == v;
+      if (match) return smp.value;
+    }
+    ADD_FAILURE() << "no sample " << name;
+    return 0.0;
+  };
+  EXPECT_EQ(find("tally_metric", {{"set", weird}, {"metric", "sum"}}), INFINITY);
+  EXPECT_EQ(find("tally_metric", {{"set", weird}, {"metric", "min"}}), 1.5);
+  EXPECT_TRUE(std::isnan(find("tally_metric", {{"set", "empty"}, {"metric", "mean"}})));
+  EXPECT_EQ(find("tally_rejected_updates_total", {{"set", weird}}), 1);
+  EXPECT_EQ(find("tally_rows_total", {{"set", "cls"}}), 12);
+  EXPECT_THAT(text, HasSubstr("tally_metric{set=\"cls\",metric=\"multiclass_accuracy(num_classes=3, average=none)\",class=\"2\"} "));
+  EXPECT_THAT(text, HasSubstr("set=\"we\\\"ird\\\\set\\nname\""));
+  EXPECT_THAT(text, HasSubstr(" +Inf\n"));
+  EXPECT_THAT(text, HasSubstr(" NaN\n"));
+  o.prometheus_prefix = "9bad";
+  EXPECT_THAT(Session::CreateDefault({"sum"}, Sig(), o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prometheus_prefix")));
+}
+
+std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(dir ? dir : "/tmp", "/", name, ".", getpid());
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), bytes.size());
+}
+
+TEST(SessionTest, CheckpointRestoresExactlyWhereItStopped) {
+  const std::string path = TempPath("ckpt_roundtrip");
+  NamedTensors rows = Rows(40, 4);
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> a, Session::Create(TwoSets(), Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, Session::Create(TwoSets(), Sig()));
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_THAT(a->Update(Slice(rows, 4 * i, 4)), IsOk());
+    ASSERT_THAT(b->Update(Slice(rows, 4 * i, 4)), IsOk());
+  }
+  ASSERT_THAT(a->SaveCheckpoint(path), IsOk());
+  // Updates after the save are undone by the load...
+  ASSERT_THAT(a->Update(Slice(rows, 20, 4)), IsOk());
+  ASSERT_THAT(a->LoadCheckpoint(path), IsOk());
+  // ...and the restored session continues like one that never saved.
+  for (int i = 5; i < 10; ++i) {
+    ASSERT_THAT(a->Update(Slice(rows, 4 * i, 4)), IsOk());
+    ASSERT_THAT(b->Update(Slice(rows, 4 * i, 4)), IsOk());
+  }
+  for (const char* set : {"cls", "agg"}) {
+    ExpectSameValues(*a->Compute(set), *b->Compute(set));
+    TALLY_ASSERT_OK_AND_ASSIGN(auto sa, a->Snapshot(set));
+    TALLY_ASSERT_OK_AND_ASSIGN(auto sb, b->Snapshot(set));
+    ASSERT_EQ(sa.size(), sb.size());
+    for (size_t i = 0; i < sa.size(); ++i) EXPECT_TRUE(at::equal(sa[i], sb[i]));
+    EXPECT_EQ(a->Counters(set)->updates, 10);
+    EXPECT_EQ(a->Counters(set)->rows, 40);
+  }
+  // A fresh session (another process) restores it too.
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> c, Session::Create(TwoSets(), Sig()));
+  ASSERT_THAT(c->LoadCheckpoint(path), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto restored, c->Compute("cls"));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto five, Session::Create(TwoSets(), Sig()));
+  ASSERT_THAT(five->Update(Slice(rows, 0, 20)), IsOk());
+  ExpectSameValues(restored, *five->Compute("cls"));
+  // No temporary file is left beside it.
+  EXPECT_FALSE(std::ifstream(absl::StrCat(path, ".tmp.", getpid(), ".0")).good());
+  std::remove(path.c_str());
+}
+
+TEST(SessionTest, CorruptTruncatedOrForeignCheckpointsAreRejectedAndChangeNothing) {
+  const std::string path = TempPath("ckpt_bad");
+  const std::string bad_path = TempPath("ckpt_bad_copy");
+  NamedTensors rows = Rows(16, 5);
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig()));
+  ASSERT_THAT(s->Update(rows), IsOk());
+  ASSERT_THAT(s->SaveCheckpoint(path), IsOk());
+  const std::string good = ReadAll(path);
+  ASSERT_GT(good.size(), 100u);
+  ASSERT_THAT(s->Update(Slice(rows, 0, 3)), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto before, s->Compute("cls"));
+  auto unchanged = [&] {
+    ExpectSameValues(*s->Compute("cls"), before);
+    EXPECT_EQ(s->Counters("cls")->updates, 2);
+  };
+  for (size_t len = 0; len < good.size(); ++len) {
+    WriteAll(bad_path, good.substr(0, len));
+    ASSERT_THAT(s->LoadCheckpoint(bad_path), StatusIs(absl::StatusCode::kInvalidArgument)) << "length " << len;
+  }
+  unchanged();
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::string flipped = good;
+    flipped[i] ^= static_cast<char>(1 << (i % 8));
+    WriteAll(bad_path, flipped);
+    ASSERT_THAT(s->LoadCheckpoint(bad_path), StatusIs(absl::StatusCode::kInvalidArgument)) << "byte " << i;
+  }
+  unchanged();
+  EXPECT_THAT(s->LoadCheckpoint(bad_path + ".missing"), StatusIs(absl::StatusCode::kNotFound));
+  WriteAll(bad_path, good.substr(0, 20) + "x" + good.substr(20));
+  EXPECT_THAT(s->LoadCheckpoint(bad_path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("truncated or padded")));
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 4;
+  WriteAll(bad_path, flipped);
+  EXPECT_THAT(s->LoadCheckpoint(bad_path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("checksum")));
+
+  // Other metric sets: other specs, other set names, another program for
+  // the same specs (float32 values), fewer sets.
+  TALLY_ASSERT_OK_AND_ASSIGN(auto other_specs, Session::Create({{"cls", {kAcc, kF1}}, {"agg", {"sum", "mean"}}}, Sig()));
+  EXPECT_THAT(other_specs->LoadCheckpoint(path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("other metrics")));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto other_names, Session::Create({{"x", {kAcc, kConfmat, kF1}}, {"agg", {"sum", "mean"}}}, Sig()));
+  EXPECT_THAT(other_names->LoadCheckpoint(path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metric set 'cls'")));
+  dsl::Signature f32 = Sig();
+  for (auto& in : f32)
+    if (in.name == "value") in.dtype = ir::DType::kFloat32;
+  TALLY_ASSERT_OK_AND_ASSIGN(auto other_program, Session::Create(TwoSets(), f32));
+  EXPECT_THAT(other_program->LoadCheckpoint(path),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("different compiled program")));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto fewer, Session::Create({{"cls", {kAcc, kConfmat, kF1}}}, Sig()));
+  EXPECT_THAT(fewer->LoadCheckpoint(path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("2 metric sets")));
+  // The good file still loads.
+  ASSERT_THAT(s->LoadCheckpoint(path), IsOk());
+  EXPECT_EQ(s->Counters("cls")->updates, 1);
+  std::remove(path.c_str());
+  std::remove(bad_path.c_str());
+}
+
+TEST(SessionTest, CheckpointFramingDetectsEverySingleByteChange) {
+  std::string framed = checkpoint::Frame("payload bytes");
+  TALLY_ASSERT_OK_AND_ASSIGN(absl::string_view p, checkpoint::Unframe(framed, "f"));
+  EXPECT_EQ(p, "payload bytes");
+  for (size_t i = 0; i < framed.size(); ++i)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string f = framed;
+      f[i] ^= static_cast<char>(1 << bit);
+      EXPECT_FALSE(checkpoint::Unframe(f, "f").ok()) << i << " " << bit;
+    }
+}
+
+}  // namespace
+}  // namespace tally
