@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -70,6 +71,7 @@ struct Session::Window {
 
 struct Session::MetricSet {
   std::string name;
+  size_t index = 0;  // in Session::sets_
   std::vector<std::string> specs;
   std::vector<std::string> labels;
   std::vector<std::string> params;  // inputs the program takes
@@ -250,6 +252,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<MetricSetSp
     set->windows = windows.get();
     set->rings.resize(windows->size());
     for (size_t w = 0; w < windows->size(); ++w) set->rings[w].resize((*windows)[w].spec.buckets);
+    set->index = s->sets_.size();
+    s->all_sets_.push_back(set.get());
     s->sets_.push_back(std::move(set));
   }
   s->windows_ = std::move(windows);
@@ -275,9 +279,7 @@ absl::StatusOr<Session::MetricSet*> Session::FindSet(absl::string_view name) con
 }
 
 absl::Status Session::Update(const NamedTensors& inputs) {
-  std::vector<MetricSet*> all;
-  for (const auto& s : sets_) all.push_back(s.get());
-  return UpdateSets(all, inputs);
+  return UpdateSets(all_sets_, inputs);
 }
 
 absl::Status Session::Update(absl::string_view set, const NamedTensors& inputs) {
@@ -303,15 +305,10 @@ absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const Name
       mine.push_back(sh);
     }
   }
-  auto index_of = [&](const MetricSet* s) {
-    for (size_t i = 0; i < sets_.size(); ++i)
-      if (sets_[i].get() == s) return i;
-    return size_t{0};
-  };
   // Validate everything before any state changes.
   absl::Status status;
-  std::vector<NamedTensors> filtered(sets.size());
-  std::vector<bool> whole(sets.size(), true);
+  absl::InlinedVector<NamedTensors, 4> filtered(sets.size());
+  absl::InlinedVector<bool, 4> whole(sets.size(), true);
   for (const auto& [name, t] : inputs) {
     bool taken = false;
     for (const MetricSet* s : sets)
@@ -326,12 +323,13 @@ absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const Name
   }
   for (size_t i = 0; i < sets.size() && status.ok(); ++i) {
     const MetricSet& s = *sets[i];
-    for (const auto& [name, t] : inputs) {
-      if (std::find(s.params.begin(), s.params.end(), name) != s.params.end()) {
-        filtered[i].emplace_back(name, t);
-      } else {
-        whole[i] = false;
-      }
+    auto takes = [&](const std::string& name) {
+      return std::find(s.params.begin(), s.params.end(), name) != s.params.end();
+    };
+    for (const auto& in : inputs) whole[i] = whole[i] && takes(in.first);
+    if (!whole[i]) {
+      for (const auto& in : inputs)
+        if (takes(in.first)) filtered[i].push_back(in);
     }
     status = s.proto->Validate(whole[i] ? inputs : filtered[i]);
   }
@@ -340,7 +338,7 @@ absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const Name
   absl::Status applied;
   for (size_t i = 0; i < sets.size(); ++i) {
     MetricSet& s = *sets[i];
-    Shard* sh = mine[index_of(&s)];
+    Shard* sh = mine[s.index];
     ShardState* st = sh->slot.exchange(kBusy, std::memory_order_acquire);
     if (!status.ok()) {
       ++st->rejected;

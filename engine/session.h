@@ -188,6 +188,7 @@ class Session {
   SessionOptions options_;
   std::unique_ptr<std::vector<Window>> windows_;
   std::vector<std::unique_ptr<MetricSet>> sets_;
+  std::vector<MetricSet*> all_sets_;  // sets_, for Update(inputs)
   mutable std::mutex read_mu_;  // serializes reads; never taken by Update
 };
 
