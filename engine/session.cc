@@ -43,6 +43,14 @@ struct ShardState {
   bool all_dirty = false;
   std::vector<std::vector<Bucket>> rings;  // per window
   int64_t updates = 0, rows = 0, rejected = 0;
+  // Micro-batching: validated updates not applied yet, copied into staging
+  // buffers (so callers may reuse their tensors), when the first arrived,
+  // and their intervals.
+  std::vector<at::Tensor> staging;  // per input, rows [0, queued_rows) queued
+  int64_t queued_updates = 0;
+  int64_t queued_rows = 0;
+  int64_t queued_since_ns = 0;
+  absl::InlinedVector<int64_t, 2> queued_epochs;
 };
 
 // Shard is one (thread, metric set) pair.
@@ -75,6 +83,7 @@ struct Session::MetricSet {
   std::vector<std::string> specs;
   std::vector<std::string> labels;
   std::vector<std::string> params;  // inputs the program takes
+  bool batchable = false;  // every input has the same symbolic leading dim
   std::unique_ptr<Program> proto;
   std::string fingerprint_hash;
   std::atomic<Shard*> shards{nullptr};
@@ -117,8 +126,26 @@ absl::Status ResetBucket(const Session::MetricSet& set, Bucket& b) {
   return absl::OkStatus();
 }
 
-// Apply folds validated inputs into one shard state.
-absl::Status Apply(Session::MetricSet& set, ShardState& st, const NamedTensors& inputs, int64_t now_ns) {
+using Epochs = absl::InlinedVector<int64_t, 2>;
+
+// EpochsOf numbers the interval of one update in every window.
+Epochs EpochsOf(Session::MetricSet& set, int64_t now_ns) {
+  Epochs out;
+  int64_t seq = -1;
+  for (const Session::Window& win : WindowsOf(set)) {
+    if (win.spec.kind == WindowSpec::Kind::kUpdates) {
+      if (seq < 0) seq = set.update_seq.fetch_add(1, std::memory_order_relaxed);
+      out.push_back(seq / win.interval);
+    } else {
+      out.push_back(now_ns / win.interval);
+    }
+  }
+  return out;
+}
+
+// ApplyNow folds validated inputs into one shard state: the all-time
+// program and, per window, the bucket of the update's interval.
+absl::Status ApplyNow(Session::MetricSet& set, ShardState& st, const NamedTensors& inputs, const Epochs& epochs) {
   if (!st.all) {
     TALLY_ASSIGN_OR_RETURN(st.all, set.NewProgram());
   }
@@ -127,18 +154,10 @@ absl::Status Apply(Session::MetricSet& set, ShardState& st, const NamedTensors& 
   auto& windows = WindowsOf(set);
   if (windows.empty()) return absl::OkStatus();
   if (st.rings.size() != windows.size()) st.rings.resize(windows.size());
-  int64_t seq = -1;
   for (size_t w = 0; w < windows.size(); ++w) {
     const Session::Window& win = windows[w];
-    int64_t epoch;
-    if (win.spec.kind == WindowSpec::Kind::kUpdates) {
-      if (seq < 0) seq = set.update_seq.fetch_add(1, std::memory_order_relaxed);
-      epoch = seq / win.interval;
-    } else {
-      epoch = now_ns / win.interval;
-    }
-    auto& ring = st.rings[w];
-    if (ring.size() != static_cast<size_t>(win.spec.buckets)) ring.resize(win.spec.buckets);
+    const int64_t epoch = epochs[w];
+    auto& ring = st.rings[w];    if (ring.size() != static_cast<size_t>(win.spec.buckets)) ring.resize(win.spec.buckets);
     Bucket& b = ring[epoch % win.spec.buckets];
     // A bucket of an older epoch with the same slot is outside the window.
     if (b.epoch != epoch || !b.program) {
@@ -147,6 +166,113 @@ absl::Status Apply(Session::MetricSet& set, ShardState& st, const NamedTensors& 
     }
     TALLY_RETURN_IF_ERROR(b.program->Update(inputs));
     b.dirty = true;
+  }
+  return absl::OkStatus();
+}
+
+// Flush applies the queued updates of a micro-batching shard as one update
+// of the staged rows (in arrival order).
+absl::Status Flush(Session::MetricSet& set, ShardState& st) {
+  if (st.queued_updates == 0) return absl::OkStatus();
+  NamedTensors batch;
+  for (size_t j = 0; j < set.params.size(); ++j) {
+    batch.emplace_back(set.params[j], st.staging[j].narrow(0, 0, st.queued_rows));
+  }
+  absl::Status status = ApplyNow(set, st, batch, st.queued_epochs);
+  if (!status.ok()) {
+    // Validated on arrival, so this is an internal failure (e.g. memory):
+    // the queued updates are dropped and counted as rejected.
+    st.updates -= st.queued_updates;
+    st.rows -= st.queued_rows;
+    st.rejected += st.queued_updates;
+  }
+  st.queued_updates = 0;
+  st.queued_rows = 0;
+  return status;
+}
+
+// Stage copies one update's rows after the staged ones (growing the
+// staging buffers by doubling); false when they cannot join the staged rows
+// (other trailing sizes), and then nothing is staged.
+absl::StatusOr<bool> Stage(Session::MetricSet& set, ShardState& st, const NamedTensors& inputs, int64_t rows) {
+  std::vector<const at::Tensor*> ordered(set.params.size(), nullptr);
+  for (size_t j = 0; j < set.params.size(); ++j)
+    for (const auto& in : inputs)
+      if (in.first == set.params[j]) ordered[j] = &in.second;
+  if (st.staging.size() != set.params.size()) st.staging.resize(set.params.size());
+  for (size_t j = 0; j < ordered.size(); ++j) {
+    if (ordered[j] == nullptr || ordered[j]->dim() == 0 || ordered[j]->size(0) != rows) return false;
+    const at::Tensor& buf = st.staging[j];
+    if (st.queued_updates > 0 && buf.sizes().slice(1) != ordered[j]->sizes().slice(1)) return false;
+  }
+  absl::Status status = exec::CatchTorch(
+      [&] {
+        for (size_t j = 0; j < ordered.size(); ++j) {
+          const at::Tensor& in = *ordered[j];
+          at::Tensor& buf = st.staging[j];
+          const bool fits = buf.defined() && buf.size(0) >= st.queued_rows + rows &&
+                            buf.sizes().slice(1) == in.sizes().slice(1) && buf.scalar_type() == in.scalar_type() &&
+                            buf.device() == in.device();
+          if (!fits) {
+            std::vector<int64_t> sizes(in.sizes().begin(), in.sizes().end());
+            sizes[0] = std::max<int64_t>(2 * (st.queued_rows + rows), 64);
+            at::Tensor grown = at::empty(sizes, in.options());
+            if (st.queued_rows > 0) grown.narrow(0, 0, st.queued_rows).copy_(buf.narrow(0, 0, st.queued_rows));
+            buf = grown;
+          }
+          if (rows == 0) continue;
+          // A plain memcpy for contiguous CPU rows: narrow + copy_ would cost
+          // more in dispatch than a small batch's bytes.
+          if (buf.is_cpu() && in.is_cpu() && in.is_contiguous() && buf.is_contiguous()) {
+            const size_t row_bytes = in.nbytes() / rows;
+            std::memcpy(static_cast<char*>(buf.data_ptr()) + st.queued_rows * row_bytes, in.data_ptr(), in.nbytes());
+          } else {
+            buf.narrow(0, st.queued_rows, rows).copy_(in);
+          }
+        }
+      },
+      set.name);
+  TALLY_RETURN_IF_ERROR(status);
+  return true;
+}
+
+// Apply folds validated inputs into one shard state, directly or through
+// its micro-batching queue, and counts the update.
+absl::Status Apply(Session::MetricSet& set, ShardState& st, const NamedTensors& inputs, int64_t rows,
+                   const MicroBatching& mb, int64_t now_ns) {
+  Epochs epochs = EpochsOf(set, now_ns);
+  auto direct = [&] {
+    absl::Status status = ApplyNow(set, st, inputs, epochs);
+    if (status.ok()) {
+      ++st.updates;
+      st.rows += rows;
+    } else {
+      ++st.rejected;
+    }
+    return status;
+  };
+  if (mb.max_rows <= 0 || !set.batchable) return direct();
+  // The queue holds updates of one interval per window.
+  if (st.queued_updates > 0 && epochs != st.queued_epochs) (void)Flush(set, st);
+  if (st.queued_updates == 0) {
+    st.queued_epochs = epochs;
+    st.queued_since_ns = now_ns;
+  }
+  auto staged = Stage(set, st, inputs, rows);
+  if (staged.ok() && !*staged) {
+    (void)Flush(set, st);
+    st.queued_epochs = epochs;
+    st.queued_since_ns = now_ns;
+    staged = Stage(set, st, inputs, rows);
+  }
+  if (!staged.ok() || !*staged) return direct();
+  ++st.updates;
+  st.rows += rows;
+  ++st.queued_updates;
+  st.queued_rows += rows;
+  if (st.queued_rows >= mb.max_rows || st.queued_updates >= mb.max_updates ||
+      now_ns - st.queued_since_ns >= mb.max_delay_us * 1000) {
+    return Flush(set, st);
   }
   return absl::OkStatus();
 }
@@ -246,7 +372,14 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<MetricSetSp
     co.device = s->options_.device;
     co.backend = s->options_.backend;
     TALLY_ASSIGN_OR_RETURN(set->proto, Compile(entries, co));
-    for (const auto* p : set->proto->module().update->params()) set->params.push_back(p->name());
+    set->batchable = true;
+    const auto& params = set->proto->module().update->params();
+    for (const auto* p : params) {
+      set->params.push_back(p->name());
+      const ir::TensorType& t = p->type();
+      set->batchable = set->batchable && t.rank() > 0 && t.shape[0].is_symbolic() &&
+                       t.shape[0].symbol == params[0]->type().shape[0].symbol;
+    }
     set->fingerprint_hash = checkpoint::HexHash(set->proto->fingerprint());
     TALLY_ASSIGN_OR_RETURN(set->total, set->NewProgram());
     set->windows = windows.get();
@@ -333,8 +466,7 @@ absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const Name
     }
     status = s.proto->Validate(whole[i] ? inputs : filtered[i]);
   }
-  const int64_t rows = RowsOf(inputs);
-  const int64_t now = status.ok() && !windows_->empty() ? NowNs() : 0;
+  const int64_t now = status.ok() && (!windows_->empty() || options_.micro_batching.max_rows > 0) ? NowNs() : 0;
   absl::Status applied;
   for (size_t i = 0; i < sets.size(); ++i) {
     MetricSet& s = *sets[i];
@@ -343,14 +475,10 @@ absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const Name
     if (!status.ok()) {
       ++st->rejected;
     } else {
-      absl::Status a = Apply(s, *st, whole[i] ? inputs : filtered[i], now);
-      if (a.ok()) {
-        ++st->updates;
-        st->rows += rows;
-      } else {
-        ++st->rejected;
-        if (applied.ok()) applied = a;
-      }
+      // Apply counts the update (accepted, or rejected when it fails).
+      const NamedTensors& mine_in = whole[i] ? inputs : filtered[i];
+      absl::Status a = Apply(s, *st, mine_in, RowsOf(mine_in), options_.micro_batching, now);
+      if (!a.ok() && applied.ok()) applied = a;
     }
     sh->slot.store(st, std::memory_order_release);
   }
@@ -372,6 +500,8 @@ absl::Status Session::Harvest(MetricSet& set) const {
     }
     sh->spare.reset(cur);
     ShardState& st = *cur;
+    absl::Status f = Flush(set, st);
+    if (!f.ok() && result.ok()) result = f;
     set.counters.updates += st.updates;
     set.counters.rows += st.rows;
     set.counters.rejected += st.rejected;

@@ -40,8 +40,15 @@
 // Update intervals number updates by one atomic counter per set (a relaxed
 // fetch_add, the only shared write of the hot path when windows exist).
 //
-// Not done yet: lazy micro-batching of queued updates (every update runs
-// its own Program::Update).
+// Micro-batching (SessionOptions::micro_batching, off by default): a shard
+// queues validated updates (bad input is still rejected synchronously) and
+// applies them as one update of the concatenated rows when the queue holds
+// `max_rows` rows or `max_updates` updates, when an update arrives
+// `max_delay_us` after the first queued one, when a window interval changes,
+// and always before a read merges the shard, so reads still see every
+// update that returned. Sets whose inputs do not all share one symbolic
+// leading dim are never batched. Float sums may differ in the last bits from
+// unbatched updates (another summation order); counts are exact.
 #ifndef TALLY_ENGINE_SESSION_H_
 #define TALLY_ENGINE_SESSION_H_
 
@@ -81,11 +88,19 @@ struct WindowSpec {
   int64_t buckets = 1;  // intervals in the ring; must divide `size` for kUpdates
 };
 
+// MicroBatching bounds the per-thread queue of lazy updates.
+struct MicroBatching {
+  int64_t max_rows = 0;        // 0: off; otherwise flush at this many queued rows
+  int64_t max_updates = 64;    // ... or this many queued updates
+  int64_t max_delay_us = 1000; // ... or when an update comes this late after the first
+};
+
 // SessionOptions configure a Session.
 struct SessionOptions {
   ir::Device device;  // cpu by default
   exec::Backend backend = exec::Backend::kEager;
   std::vector<WindowSpec> windows;
+  MicroBatching micro_batching;
   // now_ns returns the time for kSeconds windows (monotonic ns); defaults to
   // std::chrono::steady_clock. Tests inject a fake clock.
   std::function<int64_t()> now_ns;

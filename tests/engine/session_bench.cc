@@ -62,8 +62,11 @@ int main(int argc, char** argv) {
     double s = Seconds(t0);
     std::printf("bare Program, 1 thread: %.0f updates/s (%.2f us/update)\n", updates / s, 1e6 * s / updates);
   }
+  for (int micro : {0, 64})
   for (int threads : thread_counts) {
-    auto session = tally::Session::CreateDefault(specs, *sig);
+    tally::SessionOptions options;
+    options.micro_batching.max_rows = micro;
+    auto session = tally::Session::CreateDefault(specs, *sig, options);
     if (!session.ok()) {
       std::fprintf(stderr, "%s\n", session.status().ToString().c_str());
       return 1;
@@ -79,8 +82,9 @@ int main(int argc, char** argv) {
     double s = Seconds(t0);
     auto counters = (*session)->Counters();
     const double total = double(threads) * updates;
-    std::printf("Session, %d thread(s): %.0f updates/s (%.2f us/update per thread), counted %lld updates\n", threads,
-                total / s, 1e6 * s * threads / total, static_cast<long long>(counters->updates));
+    std::printf("Session%s, %d thread(s): %.0f updates/s (%.2f us/update per thread), counted %lld updates\n",
+                micro ? " (micro-batching, max_rows=64)" : "", threads, total / s, 1e6 * s * threads / total,
+                static_cast<long long>(counters->updates));
   }
   return 0;
 }

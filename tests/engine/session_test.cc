@@ -552,6 +552,62 @@ TEST(SessionTest, CorruptTruncatedOrForeignCheckpointsAreRejectedAndChangeNothin
   std::remove(bad_path.c_str());
 }
 
+TEST(SessionTest, MicroBatchedUpdatesGiveTheSameResults) {
+  constexpr int kThreads = 4, kUpdates = 2000, kBatch = 3;
+  SessionOptions o;
+  o.micro_batching.max_rows = 32;
+  o.windows.push_back({"last100", WindowSpec::Kind::kUpdates, 100, 4});
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig(), o));
+  // A queued update is visible to the next read.
+  NamedTensors first = Rows(kBatch, 50);
+  ASSERT_THAT(s->Update(first), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto agg, s->Compute("agg"));
+  EXPECT_EQ(Sum(agg), first[2].second.sum().item<double>());
+  std::vector<NamedTensors> data;
+  for (int t = 0; t < kThreads; ++t) data.push_back(Rows(kUpdates * kBatch, 200 + t));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      // The caller reuses one set of input tensors: queued rows are copies.
+      NamedTensors reused = Slice(data[t], 0, kBatch);
+      for (auto& in : reused) in.second = in.second.clone();
+      for (int u = 0; u < kUpdates; ++u) {
+        for (size_t j = 0; j < reused.size(); ++j) reused[j].second.copy_(data[t][j].second.narrow(0, u * kBatch, kBatch));
+        ASSERT_THAT(s->Update(reused), IsOk());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  data.push_back(first);
+  NamedTensors all;
+  for (const char* name : {"preds", "target", "value"}) {
+    std::vector<at::Tensor> parts;
+    for (const auto& d : data)
+      for (const auto& [n, t] : d)
+        if (n == name) parts.push_back(t);
+    all.emplace_back(name, at::cat(parts));
+  }
+  ExpectSameValues(*s->Compute("cls"), Reference({kAcc, kConfmat, kF1}, all));
+  ExpectSameValues(*s->Compute("agg"), Reference({"sum", "mean"}, all));
+  TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters c, s->Counters("cls"));
+  EXPECT_EQ(c.updates, kThreads * kUpdates + 1);
+  EXPECT_EQ(c.rows, (kThreads * kUpdates + 1) * kBatch);
+
+  // One thread: the window matches an unbatched session's.
+  SessionOptions plain = o;
+  plain.micro_batching.max_rows = 0;
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> a, Session::Create(TwoSets(), Sig(), o));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, Session::Create(TwoSets(), Sig(), plain));
+  for (int u = 0; u < 230; ++u) {
+    NamedTensors batch = Slice(data[0], u * kBatch, kBatch);
+    ASSERT_THAT(a->Update(batch), IsOk());
+    ASSERT_THAT(b->Update(batch), IsOk());
+    if (u % 37 == 0) ExpectSameValues(*a->ComputeWindow("cls", "last100"), *b->ComputeWindow("cls", "last100"));
+  }
+  ExpectSameValues(*a->ComputeWindow("cls", "last100"), *b->ComputeWindow("cls", "last100"));
+  ExpectSameValues(*a->ComputeWindow("agg", "last100"), *b->ComputeWindow("agg", "last100"));
+}
+
 TEST(SessionTest, CheckpointFramingDetectsEverySingleByteChange) {
   std::string framed = checkpoint::Frame("payload bytes");
   TALLY_ASSERT_OK_AND_ASSIGN(absl::string_view p, checkpoint::Unframe(framed, "f"));
