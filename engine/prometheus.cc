@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/exec/torch_status.h"
 #include "engine/ir/attribute.h"
 
 namespace tally::prometheus {
@@ -113,7 +114,10 @@ void Exposition::AddTensor(const std::string& name, Labels labels, const at::Ten
   }
 }
 
-void Exposition::AddResult(const std::string& name, const Labels& labels, const ResultTree& result) {
+absl::Status Exposition::AddResult(const std::string& name, const Labels& labels, const ResultTree& result) {
+  Fam* f = Find(name);
+  if (f == nullptr) return absl::InternalError(absl::StrCat("prometheus: no family ", name));
+  const size_t before = f->lines.size();
   // Depth-first over the tuple, with the path as the `part` label.
   std::function<void(const ResultTree&, const std::string&)> walk = [&](const ResultTree& r, const std::string& path) {
     if (r.is_leaf()) {
@@ -124,7 +128,9 @@ void Exposition::AddResult(const std::string& name, const Labels& labels, const 
     }
     for (size_t i = 0; i < r.parts.size(); ++i) walk(r.parts[i], path.empty() ? absl::StrCat(i) : absl::StrCat(path, "/", i));
   };
-  walk(result, "");
+  absl::Status st = exec::CatchTorch([&] { walk(result, ""); }, name);
+  if (!st.ok()) f->lines.resize(before);
+  return st;
 }
 
 std::string Exposition::Render() const {

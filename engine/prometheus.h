@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "engine/results.h"
 
@@ -42,8 +43,9 @@ class Exposition {
   void AddSample(const std::string& name, Labels labels, double value);
   // AddResult adds one sample per element of a result: a tuple's parts get a
   // `part` label ("0", "1/2"), a 1-D tensor a `class` label, a tensor of
-  // higher rank an `index` label ("i,j").
-  void AddResult(const std::string& name, const Labels& labels, const ResultTree& result);
+  // higher rank an `index` label ("i,j"). Nothing is added on an error
+  // (reading a tensor failed).
+  absl::Status AddResult(const std::string& name, const Labels& labels, const ResultTree& result);
   // Render returns the exposition text.
   std::string Render() const;
 

@@ -617,7 +617,11 @@ std::string Session::ExportPrometheus() const {
     absl::Status h = Harvest(*set);
     auto values = h.ok() ? Collect(*set->total, *set) : absl::StatusOr<std::vector<MetricValue>>(h);
     if (values.ok()) {
-      for (const MetricValue& v : *values) out.AddResult(p + "_metric", {{"set", set->name}, {"metric", v.spec}}, v.value);
+      for (const MetricValue& v : *values) {
+        if (!out.AddResult(p + "_metric", {{"set", set->name}, {"metric", v.spec}}, v.value).ok()) {
+          ++set->counters.compute_errors;
+        }
+      }
     } else {
       ++set->counters.compute_errors;
     }
@@ -625,8 +629,8 @@ std::string Session::ExportPrometheus() const {
       auto wv = WindowValues(*set, w);
       if (!wv.ok()) continue;
       for (const MetricValue& v : *wv) {
-        out.AddResult(p + "_window_metric",
-                      {{"set", set->name}, {"window", (*windows_)[w].spec.name}, {"metric", v.spec}}, v.value);
+        (void)out.AddResult(p + "_window_metric",
+                            {{"set", set->name}, {"window", (*windows_)[w].spec.name}, {"metric", v.spec}}, v.value);
       }
     }
     const SessionCounters& c = set->counters;
