@@ -1,6 +1,7 @@
 #include "engine/session.h"
 
 #include <ATen/ATen.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -33,8 +34,6 @@ struct Bucket {
   std::unique_ptr<Program> program;
 };
 
-}  // namespace
-
 // ShardState is what a shard's slot publishes: the programs one thread
 // updates and its counters. Whoever holds it (the owner thread between its
 // exchange and store, or a read after taking it) has it exclusively.
@@ -60,8 +59,6 @@ struct Shard {
   Shard* next = nullptr;
   ~Shard() { delete slot.load(); }
 };
-
-namespace {
 
 // kBusy marks a slot whose state an update holds.
 ShardState g_busy_marker;
