@@ -462,6 +462,9 @@ absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const Name
         if (takes(in.first)) filtered[i].push_back(in);
     }
     status = s.proto->Validate(whole[i] ? inputs : filtered[i]);
+    if (!status.ok() && sets_.size() > 1) {
+      status = absl::Status(status.code(), absl::StrCat("metric set '", s.name, "': ", status.message()));
+    }
   }
   const int64_t now = status.ok() && (!windows_->empty() || options_.micro_batching.max_rows > 0) ? NowNs() : 0;
   absl::Status applied;

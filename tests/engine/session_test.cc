@@ -174,7 +174,7 @@ TEST(SessionTest, BadInputIsAClearErrorAndChangesNothing) {
   NamedTensors bad = rows;
   bad[2].second = bad[2].second.to(at::kFloat);
   EXPECT_THAT(s->Update(bad), StatusIs(absl::StatusCode::kInvalidArgument,
-                                       ::testing::AllOf(HasSubstr("sum"), HasSubstr("input 'value'"),
+                                       ::testing::AllOf(HasSubstr("metric set 'agg': sum, mean: input 'value'"),
                                                         HasSubstr("wrong dtype"))));
   NamedTensors extra = rows;
   extra.emplace_back("weights", rows[2].second);
