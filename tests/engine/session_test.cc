@@ -442,6 +442,32 @@ TEST(SessionTest, PrometheusExportParsesBackToEveryValue) {
   EXPECT_THAT(Session::CreateDefault({"sum"}, Sig(), o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prometheus_prefix")));
 }
 
+TEST(SessionTest, PrometheusLabelsTuplePartsAndMatrixCells) {
+  NamedTensors rows = {{"preds", at::tensor({0.1f, 0.7f, 0.4f, 0.9f})}, {"target", at::tensor({0L, 1L, 0L, 1L})}};
+  TALLY_ASSERT_OK_AND_ASSIGN(auto sig, tools::SignatureOf(rows));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
+                             Session::CreateDefault({"binary_roc(thresholds=3)", "binary_confusion_matrix"}, sig));
+  ASSERT_THAT(s->Update(rows), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto values, s->Compute());
+  Parsed p = ParseExposition(s->ExportPrometheus());
+  int parts = 0, cells = 0;
+  for (const Sample& smp : p.samples) {
+    if (smp.name != "tally_metric") continue;
+    if (smp.labels.at("metric") == "binary_roc(thresholds=3)") {
+      const int part = std::stoi(smp.labels.at("part"));
+      const int cls = std::stoi(smp.labels.at("class"));
+      EXPECT_EQ(smp.value, values[0].value.parts.at(part).tensor[cls].item<double>());
+      ++parts;
+    } else {
+      const std::string idx = smp.labels.at("index");
+      EXPECT_EQ(smp.value, values[1].value.tensor[idx[0] - '0'][idx[2] - '0'].item<double>());
+      ++cells;
+    }
+  }
+  EXPECT_EQ(parts, 9);  // (fpr, tpr, thresholds) x 3 thresholds
+  EXPECT_EQ(cells, 4);
+}
+
 std::string TempPath(const std::string& name) {
   const char* dir = std::getenv("TEST_TMPDIR");
   return absl::StrCat(dir ? dir : "/tmp", "/", name, ".", getpid());
