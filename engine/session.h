@@ -38,7 +38,15 @@
 // `buckets - 1` before it, so "last N updates" means the last
 // (buckets - 1) * N/buckets updates plus those of the current interval.
 // Update intervals number updates by one atomic counter per set (a relaxed
-// fetch_add, the only shared write of the hot path when windows exist).
+// fetch_add, the only shared write of the hot path when windows exist). With
+// W windows an update runs W + 1 Program updates (the all-time one and one
+// bucket per window).
+//
+// Lifetime and costs: a thread finds its shards in a thread_local map keyed
+// by a session id that is never reused (an entry per session the thread
+// ever updated); shards live until the Session is destroyed, which must not
+// race with updates. A read merges every shard, so for `cat` states (exact
+// curves, retrieval) it copies the accumulated rows once per shard.
 //
 // Micro-batching (SessionOptions::micro_batching, off by default): a shard
 // queues validated updates (bad input is still rejected synchronously) and
