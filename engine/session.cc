@@ -487,6 +487,9 @@ absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const Name
 
 absl::Status Session::Harvest(MetricSet& set) const {
   absl::Status result;
+  // acc is a taken shard's all-time program (now a spare's, so only reads
+  // touch it) that the other shards' deltas fold into.
+  Program* acc = nullptr;
   for (Shard* sh = set.shards.load(std::memory_order_acquire); sh != nullptr; sh = sh->next) {
     ShardState* spare = sh->spare.release();
     ShardState* cur = sh->slot.load(std::memory_order_acquire);
@@ -507,9 +510,16 @@ absl::Status Session::Harvest(MetricSet& set) const {
     set.counters.rejected += st.rejected;
     st.updates = st.rows = st.rejected = 0;
     if (st.all && st.all_dirty) {
-      absl::Status m = set.total->Merge(*st.all);
-      if (m.ok()) m = st.all->Reset();
-      if (!m.ok() && result.ok()) result = m;
+      // The shards' deltas are folded together first and into the total
+      // once: a cat state's accumulated rows are copied once per read, not
+      // once per shard.
+      if (acc == nullptr) {
+        acc = st.all.get();
+      } else {
+        absl::Status m = acc->Merge(*st.all);
+        if (m.ok()) m = st.all->Reset();
+        if (!m.ok() && result.ok()) result = m;
+      }
       st.all_dirty = false;
     }
     for (size_t w = 0; w < st.rings.size(); ++w) {
@@ -518,6 +528,11 @@ absl::Status Session::Harvest(MetricSet& set) const {
         if (!m.ok() && result.ok()) result = m;
       }
     }
+  }
+  if (acc != nullptr) {
+    absl::Status m = set.total->Merge(*acc);
+    if (m.ok()) m = acc->Reset();
+    if (!m.ok() && result.ok()) result = m;
   }
   return result;
 }

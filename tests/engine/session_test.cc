@@ -150,6 +150,55 @@ TEST(SessionTest, EightThreadsGiveTheSingleThreadedResultExactly) {
   }
 }
 
+TEST(SessionTest, CatStatesFromManyThreadsGiveTheSingleThreadedResult) {
+  constexpr int kThreads = 4, kUpdates = 300, kBatch = 5;
+  const std::vector<std::string> specs = {"binary_auroc", "retrieval_reciprocal_rank", "retrieval_recall(top_k=2)"};
+  auto rows_for = [](int64_t n, int64_t seed) {
+    at::Generator gen = at::detail::createCPUGenerator(seed);
+    return NamedTensors{{"preds", at::rand({n}, gen, at::kFloat)},
+                        {"target", at::randint(0, 2, {n}, gen, at::kLong)},
+                        {"indexes", at::randint(0, 40, {n}, gen, at::kLong)}};
+  };
+  TALLY_ASSERT_OK_AND_ASSIGN(auto sig, tools::SignatureOf(rows_for(4, 0)));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::CreateDefault(specs, sig));
+  std::vector<NamedTensors> data;
+  for (int t = 0; t < kThreads; ++t) data.push_back(rows_for(kUpdates * kBatch, 400 + t));
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done.load()) (void)s->Compute();
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int u = 0; u < kUpdates; ++u) ASSERT_THAT(s->Update(Slice(data[t], u * kBatch, kBatch)), IsOk());
+    });
+  }
+  for (auto& th : threads) th.join();
+  done = true;
+  reader.join();
+  NamedTensors all;
+  for (const char* name : {"preds", "target", "indexes"}) {
+    std::vector<at::Tensor> parts;
+    for (const auto& d : data)
+      for (const auto& [n, t] : d)
+        if (n == name) parts.push_back(t);
+    all.emplace_back(name, at::cat(parts));
+  }
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> ref, Session::CreateDefault(specs, sig));
+  ASSERT_THAT(ref->Update(all), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto got, s->Compute());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto want, ref->Compute());
+  for (size_t i = 0; i < got.size(); ++i) {
+    // Rows arrive in another order: equal up to float summation order.
+    EXPECT_TRUE(at::allclose(got[i].value.tensor, want[i].value.tensor, 1e-6, 1e-7))
+        << got[i].spec << ": " << got[i].value.tensor << " vs " << want[i].value.tensor;
+  }
+  TALLY_ASSERT_OK_AND_ASSIGN(auto snap, s->Snapshot());
+  int64_t cat_rows = 0;
+  for (const auto& t : snap) cat_rows = std::max<int64_t>(cat_rows, t.dim() > 0 ? t.size(0) : 0);
+  EXPECT_EQ(cat_rows, kThreads * kUpdates * kBatch);
+}
+
 TEST(SessionTest, AReadSeesEveryUpdateThatReturnedBeforeIt) {
   TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::CreateDefault({"sum"}, Sig()));
   NamedTensors rows = Rows(64, 7);
