@@ -19,7 +19,7 @@
 #include "engine/ir/attribute.h"
 #include "engine/prometheus.h"
 #include "engine/status_macros.h"
-#include "tools/tally/evaluate.h"
+#include "metrics/collection.h"
 
 namespace tally {
 namespace {
@@ -363,7 +363,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<MetricSetSp
     set->name = spec.name;
     set->specs = spec.metrics;
     TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries,
-                           tools::BuildEntries(spec.metrics, sig, s->options_.device));
+                           metrics::BuildEntries(spec.metrics, sig, s->options_.device));
     for (const auto& e : entries) set->labels.push_back(e.label);
     CompileOptions co;
     co.device = s->options_.device;

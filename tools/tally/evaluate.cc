@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/exec/aten_types.h"
@@ -94,22 +93,6 @@ absl::StatusOr<dsl::Signature> SignatureOf(const NamedTensors& inputs) {
     sig.push_back({name, *dtype, std::vector<int64_t>(t.sizes().begin(), t.sizes().end())});
   }
   return sig;
-}
-
-absl::StatusOr<std::vector<CollectionEntry>> BuildEntries(const std::vector<std::string>& specs,
-                                                          const dsl::Signature& sig,
-                                                          const ir::Device& device) {
-  std::vector<CollectionEntry> entries;
-  absl::flat_hash_set<std::string> labels;
-  for (const std::string& text : specs) {
-    TALLY_ASSIGN_OR_RETURN(metrics::MetricSpec spec, metrics::ParseMetricSpec(text));
-    TALLY_ASSIGN_OR_RETURN(Metric m, metrics::BuildMetric(spec, sig, device));
-    std::string label = spec.name;
-    for (int k = 2; labels.contains(label); ++k) label = absl::StrCat(spec.name, "_", k);
-    labels.insert(label);
-    entries.push_back({label, std::move(m)});
-  }
-  return entries;
 }
 
 absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, const NamedTensors& inputs,

@@ -16,6 +16,7 @@
 #include "engine/io/npy.h"
 #include "engine/program.h"
 #include "engine/results.h"
+#include "metrics/collection.h"
 
 namespace tally::tools {
 
@@ -38,10 +39,9 @@ struct EvalResult {
 // SignatureOf describes named tensors for metric builders.
 absl::StatusOr<dsl::Signature> SignatureOf(const NamedTensors& inputs);
 
-// BuildEntries parses and builds every spec for `sig`, with unique labels.
-absl::StatusOr<std::vector<CollectionEntry>> BuildEntries(const std::vector<std::string>& specs,
-                                                          const dsl::Signature& sig,
-                                                          const ir::Device& device);
+// BuildEntries parses and builds every spec for `sig`, with unique labels
+// (metrics/collection.h).
+using metrics::BuildEntries;
 
 // Evaluate computes every metric over all rows of `inputs`: PrepareEval,
 // FeedRows over every row, CollectResults.

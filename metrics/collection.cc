@@ -1,0 +1,28 @@
+#include "metrics/collection.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "engine/status_macros.h"
+#include "metrics/registry.h"
+#include "metrics/spec.h"
+
+namespace tally::metrics {
+
+absl::StatusOr<std::vector<CollectionEntry>> BuildEntries(const std::vector<std::string>& specs,
+                                                          const dsl::Signature& sig, const ir::Device& device) {
+  std::vector<CollectionEntry> entries;
+  absl::flat_hash_set<std::string> labels;
+  for (const std::string& text : specs) {
+    TALLY_ASSIGN_OR_RETURN(MetricSpec spec, ParseMetricSpec(text));
+    TALLY_ASSIGN_OR_RETURN(Metric m, BuildMetric(spec, sig, device));
+    std::string label = spec.name;
+    for (int k = 2; labels.contains(label); ++k) label = absl::StrCat(spec.name, "_", k);
+    labels.insert(label);
+    entries.push_back({label, std::move(m)});
+  }
+  return entries;
+}
+
+}  // namespace tally::metrics
