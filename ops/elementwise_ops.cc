@@ -45,7 +45,7 @@ OpDef Unary(std::string name, std::function<absl::StatusOr<DType>(DType)> result
 }  // namespace
 
 void RegisterElementwiseOps(OpTable& t) {
-  auto add = [&t](OpDef d) { std::string n = d.name; t.emplace(n, std::move(d)); };
+  auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
   auto promote = [](DType a, DType b) {
     // Bool arithmetic is not meaningful; it promotes to i64 like torch.sum.
     DType r = ir::PromoteTypes(a, b);

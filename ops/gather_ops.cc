@@ -25,20 +25,11 @@ using ir::Dim;
 using ir::TensorType;
 using Types = absl::StatusOr<std::vector<TensorType>>;
 
-OpDef Make(std::string name, int min_in, int max_in, InferFn infer) {
-  OpDef d;
-  d.name = std::move(name);
-  d.min_inputs = min_in;
-  d.max_inputs = max_in;
-  d.infer = std::move(infer);
-  return d;
-}
-
 }  // namespace
 
 void RegisterGatherOps(OpTable& t) {
-  auto add = [&t](OpDef d) { std::string n = d.name; t.emplace(n, std::move(d)); };
-  add(Make("concat", 1, -1, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+  auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
+  add(MakeOp("concat", 1, -1, {}, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
     const TensorType& first = in[0];
     if (first.rank() < 1) return absl::InvalidArgumentError("expects operands of rank >= 1");
     int64_t fixed = 0;
@@ -64,7 +55,7 @@ void RegisterGatherOps(OpTable& t) {
     }
     return std::vector<TensorType>{out};
   }));
-  add(Make("take", 2, 2, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+  add(MakeOp("take", 2, 2, {}, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
     if (in[0].rank() != 1) return absl::InvalidArgumentError("expects a rank-1 source");
     if (!ir::IsIntegral(in[1].dtype)) return absl::InvalidArgumentError("expects integer indices");
     TensorType out = in[1];

@@ -26,23 +26,12 @@ absl::StatusOr<DType> DTypeAttr(const ir::AttrMap& a) {
   return ir::ParseDType(std::get<std::string>(a.at("dtype")));
 }
 
-OpDef Make(std::string name, int min_in, int max_in, std::vector<AttrSpec> attrs,
-           InferFn infer) {
-  OpDef d;
-  d.name = std::move(name);
-  d.min_inputs = min_in;
-  d.max_inputs = max_in;
-  d.attrs = std::move(attrs);
-  d.infer = std::move(infer);
-  return d;
-}
-
 }  // namespace
 
 void RegisterIndexOps(OpTable& t) {
-  auto add = [&t](OpDef d) { std::string n = d.name; t.emplace(n, std::move(d)); };
+  auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
   {
-    OpDef d = Make("constant", 0, 0, {{"value", AttrKind::kDouble}, {"dtype", AttrKind::kString}},
+    OpDef d = MakeOp("constant", 0, 0, {{"value", AttrKind::kDouble}, {"dtype", AttrKind::kString}},
                    [](const std::vector<TensorType>&, const ir::AttrMap& a,
                       const ir::Device& dev) -> Types {
                      TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
@@ -52,7 +41,7 @@ void RegisterIndexOps(OpTable& t) {
     add(std::move(d));
   }
   {
-    OpDef d = Make("full", 0, 0,
+    OpDef d = MakeOp("full", 0, 0,
                    {{"shape", AttrKind::kInts}, {"value", AttrKind::kDouble}, {"dtype", AttrKind::kString}},
                    [](const std::vector<TensorType>&, const ir::AttrMap& a,
                       const ir::Device& dev) -> Types {
@@ -68,7 +57,7 @@ void RegisterIndexOps(OpTable& t) {
     add(std::move(d));
   }
   {
-    OpDef d = Make("arange", 0, 0, {{"n", AttrKind::kInt}, {"dtype", AttrKind::kString}},
+    OpDef d = MakeOp("arange", 0, 0, {{"n", AttrKind::kInt}, {"dtype", AttrKind::kString}},
                    [](const std::vector<TensorType>&, const ir::AttrMap& a,
                       const ir::Device& dev) -> Types {
                      TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
@@ -82,7 +71,7 @@ void RegisterIndexOps(OpTable& t) {
   // its points (calibration bin boundaries) are binned as TorchMetrics bins
   // them: ATen's rounding is not a formula the IR can restate.
   {
-    OpDef d = Make("linspace", 0, 0,
+    OpDef d = MakeOp("linspace", 0, 0,
                    {{"start", AttrKind::kDouble}, {"end", AttrKind::kDouble}, {"steps", AttrKind::kInt},
                     {"dtype", AttrKind::kString}},
                    [](const std::vector<TensorType>&, const ir::AttrMap& a,
@@ -97,7 +86,7 @@ void RegisterIndexOps(OpTable& t) {
     add(std::move(d));
   }
   // full_like: the input's shape filled with `value`.
-  add(Make("full_like", 1, 1, {{"value", AttrKind::kDouble}, {"dtype", AttrKind::kString}},
+  add(MakeOp("full_like", 1, 1, {{"value", AttrKind::kDouble}, {"dtype", AttrKind::kString}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
              return std::vector<TensorType>{{dt, in[0].shape, in[0].device}};
@@ -105,7 +94,7 @@ void RegisterIndexOps(OpTable& t) {
   // transfer: the one op that changes device — an explicit, visible copy of
   // a program input to the program's device (opt-in, --transfer-inputs).
   {
-    OpDef d = Make("transfer", 1, 1, {{"device", AttrKind::kString}},
+    OpDef d = MakeOp("transfer", 1, 1, {{"device", AttrKind::kString}},
                    [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                      TALLY_ASSIGN_OR_RETURN(ir::Device dev, ir::ParseDevice(std::get<std::string>(a.at("device"))));
                      TensorType t = in[0];
@@ -116,12 +105,12 @@ void RegisterIndexOps(OpTable& t) {
     add(std::move(d));
   }
   // size: a dim's size as an i64 scalar on the device; metadata only.
-  add(Make("size", 1, 1, {{"dim", AttrKind::kInt}},
+  add(MakeOp("size", 1, 1, {{"dim", AttrKind::kInt}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim"), in[0].rank()).status());
              return std::vector<TensorType>{{DType::kInt64, {}, in[0].device}};
            }));
-  add(Make("reshape", 1, 1, {{"shape", AttrKind::kInts}},
+  add(MakeOp("reshape", 1, 1, {{"shape", AttrKind::kInts}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              // Only fixed shapes reshape; symbolic inputs use flatten/unsqueeze.
              int64_t numel = 1;
@@ -135,7 +124,7 @@ void RegisterIndexOps(OpTable& t) {
              if (prod != numel) return absl::InvalidArgumentError("reshape changes the element count");
              return std::vector<TensorType>{{in[0].dtype, s, in[0].device}};
            }));
-  add(Make("flatten", 1, 1, {},
+  add(MakeOp("flatten", 1, 1, {},
            [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
              // The flattened size of symbolic dims is the product symbol `N*3`.
              int64_t fixed = 1;
@@ -150,14 +139,14 @@ void RegisterIndexOps(OpTable& t) {
              }
              return std::vector<TensorType>{{in[0].dtype, {out}, in[0].device}};
            }));
-  add(Make("unsqueeze", 1, 1, {{"dim", AttrKind::kInt}},
+  add(MakeOp("unsqueeze", 1, 1, {{"dim", AttrKind::kInt}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim"), in[0].rank() + 1));
              TensorType t = in[0];
              t.shape.insert(t.shape.begin() + d, Dim::Fixed(1));
              return std::vector<TensorType>{t};
            }));
-  add(Make("squeeze", 1, 1, {{"dim", AttrKind::kInt}},
+  add(MakeOp("squeeze", 1, 1, {{"dim", AttrKind::kInt}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim"), in[0].rank()));
              if (in[0].shape[d] != Dim::Fixed(1)) return absl::InvalidArgumentError("squeeze of a dim that is not 1");
@@ -165,7 +154,7 @@ void RegisterIndexOps(OpTable& t) {
              t.shape.erase(t.shape.begin() + d);
              return std::vector<TensorType>{t};
            }));
-  add(Make("select", 1, 1, {{"dim", AttrKind::kInt}, {"index", AttrKind::kInt}},
+  add(MakeOp("select", 1, 1, {{"dim", AttrKind::kInt}, {"index", AttrKind::kInt}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim"), in[0].rank()));
              const Dim& dim = in[0].shape[d];
@@ -177,7 +166,7 @@ void RegisterIndexOps(OpTable& t) {
              t.shape.erase(t.shape.begin() + d);
              return std::vector<TensorType>{t};
            }));
-  add(Make("transpose", 1, 1, {{"dim0", AttrKind::kInt}, {"dim1", AttrKind::kInt}},
+  add(MakeOp("transpose", 1, 1, {{"dim0", AttrKind::kInt}, {"dim1", AttrKind::kInt}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              TALLY_ASSIGN_OR_RETURN(int64_t d0, NormalizeDim(IntAttr(a, "dim0"), in[0].rank()));
              TALLY_ASSIGN_OR_RETURN(int64_t d1, NormalizeDim(IntAttr(a, "dim1"), in[0].rank()));
@@ -187,7 +176,7 @@ void RegisterIndexOps(OpTable& t) {
            }));
   // one_hot: i1[..., C], true where x == class; values outside [0, C) give an
   // all-false row instead of failing, so it never needs a host check.
-  add(Make("one_hot", 1, 1, {{"num_classes", AttrKind::kInt}},
+  add(MakeOp("one_hot", 1, 1, {{"num_classes", AttrKind::kInt}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              if (!ir::IsIntegral(in[0].dtype)) return absl::InvalidArgumentError("expects integer labels");
              TensorType t = in[0];
@@ -196,7 +185,7 @@ void RegisterIndexOps(OpTable& t) {
              return std::vector<TensorType>{t};
            }));
   // topk_mask: i1 of the input's shape, true at the k largest of the last dim.
-  add(Make("topk_mask", 1, 1, {{"k", AttrKind::kInt}},
+  add(MakeOp("topk_mask", 1, 1, {{"k", AttrKind::kInt}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
              const Dim& last = in[0].shape.back();
@@ -210,7 +199,7 @@ void RegisterIndexOps(OpTable& t) {
            }));
   // histogram(idx[, weights]): counts (or weight sums) of idx into a buffer of
   // fixed `size`; rows whose idx is outside [0, size) are dropped on device.
-  add(Make("histogram", 1, 2, {{"size", AttrKind::kInt}},
+  add(MakeOp("histogram", 1, 2, {{"size", AttrKind::kInt}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              if (!ir::IsIntegral(in[0].dtype) || in[0].rank() != 1) {
                return absl::InvalidArgumentError("expects a rank-1 integer index");
@@ -222,7 +211,7 @@ void RegisterIndexOps(OpTable& t) {
              }
              return std::vector<TensorType>{{dt, {Dim::Fixed(IntAttr(a, "size"))}, in[0].device}};
            }));
-  add(Make("sort", 1, 1, {{"dim", AttrKind::kInt}, {"descending", AttrKind::kBool, false}},
+  add(MakeOp("sort", 1, 1, {{"dim", AttrKind::kInt}, {"descending", AttrKind::kBool, false}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim"), in[0].rank()).status());
              TensorType idx = in[0];
@@ -231,7 +220,7 @@ void RegisterIndexOps(OpTable& t) {
            }));
   // rank_average: 1-based ranks along dim 0 with ties given their mean rank
   // (scipy.stats.rankdata "average"), in f64.
-  add(Make("rank_average", 1, 1, {},
+  add(MakeOp("rank_average", 1, 1, {},
            [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
              if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
              TensorType t = in[0];

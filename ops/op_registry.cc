@@ -41,6 +41,21 @@ const OpTable& Registry() {
   return *table;
 }
 
+OpDef MakeOp(std::string name, int min_inputs, int max_inputs, std::vector<AttrSpec> attrs, InferFn infer) {
+  OpDef d;
+  d.name = std::move(name);
+  d.min_inputs = min_inputs;
+  d.max_inputs = max_inputs;
+  d.attrs = std::move(attrs);
+  d.infer = std::move(infer);
+  return d;
+}
+
+void AddOp(OpTable& t, OpDef d) {
+  std::string name = d.name;
+  t.emplace(std::move(name), std::move(d));
+}
+
 const OpDef* FindOp(absl::string_view name) {
   const auto& t = Registry();
   auto it = t.find(name);

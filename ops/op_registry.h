@@ -55,6 +55,10 @@ void RegisterGatherOps(OpTable& t);
 void RegisterRetrievalOps(OpTable& t);
 
 // Helpers for the family files.
+// MakeOp fills the fields every op definition has.
+OpDef MakeOp(std::string name, int min_inputs, int max_inputs, std::vector<AttrSpec> attrs, InferFn infer);
+// AddOp enters `d` into the table under its name.
+void AddOp(OpTable& t, OpDef d);
 absl::StatusOr<ir::Shape> BroadcastShapes(const ir::Shape& a, const ir::Shape& b);
 absl::StatusOr<int64_t> NormalizeDim(int64_t dim, int64_t rank);
 

@@ -49,7 +49,7 @@ OpDef Reduction(std::string name, std::function<DType(DType)> result) {
 }  // namespace
 
 void RegisterReduceOps(OpTable& t) {
-  auto add = [&t](OpDef d) { std::string n = d.name; t.emplace(n, std::move(d)); };
+  auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
   // Sums of bools and integers accumulate in int64, as torch.sum does.
   add(Reduction("reduce_sum", [](DType d) { return ir::IsFloating(d) ? d : DType::kInt64; }));
   // max/min of an empty reduction give -inf/+inf (int: the type's limits)

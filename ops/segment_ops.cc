@@ -26,27 +26,18 @@ absl::Status CheckRows(const std::vector<TensorType>& in) {
   return absl::OkStatus();
 }
 
-OpDef Make(std::string name, int min_in, int max_in, InferFn infer) {
-  OpDef d;
-  d.name = std::move(name);
-  d.min_inputs = min_in;
-  d.max_inputs = max_in;
-  d.infer = std::move(infer);
-  return d;
-}
-
 }  // namespace
 
 void RegisterSegmentOps(OpTable& t) {
-  auto add = [&t](OpDef d) { std::string n = d.name; t.emplace(n, std::move(d)); };
-  add(Make("segment_sort", 2, 8,
+  auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
+  add(MakeOp("segment_sort", 2, 8, {},
            [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
              TALLY_RETURN_IF_ERROR(CheckRows(in));
              if (in[0].dtype != DType::kInt64) return absl::InvalidArgumentError("keys must be int64");
              if (in[1].dtype == DType::kBool) return absl::InvalidArgumentError("scores must be numeric");
              return in;
            }));
-  add(Make("segment_scan", 2, 4,
+  add(MakeOp("segment_scan", 2, 4, {},
            [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
              TALLY_RETURN_IF_ERROR(CheckRows(in));
              if (in[1].dtype != DType::kInt64) return absl::InvalidArgumentError("keys must be int64");

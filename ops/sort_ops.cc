@@ -38,21 +38,11 @@ int64_t IntAttr(const ir::AttrMap& a, const std::string& k, int64_t dflt) {
   return it == a.end() ? dflt : std::get<int64_t>(it->second);
 }
 
-OpDef Make(std::string name, int min_in, int max_in, std::vector<AttrSpec> attrs, InferFn infer) {
-  OpDef d;
-  d.name = std::move(name);
-  d.min_inputs = min_in;
-  d.max_inputs = max_in;
-  d.attrs = std::move(attrs);
-  d.infer = std::move(infer);
-  return d;
-}
-
 }  // namespace
 
 void RegisterSortOps(OpTable& t) {
-  auto add = [&t](OpDef d) { std::string n = d.name; t.emplace(n, std::move(d)); };
-  add(Make("searchsorted", 2, 2, {{"right", AttrKind::kBool, false}},
+  auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
+  add(MakeOp("searchsorted", 2, 2, {{"right", AttrKind::kBool, false}},
            [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
              if (in[0].rank() != 1) return absl::InvalidArgumentError("expects a rank-1 sorted sequence");
              if (in[0].dtype != in[1].dtype) {
@@ -64,7 +54,7 @@ void RegisterSortOps(OpTable& t) {
              out.dtype = DType::kInt64;
              return std::vector<TensorType>{out};
            }));
-  add(Make("bucketize", 2, 2, {{"right", AttrKind::kBool, false}},
+  add(MakeOp("bucketize", 2, 2, {{"right", AttrKind::kBool, false}},
            [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
              if (in[1].rank() != 1) return absl::InvalidArgumentError("expects rank-1 boundaries");
              if (in[0].dtype == DType::kBool || in[1].dtype == DType::kBool) {
@@ -74,7 +64,7 @@ void RegisterSortOps(OpTable& t) {
              out.dtype = DType::kInt64;
              return std::vector<TensorType>{out};
            }));
-  add(Make("cumsum", 1, 1, {{"dim", AttrKind::kInt}},
+  add(MakeOp("cumsum", 1, 1, {{"dim", AttrKind::kInt}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
              TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim", 0), in[0].rank()).status());
@@ -82,7 +72,7 @@ void RegisterSortOps(OpTable& t) {
              if (!ir::IsFloating(out.dtype)) out.dtype = DType::kInt64;
              return std::vector<TensorType>{out};
            }));
-  add(Make("topk", 1, 1,
+  add(MakeOp("topk", 1, 1,
            {{"k", AttrKind::kInt}, {"dim", AttrKind::kInt, false}, {"largest", AttrKind::kBool, false},
             {"sorted", AttrKind::kBool, false}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
@@ -101,7 +91,7 @@ void RegisterSortOps(OpTable& t) {
              indices.dtype = DType::kInt64;
              return std::vector<TensorType>{values, indices};
            }));
-  add(Make("argsort", 1, 1,
+  add(MakeOp("argsort", 1, 1,
            {{"dim", AttrKind::kInt, false}, {"descending", AttrKind::kBool, false}, {"stable", AttrKind::kBool, false}},
            [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
              if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");

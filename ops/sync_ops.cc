@@ -15,11 +15,7 @@ using ir::TensorType;
 using Types = absl::StatusOr<std::vector<TensorType>>;
 
 OpDef Syncing(std::string name, int arity, std::vector<AttrSpec> attrs, InferFn infer) {
-  OpDef d;
-  d.name = std::move(name);
-  d.min_inputs = d.max_inputs = arity;
-  d.attrs = std::move(attrs);
-  d.infer = std::move(infer);
+  OpDef d = MakeOp(std::move(name), arity, arity, std::move(attrs), std::move(infer));
   d.traits.syncs_host = true;
   d.traits.data_dependent_shape = true;
   return d;
@@ -28,7 +24,7 @@ OpDef Syncing(std::string name, int arity, std::vector<AttrSpec> attrs, InferFn 
 }  // namespace
 
 void RegisterSyncOps(OpTable& t) {
-  auto add = [&t](OpDef d) { std::string n = d.name; t.emplace(n, std::move(d)); };
+  auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
   // bincount(x) {minlength}: torch's output has max(minlength, max(x) + 1)
   // elements, known only after reading x; the IR types it i64[minlength] (the
   // declared size) and checked execution catches a larger result.
