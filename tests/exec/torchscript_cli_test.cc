@@ -4,7 +4,6 @@
 // `inspect --format torchscript` prints the lowered graphs, and `export`
 // writes a TorchScript archive or fails with one clean line on stderr.
 #include <ATen/ATen.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/io/npy.h"
 #include "gtest/gtest.h"
+#include "tests/tools/cli_testing.h"
 #include "tools/tally/evaluate.h"
 
 namespace tally {
@@ -32,24 +32,15 @@ std::string ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-struct Invocation {
-  int exit_code = -1;
-  std::string out, err;
-};
+using ::tally::testing::Invocation;
+using ::tally::testing::OneCleanErrorLine;
+using ::tally::testing::RunTally;
 
 class TorchScriptCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    tally_ = fs::absolute("tools/tally/tally");
-    ASSERT_TRUE(fs::exists(tally_)) << tally_;
-    const char* tmp = std::getenv("TEST_TMPDIR");
-    dir_ = fs::path(tmp ? tmp : "/tmp") / "ts_cli";
+    ASSERT_FALSE(::tally::testing::TallyBinary().empty()) << "tools/tally/tally not found in the runfiles";
+    dir_ = fs::path(::tally::testing::TestTmpDir()) / "ts_cli";
     fs::create_directories(dir_);
     at::Generator gen = at::detail::createCPUGenerator(21);
     Write("preds.npy", at::randn({40, 3}, gen, at::kFloat));
@@ -64,26 +55,9 @@ class TorchScriptCliTest : public ::testing::Test {
     ASSERT_TRUE(io::WriteNpy((dir_ / name).string(), *a).ok());
   }
 
-  Invocation Tally(const std::vector<std::string>& args) {
-    std::string cmd = absl::StrCat("cd ", Quote(dir_.string()), " && ", Quote(tally_.string()));
-    for (const std::string& a : args) absl::StrAppend(&cmd, " ", Quote(a));
-    absl::StrAppend(&cmd, " > out.txt 2> err.txt");
-    int rc = std::system(cmd.c_str());
-    Invocation r;
-    r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-    r.out = ReadFile(dir_ / "out.txt");
-    r.err = ReadFile(dir_ / "err.txt");
-    return r;
-  }
+  Invocation Tally(const std::vector<std::string>& args) { return RunTally(args, dir_.string()); }
 
-  // OneCleanErrorLine: non-zero exit, one stderr line containing `words`.
-  void ExpectOneCleanErrorLine(const Invocation& r, const std::vector<std::string>& words) {
-    EXPECT_NE(r.exit_code, 0);
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    for (const std::string& w : words) EXPECT_NE(r.err.find(w), std::string::npos) << w << " in " << r.err;
-  }
-
-  fs::path tally_, dir_;
+  fs::path dir_;
 };
 
 TEST_F(TorchScriptCliTest, EvalBackendsPrintTheSameJson) {
@@ -119,7 +93,7 @@ TEST_F(TorchScriptCliTest, EvalBackendsReportTheSameBadValues) {
   Invocation eager = Tally(args);
   args.insert(args.end(), {"--backend", "torchscript"});
   Invocation ts = Tally(args);
-  ExpectOneCleanErrorLine(eager, {"multiclass_accuracy", "target", "2"});
+  EXPECT_TRUE(OneCleanErrorLine(eager, {"multiclass_accuracy", "target", "2"}));
   EXPECT_EQ(eager.err, ts.err);
 }
 
@@ -129,7 +103,7 @@ TEST_F(TorchScriptCliTest, BenchReportsTheTorchScriptBackend) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"backend\": \"torchscript\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"us_per_update\""), std::string::npos) << r.out;
-  ExpectOneCleanErrorLine(Tally({"bench", "--workload", "acc_small", "--backend", "jax", "--quick"}), {"jax"});
+  EXPECT_TRUE(OneCleanErrorLine(Tally({"bench", "--workload", "acc_small", "--backend", "jax", "--quick"}), {"jax"}));
 }
 
 TEST_F(TorchScriptCliTest, InspectPrintsLoweredGraphs) {
@@ -161,11 +135,11 @@ TEST_F(TorchScriptCliTest, ExportWritesAnArchiveOrOneCleanError) {
   Invocation d = Tally({"export", "--metric", "binary_f1_score", "--metric", "binary_accuracy", "--out", "d.pt"});
   ASSERT_EQ(d.exit_code, 0) << d.err;
   EXPECT_NE(d.out.find("update(preds: f32[N]"), std::string::npos) << d.out;
-  ExpectOneCleanErrorLine(Tally({"export", "--metric", "mean"}), {"--out"});
-  ExpectOneCleanErrorLine(Tally({"export", "--out", "x.pt"}), {"--metric"});
-  ExpectOneCleanErrorLine(Tally({"export", "--metric", "no_such_metric", "--out", "x.pt"}), {"no_such_metric"});
-  ExpectOneCleanErrorLine(Tally({"export", "--metric", "mean", "--out", "/nonexistent/dir/x.pt"}), {"/nonexistent/dir/x.pt"});
-  ExpectOneCleanErrorLine(Tally({"export", "--metric", "mean", "--out", "x.pt", "--device", "cuda:1"}), {"cuda:1"});
+  EXPECT_TRUE(OneCleanErrorLine(Tally({"export", "--metric", "mean"}), {"--out"}));
+  EXPECT_TRUE(OneCleanErrorLine(Tally({"export", "--out", "x.pt"}), {"--metric"}));
+  EXPECT_TRUE(OneCleanErrorLine(Tally({"export", "--metric", "no_such_metric", "--out", "x.pt"}), {"no_such_metric"}));
+  EXPECT_TRUE(OneCleanErrorLine(Tally({"export", "--metric", "mean", "--out", "/nonexistent/dir/x.pt"}), {"/nonexistent/dir/x.pt"}));
+  EXPECT_TRUE(OneCleanErrorLine(Tally({"export", "--metric", "mean", "--out", "x.pt", "--device", "cuda:1"}), {"cuda:1"}));
 }
 
 }  // namespace

@@ -46,9 +46,12 @@ std::ostream& operator<<(std::ostream& os, const Invocation& r) {
             << r.out << "--- stderr ---\n" << r.err;
 }
 
-Invocation RunTally(const std::vector<std::string>& args) {
+Invocation RunTally(const std::vector<std::string>& args, const std::string& cwd) {
   static int counter = 0;
-  const std::string binary = TallyBinary();
+  // Absolute, so that it still names the binary after a chdir.
+  char* resolved = realpath(TallyBinary().c_str(), nullptr);
+  const std::string binary = resolved != nullptr ? resolved : "";
+  std::free(resolved);
   Invocation r;
   r.command = absl::StrCat("tally ", absl::StrJoin(args, " "));
   const std::string base = absl::StrCat(TestTmpDir(), "/run_", getpid(), "_", counter++);
@@ -59,6 +62,7 @@ Invocation RunTally(const std::vector<std::string>& args) {
     int fe = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(fo, 1);
     dup2(fe, 2);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(binary.c_str()));
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));

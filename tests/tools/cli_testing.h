@@ -28,8 +28,9 @@ struct Invocation {
 };
 std::ostream& operator<<(std::ostream& os, const Invocation& r);
 
-// RunTally runs the binary with `args`, capturing stdout and stderr.
-Invocation RunTally(const std::vector<std::string>& args);
+// RunTally runs the binary with `args`, capturing stdout and stderr; with a
+// `cwd` it runs there (relative file arguments are read from it).
+Invocation RunTally(const std::vector<std::string>& args, const std::string& cwd = "");
 
 // OneCleanErrorLine checks a failed run: a normal non-zero exit, exactly one
 // line on stderr containing every one of `names`, and no trace of a crash.
