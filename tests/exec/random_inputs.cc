@@ -88,22 +88,29 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
   return {};
 }
 
-absl::StatusOr<Compiled> CompileModuleFor(const std::vector<std::string>& specs, const Form& form,
-                                          const CompileOptions& options) {
+namespace {
+
+// EntriesFor builds `specs` for the signature of a batch of `form`.
+absl::StatusOr<std::vector<CollectionEntry>> EntriesFor(const std::vector<std::string>& specs, const Form& form,
+                                                        const ir::Device& device) {
   at::Generator gen = at::detail::createCPUGenerator(1);
   auto sig = tools::SignatureOf(MakeBatch(form, 4, gen));
   if (!sig.ok()) return sig.status();
-  auto entries = tools::BuildEntries(specs, *sig, options.device);
+  return tools::BuildEntries(specs, *sig, device);
+}
+
+}  // namespace
+
+absl::StatusOr<Compiled> CompileModuleFor(const std::vector<std::string>& specs, const Form& form,
+                                          const CompileOptions& options) {
+  auto entries = EntriesFor(specs, form, options.device);
   if (!entries.ok()) return entries.status();
   return CompileModule(*entries, options);
 }
 
 absl::StatusOr<std::unique_ptr<Program>> CompileFor(const std::vector<std::string>& specs, const Form& form,
                                                     const CompileOptions& options) {
-  at::Generator gen = at::detail::createCPUGenerator(1);
-  auto sig = tools::SignatureOf(MakeBatch(form, 4, gen));
-  if (!sig.ok()) return sig.status();
-  auto entries = tools::BuildEntries(specs, *sig, options.device);
+  auto entries = EntriesFor(specs, form, options.device);
   if (!entries.ok()) return entries.status();
   return Compile(*entries, options);
 }
