@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_replace.h"
@@ -38,6 +39,17 @@ at::Tensor As(const at::Tensor& t, at::ScalarType s) {
 std::pair<at::Tensor, at::Tensor> Promoted(const at::Tensor& a, const at::Tensor& b) {
   at::ScalarType s = at::promote_types(a.scalar_type(), b.scalar_type());
   return {As(a, s), As(b, s)};
+}
+// WriteResults moves a multi-result ATen or fused call's results into `out`.
+template <typename... T>
+void WriteResults(std::tuple<T...> r, at::Tensor* out) {
+  std::apply([out](auto&... t) {
+    int i = 0;
+    ((out[i++] = std::move(t)), ...);
+  }, r);
+}
+void WriteResults(std::vector<at::Tensor> r, at::Tensor* out) {
+  for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
 }
 
 #define BINARY(NAME, EXPR)                                                   \
@@ -234,9 +246,7 @@ void Take(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
   out[0] = in[0].index_select(0, idx.flatten()).reshape(idx.sizes());
 }
 void Sort(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  auto r = at::sort(in[0], /*stable=*/true, n.GetInt("dim"), n.GetBool("descending"));
-  out[0] = std::get<0>(r);
-  out[1] = std::get<1>(r);
+  WriteResults(at::sort(in[0], /*stable=*/true, n.GetInt("dim"), n.GetBool("descending")), out);
 }
 // Ranking ops (sort_ops.cc).
 void Bucketize(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
@@ -253,9 +263,8 @@ void Cumsum(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = host || !at::isFloatingType(x.scalar_type()) ? at::cumsum(x, dim) : CumsumScan(x, dim);
 }
 void Topk(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  auto r = at::topk(in[0], n.GetInt("k"), n.GetInt("dim", -1), n.GetBool("largest", true), n.GetBool("sorted", true));
-  out[0] = std::get<0>(r);
-  out[1] = std::get<1>(r);
+  WriteResults(
+      at::topk(in[0], n.GetInt("k"), n.GetInt("dim", -1), n.GetBool("largest", true), n.GetBool("sorted", true)), out);
 }
 void Argsort(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const int64_t dim = n.GetInt("dim", -1);
@@ -310,14 +319,6 @@ R CallFused(const char* schema, R (*cpu)(Args...), bool on_cpu, Vals&&... vals) 
   return op.call(std::forward<Vals>(vals)...);
 }
 
-void WriteResults(std::tuple<at::Tensor, at::Tensor, at::Tensor> r, at::Tensor* out) {
-  out[0] = std::move(std::get<0>(r));
-  out[1] = std::move(std::get<1>(r));
-  out[2] = std::move(std::get<2>(r));
-}
-void WriteResults(std::vector<at::Tensor> r, at::Tensor* out) {
-  for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
-}
 
 c10::optional<int64_t> IgnoreIndex(const ir::Node& n) {
   if (!n.HasAttr("ignore_index")) return c10::nullopt;
@@ -351,20 +352,18 @@ void BlConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 }
 
 void CountInvalid(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  auto r = CallFused("tally::count_invalid", &fused::CountInvalidCpu, in[0].is_cpu(), in[0], IgnoreIndex(n));
-  out[0] = std::move(std::get<0>(r));
-  out[1] = std::move(std::get<1>(r));
+  WriteResults(CallFused("tally::count_invalid", &fused::CountInvalidCpu, in[0].is_cpu(), in[0], IgnoreIndex(n)),
+               out);
 }
 
 void RetrievalScore(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   std::string metric = n.GetString("metric"), action = n.GetString("empty_target_action");
   c10::optional<int64_t> top_k;
   if (n.HasAttr("top_k")) top_k = n.GetInt("top_k");
-  auto r = CallFused("tally::retrieval_score", &fused::RetrievalScoreCpu, in[0].is_cpu(), in[0], in[1], in[2],
-                     c10::string_view(metric), c10::string_view(action), n.GetBool("adaptive_k"), top_k,
-                     IgnoreIndex(n));
-  out[0] = std::move(std::get<0>(r));
-  out[1] = std::move(std::get<1>(r));
+  WriteResults(CallFused("tally::retrieval_score", &fused::RetrievalScoreCpu, in[0].is_cpu(), in[0], in[1], in[2],
+                         c10::string_view(metric), c10::string_view(action), n.GetBool("adaptive_k"), top_k,
+                         IgnoreIndex(n)),
+               out);
 }
 
 // assert_zero (sync_ops.cc): the finalize form of a deferred check.
