@@ -99,7 +99,9 @@ absl::StatusOr<int> ReadPort(int fd, absl::Duration timeout) {
   // waiting out its timeout).
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(1);
-  signal(SIGPIPE, SIG_DFL);
+  // Gloo writes to peers' sockets without MSG_NOSIGNAL: when a peer dies,
+  // a survivor must get EPIPE (an error its Sync reports), not SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
   at::set_num_threads(std::max(1, options.threads_per_rank));
   absl::StatusOr<std::string> result = absl::InternalError("not run");
   auto port = ReadPort(port_fd, options.timeout + absl::Seconds(10));
