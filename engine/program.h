@@ -55,6 +55,16 @@ class Program {
   // thresholds)) one per part, labelled "<label>/<i>/<j>..." by its path
   // (engine/metric.h); CollectResult (engine/results.h) rebuilds the tree.
   absl::StatusOr<NamedTensors> Compute() const;
+  // CheckValues reports the first failed value check of what was
+  // accumulated (an out-of-range label, a non-binary retrieval target: the
+  // errors Compute would give for bad input values), reading the deferred
+  // check counters and, only when finalize has value checks of its own,
+  // running finalize. Whole-state conditions (a query without positives)
+  // are not value checks and pass (on the eager backend, whose assert_zero
+  // kernel honours exec::ScopedSkipStateChecks; Session probes run eager). A server runs one request through a
+  // scratch program and this to reject bad values before they reach the
+  // real states (Session's SessionOptions::reject_invalid_values).
+  absl::Status CheckValues() const;
   // Reset restores the initial states. Cat states keep their buffers' capacity
   // (as std::vector::clear does), so a program reset between windows does not
   // allocate and fault in fresh memory again.
@@ -119,6 +129,8 @@ class Program {
                                                const std::vector<at::Tensor>& incoming,
                                                bool skip_sums = false, bool skip_cats = false) const;
   absl::Status CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered) const;
+  // CheckCounters fails on the first non-zero deferred-check counter.
+  absl::Status CheckCounters(const std::vector<at::Tensor>& values) const;
   // RunMergePlans sets `next`'s custom-reducer entries from the merge graphs.
   absl::Status RunMergePlans(const std::vector<at::Tensor>& current, const std::vector<at::Tensor>& incoming,
                              std::vector<at::Tensor>& next) const;

@@ -56,6 +56,10 @@ struct ShardState {
 struct Shard {
   std::atomic<ShardState*> slot{nullptr};
   std::unique_ptr<ShardState> spare;  // read side only (under read_mu_)
+  // The owner thread's scratch program for reject_invalid_values (eager,
+  // whatever the session's backend: see Program::CheckValues).
+  std::unique_ptr<Program> probe;
+  bool probe_dirty = false;
   Shard* next = nullptr;
   ~Shard() { delete slot.load(); }
 };
@@ -93,6 +97,20 @@ struct Session::MetricSet {
 
   absl::StatusOr<std::unique_ptr<Program>> NewProgram() const {
     return Program::Create(proto->module().Clone(), proto->options());
+  }
+  // CheckValues runs `inputs` (validated) through `sh`'s scratch program
+  // and reports a bad value as Compute would.
+  absl::Status CheckValues(Shard& sh, const NamedTensors& inputs) const {
+    if (!sh.probe) {
+      ProgramOptions po = proto->options();
+      po.backend = exec::Backend::kEager;
+      TALLY_ASSIGN_OR_RETURN(sh.probe, Program::Create(proto->module().Clone(), po));
+    } else if (sh.probe_dirty) {
+      TALLY_RETURN_IF_ERROR(sh.probe->Reset());
+    }
+    sh.probe_dirty = true;
+    TALLY_RETURN_IF_ERROR(sh.probe->Update(inputs));
+    return sh.probe->CheckValues();
   }
   ~MetricSet() {
     for (Shard* s = shards.load(); s != nullptr;) {
@@ -462,6 +480,9 @@ absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const Name
         if (takes(in.first)) filtered[i].push_back(in);
     }
     status = s.proto->Validate(whole[i] ? inputs : filtered[i]);
+    if (status.ok() && options_.reject_invalid_values) {
+      status = s.CheckValues(*mine[s.index], whole[i] ? inputs : filtered[i]);
+    }
     if (!status.ok() && sets_.size() > 1) {
       status = absl::Status(status.code(), absl::StrCat("metric set '", s.name, "': ", status.message()));
     }

@@ -112,6 +112,13 @@ struct SessionOptions {
   // now_ns returns the time for kSeconds windows (monotonic ns); defaults to
   // std::chrono::steady_clock. Tests inject a fake clock.
   std::function<int64_t()> now_ns;
+  // reject_invalid_values makes Update reject a batch with bad values (a
+  // label out of range, a non-binary retrieval target: what Compute would
+  // report as a deferred check) with that error, changing nothing, instead
+  // of deferring it to every later Compute. Each update then first runs
+  // through a per-thread scratch program (Program::CheckValues), which
+  // roughly doubles its cost. `tally serve` turns it on.
+  bool reject_invalid_values = false;
   // prometheus_prefix starts every exported metric name ([a-zA-Z_:][a-zA-Z0-9_:]*).
   std::string prometheus_prefix = "tally";
 };

@@ -116,7 +116,8 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
     value = b.Op("assert_zero", {score[1], value},
                  {{"message", absl::StrCat(args.metric_name(), ": {n} queries without a ",
                                            kind == Kind::kFallOut ? "negative" : "positive",
-                                           " target (empty_target_action=error)")}});
+                                           " target (empty_target_action=error)")},
+                  {"whole_state", true}});
   }
   b.Output(value);
   return b.Finish();

@@ -49,13 +49,15 @@ void RegisterSyncOps(OpTable& t) {
                 return std::vector<TensorType>{
                     {DType::kInt64, {Dim::Symbol("M"), Dim::Fixed(in[0].rank())}, in[0].device}};
               }));
-  // assert_zero(count, value) {message}: `value`, once the host has read
-  // `count` and found it 0; otherwise an error with the message ("{n}" stands
-  // for the count). The finalize form of a deferred check, for what only the
-  // whole state can tell (e.g. a query without positives). On `meta` the
-  // count has no value and the check is skipped.
+  // assert_zero(count, value) {message, whole_state}: `value`, once the host
+  // has read `count` and found it 0; otherwise an error with the message
+  // ("{n}" stands for the count). The finalize form of a deferred check.
+  // whole_state=true marks a condition only the whole state can tell (a
+  // query without positives) rather than a bad input value, so that a
+  // per-request validation (Program::CheckValues) can tell the two apart.
+  // On `meta` the count has no value and the check is skipped.
   {
-    OpDef d = Syncing("assert_zero", 2, {{"message", AttrKind::kString}},
+    OpDef d = Syncing("assert_zero", 2, {{"message", AttrKind::kString}, {"whole_state", AttrKind::kBool, false}},
                       [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
                         if (in[0].dtype != DType::kInt64 || in[0].rank() != 0) {
                           return absl::InvalidArgumentError("count must be i64[]");

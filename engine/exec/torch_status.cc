@@ -14,6 +14,14 @@ std::string FirstLine(const char* what) {
   return s;
 }
 
+namespace {
+thread_local bool t_skip_state_checks = false;
+}  // namespace
+
+ScopedSkipStateChecks::ScopedSkipStateChecks() : previous_(t_skip_state_checks) { t_skip_state_checks = true; }
+ScopedSkipStateChecks::~ScopedSkipStateChecks() { t_skip_state_checks = previous_; }
+bool ScopedSkipStateChecks::active() { return t_skip_state_checks; }
+
 std::optional<std::string> CheckFailure(absl::string_view message) {
   auto pos = message.find(kCheckFailed);
   if (pos == absl::string_view::npos) return std::nullopt;

@@ -26,6 +26,22 @@ inline constexpr char kCheckFailed[] = "check failed: ";
 // CheckFailure returns the text after kCheckFailed when `message` holds it.
 std::optional<std::string> CheckFailure(absl::string_view message);
 
+// ScopedSkipStateChecks makes the eager assert_zero kernel pass its
+// whole-state checks (assert_zero {whole_state=true}) on this thread while
+// alive: Program::CheckValues judges one request's values, not whether the
+// whole state is complete.
+class ScopedSkipStateChecks {
+ public:
+  ScopedSkipStateChecks();
+  ~ScopedSkipStateChecks();
+  ScopedSkipStateChecks(const ScopedSkipStateChecks&) = delete;
+  ScopedSkipStateChecks& operator=(const ScopedSkipStateChecks&) = delete;
+  static bool active();
+
+ private:
+  bool previous_;
+};
+
 // CatchTorch runs `f` and turns any exception into an Internal/InvalidArgument
 // status prefixed with `context`.
 template <typename F>

@@ -254,6 +254,65 @@ TEST(SessionTest, BadInputIsAClearErrorAndChangesNothing) {
   EXPECT_EQ(c2.compute_errors, 1);
 }
 
+TEST(SessionTest, RejectInvalidValuesRefusesABadBatchAndChangesNothing) {
+  SessionOptions options;
+  options.reject_invalid_values = true;
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig(), options));
+  NamedTensors rows = Rows(8, 1);
+  ASSERT_THAT(s->Update(rows), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto cls0, s->Compute("cls"));
+
+  // The deferred check's message, now at Update; neither set changes.
+  NamedTensors out_of_range = rows;
+  out_of_range[1].second = out_of_range[1].second.clone();
+  out_of_range[1].second[3] = 7;
+  EXPECT_THAT(s->Update(out_of_range),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::AllOf(HasSubstr("metric set 'cls': multiclass"), HasSubstr("1 values outside [0, 3)"))));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto cls1, s->Compute("cls"));
+  ExpectSameValues(cls0, cls1);
+  TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters c, s->Counters("cls"));
+  EXPECT_EQ(c.updates, 1);
+  EXPECT_EQ(c.rejected, 1);
+  TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters a, s->Counters("agg"));
+  EXPECT_EQ(a.updates, 1);
+  // The scratch program does not carry the bad batch into the next one.
+  ASSERT_THAT(s->Update(Rows(8, 2)), IsOk());
+  EXPECT_THAT(s->Compute("cls"), IsOk());
+}
+
+TEST(SessionTest, RejectInvalidValuesJudgesRetrievalTargetsNotMissingPositives) {
+  SessionOptions options;
+  options.reject_invalid_values = true;
+  NamedTensors q = {{"preds", at::tensor({0.9, 0.2, 0.5, 0.1}, at::kFloat)},
+                    {"target", at::tensor({0, 0, 1, 0}, at::kLong)},
+                    {"indexes", at::tensor({0, 0, 1, 1}, at::kLong)}};
+  TALLY_ASSERT_OK_AND_ASSIGN(dsl::Signature sig, tools::SignatureOf(q));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
+      Session::CreateDefault({"retrieval_recall(empty_target_action=error)", "retrieval_reciprocal_rank"}, sig,
+                             options));
+  // Query 0 has no positive yet: only the whole state can tell, so the batch
+  // is accepted (Compute reports it), and a later batch completes it.
+  ASSERT_THAT(s->Update(q), IsOk());
+  EXPECT_THAT(s->Compute(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1 queries without a positive")));
+  NamedTensors bad = q;
+  bad[1].second = at::tensor({0, 2, 1, 0}, at::kLong);
+  EXPECT_THAT(s->Update(bad), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("values outside {0, 1}")));
+  NamedTensors more = {{"preds", at::tensor({0.3}, at::kFloat)},
+                       {"target", at::tensor({1}, at::kLong)},
+                       {"indexes", at::tensor({0}, at::kLong)}};
+  ASSERT_THAT(s->Update(more), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(std::vector<MetricValue> v, s->Compute());
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_DOUBLE_EQ(v[0].value.tensor.item<double>(), 1.0);
+  // Query 0: positive ranked 2nd of 3; query 1: 1st.
+  EXPECT_DOUBLE_EQ(v[1].value.tensor.item<double>(), (0.5 + 1.0) / 2);
+  TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters c, s->Counters());
+  EXPECT_EQ(c.updates, 2);
+  EXPECT_EQ(c.rejected, 1);
+}
+
 TEST(SessionTest, SetsAreIndependentAndResetEmptiesThem) {
   TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig()));
   EXPECT_THAT(s->set_names(), ::testing::ElementsAre("cls", "agg"));

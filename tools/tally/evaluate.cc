@@ -177,7 +177,7 @@ absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>&
 }
 
 absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a) {
-  at::ScalarType s;
+  at::ScalarType s = at::kFloat;
   switch (a.dtype) {
     case io::NpyDType::kBool: s = at::kBool; break;
     case io::NpyDType::kInt32: s = at::kInt; break;
