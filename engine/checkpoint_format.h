@@ -19,7 +19,8 @@
 namespace tally::checkpoint {
 
 inline constexpr char kMagic[] = "TALLYCKP";
-inline constexpr uint32_t kVersion = 1;
+// 2: the payload starts with the input signature.
+inline constexpr uint32_t kVersion = 2;
 
 // Fnv1a64 hashes `bytes`.
 uint64_t Fnv1a64(absl::string_view bytes);

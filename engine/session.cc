@@ -17,6 +17,7 @@
 #include "engine/compiler.h"
 #include "engine/exec/torch_status.h"
 #include "engine/ir/attribute.h"
+#include "engine/ir/types.h"
 #include "engine/prometheus.h"
 #include "engine/status_macros.h"
 #include "metrics/collection.h"
@@ -368,6 +369,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<MetricSetSp
     };
   }
   s->options_ = std::move(options);
+  s->sig_ = sig;
   names.clear();
   for (MetricSetSpec& spec : sets) {
     if (spec.name.empty() || !names.insert(spec.name).second) {
@@ -678,8 +680,54 @@ std::string Session::ExportPrometheus() const {
   return out.Render();
 }
 
+namespace {
+
+void PutSignature(std::string& out, const dsl::Signature& sig) {
+  checkpoint::PutU64(out, sig.size());
+  for (const dsl::InputSpec& in : sig) {
+    checkpoint::PutString(out, in.name);
+    checkpoint::PutString(out, ir::DTypeName(in.dtype));
+    checkpoint::PutU64(out, in.shape.size());
+    for (int64_t d : in.shape) checkpoint::PutU64(out, static_cast<uint64_t>(d));
+  }
+}
+
+absl::StatusOr<dsl::Signature> ReadSignature(checkpoint::Reader& r, absl::string_view path) {
+  auto bad = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint ", path, ": ", what));
+  };
+  uint64_t n = 0;
+  if (!r.U64(n) || n > 16) return bad("truncated or corrupt signature");
+  dsl::Signature sig(n);
+  for (dsl::InputSpec& in : sig) {
+    std::string dtype;
+    uint64_t rank = 0;
+    if (!r.String(in.name) || !r.String(dtype) || !r.U64(rank) || rank > 16) return bad("truncated or corrupt signature");
+    auto d = ir::ParseDType(dtype);
+    if (!d.ok()) return bad(d.status().message());
+    in.dtype = *d;
+    in.shape.resize(rank);
+    for (int64_t& dim : in.shape) {
+      uint64_t v = 0;
+      if (!r.U64(v)) return bad("truncated signature");
+      dim = static_cast<int64_t>(v);
+    }
+  }
+  return sig;
+}
+
+}  // namespace
+
+absl::StatusOr<dsl::Signature> Session::CheckpointSignature(const std::string& path) {
+  TALLY_ASSIGN_OR_RETURN(std::string file, checkpoint::ReadFile(path));
+  TALLY_ASSIGN_OR_RETURN(absl::string_view payload, checkpoint::Unframe(file, path));
+  checkpoint::Reader r(payload);
+  return ReadSignature(r, path);
+}
+
 absl::Status Session::SaveCheckpoint(const std::string& path) const {
   std::string payload;
+  PutSignature(payload, sig_);
   {
     std::lock_guard<std::mutex> lock(read_mu_);
     checkpoint::PutU64(payload, sets_.size());
@@ -704,6 +752,15 @@ absl::Status Session::LoadCheckpoint(const std::string& path) {
   auto bad = [&](absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat("checkpoint ", path, ": ", what));
   };
+  TALLY_ASSIGN_OR_RETURN(dsl::Signature saved, ReadSignature(r, path));
+  // Leading dims differ with the batch that compiled the session; the
+  // fingerprint check below compares what was compiled.
+  bool same = saved.size() == sig_.size();
+  for (size_t i = 0; same && i < saved.size(); ++i) {
+    same = saved[i].name == sig_[i].name && saved[i].dtype == sig_[i].dtype &&
+           saved[i].shape.size() == sig_[i].shape.size();
+  }
+  if (!same) return bad("saved for other inputs (names, dtypes or ranks differ)");
   uint64_t n = 0;
   if (!r.U64(n)) return bad("truncated");
   if (n != sets_.size()) {

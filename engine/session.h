@@ -189,13 +189,20 @@ class Session {
   // atomically (temp file in the same directory, fsync, rename, fsync of the
   // directory). Format: "TALLYCKP", u32 version, u64 payload size, payload
   // (sets: name, specs, program fingerprint hash, counters, SaveState
-  // bytes), u64 FNV-1a of everything before it; little-endian.
+  // bytes), u64 FNV-1a of everything before it; little-endian. The payload
+  // starts with the input signature (count, then name, dtype, dims each).
   absl::Status SaveCheckpoint(const std::string& path) const;
+  // CheckpointSignature reads the input signature a checkpoint was saved
+  // with, so that a restarting server can create the same session
+  // (`tally serve --checkpoint`) before it has seen any input.
+  static absl::StatusOr<dsl::Signature> CheckpointSignature(const std::string& path);
   // LoadCheckpoint replaces the states and counters by the checkpoint's;
   // windows restart empty. A corrupt, truncated or foreign file (other sets,
   // specs or program) is an error and changes nothing.
   absl::Status LoadCheckpoint(const std::string& path);
 
+  // signature is the input signature the sets were compiled for.
+  const dsl::Signature& signature() const { return sig_; }
   // set_names lists the sets in order.
   std::vector<std::string> set_names() const;
 
@@ -216,6 +223,7 @@ class Session {
 
   uint64_t id_ = 0;  // unique per session, never reused: the thread-local shard key
   SessionOptions options_;
+  dsl::Signature sig_;
   std::unique_ptr<std::vector<Window>> windows_;
   std::vector<std::unique_ptr<MetricSet>> sets_;
   std::vector<MetricSet*> all_sets_;  // sets_, for Update(inputs)

@@ -618,8 +618,16 @@ TEST(SessionTest, CheckpointRestoresExactlyWhereItStopped) {
     EXPECT_EQ(a->Counters(set)->updates, 10);
     EXPECT_EQ(a->Counters(set)->rows, 40);
   }
-  // A fresh session (another process) restores it too.
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> c, Session::Create(TwoSets(), Sig()));
+  // A fresh session (another process) restores it too, created from the
+  // signature the checkpoint carries.
+  TALLY_ASSERT_OK_AND_ASSIGN(dsl::Signature saved, Session::CheckpointSignature(path));
+  ASSERT_EQ(saved.size(), Sig().size());
+  for (size_t i = 0; i < saved.size(); ++i) {
+    EXPECT_EQ(saved[i].name, Sig()[i].name);
+    EXPECT_EQ(saved[i].dtype, Sig()[i].dtype);
+    EXPECT_EQ(saved[i].shape, Sig()[i].shape);
+  }
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> c, Session::Create(TwoSets(), saved));
   ASSERT_THAT(c->LoadCheckpoint(path), IsOk());
   TALLY_ASSERT_OK_AND_ASSIGN(auto restored, c->Compute("cls"));
   TALLY_ASSERT_OK_AND_ASSIGN(auto five, Session::Create(TwoSets(), Sig()));
@@ -665,8 +673,8 @@ TEST(SessionTest, CorruptTruncatedOrForeignCheckpointsAreRejectedAndChangeNothin
   WriteAll(bad_path, flipped);
   EXPECT_THAT(s->LoadCheckpoint(bad_path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("checksum")));
 
-  // Other metric sets: other specs, other set names, another program for
-  // the same specs (float32 values), fewer sets.
+  // Other metric sets: other specs, other set names, other inputs for the
+  // same specs (float32 values), fewer sets.
   TALLY_ASSERT_OK_AND_ASSIGN(auto other_specs, Session::Create({{"cls", {kAcc, kF1}}, {"agg", {"sum", "mean"}}}, Sig()));
   EXPECT_THAT(other_specs->LoadCheckpoint(path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("other metrics")));
   TALLY_ASSERT_OK_AND_ASSIGN(auto other_names, Session::Create({{"x", {kAcc, kConfmat, kF1}}, {"agg", {"sum", "mean"}}}, Sig()));
@@ -676,7 +684,7 @@ TEST(SessionTest, CorruptTruncatedOrForeignCheckpointsAreRejectedAndChangeNothin
     if (in.name == "value") in.dtype = ir::DType::kFloat32;
   TALLY_ASSERT_OK_AND_ASSIGN(auto other_program, Session::Create(TwoSets(), f32));
   EXPECT_THAT(other_program->LoadCheckpoint(path),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("different compiled program")));
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("saved for other inputs")));
   TALLY_ASSERT_OK_AND_ASSIGN(auto fewer, Session::Create({{"cls", {kAcc, kConfmat, kF1}}}, Sig()));
   EXPECT_THAT(fewer->LoadCheckpoint(path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("2 metric sets")));
   // The good file still loads.
