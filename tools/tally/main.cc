@@ -26,6 +26,7 @@
 #include "tools/tally/evaluate.h"
 #include "tools/tally/export.h"
 #include "tools/tally/inspect.h"
+#include "tools/tally/serve.h"
 
 namespace tally::tools {
 namespace {
@@ -39,6 +40,8 @@ constexpr char kUsage[] =
     "                  [--device DEV] [--dump-after PASS|all] [--proof] [--transfer-inputs] [--format text|torchscript]\n"
     "       tally bench --workload NAME [--backend eager|torchscript] [--format table|json] [--quick]\n"
     "       tally export --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...] --out FILE.pt [--device DEV]\n"
+    "       tally serve --metric SPEC [--metric SPEC ...] [--host 127.0.0.1] [--port N]\n"
+    "                  [--checkpoint FILE] [--device DEV] [--backend eager|torchscript]\n"
     "       tally list-metrics\n";
 
 // Args holds parsed flags: repeated ones keep every value.
@@ -228,6 +231,21 @@ absl::Status RunBenchCommand(int argc, char** argv) {
   return absl::OkStatus();
 }
 
+absl::Status RunServe(int argc, char** argv) {
+  TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2, {"metric", "host", "port", "checkpoint", "device", "backend"}, {}));
+  ServeOptions opts;
+  if (a.Has("metric")) opts.specs = a.values.at("metric");
+  opts.host = a.Get("host", "127.0.0.1");
+  if (!absl::SimpleAtoi(a.Get("port", "8080"), &opts.port) || opts.port < 0 || opts.port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("--port must be an integer from 0 to 65535, got '",
+                                                   a.Get("port", ""), "'"));
+  }
+  opts.checkpoint = a.Get("checkpoint", "");
+  TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
+  TALLY_ASSIGN_OR_RETURN(opts.backend, exec::ParseBackend(a.Get("backend", "eager")));
+  return Serve(opts);
+}
+
 int Main(int argc, char** argv) {
   // ATen's OpenMP pool may start with one thread even on a multi-core
   // machine; the command line uses every core it is allowed.
@@ -248,9 +266,8 @@ int Main(int argc, char** argv) {
         else if (cmd == "list-metrics") st = ListMetrics(std::cout);
         else if (cmd == "bench") st = RunBenchCommand(argc, argv);
         else if (cmd == "export") st = RunExport(argc, argv);
-        else if (cmd == "serve")
-          st = absl::UnimplementedError(absl::StrCat("'tally ", cmd, "' is not yet supported"));
-        else st = absl::InvalidArgumentError(absl::StrCat("unknown command '", cmd, "' (eval, inspect, bench, export, list-metrics)"));
+        else if (cmd == "serve") st = RunServe(argc, argv);
+        else st = absl::InvalidArgumentError(absl::StrCat("unknown command '", cmd, "' (eval, inspect, bench, export, serve, list-metrics)"));
       },
       "tally");
   if (!caught.ok()) st = caught;

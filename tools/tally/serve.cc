@@ -1,0 +1,241 @@
+#include "tools/tally/serve.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <dirent.h>
+#include <httplib.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "engine/exec/aten_types.h"
+#include "engine/exec/torch_status.h"
+#include "engine/session.h"
+#include "engine/status_macros.h"
+#include "metrics/registry.h"
+#include "metrics/spec.h"
+#include "tools/tally/evaluate.h"
+#include "tools/tally/json_inputs.h"
+
+namespace tally::tools {
+namespace {
+
+constexpr char kJson[] = "application/json";
+constexpr char kPrometheusText[] = "text/plain; version=0.0.4; charset=utf-8";
+
+// OneLine is a status message as `tally eval` prints it: one line.
+std::string OneLine(const absl::Status& st) {
+  std::string msg(st.message());
+  std::replace(msg.begin(), msg.end(), '\n', ' ');
+  return msg;
+}
+
+void Fail(httplib::Response& res, int code, const absl::Status& st) {
+  res.status = code;
+  res.set_content(nlohmann::json{{"error", OneLine(st)}}.dump(), kJson);
+}
+
+void Ok(httplib::Response& res) { res.set_content("{\"ok\": true}", kJson); }
+
+// RemoveStaleTemps deletes `<checkpoint>.tmp.<pid>.<n>` files a killed
+// server left behind mid-write (checkpoint::WriteFileAtomically's names).
+void RemoveStaleTemps(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  const std::string prefix = absl::StrCat(slash == std::string::npos ? path : path.substr(slash + 1), ".tmp.");
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (dirent* e = readdir(d)) {
+    absl::string_view name = e->d_name;
+    if (!absl::ConsumePrefix(&name, prefix)) continue;
+    std::vector<absl::string_view> parts = absl::StrSplit(name, '.');
+    uint64_t x = 0;
+    if (parts.size() == 2 && absl::SimpleAtoi(parts[0], &x) && absl::SimpleAtoi(parts[1], &x)) {
+      ::unlink(absl::StrCat(dir, "/", e->d_name).c_str());
+    }
+  }
+  closedir(d);
+}
+
+// MetricsServer holds the session, created by the first accepted update
+// (or a checkpoint) and never replaced afterwards.
+class MetricsServer {
+ public:
+  explicit MetricsServer(ServeOptions options) : options_(std::move(options)) {}
+
+  absl::Status Restore() {
+    if (options_.checkpoint.empty()) return absl::OkStatus();
+    RemoveStaleTemps(options_.checkpoint);
+    if (::access(options_.checkpoint.c_str(), F_OK) != 0) return absl::OkStatus();  // a first start
+    TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, Session::CheckpointSignature(options_.checkpoint));
+    TALLY_ASSIGN_OR_RETURN(Session * s, Create(sig));
+    return s->LoadCheckpoint(options_.checkpoint);
+  }
+
+  void Update(const httplib::Request& req, httplib::Response& res) {
+    absl::Status done = DoUpdateCaught(req.body);
+    if (!done.ok()) return Fail(res, 400, done);
+    Ok(res);
+  }
+
+  void Metrics(httplib::Response& res) {
+    Session* s = session_.load(std::memory_order_acquire);
+    if (s == nullptr) {
+      return Fail(res, 409, absl::FailedPreconditionError(
+                                "no update received yet: the first update fixes the inputs' dtypes and shapes"));
+    }
+    absl::StatusOr<std::vector<MetricValue>> values = absl::InternalError("not computed");
+    absl::Status caught = exec::CatchTorch([&] { values = s->Compute(); }, "compute");
+    if (!caught.ok()) return Fail(res, 500, caught);
+    if (!values.ok()) return Fail(res, 400, values.status());
+    std::vector<EvalResult> results;
+    for (MetricValue& v : *values) {
+      EvalResult r;
+      r.spec = v.spec;
+      if (v.value.is_leaf()) r.value = v.value.tensor;
+      r.result = std::move(v.value);
+      results.push_back(std::move(r));
+    }
+    res.set_content(ResultsToJson(results), kJson);
+  }
+
+  void Prometheus(httplib::Response& res) {
+    Session* s = session_.load(std::memory_order_acquire);
+    res.set_content(s == nullptr ? std::string() : s->ExportPrometheus(), kPrometheusText);
+  }
+
+  void Reset(httplib::Response& res) {
+    Session* s = session_.load(std::memory_order_acquire);
+    if (s != nullptr) {
+      absl::Status st = s->Reset();
+      if (!st.ok()) return Fail(res, 500, st);
+    }
+    Ok(res);
+  }
+
+  void Checkpoint(httplib::Response& res) {
+    if (options_.checkpoint.empty()) {
+      return Fail(res, 400, absl::FailedPreconditionError("no --checkpoint FILE was given to tally serve"));
+    }
+    Session* s = session_.load(std::memory_order_acquire);
+    if (s == nullptr) {
+      return Fail(res, 409, absl::FailedPreconditionError("no update received yet: nothing to checkpoint"));
+    }
+    // One writer at a time: each write is atomic, and the last one wins.
+    std::lock_guard<std::mutex> lock(checkpoint_mu_);
+    absl::Status st = s->SaveCheckpoint(options_.checkpoint);
+    if (!st.ok()) return Fail(res, 500, st);
+    Ok(res);
+  }
+
+ private:
+  absl::Status DoUpdateCaught(const std::string& body) {
+    absl::Status st;
+    absl::Status caught = exec::CatchTorch([&] { st = DoUpdate(body); }, "update");
+    return caught.ok() ? st : caught;
+  }
+
+  absl::Status DoUpdate(const std::string& body) {
+    TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, TensorsFromJson(body));
+    Session* s = session_.load(std::memory_order_acquire);
+    if (s == nullptr) {
+      TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(inputs));
+      TALLY_ASSIGN_OR_RETURN(s, Create(sig));
+    }
+    TALLY_ASSIGN_OR_RETURN(inputs, ConformToSignature(std::move(inputs), s->signature()));
+    if (options_.device.name != "cpu") {
+      TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options_.device));
+      for (auto& [name, t] : inputs) t = t.to(dev);
+    }
+    return s->Update(inputs);
+  }
+
+  // Create makes the session for `sig` unless another request already did.
+  absl::StatusOr<Session*> Create(const dsl::Signature& sig) {
+    std::lock_guard<std::mutex> lock(create_mu_);
+    if (Session* s = session_.load(std::memory_order_acquire)) return s;
+    SessionOptions so;
+    so.device = options_.device;
+    so.backend = options_.backend;
+    so.reject_invalid_values = true;
+    TALLY_ASSIGN_OR_RETURN(owned_, Session::CreateDefault(options_.specs, sig, so));
+    session_.store(owned_.get(), std::memory_order_release);
+    return owned_.get();
+  }
+
+  ServeOptions options_;
+  std::mutex create_mu_, checkpoint_mu_;
+  std::unique_ptr<Session> owned_;
+  std::atomic<Session*> session_{nullptr};
+};
+
+}  // namespace
+
+absl::Status Serve(const ServeOptions& options) {
+  if (options.specs.empty()) return absl::InvalidArgumentError("no --metric given");
+  // Requests run on the server's threads; intra-op threads would only
+  // compete with them for the cores.
+  at::set_num_threads(1);
+  // A spec that cannot parse or names no metric fails at start-up; its
+  // arguments are checked when the first update compiles it (they may
+  // depend on the inputs, e.g. num_classes against the logits' width).
+  for (const std::string& text : options.specs) {
+    TALLY_ASSIGN_OR_RETURN(metrics::MetricSpec spec, metrics::ParseMetricSpec(text));
+    if (metrics::FindMetric(spec.name) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown metric '", spec.name, "' (see tally list-metrics)"));
+    }
+  }
+  MetricsServer state(options);
+  TALLY_RETURN_IF_ERROR(state.Restore());
+
+  httplib::Server server;
+  server.Post("/v1/update", [&](const httplib::Request& req, httplib::Response& res) { state.Update(req, res); });
+  server.Get("/v1/metrics", [&](const httplib::Request&, httplib::Response& res) { state.Metrics(res); });
+  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) { state.Prometheus(res); });
+  server.Post("/v1/reset", [&](const httplib::Request&, httplib::Response& res) { state.Reset(res); });
+  server.Post("/v1/checkpoint", [&](const httplib::Request&, httplib::Response& res) { state.Checkpoint(res); });
+
+  int port = options.port;
+  if (port == 0) {
+    port = server.bind_to_any_port(options.host);
+  } else if (!server.bind_to_port(options.host, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.host, ":", options.port));
+  }
+  std::cout << "listening on " << options.host << ":" << port << std::endl;
+
+  // SIGINT/SIGTERM stop the server from a thread of their own (a handler
+  // may not call stop()).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::atomic<bool> done{false};
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    if (!done.load()) server.stop();
+  });
+  server.listen_after_bind();
+  done.store(true);
+  kill(getpid(), SIGTERM);  // wakes the stopper if the server stopped by itself
+  stopper.join();
+  return absl::OkStatus();
+}
+
+}  // namespace tally::tools

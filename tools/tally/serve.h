@@ -1,0 +1,39 @@
+// `tally serve`: an HTTP server (cpp-httplib) around one tally::Session
+// (../shared/CLI.md, "serve").
+//
+// The first accepted update fixes the input signature (dtypes and trailing
+// dims, as `tally eval` takes them from its files) and compiles the
+// session; later requests are cast to it when nothing is lost. With
+// --checkpoint FILE an existing checkpoint is restored at start-up (its
+// signature included) and POST /v1/checkpoint writes it atomically. Bad
+// requests get 400 and `{"error": "<the one line eval would print>"}`, and
+// change nothing: the session runs with reject_invalid_values.
+#ifndef TALLY_TOOLS_TALLY_SERVE_H_
+#define TALLY_TOOLS_TALLY_SERVE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engine/exec/plan_runner.h"
+#include "engine/ir/types.h"
+
+namespace tally::tools {
+
+// ServeOptions mirror the command line.
+struct ServeOptions {
+  std::vector<std::string> specs;
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0: any free port
+  std::string checkpoint;  // empty: POST /v1/checkpoint is an error
+  ir::Device device;
+  exec::Backend backend = exec::Backend::kEager;
+};
+
+// Serve runs until SIGINT or SIGTERM (then OK) or until it cannot start.
+// Its first stdout line is `listening on HOST:PORT`.
+absl::Status Serve(const ServeOptions& options);
+
+}  // namespace tally::tools
+
+#endif  // TALLY_TOOLS_TALLY_SERVE_H_
