@@ -1,6 +1,7 @@
-// Verifies that Session (engine/session.h) — concurrent lock-free updates,
-// named metric sets, windows, Prometheus export and checkpoints — gives the
-// results of one single-threaded program fed the same rows.
+// Verifies that Session (engine/session.h) — named metric sets, bad input,
+// windows, Prometheus export and checkpoints — gives the results of one
+// single-threaded program fed the same rows. Concurrent updates and reads are
+// session_concurrency_test's.
 #include "engine/session.h"
 
 #include <ATen/ATen.h>
@@ -21,196 +22,28 @@
 #include "engine/checkpoint_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/engine/session_testing.h"
 #include "tests/testlib/status_matchers.h"
 #include "tools/tally/evaluate.h"
 
 namespace tally {
 namespace {
 
+using ::tally::testing::ExpectSameValues;
 using ::tally::testing::IsOk;
+using ::tally::testing::kAcc;
+using ::tally::testing::kConfmat;
+using ::tally::testing::kF1;
+using ::tally::testing::Only;
+using ::tally::testing::Rows;
+using ::tally::testing::Sig;
+using ::tally::testing::Slice;
 using ::tally::testing::StatusIs;
+using ::tally::testing::Sum;
+using ::tally::testing::TempPath;
+using ::tally::testing::TwoSets;
+using ::tally::testing::ValueOf;
 using ::testing::HasSubstr;
-
-const char kAcc[] = "multiclass_accuracy(num_classes=3, average=none)";
-const char kConfmat[] = "multiclass_confusion_matrix(num_classes=3)";
-const char kF1[] = "multiclass_f1_score(num_classes=3, average=macro)";
-
-// Rows: preds/target int64 labels in [0, 3), value float64 small integers
-// (sums are exact in any order).
-NamedTensors Rows(int64_t n, int64_t seed) {
-  at::Generator gen = at::detail::createCPUGenerator(seed);
-  return {{"preds", at::randint(0, 3, {n}, gen, at::kLong)},
-          {"target", at::randint(0, 3, {n}, gen, at::kLong)},
-          {"value", at::randint(-50, 50, {n}, gen, at::kDouble)}};
-}
-
-NamedTensors Slice(const NamedTensors& rows, int64_t start, int64_t len) {
-  NamedTensors out;
-  for (const auto& [name, t] : rows) out.emplace_back(name, t.narrow(0, start, len));
-  return out;
-}
-
-NamedTensors Only(const NamedTensors& rows, std::vector<std::string> names) {
-  NamedTensors out;
-  for (const auto& [name, t] : rows)
-    if (std::find(names.begin(), names.end(), name) != names.end()) out.emplace_back(name, t);
-  return out;
-}
-
-dsl::Signature Sig() { return *tools::SignatureOf(Rows(4, 0)); }
-
-std::vector<MetricSetSpec> TwoSets() {
-  return {{"cls", {kAcc, kConfmat, kF1}}, {"agg", {"sum", "mean"}}};
-}
-
-// Reference: one program fed every row in one update.
-std::vector<MetricValue> Reference(const std::vector<std::string>& specs, const NamedTensors& rows) {
-  auto s = Session::CreateDefault(specs, Sig());
-  EXPECT_THAT(s, IsOk());
-  std::vector<std::string> names = {"preds", "target"};
-  if (specs[0] == "sum") names = {"value"};
-  EXPECT_THAT((*s)->Update(Only(rows, names)), IsOk());
-  auto v = (*s)->Compute();
-  EXPECT_THAT(v, IsOk());
-  return *v;
-}
-
-void ExpectSameValues(const std::vector<MetricValue>& a, const std::vector<MetricValue>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    SCOPED_TRACE(a[i].spec);
-    ASSERT_TRUE(a[i].value.is_leaf() && b[i].value.is_leaf());
-    EXPECT_TRUE(at::equal(a[i].value.tensor, b[i].value.tensor))
-        << a[i].value.tensor << " vs " << b[i].value.tensor;
-  }
-}
-
-at::Tensor ValueOf(const std::vector<MetricValue>& values, absl::string_view spec) {
-  for (const auto& v : values)
-    if (v.spec == spec) return v.value.tensor;
-  ADD_FAILURE() << "no " << spec;
-  return at::Tensor();
-}
-
-TEST(SessionTest, EightThreadsGiveTheSingleThreadedResultExactly) {
-  constexpr int kThreads = 8, kUpdates = 10000, kBatch = 4;
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig()));
-  std::vector<NamedTensors> data;
-  for (int t = 0; t < kThreads; ++t) data.push_back(Rows(kUpdates * kBatch, 100 + t));
-  std::atomic<bool> done{false};
-  std::atomic<int> failures{0};
-  // A reader concurrent with the updates: counts only grow, and the merged
-  // confusion matrix never holds more rows than the counters.
-  std::thread reader([&] {
-    int64_t last_rows = 0, last_cm = 0;
-    while (!done.load()) {
-      auto v = s->Compute("cls");
-      auto c = s->Counters("cls");
-      if (!v.ok() || !c.ok()) {
-        ++failures;
-        break;
-      }
-      const int64_t cm = ValueOf(*v, kConfmat).sum().item<int64_t>();
-      if (cm < last_cm || c->rows < last_rows || cm > c->rows) ++failures;
-      last_cm = cm;
-      last_rows = c->rows;
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-  });
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int u = 0; u < kUpdates; ++u) {
-        if (!s->Update(Slice(data[t], u * kBatch, kBatch)).ok()) ++failures;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  done = true;
-  reader.join();
-  EXPECT_EQ(failures.load(), 0);
-
-  NamedTensors all;
-  for (const char* name : {"preds", "target", "value"}) {
-    std::vector<at::Tensor> parts;
-    for (const auto& d : data)
-      for (const auto& [n, t] : d)
-        if (n == name) parts.push_back(t);
-    all.emplace_back(name, at::cat(parts));
-  }
-  TALLY_ASSERT_OK_AND_ASSIGN(auto cls, s->Compute("cls"));
-  ExpectSameValues(cls, Reference({kAcc, kConfmat, kF1}, all));
-  TALLY_ASSERT_OK_AND_ASSIGN(auto agg, s->Compute("agg"));
-  ExpectSameValues(agg, Reference({"sum", "mean"}, all));
-  for (const char* set : {"cls", "agg"}) {
-    TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters c, s->Counters(set));
-    EXPECT_EQ(c.updates, kThreads * kUpdates);
-    EXPECT_EQ(c.rows, kThreads * kUpdates * kBatch);
-    EXPECT_EQ(c.rejected, 0);
-  }
-}
-
-TEST(SessionTest, CatStatesFromManyThreadsGiveTheSingleThreadedResult) {
-  constexpr int kThreads = 4, kUpdates = 300, kBatch = 5;
-  const std::vector<std::string> specs = {"binary_auroc", "retrieval_reciprocal_rank", "retrieval_recall(top_k=2)"};
-  auto rows_for = [](int64_t n, int64_t seed) {
-    at::Generator gen = at::detail::createCPUGenerator(seed);
-    return NamedTensors{{"preds", at::rand({n}, gen, at::kFloat)},
-                        {"target", at::randint(0, 2, {n}, gen, at::kLong)},
-                        {"indexes", at::randint(0, 40, {n}, gen, at::kLong)}};
-  };
-  TALLY_ASSERT_OK_AND_ASSIGN(auto sig, tools::SignatureOf(rows_for(4, 0)));
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::CreateDefault(specs, sig));
-  std::vector<NamedTensors> data;
-  for (int t = 0; t < kThreads; ++t) data.push_back(rows_for(kUpdates * kBatch, 400 + t));
-  std::atomic<bool> done{false};
-  std::thread reader([&] {
-    while (!done.load()) (void)s->Compute();
-  });
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int u = 0; u < kUpdates; ++u) ASSERT_THAT(s->Update(Slice(data[t], u * kBatch, kBatch)), IsOk());
-    });
-  }
-  for (auto& th : threads) th.join();
-  done = true;
-  reader.join();
-  NamedTensors all;
-  for (const char* name : {"preds", "target", "indexes"}) {
-    std::vector<at::Tensor> parts;
-    for (const auto& d : data)
-      for (const auto& [n, t] : d)
-        if (n == name) parts.push_back(t);
-    all.emplace_back(name, at::cat(parts));
-  }
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> ref, Session::CreateDefault(specs, sig));
-  ASSERT_THAT(ref->Update(all), IsOk());
-  TALLY_ASSERT_OK_AND_ASSIGN(auto got, s->Compute());
-  TALLY_ASSERT_OK_AND_ASSIGN(auto want, ref->Compute());
-  for (size_t i = 0; i < got.size(); ++i) {
-    // Rows arrive in another order: equal up to float summation order.
-    EXPECT_TRUE(at::allclose(got[i].value.tensor, want[i].value.tensor, 1e-6, 1e-7))
-        << got[i].spec << ": " << got[i].value.tensor << " vs " << want[i].value.tensor;
-  }
-  TALLY_ASSERT_OK_AND_ASSIGN(auto snap, s->Snapshot());
-  int64_t cat_rows = 0;
-  for (const auto& t : snap) cat_rows = std::max<int64_t>(cat_rows, t.dim() > 0 ? t.size(0) : 0);
-  EXPECT_EQ(cat_rows, kThreads * kUpdates * kBatch);
-}
-
-TEST(SessionTest, AReadSeesEveryUpdateThatReturnedBeforeIt) {
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::CreateDefault({"sum"}, Sig()));
-  NamedTensors rows = Rows(64, 7);
-  double expected = 0;
-  for (int i = 0; i < 16; ++i) {
-    NamedTensors b = Only(Slice(rows, 4 * i, 4), {"value"});
-    std::thread([&] { ASSERT_THAT(s->Update(b), IsOk()); }).join();
-    expected += b[0].second.sum().item<double>();
-    TALLY_ASSERT_OK_AND_ASSIGN(auto v, s->Compute());
-    EXPECT_EQ(v[0].value.tensor.item<double>(), expected);
-  }
-}
 
 TEST(SessionTest, BadInputIsAClearErrorAndChangesNothing) {
   TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig()));
@@ -333,8 +166,6 @@ TEST(SessionTest, SetsAreIndependentAndResetEmptiesThem) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metric set 'x'")));
   EXPECT_THAT(Session::CreateDefault({"no_such_metric"}, Sig()), StatusIs(absl::StatusCode::kInvalidArgument));
 }
-
-double Sum(const std::vector<MetricValue>& v) { return v[0].value.tensor.item<double>(); }
 
 TEST(SessionTest, UpdateCountWindowCoversTheLastIntervals) {
   SessionOptions o;
@@ -576,11 +407,6 @@ TEST(SessionTest, PrometheusLabelsTuplePartsAndMatrixCells) {
   EXPECT_EQ(cells, 4);
 }
 
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir ? dir : "/tmp", "/", name, ".", getpid());
-}
-
 std::string ReadAll(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
@@ -692,101 +518,6 @@ TEST(SessionTest, CorruptTruncatedOrForeignCheckpointsAreRejectedAndChangeNothin
   EXPECT_EQ(s->Counters("cls")->updates, 1);
   std::remove(path.c_str());
   std::remove(bad_path.c_str());
-}
-
-TEST(SessionTest, MicroBatchedUpdatesGiveTheSameResults) {
-  constexpr int kThreads = 4, kUpdates = 2000, kBatch = 3;
-  SessionOptions o;
-  o.micro_batching.max_rows = 32;
-  o.windows.push_back({"last100", WindowSpec::Kind::kUpdates, 100, 4});
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig(), o));
-  // A queued update is visible to the next read.
-  NamedTensors first = Rows(kBatch, 50);
-  ASSERT_THAT(s->Update(first), IsOk());
-  TALLY_ASSERT_OK_AND_ASSIGN(auto agg, s->Compute("agg"));
-  EXPECT_EQ(Sum(agg), first[2].second.sum().item<double>());
-  std::vector<NamedTensors> data;
-  for (int t = 0; t < kThreads; ++t) data.push_back(Rows(kUpdates * kBatch, 200 + t));
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      // The caller reuses one set of input tensors: queued rows are copies.
-      NamedTensors reused = Slice(data[t], 0, kBatch);
-      for (auto& in : reused) in.second = in.second.clone();
-      for (int u = 0; u < kUpdates; ++u) {
-        for (size_t j = 0; j < reused.size(); ++j) reused[j].second.copy_(data[t][j].second.narrow(0, u * kBatch, kBatch));
-        ASSERT_THAT(s->Update(reused), IsOk());
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  data.push_back(first);
-  NamedTensors all;
-  for (const char* name : {"preds", "target", "value"}) {
-    std::vector<at::Tensor> parts;
-    for (const auto& d : data)
-      for (const auto& [n, t] : d)
-        if (n == name) parts.push_back(t);
-    all.emplace_back(name, at::cat(parts));
-  }
-  ExpectSameValues(*s->Compute("cls"), Reference({kAcc, kConfmat, kF1}, all));
-  ExpectSameValues(*s->Compute("agg"), Reference({"sum", "mean"}, all));
-  TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters c, s->Counters("cls"));
-  EXPECT_EQ(c.updates, kThreads * kUpdates + 1);
-  EXPECT_EQ(c.rows, (kThreads * kUpdates + 1) * kBatch);
-
-  // One thread: the window matches an unbatched session's.
-  SessionOptions plain = o;
-  plain.micro_batching.max_rows = 0;
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> a, Session::Create(TwoSets(), Sig(), o));
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, Session::Create(TwoSets(), Sig(), plain));
-  for (int u = 0; u < 230; ++u) {
-    NamedTensors batch = Slice(data[0], u * kBatch, kBatch);
-    ASSERT_THAT(a->Update(batch), IsOk());
-    ASSERT_THAT(b->Update(batch), IsOk());
-    if (u % 37 == 0) ExpectSameValues(*a->ComputeWindow("cls", "last100"), *b->ComputeWindow("cls", "last100"));
-  }
-  ExpectSameValues(*a->ComputeWindow("cls", "last100"), *b->ComputeWindow("cls", "last100"));
-  ExpectSameValues(*a->ComputeWindow("agg", "last100"), *b->ComputeWindow("agg", "last100"));
-}
-
-TEST(SessionTest, ReadsResetsAndCheckpointsRaceSafelyWithUpdates) {
-  const std::string path = TempPath("ckpt_race");
-  SessionOptions o;
-  o.windows.push_back({"last64", WindowSpec::Kind::kUpdates, 64, 4});
-  o.micro_batching.max_rows = 16;
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig(), o));
-  ASSERT_THAT(s->SaveCheckpoint(path), IsOk());
-  std::atomic<bool> done{false};
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      NamedTensors rows = Rows(2000 * 2, 300 + t);
-      for (int u = 0; u < 2000; ++u)
-        if (!s->Update(Slice(rows, 2 * u, 2)).ok()) ++failures;
-    });
-  }
-  std::thread reader([&] {
-    for (int i = 0; !done.load(); ++i) {
-      bool ok = s->Compute("cls").ok() && s->ComputeWindow("agg", "last64").ok() && s->Snapshot("agg").ok() &&
-                !s->ExportPrometheus().empty();
-      if (i % 5 == 0) ok = ok && s->Reset().ok();
-      if (i % 7 == 0) ok = ok && s->SaveCheckpoint(path).ok();
-      if (i % 11 == 0) ok = ok && s->LoadCheckpoint(path).ok();
-      if (!ok) ++failures;
-    }
-  });
-  for (auto& th : threads) th.join();
-  done = true;
-  reader.join();
-  EXPECT_EQ(failures.load(), 0);
-  // Whatever the race left, the session still counts exactly from a Reset.
-  ASSERT_THAT(s->Reset(), IsOk());
-  NamedTensors rows = Rows(40, 9);
-  ASSERT_THAT(s->Update(rows), IsOk());
-  ExpectSameValues(*s->Compute("cls"), Reference({kAcc, kConfmat, kF1}, rows));
-  std::remove(path.c_str());
 }
 
 TEST(SessionTest, CheckpointFramingDetectsEverySingleByteChange) {
