@@ -320,8 +320,9 @@ absl::Status Program::Update(const NamedTensors& inputs) {
     states_ = std::move(next);
     return absl::OkStatus();
   }
+  // Only max/min/custom states need Fold here (sums and cats are done below).
   bool others = false;
-  for (const auto& d : decls) others |= d.reducer != ir::Reducer::kSum;
+  for (const auto& d : decls) others |= d.reducer != ir::Reducer::kSum && d.reducer != ir::Reducer::kCat;
   std::vector<at::Tensor> next(decls.size());
   if (others) {
     TALLY_ASSIGN_OR_RETURN(next, Fold(states_, partials, /*skip_sums=*/true, /*skip_cats=*/true));

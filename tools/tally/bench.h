@@ -21,6 +21,10 @@ struct BenchResult {
   std::string backend = "eager";
   std::optional<double> us_per_update;
   std::optional<double> ms_compute;
+  // Workloads with a compute: updates timed right after a compute, which
+  // has evicted their inputs from the caches (us_per_update is measured in
+  // back-to-back passes of updates, as a serving loop runs them).
+  std::optional<double> us_per_update_cold;
   std::optional<double> gb_per_s;
   std::optional<double> ms_per_sync;
   std::optional<double> collectives_per_sync;
