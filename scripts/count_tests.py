@@ -2,10 +2,14 @@
 """Count test cases from Bazel's gtest XML and print `tests: N passed, M failed`.
 
 Usage:
-  scripts/count_tests.py [--bep FILE] [--bazel-exit N] [--testlogs DIR]
+  scripts/count_tests.py [--bep FILE [--bazel-exit N]]... [--testlogs DIR]
 
 With --bep (a --build_event_json_file written by the `bazel test` run being
-counted) only that run's results count, shard by shard (last attempt):
+counted) only that run's results count. --bep may be repeated to count
+several runs (e.g. the suite and its ThreadSanitizer run) in one total; the
+i-th --bazel-exit is the exit status of the i-th run (0 when not given), and
+each FAILED note then starts with its BEP file's name. A run counts shard by
+shard (last attempt):
   * each test.xml: top-level <testsuites> `tests` minus failures/errors (and
     minus disabled/skipped, which are neither passed nor failed) are passed;
     failures + errors are failed. Bazel writes its own one-case XML for a test
@@ -14,8 +18,8 @@ counted) only that run's results count, shard by shard (last attempt):
   * a shard whose status is not PASSED/FLAKY but whose XML shows no failure
     (e.g. non-zero exit after all cases passed) counts 1 more failed;
   * a non-test target that failed to build counts as 1 failed;
-  * if bazel exited non-zero and no failure above explains it (e.g. a broken
-    BUILD file, or bazel did not run at all), that counts as 1 failed.
+  * if bazel exited non-zero and no failure of that run explains it (e.g. a
+    broken BUILD file, or bazel did not run at all), that counts as 1 failed.
 Without --bep every bazel-testlogs/**/test.xml is counted (may include stale
 results from earlier runs).
 
@@ -163,25 +167,44 @@ def count_from_glob(testlogs):
     return passed, failed, 0, notes
 
 
+def unexplained_exit(bazel_exit, failed, build_failures):
+    """True if a non-zero bazel exit is not explained by the counted failures.
+
+    Bazel exit 3: everything built, some test failed; other non-zero codes
+    mean the build itself failed (or bazel did not run).
+    """
+    return bazel_exit != 0 and (failed == 0 or (bazel_exit != 3 and build_failures == 0))
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bep", help="build event JSON file of the bazel test run")
-    parser.add_argument("--bazel-exit", type=int, default=0, help="exit status of bazel")
+    parser.add_argument("--bep", action="append", default=[],
+                        help="build event JSON file of a bazel test run (repeatable)")
+    parser.add_argument("--bazel-exit", type=int, action="append", default=[],
+                        help="exit status of bazel, one per --bep in the same order")
     parser.add_argument("--testlogs", default="bazel-testlogs")
     args = parser.parse_args(argv)
+    if len(args.bazel_exit) > max(1, len(args.bep)):
+        parser.error("more --bazel-exit (%d) than --bep (%d)" % (len(args.bazel_exit), len(args.bep)))
+    exits = args.bazel_exit + [0] * (max(1, len(args.bep)) - len(args.bazel_exit))
 
+    runs = []  # (note prefix, counts, bazel exit)
     if args.bep:
-        passed, failed, build_failures, notes = count_from_bep(args.bep)
+        for bep, bazel_exit in zip(args.bep, exits):
+            prefix = os.path.basename(bep) + ": " if len(args.bep) > 1 else ""
+            runs.append((prefix, count_from_bep(bep), bazel_exit))
     else:
-        passed, failed, build_failures, notes = count_from_glob(args.testlogs)
-    # Bazel exit 3: everything built, some test failed; other non-zero codes
-    # mean the build itself failed (or bazel did not run).
-    if args.bazel_exit != 0 and (failed == 0 or (args.bazel_exit != 3 and build_failures == 0)):
-        failed += 1
-        notes.append("bazel exited with status %d (loading/analysis/build error not "
-                     "attributed to a target above)" % args.bazel_exit)
-    for note in notes:
-        print("FAILED: " + note)
+        runs.append(("", count_from_glob(args.testlogs), exits[0]))
+    passed = failed = 0
+    for prefix, (p, f, build_failures, notes), bazel_exit in runs:
+        if unexplained_exit(bazel_exit, f, build_failures):
+            f += 1
+            notes.append("bazel exited with status %d (loading/analysis/build error not "
+                         "attributed to a target above)" % bazel_exit)
+        passed += p
+        failed += f
+        for note in notes:
+            print("FAILED: " + prefix + note)
     sys.stdout.flush()
     print("tests: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
