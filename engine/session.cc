@@ -440,11 +440,14 @@ absl::Status Session::Update(absl::string_view set, const NamedTensors& inputs) 
   return UpdateSets({s}, inputs);
 }
 
-absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const NamedTensors& inputs) {
-  // This thread's shards (created and published on first use).
-  std::vector<Shard*>& mine = t_shards[id_];
+namespace {
+
+// ThreadShardsOf returns this thread's shard of every set of the session
+// `id`, creating and publishing them on first use.
+std::vector<Shard*>& ThreadShardsOf(uint64_t id, const std::vector<std::unique_ptr<Session::MetricSet>>& sets) {
+  std::vector<Shard*>& mine = t_shards[id];
   if (mine.empty()) {
-    for (const auto& set : sets_) {
+    for (const auto& set : sets) {
       auto* sh = new Shard();
       sh->slot.store(new ShardState(), std::memory_order_relaxed);
       sh->spare = std::make_unique<ShardState>();
@@ -455,6 +458,23 @@ absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const Name
       mine.push_back(sh);
     }
   }
+  return mine;
+}
+
+}  // namespace
+
+void Session::CountRejected() {
+  std::vector<Shard*>& mine = ThreadShardsOf(id_, sets_);
+  for (const auto& set : sets_) {
+    Shard* sh = mine[set->index];
+    ShardState* st = sh->slot.exchange(kBusy, std::memory_order_acquire);
+    ++st->rejected;
+    sh->slot.store(st, std::memory_order_release);
+  }
+}
+
+absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const NamedTensors& inputs) {
+  std::vector<Shard*>& mine = ThreadShardsOf(id_, sets_);
   // Validate everything before any state changes.
   absl::Status status;
   absl::InlinedVector<NamedTensors, 4> filtered(sets.size());

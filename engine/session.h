@@ -160,6 +160,10 @@ class Session {
   // nothing across sets; bad input is an InvalidArgument naming the metric
   // and the input.
   absl::Status Update(const NamedTensors& inputs);
+  // CountRejected counts, in every set, an update rejected before it could
+  // reach Update (a request body that is not even tensors), so that the
+  // rejected counter covers everything a server turned away.
+  void CountRejected();
   // Update folds one batch into the set `set` only.
   absl::Status Update(absl::string_view set, const NamedTensors& inputs);
 

@@ -109,6 +109,11 @@ TEST(SessionTest, RejectInvalidValuesRefusesABadBatchAndChangesNothing) {
   EXPECT_EQ(c.rejected, 1);
   TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters a, s->Counters("agg"));
   EXPECT_EQ(a.updates, 1);
+  // A server counts what it turned away before Update, in every set.
+  s->CountRejected();
+  EXPECT_EQ(s->Counters("cls")->rejected, 2);
+  EXPECT_EQ(s->Counters("agg")->rejected, 2);
+  EXPECT_EQ(s->Counters("agg")->updates, 1);
   // The scratch program does not carry the bad batch into the next one.
   ASSERT_THAT(s->Update(Rows(8, 2)), IsOk());
   EXPECT_THAT(s->Compute("cls"), IsOk());

@@ -148,18 +148,23 @@ class MetricsServer {
   }
 
   absl::Status DoUpdate(const std::string& body) {
-    TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, TensorsFromJson(body));
+    auto inputs = TensorsFromJson(body);
     Session* s = session_.load(std::memory_order_acquire);
-    if (s == nullptr) {
-      TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(inputs));
+    if (s == nullptr && inputs.ok()) {
+      TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(*inputs));
       TALLY_ASSIGN_OR_RETURN(s, Create(sig));
     }
-    TALLY_ASSIGN_OR_RETURN(inputs, ConformToSignature(std::move(inputs), s->signature()));
-    if (options_.device.name != "cpu") {
+    if (inputs.ok()) inputs = ConformToSignature(*std::move(inputs), s->signature());
+    if (inputs.ok() && options_.device.name != "cpu") {
       TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options_.device));
-      for (auto& [name, t] : inputs) t = t.to(dev);
+      for (auto& [name, t] : *inputs) t = t.to(dev);
     }
-    return s->Update(inputs);
+    if (!inputs.ok()) {
+      // Turned away before the session saw it: still a rejected update.
+      if (s != nullptr) s->CountRejected();
+      return inputs.status();
+    }
+    return s->Update(*inputs);
   }
 
   // Create makes the session for `sig` unless another request already did.
