@@ -24,17 +24,19 @@ std::string ReadWhole(const std::string& path) {
 
 }  // namespace
 
-std::string TallyBinary() {
+std::string FindBinary(const std::string& workspace_path) {
   std::vector<std::string> candidates;
   for (const char* env : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
-    if (const char* dir = std::getenv(env)) candidates.push_back(absl::StrCat(dir, "/tally/tools/tally/tally"));
+    if (const char* dir = std::getenv(env)) candidates.push_back(absl::StrCat(dir, "/tally/", workspace_path));
   }
-  candidates.push_back("tools/tally/tally");
+  candidates.push_back(workspace_path);
   for (const std::string& c : candidates) {
     if (access(c.c_str(), X_OK) == 0) return c;
   }
   return "";
 }
+
+std::string TallyBinary() { return FindBinary("tools/tally/tally"); }
 
 std::string TestTmpDir() {
   const char* dir = std::getenv("TEST_TMPDIR");
@@ -46,14 +48,14 @@ std::ostream& operator<<(std::ostream& os, const Invocation& r) {
             << r.out << "--- stderr ---\n" << r.err;
 }
 
-Invocation RunTally(const std::vector<std::string>& args, const std::string& cwd) {
+Invocation RunBinary(const std::string& path, const std::vector<std::string>& args, const std::string& cwd) {
   static int counter = 0;
   // Absolute, so that it still names the binary after a chdir.
-  char* resolved = realpath(TallyBinary().c_str(), nullptr);
+  char* resolved = realpath(path.c_str(), nullptr);
   const std::string binary = resolved != nullptr ? resolved : "";
   std::free(resolved);
   Invocation r;
-  r.command = absl::StrCat("tally ", absl::StrJoin(args, " "));
+  r.command = absl::StrCat(path.substr(path.rfind('/') + 1), " ", absl::StrJoin(args, " "));
   const std::string base = absl::StrCat(TestTmpDir(), "/run_", getpid(), "_", counter++);
   const std::string out_path = base + ".out", err_path = base + ".err";
   pid_t pid = fork();
@@ -77,6 +79,10 @@ Invocation RunTally(const std::vector<std::string>& args, const std::string& cwd
   r.out = ReadWhole(out_path);
   r.err = ReadWhole(err_path);
   return r;
+}
+
+Invocation RunTally(const std::vector<std::string>& args, const std::string& cwd) {
+  return RunBinary(TallyBinary(), args, cwd);
 }
 
 ::testing::AssertionResult OneCleanErrorLine(const Invocation& r, const std::vector<std::string>& names) {

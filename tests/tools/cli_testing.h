@@ -1,5 +1,6 @@
-// Running the built `tally` binary from a test: its exit, stdout and stderr,
-// and the one-clean-error-line check of CLI.md.
+// Running a built binary (`tally`, or another one such as an example) from a
+// test: its exit, stdout and stderr, and the one-clean-error-line check of
+// CLI.md.
 #ifndef TALLY_TESTS_TOOLS_CLI_TESTING_H_
 #define TALLY_TESTS_TOOLS_CLI_TESTING_H_
 
@@ -11,8 +12,12 @@
 
 namespace tally::testing {
 
-// TallyBinary finds //tools/tally:tally among the test's runfiles ("" if
-// absent).
+// FindBinary finds a binary among the test's runfiles by its workspace path
+// (e.g. "tools/tally/tally" for //tools/tally:tally; the test needs it as a
+// data dependency). "" if absent.
+std::string FindBinary(const std::string& workspace_path);
+
+// TallyBinary is FindBinary("tools/tally/tally").
 std::string TallyBinary();
 
 // TestTmpDir is $TEST_TMPDIR, or /tmp.
@@ -28,8 +33,12 @@ struct Invocation {
 };
 std::ostream& operator<<(std::ostream& os, const Invocation& r);
 
-// RunTally runs the binary with `args`, capturing stdout and stderr; with a
-// `cwd` it runs there (relative file arguments are read from it).
+// RunBinary runs the binary at `path` (e.g. from FindBinary) with `args`,
+// capturing stdout and stderr; with a `cwd` it runs there (relative file
+// arguments are read from it).
+Invocation RunBinary(const std::string& path, const std::vector<std::string>& args, const std::string& cwd = "");
+
+// RunTally is RunBinary(TallyBinary(), args, cwd).
 Invocation RunTally(const std::vector<std::string>& args, const std::string& cwd = "");
 
 // OneCleanErrorLine checks a failed run: a normal non-zero exit, exactly one
