@@ -30,8 +30,9 @@ struct SelfTestOptions {
 //     multiclass_accuracy (average=micro) and multiclass_confusion_matrix
 //     equal those computed from the returned predictions and the labels;
 //   - `GET /metrics` has the same counters;
-//   - malformed requests are answered 400 with a one-line error, and an
-//     unlabelled one 200, and neither changes /v1/metrics or /metrics.
+//   - malformed requests are answered 400 with a one-line error and only
+//     counted as rejected; an unlabelled one is answered 200; neither
+//     changes anything else in /v1/metrics or /metrics.
 // The last line is "self-test: PASS" or "self-test: FAIL (K checks)"; the
 // status is not OK when a check failed.
 absl::Status RunSelfTest(const SelfTestOptions& options, std::ostream& out);

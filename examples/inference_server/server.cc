@@ -46,7 +46,11 @@ InferenceServer::~InferenceServer() = default;
 
 Reply InferenceServer::Predict(absl::string_view body) const {
   absl::StatusOr<PredictRequest> req = ParsePredictRequest(body, model_.features(), model_.classes());
-  if (!req.ok()) return Error(400, req.status());
+  if (!req.ok()) {
+    // Counted like an update the session rejects; nothing else changes.
+    session_.CountRejected();
+    return Error(400, req.status());
+  }
   at::Tensor x, labels;
   absl::Status st = exec::CatchTorch(
       [&] {

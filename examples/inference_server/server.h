@@ -9,7 +9,8 @@
 //                      compute_errors}, "metrics": [{"metric", "value"}]}
 //
 // Errors are one-line JSON bodies {"error": "..."}: 400 for a bad request
-// (nothing is updated), 500 when the model or the session fails.
+// (checked on the host before any tensor is made: it only counts as
+// rejected), 500 when the model or the session fails.
 #ifndef TALLY_EXAMPLES_INFERENCE_SERVER_SERVER_H_
 #define TALLY_EXAMPLES_INFERENCE_SERVER_SERVER_H_
 

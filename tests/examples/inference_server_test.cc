@@ -56,7 +56,7 @@ TEST(InferenceServerTest, SelfTestPasses) {
   EXPECT_LE(rows, 200 * 16);
   EXPECT_THAT(counters, HasSubstr(absl::StrCat("rejected=0 (sent 200 requests, ", rows, " rows)")));
   EXPECT_THAT(Line(r.out, "prometheus: "), HasSubstr(absl::StrCat("tally_rows_total ", rows)));
-  EXPECT_THAT(Line(r.out, "bad requests: "), HasSubstr("10 of 10 answered 400"));
+  EXPECT_THAT(Line(r.out, "bad requests: "), HasSubstr("10 of 10 answered 400 with a one-line error, 10 counted"));
   EXPECT_THAT(Line(r.out, "bad requests: "), HasSubstr("metrics unchanged"));
 }
 
@@ -70,7 +70,7 @@ std::pair<json, std::string> Metrics(httplib::Client& cli) {
 
 // Verifies, driving a server from outside, that labelled requests update the
 // session by their rows, and that a bad request is a 400 with a one-line
-// error that leaves counters and metrics unchanged.
+// error that only counts as rejected: updates, rows and metrics unchanged.
 TEST(InferenceServerTest, BadRequestIs400AndChangesNothing) {
   ASSERT_NE(ServerBinary(), "");
   absl::StatusOr<ServerProcess> server = ServerProcess::Start(ServerBinary(), {"--port", "0", "--classes", "3"});
@@ -104,12 +104,18 @@ TEST(InferenceServerTest, BadRequestIs400AndChangesNothing) {
     EXPECT_THAT(res->body, HasSubstr(message)) << body;
     EXPECT_EQ(res->body.find('\n'), res->body.size() - 1) << "not one line: " << res->body;
   }
-  EXPECT_EQ(Metrics(cli).second, before);
+  // Only the rejected counter moved.
+  json after = json::parse(Metrics(cli).second, nullptr, false);
+  ASSERT_TRUE(after.is_object());
+  EXPECT_EQ(after["counters"]["rejected"], 4) << after;
+  after["counters"]["rejected"] = 0;
+  EXPECT_EQ(after, json::parse(before)) << before;
 
   auto prom = cli.Get("/metrics");
   ASSERT_TRUE(prom);
   EXPECT_THAT(prom->body, HasSubstr("\ntally_updates_total{set=\"default\"} 1\n"));
   EXPECT_THAT(prom->body, HasSubstr("\ntally_rows_total{set=\"default\"} 2\n"));
+  EXPECT_THAT(prom->body, HasSubstr("\ntally_rejected_updates_total{set=\"default\"} 4\n"));
 
   EXPECT_EQ(server->Terminate(), 0) << server->Stderr();
   EXPECT_EQ(server->Stderr(), "");
