@@ -24,11 +24,15 @@ struct Flat {
   std::vector<int64_t> ints;     // when every leaf is an integer or a bool
   std::vector<double> doubles;   // every leaf
   bool all_bool = true, all_int = true;
+  int64_t leaf_depth = -1;  // where the first leaf was: every leaf must be there
 };
 
 absl::Status Walk(const nlohmann::json& j, size_t depth, Flat& f, const std::string& name) {
   if (j.is_array()) {
     if (depth == f.shape.size()) {
+      if (f.leaf_depth >= 0) {
+        return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ragged nested list (not rectangular)"));
+      }
       if (depth >= kMaxRank) {
         return absl::InvalidArgumentError(absl::StrCat("input '", name, "': more than ", kMaxRank, " dims"));
       }
@@ -42,7 +46,8 @@ absl::Status Walk(const nlohmann::json& j, size_t depth, Flat& f, const std::str
     // [] is shape [0], [[]] is [1, 0].
     return absl::OkStatus();
   }
-  if (depth != f.shape.size()) {
+  if (f.leaf_depth < 0) f.leaf_depth = static_cast<int64_t>(depth);
+  if (depth != f.shape.size() || f.leaf_depth != static_cast<int64_t>(depth)) {
     return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ragged nested list (not rectangular)"));
   }
   if (j.is_boolean()) {
@@ -86,6 +91,11 @@ absl::StatusOr<NamedTensors> TensorsFromJson(absl::string_view body) {
     if (it == doc.end()) continue;
     Flat f;
     TALLY_RETURN_IF_ERROR(Walk(*it, 0, f, name));
+    int64_t numel = 1;
+    for (int64_t d : f.shape) numel *= d;
+    if (numel != static_cast<int64_t>(f.doubles.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ragged nested list (not rectangular)"));
+    }
     // An empty list has no leaves to type; torch.tensor([]) is float32.
     if (f.doubles.empty()) f.all_bool = f.all_int = false;
     at::Tensor t;
