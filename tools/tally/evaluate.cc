@@ -95,10 +95,7 @@ absl::StatusOr<dsl::Signature> SignatureOf(const NamedTensors& inputs) {
   return sig;
 }
 
-absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, const NamedTensors& inputs,
-                                         const EvalOptions& options) {
-  if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
-  if (options.batch_size < 0) return absl::InvalidArgumentError("--batch-size must be positive");
+absl::Status CheckInputNamesAndRows(const NamedTensors& inputs) {
   int64_t rows = -1;
   std::string rows_from;
   for (const auto& [name, t] : inputs) {
@@ -114,6 +111,14 @@ absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, 
     rows = t.size(0);
     rows_from = name;
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, const NamedTensors& inputs,
+                                         const EvalOptions& options) {
+  if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
+  if (options.batch_size < 0) return absl::InvalidArgumentError("--batch-size must be positive");
+  TALLY_RETURN_IF_ERROR(CheckInputNamesAndRows(inputs));
   PreparedEval prepared;
   TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(inputs));
   TALLY_ASSIGN_OR_RETURN(prepared.entries, BuildEntries(specs, sig, options.device));
@@ -136,7 +141,13 @@ absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, 
     }
     prepared.used.emplace_back(name, moved);
   }
-  prepared.rows = std::max<int64_t>(rows, 0);
+  prepared.rows = 0;
+  for (const auto& [name, t] : inputs) {
+    if (t.dim() > 0) {
+      prepared.rows = t.size(0);
+      break;
+    }
+  }
   return prepared;
 }
 

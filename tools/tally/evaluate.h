@@ -49,6 +49,10 @@ absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>&
                                                  const NamedTensors& inputs,
                                                  const EvalOptions& options);
 
+// CheckInputNamesAndRows checks what eval checks before building anything:
+// known input names and one row count (leading dim) for all inputs.
+absl::Status CheckInputNamesAndRows(const NamedTensors& inputs);
+
 // PreparedEval is a compiled program and the inputs it takes.
 struct PreparedEval {
   std::vector<CollectionEntry> entries;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -148,40 +149,96 @@ class MetricsServer {
   }
 
   absl::Status DoUpdate(const std::string& body) {
-    auto inputs = TensorsFromJson(body);
     Session* s = session_.load(std::memory_order_acquire);
-    if (s == nullptr && inputs.ok()) {
-      TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(*inputs));
-      TALLY_ASSIGN_OR_RETURN(s, Create(sig));
-    }
-    if (inputs.ok()) inputs = ConformToSignature(*std::move(inputs), s->signature());
-    if (inputs.ok() && options_.device.name != "cpu") {
-      TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options_.device));
-      for (auto& [name, t] : *inputs) t = t.to(dev);
-    }
+    if (s == nullptr) return FirstUpdate(body);
+    absl::StatusOr<NamedTensors> inputs = Prepare(body, s->signature());
     if (!inputs.ok()) {
       // Turned away before the session saw it: still a rejected update.
-      if (s != nullptr) s->CountRejected();
+      s->CountRejected();
       return inputs.status();
     }
     return s->Update(*inputs);
   }
 
-  // Create makes the session for `sig` unless another request already did.
-  absl::StatusOr<Session*> Create(const dsl::Signature& sig) {
+  // Prepare reads a body as inputs for the session's signature `sig`. When
+  // the request's own signature differs, the error for data that cannot
+  // work is the one `tally eval` gives for it: what building the metrics
+  // for the request's shapes and dtypes says (remembered per signature).
+  absl::StatusOr<NamedTensors> Prepare(const std::string& body, const dsl::Signature& sig) {
+    TALLY_ASSIGN_OR_RETURN(NamedTensors parsed, TensorsFromJson(body));
+    TALLY_RETURN_IF_ERROR(CheckInputNamesAndRows(parsed));
+    // Lossless casts first (integers for a float input are fine); data they
+    // cannot fit gets eval's word on it, else the cast's own error.
+    absl::StatusOr<NamedTensors> conformed = ConformToSignature(parsed, sig);
+    TALLY_ASSIGN_OR_RETURN(dsl::Signature own, SignatureOf(conformed.ok() ? *conformed : parsed));
+    const std::string key = SignatureKey(own);
+    if (key != SignatureKey(sig)) TALLY_RETURN_IF_ERROR(Buildable(key, own));
+    TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, std::move(conformed));
+    if (options_.device.name != "cpu") {
+      TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options_.device));
+      for (auto& [name, t] : inputs) t = t.to(dev);
+    }
+    return inputs;
+  }
+
+  // Buildable is what building the metrics for `sig` says (eval's errors),
+  // remembered per signature key.
+  absl::Status Buildable(const std::string& key, const dsl::Signature& sig) {
+    std::lock_guard<std::mutex> lock(build_mu_);
+    auto it = built_.find(key);
+    // Bounded: clients choose the shapes.
+    if (it == built_.end() && built_.size() >= 256) built_.clear();
+    if (it == built_.end()) it = built_.emplace(key, BuildEntries(options_.specs, sig, options_.device).status()).first;
+    return it->second;
+  }
+
+  // SignatureKey names a signature up to its leading (row) dims.
+  static std::string SignatureKey(const dsl::Signature& sig) {
+    std::string key;
+    for (const dsl::InputSpec& in : sig) {
+      absl::StrAppend(&key, in.name, ":", ir::DTypeName(in.dtype), "[");
+      for (size_t d = 1; d < in.shape.size(); ++d) absl::StrAppend(&key, in.shape[d], ",");
+      absl::StrAppend(&key, in.shape.size(), "];");
+    }
+    return key;
+  }
+
+  // FirstUpdate compiles the session for the first body's signature and
+  // publishes it only if that body is accepted: a rejected first update
+  // fixes nothing. Requests racing it wait here.
+  absl::Status FirstUpdate(const std::string& body) {
     std::lock_guard<std::mutex> lock(create_mu_);
-    if (Session* s = session_.load(std::memory_order_acquire)) return s;
+    if (session_.load(std::memory_order_acquire) != nullptr) return DoUpdate(body);
+    TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, TensorsFromJson(body));
+    TALLY_RETURN_IF_ERROR(CheckInputNamesAndRows(inputs));
+    TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(inputs));
+    TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Session> candidate, NewSession(sig));
+    TALLY_ASSIGN_OR_RETURN(inputs, Prepare(body, sig));
+    TALLY_RETURN_IF_ERROR(candidate->Update(inputs));
+    owned_ = std::move(candidate);
+    session_.store(owned_.get(), std::memory_order_release);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::unique_ptr<Session>> NewSession(const dsl::Signature& sig) const {
     SessionOptions so;
     so.device = options_.device;
     so.backend = options_.backend;
     so.reject_invalid_values = true;
-    TALLY_ASSIGN_OR_RETURN(owned_, Session::CreateDefault(options_.specs, sig, so));
+    return Session::CreateDefault(options_.specs, sig, so);
+  }
+
+  // Create makes and publishes the session for `sig` (a restored checkpoint).
+  absl::StatusOr<Session*> Create(const dsl::Signature& sig) {
+    std::lock_guard<std::mutex> lock(create_mu_);
+    TALLY_ASSIGN_OR_RETURN(owned_, NewSession(sig));
     session_.store(owned_.get(), std::memory_order_release);
     return owned_.get();
   }
 
   ServeOptions options_;
-  std::mutex create_mu_, checkpoint_mu_;
+  std::mutex create_mu_, checkpoint_mu_, build_mu_;
+  absl::flat_hash_map<std::string, absl::Status> built_;  // under build_mu_
   std::unique_ptr<Session> owned_;
   std::atomic<Session*> session_{nullptr};
 };
@@ -206,6 +263,15 @@ absl::Status Serve(const ServeOptions& options) {
   TALLY_RETURN_IF_ERROR(state.Restore());
 
   httplib::Server server;
+  // Without Nagle's algorithm: a kept-alive client's next request would
+  // otherwise wait for the delayed ACK of the last answer (~40 ms).
+  server.set_tcp_nodelay(true);
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which lets
+  // a second server bind the same port and take half the requests.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+  });
   server.Post("/v1/update", [&](const httplib::Request& req, httplib::Response& res) { state.Update(req, res); });
   server.Get("/v1/metrics", [&](const httplib::Request&, httplib::Response& res) { state.Metrics(res); });
   server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) { state.Prometheus(res); });
