@@ -5,7 +5,11 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <signal.h>
+
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -16,8 +20,8 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/examples/server_process.h"
 #include "tests/tools/cli_testing.h"
+#include "tests/tools/server_process.h"
 
 namespace tally::testing {
 namespace {
@@ -73,8 +77,9 @@ std::pair<json, std::string> Metrics(httplib::Client& cli) {
 // error that only counts as rejected: updates, rows and metrics unchanged.
 TEST(InferenceServerTest, BadRequestIs400AndChangesNothing) {
   ASSERT_NE(ServerBinary(), "");
-  absl::StatusOr<ServerProcess> server = ServerProcess::Start(ServerBinary(), {"--port", "0", "--classes", "3"});
-  ASSERT_TRUE(server.ok()) << server.status();
+  std::unique_ptr<ServerProcess> server = ServerProcess::Spawn(ServerBinary(), {"--port", "0", "--classes", "3"});
+  const absl::Status listening = server->WaitUntilListening(std::chrono::seconds(120));
+  ASSERT_TRUE(listening.ok()) << listening;
   httplib::Client cli("127.0.0.1", server->port());
   cli.set_read_timeout(60, 0);
 
@@ -117,8 +122,10 @@ TEST(InferenceServerTest, BadRequestIs400AndChangesNothing) {
   EXPECT_THAT(prom->body, HasSubstr("\ntally_rows_total{set=\"default\"} 2\n"));
   EXPECT_THAT(prom->body, HasSubstr("\ntally_rejected_updates_total{set=\"default\"} 4\n"));
 
-  EXPECT_EQ(server->Terminate(), 0) << server->Stderr();
-  EXPECT_EQ(server->Stderr(), "");
+  server->Signal(SIGTERM);
+  const Invocation stopped = server->Wait();
+  EXPECT_EQ(stopped.exit_code, 0) << stopped;
+  EXPECT_EQ(stopped.err, "");
 }
 
 // Verifies that a model file that cannot be loaded, or that does not fit the
