@@ -253,13 +253,17 @@ namespace {
 // streaming memcpy (exec/stream_copy.h) for contiguous CPU tensors of one dtype (an update of a
 // retrieval collection is three such copies, and copy_'s dispatch and
 // TensorIterator setup would cost more than the bytes), copy_ otherwise.
-void AppendRows(at::Tensor dst, const at::Tensor& src) {
-  if (dst.is_cpu() && src.is_cpu() && dst.scalar_type() == src.scalar_type() && dst.is_contiguous() &&
-      src.is_contiguous() && dst.sizes() == src.sizes()) {
-    exec::StreamCopy(dst.data_ptr(), src.data_ptr(), src.nbytes());
+// `buf` is the state's contiguous buffer and `len` its current rows; the
+// fast path addresses the rows directly rather than through a narrowed view
+// (a TensorImpl per state per update).
+void AppendRows(const at::Tensor& buf, int64_t len, const at::Tensor& src) {
+  if (buf.is_cpu() && src.is_cpu() && buf.scalar_type() == src.scalar_type() && buf.is_contiguous() &&
+      src.is_contiguous() && buf.sizes().slice(1) == src.sizes().slice(1)) {
+    const size_t row_bytes = src.nbytes() / src.size(0);
+    exec::StreamCopy(static_cast<char*>(buf.data_ptr()) + len * row_bytes, src.data_ptr(), src.nbytes());
     return;
   }
-  dst.copy_(src);
+  buf.narrow(0, len, src.size(0)).copy_(src);
 }
 
 // AddInPlace folds a partial into a sum state of the same sizes and dtype:
@@ -350,7 +354,7 @@ absl::Status Program::Update(const NamedTensors& inputs) {
             buf = at::empty(sizes, cur.options());
             if (len > 0) buf.narrow(0, 0, len).copy_(cur);
           }
-          if (n > 0) AppendRows(buf.narrow(0, len, n), add);
+          if (n > 0) AppendRows(buf, len, add);
           next[i] = buf.narrow(0, 0, len + n);
           buffers[i] = buf;
         }
