@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/exec/torch_status.h"
+#include "engine/result_text.h"
 #include "examples/inference_server/request.h"
-#include "tools/tally/evaluate.h"
 
 namespace tally::examples {
 namespace {
@@ -106,7 +106,7 @@ Reply InferenceServer::JsonMetrics() const {
       {"metrics", nlohmann::json::array()}};
   for (const MetricValue& v : *values) {
     // ValueToJson prints NaN as null, as JSON needs.
-    nlohmann::json value = nlohmann::json::parse(tools::ValueToJson(v.value), nullptr, /*allow_exceptions=*/false);
+    nlohmann::json value = nlohmann::json::parse(ValueToJson(v.value), nullptr, /*allow_exceptions=*/false);
     if (value.is_discarded()) return Error(500, absl::InternalError(absl::StrCat(v.spec, ": result is not JSON")));
     out["metrics"].push_back({{"metric", v.spec}, {"value", std::move(value)}});
   }

@@ -19,63 +19,6 @@ namespace {
 
 const char* const kKnownInputs[] = {"preds", "target", "indexes", "value", "weight"};
 
-std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) absl::StrAppend(&out, "\\u00", absl::Hex(c, absl::kZeroPad2));
-        else out.push_back(c);
-    }
-  }
-  return out + "\"";
-}
-
-// Number prints one value. JSON has no NaN or infinities: there they are
-// null (`Infinity` would make the whole document unparsable for strict
-// parsers); the table, which people read, says nan, inf and -inf.
-std::string Number(double v, bool json) {
-  if (json && !std::isfinite(v)) return "null";
-  return ir::FormatDouble(v);
-}
-
-void AppendValue(const at::Tensor& t, std::string& out, bool json) {
-  if (t.dim() == 0) {
-    // Counts (confusion matrices, stat scores) print as integers.
-    if (!at::isFloatingType(t.scalar_type())) out += absl::StrCat(t.item<int64_t>());
-    else out += Number(t.item<double>(), json);
-    return;
-  }
-  out += "[";
-  for (int64_t i = 0; i < t.size(0); ++i) {
-    if (i) out += ", ";
-    AppendValue(t[i], out, json);
-  }
-  out += "]";
-}
-
-std::string ValueToText(const at::Tensor& t, bool json) {
-  std::string out;
-  at::Tensor cpu = t.to(at::kCPU);
-  AppendValue(at::isFloatingType(cpu.scalar_type()) ? cpu.to(at::kDouble) : cpu.to(at::kLong), out, json);
-  return out;
-}
-
-// A tuple prints as the list of its parts.
-std::string ValueToText(const ResultTree& r, bool json) {
-  if (r.is_leaf()) return ValueToText(r.tensor, json);
-  std::string out = "[";
-  for (size_t i = 0; i < r.parts.size(); ++i) {
-    if (i) out += ", ";
-    out += ValueToText(r.parts[i], json);
-  }
-  return out + "]";
-}
-
 // Tree is a result's tree; results made by hand may set only `value`.
 ResultTree Tree(const EvalResult& r) {
   return r.result.is_leaf() && !r.result.tensor.defined() ? ResultTree::Leaf(r.value) : r.result;
@@ -226,8 +169,6 @@ absl::StatusOr<io::NpyArray> NpyFromTensor(const at::Tensor& in) {
   return a;
 }
 
-std::string ValueToJson(const at::Tensor& t) { return ValueToText(t, /*json=*/true); }
-std::string ValueToJson(const ResultTree& r) { return ValueToText(r, /*json=*/true); }
 
 std::string ResultsToJson(const std::vector<EvalResult>& results) {
   std::string out = "{\"results\": [";
@@ -245,7 +186,7 @@ std::string ResultsToTable(const std::vector<EvalResult>& results) {
   std::string out = absl::StrCat("metric", std::string(width - 6 + 2, ' '), "value\n");
   out += std::string(width + 2 + 5, '-') + "\n";
   for (const auto& r : results) {
-    absl::StrAppend(&out, r.spec, std::string(width - r.spec.size() + 2, ' '), ValueToText(Tree(r), /*json=*/false), "\n");
+    absl::StrAppend(&out, r.spec, std::string(width - r.spec.size() + 2, ' '), ValueToText(Tree(r)), "\n");
   }
   return out;
 }

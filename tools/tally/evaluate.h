@@ -15,6 +15,7 @@
 #include "engine/dsl/builder.h"
 #include "engine/io/npy.h"
 #include "engine/program.h"
+#include "engine/result_text.h"
 #include "engine/results.h"
 #include "metrics/collection.h"
 
@@ -82,12 +83,8 @@ absl::StatusOr<std::vector<EvalResult>> CollectResults(const Program& program,
 absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a);
 absl::StatusOr<io::NpyArray> NpyFromTensor(const at::Tensor& t);
 
-// ValueToJson prints a result as a number or nested list; NaN and the
-// infinities as null (JSON has neither). A tuple result prints as the list
-// of its parts, which is what `[x.tolist() ...]` of TorchMetrics' tuple
-// gives: binary_roc -> [[fpr...], [tpr...], [thresholds...]].
-std::string ValueToJson(const at::Tensor& t);
-std::string ValueToJson(const ResultTree& r);
+// ValueToJson prints one result (engine/result_text.h).
+using ::tally::ValueToJson;
 // ResultsToJson prints `{"results": [{"metric": ..., "value": ...}, ...]}`.
 std::string ResultsToJson(const std::vector<EvalResult>& results);
 // ResultsToTable prints an aligned two-column table (nan, inf, -inf as such).
