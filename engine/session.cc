@@ -760,6 +760,29 @@ absl::Status Session::SaveCheckpoint(const std::string& path) const {
       for (int64_t v : {c.updates, c.rows, c.rejected, c.compute_errors}) checkpoint::PutU64(payload, v);
       TALLY_ASSIGN_OR_RETURN(std::string state, set->total->SaveState());
       checkpoint::PutString(payload, state);
+      // Update-count windows: the update counter and the read side's ring.
+      // Time windows are not saved: their intervals come from a monotonic
+      // clock that does not survive a restart.
+      checkpoint::PutU64(payload, static_cast<uint64_t>(set->update_seq.load(std::memory_order_relaxed)));
+      int64_t saved_windows = 0;
+      for (const Window& win : *windows_) saved_windows += win.spec.kind == WindowSpec::Kind::kUpdates;
+      checkpoint::PutU64(payload, saved_windows);
+      for (size_t w = 0; w < windows_->size(); ++w) {
+        const WindowSpec& spec = (*windows_)[w].spec;
+        if (spec.kind != WindowSpec::Kind::kUpdates) continue;
+        checkpoint::PutString(payload, spec.name);
+        checkpoint::PutU64(payload, spec.size);
+        checkpoint::PutU64(payload, spec.buckets);
+        for (const Bucket& b : set->rings[w]) {
+          const bool kept = b.dirty && b.epoch >= 0 && b.program;
+          checkpoint::PutU64(payload, kept ? static_cast<uint64_t>(b.epoch) + 1 : 0);
+          std::string bucket_state;
+          if (kept) {
+            TALLY_ASSIGN_OR_RETURN(bucket_state, b.program->SaveState());
+          }
+          checkpoint::PutString(payload, bucket_state);
+        }
+      }
     }
   }
   return checkpoint::WriteFileAtomically(path, checkpoint::Frame(payload));
@@ -788,6 +811,10 @@ absl::Status Session::LoadCheckpoint(const std::string& path) {
   }
   std::vector<std::unique_ptr<Program>> loaded;
   std::vector<SessionCounters> counters;
+  // Per set: the update counter, and per window the restored ring (empty:
+  // the window restarts, e.g. a time window or one declared differently).
+  std::vector<int64_t> update_seqs;
+  std::vector<std::vector<std::vector<Bucket>>> rings;
   for (const auto& set : sets_) {
     std::string name, specs, hash, state;
     uint64_t v[4];
@@ -809,6 +836,34 @@ absl::Status Session::LoadCheckpoint(const std::string& path) {
     loaded.push_back(std::move(p));
     counters.push_back({static_cast<int64_t>(v[0]), static_cast<int64_t>(v[1]), static_cast<int64_t>(v[2]),
                         static_cast<int64_t>(v[3])});
+    uint64_t seq = 0, saved_windows = 0;
+    if (!r.U64(seq) || !r.U64(saved_windows) || saved_windows > 4096) return bad("truncated");
+    update_seqs.push_back(static_cast<int64_t>(seq));
+    rings.emplace_back(windows_->size());
+    for (uint64_t k = 0; k < saved_windows; ++k) {
+      std::string wname;
+      uint64_t size = 0, buckets = 0;
+      if (!r.String(wname) || !r.U64(size) || !r.U64(buckets) || buckets > 4096) return bad("truncated");
+      // The same window in this session, or none (then it is read and dropped).
+      size_t w = 0;
+      while (w < windows_->size() && (*windows_)[w].spec.name != wname) ++w;
+      const bool same = w < windows_->size() && (*windows_)[w].spec.kind == WindowSpec::Kind::kUpdates &&
+                        static_cast<uint64_t>((*windows_)[w].spec.size) == size &&
+                        static_cast<uint64_t>((*windows_)[w].spec.buckets) == buckets;
+      std::vector<Bucket> ring(buckets);
+      for (Bucket& b : ring) {
+        uint64_t epoch_plus_one = 0;
+        std::string bucket_state;
+        if (!r.U64(epoch_plus_one) || !r.String(bucket_state)) return bad("truncated");
+        if (epoch_plus_one == 0 || !same) continue;
+        b.epoch = static_cast<int64_t>(epoch_plus_one - 1);
+        TALLY_ASSIGN_OR_RETURN(b.program, set->NewProgram());
+        absl::Status bst = b.program->LoadState(bucket_state);
+        if (!bst.ok()) return bad(absl::StrCat("window '", wname, "': ", bst.message()));
+        b.dirty = true;
+      }
+      if (same) rings.back()[w] = std::move(ring);
+    }
   }
   if (!r.done()) return bad("bytes after the last metric set");
   // Everything checked: commit. Shard deltas not yet harvested are dropped.
@@ -818,12 +873,18 @@ absl::Status Session::LoadCheckpoint(const std::string& path) {
     (void)Harvest(set);
     set.total = std::move(loaded[i]);
     set.counters = counters[i];
-    for (auto& ring : set.rings)
-      for (Bucket& b : ring) {
+    set.update_seq.store(update_seqs[i], std::memory_order_relaxed);
+    for (size_t w = 0; w < set.rings.size(); ++w) {
+      if (!rings[i][w].empty()) {
+        set.rings[w] = std::move(rings[i][w]);
+        continue;
+      }
+      for (Bucket& b : set.rings[w]) {
         if (b.program && b.dirty) (void)b.program->Reset();
         b.dirty = false;
         b.epoch = -1;
       }
+    }
   }
   return absl::OkStatus();
 }

@@ -200,9 +200,12 @@ class Session {
   // with, so that a restarting server can create the same session
   // (`tally serve --checkpoint`) before it has seen any input.
   static absl::StatusOr<dsl::Signature> CheckpointSignature(const std::string& path);
-  // LoadCheckpoint replaces the states and counters by the checkpoint's;
-  // windows restart empty. A corrupt, truncated or foreign file (other sets,
-  // specs or program) is an error and changes nothing.
+  // LoadCheckpoint replaces the states and counters by the checkpoint's,
+  // and the rings of the update-count windows this session declares alike
+  // (same name, size and buckets); time windows, whose intervals come from a
+  // monotonic clock that does not survive a restart, and windows declared
+  // otherwise restart empty. A corrupt, truncated or foreign file (other
+  // sets, specs or program) is an error and changes nothing.
   absl::Status LoadCheckpoint(const std::string& path);
 
   // signature is the input signature the sets were compiled for.

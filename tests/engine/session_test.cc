@@ -195,6 +195,55 @@ TEST(SessionTest, UpdateCountWindowCoversTheLastIntervals) {
   EXPECT_THAT(Session::CreateDefault({"sum"}, Sig(), o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("divide")));
 }
 
+TEST(SessionTest, CheckpointRestoresUpdateWindowsAndRestartsTimeWindows) {
+  const std::string path = TempPath("ckpt_windows");
+  auto now = std::make_shared<std::atomic<int64_t>>(0);
+  SessionOptions o;
+  o.windows.push_back({"last4", WindowSpec::Kind::kUpdates, 4, 2});
+  o.windows.push_back({"last10s", WindowSpec::Kind::kSeconds, 10, 2});
+  o.now_ns = [now] { return now->load(); };
+  auto one = [](double v) { return NamedTensors{{"value", at::full({1}, v, at::kDouble)}}; };
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> a, Session::CreateDefault({"sum"}, Sig(), o));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, Session::CreateDefault({"sum"}, Sig(), o));
+  for (int i = 1; i <= 7; ++i) {
+    ASSERT_THAT(a->Update(one(i)), IsOk());
+    ASSERT_THAT(b->Update(one(i)), IsOk());
+  }
+  ASSERT_THAT(a->SaveCheckpoint(path), IsOk());
+  ASSERT_THAT(a->Update(one(100)), IsOk());  // undone by the load
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> c, Session::CreateDefault({"sum"}, Sig(), o));
+  ASSERT_THAT(a->LoadCheckpoint(path), IsOk());
+  ASSERT_THAT(c->LoadCheckpoint(path), IsOk());
+  // Restored where it stopped: 5 + 6 + 7 (updates 4..7 with one interval
+  // of two and the current one holding update 7 alone).
+  for (Session* s : {a.get(), b.get(), c.get()}) {
+    TALLY_ASSERT_OK_AND_ASSIGN(auto w, s->ComputeWindow("default", "last4"));
+    EXPECT_EQ(Sum(w), 5 + 6 + 7);
+  }
+  // ...and it goes on like a session that never saved.
+  for (int i = 8; i <= 9; ++i) {
+    for (Session* s : {a.get(), b.get(), c.get()}) ASSERT_THAT(s->Update(one(i)), IsOk());
+  }
+  for (Session* s : {a.get(), b.get(), c.get()}) {
+    TALLY_ASSERT_OK_AND_ASSIGN(auto w, s->ComputeWindow("default", "last4"));
+    EXPECT_EQ(Sum(w), 7 + 8 + 9);
+    TALLY_ASSERT_OK_AND_ASSIGN(auto total, s->Compute());
+    EXPECT_EQ(Sum(total), 45);
+  }
+  // The time window restarts with the restored session (only 8 and 9).
+  TALLY_ASSERT_OK_AND_ASSIGN(auto tw, c->ComputeWindow("default", "last10s"));
+  EXPECT_EQ(Sum(tw), 8 + 9);
+  // A session declaring the window otherwise restores everything else.
+  SessionOptions other = o;
+  other.windows[0].buckets = 4;
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> d, Session::CreateDefault({"sum"}, Sig(), other));
+  ASSERT_THAT(d->LoadCheckpoint(path), IsOk());
+  TALLY_ASSERT_OK_AND_ASSIGN(auto dw, d->ComputeWindow("default", "last4"));
+  EXPECT_EQ(Sum(dw), 0);
+  EXPECT_EQ(Sum(*d->Compute()), 28);
+  std::remove(path.c_str());
+}
+
 TEST(SessionTest, TimeWindowCoversTheLastSeconds) {
   auto now = std::make_shared<std::atomic<int64_t>>(0);
   SessionOptions o;
