@@ -1,8 +1,10 @@
 #include "engine/io/npy.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -25,7 +27,10 @@ constexpr size_t kMagicSize = 6;
 // Data starts at a multiple of this many bytes from the start of the file.
 constexpr size_t kAlignment = 64;
 constexpr absl::string_view kSupportedDTypes =
-    "bool (|b1), int32 (<i4), int64 (<i8), float32 (<f4), float64 (<f8)";
+    "bool (|b1), int8/int16/int32/int64 (i1, i2, i4, i8), "
+    "uint8/uint16/uint32/uint64 (u1, u2, u4, u8; uint64 values must fit in "
+    "int64), float16/float32/float64 (f2, f4, f8), little- or big-endian, C "
+    "or Fortran order";
 
 // Returns the NumPy `descr` string written for `dtype`.
 absl::string_view Descr(NpyDType dtype) {
@@ -44,17 +49,105 @@ absl::string_view Descr(NpyDType dtype) {
   return "?";
 }
 
-// Maps a little-endian (or byte-order-free) `descr` to a dtype.
-std::optional<NpyDType> DTypeFromDescr(absl::string_view descr) {
-  // Byte order is meaningless for one-byte elements.
-  if (descr == "|b1" || descr == "<b1" || descr == ">b1") {
-    return NpyDType::kBool;
+// The element type stored in a file, and the dtype it is converted to.
+struct FileDType {
+  char kind = 'b';  // 'b' bool, 'i' signed, 'u' unsigned, 'f' IEEE float
+  int size = 1;     // bytes per element
+  bool big_endian = false;
+  NpyDType target = NpyDType::kBool;
+
+  // True if the file bytes already are the bytes of `target`.
+  bool IsNative() const {
+    return !big_endian && kind != 'u' && size == NpyDTypeSize(target);
   }
-  if (descr == "<i4") return NpyDType::kInt32;
-  if (descr == "<i8") return NpyDType::kInt64;
-  if (descr == "<f4") return NpyDType::kFloat32;
-  if (descr == "<f8") return NpyDType::kFloat64;
-  return std::nullopt;
+};
+
+// Maps a NumPy `descr` to the file's element type, or says (without the file
+// name) why it is not supported.
+absl::StatusOr<FileDType> ParseDescr(absl::string_view descr) {
+  auto unsupported = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unsupported dtype '", descr, "' (", why,
+                     "); supported dtypes are ", kSupportedDTypes));
+  };
+  // NumPy writes '|b1'; numpy.load also reads a bare '?'.
+  if (descr == "?" || descr == "|?" || descr == "<?" || descr == ">?" ||
+      descr == "=?") {
+    return FileDType{'b', 1, false, NpyDType::kBool};
+  }
+  if (descr.size() < 2 ||
+      absl::string_view("<>|=").find(descr[0]) == absl::string_view::npos) {
+    return unsupported("not a NumPy type string");
+  }
+  const char order = descr[0];
+  const char kind = descr[1];
+  switch (kind) {
+    case 'b':
+    case 'i':
+    case 'u':
+    case 'f':
+      break;
+    case 'c':
+      return unsupported("complex");
+    case 'O':
+      return unsupported("Python objects, stored as a pickle");
+    case 'S':
+    case 'a':
+      return unsupported("byte strings");
+    case 'U':
+      return unsupported("unicode strings");
+    case 'V':
+      return unsupported("void/raw bytes");
+    case 'M':
+      return unsupported("datetime");
+    case 'm':
+      return unsupported("timedelta");
+    default:
+      return unsupported("unknown type code");
+  }
+  const absl::string_view digits = descr.substr(2);
+  int size = 0;
+  if (digits.empty() || digits.size() > 3 ||
+      !std::all_of(digits.begin(), digits.end(),
+                   [](char c) {
+                     return absl::ascii_isdigit(static_cast<unsigned char>(c));
+                   }) ||
+      !absl::SimpleAtoi(digits, &size)) {
+    return unsupported("not a NumPy type string");
+  }
+  if (size > 8) return unsupported("wider than 8 bytes");
+  FileDType t;
+  t.kind = kind;
+  t.size = size;
+  switch (kind) {
+    case 'b':
+      if (size != 1) return unsupported("bool must be 1 byte");
+      t.target = NpyDType::kBool;
+      break;
+    case 'i':
+    case 'u':
+      if (size != 1 && size != 2 && size != 4 && size != 8) {
+        return unsupported("integer size must be 1, 2, 4 or 8 bytes");
+      }
+      t.target = size <= 2 || (kind == 'i' && size == 4) ? NpyDType::kInt32
+                                                         : NpyDType::kInt64;
+      break;
+    case 'f':
+      if (size != 2 && size != 4 && size != 8) {
+        return unsupported("float size must be 2, 4 or 8 bytes");
+      }
+      t.target = size == 8 ? NpyDType::kFloat64 : NpyDType::kFloat32;
+      break;
+  }
+  if (size > 1) {
+    // '|' (no byte order) and '=' (the writer's native order) never describe
+    // a multi-byte number in a file NumPy wrote.
+    if (order != '<' && order != '>') {
+      return unsupported("a multi-byte type needs byte order '<' or '>'");
+    }
+    t.big_endian = order == '>';
+  }
+  return t;
 }
 
 std::string ShapeToString(const std::vector<int64_t>& shape) {
@@ -263,6 +356,135 @@ absl::Status CheckBoolBytes(absl::string_view data) {
   return absl::OkStatus();
 }
 
+// Returns the elements of a Fortran-order array (first index fastest) in C
+// order (last index fastest); `item` is the element size in bytes.
+std::string FortranToC(absl::string_view data,
+                       const std::vector<int64_t>& shape, size_t item) {
+  std::string out(data.size(), '\0');
+  const size_t rank = shape.size();
+  const size_t n = data.size() / item;
+  std::vector<size_t> c_stride(rank, 1);
+  for (size_t d = rank; d-- > 1;) {
+    c_stride[d - 1] = c_stride[d] * static_cast<size_t>(shape[d]);
+  }
+  std::vector<int64_t> index(rank, 0);
+  size_t c_offset = 0;
+  for (size_t k = 0; k < n; ++k) {
+    std::memcpy(&out[c_offset * item], data.data() + k * item, item);
+    for (size_t d = 0; d < rank; ++d) {
+      c_offset += c_stride[d];
+      if (++index[d] < shape[d]) break;
+      c_offset -= c_stride[d] * static_cast<size_t>(shape[d]);
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+// Reads an unsigned integer of `Size` bytes in the given byte order.
+template <int Size, bool BigEndian>
+uint64_t LoadBits(const unsigned char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < Size; ++i) {
+    const int shift = 8 * (BigEndian ? Size - 1 - i : i);
+    v |= static_cast<uint64_t>(p[i]) << shift;
+  }
+  return v;
+}
+
+// Writes the low `size` bytes of `bits` to `out`, little-endian.
+void StoreBits(uint64_t bits, int size, char* out) {
+  for (int i = 0; i < size; ++i) {
+    out[i] = static_cast<char>((bits >> (8 * i)) & 0xFF);
+  }
+}
+
+// Returns the float32 bit pattern of the IEEE binary16 value `h`. Exact: every
+// half (subnormals included) is a float; infinities keep their sign and NaNs
+// their sign and payload (shifted into the top of the float mantissa, as
+// NumPy's astype(float32) does).
+uint32_t HalfToFloatBits(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1Fu;
+  uint32_t mantissa = h & 0x3FFu;
+  if (exponent == 0x1F) return sign | 0x7F800000u | (mantissa << 13);
+  if (exponent != 0)
+    return sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  if (mantissa == 0) return sign;
+  // Subnormal: mantissa * 2^-24. Normalize so the leading 1 is bit 10.
+  int shift = 0;
+  while ((mantissa & 0x400u) == 0) {
+    mantissa <<= 1;
+    ++shift;
+  }
+  const uint32_t float_exponent = 127 - 15 + 1 - shift;
+  return sign | (float_exponent << 23) | ((mantissa & 0x3FFu) << 13);
+}
+
+// Formats the C-order multi-index of flat element `flat` of `shape`.
+std::string IndexToString(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return absl::StrCat("[", absl::StrJoin(index, ", "), "]");
+}
+
+// Converts `data` (C order, `n` elements of `from`) to the little-endian
+// bytes of `from.target`. Fails only for uint64 values above int64's range.
+template <int Size, bool BigEndian>
+absl::StatusOr<std::string> ConvertAs(absl::string_view data, int64_t n,
+                                      const FileDType& from,
+                                      const std::vector<int64_t>& shape) {
+  const int out_size = static_cast<int>(NpyDTypeSize(from.target));
+  std::string out(static_cast<size_t>(n) * out_size, '\0');
+  const auto* in = reinterpret_cast<const unsigned char*>(data.data());
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t bits = LoadBits<Size, BigEndian>(in + i * Size);
+    uint64_t out_bits = bits;
+    if (from.kind == 'i' && Size < 8) {
+      // Sign-extend to 64 bits; StoreBits keeps the low out_size bytes.
+      const uint64_t sign_bit = uint64_t{1} << (8 * Size - 1);
+      out_bits = (bits ^ sign_bit) - sign_bit;
+    } else if (from.kind == 'u' && Size == 8 &&
+               bits >
+                   static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "uint64 element ", i, " (index ", IndexToString(i, shape),
+          ") has value ", bits, ", which does not fit in int64 (max ",
+          std::numeric_limits<int64_t>::max(), ")"));
+    } else if (from.kind == 'f' && Size == 2) {
+      out_bits = HalfToFloatBits(static_cast<uint16_t>(bits));
+    }
+    StoreBits(out_bits, out_size, &out[i * out_size]);
+  }
+  return out;
+}
+
+template <bool BigEndian>
+absl::StatusOr<std::string> ConvertOrder(absl::string_view data, int64_t n,
+                                         const FileDType& from,
+                                         const std::vector<int64_t>& shape) {
+  switch (from.size) {
+    case 1:
+      return ConvertAs<1, BigEndian>(data, n, from, shape);
+    case 2:
+      return ConvertAs<2, BigEndian>(data, n, from, shape);
+    case 4:
+      return ConvertAs<4, BigEndian>(data, n, from, shape);
+    default:
+      return ConvertAs<8, BigEndian>(data, n, from, shape);
+  }
+}
+
+absl::StatusOr<std::string> Convert(absl::string_view data, int64_t n,
+                                    const FileDType& from,
+                                    const std::vector<int64_t>& shape) {
+  return from.big_endian ? ConvertOrder<true>(data, n, from, shape)
+                         : ConvertOrder<false>(data, n, from, shape);
+}
+
 absl::Status Prefixed(absl::string_view name, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(name, ": ", s.message()));
 }
@@ -361,35 +583,21 @@ absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes,
       HeaderParser(bytes.substr(preamble, header_len)).Parse();
   if (!header.ok()) return Prefixed(name_for_errors, header.status());
 
-  std::optional<NpyDType> dtype = DTypeFromDescr(header->descr);
-  if (!dtype.has_value()) {
-    const absl::string_view d = header->descr;
-    if (!d.empty() && d[0] == '>' &&
-        DTypeFromDescr(absl::StrCat("<", d.substr(1))).has_value()) {
-      return error(absl::StrCat("big-endian dtype '", d,
-                                "' is not supported; convert with "
-                                "arr.astype('<",
-                                d.substr(1), "') before saving"));
-    }
-    return error(absl::StrCat("unsupported dtype '", d,
-                              "'; supported dtypes are ", kSupportedDTypes));
-  }
-  if (header->fortran_order && !LayoutIsOrderIndependent(header->shape)) {
-    return error(absl::StrCat("Fortran-order arrays are not supported (shape ",
-                              ShapeToString(header->shape),
-                              "); save np.ascontiguousarray(arr) instead"));
-  }
+  absl::StatusOr<FileDType> from = ParseDescr(header->descr);
+  if (!from.ok()) return Prefixed(name_for_errors, from.status());
 
   NpyArray out;
-  out.dtype = *dtype;
+  out.dtype = from->target;
   out.shape = std::move(header->shape);
-  std::optional<int64_t> numel = CheckedNumel(out.shape, NpyDTypeSize(*dtype));
+  // The converted array may be wider than the file's (uint8 -> int32).
+  std::optional<int64_t> numel = CheckedNumel(
+      out.shape, std::max<int64_t>(from->size, NpyDTypeSize(from->target)));
   if (!numel.has_value()) {
     return error(
         absl::StrCat("shape ", ShapeToString(out.shape), " is too large"));
   }
-  const uint64_t want = static_cast<uint64_t>(*numel) *
-                        static_cast<uint64_t>(NpyDTypeSize(*dtype));
+  const uint64_t want =
+      static_cast<uint64_t>(*numel) * static_cast<uint64_t>(from->size);
   const uint64_t have = bytes.size() - preamble - header_len;
   if (have < want) {
     return error(absl::StrCat("truncated: header says ", want,
@@ -401,7 +609,20 @@ absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes,
                               "says ",
                               want, " bytes; a .npy file holds one array)"));
   }
-  out.data = std::string(bytes.substr(preamble + header_len));
+  absl::string_view file_data = bytes.substr(preamble + header_len);
+  std::string c_order;
+  if (header->fortran_order && !LayoutIsOrderIndependent(out.shape)) {
+    c_order = FortranToC(file_data, out.shape, from->size);
+    file_data = c_order;
+  }
+  if (from->IsNative()) {
+    out.data = std::string(file_data);
+  } else {
+    absl::StatusOr<std::string> converted =
+        Convert(file_data, *numel, *from, out.shape);
+    if (!converted.ok()) return Prefixed(name_for_errors, converted.status());
+    out.data = *std::move(converted);
+  }
   if (out.dtype == NpyDType::kBool) {
     absl::Status s = CheckBoolBytes(out.data);
     if (!s.ok()) return Prefixed(name_for_errors, s);

@@ -1,21 +1,48 @@
 // Reading and writing NumPy `.npy` files without any dependency beyond Abseil.
 //
-// This file holds a small in-memory array type, `NpyArray`, that keeps the
-// element bytes exactly as they are stored in an `.npy` file (little-endian,
-// C order), together with a parser for the NumPy file format (versions 1.0,
-// 2.0 and 3.0) and a serializer that writes version 1.0 files that
-// `numpy.load` reads back. Only the dtypes Tally consumes are supported:
-// bool (`|b1`), int32 (`<i4`), int64 (`<i8`), float32 (`<f4`) and float64
-// (`<f8`). Everything else -- other dtypes, big-endian data, Fortran-order
-// arrays, structured dtypes, object arrays, pickles -- is rejected with an
-// `absl::InvalidArgumentError` whose message starts with the name of the file
-// and says what was wrong, e.g.
+// This file holds a small in-memory array type, `NpyArray`, whose element
+// bytes are little-endian, C order and one of the five dtypes Tally computes
+// with (bool, int32, int64, float32, float64), together with a parser for the
+// NumPy file format (versions 1.0, 2.0 and 3.0) and a serializer that writes
+// version 1.0 files that `numpy.load` reads back.
+//
+// The parser accepts more than it stores, converting on read, losslessly:
+//
+//   in the file (descr)                     read as
+//   bool     |b1 (or numpy.load's '?')       kBool
+//   int8     |i1                             kInt32
+//   int16    <i2 >i2                         kInt32
+//   int32    <i4 >i4                         kInt32
+//   int64    <i8 >i8                         kInt64
+//   uint8    |u1                             kInt32
+//   uint16   <u2 >u2                         kInt32
+//   uint32   <u4 >u4                         kInt64
+//   uint64   <u8 >u8                         kInt64, if every value is at
+//                                            most 2^63 - 1 (else an error
+//                                            naming the first one above)
+//   float16  <f2 >f2                         kFloat32, exactly (subnormals,
+//                                            +-inf, -0.0, NaN payloads)
+//   float32  <f4 >f4                         kFloat32
+//   float64  <f8 >f8                         kFloat64
+//
+// Big-endian data is byte-swapped, and `fortran_order: True` arrays of any
+// rank are reordered into C order (the shape stays the same). One-byte types
+// may carry any byte-order mark ('|', '<', '>', '='); wider ones need '<' or
+// '>'.
+// Everything else -- complex, object arrays (pickles), structured and void
+// dtypes, byte and unicode strings, datetime and timedelta, types wider than
+// 8 bytes -- is rejected with an `absl::InvalidArgumentError` whose message
+// starts with the name of the file, says what was wrong and lists what is
+// supported, e.g.
 //
 //   preds.npy: truncated: header says 300 bytes of data, file has 120
+//   labels.npy: uint64 element 2 (index [2]) has value 18446744073709551615,
+//       which does not fit in int64 (max 9223372036854775807)
 //
-// The parser is strict: bytes after the array data are rejected (a `.npy`
-// file holds exactly one array), and bool elements must be 0 or 1 so that
-// callers can safely reinterpret the data as `bool`.
+// The parser is strict: the data must be exactly as long as the header's
+// shape and dtype require (a `.npy` file holds exactly one array; trailing
+// bytes are rejected), and bool elements must be 0 or 1 so that callers can
+// safely reinterpret the data as `bool`.
 //
 // The element bytes are kept in a `std::string` so that an `NpyArray` is a
 // plain value type; callers that want typed access copy (or, on a
@@ -35,7 +62,9 @@
 
 namespace tally::io {
 
-// Element type of an `.npy` array. Only these dtypes are supported.
+// Element type of an `NpyArray`: the dtypes Tally computes with. Files of
+// other integer and float dtypes are converted to one of these on read (see
+// the table at the top of this file); `SerializeNpy` writes these as is.
 enum class NpyDType {
   kBool,     // NumPy `|b1`, one byte per element, 0 or 1.
   kInt32,    // NumPy `<i4`.
@@ -57,7 +86,7 @@ struct NpyArray {
   NpyDType dtype = NpyDType::kFloat32;
   // Dimensions, outermost first. Empty for a scalar (NumPy shape `()`).
   std::vector<int64_t> shape;
-  // Raw element bytes, little-endian, C (row-major) order. For a valid array
+  // Element bytes, little-endian, C (row-major) order. For a valid array
   // `data.size() == numel() * NpyDTypeSize(dtype)`.
   std::string data;
 
@@ -74,10 +103,12 @@ absl::Status ValidateNpyArray(const NpyArray& a);
 
 // Parses the contents of an `.npy` file. `name_for_errors` (usually the file
 // path) prefixes every error message. Accepts format versions 1.0, 2.0 and
-// 3.0 and the dtypes listed on `NpyDType`; returns InvalidArgument for
-// anything else, including a bad magic string, a malformed header, a
-// big-endian or unsupported dtype, `fortran_order: True`, fewer data bytes
-// than the shape requires (truncation) and extra bytes after the data.
+// 3.0, either byte order and either memory order, and the dtypes in the table
+// at the top of this file, converting them to an `NpyDType` in C order;
+// returns InvalidArgument for anything else, including a bad magic string, a
+// malformed header, an unsupported dtype, a uint64 value above int64's range,
+// fewer data bytes than the shape requires (truncation) and extra bytes after
+// the data.
 absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes,
                                   absl::string_view name_for_errors);
 

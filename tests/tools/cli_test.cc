@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -63,8 +64,8 @@ class CliTest : public ::testing::Test {
     std::string full = ReadFile(Path("preds"));
     std::ofstream(Path("truncated"), std::ios::binary) << full.substr(0, full.size() - 7);
     std::ofstream(Path("not_npy"), std::ios::binary) << "this is not a numpy file";
-    // A valid uint8 file (a dtype Tally does not read): a bool file with the
-    // descr changed, which keeps the header length.
+    // A valid byte-string file (a dtype Tally does not read): a bool file
+    // with the descr changed, which keeps the header length.
     io::NpyArray b;
     b.dtype = io::NpyDType::kBool;
     b.shape = {4};
@@ -72,8 +73,8 @@ class CliTest : public ::testing::Test {
     std::string bytes = io::SerializeNpy(b);
     size_t at = bytes.find("|b1");
     ASSERT_NE(at, std::string::npos);
-    bytes.replace(at, 3, "|u1");
-    std::ofstream(Path("uint8"), std::ios::binary) << bytes;
+    bytes.replace(at, 3, "|S1");
+    std::ofstream(Path("bytes_s1"), std::ios::binary) << bytes;
   }
   static void TearDownTestSuite() {
     delete dir_;
@@ -101,6 +102,20 @@ class CliTest : public ::testing::Test {
   }
   static void WriteI64(const std::string& name, std::vector<int64_t> shape, const std::vector<int64_t>& v) {
     Write(name, io::NpyDType::kInt64, std::move(shape), v.data(), v.size() * sizeof(int64_t));
+  }
+
+  // WriteRaw writes an .npy file in any dtype: `descr` and `fortran_order` go
+  // into the header as given, `data` is the element bytes in file order.
+  static void WriteRaw(const std::string& name, const std::string& descr, bool fortran_order,
+                       const std::string& shape, const std::string& data) {
+    std::string header = absl::StrCat("{'descr': '", descr, "', 'fortran_order': ", fortran_order ? "True" : "False",
+                                      ", 'shape': ", shape, ", }");
+    header.append(63 - (10 + header.size()) % 64, ' ');
+    header.push_back('\n');
+    std::string bytes("\x93NUMPY\x01\x00", 8);
+    bytes.push_back(static_cast<char>(header.size() & 0xFF));
+    bytes.push_back(static_cast<char>(header.size() >> 8));
+    std::ofstream(Path(name), std::ios::binary) << bytes << header << data;
   }
 
   // Multiclass runs multiclass_accuracy(num_classes=3) with extra args.
@@ -237,6 +252,57 @@ TEST_F(CliTest, MulticlassAccuracy) {
   EXPECT_THAT(table.out, ::testing::Not(HasSubstr("demo data")));
 }
 
+// Verifies that the dtypes TorchMetrics users save but Tally converts on read
+// give the same results as the native ones: uint8 targets with float16 preds
+// (little- and big-endian) for binary_accuracy, and a Fortran-order
+// big-endian float64 preds matrix with int8 targets for multiclass_accuracy.
+TEST_F(CliTest, ConvertedDTypesMatchNativeOnes) {
+  // 0.25, 0.75, 0.375, 0.875, 0.125, 0.625 as IEEE half bits.
+  const std::vector<uint16_t> half = {0x3400, 0x3A00, 0x3600, 0x3B00, 0x3000, 0x3900};
+  std::string le, be;
+  for (uint16_t h : half) {
+    le += {static_cast<char>(h & 0xFF), static_cast<char>(h >> 8)};
+    be += {static_cast<char>(h >> 8), static_cast<char>(h & 0xFF)};
+  }
+  WriteRaw("bin_preds_f2le", "<f2", false, "(6,)", le);
+  WriteRaw("bin_preds_f2be", ">f2", false, "(6,)", be);
+  WriteRaw("bin_target_u1", "|u1", false, "(6,)", std::string("\0\1\1\1\0\0", 6));
+  WriteF32("bin_preds_f4", {6}, {0.25f, 0.75f, 0.375f, 0.875f, 0.125f, 0.625f});
+  WriteI64("bin_target_i8", {6}, {0, 1, 1, 1, 0, 0});
+  auto binary = [&](const std::string& preds, const std::string& target, json* out) {
+    return ParseResults(RunTally({"eval", "--format", "json", "--metric", "binary_accuracy", "--input",
+                                  In("preds", preds), "--input", In("target", target)}),
+                        out);
+  };
+  json native, half_le, half_be;
+  ASSERT_TRUE(binary("bin_preds_f4", "bin_target_i8", &native));
+  ASSERT_TRUE(binary("bin_preds_f2le", "bin_target_u1", &half_le));
+  ASSERT_TRUE(binary("bin_preds_f2be", "bin_target_u1", &half_be));
+  EXPECT_NEAR(native[0]["value"].get<double>(), 4.0 / 6.0, 1e-6);
+  EXPECT_EQ(half_le, native);
+  EXPECT_EQ(half_be, native);
+
+  if (metrics::FindMetric("multiclass_accuracy") == nullptr) GTEST_SKIP() << "multiclass_accuracy not registered";
+  // The "preds" fixture (4 x 3, float32 values widened exactly to float64),
+  // column by column, each value big-endian; the "target" labels as int8.
+  const std::vector<float> p = {0.1f, 0.7f, 0.2f, 0.8f, 0.1f, 0.1f, 0.2f, 0.2f, 0.6f, 0.3f, 0.4f, 0.3f};
+  std::string fortran;
+  for (int col = 0; col < 3; ++col) {
+    for (int row = 0; row < 4; ++row) {
+      const double v = p[row * 3 + col];
+      uint64_t bits;
+      std::memcpy(&bits, &v, sizeof(bits));
+      for (int i = 7; i >= 0; --i) fortran.push_back(static_cast<char>((bits >> (8 * i)) & 0xFF));
+    }
+  }
+  WriteRaw("mc_preds_fortran_f8be", ">f8", true, "(4, 3)", fortran);
+  WriteRaw("mc_target_i1", "|i1", false, "(4,)", std::string("\1\0\2\0", 4));
+  json mc_native, mc_converted;
+  ASSERT_TRUE(ParseResults(Multiclass("preds", "target", {"--format", "json"}), &mc_native));
+  ASSERT_TRUE(ParseResults(Multiclass("mc_preds_fortran_f8be", "mc_target_i1", {"--format", "json"}), &mc_converted));
+  EXPECT_EQ(mc_converted, mc_native);
+}
+
 // Verifies that a tuple result prints as the nested list of its parts, as
 // `[x.tolist() ...]` of TorchMetrics' tuple gives: binary_roc's (fpr, tpr,
 // thresholds), and the exact multiclass form's per-class lists.
@@ -293,8 +359,8 @@ TEST_F(CliTest, BadFiles) {
                                 {"input 'value'", "truncated"}));
   EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "not_npy")}),
                                 {"input 'value'"}));
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "uint8")}),
-                                {"input 'value'", "u1"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "bytes_s1")}),
+                                {"input 'value'", "S1", "byte strings"}));
   EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", absl::StrCat("value=", *dir_)}),
                                 {"input 'value'"}));
 }
