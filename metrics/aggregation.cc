@@ -5,7 +5,8 @@
 // mean, an optional `weight` broadcast to it. nan_strategy follows
 // TorchMetrics: "warn" (default) and "ignore" drop elements where value (or
 // weight) is NaN, "error" makes Compute fail with the count of NaNs (a
-// deferred on-device check), "disable" keeps them, and a float replaces them.
+// deferred on-device check), "disable" keeps them, and a float replaces them
+// (an integer is rejected, as TorchMetrics' isinstance(float) check does).
 // Sums accumulate in float64 so that large offsets keep their digits.
 #include <cmath>
 
@@ -41,8 +42,11 @@ absl::StatusOr<NanPolicy> ReadNanStrategy(SpecArgs& args) {
     }
   } else if (auto* d = std::get_if<double>(v)) {
     return NanPolicy{"replace", *d};
-  } else if (auto* i = std::get_if<int64_t>(v)) {
-    return NanPolicy{"replace", static_cast<double>(*i)};
+  } else if (std::holds_alternative<int64_t>(*v)) {
+    // TorchMetrics' isinstance(nan_strategy, float) turns an int away: 0 is
+    // an error, 0.0 the replacement.
+    return args.InvalidArgument(absl::StrCat("nan_strategy must be a float such as ", ArgValueToString(*v),
+                                             ".0, not an integer"));
   }
   return args.InvalidArgument(absl::StrCat("nan_strategy must be one of warn, ignore, error, disable or a float, got ",
                                            ArgValueToString(*v)));
