@@ -33,6 +33,8 @@
 //     its multiclass form tests this on the class labels, so there a class
 //     without positives gets recall 1 only when every kept target is class
 //     0, and NaN otherwise.
+//   a class (label) without any kept element: every value of the result
+//     NaN (TorchMetrics raises an IndexError for the whole call).
 //   multiclass macro: all classes' thresholds sorted (roc descending, prc
 //     ascending), x = the sorted concatenation of every class's fpr
 //     (precision), y = the mean over the classes of TorchMetrics' `interp`
@@ -237,6 +239,13 @@ Curve Macro(Kind kind, const std::vector<Curve>& per_class, Expr x_all, Expr thr
   return out;
 }
 
+// Poisoned sets every value of `c` to NaN where `empty` (a bool scalar):
+// TorchMetrics' _binary_clf_curve raises (IndexError) on a class without
+// any kept element, for the whole call.
+Curve Poisoned(const Curve& c, Expr empty) {
+  return Curve{dsl::Where(empty, NAN, c.x), dsl::Where(empty, NAN, c.y), dsl::Where(empty, NAN, c.thresholds)};
+}
+
 Parts ToParts(const Curve& c) { return Parts{c.x, c.y, c.thresholds}; }
 
 Parts ListParts(const std::vector<Curve>& cs) {
@@ -312,6 +321,11 @@ Curve Row(const Curve& curves, int64_t c) {
 absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const dsl::Signature& sig,
                                   const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, args));
+  if (kind == Kind::kRoc && a.average == "macro" && a.thresholds.binned && a.thresholds.size() < 2) {
+    // Each class's binned ROC is one point, and TorchMetrics' interp over
+    // one point indexes an empty slope vector (IndexError).
+    return args.InvalidArgument("average=macro needs at least 2 thresholds");
+  }
   MetricBuilder b(args.metric_name(), sig, device);
   // The update's probabilities and labels: binary [M]; else (N, C, ...).
   Expr probs, label, stored_target;
@@ -343,7 +357,7 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
     Expr y = b.Read(t_rows);
     if (!b.ok()) return b.status();
     if (task == Task::kBinary) {
-      b.Output(ToParts(ExactCurve(kind, scores, y)));
+      b.Output(ToParts(Poisoned(ExactCurve(kind, scores, y), dsl::Sum(dsl::Cast(y >= int64_t{0}, DType::kInt64)) == int64_t{0})));
       return b.Finish();
     }
     Expr labels = y;  // (R, C, ...): 1, 0, -1 per element
@@ -352,10 +366,15 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
       labels = dsl::Where(y1 >= int64_t{0}, dsl::Cast(y1 == ClassIndex(y, c, scores.rank()), DType::kInt64),
                           int64_t{-1});
     }
+    Expr kept = dsl::Cast(labels >= int64_t{0}, DType::kInt64);
     if (one_curve) {
-      b.Output(ToParts(ExactCurve(kind, dsl::Flatten(scores), dsl::Flatten(labels))));
+      Expr empty = dsl::Sum(kept) == int64_t{0};
+      b.Output(ToParts(Poisoned(ExactCurve(kind, dsl::Flatten(scores), dsl::Flatten(labels)), empty)));
       return b.Finish();
     }
+    std::vector<int64_t> other_dims = {0};
+    for (int64_t d = 2; d < labels.rank(); ++d) other_dims.push_back(d);
+    Expr empty = dsl::Any(dsl::Sum(kept, other_dims) == int64_t{0});
     // TorchMetrics' multiclass "no positives" test looks at the class
     // labels: every kept target is class 0.
     Expr all_class0;
@@ -371,8 +390,9 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
         xs.push_back(pc.x);
         ts.push_back(pc.thresholds);
       }
-      b.Output(ToParts(Macro(kind, per_class, dsl::Concat(xs), dsl::Concat(ts))));
+      b.Output(ToParts(Poisoned(Macro(kind, per_class, dsl::Concat(xs), dsl::Concat(ts)), empty)));
     } else {
+      for (Curve& pc : per_class) pc = Poisoned(pc, empty);
       b.Output(ListParts(per_class));
     }
     return b.Finish();

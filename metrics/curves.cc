@@ -13,7 +13,8 @@
 // row, so ties behave exactly as in TorchMetrics/sklearn (a tied
 // positive/negative pair counts one half in AUROC; a tie group enters the
 // precision-recall curve as one point). No positives or no negatives give
-// AUROC 0; no positives give AP 0 (TorchMetrics sets recall to 1 there).
+// AUROC 0; no positives give AP 0 (TorchMetrics sets recall to 1 there). No
+// kept element at all gives NaN (TorchMetrics raises an IndexError).
 //
 // thresholds=int T or a list (binned): thresholds are torch.linspace(0, 1, T)
 // in float32 (or the list, as float32) and an element is predicted positive
@@ -160,7 +161,8 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
       Expr u = dsl::Sum(dsl::Where(pos, dsl::Cast(below, DType::kFloat64), 0.0)) * 0.5;
       Expr auc = max_fpr ? ExactPartialAuc(neg_sorted, pos_sorted, n_pos, n_neg, *max_fpr)
                          : dsl::SafeDiv(u, n_pos * n_neg);
-      b.Output(dsl::Cast(auc, DType::kFloat32));
+      // No kept element: TorchMetrics' _binary_clf_curve raises (IndexError).
+      b.Output(dsl::Cast(dsl::Where(n_pos + n_neg == 0.0, NAN, auc), DType::kFloat32));
     } else {
       Expr valid_rows = y >= int64_t{0};
       Expr all_sorted = dsl::SortValues(dsl::Where(valid_rows, s, 2.0), 0);
@@ -169,7 +171,9 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
       Expr tp_ge = n_pos - dsl::Cast(dsl::SearchSorted(pos_sorted, s), DType::kFloat64);
       Expr prec = dsl::Where(pos, dsl::SafeDiv(tp_ge, n_ge), 0.0);
       // No positives: 0, as TorchMetrics (recall 1 everywhere) and sklearn.
-      b.Output(dsl::Cast(dsl::SafeDiv(dsl::Sum(prec), n_pos), DType::kFloat32));
+      // No kept element: TorchMetrics' _binary_clf_curve raises (IndexError).
+      Expr ap = dsl::Where(n_valid == int64_t{0}, NAN, dsl::SafeDiv(dsl::Sum(prec), n_pos));
+      b.Output(dsl::Cast(ap, DType::kFloat32));
     }
     return b.Finish();
   }

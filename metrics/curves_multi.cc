@@ -43,6 +43,8 @@
 //   * macro is the mean over the classes whose value is not NaN; weighted
 //     weighs those by their support (positives); none returns [C].
 //   * multilabel micro scores all kept elements as one binary problem.
+//   * exact form, a class (label) without any kept element: NaN, all of
+//     the result (TorchMetrics raises an IndexError).
 // Values are computed in float64 and returned as float32.
 #include <algorithm>
 #include <cmath>
@@ -104,6 +106,7 @@ bool ReadInputs(Task task, const Args& a, MetricBuilder& b, ClassInputs& in) {
 struct PerClass {
   Expr value;
   Expr support;
+  Expr rows;  // exact form: kept elements per class
 };
 
 // Scan is segment_scan's pair: the inclusive cumulative sum within a segment
@@ -143,6 +146,7 @@ PerClass ExactPerClass(Curve kind, Task task, MetricBuilder& b, Expr scores, Exp
   };
   PerClass out;
   out.support = dsl::Histogram(ks, ps, k);
+  out.rows = dsl::Histogram(ks, dsl::Cast(ks < kk, DType::kFloat64), k);
   if (kind == Curve::kAuroc) {
     Expr neg_tied, neg_total;
     Expr neg_ge = count(ns, &neg_tied, &neg_total);
@@ -159,7 +163,7 @@ PerClass ExactPerClass(Curve kind, Task task, MetricBuilder& b, Expr scores, Exp
   // Each positive adds the precision at the end of its tie group.
   Expr sum_prec = dsl::Histogram(ks, ps * dsl::SafeDiv(tp_ge, tp_ge + fp_ge), k);
   Expr ap = sum_prec / out.support;  // NaN without positives
-  Expr rows = dsl::Histogram(ks, dsl::Cast(ks < kk, DType::kFloat64), k);
+  Expr rows = out.rows;
   if (task == Task::kMulticlass && k > 1) {
     // TorchMetrics sets recall to 1 when every kept target is class 0; a
     // class without positives then scores its top precision, 0.
@@ -310,6 +314,9 @@ absl::StatusOr<Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& args, c
   if (!b.ok()) return b.status();
   Expr out = Reduce(pc, a.average);
   if (micro) out = dsl::Select(out, 0, 0);
+  // Exact form, a class (label) without any kept element: TorchMetrics'
+  // _binary_clf_curve raises (IndexError) for the whole call; NaN here.
+  if (pc.rows.valid()) out = dsl::Where(dsl::Any(pc.rows == 0.0), NAN, out);
   b.Output(dsl::Cast(out, DType::kFloat32));
   return b.Finish();
 }

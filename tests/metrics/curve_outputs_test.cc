@@ -232,17 +232,18 @@ TEST(CurveOutputs, OnlyTheExactFinalizeReadsTheHost) {
 }
 
 TEST(CurveOutputs, EmptyStatesGiveTheClosingPoints) {
-  // Verifies compute before any row: the exact roc is the point (0, 0) at
-  // threshold 1, the exact precision-recall curve its closing point; binned
-  // curves are all zeros (precision 1 at the end).
+  // Verifies compute before any row: the exact roc and precision-recall
+  // curve keep their shapes (the point at threshold 1, the closing point)
+  // with NaN values, as TorchMetrics raises there; binned curves are all
+  // zeros (precision 1 at the end).
   NamedTensors none = Inputs(at::empty({0}), at::empty({0}, at::kLong));
   struct Case {
     const char* spec;
     const char* expected;
   };
   for (const Case& k : std::vector<Case>{
-           {"binary_roc", "[[0], [0], [1]]"},
-           {"binary_precision_recall_curve", "[[1], [0], []]"},
+           {"binary_roc", "[[null], [null], [null]]"},
+           {"binary_precision_recall_curve", "[[null], [null], []]"},
            {"binary_roc(thresholds=3)", "[[0, 0, 0], [0, 0, 0], [1, 0.5, 0]]"},
            {"binary_precision_recall_curve(thresholds=3)", "[[0, 0, 0, 1], [0, 0, 0, 0], [0, 0.5, 1]]"}}) {
     auto r = Eval(k.spec, none);
@@ -304,6 +305,37 @@ TEST(CurveOutputs, BadArgumentsAndTargets) {
                               .status()
                               .message()),
               HasSubstr("multiclass_roc: target: 1 values outside [0, 5)"));
+}
+
+TEST(CurveOutputs, ExactWithNoKeptElementIsNan) {
+  // Verifies that exact curves are NaN throughout when a class has no kept
+  // element (TorchMetrics raises an IndexError; fuzz case: binary_roc on
+  // zero rows gave [[0], [0], [1]]).
+  auto r = Eval("binary_roc", Inputs(at::zeros({0}, at::kFloat), at::zeros({0}, at::kLong)));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(Matches(*r, json::parse("[[null], [null], [null]]")));
+  r = Eval("binary_precision_recall_curve(ignore_index=1)", Inputs(at::tensor({0.2f}), at::tensor({1}, at::kLong)));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(Matches(*r, json::parse("[[null], [null], []]")));
+  at::Tensor p = at::tensor({0.1f, 0.9f, 0.4f, 0.6f}).reshape({2, 2});
+  at::Tensor t = at::tensor({0, -1, 1, -1}, at::kLong).reshape({2, 2});
+  r = Eval("multilabel_roc(num_labels=2, ignore_index=-1)", Inputs(p, t));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(Matches(*r, json::parse("[[[null, null, null], [null]], [[null, null, null], [null]], [[null, null, null], [null]]]")));
+}
+
+TEST(CurveOutputs, MacroRocNeedsTwoThresholds) {
+  // Verifies that multiclass_roc(average=macro) with a one-element thresholds
+  // list is an argument error: TorchMetrics' interp over one point per class
+  // raises an IndexError (fuzz case: thresholds=[0.363] gave a curve).
+  auto r = Eval("multiclass_roc(num_classes=5, thresholds=[0.5], average=macro)",
+                Inputs(MulticlassPreds(), MulticlassTarget()));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("at least 2 thresholds"));
+  EXPECT_TRUE(Eval("multiclass_precision_recall_curve(num_classes=5, thresholds=[0.5], average=macro)",
+                   Inputs(MulticlassPreds(), MulticlassTarget())).ok());
+  EXPECT_TRUE(Eval("multiclass_roc(num_classes=5, thresholds=[0.2, 0.5], average=macro)",
+                   Inputs(MulticlassPreds(), MulticlassTarget())).ok());
 }
 
 }  // namespace

@@ -300,5 +300,29 @@ TEST(CurvesMultiTest, BadArgumentsAndInputs) {
   EXPECT_TRUE(Eval("multiclass_auroc(num_classes=3, ignore_index=-1)", p, at::tensor({0, 1, -1, 0, -1, 2}, at::kLong)).ok());
 }
 
+TEST(CurvesMultiTest, ExactClassWithNoKeptElementIsNan) {
+  // Verifies that the exact forms are NaN as a whole when a label has no
+  // kept element (TorchMetrics raises an IndexError for the call), in every
+  // average, while the binned forms still score (fuzz case:
+  // multilabel_auroc(num_labels=3, ignore_index=1) with all-one targets gave 0).
+  at::Tensor p = at::tensor({0.1f, 0.9f, 0.4f, 0.6f, 0.3f, 0.2f}).reshape({3, 2});
+  at::Tensor t = at::tensor({0, -1, 1, -1, 0, -1}, at::kLong).reshape({3, 2});  // label 1: all ignored
+  for (const char* avg : {"macro", "weighted", "none"}) {
+    for (const char* name : {"multilabel_auroc", "multilabel_average_precision"}) {
+      std::string spec = std::string(name) + "(num_labels=2, ignore_index=-1, average=" + avg + ")";
+      auto r = Eval(spec, p, t);
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_TRUE(at::isnan(*r).all().item<bool>()) << spec << ": " << *r;
+      auto binned = Eval(std::string(name) + "(num_labels=2, ignore_index=-1, thresholds=5, average=" + avg + ")", p, t);
+      ASSERT_TRUE(binned.ok()) << binned.status();
+      EXPECT_FALSE(at::isnan(*binned).all().item<bool>()) << spec;
+    }
+  }
+  // Multiclass: every sample ignored.
+  at::Tensor pm = at::tensor({0.2f, 0.8f, 0.6f, 0.4f}).reshape({2, 2});
+  EXPECT_TRUE(std::isnan(Scalar(Eval("multiclass_auroc(num_classes=2, ignore_index=-1)", pm,
+                                     at::tensor({-1, -1}, at::kLong)))));
+}
+
 }  // namespace
 }  // namespace tally

@@ -167,5 +167,28 @@ TEST(CurvesTest, UpdateRunsOnMeta) {
   }
 }
 
+TEST(CurvesTest, ExactWithNoKeptElementIsNan) {
+  // Verifies that exact binary_auroc / binary_average_precision with no kept
+  // element (no rows, or every target ignored) are NaN, as TorchMetrics
+  // raises there (fuzz case: binary_auroc(ignore_index=1) on target [1]
+  // gave 0). Binned forms keep their 0.
+  at::Tensor p = at::tensor({0.3f, 0.8f});
+  at::Tensor t = at::tensor({1, 1}, at::kLong);
+  for (const char* spec : {"binary_auroc(ignore_index=1)", "binary_average_precision(ignore_index=1)",
+                           "binary_auroc(ignore_index=1, max_fpr=0.5)"}) {
+    for (int64_t batch : {0, 1}) {
+      auto r = Eval(spec, p, t, batch);
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_TRUE(std::isnan(*r)) << spec << " " << batch << ": " << *r;
+    }
+  }
+  auto empty = Eval("binary_auroc", at::zeros({0}, at::kFloat), at::zeros({0}, at::kLong));
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE(std::isnan(*empty));
+  auto binned = Eval("binary_auroc(thresholds=5, ignore_index=1)", p, t);
+  ASSERT_TRUE(binned.ok()) << binned.status();
+  EXPECT_EQ(*binned, 0.0);
+}
+
 }  // namespace
 }  // namespace tally
