@@ -15,7 +15,9 @@
 //     values for the counts; counts stay int64.
 //   * Value checks (labels out of range) are deferred: Update masks the
 //     offending rows out of the states and Compute fails with their count.
-//     Int preds at ignored positions are not checked.
+//     Binary/multilabel int preds are checked at ignored positions too (as
+//     TorchMetrics does); multiclass label preds are not (TorchMetrics drops
+//     ignored positions before it counts them).
 //   * multidim_average="samplewise" is rejected as not supported.
 //   * Float targets are rejected (TorchMetrics would truncate or compare them).
 #include <cmath>

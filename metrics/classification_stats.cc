@@ -101,7 +101,8 @@ bool MakeBinaryForm(MetricBuilder& b, const Inputs& in, double threshold,
   if (logit_check == LogitCheck::kKeptElements && f.ignored.valid()) logit_mask = !f.ignored;
   Expr bad_p;
   f.label = BinaryLabels(in.preds, threshold, logit_mask, &bad_p);
-  if (bad_p.valid() && f.ignored.valid()) bad_p = bad_p && !f.ignored;
+  // Int preds are checked at ignored positions too: TorchMetrics validates
+  // every element of label preds before it masks anything.
   b.Check("target", "{n} values outside {0, 1}", dsl::Sum(bad_t));
   if (bad_p.valid()) b.Check("preds", "{n} label values outside {0, 1}", dsl::Sum(bad_p));
   f.bad = OrElse(bad_t, bad_p);
@@ -109,7 +110,8 @@ bool MakeBinaryForm(MetricBuilder& b, const Inputs& in, double threshold,
 }
 
 // Kept is true for the elements that count: not ignored, and in a row
-// without invalid values.
+// without invalid values (an invalid int pred at an ignored position fails
+// the check all the same).
 Expr Kept(const BinaryForm& f) {
   Expr keep = !RowAny(f.bad, /*keepdim=*/true);
   return f.ignored.valid() ? keep && !f.ignored : keep;
@@ -216,7 +218,12 @@ State FusedBinaryConfmat(MetricBuilder& b, const Inputs& in, double threshold,
   std::vector<Expr> outs = b.OpN("bl_confmat", {in.preds, in.target}, attrs);
   if (outs.size() != 3) return State{};
   b.Check("target", "{n} values outside {0, 1}", outs[1]);
-  if (ir::IsIntegral(in.preds.dtype())) b.Check("preds", "{n} label values outside {0, 1}", outs[2]);
+  if (ir::IsIntegral(in.preds.dtype())) {
+    // The kernel skips ignored elements, but TorchMetrics validates every
+    // element of label preds, ignored ones included.
+    Expr bad_p = ignore_index ? dsl::Sum(!(in.preds == 0.0 || in.preds == 1.0)) : outs[2];
+    b.Check("preds", "{n} label values outside {0, 1}", bad_p);
+  }
   State cm = b.AddState("confmat", DType::kInt64, std::move(shape), Reducer::kSum);
   b.Accumulate(cm, outs[0]);
   return cm;

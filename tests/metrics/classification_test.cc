@@ -1222,6 +1222,39 @@ TEST(ClassificationTest, OutOfRangeValuesFailComputeWithACountAndDoNotTouchState
   EXPECT_THAT(std::string(ml.status().message()), HasSubstr("multilabel_precision: target: 2 values outside {0, 1}"));
 }
 
+TEST(ClassificationTest, BadIntPredsAtIgnoredPositionsStillFailLikeTorchMetrics) {
+  // Regression (differential fuzz against TorchMetrics 1.5.2): binary and
+  // multilabel int preds outside {0, 1} where the target is ignore_index.
+  // TorchMetrics validates every element of label preds before it masks
+  // ignored ones, so binary_accuracy(ignore_index=-1) on preds [0, 2, 1],
+  // target [0, -1, 1] raises; Tally computed 1.0. Covers the fused kernel
+  // ([N] and [N, L]) and the primitive path (extra dims).
+  struct Case {
+    std::string spec;
+    at::Tensor p, t;
+  };
+  std::vector<Case> cases = {
+      {"binary_accuracy(ignore_index=-1)", I64({0, 2, 1}), I64({0, -1, 1})},
+      {"binary_confusion_matrix(ignore_index=-1)", I64({0, 2, 1}), I64({0, -1, 1})},
+      {"binary_cohen_kappa(ignore_index=255)", I64({0, 1, 2, 0}, {2, 2}), I64({0, 1, 255, 0}, {2, 2})},
+      {"multilabel_f1_score(num_labels=2, ignore_index=-1)", I64({0, 2, 1, 1}, {2, 2}), I64({0, -1, 1, 1}, {2, 2})},
+      {"multilabel_exact_match(num_labels=2, ignore_index=-1)", I64({0, 2, 1, 1, 0, 0, 1, 1}, {2, 2, 2}),
+       I64({0, -1, 1, 1, 0, 0, 1, 1}, {2, 2, 2})},
+  };
+  for (const Case& c : cases) {
+    for (int64_t batch : {0, 1}) {
+      auto got = Eval(c.spec, c.p, c.t, batch);
+      ASSERT_FALSE(got.ok()) << c.spec << " batch " << batch;
+      EXPECT_THAT(std::string(got.status().message()), HasSubstr("preds: 1 label values outside {0, 1}")) << c.spec;
+    }
+  }
+  // Multiclass label preds are counted after ignored positions are dropped
+  // (TorchMetrics' bincount never sees them), so they stay unchecked there.
+  auto mc = Eval("multiclass_accuracy(num_classes=3, ignore_index=-1)", I64({0, 7, 2}), I64({0, -1, 2}));
+  ASSERT_TRUE(mc.ok()) << mc.status();
+  EXPECT_TRUE(Near(*mc, {1.0}, 1e-12));
+}
+
 TEST(ClassificationTest, BadArgumentsAreErrorsNamingTheMetric) {
   // Verifies argument validation: required arguments, ranges, enums, the
   // unsupported samplewise average, and arguments a metric does not take.
