@@ -114,6 +114,12 @@ absl::StatusOr<Args> ReadArgs(Task task, Kind kind, SpecArgs& args) {
     if (a.num < 2) return args.InvalidArgument(absl::StrCat("num_labels must be an integer >= 2, got ", a.num));
   }
   if (task != Task::kMulticlass) {
+    // TorchMetrics requires a float: `threshold=1` raises there, `threshold=1.0` does not.
+    if (const ArgValue* v = args.Find("threshold"); v != nullptr && std::holds_alternative<int64_t>(*v)) {
+      return args.InvalidArgument(absl::StrCat("threshold must be a float in [0, 1] (write ",
+                                               std::get<int64_t>(*v), ".0), got the integer ",
+                                               std::get<int64_t>(*v)));
+    }
     TALLY_ASSIGN_OR_RETURN(a.threshold, args.GetDouble("threshold", 0.5));
     if (!(a.threshold >= 0 && a.threshold <= 1)) {
       return args.InvalidArgument(absl::StrCat("threshold must be in [0, 1], got ", a.threshold));

@@ -1279,6 +1279,9 @@ TEST(ClassificationTest, BadArgumentsAreErrorsNamingTheMetric) {
       {"multiclass_fbeta_score(num_classes=3, beta=-1.0)", false, "beta must be > 0"},
       {"multiclass_f1_score(num_classes=3, zero_division=0.5)", false, "zero_division must be 0 or 1"},
       {"binary_accuracy(threshold=1.5)", true, "threshold must be in [0, 1]"},
+      // Regression (differential fuzz): TorchMetrics raises for a non-float threshold.
+      {"binary_accuracy(threshold=1)", true, "threshold must be a float"},
+      {"multilabel_f1_score(num_labels=3, threshold=0)", false, "threshold must be a float"},
       {"binary_accuracy(num_classes=2)", true, "unknown argument 'num_classes'"},
       {"binary_jaccard_index(multidim_average=global)", true, "unknown argument 'multidim_average'"},
       {"multilabel_accuracy(num_classes=3)", false, "missing required argument 'num_labels'"},
