@@ -101,10 +101,12 @@ bool MakeBinaryForm(MetricBuilder& b, const Inputs& in, double threshold,
   if (logit_check == LogitCheck::kKeptElements && f.ignored.valid()) logit_mask = !f.ignored;
   Expr bad_p;
   f.label = BinaryLabels(in.preds, threshold, logit_mask, &bad_p);
-  // Int preds are checked at ignored positions too: TorchMetrics validates
-  // every element of label preds before it masks anything.
+  // Int preds are checked at ignored positions too (TorchMetrics validates
+  // every element of label preds before it masks anything), but only a bad
+  // kept element masks its row out, as in the fused kernel.
   b.Check("target", "{n} values outside {0, 1}", dsl::Sum(bad_t));
   if (bad_p.valid()) b.Check("preds", "{n} label values outside {0, 1}", dsl::Sum(bad_p));
+  if (bad_p.valid() && f.ignored.valid()) bad_p = bad_p && !f.ignored;
   f.bad = OrElse(bad_t, bad_p);
   return b.ok();
 }
