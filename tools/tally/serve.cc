@@ -102,13 +102,7 @@ class MetricsServer {
     if (!caught.ok()) return Fail(res, 500, caught);
     if (!values.ok()) return Fail(res, 400, values.status());
     std::vector<EvalResult> results;
-    for (MetricValue& v : *values) {
-      EvalResult r;
-      r.spec = v.spec;
-      if (v.value.is_leaf()) r.value = v.value.tensor;
-      r.result = std::move(v.value);
-      results.push_back(std::move(r));
-    }
+    for (MetricValue& v : *values) results.push_back({v.spec, v.value.tensor, std::move(v.value)});
     res.set_content(ResultsToJson(results), kJson);
   }
 
@@ -151,7 +145,8 @@ class MetricsServer {
   absl::Status DoUpdate(const std::string& body) {
     Session* s = session_.load(std::memory_order_acquire);
     if (s == nullptr) return FirstUpdate(body);
-    absl::StatusOr<NamedTensors> inputs = Prepare(body, s->signature());
+    absl::StatusOr<NamedTensors> inputs = Parse(body);
+    if (inputs.ok()) inputs = Prepare(*std::move(inputs), s->signature());
     if (!inputs.ok()) {
       // Turned away before the session saw it: still a rejected update.
       s->CountRejected();
@@ -160,13 +155,19 @@ class MetricsServer {
     return s->Update(*inputs);
   }
 
-  // Prepare reads a body as inputs for the session's signature `sig`. When
+  // Parse reads a body as named tensors and checks what eval checks first
+  // (known names, one row count).
+  static absl::StatusOr<NamedTensors> Parse(const std::string& body) {
+    TALLY_ASSIGN_OR_RETURN(NamedTensors parsed, TensorsFromJson(body));
+    TALLY_RETURN_IF_ERROR(CheckInputNamesAndRows(parsed));
+    return parsed;
+  }
+
+  // Prepare makes parsed inputs fit the session's signature `sig`. When
   // the request's own signature differs, the error for data that cannot
   // work is the one `tally eval` gives for it: what building the metrics
   // for the request's shapes and dtypes says (remembered per signature).
-  absl::StatusOr<NamedTensors> Prepare(const std::string& body, const dsl::Signature& sig) {
-    TALLY_ASSIGN_OR_RETURN(NamedTensors parsed, TensorsFromJson(body));
-    TALLY_RETURN_IF_ERROR(CheckInputNamesAndRows(parsed));
+  absl::StatusOr<NamedTensors> Prepare(NamedTensors parsed, const dsl::Signature& sig) {
     // Lossless casts first (integers for a float input are fine); data they
     // cannot fit gets eval's word on it, else the cast's own error.
     absl::StatusOr<NamedTensors> conformed = ConformToSignature(parsed, sig);
@@ -209,11 +210,10 @@ class MetricsServer {
   absl::Status FirstUpdate(const std::string& body) {
     std::lock_guard<std::mutex> lock(create_mu_);
     if (session_.load(std::memory_order_acquire) != nullptr) return DoUpdate(body);
-    TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, TensorsFromJson(body));
-    TALLY_RETURN_IF_ERROR(CheckInputNamesAndRows(inputs));
-    TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(inputs));
+    TALLY_ASSIGN_OR_RETURN(NamedTensors parsed, Parse(body));
+    TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(parsed));
     TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Session> candidate, NewSession(sig));
-    TALLY_ASSIGN_OR_RETURN(inputs, Prepare(body, sig));
+    TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, Prepare(std::move(parsed), sig));
     TALLY_RETURN_IF_ERROR(candidate->Update(inputs));
     owned_ = std::move(candidate);
     session_.store(owned_.get(), std::memory_order_release);
