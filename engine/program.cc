@@ -61,6 +61,9 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
   const exec::Backend backend = p->options_.backend;
   TALLY_ASSIGN_OR_RETURN(p->update_plan_, MakeRunner(*mod.update, backend));
   TALLY_ASSIGN_OR_RETURN(p->finalize_plan_, MakeRunner(*mod.finalize, backend));
+  for (const auto& n : mod.finalize->nodes()) {
+    p->finalize_value_checks_ |= n->op() == "assert_zero" && !n->GetBool("whole_state");
+  }
   for (const auto& [group, g] : mod.merges) {
     TALLY_ASSIGN_OR_RETURN(auto plan, MakeRunner(*g, backend));
     p->merge_plans_.emplace_back(group, std::move(plan));
@@ -393,11 +396,7 @@ absl::Status Program::CheckCounters(const std::vector<at::Tensor>& values) const
 absl::Status Program::CheckValues() const {
   const std::vector<at::Tensor>& values = synced_ ? synced_states_ : states_;
   TALLY_RETURN_IF_ERROR(CheckCounters(values));
-  bool finalize_checks = false;
-  for (const auto& n : module_->finalize->nodes()) {
-    finalize_checks = finalize_checks || (n->op() == "assert_zero" && !n->GetBool("whole_state"));
-  }
-  if (!finalize_checks) return absl::OkStatus();
+  if (!finalize_value_checks_) return absl::OkStatus();
   exec::ScopedSkipStateChecks skip;
   auto outs = finalize_plan_->Run(values, options_.checked);
   if (outs.ok()) return absl::OkStatus();

@@ -141,6 +141,9 @@ class Program {
   std::string fingerprint_;
   std::unique_ptr<exec::PlanRunner> update_plan_;
   std::unique_ptr<exec::PlanRunner> finalize_plan_;
+  // finalize has value checks (assert_zero without whole_state): CheckValues
+  // must run it.
+  bool finalize_value_checks_ = false;
   std::vector<std::pair<std::string, std::unique_ptr<exec::PlanRunner>>> merge_plans_;
   std::vector<int> partial_of_state_;  // update result index per state
   std::vector<at::Tensor> states_;
