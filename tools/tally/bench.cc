@@ -193,22 +193,22 @@ absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::str
     return w.batches.empty() ? w.batch : w.batches[i % w.batches.size()];
   };
   for (int i = 0; i < std::min<int64_t>(w.updates, 100); ++i) TALLY_RETURN_IF_ERROR(program->Update(batch(i)));
-  std::vector<double> per_update, per_update_cold, compute;
-  for (int run = 0; run < w.runs; ++run) {
+  // update_pass resets and times one pass of w.updates updates into `out`.
+  auto update_pass = [&](std::vector<double>& out) -> absl::Status {
     TALLY_RETURN_IF_ERROR(program->Reset());
     auto t0 = Clock::now();
     for (int64_t i = 0; i < w.updates; ++i) TALLY_RETURN_IF_ERROR(program->Update(batch(i)));
-    per_update.push_back(SecondsSince(t0) / w.updates);
-  }
+    out.push_back(SecondsSince(t0) / w.updates);
+    return absl::OkStatus();
+  };
+  std::vector<double> per_update, per_update_cold, compute;
+  for (int run = 0; run < w.runs; ++run) TALLY_RETURN_IF_ERROR(update_pass(per_update));
   TALLY_RETURN_IF_ERROR(program->Compute().status());
   // Compute runs apart from the update passes above: its sort streams
   // through far more memory than the caches hold, so the pass after it reads
   // its inputs from DRAM. Those passes are reported on their own.
   for (int run = 0; w.time_compute && run < w.runs; ++run) {
-    TALLY_RETURN_IF_ERROR(program->Reset());
-    auto t0 = Clock::now();
-    for (int64_t i = 0; i < w.updates; ++i) TALLY_RETURN_IF_ERROR(program->Update(batch(i)));
-    per_update_cold.push_back(SecondsSince(t0) / w.updates);
+    TALLY_RETURN_IF_ERROR(update_pass(per_update_cold));
     auto t1 = Clock::now();
     TALLY_RETURN_IF_ERROR(program->Compute().status());
     compute.push_back(SecondsSince(t1));
