@@ -88,11 +88,7 @@ class CliTest : public ::testing::Test {
 
   static void Write(const std::string& name, io::NpyDType dtype, std::vector<int64_t> shape, const void* data,
                     size_t bytes) {
-    io::NpyArray a;
-    a.dtype = dtype;
-    a.shape = std::move(shape);
-    a.data.assign(static_cast<const char*>(data), bytes);
-    ASSERT_TRUE(io::WriteNpy(Path(name), a).ok());
+    ASSERT_TRUE(testing::WriteNpyFile(Path(name), dtype, std::move(shape), data, bytes).ok());
   }
   static void WriteF32(const std::string& name, std::vector<int64_t> shape, const std::vector<float>& v) {
     Write(name, io::NpyDType::kFloat32, std::move(shape), v.data(), v.size() * sizeof(float));

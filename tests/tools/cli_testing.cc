@@ -43,6 +43,15 @@ std::string TestTmpDir() {
   return dir ? dir : "/tmp";
 }
 
+absl::Status WriteNpyFile(const std::string& path, io::NpyDType dtype, std::vector<int64_t> shape, const void* data,
+                          size_t bytes) {
+  io::NpyArray a;
+  a.dtype = dtype;
+  a.shape = std::move(shape);
+  a.data.assign(static_cast<const char*>(data), bytes);
+  return io::WriteNpy(path, a);
+}
+
 std::ostream& operator<<(std::ostream& os, const Invocation& r) {
   return os << "$ " << r.command << "\nexit " << r.exit_code << " signal " << r.signal << "\n--- stdout ---\n"
             << r.out << "--- stderr ---\n" << r.err;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "engine/io/npy.h"
 #include "gtest/gtest.h"
 
 namespace tally::testing {
@@ -22,6 +24,11 @@ std::string TallyBinary();
 
 // TestTmpDir is $TEST_TMPDIR, or /tmp.
 std::string TestTmpDir();
+
+// WriteNpyFile writes `bytes` of raw little-endian C-order elements as an
+// input file for the binary.
+absl::Status WriteNpyFile(const std::string& path, io::NpyDType dtype, std::vector<int64_t> shape, const void* data,
+                          size_t bytes);
 
 // Invocation is what one run of the binary did.
 struct Invocation {

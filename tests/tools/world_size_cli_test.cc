@@ -52,11 +52,7 @@ class WorldSizeCli : public ::testing::Test {
   static std::string Path(const std::string& name) { return absl::StrCat(testing::TestTmpDir(), "/", name, ".npy"); }
   static void Write(const std::string& name, io::NpyDType dtype, std::vector<int64_t> shape, const void* data,
                     size_t bytes) {
-    io::NpyArray a;
-    a.dtype = dtype;
-    a.shape = std::move(shape);
-    a.data.assign(static_cast<const char*>(data), bytes);
-    ASSERT_TRUE(io::WriteNpy(Path(name), a).ok());
+    ASSERT_TRUE(testing::WriteNpyFile(Path(name), dtype, std::move(shape), data, bytes).ok());
   }
 
   // Expect runs `args` with --format json under W = 1, 2 and 3 and expects
