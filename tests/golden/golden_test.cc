@@ -4,10 +4,13 @@
 // and two programs fed the two halves and merged.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -30,10 +33,15 @@ struct GoldenCase {
 };
 
 std::vector<GoldenCase> LoadCases() {
+  // Every fixture file, in name order so that test names are stable.
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("tests/golden/fixtures", ec)) {
+    if (e.path().extension() == ".json") files.push_back(e.path().stem().string());
+  }
+  std::sort(files.begin(), files.end());
   std::vector<GoldenCase> out;
-  for (const char* f : {"aggregation", "regression", "classification_binary",
-                        "classification_multiclass", "classification_multilabel", "curves", "retrieval",
-                        "curve_outputs", "curves_multi", "calibration", "auroc_max_fpr"}) {
+  for (const std::string& f : files) {
     std::ifstream in(absl::StrCat("tests/golden/fixtures/", f, ".json"));
     if (!in) continue;
     json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
