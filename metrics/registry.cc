@@ -12,6 +12,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     auto* v = new std::vector<MetricInfo>();
     RegisterAggregationMetrics(*v);
     RegisterRegressionMetrics(*v);
+    RegisterRegressionExtraMetrics(*v);
     RegisterClassificationMetrics(*v);
     RegisterRetrievalMetrics(*v);
     RegisterCurveMetrics(*v);

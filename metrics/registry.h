@@ -42,6 +42,7 @@ absl::StatusOr<Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature&
 // Per-domain registration, one file per domain.
 void RegisterAggregationMetrics(std::vector<MetricInfo>& out);
 void RegisterRegressionMetrics(std::vector<MetricInfo>& out);
+void RegisterRegressionExtraMetrics(std::vector<MetricInfo>& out);
 void RegisterClassificationMetrics(std::vector<MetricInfo>& out);
 void RegisterRetrievalMetrics(std::vector<MetricInfo>& out);
 void RegisterCurveMetrics(std::vector<MetricInfo>& out);

@@ -67,6 +67,9 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
     } else if (m.domain == "regression") {
       in = m.name == "cosine_similarity" ? NamedTensors{{"preds", xm}, {"target", xm + 1}}
                                          : NamedTensors{{"preds", x}, {"target", y}};
+      if (m.name == "kl_divergence") in = {{"preds", xm.abs() + 0.1}, {"target", xm.abs() + 0.2}};
+      if (m.name == "minkowski_distance") spec += "(p=3.0)";
+      if (m.name == "critical_success_index") spec += "(threshold=0.5)";
     } else if (m.domain == "retrieval") {
       in = {{"preds", probs}, {"target", labels}, {"indexes", classes}};
     } else if (absl::StartsWith(m.name, "binary_")) {

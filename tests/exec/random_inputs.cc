@@ -19,6 +19,8 @@ std::string SpecFor(const metrics::MetricInfo& m) {
   }
   if (absl::StrContains(name, "fbeta")) return absl::StrCat(name, "(beta=2.0)");
   if (m.domain == "aggregation") return absl::StrCat(name, "(nan_strategy=error)");
+  if (name == "minkowski_distance") return absl::StrCat(name, "(p=3.0)");
+  if (name == "critical_success_index") return absl::StrCat(name, "(threshold=0.5)");
   return name;
 }
 
@@ -33,6 +35,12 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
     out.push_back(WithArg(out[0], "thresholds=5"));
     out.push_back(WithArg(out[0], "thresholds=[0.7, 0.2, 0.5]"));
   }
+  if (m.name == "tweedie_deviance_score") {  // the log/series and the general power forms
+    out.push_back(WithArg(out[0], "power=1.0"));
+    out.push_back(WithArg(out[0], "power=1.5"));
+  }
+  if (m.name == "critical_success_index") out.push_back(WithArg(out[0], "keep_sequence_dim=0"));  // cat states
+  if (m.name == "kl_divergence") out.push_back(WithArg(out[0], "reduction=none"));
   if (m.name == "binary_auroc") {  // max_fpr: the exact finalize sorts and cumsums
     out.push_back(WithArg(out[0], "max_fpr=0.3"));
     out.push_back(WithArg(out[0], "max_fpr=0.3, thresholds=5"));
@@ -43,6 +51,7 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
 std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.domain == "aggregation") return {{"agg"}, {"agg_w"}, {"agg_nan"}};
   if (m.domain == "retrieval") return {{"ret"}, {"ret_bad"}};
+  if (m.name == "kl_divergence") return {{"prob"}};
   if (m.domain == "regression") return {{"reg1"}, {"reg2"}};
   if (absl::StartsWith(m.name, "binary_")) return {{"bin_f"}, {"bin_p"}, {"bin_i"}, {"bin_bad"}};
   if (absl::StartsWith(m.name, "multiclass_")) return {{"mc_f"}, {"mc_i"}, {"mc_bad"}};
@@ -73,6 +82,7 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
     at::Tensor t = at::randn({n}, gen, f) + 1e4;
     return {{"preds", t + at::randn({n}, gen, f) * 0.5}, {"target", t}};
   }
+  if (k == "prob") return {{"preds", at::rand({n, c}, gen, f) + 0.05}, {"target", at::rand({n, c}, gen, f) + 0.05}};
   if (k == "reg2") return {{"preds", at::randn({n, 3}, gen, f)}, {"target", at::randn({n, 3}, gen, f)}};
   if (k == "bin_f") return {{"preds", at::randn({n}, gen, f) * 2}, {"target", labels(2, {n})}};
   if (k == "bin_p") return {{"preds", at::rand({n}, gen, f)}, {"target", labels(2, {n})}};
