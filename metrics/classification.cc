@@ -18,7 +18,9 @@
 //     Binary/multilabel int preds are checked at ignored positions too (as
 //     TorchMetrics does); multiclass label preds are not (TorchMetrics drops
 //     ignored positions before it counts them).
-//   * multidim_average="samplewise" is rejected as not supported.
+//   * multidim_average="samplewise" keeps one row of counts per sample (cat
+//     states), so its memory grows with the rows seen. A binary result is
+//     always [N] (TorchMetrics squeezes a one-sample batch to a scalar).
 //   * Float targets are rejected (TorchMetrics would truncate or compare them).
 #include <cmath>
 #include <optional>
@@ -84,6 +86,7 @@ struct Args {
   double beta = 1;
   std::string normalize = "none";
   std::string weights = "none";
+  bool samplewise = false;  // multidim_average="samplewise"
 };
 
 absl::StatusOr<std::string> ReadNormalize(SpecArgs& args) {
@@ -138,9 +141,7 @@ absl::StatusOr<Args> ReadArgs(Task task, Kind kind, SpecArgs& args) {
   if (stat || kind == Kind::kExactMatch) {
     TALLY_ASSIGN_OR_RETURN(std::string md,
                            args.GetEnum("multidim_average", {"global", "samplewise"}, "global"));
-    if (md != "global") {
-      return args.InvalidArgument("multidim_average='samplewise' is not supported (only 'global')");
-    }
+    a.samplewise = md == "samplewise";
   }
   TALLY_ASSIGN_OR_RETURN(a.ignore_index, args.GetOptionalInt("ignore_index"));
   // Accepted for compatibility: validation is always on, deferred to Compute.
@@ -198,6 +199,7 @@ Counts FromConfmat(Task task, Expr cm) {
 Counts Map(const Counts& c, Expr (*f)(Expr)) { return {f(c.tp), f(c.fp), f(c.tn), f(c.fn)}; }
 Expr ToF64(Expr x) { return dsl::Cast(x, DType::kFloat64); }
 Expr SumAll(Expr x) { return dsl::Sum(x); }
+Expr SumLast(Expr x) { return dsl::Sum(x, {-1}); }
 
 // Score is the per-class (or binary) score of a stat-family metric
 // (TorchMetrics' _*_reduce formulas before averaging).
@@ -229,7 +231,8 @@ Expr Score(Kind kind, Task task, const Counts& c, const Args& a) {
 // Average follows TorchMetrics' _adjust_weights_safe_divide: weighted uses the
 // support, macro weighs every class 1 except (multiclass only) classes absent
 // from both target and preds — or from target alone when `topk_rule`.
-Expr Average(Expr score, const std::string& average, const Counts& c, bool multilabel, bool topk_rule) {
+Expr Average(Expr score, const std::string& average, const Counts& c, bool multilabel, bool topk_rule,
+             bool samplewise = false) {
   if (average == "none") return score;
   Expr w;
   if (average == "weighted") {
@@ -241,6 +244,8 @@ Expr Average(Expr score, const std::string& average, const Counts& c, bool multi
       w = dsl::Where(absent, 0.0, w);
     }
   }
+  // Samplewise scores are [M, K]: each sample averages its own K classes.
+  if (samplewise) return dsl::Sum(dsl::SafeDiv(w * score, dsl::Sum(w, {-1}, /*keepdim=*/true)), {-1});
   return dsl::Sum(dsl::SafeDiv(w * score, dsl::Sum(w)));
 }
 
@@ -266,6 +271,24 @@ Expr StatScores(Task task, const Counts& c, const std::string& average) {
   // weighted: a plain division, NaN when there is no support (as in TorchMetrics).
   Expr w = ToF64(c.tp + c.fn);
   return dsl::Sum(resf * dsl::Unsqueeze(w / dsl::Sum(w), -1), {0});
+}
+
+// SamplewiseStatScores is StatScores over [M] (binary) or [M, K] counts:
+// [M, 5], or [M, K, 5] for average=none.
+Expr SamplewiseStatScores(Task task, const Counts& c, const std::string& average) {
+  Expr res = Stack({c.tp, c.fp, c.tn, c.fn, c.tp + c.fn});
+  if (task == Task::kBinary || average == "none") return res;
+  if (average == "micro") return dsl::Sum(res, {1});
+  Expr resf = ToF64(res);
+  if (average == "macro") {
+    return dsl::Sum(resf, {1}) / static_cast<double>(res.type().shape[1].size);
+  }
+  // weighted: multiclass weighs each sample's classes by their share of the
+  // sample's support; multilabel divides by the support of every sample and
+  // label together (TorchMetrics' _multilabel_stat_scores_compute).
+  Expr w = ToF64(c.tp + c.fn);
+  Expr total = task == Task::kMulticlass ? dsl::Sum(w, {-1}, /*keepdim=*/true) : dsl::Sum(w);
+  return dsl::Sum(resf * dsl::Unsqueeze(w / total, -1), {1});
 }
 
 Expr NormalizeConfmat(Expr cm, const std::string& normalize) {
@@ -356,7 +379,14 @@ Expr Kappa(Expr cmf, const std::string& weights) {
 // hamming distance and stat_scores.
 void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
   Counts counts;  // int64
-  if (task == Task::kMulticlass && a.top_k > 1) {
+  if (a.samplewise) {
+    State s = task == Task::kBinary       ? BinarySamplewise(b, a.threshold, a.ignore_index)
+              : task == Task::kMultilabel ? MultilabelSamplewise(b, a.num, a.threshold, a.ignore_index)
+                                          : MulticlassSamplewise(b, a.num, a.top_k, a.ignore_index);
+    if (!b.ok()) return;
+    Expr rows = b.Read(s);  // [M, 4] or [M, 4, K]
+    counts = {dsl::Select(rows, 1, 0), dsl::Select(rows, 1, 1), dsl::Select(rows, 1, 2), dsl::Select(rows, 1, 3)};
+  } else if (task == Task::kMulticlass && a.top_k > 1) {
     MulticlassTopkCounts s = MulticlassTopk(b, a.num, a.top_k, a.ignore_index);
     if (!b.ok()) return;
     counts = {b.Read(s.tp), b.Read(s.fp), b.Read(s.tn), b.Read(s.fn)};
@@ -368,7 +398,7 @@ void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
     counts = FromConfmat(task, b.Read(cm));
   }
   if (kind == Kind::kStatScores) {
-    b.Output(StatScores(task, counts, a.average));
+    b.Output(a.samplewise ? SamplewiseStatScores(task, counts, a.average) : StatScores(task, counts, a.average));
     return;
   }
   Counts c = Map(counts, ToF64);
@@ -377,13 +407,13 @@ void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
     return;
   }
   if (a.average == "micro") {
-    b.Output(Score(kind, task, Map(c, SumAll), a));
+    b.Output(Score(kind, task, a.samplewise ? Map(c, SumLast) : Map(c, SumAll), a));
     return;
   }
   // Only accuracy, precision and recall pass top_k on to the macro weights.
   bool topk_rule = a.top_k > 1 && (kind == Kind::kAccuracy || kind == Kind::kPrecision ||
                                    kind == Kind::kRecall);
-  b.Output(Average(Score(kind, task, c, a), a.average, c, task == Task::kMultilabel, topk_rule));
+  b.Output(Average(Score(kind, task, c, a), a.average, c, task == Task::kMultilabel, topk_rule, a.samplewise));
 }
 
 // Confmat is the confusion matrix the confusion-matrix family reads.
@@ -402,6 +432,14 @@ State Confmat(Task task, const Args& a, MetricBuilder& b) {
 void BuildBody(Task task, Kind kind, const Args& a, MetricBuilder& b) {
   if (IsStatFamily(kind)) {
     BuildStatFamily(task, kind, a, b);
+    return;
+  }
+  if (kind == Kind::kExactMatch && a.samplewise) {
+    int64_t positions = 1;
+    State s = task == Task::kMulticlass
+                  ? MulticlassSamplewiseExactMatch(b, a.num, a.ignore_index)
+                  : MultilabelSamplewiseExactMatch(b, a.num, a.threshold, a.ignore_index, &positions);
+    if (b.ok()) b.Output(ToF64(b.Read(s)) / static_cast<double>(positions));
     return;
   }
   if (kind == Kind::kExactMatch) {

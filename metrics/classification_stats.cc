@@ -376,4 +376,142 @@ ExactMatchCounts MultilabelExactMatch(MetricBuilder& b, int64_t num_labels, doub
   return c;
 }
 
+// --- multidim_average="samplewise" -----------------------------------------
+
+namespace {
+
+// DimsFrom lists the dims of `x` from `first` on: what one sample sums over.
+std::vector<int64_t> DimsFrom(Expr x, int64_t first) {
+  std::vector<int64_t> dims;
+  for (int64_t d = first; d < x.rank(); ++d) dims.push_back(d);
+  return dims;
+}
+
+// RequireSamplewiseRank fails unless `input` has at least `min_rank` dims:
+// samplewise statistics need positions within each sample.
+bool RequireSamplewiseRank(MetricBuilder& b, const std::string& input, const std::vector<int64_t>& shape,
+                           size_t min_rank, const std::string& form) {
+  if (shape.size() < min_rank) {
+    b.FailInput(input, absl::StrCat("expected at least ", min_rank, " dims ", form,
+                                    " when multidim_average=samplewise, got shape ", ShapeString(shape)));
+  }
+  return b.ok();
+}
+
+// SampleCounts sums, over `dims`, the four outcomes of bool predictions
+// `pred` against the bool positives `pos` and negatives `neg` (elements that
+// are neither count nowhere), and stacks them as [N, 4, ...].
+Expr SampleCounts(Expr pred, Expr pos, Expr neg, const std::vector<int64_t>& dims) {
+  Expr tp = dsl::Sum(pred && pos, dims);
+  Expr fp = dsl::Sum(pred && neg, dims);
+  Expr tn = dsl::Sum(!pred && neg, dims);
+  Expr fn = dsl::Sum(!pred && pos, dims);
+  Expr stacked = dsl::Concat({dsl::Unsqueeze(tp, 0), dsl::Unsqueeze(fp, 0), dsl::Unsqueeze(tn, 0),
+                              dsl::Unsqueeze(fn, 0)});  // [4, N, ...]
+  return dsl::Transpose(stacked, 0, 1);
+}
+
+// BinaryFormCounts are SampleCounts of a binary/multilabel form over `dims`.
+Expr BinaryFormCounts(const BinaryForm& f, const std::vector<int64_t>& dims) {
+  Expr kept = Kept(f);
+  Expr t = dsl::Cast(f.target, DType::kInt64);
+  return SampleCounts(f.label, t == 1.0 && kept, t == 0.0 && kept, dims);
+}
+
+// SamplewiseMulticlassForm is MakeMulticlassForm plus the rank samplewise
+// needs: labels (N, ...) or scores (N, C, ...) with at least one position dim.
+bool SamplewiseMulticlassForm(MetricBuilder& b, int64_t num_classes, int64_t top_k,
+                              std::optional<int64_t> ignore_index, MulticlassForm& f) {
+  if (!MakeMulticlassForm(b, num_classes, ignore_index, top_k, f)) return false;
+  const std::vector<int64_t>& ps = b.FindInput("preds")->shape;
+  return f.scores.valid()
+             ? RequireSamplewiseRank(b, "preds", ps, 3, absl::StrCat("(N, ", num_classes, ", ...)"))
+             : RequireSamplewiseRank(b, "preds", ps, 2, "(N, ...)");
+}
+
+}  // namespace
+
+State BinarySamplewise(MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index) {
+  Inputs in;
+  if (!ReadInputs(b, in) || !RequireSameShape(b, in) ||
+      !RequireSamplewiseRank(b, "preds", in.pshape, 2, "(N, ...)")) {
+    return State{};
+  }
+  BinaryForm f;
+  if (!MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) return State{};
+  State s = b.AddState("samplewise", DType::kInt64, {4}, Reducer::kCat);
+  b.Accumulate(s, BinaryFormCounts(f, DimsFrom(f.label, 1)));
+  return s;
+}
+
+State MultilabelSamplewise(MetricBuilder& b, int64_t num_labels, double threshold,
+                           std::optional<int64_t> ignore_index) {
+  Inputs in;
+  if (!MultilabelInputs(b, num_labels, in) ||
+      !RequireSamplewiseRank(b, "preds", in.pshape, 3, absl::StrCat("(N, ", num_labels, ", ...)"))) {
+    return State{};
+  }
+  BinaryForm f;
+  if (!MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) return State{};
+  State s = b.AddState("samplewise", DType::kInt64, {4, num_labels}, Reducer::kCat);
+  b.Accumulate(s, BinaryFormCounts(f, DimsFrom(f.label, 2)));
+  return s;
+}
+
+State MulticlassSamplewise(MetricBuilder& b, int64_t num_classes, int64_t top_k,
+                           std::optional<int64_t> ignore_index) {
+  MulticlassForm f;
+  if (!SamplewiseMulticlassForm(b, num_classes, top_k, ignore_index, f)) return State{};
+  Expr keep = !RowAny(f.bad, /*keepdim=*/true);
+  if (f.ignored.valid()) keep = keep && !f.ignored;
+  Expr pred;  // (N, ..., C)
+  if (top_k > 1) {
+    Expr scores = f.scores;
+    for (int64_t d = 1; d + 1 < scores.rank(); ++d) scores = dsl::Transpose(scores, d, d + 1);
+    pred = dsl::TopkMask(scores, top_k);
+  } else {
+    pred = dsl::OneHot(Labels(f), num_classes);  // out-of-range labels: all false (and not kept)
+  }
+  Expr truth = dsl::OneHot(f.target, num_classes);
+  Expr kept = dsl::Unsqueeze(keep, -1);
+  std::vector<int64_t> dims;
+  for (int64_t d = 1; d + 1 < pred.rank(); ++d) dims.push_back(d);
+  State s = b.AddState("samplewise", DType::kInt64, {4, num_classes}, Reducer::kCat);
+  b.Accumulate(s, SampleCounts(pred, truth && kept, !truth && kept, dims));
+  return s;
+}
+
+State MulticlassSamplewiseExactMatch(MetricBuilder& b, int64_t num_classes,
+                                     std::optional<int64_t> ignore_index) {
+  MulticlassForm f;
+  if (!SamplewiseMulticlassForm(b, num_classes, /*top_k=*/1, ignore_index, f)) return State{};
+  Expr same = Labels(f) == f.target;
+  if (f.ignored.valid()) same = same || f.ignored;
+  Expr match = !RowAny(!same, /*keepdim=*/false) && !RowAny(f.bad, /*keepdim=*/false);
+  State s = b.AddState("samplewise_correct", DType::kInt64, {}, Reducer::kCat);
+  b.Accumulate(s, dsl::Cast(match, DType::kInt64));
+  return s;
+}
+
+State MultilabelSamplewiseExactMatch(MetricBuilder& b, int64_t num_labels, double threshold,
+                                     std::optional<int64_t> ignore_index, int64_t* positions) {
+  Inputs in;
+  BinaryForm f;
+  if (!MultilabelInputs(b, num_labels, in) ||
+      !RequireSamplewiseRank(b, "preds", in.pshape, 3, absl::StrCat("(N, ", num_labels, ", ...)")) ||
+      !MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) {
+    return State{};
+  }
+  *positions = 1;
+  for (size_t d = 2; d < in.pshape.size(); ++d) *positions *= in.pshape[d];
+  Expr same = dsl::Cast(f.label, DType::kInt64) == dsl::Cast(f.target, DType::kInt64);
+  if (f.ignored.valid()) same = same && !f.ignored;  // TorchMetrics sets an ignored target to -1
+  Expr match = dsl::All(same, {1});                   // (N, positions...)
+  Expr count = dsl::Sum(match, DimsFrom(match, 1));   // [N]
+  Expr valid = !RowAny(f.bad, /*keepdim=*/false);
+  State s = b.AddState("samplewise_correct", DType::kInt64, {}, Reducer::kCat);
+  b.Accumulate(s, dsl::Where(valid, count, 0.0));
+  return s;
+}
+
 }  // namespace tally::metrics

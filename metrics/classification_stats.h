@@ -19,6 +19,14 @@
 //               tp/fp/tn/fn i64[C]    (top_k > 1: the top-k predictions are multi-hot)
 //   multilabel  confmat i64[L, 2, 2]
 //   exact match correct, total i64[]
+//
+// With multidim_average="samplewise" every sample (row of dim 0) keeps its
+// own counts, so the states are cat states, one row per sample:
+//
+//   binary      i64[M, 4]             tp, fp, tn, fn over the sample's elements
+//   multiclass  i64[M, 4, C]          per class, over the sample's positions
+//   multilabel  i64[M, 4, L]          per label, over the sample's positions
+//   exact match i64[M]                matching positions (multilabel) or 0/1
 #ifndef TALLY_METRICS_CLASSIFICATION_STATS_H_
 #define TALLY_METRICS_CLASSIFICATION_STATS_H_
 
@@ -80,6 +88,29 @@ ExactMatchCounts MulticlassExactMatch(dsl::MetricBuilder& b, int64_t num_classes
 // sets the target to -1 there).
 ExactMatchCounts MultilabelExactMatch(dsl::MetricBuilder& b, int64_t num_labels, double threshold,
                                       std::optional<int64_t> ignore_index);
+
+// SamplewiseCounts accumulates per-sample tp, fp, tn, fn as one cat state
+// with rows [4] (binary) or [4, K] (multiclass, multilabel), for TorchMetrics'
+// multidim_average="samplewise". The inputs must have dims beyond the sample
+// and class dims (binary (N, ...), multiclass labels (N, ...) or scores
+// (N, C, ...), multilabel (N, L, ...)), as TorchMetrics requires. Ignored
+// elements count nowhere; a sample with an invalid value gets zero counts
+// (and the deferred check fails Compute).
+dsl::State BinarySamplewise(dsl::MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index);
+dsl::State MulticlassSamplewise(dsl::MetricBuilder& b, int64_t num_classes, int64_t top_k,
+                                std::optional<int64_t> ignore_index);
+dsl::State MultilabelSamplewise(dsl::MetricBuilder& b, int64_t num_labels, double threshold,
+                                std::optional<int64_t> ignore_index);
+
+// SamplewiseExactMatch accumulates, per sample, the number of positions
+// whose prediction matches (multilabel: all L labels of the position match;
+// ignored elements never match) or, for multiclass, 1 when every position
+// matches (ignored positions match). `positions` receives the number of
+// positions per sample, the denominator of the multilabel score.
+dsl::State MulticlassSamplewiseExactMatch(dsl::MetricBuilder& b, int64_t num_classes,
+                                          std::optional<int64_t> ignore_index);
+dsl::State MultilabelSamplewiseExactMatch(dsl::MetricBuilder& b, int64_t num_labels, double threshold,
+                                          std::optional<int64_t> ignore_index, int64_t* positions);
 
 }  // namespace tally::metrics
 

@@ -1256,8 +1256,9 @@ TEST(ClassificationTest, BadIntPredsAtIgnoredPositionsStillFailLikeTorchMetrics)
 }
 
 TEST(ClassificationTest, BadArgumentsAreErrorsNamingTheMetric) {
-  // Verifies argument validation: required arguments, ranges, enums, the
-  // unsupported samplewise average, and arguments a metric does not take.
+  // Verifies argument validation: required arguments, ranges, enums, a
+  // samplewise average without position dims, and arguments a metric does
+  // not take.
   at::Tensor p = at::rand({4, 3}), t = I64({0, 1, 2, 0});
   at::Tensor bp = at::rand({4}), bt = I64({0, 1, 1, 0});
   struct Bad {
@@ -1270,7 +1271,8 @@ TEST(ClassificationTest, BadArgumentsAreErrorsNamingTheMetric) {
       {"multiclass_accuracy(num_classes=1)", false, "num_classes must be an integer >= 2"},
       {"multiclass_accuracy(num_classes=3, top_k=4)", false, "top_k must be in [1, num_classes=3]"},
       {"multiclass_accuracy(num_classes=3, average=samples)", false, "average"},
-      {"multiclass_accuracy(num_classes=3, multidim_average=samplewise)", false, "not supported"},
+      {"multiclass_accuracy(num_classes=3, multidim_average=samplewise)", false, "at least 3 dims (N, 3, ...)"},
+      {"multiclass_accuracy(num_classes=3, multidim_average=sample)", false, "multidim_average"},
       {"multiclass_jaccard_index(num_classes=3, top_k=2)", false, "unknown argument 'top_k'"},
       {"multiclass_accuracy(num_classes=3, zero_division=1)", false, "unknown argument 'zero_division'"},
       {"multiclass_confusion_matrix(num_classes=3, normalize=rows)", false, "normalize must be one of"},
@@ -1361,6 +1363,171 @@ struct MetaCase {
   std::vector<int64_t> pshape, tshape;
   at::ScalarType pdtype;
 };
+
+// --- multidim_average="samplewise" -----------------------------------------
+
+// The multidim examples of TorchMetrics' docstrings (stat_scores.py,
+// accuracy.py, exact_match.py): two samples of 3 x 2 positions.
+at::Tensor DocBinaryTarget() { return I64({0, 1, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0}, {2, 3, 2}); }
+at::Tensor DocBinaryPreds() {
+  return F32({0.59, 0.91, 0.91, 0.99, 0.63, 0.04, 0.38, 0.04, 0.86, 0.780, 0.45, 0.37}, {2, 3, 2});
+}
+at::Tensor DocMulticlassTarget() { return I64({0, 1, 2, 1, 0, 2, 1, 1, 2, 0, 1, 2}, {2, 3, 2}); }
+at::Tensor DocMulticlassPreds() { return I64({0, 2, 2, 0, 0, 1, 2, 2, 2, 1, 1, 0}, {2, 3, 2}); }
+
+TEST(ClassificationTest, SamplewiseMatchesTorchMetricsDocExamples) {
+  // Verifies each sample's statistics and scores against the documented
+  // outputs, for every task.
+  struct Case {
+    std::string spec;
+    at::Tensor p, t;
+    std::vector<double> want;
+    std::vector<int64_t> shape;
+  };
+  const at::Tensor bp = DocBinaryPreds(), bt = DocBinaryTarget();
+  const at::Tensor mp = DocMulticlassPreds(), mt = DocMulticlassTarget();
+  const at::Tensor em_p = I64({0, 1, 2, 1, 0, 2, 2, 2, 2, 1, 1, 0}, {2, 3, 2});
+  const std::vector<Case> cases = {
+      {"binary_stat_scores(multidim_average=samplewise)", bp, bt, {2, 3, 0, 1, 3, 0, 2, 1, 3, 3}, {2, 5}},
+      {"binary_accuracy(multidim_average=samplewise)", bp, bt, {1.0 / 3, 1.0 / 6}, {2}},
+      {"multiclass_stat_scores(num_classes=3, multidim_average=samplewise, average=micro)", mp, mt,
+       {3, 3, 9, 3, 6, 2, 4, 8, 4, 6}, {2, 5}},
+      {"multiclass_stat_scores(num_classes=3, multidim_average=samplewise, average=none)", mp, mt,
+       {2, 1, 3, 0, 2, 0, 1, 3, 2, 2, 1, 1, 3, 1, 2, 0, 1, 4, 1, 1, 1, 1, 2, 2, 3, 1, 2, 2, 1, 2}, {2, 3, 5}},
+      {"multiclass_accuracy(num_classes=3, multidim_average=samplewise)", mp, mt, {0.5, 0.2777777777777778}, {2}},
+      {"multiclass_accuracy(num_classes=3, multidim_average=samplewise, average=none)", mp, mt,
+       {1, 0, 0.5, 0, 1.0 / 3, 0.5}, {2, 3}},
+      {"multilabel_stat_scores(num_labels=3, multidim_average=samplewise, average=micro)", bp, bt,
+       {2, 3, 0, 1, 3, 0, 2, 1, 3, 3}, {2, 5}},
+      {"multilabel_stat_scores(num_labels=3, multidim_average=samplewise, average=none)", bp, bt,
+       {1, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 1, 1, 0, 0, 0, 2, 2, 0, 2, 0, 0, 0, 0, 0, 1, 1, 1}, {2, 3, 5}},
+      {"multilabel_accuracy(num_labels=3, multidim_average=samplewise)", bp, bt, {1.0 / 3, 1.0 / 6}, {2}},
+      {"multilabel_accuracy(num_labels=3, multidim_average=samplewise, average=none)", bp, bt,
+       {0.5, 0.5, 0, 0, 0, 0.5}, {2, 3}},
+      {"multiclass_exact_match(num_classes=3, multidim_average=samplewise)", em_p, mt, {1, 0}, {2}},
+      {"multilabel_exact_match(num_labels=3, multidim_average=samplewise)", bp, bt, {0, 0}, {2}},
+  };
+  for (const Case& c : cases) {
+    for (int64_t batch : {0, 1}) {
+      auto got = Eval(c.spec, c.p, c.t, batch);
+      ASSERT_TRUE(got.ok()) << c.spec << ": " << got.status();
+      EXPECT_TRUE(Near(*got, c.want, 1e-12, c.shape)) << c.spec << " batch " << batch;
+    }
+  }
+}
+
+TEST(ClassificationTest, SamplewiseScoresEachSampleLikeAGlobalCallOnIt) {
+  // Verifies, on random data with ignore_index and a class absent from some
+  // samples, that sample i's samplewise score equals the global score of
+  // sample i alone — for every stat metric, average and top_k — and that
+  // batches of 3 give the same rows in the same order.
+  at::Generator gen = at::detail::createCPUGenerator(7);
+  const int64_t n = 9;
+  at::Tensor scores = at::randn({n, 4, 5}, gen);
+  at::Tensor target = at::randint(0, 3, {n, 5}, gen, at::kLong);  // class 3 never a target
+  target.index_put_({at::rand({n, 5}, gen) < 0.2}, -1);
+  target.select(0, 0).fill_(-1);  // a sample with every position ignored
+  std::vector<std::string> specs;
+  for (const char* metric : {"accuracy", "precision", "recall", "f1_score", "specificity", "hamming_distance"}) {
+    for (const char* avg : {"micro", "macro", "weighted", "none"}) {
+      for (int top_k : {1, 2}) {
+        specs.push_back(absl::StrCat("multiclass_", metric, "(num_classes=4, ignore_index=-1, average=", avg,
+                                     ", top_k=", top_k, ")"));
+      }
+    }
+  }
+  for (const std::string& global : specs) {
+    std::string sw = global.substr(0, global.size() - 1) + ", multidim_average=samplewise)";
+    auto all = Eval(sw, scores, target);
+    auto batched = Eval(sw, scores, target, 3);
+    ASSERT_TRUE(all.ok() && batched.ok()) << sw << ": " << all.status() << batched.status();
+    EXPECT_EQ(all->size(0), n) << sw;
+    EXPECT_TRUE(Near(*batched, Values(*all), 1e-12, all->sizes().vec())) << sw;
+    for (int64_t i = 0; i < n; ++i) {
+      auto one = Eval(global, scores.narrow(0, i, 1), target.narrow(0, i, 1));
+      ASSERT_TRUE(one.ok()) << global << ": " << one.status();
+      EXPECT_TRUE(Near((*all)[i], Values(*one), 1e-12)) << sw << " sample " << i;
+    }
+  }
+}
+
+TEST(ClassificationTest, SamplewiseEdgeCasesAndErrors) {
+  // Verifies one sample ([1], not TorchMetrics' squeezed scalar), an empty
+  // batch ([0]), errors for inputs without position dims, and a deferred
+  // label check that leaves the other samples' rows unchanged.
+  auto one = Eval("binary_accuracy(multidim_average=samplewise)", DocBinaryPreds().narrow(0, 1, 1),
+                  DocBinaryTarget().narrow(0, 1, 1));
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_TRUE(Near(*one, {1.0 / 6}, 1e-12, {1}));
+  auto empty = Eval("multiclass_f1_score(num_classes=3, multidim_average=samplewise)",
+                    at::empty({0, 3, 2}, at::kFloat), at::empty({0, 2}, at::kLong));
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(empty->sizes().vec(), std::vector<int64_t>({0}));
+  struct Bad {
+    std::string spec;
+    at::Tensor p, t;
+    std::string what;
+  };
+  const std::vector<Bad> bad = {
+      {"binary_accuracy(multidim_average=samplewise)", F32({0.2, 0.8}, {2}), I64({0, 1}),
+       "preds: expected at least 2 dims (N, ...)"},
+      {"multiclass_recall(num_classes=3, multidim_average=samplewise)", I64({0, 2}), I64({0, 1}),
+       "preds: expected at least 2 dims (N, ...)"},
+      {"multilabel_precision(num_labels=2, multidim_average=samplewise)", F32({0.2, 0.8}, {1, 2}), I64({0, 1}, {1, 2}),
+       "preds: expected at least 3 dims (N, 2, ...)"},
+      {"multilabel_exact_match(num_labels=2, multidim_average=samplewise)", F32({0.2, 0.8}, {1, 2}),
+       I64({0, 1}, {1, 2}), "preds: expected at least 3 dims (N, 2, ...)"},
+  };
+  for (const Bad& b : bad) {
+    auto got = Eval(b.spec, b.p, b.t);
+    ASSERT_FALSE(got.ok()) << b.spec;
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr(b.what)) << b.spec;
+    EXPECT_THAT(std::string(got.status().message()), HasSubstr(b.spec.substr(0, b.spec.find('(')))) << b.spec;
+  }
+  // An out-of-range label fails Compute naming the count; the update leaves
+  // zero counts for that sample and the others' rows as they are.
+  at::Tensor t = DocMulticlassTarget().clone();
+  t.index_put_({1, 0, 0}, 5);
+  const std::string spec = "multiclass_stat_scores(num_classes=3, multidim_average=samplewise, average=micro)";
+  auto checked = Eval(spec, DocMulticlassPreds(), t);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_THAT(std::string(checked.status().message()), HasSubstr("1 values outside [0, 3)"));
+  auto prog = MakeProgram({spec}, Inputs(DocMulticlassPreds(), t), ir::Device{"cpu"});
+  ASSERT_TRUE(prog.ok()) << prog.status();
+  ASSERT_TRUE((*prog)->Update(Inputs(DocMulticlassPreds(), t)).ok());
+  std::vector<double> rows;
+  for (const at::Tensor& st : (*prog)->states()) {
+    if (st.dim() == 3) rows = Values(st.narrow(0, 0, 2));
+  }
+  // Sample 0 as documented (tp, fp, tn, fn per class); sample 1 all zero.
+  EXPECT_EQ(rows, std::vector<double>({2, 0, 1, 1, 1, 1, 3, 3, 3, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+}
+
+TEST(ClassificationTest, SamplewiseUpdatesRunOnMeta) {
+  // Verifies that samplewise updates never sync: they run on meta tensors,
+  // with full and empty batches, and every state stays on meta.
+  const std::vector<MetaCase> cases = {
+      {"binary_f1_score(multidim_average=samplewise, ignore_index=-1)", {8, 3}, {8, 3}, at::kFloat},
+      {"binary_stat_scores(multidim_average=samplewise)", {8, 2, 2}, {8, 2, 2}, at::kLong},
+      {"multiclass_precision(num_classes=4, multidim_average=samplewise)", {8, 4, 3}, {8, 3}, at::kFloat},
+      {"multiclass_recall(num_classes=4, top_k=2, multidim_average=samplewise)", {8, 4, 3}, {8, 3}, at::kFloat},
+      {"multiclass_accuracy(num_classes=4, ignore_index=1, multidim_average=samplewise)", {8, 3}, {8, 3}, at::kLong},
+      {"multiclass_exact_match(num_classes=4, multidim_average=samplewise)", {8, 4, 3}, {8, 3}, at::kFloat},
+      {"multilabel_specificity(num_labels=3, multidim_average=samplewise, average=weighted)", {8, 3, 2}, {8, 3, 2},
+       at::kFloat},
+      {"multilabel_exact_match(num_labels=3, ignore_index=-1, multidim_average=samplewise)", {8, 3, 2}, {8, 3, 2},
+       at::kLong},
+  };
+  for (const MetaCase& c : cases) {
+    at::Tensor p = at::empty(c.pshape, at::TensorOptions().dtype(c.pdtype).device(at::kMeta));
+    at::Tensor t = at::empty(c.tshape, at::TensorOptions().dtype(at::kLong).device(at::kMeta));
+    auto prog = MakeProgram({c.spec}, Inputs(p, t), ir::Device{"meta"});
+    ASSERT_TRUE(prog.ok()) << c.spec << ": " << prog.status();
+    EXPECT_TRUE((*prog)->Update(Inputs(p, t)).ok()) << c.spec;
+    EXPECT_TRUE((*prog)->Update(Inputs(p.narrow(0, 0, 0), t.narrow(0, 0, 0))).ok()) << c.spec;
+    for (const at::Tensor& st : (*prog)->states()) EXPECT_TRUE(st.is_meta()) << c.spec;
+  }
+}
 
 TEST(ClassificationTest, EveryUpdateRunsOnMeta) {
   // Verifies that every classification metric's update runs on meta tensors,
