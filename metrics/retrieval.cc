@@ -1,6 +1,7 @@
 // Retrieval metrics with TorchMetrics' class semantics (RetrievalRecall,
 // RetrievalPrecision, RetrievalMRR, RetrievalHitRate, RetrievalMAP,
-// RetrievalRPrecision, RetrievalFallOut, RetrievalNormalizedDCG): rows of (indexes, preds, target)
+// RetrievalRPrecision, RetrievalFallOut, RetrievalNormalizedDCG,
+// RetrievalAUROC): rows of (indexes, preds, target)
 // are grouped by query, each query is scored on its documents sorted by preds
 // (descending, stable), and the result is the mean over queries.
 //
@@ -14,7 +15,9 @@
 //
 // Arguments: top_k (none = all documents), empty_target_action (neg, pos,
 // skip, error; the default is neg, pos for fall_out), ignore_index,
-// adaptive_k (precision). Targets must be 0/1 (>= 0 for normalized_dcg),
+// adaptive_k (precision). retrieval_auroc is binary_auroc over each query's
+// top_k documents (0 when they hold no positive or no negative); its
+// max_fpr (partial AUC) is not supported. Targets must be 0/1 (>= 0 for normalized_dcg),
 // checked when Compute runs. With empty_target_action=error, Compute fails when a query
 // has no positive target (no negative one for fall_out).
 #include <cmath>
@@ -33,7 +36,17 @@ using dsl::MetricBuilder;
 using ir::DType;
 using ir::Reducer;
 
-enum class Kind { kRecall, kPrecision, kReciprocalRank, kHitRate, kAveragePrecision, kRPrecision, kFallOut, kNdcg };
+enum class Kind {
+  kRecall,
+  kPrecision,
+  kReciprocalRank,
+  kHitRate,
+  kAveragePrecision,
+  kRPrecision,
+  kFallOut,
+  kNdcg,
+  kAuroc
+};
 
 const char* MetricAttr(Kind kind) {
   switch (kind) {
@@ -45,6 +58,7 @@ const char* MetricAttr(Kind kind) {
     case Kind::kRPrecision: return "r_precision";
     case Kind::kFallOut: return "fall_out";
     case Kind::kNdcg: return "normalized_dcg";
+    case Kind::kAuroc: return "auroc";
   }
   return "";
 }
@@ -54,6 +68,10 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> top_k, args.GetOptionalInt("top_k"));
   if (top_k.has_value() && *top_k <= 0) return args.InvalidArgument("top_k must be a positive integer or none");
   if (kind == Kind::kRPrecision && top_k.has_value()) return args.InvalidArgument("unknown argument 'top_k'");
+  if (kind == Kind::kAuroc) {
+    TALLY_ASSIGN_OR_RETURN(std::optional<double> max_fpr, args.GetOptionalDouble("max_fpr"));
+    if (max_fpr.has_value()) return args.InvalidArgument("max_fpr is not supported (only none, the full AUROC)");
+  }
   bool adaptive_k = false;
   if (kind == Kind::kPrecision) {
     TALLY_ASSIGN_OR_RETURN(adaptive_k, args.GetBool("adaptive_k", false));
@@ -140,6 +158,7 @@ void RegisterRetrievalMetrics(std::vector<MetricInfo>& out) {
   out.push_back({"retrieval_r_precision", "retrieval", in, Build<Kind::kRPrecision>});
   out.push_back({"retrieval_fall_out", "retrieval", in, Build<Kind::kFallOut>});
   out.push_back({"retrieval_normalized_dcg", "retrieval", in, Build<Kind::kNdcg>});
+  out.push_back({"retrieval_auroc", "retrieval", in, Build<Kind::kAuroc>});
 }
 
 }  // namespace tally::metrics

@@ -266,6 +266,16 @@ absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, dsl::
     (void)unused;
     Expr best = total(discount(pos2, v2) * v2 * ideal[1]);
     value = dsl::SafeDiv(gain, best);
+  } else if (metric == "auroc") {
+    // binary_auroc of the top k rows: each positive scores the negatives
+    // ranked below it, and half of those tied with it (the trapezoidal ROC).
+    Expr neg_k = (v - rel) * in_k;
+    Expr negs = total(neg_k);
+    std::vector<Expr> tied = b.OpN("segment_scan", {neg_k, keys, preds}, {});
+    if (tied.size() != 2) return b.status();
+    Expr neg_at_or_above = scan(neg_k).first - tied[0] + tied[1];
+    Expr u = total(rel * in_k * (negs - neg_at_or_above + 0.5 * tied[1]));
+    value = dsl::SafeDiv(u, hits * negs);
   } else {
     return absl::InvalidArgumentError(absl::StrCat("retrieval_score: unknown metric '", metric, "'"));
   }

@@ -34,7 +34,7 @@ using Types = absl::StatusOr<std::vector<TensorType>>;
 const std::vector<std::string>& RetrievalMetricNames() {
   static const auto* names = new std::vector<std::string>{
       "recall", "precision", "reciprocal_rank", "hit_rate", "average_precision", "r_precision", "fall_out",
-      "normalized_dcg"};
+      "normalized_dcg", "auroc"};
   return *names;
 }
 

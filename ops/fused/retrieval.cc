@@ -52,14 +52,25 @@ Invalid CountInvalidRows(const T* x, int64_t begin, int64_t end, bool has_ignore
 
 // ---- retrieval_score -----------------------------------------------------------
 
-enum class Metric { kRecall, kPrecision, kReciprocalRank, kHitRate, kAveragePrecision, kRPrecision, kFallOut, kNdcg };
+enum class Metric {
+  kRecall,
+  kPrecision,
+  kReciprocalRank,
+  kHitRate,
+  kAveragePrecision,
+  kRPrecision,
+  kFallOut,
+  kNdcg,
+  kAuroc
+};
 
 Metric ParseMetric(c10::string_view m) {
   static const std::pair<const char*, Metric> kNames[] = {
       {"recall", Metric::kRecall},        {"precision", Metric::kPrecision},
       {"reciprocal_rank", Metric::kReciprocalRank}, {"hit_rate", Metric::kHitRate},
       {"average_precision", Metric::kAveragePrecision}, {"r_precision", Metric::kRPrecision},
-      {"fall_out", Metric::kFallOut},     {"normalized_dcg", Metric::kNdcg}};
+      {"fall_out", Metric::kFallOut},     {"normalized_dcg", Metric::kNdcg},
+      {"auroc", Metric::kAuroc}};
   for (const auto& [name, metric] : kNames)
     if (m == name) return metric;
   TORCH_CHECK(false, "retrieval_score: unknown metric '", std::string(m), "'");
@@ -186,6 +197,24 @@ Outcome ScoreRows(int64_t n, Rel rel, Pred pred, const Options& o, Scratch& s, d
         for (int64_t j = 0; j < k; ++j) best += Discount(j + 1) * s.ideal[j];
       }
       value = SafeDiv(gain, best);
+      break;
+    }
+    case Metric::kAuroc: {
+      // binary_auroc of the top k rows: each positive scores the negatives
+      // below it, and half of those tied with it (the trapezoidal ROC).
+      const double negs = static_cast<double>(k) - hits;
+      double seen_neg = 0, u = 0;
+      for (int64_t g0 = 0; g0 < k;) {
+        int64_t g1 = g0 + 1;
+        while (g1 < k && pred(g1) == pred(g0)) ++g1;
+        double pos_g = 0;
+        for (int64_t j = g0; j < g1; ++j) pos_g += rel(j);
+        const double neg_g = static_cast<double>(g1 - g0) - pos_g;
+        seen_neg += neg_g;
+        u += pos_g * (negs - seen_neg) + 0.5 * pos_g * neg_g;
+        g0 = g1;
+      }
+      value = SafeDiv(u, hits * negs);
       break;
     }
   }

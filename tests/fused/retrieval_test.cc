@@ -126,7 +126,8 @@ double Value(const std::string& spec, const NamedTensors& inputs, passes::FusePo
 TEST(RetrievalKernelTest, ScoresMatchDecomposition) {
   const std::vector<std::string> metrics = {
       "retrieval_recall",  "retrieval_precision", "retrieval_reciprocal_rank", "retrieval_hit_rate",
-      "retrieval_average_precision", "retrieval_r_precision", "retrieval_fall_out", "retrieval_normalized_dcg"};
+      "retrieval_average_precision", "retrieval_r_precision", "retrieval_fall_out", "retrieval_normalized_dcg",
+      "retrieval_auroc"};
   int checked = 0;
   for (bool with_ignored : {false, true}) {
     for (const std::string& m : metrics) {

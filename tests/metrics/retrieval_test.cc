@@ -87,6 +87,13 @@ TEST(RetrievalTest, HandComputedValues) {
       {"retrieval_fall_out(top_k=2)", (0.5 + 1 + 2.0 / 3 + 1) / 4},
       {"retrieval_fall_out(top_k=2, empty_target_action=skip)", (0.5 + 1 + 2.0 / 3) / 3},
       {"retrieval_fall_out(top_k=2, empty_target_action=neg)", (0.5 + 1 + 2.0 / 3) / 4},
+      // Query 0 ranks 0.9 (neg), 0.5 (pos), 0.5 (neg), 0.1 (pos): the tied
+      // pair scores half, so AUROC = 0.5 / (2 x 2); its top 3 give 0.5 / 2.
+      // Queries 1 (neg above pos) and 7 (no negative) give 0; 2 is empty.
+      {"retrieval_auroc", 0.125 / 4},
+      {"retrieval_auroc(empty_target_action=pos)", 1.125 / 4},
+      {"retrieval_auroc(empty_target_action=skip)", 0.125 / 3},
+      {"retrieval_auroc(top_k=3)", 0.25 / 4},
   };
   for (const Case& c : cases) {
     for (int64_t bs : {0, 1, 2, 3, 4, 5, 6, 7}) {
@@ -119,7 +126,7 @@ TEST(RetrievalTest, ShuffledRows) {
   at::Tensor perm = at::randperm(n, at::kLong);
   for (const char* spec : {"retrieval_recall(top_k=3)", "retrieval_precision(top_k=4)", "retrieval_reciprocal_rank",
                            "retrieval_hit_rate(top_k=2)", "retrieval_average_precision", "retrieval_r_precision",
-                           "retrieval_fall_out(top_k=5)"}) {
+                           "retrieval_fall_out(top_k=5)", "retrieval_auroc", "retrieval_auroc(top_k=6)"}) {
     SCOPED_TRACE(spec);
     tools::EvalOptions o;
     auto a = tools::Evaluate({spec}, {{"preds", preds}, {"target", target}, {"indexes", idx}}, o);
@@ -227,6 +234,8 @@ TEST(RetrievalTest, BadInputs) {
   EXPECT_FALSE(missing.ok());
   EXPECT_FALSE(Eval("retrieval_r_precision(top_k=2)", Sample()).ok());
   EXPECT_FALSE(Eval("retrieval_recall(top_k=0)", Sample()).ok());
+  EXPECT_THAT(Eval("retrieval_auroc(max_fpr=0.5)", Sample()).status().message(),
+              HasSubstr("retrieval_auroc: max_fpr is not supported"));
 }
 
 // Verifies empty_target_action=error: Compute fails naming the metric and the
