@@ -13,6 +13,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterAggregationMetrics(*v);
     RegisterRegressionMetrics(*v);
     RegisterRegressionExtraMetrics(*v);
+    RegisterRegressionKendallMetrics(*v);
     RegisterClassificationMetrics(*v);
     RegisterRetrievalMetrics(*v);
     RegisterCurveMetrics(*v);

@@ -43,6 +43,7 @@ absl::StatusOr<Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature&
 void RegisterAggregationMetrics(std::vector<MetricInfo>& out);
 void RegisterRegressionMetrics(std::vector<MetricInfo>& out);
 void RegisterRegressionExtraMetrics(std::vector<MetricInfo>& out);
+void RegisterRegressionKendallMetrics(std::vector<MetricInfo>& out);
 void RegisterClassificationMetrics(std::vector<MetricInfo>& out);
 void RegisterRetrievalMetrics(std::vector<MetricInfo>& out);
 void RegisterCurveMetrics(std::vector<MetricInfo>& out);

@@ -41,6 +41,10 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
   }
   if (m.name == "critical_success_index") out.push_back(WithArg(out[0], "keep_sequence_dim=0"));  // cat states
   if (m.name == "kl_divergence") out.push_back(WithArg(out[0], "reduction=none"));
+  if (m.name == "kendall_rank_corrcoef") {  // a tuple result; tau_c's distinct counts
+    out.push_back(WithArg(out[0], "t_test=true"));
+    out.push_back(WithArg(out[0], "variant=c"));
+  }
   if (m.name == "binary_auroc") {  // max_fpr: the exact finalize sorts and cumsums
     out.push_back(WithArg(out[0], "max_fpr=0.3"));
     out.push_back(WithArg(out[0], "max_fpr=0.3, thresholds=5"));

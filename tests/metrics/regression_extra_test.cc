@@ -338,5 +338,81 @@ TEST(RegressionExtraTest, PercentageErrorsClampAndIntegerInputs) {
   EXPECT_NEAR(Scalar(*mk), std::cbrt(1.0 + 1.0 + 0.0 + 8.0), 1e-12);
 }
 
+TEST(RegressionExtraTest, KendallArgumentsAndInputs) {
+  // Verifies kendall_rank_corrcoef's argument errors (variant, t_test,
+  // alternative under t_test only, as TorchMetrics reads it) and input errors.
+  at::Tensor x = at::rand({8}, at::kDouble);
+  struct Case {
+    std::string spec, want;
+  };
+  const std::vector<Case> bad = {
+      {"kendall_rank_corrcoef(variant=d)", "kendall_rank_corrcoef:"},
+      {"kendall_rank_corrcoef(t_test=1)", "kendall_rank_corrcoef:"},
+      {"kendall_rank_corrcoef(t_test=true, alternative=none)",
+       "kendall_rank_corrcoef: alternative is required when t_test=true"},
+      {"kendall_rank_corrcoef(t_test=true, alternative=both)", "kendall_rank_corrcoef: alternative must be one of"},
+  };
+  for (const Case& c : bad) {
+    absl::Status st = BuildError(c.spec, x, x);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << c.spec;
+    EXPECT_THAT(std::string(st.message()), HasSubstr(c.want)) << c.spec;
+  }
+  EXPECT_TRUE(BuildError("kendall_rank_corrcoef(alternative=none)", x, x).ok());
+  EXPECT_TRUE(BuildError("kendall_rank_corrcoef(alternative=both)", x, x).ok());  // unread without t_test
+  EXPECT_THAT(std::string(BuildError("kendall_rank_corrcoef", at::rand({4, 2, 2}), at::rand({4, 2, 2})).message()),
+              HasSubstr("kendall_rank_corrcoef: preds: expected shape [N] or [N, d]"));
+  EXPECT_THAT(std::string(BuildError("kendall_rank_corrcoef", at::rand({4, 2}), at::rand({4, 3})).message()),
+              HasSubstr("kendall_rank_corrcoef: target: shape [4, 3] does not match preds shape [4, 2]"));
+}
+
+TEST(RegressionExtraTest, KendallCountsPairsExactlyWithoutFormingThem) {
+  // Verifies the sort-based pair counts against a brute-force O(n²) count on
+  // 3000 rows with many ties (12 merge levels), for the three variants, in
+  // one pass and across batches; and NaN for one row or a constant input.
+  const int n = 3000;
+  std::vector<double> xs(n), ys(n);
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % 50);
+  };
+  for (int i = 0; i < n; ++i) {
+    xs[i] = next();
+    ys[i] = 0.5 * xs[i] + next();
+  }
+  long double c = 0, d = 0, tx = 0, ty = 0;
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j < n; ++j) {
+      double s = (xs[i] - xs[j]) * (ys[i] - ys[j]);
+      if (s > 0) c += 1;
+      if (s < 0) d += 1;
+      if (xs[i] == xs[j]) tx += 1;
+      if (ys[i] == ys[j]) ty += 1;
+    }
+  }
+  long double n0 = static_cast<long double>(n) * (n - 1) / 2;
+  double tau_a = static_cast<double>((c - d) / (c + d));
+  double tau_b = static_cast<double>((c - d) / std::sqrt((n0 - tx) * (n0 - ty)));
+  double tau_c = static_cast<double>(2 * (c - d) / ((50.0L - 1) / 50.0L * n * n));  // 50 distinct x values
+  for (int64_t batch : {0, 701}) {
+    for (const auto& [spec, want] : std::vector<std::pair<std::string, double>>{
+             {"kendall_rank_corrcoef(variant=a)", tau_a},
+             {"kendall_rank_corrcoef", tau_b},
+             {"kendall_rank_corrcoef(variant=c)", tau_c}}) {
+      auto got = Eval(spec, F64(xs), F64(ys), batch);
+      ASSERT_TRUE(got.ok()) << spec << ": " << got.status();
+      EXPECT_NEAR(Scalar(*got), want, 1e-13) << spec;
+    }
+  }
+  for (const char* spec : {"kendall_rank_corrcoef(variant=a)", "kendall_rank_corrcoef", "kendall_rank_corrcoef(variant=c)"}) {
+    auto one = Eval(spec, F64({1.0}), F64({2.0}));
+    ASSERT_TRUE(one.ok());
+    EXPECT_TRUE(std::isnan(Scalar(*one))) << spec;
+    auto constant = Eval(spec, F64({1, 2, 3}), F64({2, 2, 2}));
+    ASSERT_TRUE(constant.ok());
+    EXPECT_TRUE(std::isnan(Scalar(*constant))) << spec;
+  }
+}
+
 }  // namespace
 }  // namespace tally
