@@ -15,7 +15,8 @@
 //
 // Arguments: top_k (none = all documents), empty_target_action (neg, pos,
 // skip, error; the default is neg, pos for fall_out), ignore_index,
-// adaptive_k (precision). retrieval_auroc is binary_auroc over each query's
+// adaptive_k (precision), aggregation (mean, median — the lower middle, as
+// torch.median —, min, max over the queries). retrieval_auroc is binary_auroc over each query's
 // top_k documents (0 when they hold no positive or no negative); its
 // max_fpr (partial AUC) is not supported. Targets must be 0/1 (>= 0 for normalized_dcg),
 // checked when Compute runs. With empty_target_action=error, Compute fails when a query
@@ -80,6 +81,8 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
                          args.GetEnum("empty_target_action", {"neg", "pos", "skip", "error"},
                                       kind == Kind::kFallOut ? "pos" : "neg"));
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> ignore_index, args.GetOptionalInt("ignore_index"));
+  TALLY_ASSIGN_OR_RETURN(std::string aggregation,
+                         args.GetEnum("aggregation", {"mean", "median", "min", "max"}, "mean"));
 
   MetricBuilder b(args.metric_name(), sig, device);
   Expr indexes = b.Input("indexes");
@@ -112,6 +115,7 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
     score_attrs["ignore_index"] = *ignore_index;
   }
   if (top_k.has_value()) score_attrs["top_k"] = *top_k;
+  if (aggregation != "mean") score_attrs["aggregation"] = aggregation;
   const DType target_dtype = ir::IsFloating(target.dtype()) ? DType::kFloat64 : DType::kInt64;
   auto idx_rows = b.AddState("indexes", DType::kInt64, {}, Reducer::kCat);
   auto preds_rows = b.AddState("preds", DType::kFloat32, {}, Reducer::kCat);

@@ -283,8 +283,26 @@ absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, dsl::
   Expr scored = dsl::Where(empty, action == "pos" ? 1.0 : 0.0, value);
   Expr include = action == "skip" || action == "error" ? exists && !empty : exists;
   Expr queries = dsl::Sum(dsl::Cast(include, DType::kFloat64));
-  Expr mean = dsl::SafeDiv(dsl::Sum(dsl::Where(include, scored, 0.0)), queries);
-  return Results{mean, dsl::Sum(dsl::Cast(exists && empty, DType::kInt64))};
+  Expr result = dsl::SafeDiv(dsl::Sum(dsl::Where(include, scored, 0.0)), queries);
+  const std::string aggregation = n.HasAttr("aggregation") ? n.GetString("aggregation") : "mean";
+  if (aggregation != "mean") {
+    // torch.median/min/max over the included scores (0 without any; NaN if
+    // any is NaN). A sentinel row keeps the reductions defined on no rows.
+    const double fill = aggregation == "max" ? -INFINITY : INFINITY;
+    Expr vals = dsl::Concat({dsl::Where(include, scored, fill), dsl::Full(scored, {1}, fill, DType::kFloat64)});
+    Expr picked;
+    if (aggregation == "min") {
+      picked = dsl::Min(vals);
+    } else if (aggregation == "max") {
+      picked = dsl::Max(vals);
+    } else {  // the lower of the two middle scores
+      Expr middle = dsl::Cast((queries - 1.0) / 2.0, DType::kInt64);
+      picked = dsl::Take(dsl::SortValues(vals, 0), middle);
+    }
+    Expr has_nan = dsl::Any(dsl::IsNan(vals));
+    result = dsl::Where(queries == 0.0, 0.0, dsl::Where(has_nan, NAN, picked));
+  }
+  return Results{result, dsl::Sum(dsl::Cast(exists && empty, DType::kInt64))};
 }
 
 }  // namespace

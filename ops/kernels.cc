@@ -358,11 +358,12 @@ void CountInvalid(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 
 void RetrievalScore(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   std::string metric = n.GetString("metric"), action = n.GetString("empty_target_action");
+  std::string aggregation = n.HasAttr("aggregation") ? n.GetString("aggregation") : "mean";
   c10::optional<int64_t> top_k;
   if (n.HasAttr("top_k")) top_k = n.GetInt("top_k");
   WriteResults(CallFused("tally::retrieval_score", &fused::RetrievalScoreCpu, in[0].is_cpu(), in[0], in[1], in[2],
                          c10::string_view(metric), c10::string_view(action), n.GetBool("adaptive_k"), top_k,
-                         IgnoreIndex(n)),
+                         IgnoreIndex(n), c10::string_view(aggregation)),
                out);
 }
 

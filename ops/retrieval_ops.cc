@@ -63,10 +63,17 @@ void RegisterRetrievalOps(OpTable& t) {
                {"empty_target_action", AttrKind::kString},
                {"adaptive_k", AttrKind::kBool},
                {"top_k", AttrKind::kInt, false},
-               {"ignore_index", AttrKind::kInt, false}};
+               {"ignore_index", AttrKind::kInt, false},
+               {"aggregation", AttrKind::kString, false}};
     d.traits.composite = true;
     d.fused_devices = {"cpu", "meta"};
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+      if (a.count("aggregation")) {
+        const std::string& agg = std::get<std::string>(a.at("aggregation"));
+        if (agg != "mean" && agg != "median" && agg != "min" && agg != "max") {
+          return absl::InvalidArgumentError(absl::StrCat("bad aggregation '", agg, "'"));
+        }
+      }
       const std::string& metric = std::get<std::string>(a.at("metric"));
       const auto& names = RetrievalMetricNames();
       if (std::find(names.begin(), names.end(), metric) == names.end()) {

@@ -83,6 +83,7 @@ struct Options {
   int64_t top_k = -1;  // -1: every document
   bool has_ignore = false;
   double ignore = 0;
+  std::string aggregation = "mean";  // mean, median, min, max
 };
 
 // A query's outcome: absent (no counted row), scored, or empty (no positives;
@@ -265,19 +266,36 @@ void ScoreAll(const int64_t* keys, const P* preds, const T* target, int64_t n, c
   double sum = 0, count = 0;
   int64_t empty = 0;
   const bool skip = o.action == "skip" || o.action == "error";
+  std::vector<double> kept;  // the scores `aggregation` reads, in query order
   for (int64_t q = 0; q < queries; ++q) {
     if (outcomes[q] == Outcome::kAbsent) continue;
+    double v = scores[q];
     if (outcomes[q] == Outcome::kEmpty) {
       ++empty;
       if (skip) continue;
-      sum += o.action == "pos" ? 1.0 : 0.0;
-    } else {
-      sum += scores[q];
+      v = o.action == "pos" ? 1.0 : 0.0;
     }
+    sum += v;
     count += 1;
+    kept.push_back(v);
   }
-  *mean = SafeDiv(sum, count);
   *empties = empty;
+  if (o.aggregation == "mean" || kept.empty()) {
+    *mean = SafeDiv(sum, count);
+    return;
+  }
+  // torch.median/min/max: NaN if any score is NaN.
+  if (std::any_of(kept.begin(), kept.end(), [](double v) { return std::isnan(v); })) {
+    *mean = std::numeric_limits<double>::quiet_NaN();
+  } else if (o.aggregation == "min") {
+    *mean = *std::min_element(kept.begin(), kept.end());
+  } else if (o.aggregation == "max") {
+    *mean = *std::max_element(kept.begin(), kept.end());
+  } else {  // median: the lower of the two middle scores
+    auto mid = kept.begin() + (kept.size() - 1) / 2;
+    std::nth_element(kept.begin(), mid, kept.end());
+    *mean = *mid;
+  }
 }
 
 // ---- segment_sort ------------------------------------------------------------
@@ -405,8 +423,11 @@ std::tuple<at::Tensor, at::Tensor> RetrievalScoreCpu(const at::Tensor& keys, con
                                                      const at::Tensor& target, c10::string_view metric,
                                                      c10::string_view empty_target_action, bool adaptive_k,
                                                      c10::optional<int64_t> top_k,
-                                                     c10::optional<int64_t> ignore_index) {
+                                                     c10::optional<int64_t> ignore_index,
+                                                     c10::string_view aggregation) {
   TORCH_CHECK(keys.scalar_type() == at::kLong, "retrieval_score: keys must be int64");
+  TORCH_CHECK(aggregation == "mean" || aggregation == "median" || aggregation == "min" || aggregation == "max",
+              "retrieval_score: unknown aggregation '", std::string(aggregation), "'");
   TORCH_CHECK(keys.numel() == preds.numel() && keys.numel() == target.numel(),
               "retrieval_score: keys, preds and target must have the same rows");
   Options o;
@@ -416,6 +437,7 @@ std::tuple<at::Tensor, at::Tensor> RetrievalScoreCpu(const at::Tensor& keys, con
   o.top_k = top_k.value_or(-1);
   o.has_ignore = ignore_index.has_value();
   o.ignore = static_cast<double>(ignore_index.value_or(0));
+  o.aggregation = std::string(aggregation);
   at::Tensor k = keys.contiguous(), p = preds.contiguous(), t = target.contiguous();
   double mean = 0;
   int64_t empty = 0;
@@ -434,7 +456,8 @@ std::tuple<at::Tensor, at::Tensor> RetrievalScoreCpu(const at::Tensor& keys, con
 
 std::tuple<at::Tensor, at::Tensor> RetrievalScoreMeta(const at::Tensor& keys, const at::Tensor&, const at::Tensor&,
                                                       c10::string_view, c10::string_view, bool,
-                                                      c10::optional<int64_t>, c10::optional<int64_t>) {
+                                                      c10::optional<int64_t>, c10::optional<int64_t>,
+                                                      c10::string_view) {
   return {at::empty({}, keys.options().dtype(at::kDouble)), at::empty({}, keys.options().dtype(at::kLong))};
 }
 

@@ -137,8 +137,8 @@ TEST(RetrievalKernelTest, ScoresMatchDecomposition) {
       if (m != "retrieval_r_precision") arg_sets = {"", "top_k=1", "top_k=3", "top_k=1000"};
       for (std::string args : arg_sets) {
         for (const char* action : {"neg", "pos", "skip"}) {
-          std::vector<std::string> extras = {""};
-          if (m == "retrieval_precision") extras = {"", "adaptive_k=true"};
+          std::vector<std::string> extras = {"", "aggregation=median", "aggregation=min", "aggregation=max"};
+          if (m == "retrieval_precision") extras.push_back("adaptive_k=true");
           for (const std::string& extra : extras) {
             std::vector<std::string> parts = {absl::StrCat("empty_target_action=", action)};
             if (!args.empty()) parts.push_back(args);

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_fixtures as g  # noqa: E402
 
 
-def expected(idx, preds, target, top_k=None, action="neg", ignore_index=None):
+def expected(idx, preds, target, top_k=None, action="neg", ignore_index=None, aggregation="mean"):
     # rule: rows whose target == ignore_index are dropped; rows are grouped by indexes; a query without positives
     #       scores by empty_target_action (neg 0, pos 1, skip left out); no query at all gives 0
     #       -- src/torchmetrics/retrieval/base.py
@@ -41,7 +41,13 @@ def expected(idx, preds, target, top_k=None, action="neg", ignore_index=None):
             scores.append(0.0)
         else:
             scores.append(float(roc_auc_score(tk, pk)))
-    return float(np.mean(scores)) if scores else 0.0
+    if not scores:
+        return 0.0
+    # rule: aggregation mean / median (torch.median: the lower of the two middle values) / min / max over the
+    #       queries' scores -- src/torchmetrics/retrieval/base.py (_retrieval_aggregate)
+    if aggregation == "median":
+        return float(np.sort(scores)[(len(scores) - 1) // 2])
+    return float({"mean": np.mean, "min": np.min, "max": np.max}[aggregation](scores))
 
 
 def main():
@@ -63,8 +69,13 @@ def main():
         for k in [1, 2, 5, 50]:
             cases.append((f"distinct_k{k}_{action}", distinct, target, k, action, None))
     cases.append(("tied_ignore_index", tied, tign, None, "neg", -1))
+    for agg in ["median", "min", "max"]:
+        for action in ["neg", "skip"]:
+            cases.append((f"tied_{agg}_{action}", tied, target, None, action, None, agg))
+        cases.append((f"distinct_k5_{agg}", distinct, target, 5, "pos", None, agg))
     cases.append(("distinct_k3_ignore_index", distinct, tign, 3, "neg", -1))
-    for name, p, t, k, action, ii in cases:
+    for name, p, t, k, action, ii, *agg in cases:
+        agg = agg[0] if agg else "mean"
         args = {}
         if k is not None:
             args["top_k"] = k
@@ -72,9 +83,11 @@ def main():
             args["empty_target_action"] = action
         if ii is not None:
             args["ignore_index"] = ii
+        if agg != "mean":
+            args["aggregation"] = agg
         S.add(name, g.spec("retrieval_auroc", args),
               {"preds": g.T(p, "float32"), "target": g.T(t, "int64"), "indexes": g.T(idx, "int64")},
-              expected(idx, p, t, k, action, ii), src)
+              expected(idx, p, t, k, action, ii, agg), src)
     # One query; every document tied; logits-like values and float64 preds; bool targets.
     one_q = np.zeros(8, np.int64)
     S.add("one_query", "retrieval_auroc", {"preds": g.T([0.9, 0.2, 0.4, 0.8, 0.1, 0.3, 0.7, 0.6], "float64"),

@@ -94,6 +94,15 @@ TEST(RetrievalTest, HandComputedValues) {
       {"retrieval_auroc(empty_target_action=pos)", 1.125 / 4},
       {"retrieval_auroc(empty_target_action=skip)", 0.125 / 3},
       {"retrieval_auroc(top_k=3)", 0.25 / 4},
+      // recall@2 per query (0, 1, 2, 7): 0.5, 1, 0 (empty), 1. The median is
+      // torch.median's lower middle.
+      {"retrieval_recall(top_k=2, aggregation=median)", 0.5},
+      {"retrieval_recall(top_k=2, aggregation=min)", 0.0},
+      {"retrieval_recall(top_k=2, aggregation=max)", 1.0},
+      {"retrieval_recall(top_k=2, aggregation=mean)", 2.5 / 4},
+      {"retrieval_recall(top_k=2, aggregation=median, empty_target_action=skip)", 1.0},
+      {"retrieval_recall(top_k=2, aggregation=min, empty_target_action=skip)", 0.5},
+      {"retrieval_auroc(aggregation=max)", 0.125},
   };
   for (const Case& c : cases) {
     for (int64_t bs : {0, 1, 2, 3, 4, 5, 6, 7}) {
@@ -213,9 +222,12 @@ TEST(RetrievalTest, FloatTargets) {
 
 // Verifies that no rows give 0 (TorchMetrics returns 0.0 without queries).
 TEST(RetrievalTest, NoRows) {
-  auto v = Eval("retrieval_recall", Rows{});
-  ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(*v, 0.0);
+  for (const char* spec : {"retrieval_recall", "retrieval_recall(aggregation=median)",
+                           "retrieval_recall(aggregation=min)", "retrieval_recall(aggregation=max)"}) {
+    auto v = Eval(spec, Rows{});
+    ASSERT_TRUE(v.ok()) << spec << ": " << v.status();
+    EXPECT_EQ(*v, 0.0) << spec;
+  }
 }
 
 // Verifies the errors: bad target values (deferred), integer preds,
@@ -236,6 +248,8 @@ TEST(RetrievalTest, BadInputs) {
   EXPECT_FALSE(Eval("retrieval_recall(top_k=0)", Sample()).ok());
   EXPECT_THAT(Eval("retrieval_auroc(max_fpr=0.5)", Sample()).status().message(),
               HasSubstr("retrieval_auroc: max_fpr is not supported"));
+  EXPECT_THAT(Eval("retrieval_recall(aggregation=mode)", Sample()).status().message(),
+              HasSubstr("retrieval_recall: "));
 }
 
 // Verifies empty_target_action=error: Compute fails naming the metric and the
