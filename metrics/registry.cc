@@ -20,6 +20,8 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterMultiCurveMetrics(*v);
     RegisterCurveOutputMetrics(*v);
     RegisterCalibrationMetrics(*v);
+    RegisterClassificationExtraMetrics(*v);
+    RegisterFixedPointCurveMetrics(*v);
     std::sort(v->begin(), v->end(),
               [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });
     return v;

@@ -50,6 +50,8 @@ void RegisterCurveMetrics(std::vector<MetricInfo>& out);
 void RegisterMultiCurveMetrics(std::vector<MetricInfo>& out);
 void RegisterCurveOutputMetrics(std::vector<MetricInfo>& out);
 void RegisterCalibrationMetrics(std::vector<MetricInfo>& out);
+void RegisterClassificationExtraMetrics(std::vector<MetricInfo>& out);
+void RegisterFixedPointCurveMetrics(std::vector<MetricInfo>& out);
 
 }  // namespace tally::metrics
 

@@ -82,6 +82,11 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
       in = {{"preds", scores.sigmoid()}, {"target", ml_target}};
       spec += absl::StrContains(m.name, "fbeta") ? "(num_labels=3, beta=2.0)" : "(num_labels=3)";
     }
+    if (absl::StrContains(m.name, "_at_")) {  // recall_at_fixed_precision & co.: min_precision & co.
+      std::string min = absl::StrCat("min_", m.name.substr(m.name.rfind('_') + 1), "=0.5");
+      spec = spec.back() == ')' ? absl::StrCat(spec.substr(0, spec.size() - 1), ", ", min, ")")
+                                : absl::StrCat(spec, "(", min, ")");
+    }
     std::vector<std::string> specs = {spec};
     if (m.domain == "curves") {  // the binned forms too
       std::string head = spec.back() == ')' ? spec.substr(0, spec.size() - 1) + ", " : spec + "(";

@@ -21,6 +21,12 @@ namespace {
 
 // SpecFor adds the arguments a metric requires.
 std::string SpecFor(const std::string& name) {
+  if (absl::StrContains(name, "_at_")) {  // recall_at_fixed_precision & co. require min_precision & co.
+    std::string min = absl::StrCat("min_", name.substr(name.rfind('_') + 1), "=0.5");
+    if (absl::StartsWith(name, "multiclass_")) return absl::StrCat(name, "(num_classes=3, ", min, ")");
+    if (absl::StartsWith(name, "multilabel_")) return absl::StrCat(name, "(num_labels=3, ", min, ")");
+    return absl::StrCat(name, "(", min, ")");
+  }
   if (absl::StartsWith(name, "multiclass_")) {
     return absl::StrCat(name, absl::StrContains(name, "fbeta") ? "(num_classes=3, beta=2.0)" : "(num_classes=3)");
   }

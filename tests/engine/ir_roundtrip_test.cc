@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/compiler.h"
@@ -412,6 +413,13 @@ std::vector<std::pair<std::string, dsl::Signature>> Candidates(const std::string
                            "beta=2.0, num_labels=3", "p=3.0", "threshold=0.5"}) {
     std::string text = *args ? absl::StrCat(name, "(", args, ")") : name;
     out.emplace_back(text, tools::DefaultSignature({text}));
+  }
+  if (absl::StrContains(name, "_at_")) {  // binary_recall_at_fixed_precision & co.: min_precision & co.
+    std::string min = absl::StrCat("min_", name.substr(name.rfind('_') + 1), "=0.5");
+    for (const char* num : {"", "num_classes=3, ", "num_labels=3, "}) {
+      std::string text = absl::StrCat(name, "(", num, min, ")");
+      out.emplace_back(text, tools::DefaultSignature({text}));
+    }
   }
   out.emplace_back(name, dsl::Signature{{"preds", ir::DType::kFloat32, {8, 3}}, {"target", ir::DType::kFloat32, {8, 3}}});
   return out;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/compiler.h"
@@ -493,6 +494,13 @@ TEST(ProgramTest, EveryRegisteredMetricUpdatesOnMeta) {
                              "beta=2.0, num_labels=3", "p=3.0", "threshold=0.5"}) {
       std::string text = *args ? absl::StrCat(info.name, "(", args, ")") : info.name;
       candidates.emplace_back(text, tools::DefaultSignature({text}));
+    }
+    if (absl::StrContains(info.name, "_at_")) {  // binary_recall_at_fixed_precision & co.: min_precision & co.
+      std::string min = absl::StrCat("min_", info.name.substr(info.name.rfind('_') + 1), "=0.5");
+      for (const char* num : {"", "num_classes=3, ", "num_labels=3, "}) {
+        std::string text = absl::StrCat(info.name, "(", num, min, ")");
+        candidates.emplace_back(text, tools::DefaultSignature({text}));
+      }
     }
     candidates.emplace_back(info.name, dsl::Signature{{"preds", ir::DType::kFloat32, {8, 3}},
                                                       {"target", ir::DType::kFloat32, {8, 3}}});

@@ -11,6 +11,12 @@ namespace tally::testing {
 
 std::string SpecFor(const metrics::MetricInfo& m) {
   const std::string& name = m.name;
+  if (absl::StrContains(name, "_at_")) {  // recall_at_fixed_precision & co. require min_precision & co.
+    std::string min = absl::StrCat("min_", name.substr(name.rfind('_') + 1), "=0.5");
+    if (absl::StartsWith(name, "multiclass_")) return absl::StrCat(name, "(num_classes=3, ", min, ")");
+    if (absl::StartsWith(name, "multilabel_")) return absl::StrCat(name, "(num_labels=3, ", min, ")");
+    return absl::StrCat(name, "(", min, ")");
+  }
   if (absl::StartsWith(name, "multiclass_")) {
     return absl::StrCat(name, absl::StrContains(name, "fbeta") ? "(num_classes=3, beta=2.0)" : "(num_classes=3)");
   }
