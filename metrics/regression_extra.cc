@@ -342,17 +342,18 @@ absl::StatusOr<Metric> BuildCriticalSuccessIndex(SpecArgs& args, const dsl::Sign
   // A 1-D input leaves no dim to sum over: torch.sum(x, dim=()) then sums
   // every element, so keep_sequence_dim=0 gives the scalar there (QUIRK).
   if (keep.has_value() && in.rank() == 1) keep.reset();
+  const int64_t keep_dim = keep.value_or(-1);  // -1: none
   std::vector<int64_t> dims;
   for (int64_t i = 0; i < in.rank(); ++i) {
-    if (!keep.has_value() || i != *keep) dims.push_back(i);
+    if (i != keep_dim) dims.push_back(i);
   }
   auto reduce = [&](Expr x) { return dsl::Sum(x, dims); };
   std::vector<int64_t> shape;
   Reducer reducer = Reducer::kSum;
-  if (keep.has_value() && *keep == 0) {
+  if (keep_dim == 0) {
     reducer = Reducer::kCat;  // one score per row
-  } else if (keep.has_value()) {
-    shape = {in.shape[*keep]};
+  } else if (keep_dim > 0) {
+    shape = {in.shape[keep_dim]};
   }
   State h = b.AddState("hits", DType::kInt64, shape, reducer);
   State m = b.AddState("misses", DType::kInt64, shape, reducer);
