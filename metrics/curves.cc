@@ -1,6 +1,6 @@
 // Threshold-free binary classification metrics: binary_auroc and
 // binary_average_precision (TorchMetrics 1.5 functional names and arguments:
-// thresholds, ignore_index; binary_auroc also max_fpr).
+// thresholds, ignore_index, validate_args; binary_auroc also max_fpr).
 //
 // Input: float `preds` (probabilities, or logits: any kept element outside
 // [0, 1] sigmoids the batch) and integer/bool `target` in {0, 1}, same shape
@@ -136,6 +136,8 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
       return args.InvalidArgument("max_fpr needs the thresholds list in ascending order");
     }
   }
+  // Accepted for compatibility: validation is always on, deferred to Compute.
+  TALLY_RETURN_IF_ERROR(args.GetBool("validate_args", true).status());
   MetricBuilder b(args.metric_name(), sig, device);
   BinaryInputs in;
   if (!ReadBinaryInputs(ignore_index, /*cast_f32=*/true, b, in)) return b.status();

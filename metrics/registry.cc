@@ -22,6 +22,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterCalibrationMetrics(*v);
     RegisterClassificationExtraMetrics(*v);
     RegisterFixedPointCurveMetrics(*v);
+    RegisterTaskWrappers(*v);  // last: it looks up the task metrics
     std::sort(v->begin(), v->end(),
               [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });
     return v;

@@ -52,6 +52,10 @@ void RegisterCurveOutputMetrics(std::vector<MetricInfo>& out);
 void RegisterCalibrationMetrics(std::vector<MetricInfo>& out);
 void RegisterClassificationExtraMetrics(std::vector<MetricInfo>& out);
 void RegisterFixedPointCurveMetrics(std::vector<MetricInfo>& out);
+// RegisterTaskWrappers adds TorchMetrics' task wrappers (accuracy(task=...),
+// auroc(task=...), ...; domain "task_wrapper"), each only once every task
+// metric it dispatches to is in `out`: it runs after all other domains.
+void RegisterTaskWrappers(std::vector<MetricInfo>& out);
 
 }  // namespace tally::metrics
 

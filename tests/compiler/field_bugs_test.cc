@@ -60,6 +60,33 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
   at::Tensor x = at::randn({n}, gen), y = x + at::randn({n}, gen), xm = at::randn({n, 3}, gen);
   int checked = 0;
   for (const auto& m : metrics::AllMetrics()) {
+    if (m.domain == "task_wrapper") {  // accuracy(task=...) & co.: each task it has, on that task's inputs
+      // The arguments TorchMetrics' wrappers require besides num_classes/num_labels.
+      std::string extra = absl::StrContains(m.name, "fbeta") ? ", beta=2.0" : "";
+      if (absl::StrContains(m.name, "_at_")) {  // recall_at_fixed_precision: min_precision
+        extra = absl::StrCat(", min_", m.name.substr(m.name.rfind('_') + 1), "=0.5");
+      }
+      struct TaskCase {
+        const char* task;
+        const char* args;
+        NamedTensors in;
+      };
+      const TaskCase tasks[] = {{"binary", "", {{"preds", probs}, {"target", labels}}},
+                                {"multiclass", ", num_classes=3", {{"preds", scores}, {"target", classes}}},
+                                {"multilabel", ", num_labels=3", {{"preds", scores.sigmoid()}, {"target", ml_target}}}};
+      for (const TaskCase& t : tasks) {
+        if (metrics::FindMetric(absl::StrCat(t.task, "_", m.name)) == nullptr) continue;  // a task it does not take
+        const std::string s = absl::StrCat(m.name, "(task=", t.task, t.args, extra, ")");
+        SCOPED_TRACE(s);
+        tools::EvalOptions opts;
+        opts.checked = true;
+        opts.batch_size = 5;
+        auto r = tools::Evaluate({s}, t.in, opts);
+        EXPECT_TRUE(r.ok()) << r.status();
+      }
+      ++checked;
+      continue;
+    }
     std::string spec = m.name;
     NamedTensors in;
     if (m.domain == "aggregation") {

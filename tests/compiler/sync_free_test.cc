@@ -37,9 +37,28 @@ std::string SpecFor(const std::string& name) {
   return name;
 }
 
+// WrapperSpecs lists task wrapper `m` (accuracy, auroc, ...) once per task
+// it has: SpecFor of the task metric, renamed, with `task` first
+// ("fbeta_score(task=binary, beta=2.0)").
+std::vector<std::string> WrapperSpecs(const metrics::MetricInfo& m) {
+  std::vector<std::string> out;
+  for (const std::string task : {"binary", "multiclass", "multilabel"}) {
+    const std::string metric = absl::StrCat(task, "_", m.name);
+    if (metrics::FindMetric(metric) == nullptr) continue;
+    std::string spec = SpecFor(metric).substr(task.size() + 1);
+    size_t paren = spec.find('(');
+    out.push_back(paren == std::string::npos
+                      ? absl::StrCat(spec, "(task=", task, ")")
+                      : absl::StrCat(spec.substr(0, paren + 1), "task=", task, ", ", spec.substr(paren + 1)));
+  }
+  return out;
+}
+
 // Specs is SpecFor and, for the threshold-free curves, their binned forms
-// (thresholds=5 and an unsorted list), whose update and finalize differ.
+// (thresholds=5 and an unsorted list), whose update and finalize differ; a
+// task wrapper once per task.
 std::vector<std::string> Specs(const metrics::MetricInfo& m) {
+  if (m.domain == "task_wrapper") return WrapperSpecs(m);
   std::string spec = SpecFor(m.name);
   if (m.domain != "curves") return {spec};
   auto with = [&](const std::string& arg) {
@@ -67,15 +86,20 @@ std::vector<NamedTensors> InputForms(const metrics::MetricInfo& m, const at::Ten
     return {{{"preds", at::empty({n}, f)}, {"target", at::empty({n}, f)}},
             {{"preds", at::empty({n, 3}, f)}, {"target", at::empty({n, 3}, f)}}};
   }
-  if (absl::StartsWith(m.name, "binary_")) {
-    return {{{"preds", at::empty({n}, f)}, {"target", at::empty({n}, l)}},
-            {{"preds", at::empty({n}, l)}, {"target", at::empty({n}, l)}}};
+  std::vector<NamedTensors> binary = {{{"preds", at::empty({n}, f)}, {"target", at::empty({n}, l)}},
+                                      {{"preds", at::empty({n}, l)}, {"target", at::empty({n}, l)}}};
+  std::vector<NamedTensors> multiclass = {{{"preds", at::empty({n, 3}, f)}, {"target", at::empty({n}, l)}},
+                                          {{"preds", at::empty({n}, l)}, {"target", at::empty({n}, l)}}};
+  std::vector<NamedTensors> multilabel = {{{"preds", at::empty({n, 3}, f)}, {"target", at::empty({n, 3}, l)}}};
+  if (absl::StartsWith(m.name, "binary_")) return binary;
+  if (absl::StartsWith(m.name, "multiclass_")) return multiclass;
+  if (m.domain == "task_wrapper") {  // every task's forms; each spec builds for its own
+    std::vector<NamedTensors> all = binary;
+    all.insert(all.end(), multiclass.begin(), multiclass.end());
+    all.insert(all.end(), multilabel.begin(), multilabel.end());
+    return all;
   }
-  if (absl::StartsWith(m.name, "multiclass_")) {
-    return {{{"preds", at::empty({n, 3}, f)}, {"target", at::empty({n}, l)}},
-            {{"preds", at::empty({n}, l)}, {"target", at::empty({n}, l)}}};
-  }
-  return {{{"preds", at::empty({n, 3}, f)}, {"target", at::empty({n, 3}, l)}}};
+  return multilabel;
 }
 
 // CompileFor builds `specs` for `inputs` (whose shapes and dtypes are what
@@ -124,12 +148,16 @@ TEST(SyncFree, EveryMetricUpdatesOnMeta) {
   int compiled = 0;
   for (const auto& m : metrics::AllMetrics()) {
     for (const std::string& spec : Specs(m)) {
+      int forms = 0;
       for (const NamedTensors& in : InputForms(m, meta)) {
         auto c = CompileFor({spec}, in, ir::Device{"meta"});
         if (!c.ok()) continue;  // this input form is not one the metric takes
         ExpectSyncFreeOnMeta({spec}, in);
         ++compiled;
+        ++forms;
       }
+      // A task wrapper's spec per task builds for that task's forms.
+      EXPECT_TRUE(m.domain != "task_wrapper" || forms > 0) << spec;
     }
   }
   EXPECT_GE(compiled, static_cast<int>(metrics::AllMetrics().size()));

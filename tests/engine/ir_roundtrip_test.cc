@@ -410,8 +410,13 @@ TEST(IrParserTest, GraphErrors) {
 std::vector<std::pair<std::string, dsl::Signature>> Candidates(const std::string& name) {
   std::vector<std::pair<std::string, dsl::Signature>> out;
   for (const char* args : {"", "num_classes=3", "num_labels=3", "beta=2.0", "beta=2.0, num_classes=3",
-                           "beta=2.0, num_labels=3", "p=3.0", "threshold=0.5"}) {
+                           "beta=2.0, num_labels=3", "p=3.0", "threshold=0.5", "task=binary",
+                           "task=multiclass, num_classes=3"}) {
     std::string text = *args ? absl::StrCat(name, "(", args, ")") : name;
+    out.emplace_back(text, tools::DefaultSignature({text}));
+  }
+  if (absl::StrContains(name, "_at_")) {  // recall_at_fixed_precision(task=binary) requires min_precision
+    std::string text = absl::StrCat(name, "(task=binary, min_", name.substr(name.rfind('_') + 1), "=0.5)");
     out.emplace_back(text, tools::DefaultSignature({text}));
   }
   if (absl::StrContains(name, "_at_")) {  // binary_recall_at_fixed_precision & co.: min_precision & co.

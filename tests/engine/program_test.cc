@@ -491,8 +491,14 @@ TEST(ProgramTest, EveryRegisteredMetricUpdatesOnMeta) {
     const int ran_before = ran;
     std::vector<std::pair<std::string, dsl::Signature>> candidates;
     for (const char* args : {"", "num_classes=3", "num_labels=3", "beta=2.0", "beta=2.0, num_classes=3",
-                             "beta=2.0, num_labels=3", "p=3.0", "threshold=0.5"}) {
+                             "beta=2.0, num_labels=3", "task=binary", "task=multiclass, num_classes=3",
+                             "p=3.0", "threshold=0.5"}) {
       std::string text = *args ? absl::StrCat(info.name, "(", args, ")") : info.name;
+      candidates.emplace_back(text, tools::DefaultSignature({text}));
+    }
+    if (absl::StrContains(info.name, "_at_")) {  // recall_at_fixed_precision(task=binary) requires min_precision
+      std::string text =
+          absl::StrCat(info.name, "(task=binary, min_", info.name.substr(info.name.rfind('_') + 1), "=0.5)");
       candidates.emplace_back(text, tools::DefaultSignature({text}));
     }
     if (absl::StrContains(info.name, "_at_")) {  // binary_recall_at_fixed_precision & co.: min_precision & co.

@@ -8,9 +8,26 @@
 #include "tools/tally/evaluate.h"
 
 namespace tally::testing {
+namespace {
+
+// WrapperSpec is the spec of task wrapper `m` (accuracy, auroc, ...) for
+// `task`: SpecFor of the task metric it dispatches to, renamed, with `task`
+// first ("fbeta_score(task=multiclass, num_classes=3, beta=2.0)"); empty if
+// no such task metric is registered (exact_match has no binary task).
+std::string WrapperSpec(const metrics::MetricInfo& m, const std::string& task) {
+  const metrics::MetricInfo* t = metrics::FindMetric(absl::StrCat(task, "_", m.name));
+  if (t == nullptr) return "";
+  std::string spec = SpecFor(*t).substr(task.size() + 1);
+  size_t paren = spec.find('(');
+  if (paren == std::string::npos) return absl::StrCat(spec, "(task=", task, ")");
+  return absl::StrCat(spec.substr(0, paren + 1), "task=", task, ", ", spec.substr(paren + 1));
+}
+
+}  // namespace
 
 std::string SpecFor(const metrics::MetricInfo& m) {
   const std::string& name = m.name;
+  if (m.domain == "task_wrapper") return WrapperSpec(m, "multiclass");
   if (absl::StrContains(name, "_at_")) {  // recall_at_fixed_precision & co. require min_precision & co.
     std::string min = absl::StrCat("min_", name.substr(name.rfind('_') + 1), "=0.5");
     if (absl::StartsWith(name, "multiclass_")) return absl::StrCat(name, "(num_classes=3, ", min, ")");
@@ -37,6 +54,14 @@ std::string WithArg(const std::string& spec, const std::string& arg) {
 
 std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
   std::vector<std::string> out = {SpecFor(m)};
+  if (m.domain == "task_wrapper") {  // the other tasks; a binned curve
+    for (const char* task : {"binary", "multilabel"}) {
+      if (std::string spec = WrapperSpec(m, task); !spec.empty()) out.push_back(spec);
+    }
+    const metrics::MetricInfo* mc = metrics::FindMetric(absl::StrCat("multiclass_", m.name));
+    if (mc != nullptr && mc->domain == "curves") out.push_back(WithArg(out[0], "thresholds=5"));
+    return out;
+  }
   if (m.domain == "curves") {
     out.push_back(WithArg(out[0], "thresholds=5"));
     out.push_back(WithArg(out[0], "thresholds=[0.7, 0.2, 0.5]"));
@@ -61,6 +86,9 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
 std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.domain == "aggregation") return {{"agg"}, {"agg_w"}, {"agg_nan"}};
   if (m.domain == "retrieval") return {{"ret"}, {"ret_bad"}};
+  // A task wrapper builds the task metric's program: one form per task (and
+  // the bad labels of one) suffice; the task metrics run every form.
+  if (m.domain == "task_wrapper") return {{"bin_p"}, {"mc_f"}, {"mc_bad"}, {"ml_f"}};
   if (m.name == "kl_divergence") return {{"prob"}};
   if (m.domain == "regression") return {{"reg1"}, {"reg2"}};
   if (absl::StartsWith(m.name, "binary_")) return {{"bin_f"}, {"bin_p"}, {"bin_i"}, {"bin_bad"}};

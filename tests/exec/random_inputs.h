@@ -24,12 +24,15 @@ struct Form {
   int64_t classes = 3;
 };
 
-// SpecFor adds the arguments a registered metric requires.
+// SpecFor adds the arguments a registered metric requires. A task wrapper
+// (accuracy, auroc, ...) gets task=multiclass and what its multiclass_ metric
+// requires: "accuracy(task=multiclass, num_classes=3)".
 std::string SpecFor(const metrics::MetricInfo& m);
 
 // SpecsFor is SpecFor followed by the variants the registry-wide tests also
 // run: for the threshold-free curves, the binned forms (thresholds=5 and an
-// unsorted list).
+// unsorted list); for a task wrapper, its binary and multilabel tasks (those
+// it has) and, over a curve, thresholds=5.
 std::vector<std::string> SpecsFor(const metrics::MetricInfo& m);
 
 // WithArg adds `arg` ("key=value") to a spec string.

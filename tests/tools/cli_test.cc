@@ -329,6 +329,55 @@ TEST_F(CliTest, TupleResultsAreNestedLists) {
   }
 }
 
+// Verifies TorchMetrics' task wrappers end to end: accuracy(task=binary) as
+// JSON, accuracy(task=multiclass) averaging micro like
+// multiclass_accuracy(average=micro), list-metrics showing them, inspect and
+// the demo data taking the inputs of the task, and a missing task as one
+// error line naming the metric and the argument.
+TEST_F(CliTest, TaskWrappers) {
+  WriteF32("wrap_preds", {6}, {0.2f, 0.8f, 0.6f, 0.4f, 0.9f, 0.1f});
+  WriteI64("wrap_target", {6}, {0, 1, 0, 0, 1, 1});
+  json results;
+  ASSERT_TRUE(ParseResults(RunTally({"eval", "--format", "json", "--metric", "accuracy(task=binary)", "--input",
+                                     In("preds", "wrap_preds"), "--input", In("target", "wrap_target")}),
+                           &results));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0]["metric"], "accuracy(task=binary)");
+  EXPECT_DOUBLE_EQ(results[0]["value"].get<double>(), 4.0 / 6.0);
+
+  // Argmax of the "preds" fixture: 1, 0, 2, 1 for targets 1, 0, 2, 0.
+  ASSERT_TRUE(ParseResults(RunTally({"eval", "--format", "json", "--metric", "accuracy(task=multiclass, num_classes=3)",
+                                     "--metric", "multiclass_accuracy(num_classes=3, average=micro)", "--metric",
+                                     "multiclass_accuracy(num_classes=3)", "--input", In("preds", "preds"),
+                                     "--input", In("target", "target"), "--batch-size", "3"}),
+                           &results));
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0]["metric"], "accuracy(task=multiclass, num_classes=3)");
+  EXPECT_DOUBLE_EQ(results[0]["value"].get<double>(), 0.75);
+  EXPECT_EQ(results[0]["value"], results[1]["value"]);
+  EXPECT_DOUBLE_EQ(results[2]["value"].get<double>(), (0.5 + 1.0 + 1.0) / 3.0);  // macro
+
+  Invocation list = RunTally({"list-metrics"});
+  ASSERT_EQ(list.exit_code, 0) << list;
+  EXPECT_THAT(list.out, HasSubstr("accuracy  (task_wrapper; inputs: preds, target)"));
+  EXPECT_THAT(list.out, HasSubstr("\nauroc  (task_wrapper"));
+  Invocation inspect = RunTally({"inspect", "--metric", "auroc(task=multilabel, num_labels=4)"});
+  EXPECT_EQ(inspect.exit_code, 0) << inspect;
+  Invocation demo = RunTally({"eval", "--metric", "f1_score(task=binary)"});
+  EXPECT_EQ(demo.exit_code, 0) << demo;
+  EXPECT_THAT(demo.out, HasSubstr("binary"));
+
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "accuracy", "--input", In("preds", "wrap_preds"),
+                                          "--input", In("target", "wrap_target")}),
+                                {"accuracy", "'task'"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "exact_match(task=binary)", "--input",
+                                          In("preds", "wrap_preds"), "--input", In("target", "wrap_target")}),
+                                {"exact_match", "'task'", "'multiclass', 'multilabel'"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "recall(task=multiclass, num_classes=3)", "--input",
+                                          In("preds", "preds"), "--input", In("target", "target_out_of_range")}),
+                                {"recall", "target"}));
+}
+
 // Verifies the spec errors: a malformed spec, an unknown metric, an unknown
 // argument, a bad argument value.
 TEST_F(CliTest, BadSpecs) {

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
@@ -21,6 +22,12 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
     if (info && info->domain != "classification" && info->domain != "curves") domain = info->domain;
     else if (absl::StartsWith(spec->name, "binary_")) domain = "binary";
     else if (absl::StartsWith(spec->name, "multilabel_")) domain = "multilabel";
+    // A task wrapper (accuracy(task=binary), ...) takes its task's inputs.
+    for (const auto& [k, v] : spec->args) {
+      if (k == "task" && std::holds_alternative<std::string>(v)) {
+        domain = absl::AsciiStrToLower(std::get<std::string>(v));
+      }
+    }
   }
   DemoData d;
   if (domain == "regression") {

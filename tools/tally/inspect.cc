@@ -1,5 +1,6 @@
 #include "tools/tally/inspect.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -29,6 +30,10 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
     for (const auto& [k, v] : spec->args) {
       if (k == "num_classes" && std::holds_alternative<int64_t>(v)) classes = std::get<int64_t>(v);
       if (k == "num_labels" && std::holds_alternative<int64_t>(v)) labels = std::get<int64_t>(v);
+      // A task wrapper (accuracy(task=multiclass, ...)) takes its task's inputs.
+      if (k == "task" && std::holds_alternative<std::string>(v)) {
+        domain = absl::AsciiStrToLower(std::get<std::string>(v));
+      }
     }
   }
   if (domain == "aggregation") return {{"value", ir::DType::kFloat32, {n}}};
