@@ -4,62 +4,103 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 
 namespace tally::tools {
 
-DemoData MakeDemoData(const std::vector<std::string>& specs) {
-  // A fixed generator keeps the demo's numbers stable across runs.
-  at::Generator gen = at::detail::createCPUGenerator(20261122);
-  const int64_t n = 64;
-  std::string domain = "multiclass";
+namespace {
+
+// DemoKind is the input form the demo data takes.
+struct DemoKind {
+  std::string domain = "multiclass";  // multiclass, binary, multilabel, regression, aggregation, retrieval
+  int64_t classes = 0;                // num_classes / num_labels the specs ask for (0: default)
+  bool rows = false;                  // regression as (N, d) positive rows (kl_divergence, cosine)
+};
+
+// KindOf reads what `specs` need: a task prefix or `task=` argument picks the
+// classification form (curves, calibration, hinge and ranking metrics
+// included), the registry domain the others; num_classes/num_labels size it.
+DemoKind KindOf(const std::vector<std::string>& specs) {
+  DemoKind k;
   for (const std::string& s : specs) {
     auto spec = metrics::ParseMetricSpec(s);
     if (!spec.ok()) continue;
     const metrics::MetricInfo* info = metrics::FindMetric(spec->name);
-    // Curves (auroc, roc, ...) take the classification inputs of their prefix.
-    if (info && info->domain != "classification" && info->domain != "curves") domain = info->domain;
-    else if (absl::StartsWith(spec->name, "binary_")) domain = "binary";
-    else if (absl::StartsWith(spec->name, "multilabel_")) domain = "multilabel";
-    // A task wrapper (accuracy(task=binary), ...) takes its task's inputs.
-    for (const auto& [k, v] : spec->args) {
-      if (k == "task" && std::holds_alternative<std::string>(v)) {
-        domain = absl::AsciiStrToLower(std::get<std::string>(v));
+    if (absl::StartsWith(spec->name, "binary_")) k.domain = "binary";
+    else if (absl::StartsWith(spec->name, "multilabel_")) k.domain = "multilabel";
+    else if (absl::StartsWith(spec->name, "multiclass_")) k.domain = "multiclass";
+    else if (info && (info->domain == "regression" || info->domain == "aggregation" || info->domain == "retrieval")) {
+      k.domain = info->domain;
+    }
+    if (spec->name == "kl_divergence" || spec->name == "cosine_similarity") k.rows = true;
+    for (const auto& [key, v] : spec->args) {
+      // A task wrapper (accuracy(task=binary), ...) takes its task's inputs.
+      if (key == "task" && std::holds_alternative<std::string>(v)) {
+        k.domain = absl::AsciiStrToLower(std::get<std::string>(v));
+      }
+      if ((key == "num_classes" || key == "num_labels") && std::holds_alternative<int64_t>(v)) {
+        int64_t c = std::get<int64_t>(v);
+        if (c >= 2 && c <= 1000) k.classes = c;
       }
     }
   }
+  return k;
+}
+
+}  // namespace
+
+DemoData MakeDemoData(const std::vector<std::string>& specs) {
+  // A fixed generator keeps the demo's numbers stable across runs.
+  at::Generator gen = at::detail::createCPUGenerator(20261122);
+  const int64_t n = 64;
+  const DemoKind kind = KindOf(specs);
   DemoData d;
-  if (domain == "regression") {
+  if (kind.domain == "regression" && kind.rows) {
+    at::Tensor target = at::rand({n, 4}, gen, at::kFloat) + 0.1;
+    at::Tensor preds = target + at::rand({n, 4}, gen, at::kFloat) * 0.2;
+    d.inputs = {{"preds", preds}, {"target", target}};
+    d.specs = {"kl_divergence"};
+    d.description = "64 rows of 4 positive weights";
+  } else if (kind.domain == "regression") {
     at::Tensor target = at::randn({n}, gen, at::kFloat) * 2 + 10;
     at::Tensor preds = target + at::randn({n}, gen, at::kFloat) * 0.5;
     d.inputs = {{"preds", preds}, {"target", target}};
     d.specs = {"mean_squared_error", "mean_absolute_error", "r2_score", "pearson_corrcoef"};
     d.description = "64 regression pairs";
-  } else if (domain == "aggregation") {
+  } else if (kind.domain == "aggregation") {
     d.inputs = {{"value", at::randn({n}, gen, at::kFloat)}};
     d.specs = {"mean", "sum", "max", "min"};
     d.description = "64 values";
-  } else if (domain == "binary") {
+  } else if (kind.domain == "retrieval") {
+    at::Tensor target = at::randint(0, 2, {n}, gen, at::kLong);
+    at::Tensor preds = target.to(at::kFloat) * 0.3 + at::rand({n}, gen, at::kFloat) * 0.7;
+    d.inputs = {{"preds", preds}, {"target", target}, {"indexes", at::arange(n, at::kLong).remainder(8)}};
+    d.specs = {"retrieval_recall(top_k=3)", "retrieval_reciprocal_rank", "retrieval_normalized_dcg"};
+    d.description = "8 queries of 8 documents";
+  } else if (kind.domain == "binary") {
     at::Tensor target = at::randint(0, 2, {n}, gen, at::kLong);
     at::Tensor preds = (target.to(at::kFloat) * 0.6 + at::rand({n}, gen, at::kFloat) * 0.4);
     d.inputs = {{"preds", preds}, {"target", target}};
     d.specs = {"binary_accuracy", "binary_f1_score"};
     d.description = "64 binary probabilities and labels";
-  } else if (domain == "multilabel") {
-    at::Tensor target = at::randint(0, 2, {n, 4}, gen, at::kLong);
-    at::Tensor preds = (target.to(at::kFloat) * 0.6 + at::rand({n, 4}, gen, at::kFloat) * 0.4);
+  } else if (kind.domain == "multilabel") {
+    const int64_t l = kind.classes > 0 ? kind.classes : 4;
+    at::Tensor target = at::randint(0, 2, {n, l}, gen, at::kLong);
+    at::Tensor preds = (target.to(at::kFloat) * 0.6 + at::rand({n, l}, gen, at::kFloat) * 0.4);
     d.inputs = {{"preds", preds}, {"target", target}};
     d.specs = {"multilabel_accuracy(num_labels=4)", "multilabel_f1_score(num_labels=4)"};
-    d.description = "64 rows of 4 labels";
+    d.description = absl::StrCat("64 rows of ", l, " labels");
   } else {
-    at::Tensor target = at::randint(0, 3, {n}, gen, at::kLong);
-    at::Tensor logits = at::randn({n, 3}, gen, at::kFloat);
+    const int64_t c = kind.classes > 0 ? kind.classes : 3;
+    at::Tensor target = at::randint(0, c, {n}, gen, at::kLong);
+    at::Tensor logits = at::randn({n, c}, gen, at::kFloat);
     logits.scatter_add_(1, target.unsqueeze(1), at::full({n, 1}, 1.5, at::kFloat));
     d.inputs = {{"preds", logits}, {"target", target}};
     d.specs = {"multiclass_accuracy(num_classes=3)", "multiclass_f1_score(num_classes=3, average=macro)",
                "multiclass_confusion_matrix(num_classes=3)"};
-    d.description = "64 rows of 3-class logits and labels";
+    d.description = absl::StrCat("64 rows of ", c, "-class logits and labels");
   }
   return d;
 }

@@ -16,9 +16,12 @@ struct DemoData {
   std::string description;
 };
 
-// MakeDemoData picks a data set that fits `specs`: 3-class logits and labels
-// for classification (the default), float pairs for regression, values for
-// aggregation, binary/multilabel probabilities for those metrics.
+// MakeDemoData picks a data set that fits `specs`: logits and labels for
+// multiclass (the default; 3 classes, or the specs' num_classes),
+// probabilities for binary and multilabel (4 labels, or num_labels), float
+// pairs for regression (positive rows for kl_divergence and
+// cosine_similarity), values for
+// aggregation, and 8 queries for retrieval.
 DemoData MakeDemoData(const std::vector<std::string>& specs);
 
 }  // namespace tally::tools
