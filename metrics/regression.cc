@@ -38,11 +38,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "engine/dsl/builder.h"
 #include "engine/status_macros.h"
 #include "metrics/registry.h"
 #include "metrics/regression_moments.h"
+#include "metrics/regression_operands.h"
 
 namespace tally::metrics {
 namespace {
@@ -60,44 +60,7 @@ constexpr double kR2Atol = 1e-4;
 // TorchMetrics' eps added to the denominator of spearman (reg/spearman.py).
 constexpr double kSpearmanEpsilon = 1e-6;
 
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-}
-
-// Operands are preds and target after the metadata checks, as declared.
-struct Operands {
-  Expr preds, target;
-  std::vector<int64_t> shape;  // the caller's shape of both
-  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-};
-
 Expr Float64(Expr x) { return dsl::Cast(x, DType::kFloat64); }
-
-// ReadOperands declares preds and target and checks from metadata what
-// TorchMetrics checks: the same shape, a numeric dtype, at least one dim and
-// at most `max_rank` (0: any). On failure the builder is poisoned.
-bool ReadOperands(MetricBuilder& b, int64_t max_rank, Operands& out) {
-  out.preds = b.Input("preds");
-  out.target = b.Input("target");
-  if (!b.ok()) return false;
-  const dsl::InputSpec* ps = b.FindInput("preds");
-  const dsl::InputSpec* ts = b.FindInput("target");
-  for (const dsl::InputSpec* s : {ps, ts}) {
-    if (s->dtype == DType::kBool) b.FailInput(s->name, "expected a numeric tensor, got bool");
-  }
-  if (ps->shape != ts->shape) {
-    b.FailInput("target", absl::StrCat("shape ", ShapeText(ts->shape), " does not match preds shape ",
-                                       ShapeText(ps->shape)));
-  }
-  int64_t rank = static_cast<int64_t>(ps->shape.size());
-  if (rank < 1 || (max_rank > 0 && rank > max_rank)) {
-    b.FailInput("preds", absl::StrCat("expected ", max_rank == 2 ? "shape [N] or [N, d]" : "at least one dim",
-                                      ", got shape ", ShapeText(ps->shape)));
-  }
-  if (!b.ok()) return false;
-  out.shape = ps->shape;
-  return true;
-}
 
 // Columns are (N) or (N, d) operands: d columns.
 struct Columns {
@@ -163,7 +126,7 @@ bool ReadBatchStats(MetricBuilder& b, Expr preds, Expr target, BatchStats& out) 
 // 1 needs (N) or (N, 1), d > 1 needs (N, d).
 bool ReadColumns(MetricBuilder& b, std::optional<int64_t> num_outputs, Columns& out) {
   Operands in;
-  if (!ReadOperands(b, 2, in)) return false;
+  if (!ReadOperands(b, in, 2)) return false;
   if (num_outputs.has_value()) {
     int64_t k = *num_outputs;
     bool ok = k == 1 ? in.rank() == 1 || in.shape[1] == 1 : in.rank() == 2 && in.shape[1] == k;
@@ -204,7 +167,7 @@ absl::StatusOr<Metric> BuildMeanError(ErrorKind kind, SpecArgs& args, const dsl:
   }
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
-  if (!ReadOperands(b, 0, in)) return b.status();
+  if (!ReadOperands(b, in)) return b.status();
   // num_outputs=1 flattens every element into one output (reg/mse.py,
   // reg/mae.py); num_outputs=d keeps the d columns of an (N, d) input.
   std::vector<int64_t> shape;
@@ -256,7 +219,7 @@ absl::StatusOr<Metric> BuildMeanAbsolutePercentageError(SpecArgs& args, const ds
                                                         const ir::Device& device) {
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
-  if (!ReadOperands(b, 0, in)) return b.status();
+  if (!ReadOperands(b, in)) return b.status();
   Expr p = dsl::Flatten(Float64(in.preds)), t = dsl::Flatten(Float64(in.target));
   Expr ratio = dsl::Abs(p - t) / dsl::Clamp(dsl::Abs(t), kMapeEpsilon, std::nullopt);
   State sum = b.AddState("sum_abs_per_error", DType::kFloat64, {}, Reducer::kSum);
@@ -415,7 +378,7 @@ absl::StatusOr<Metric> BuildCosineSimilarity(SpecArgs& args, const dsl::Signatur
   TALLY_ASSIGN_OR_RETURN(std::string reduction, args.GetEnum("reduction", {"sum", "mean", "none"}, "sum"));
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
-  if (!ReadOperands(b, 2, in)) return b.status();
+  if (!ReadOperands(b, in, 2)) return b.status();
   if (in.rank() != 2) {
     b.FailInput("preds", absl::StrCat("expected a 2-D tensor of shape [N, D], got shape ", ShapeText(in.shape)));
     return b.status();

@@ -41,11 +41,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "engine/dsl/builder.h"
 #include "engine/status_macros.h"
 #include "metrics/registry.h"
 #include "metrics/regression_moments.h"
+#include "metrics/regression_operands.h"
 
 namespace tally::metrics {
 namespace {
@@ -63,49 +63,7 @@ constexpr double kPercentEpsilon = 1.17e-06;
 // and 2 use their series (truncation < 1e-13 relative).
 constexpr double kTweedieSeriesBound = 0.01;
 
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-}
-
 Expr Float64(Expr x) { return dsl::Cast(x, DType::kFloat64); }
-
-// Operands are preds and target after the metadata checks.
-struct Operands {
-  Expr preds, target;
-  std::vector<int64_t> shape;
-  DType preds_dtype, target_dtype;
-  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-};
-
-// ReadOperands declares preds and target and checks, from metadata, the same
-// shape, numeric dtypes and at least one dim (`exact_rank` > 0: that rank;
-// `max_rank` > 0: at most that rank). On failure the builder is poisoned.
-bool ReadOperands(MetricBuilder& b, Operands& out, int64_t max_rank = 0, int64_t exact_rank = 0) {
-  out.preds = b.Input("preds");
-  out.target = b.Input("target");
-  if (!b.ok()) return false;
-  const dsl::InputSpec* ps = b.FindInput("preds");
-  const dsl::InputSpec* ts = b.FindInput("target");
-  for (const dsl::InputSpec* s : {ps, ts}) {
-    if (s->dtype == DType::kBool) b.FailInput(s->name, "expected a numeric tensor, got bool");
-  }
-  if (ps->shape != ts->shape) {
-    b.FailInput("target", absl::StrCat("shape ", ShapeText(ts->shape), " does not match preds shape ",
-                                       ShapeText(ps->shape)));
-  }
-  const int64_t rank = static_cast<int64_t>(ps->shape.size());
-  if (exact_rank > 0 && rank != exact_rank) {
-    b.FailInput("preds", absl::StrCat("expected a ", exact_rank, "-D tensor, got shape ", ShapeText(ps->shape)));
-  } else if (rank < 1 || (max_rank > 0 && rank > max_rank)) {
-    b.FailInput("preds", absl::StrCat("expected ", max_rank == 2 ? "shape [N] or [N, d]" : "at least one dim",
-                                      ", got shape ", ShapeText(ps->shape)));
-  }
-  if (!b.ok()) return false;
-  out.shape = ps->shape;
-  out.preds_dtype = ps->dtype;
-  out.target_dtype = ts->dtype;
-  return true;
-}
 
 // Log1p is log(1 + x) to a few ulps for small |x| (Goldberg's
 // log(u)·x/(u − 1) with u = 1 + x), +inf at +inf, NaN below −1.

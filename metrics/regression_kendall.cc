@@ -35,10 +35,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "engine/dsl/builder.h"
 #include "engine/status_macros.h"
 #include "metrics/registry.h"
+#include "metrics/regression_operands.h"
 
 namespace tally::metrics {
 namespace {
@@ -53,10 +53,6 @@ using ir::Reducer;
 constexpr int kLevels = 32;
 // A key above every parent·n + rank_y (n < 2^32: keys < 2^64 / 4).
 constexpr double kFarKey = 4.0e18;
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-}
 
 Expr F64(Expr x) { return dsl::Cast(x, DType::kFloat64); }
 Expr I64(Expr x) { return dsl::Cast(x, DType::kInt64); }
@@ -213,22 +209,12 @@ absl::StatusOr<Metric> BuildKendall(SpecArgs& args, const dsl::Signature& sig, c
   }
 
   MetricBuilder b(args.metric_name(), sig, device);
-  Expr preds = b.Input("preds"), target = b.Input("target");
-  if (!b.ok()) return b.status();
+  Operands in;
+  if (!ReadOperands(b, in, /*max_rank=*/2)) return b.status();
+  Expr preds = in.preds, target = in.target;
   const dsl::InputSpec* ps = b.FindInput("preds");
   const dsl::InputSpec* ts = b.FindInput("target");
-  for (const dsl::InputSpec* s : {ps, ts}) {
-    if (s->dtype == DType::kBool) b.FailInput(s->name, "expected a numeric tensor, got bool");
-  }
-  if (ps->shape != ts->shape) {
-    b.FailInput("target", absl::StrCat("shape ", ShapeText(ts->shape), " does not match preds shape ",
-                                       ShapeText(ps->shape)));
-  }
-  const int64_t rank = static_cast<int64_t>(ps->shape.size());
-  if (rank < 1 || rank > 2) {
-    b.FailInput("preds", absl::StrCat("expected shape [N] or [N, d], got shape ", ShapeText(ps->shape)));
-  }
-  if (!b.ok()) return b.status();
+  const int64_t rank = in.rank();
   const bool one_dim = rank == 1;
   const int64_t d = one_dim ? 1 : ps->shape[1];
   auto row_dtype = [](const dsl::InputSpec* s) { return s->dtype == DType::kFloat32 ? DType::kFloat32 : DType::kFloat64; };
