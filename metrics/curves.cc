@@ -125,14 +125,16 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
                                               const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Thresholds th, ReadThresholds(args));
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> ignore_index, args.GetOptionalInt("ignore_index"));
-  std::optional<double> max_fpr;
+  // The partial-AUC bound; 0 is the whole curve (a plain double: GCC 12 sees
+  // an optional's payload as maybe-uninitialized here).
+  double max_fpr = 0;
   if (kind == Curve::kAuroc) {
-    TALLY_ASSIGN_OR_RETURN(max_fpr, args.GetOptionalDouble("max_fpr"));
-    if (max_fpr && !(*max_fpr > 0 && *max_fpr <= 1)) {
-      return args.InvalidArgument(absl::StrCat("max_fpr must be a float in (0, 1], got ", *max_fpr));
+    TALLY_ASSIGN_OR_RETURN(std::optional<double> bound, args.GetOptionalDouble("max_fpr"));
+    if (bound && !(*bound > 0 && *bound <= 1)) {
+      return args.InvalidArgument(absl::StrCat("max_fpr must be a float in (0, 1], got ", *bound));
     }
-    if (max_fpr == 1.0) max_fpr.reset();  // the whole curve
-    if (max_fpr && !std::is_sorted(th.values.begin(), th.values.end())) {
+    if (bound && *bound < 1.0) max_fpr = *bound;  // 1.0 is the whole curve
+    if (max_fpr > 0 && !std::is_sorted(th.values.begin(), th.values.end())) {
       return args.InvalidArgument("max_fpr needs the thresholds list in ascending order");
     }
   }
@@ -161,7 +163,7 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
       Expr n_neg = dsl::Cast(dsl::Sum(dsl::Cast(neg, DType::kInt64)), DType::kFloat64);
       Expr below = dsl::SearchSorted(neg_sorted, s) + dsl::SearchSorted(neg_sorted, s, /*right=*/true);
       Expr u = dsl::Sum(dsl::Where(pos, dsl::Cast(below, DType::kFloat64), 0.0)) * 0.5;
-      Expr auc = max_fpr ? ExactPartialAuc(neg_sorted, pos_sorted, n_pos, n_neg, *max_fpr)
+      Expr auc = max_fpr > 0 ? ExactPartialAuc(neg_sorted, pos_sorted, n_pos, n_neg, max_fpr)
                          : dsl::SafeDiv(u, n_pos * n_neg);
       // No kept element: TorchMetrics' _binary_clf_curve raises (IndexError).
       b.Output(dsl::Cast(dsl::Where(n_pos + n_neg == 0.0, NAN, auc), DType::kFloat32));
@@ -202,7 +204,7 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
     Pairs(fpr, n, &f0, &f1);
     Pairs(tpr, n, &t0, &t1);
     Expr auc = dsl::Sum((f0 - f1) * (t0 + t1)) * 0.5;
-    if (max_fpr) auc = BinnedPartialAuc(fpr, tpr, n, auc, *max_fpr);
+    if (max_fpr > 0) auc = BinnedPartialAuc(fpr, tpr, n, auc, max_fpr);
     b.Output(dsl::Cast(auc, DType::kFloat32));
   } else {
     Expr precision = dsl::SafeDiv(tp, tp + fp, 1.0);
