@@ -409,7 +409,10 @@ void SegmentScan(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   for (size_t i = 2; i < n.inputs().size(); ++i) starts = starts.logical_or(SegmentStarts(in[i]));
   at::Tensor gid = at::cumsum(starts.to(at::kLong), 0) - 1;
   at::Tensor c = at::cumsum(x, 0);
-  at::Tensor before = at::where(starts, c - x, at::zeros({}, x.options()));
+  // Rows along dim 0: a [N] mask selects whole rows of an [N, ...] x.
+  std::vector<int64_t> row_shape(x.dim(), 1);
+  row_shape[0] = -1;
+  at::Tensor before = at::where(starts.view(row_shape), c - x, at::zeros({}, x.options()));
   at::Tensor base = at::zeros_like(x).index_add_(0, gid, before);
   out[0] = c - base.index_select(0, gid);
   out[1] = at::zeros_like(x).index_add_(0, gid, x).index_select(0, gid);

@@ -232,6 +232,7 @@ std::vector<Sample> Samples() {
   s.push_back({"segment_scan", "segment_scan", {"f64[N]", "i64[N]"}, {}});
   s.push_back({"segment_scan/bool", "segment_scan", {"i1[N]", "i64[N]"}, {}});
   s.push_back({"segment_scan/ties", "segment_scan", {"f64[N]", "i64[N]", "f32[N]"}, {}});
+  s.push_back({"segment_scan/rows", "segment_scan", {"f64[N,3]", "i64[N]"}, {}});  // rows along dim 0
   s.push_back({"count_invalid", "count_invalid", {"i64[N]"}, {}});
   s.push_back({"count_invalid/f32_ignore", "count_invalid", {"f32[N]"}, {{"ignore_index", int64_t{-1}}}});
   s.push_back({"retrieval_score", "retrieval_score", {"i64[N]", "f32[N]", "i64[N]"},

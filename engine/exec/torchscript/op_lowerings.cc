@@ -560,15 +560,19 @@ Result SegmentSort(LowerCtx& c, const ir::Node& n, const Values& in) {
 }
 Result SegmentScan(LowerCtx& c, const ir::Node& n, const Values& in) {
   Value* x = ir::IsFloating(n.inputs()[0]->type().dtype) ? in[0] : c.As(in[0], n.inputs()[0]->type().dtype, c10::kLong);
+  const int64_t rank = n.inputs()[0]->type().rank();
   auto scan = [&](bool total_result) {
-    return [&c, &in, x, total_result]() -> Value* {
+    return [&c, &in, x, total_result, rank]() -> Value* {
       Value* starts = SegmentStarts(c, in[1]);
       for (size_t i = 2; i < in.size(); ++i) starts = c.Call(A("logical_or"), {starts, SegmentStarts(c, in[i])});
+      // Rows along dim 0: a [N] mask selects whole rows of an [N, ...] x.
+      Value* row_starts = starts;
+      for (int64_t d = 1; d < rank; ++d) row_starts = c.Call(A("unsqueeze"), {row_starts, d});
       Value* gid = c.Call(A("sub"), {c.Call(A("cumsum"), {c.As(starts, ir::DType::kBool, c10::kLong), 0}), 1});
       Value* zero = c.Call(A("zeros_like"), {x});
       if (total_result) return c.Call(A("index_select"), {c.Call(A("index_add"), {zero, 0, gid, x}), 0, gid});
       Value* cum = c.Call(A("cumsum"), {x, 0});
-      Value* before = c.Call(A("where"), {starts, c.Call(A("sub"), {cum, x}), zero});
+      Value* before = c.Call(A("where"), {row_starts, c.Call(A("sub"), {cum, x}), zero});
       Value* base = c.Call(A("index_add"), {zero, 0, gid, before});
       return c.Call(A("sub"), {cum, c.Call(A("index_select"), {base, 0, gid})});
     };
