@@ -16,6 +16,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterRegressionKendallMetrics(*v);
     RegisterClassificationMetrics(*v);
     RegisterRetrievalMetrics(*v);
+    RegisterRetrievalCurveMetrics(*v);
     RegisterCurveMetrics(*v);
     RegisterMultiCurveMetrics(*v);
     RegisterCurveOutputMetrics(*v);

@@ -46,6 +46,7 @@ void RegisterRegressionExtraMetrics(std::vector<MetricInfo>& out);
 void RegisterRegressionKendallMetrics(std::vector<MetricInfo>& out);
 void RegisterClassificationMetrics(std::vector<MetricInfo>& out);
 void RegisterRetrievalMetrics(std::vector<MetricInfo>& out);
+void RegisterRetrievalCurveMetrics(std::vector<MetricInfo>& out);
 void RegisterCurveMetrics(std::vector<MetricInfo>& out);
 void RegisterMultiCurveMetrics(std::vector<MetricInfo>& out);
 void RegisterCurveOutputMetrics(std::vector<MetricInfo>& out);

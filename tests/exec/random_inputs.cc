@@ -76,6 +76,11 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
     out.push_back(WithArg(out[0], "t_test=true"));
     out.push_back(WithArg(out[0], "variant=c"));
   }
+  if (m.name == "retrieval_precision_recall_curve") {  // a fixed K (no host read); adaptive_k, median
+    out.push_back(WithArg(out[0], "max_k=3"));
+    out.push_back(WithArg(out[0], "max_k=4, adaptive_k=true, aggregation=median, empty_target_action=pos"));
+  }
+  if (m.name == "retrieval_recall_at_fixed_precision") out.push_back(WithArg(out[0], "max_k=3, adaptive_k=true"));
   if (m.name == "binary_auroc") {  // max_fpr: the exact finalize sorts and cumsums
     out.push_back(WithArg(out[0], "max_fpr=0.3"));
     out.push_back(WithArg(out[0], "max_fpr=0.3, thresholds=5"));
