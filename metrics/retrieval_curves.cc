@@ -4,7 +4,8 @@
 //                                    ignore_index, aggregation)
 //     -> (precision f32[K], recall f32[K], top_k i64[K])
 //   retrieval_recall_at_fixed_precision(min_precision, max_k, adaptive_k,
-//                                       empty_target_action, ignore_index)
+//                                       empty_target_action, ignore_index,
+//                                       aggregation)
 //     -> (recall f32[], best_k i64[])
 // with the class semantics: rows grouped by indexes (ignore_index rows
 // dropped), each query's curve for k = 1..K (K = max_k, or the largest
@@ -26,6 +27,9 @@
 // query's curve sits at its last row, so there is no host loop over queries.
 // With max_k given, finalize has no data-dependent shape; with max_k=None,
 // K is read from the data (masked_select, marked by `tally inspect`).
+// Finalize holds a few [N, K] float64 matrices (N rows, not queries: the
+// price of keeping the query count out of the shapes), so a large K over
+// many rows costs memory: about 100 bytes per row and position.
 //
 // Values are float32 like TorchMetrics': each query's curve is rounded to
 // float32 (exactly TorchMetrics' float32 divisions), the mean is summed in
@@ -82,9 +86,9 @@ absl::StatusOr<Args> ReadArgs(Kind kind, SpecArgs& args) {
   TALLY_ASSIGN_OR_RETURN(a.adaptive_k, args.GetBool("adaptive_k", false));
   TALLY_ASSIGN_OR_RETURN(a.action, args.GetEnum("empty_target_action", {"neg", "pos", "skip", "error"}, "neg"));
   TALLY_ASSIGN_OR_RETURN(a.ignore_index, args.GetOptionalInt("ignore_index"));
-  if (kind == Kind::kCurve) {
-    TALLY_ASSIGN_OR_RETURN(a.aggregation, args.GetEnum("aggregation", {"mean", "median", "min", "max"}, "mean"));
-  }
+  // RetrievalRecallAtFixedPrecision passes its **kwargs on to
+  // RetrievalPrecisionRecallCurve.__init__, so it takes `aggregation` too.
+  TALLY_ASSIGN_OR_RETURN(a.aggregation, args.GetEnum("aggregation", {"mean", "median", "min", "max"}, "mean"));
   return a;
 }
 

@@ -116,9 +116,11 @@ def main():
     def add_rafp(name, ins, idx, preds, target, min_precision, **kw):
         args = {"min_precision": min_precision}
         args.update({k: v for k, v in kw.items() if v is not None and not (k, v) in
-                     [("adaptive_k", False), ("empty_target_action", "neg")]})
+                     [("adaptive_k", False), ("empty_target_action", "neg"), ("aggregation", "mean")]})
+        # rule: RetrievalRecallAtFixedPrecision passes **kwargs (aggregation) on to RetrievalPrecisionRecallCurve
+        #       -- src/torchmetrics/retrieval/precision_recall_curve.py
         c = curve(idx, preds, target, kw.get("max_k"), kw.get("adaptive_k", False),
-                  kw.get("empty_target_action", "neg"), kw.get("ignore_index"))
+                  kw.get("empty_target_action", "neg"), kw.get("ignore_index"), kw.get("aggregation", "mean"))
         r, k = recall_at_fixed_precision(*c, min_precision)
         S.add(name, g.spec("retrieval_recall_at_fixed_precision", args), ins, 0.0, SRC)
         S.cases[-1]["expected"] = [g._expected(r), int(k)]
@@ -198,6 +200,10 @@ def main():
                  empty_target_action="skip")
         add_rafp(f"rafp_{mp}_tied_pos", TIED, idx, tied, ttied, mp, empty_target_action="pos")
         add_rafp(f"rafp_{mp}_ignore_index", IGN, idx, distinct, tign, mp, max_k=10, ignore_index=-1)
+    for agg in ["median", "min", "max"]:
+        add_rafp(f"rafp_0.3_{agg}", D, idx, distinct, target, 0.3, aggregation=agg)
+        add_rafp(f"rafp_0.5_{agg}_k5_skip", D, idx, distinct, target, 0.5, max_k=5, empty_target_action="skip",
+                 aggregation=agg)
     r, k = add_rafp("rafp_docstring_example", inputs(ie, pe, te, tdt="bool"), ie, pe, te, 0.8)
     assert (r, k) == (0.5, 1)
     # Precision exactly at min_precision (0.5 at k = 2 and 4), a recall plateau (ties to the larger k), none

@@ -128,6 +128,8 @@ TEST(RetrievalCurves, HandComputedValues) {
        "[1.0, 4]"},
       {"retrieval_recall_at_fixed_precision(min_precision=0.9, max_k=3)", Three, "[0.0, 3]"},
       {"retrieval_recall_at_fixed_precision(min_precision=0.5, max_k=3)", Three, "[0.5, 1]"},
+      // aggregation reaches the curve through the class's **kwargs: max precision [1, 0.5], recall [1, 1].
+      {"retrieval_recall_at_fixed_precision(min_precision=0.5, max_k=2, aggregation=max)", Three, "[1.0, 2]"},
   };
   for (const Case& c : cases) {
     for (int64_t batch : {0, 1, 2, 3, 7}) {
@@ -208,7 +210,8 @@ TEST(RetrievalCurves, BadArguments) {
       {"retrieval_precision_recall_curve(top_k=2)", "top_k"},
       {"retrieval_recall_at_fixed_precision(min_precision=1.5)", "min_precision must be a float in [0, 1]"},
       {"retrieval_recall_at_fixed_precision(min_precision=1)", "min_precision must be a float in [0, 1]"},
-      {"retrieval_recall_at_fixed_precision(aggregation=max)", "aggregation"},
+      {"retrieval_recall_at_fixed_precision(aggregation=sum)", "aggregation"},
+      {"retrieval_recall_at_fixed_precision(top_k=3)", "top_k"},
       {"retrieval_recall_at_fixed_precision(max_k=-2)", "max_k"},
   };
   for (const auto& [spec, what] : cases) {
