@@ -150,11 +150,15 @@ TEST_F(WorldSizeCli, ErrorsUnderWorldSizeAreTheOneProcessLine) {
   // process prints, with a non-zero exit.
   std::vector<float> scores(12, 0.25f);
   std::vector<int64_t> labels = {1, 0, 5, 2};
+  std::vector<int64_t> good_labels = {1, 0, 2, 2};
   Write("bad_preds", io::NpyDType::kFloat32, {4, 3}, scores.data(), scores.size() * 4);
   Write("bad_target", io::NpyDType::kInt64, {4}, labels.data(), labels.size() * 8);
+  Write("good_target", io::NpyDType::kInt64, {4}, good_labels.data(), good_labels.size() * 8);
   const std::vector<std::vector<std::string>> cases = {
       {"eval", "--metric", "multiclass_accuracy(num_classes=3, frobnicate=1)"},
-      {"eval", "--metric", "multiclass_accuracy(num_classes=4)"},
+      // 3-class scores for num_classes=4 (the demo data would fit 4 classes).
+      {"eval", "--metric", "multiclass_accuracy(num_classes=4)", "--input", "preds=" + Path("bad_preds"), "--input",
+       "target=" + Path("good_target")},
       {"eval", "--metric", "multiclass_accuracy(num_classes=3)", "--input", "preds=" + Path("bad_preds"), "--input",
        "target=" + Path("bad_target")},
   };
