@@ -28,6 +28,7 @@
 #include "engine/dsl/builder.h"
 #include "engine/status_macros.h"
 #include "metrics/registry.h"
+#include "metrics/retrieval_rows.h"
 
 namespace tally::metrics {
 namespace {
@@ -84,52 +85,20 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
   TALLY_ASSIGN_OR_RETURN(std::string aggregation,
                          args.GetEnum("aggregation", {"mean", "median", "min", "max"}, "mean"));
 
-  MetricBuilder b(args.metric_name(), sig, device);
-  Expr indexes = b.Input("indexes");
-  Expr preds = b.Input("preds");
-  Expr target = b.Input("target");
-  if (!b.ok()) return b.status();
-  for (const auto& [name, e] : {std::pair<std::string, Expr>{"indexes", indexes}, {"preds", preds}, {"target", target}}) {
-    if (e.rank() != 1) b.FailInput(name, absl::StrCat("expected a 1-D tensor, got shape ", e.type().ShapeString()));
-  }
-  if (!ir::IsFloating(preds.dtype())) b.FailInput("preds", "expected a floating point tensor");
-  if (indexes.dtype() != DType::kInt64 && indexes.dtype() != DType::kInt32) {
-    b.FailInput("indexes", "expected an integer tensor (int64)");
-  }
-  if (!b.ok()) return b.status();
-
-  // TorchMetrics ranks float32 preds (preds.float()) and takes bool, integer
-  // or float targets; relevance must be 0/1 except for normalized_dcg, whose
-  // graded relevance must be >= 0. The states keep the rows as given (the
-  // target as i64, or f64 when it is floating), so that every metric of a
-  // collection shares them and the update is three appends and nothing else.
-  // The rows are kept whole anyway, so the value check of the targets runs
-  // over the states in finalize (count_invalid, then assert_zero: one host
-  // read that `inspect` marks) rather than over every batch.
-  ir::AttrMap check_attrs;
+  // Relevance must be 0/1 except for normalized_dcg, whose graded relevance
+  // must be >= 0 (checked over the states in finalize, see retrieval_rows.h).
   ir::AttrMap score_attrs = {{"metric", std::string(MetricAttr(kind))},
                              {"empty_target_action", action},
                              {"adaptive_k", adaptive_k}};
-  if (ignore_index.has_value()) {
-    check_attrs["ignore_index"] = *ignore_index;
-    score_attrs["ignore_index"] = *ignore_index;
-  }
+  if (ignore_index.has_value()) score_attrs["ignore_index"] = *ignore_index;
   if (top_k.has_value()) score_attrs["top_k"] = *top_k;
   if (aggregation != "mean") score_attrs["aggregation"] = aggregation;
-  const DType target_dtype = ir::IsFloating(target.dtype()) ? DType::kFloat64 : DType::kInt64;
-  auto idx_rows = b.AddState("indexes", DType::kInt64, {}, Reducer::kCat);
-  auto preds_rows = b.AddState("preds", DType::kFloat32, {}, Reducer::kCat);
-  auto target_rows = b.AddState("target", target_dtype, {}, Reducer::kCat);
-  b.Accumulate(idx_rows, dsl::Cast(indexes, DType::kInt64));
-  b.Accumulate(preds_rows, dsl::Cast(preds, DType::kFloat32));
-  b.Accumulate(target_rows, dsl::Cast(target, target_dtype));
-
-  std::vector<Expr> invalid = b.OpN("count_invalid", {b.Read(target_rows)}, check_attrs);  // (not 0/1, negative)
-  std::vector<Expr> s = b.OpN("segment_sort", {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)}, {});
+  MetricBuilder b(args.metric_name(), sig, device);
+  SortedRows rows;
+  if (!ReadRetrievalRows(b, ignore_index, rows)) return b.status();
+  std::vector<Expr> score = b.OpN("retrieval_score", {rows.keys, rows.preds, rows.target}, score_attrs);
   if (!b.ok()) return b.status();
-  std::vector<Expr> score = b.OpN("retrieval_score", {s[0], s[1], s[2]}, score_attrs);
-  if (!b.ok()) return b.status();
-  Expr value = b.Op("assert_zero", {invalid[kind == Kind::kNdcg ? 1 : 0], score[0]},
+  Expr value = b.Op("assert_zero", {kind == Kind::kNdcg ? rows.negative : rows.not_binary, score[0]},
                     {{"message", absl::StrCat(args.metric_name(), ": target: {n} ",
                                               kind == Kind::kNdcg ? "negative relevance values"
                                                                   : "values outside {0, 1}")}});

@@ -47,6 +47,7 @@
 #include "engine/dsl/builder.h"
 #include "engine/status_macros.h"
 #include "metrics/registry.h"
+#include "metrics/retrieval_rows.h"
 
 namespace tally::metrics {
 namespace {
@@ -96,36 +97,11 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
   TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(kind, args));
 
   MetricBuilder b(args.metric_name(), sig, device);
-  Expr indexes = b.Input("indexes");
-  Expr preds = b.Input("preds");
-  Expr target = b.Input("target");
-  if (!b.ok()) return b.status();
-  for (const auto& [name, e] :
-       {std::pair<std::string, Expr>{"indexes", indexes}, {"preds", preds}, {"target", target}}) {
-    if (e.rank() != 1) b.FailInput(name, absl::StrCat("expected a 1-D tensor, got shape ", e.type().ShapeString()));
-  }
-  if (!ir::IsFloating(preds.dtype())) b.FailInput("preds", "expected a floating point tensor");
-  if (indexes.dtype() != DType::kInt64 && indexes.dtype() != DType::kInt32) {
-    b.FailInput("indexes", "expected an integer tensor (int64)");
-  }
-  if (!b.ok()) return b.status();
-
   // The same states as the other retrieval metrics (shared in a collection).
-  const DType target_dtype = ir::IsFloating(target.dtype()) ? DType::kFloat64 : DType::kInt64;
-  auto idx_rows = b.AddState("indexes", DType::kInt64, {}, Reducer::kCat);
-  auto preds_rows = b.AddState("preds", DType::kFloat32, {}, Reducer::kCat);
-  auto target_rows = b.AddState("target", target_dtype, {}, Reducer::kCat);
-  b.Accumulate(idx_rows, dsl::Cast(indexes, DType::kInt64));
-  b.Accumulate(preds_rows, dsl::Cast(preds, DType::kFloat32));
-  b.Accumulate(target_rows, dsl::Cast(target, target_dtype));
-
-  ir::AttrMap check_attrs;
-  if (a.ignore_index.has_value()) check_attrs["ignore_index"] = *a.ignore_index;
-  std::vector<Expr> invalid = b.OpN("count_invalid", {b.Read(target_rows)}, check_attrs);
-  std::vector<Expr> s = b.OpN("segment_sort", {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)}, {});
-  if (!b.ok()) return b.status();
-  Expr keys = s[0];
-  Expr t = dsl::Cast(s[2], DType::kFloat64);
+  SortedRows sorted;
+  if (!ReadRetrievalRows(b, a.ignore_index, sorted)) return b.status();
+  Expr keys = sorted.keys;
+  Expr t = dsl::Cast(sorted.target, DType::kFloat64);
   auto scan = [&](Expr x) {
     std::vector<Expr> r = b.OpN("segment_scan", {x, keys}, {});
     return r.size() == 2 ? std::make_pair(r[0], r[1]) : std::make_pair(Expr(), Expr());
@@ -205,7 +181,7 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
   // The value checks, then (error) the queries without positives, gate the
   // result: the first part carries them.
   auto checked = [&](Expr value) {
-    Expr out = b.Op("assert_zero", {invalid[0], value},
+    Expr out = b.Op("assert_zero", {sorted.not_binary, value},
                     {{"message", absl::StrCat(args.metric_name(), ": target: {n} values outside {0, 1}")}});
     if (a.action == "error") {
       out = b.Op("assert_zero", {dsl::Sum(dsl::Cast(exists && empty, DType::kInt64)), out},
