@@ -260,35 +260,25 @@ Expr Stack(const std::vector<Expr>& cols) {
   return out;
 }
 
-Expr StatScores(Task task, const Counts& c, const std::string& average) {
+// StatScores stacks tp, fp, tn, fn and support as [..., 5] and averages
+// over the classes: counts [K] give [5] ([K, 5] for none), samplewise counts
+// [M, K] give [M, 5] ([M, K, 5]); binary counts are stacked as they are.
+Expr StatScores(Task task, const Counts& c, const std::string& average, bool samplewise) {
   Expr res = Stack({c.tp, c.fp, c.tn, c.fn, c.tp + c.fn});
   if (task == Task::kBinary || average == "none") return res;
-  if (average == "micro") return dsl::Sum(res, {0});
+  const int64_t classes = samplewise ? 1 : 0;  // the dim that holds the classes
+  if (average == "micro") return dsl::Sum(res, {classes});
   Expr resf = ToF64(res);
   if (average == "macro") {
-    return dsl::Sum(resf, {0}) / static_cast<double>(res.type().shape[0].size);
+    return dsl::Sum(resf, {classes}) / static_cast<double>(res.type().shape[classes].size);
   }
-  // weighted: a plain division, NaN when there is no support (as in TorchMetrics).
-  Expr w = ToF64(c.tp + c.fn);
-  return dsl::Sum(resf * dsl::Unsqueeze(w / dsl::Sum(w), -1), {0});
-}
-
-// SamplewiseStatScores is StatScores over [M] (binary) or [M, K] counts:
-// [M, 5], or [M, K, 5] for average=none.
-Expr SamplewiseStatScores(Task task, const Counts& c, const std::string& average) {
-  Expr res = Stack({c.tp, c.fp, c.tn, c.fn, c.tp + c.fn});
-  if (task == Task::kBinary || average == "none") return res;
-  if (average == "micro") return dsl::Sum(res, {1});
-  Expr resf = ToF64(res);
-  if (average == "macro") {
-    return dsl::Sum(resf, {1}) / static_cast<double>(res.type().shape[1].size);
-  }
-  // weighted: multiclass weighs each sample's classes by their share of the
+  // weighted: a plain division, NaN when there is no support (as in
+  // TorchMetrics). Samplewise multiclass weighs each sample's classes by the
   // sample's support; multilabel divides by the support of every sample and
   // label together (TorchMetrics' _multilabel_stat_scores_compute).
   Expr w = ToF64(c.tp + c.fn);
-  Expr total = task == Task::kMulticlass ? dsl::Sum(w, {-1}, /*keepdim=*/true) : dsl::Sum(w);
-  return dsl::Sum(resf * dsl::Unsqueeze(w / total, -1), {1});
+  Expr total = samplewise && task == Task::kMulticlass ? dsl::Sum(w, {-1}, /*keepdim=*/true) : dsl::Sum(w);
+  return dsl::Sum(resf * dsl::Unsqueeze(w / total, -1), {classes});
 }
 
 Expr NormalizeConfmat(Expr cm, const std::string& normalize) {
@@ -398,7 +388,7 @@ void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
     counts = FromConfmat(task, b.Read(cm));
   }
   if (kind == Kind::kStatScores) {
-    b.Output(a.samplewise ? SamplewiseStatScores(task, counts, a.average) : StatScores(task, counts, a.average));
+    b.Output(StatScores(task, counts, a.average, a.samplewise));
     return;
   }
   Counts c = Map(counts, ToF64);
