@@ -266,7 +266,8 @@ void ScoreAll(const int64_t* keys, const P* preds, const T* target, int64_t n, c
   double sum = 0, count = 0;
   int64_t empty = 0;
   const bool skip = o.action == "skip" || o.action == "error";
-  std::vector<double> kept;  // the scores `aggregation` reads, in query order
+  const bool mean_only = o.aggregation == "mean";
+  std::vector<double> kept;  // the scores median/min/max read, in query order
   for (int64_t q = 0; q < queries; ++q) {
     if (outcomes[q] == Outcome::kAbsent) continue;
     double v = scores[q];
@@ -277,10 +278,10 @@ void ScoreAll(const int64_t* keys, const P* preds, const T* target, int64_t n, c
     }
     sum += v;
     count += 1;
-    kept.push_back(v);
+    if (!mean_only) kept.push_back(v);
   }
   *empties = empty;
-  if (o.aggregation == "mean" || kept.empty()) {
+  if (mean_only || kept.empty()) {
     *mean = SafeDiv(sum, count);
     return;
   }
