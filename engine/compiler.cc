@@ -1,10 +1,12 @@
 #include "engine/compiler.h"
 
+#include "engine/state_budget.h"
 #include "engine/status_macros.h"
 #include "passes/canonicalize.h"
 #include "passes/cse.h"
 #include "passes/eliminate_dead_states.h"
 #include "passes/insert_transfers.h"
+#include "passes/narrow_states.h"
 #include "passes/place.h"
 #include "passes/remove_host_syncs.h"
 
@@ -16,6 +18,7 @@ std::unique_ptr<passes::PassPipeline> DefaultPipeline(const CompileOptions& opti
   p->AddPass<passes::Canonicalize>();
   p->AddPass<passes::Cse>();
   p->AddPass<passes::EliminateDeadStates>();
+  p->AddPass<passes::NarrowStates>();
   p->AddPass<passes::RemoveHostSyncs>();
   p->AddPass<passes::Place>(device);
   p->AddPass<passes::Fuse>(device, options.fuse_policy);
@@ -80,6 +83,7 @@ absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entri
 absl::StatusOr<std::unique_ptr<Program>> Compile(const std::vector<CollectionEntry>& entries,
                                                  const CompileOptions& options) {
   TALLY_ASSIGN_OR_RETURN(Compiled c, CompileModule(entries, options));
+  TALLY_RETURN_IF_ERROR(CheckStateBudget(*c.module, entries, options.max_state_bytes));
   ProgramOptions po;
   po.device = options.device;
   po.checked = options.checked;

@@ -29,6 +29,9 @@ struct CompileOptions {
   passes::FusePolicy fuse_policy = passes::FusePolicy::kFused;
   // backend runs the compiled plans (ProgramOptions::backend).
   exec::Backend backend = exec::Backend::kEager;
+  // max_state_bytes bounds the fixed-size states Compile may allocate
+  // (engine/state_budget.h); 0: half the physical memory.
+  int64_t max_state_bytes = 0;
 };
 
 // Compiled is a module after the pipeline, with the pass log.

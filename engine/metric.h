@@ -17,7 +17,9 @@
 #define TALLY_ENGINE_METRIC_H_
 
 #include <memory>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -48,6 +50,10 @@ bool ParsePartLabel(absl::string_view label, std::string* base, std::vector<int>
 struct CollectionEntry {
   std::string label;  // unique; prefixes the metric's states ("<label>.<state>")
   Metric metric;
+  // size_args are the integer arguments of the metric's spec (num_classes,
+  // thresholds, ...), so that an error about a state's size can name the
+  // argument that drives it.
+  std::vector<std::pair<std::string, int64_t>> size_args;
 };
 
 // LinkCollection combines metrics into one module over shared inputs: states

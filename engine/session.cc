@@ -388,6 +388,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<MetricSetSp
     CompileOptions co;
     co.device = s->options_.device;
     co.backend = s->options_.backend;
+    co.max_state_bytes = s->options_.max_state_bytes;
     TALLY_ASSIGN_OR_RETURN(set->proto, Compile(entries, co));
     set->batchable = true;
     const auto& params = set->proto->module().update->params();

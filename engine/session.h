@@ -121,6 +121,9 @@ struct SessionOptions {
   bool reject_invalid_values = false;
   // prometheus_prefix starts every exported metric name ([a-zA-Z_:][a-zA-Z0-9_:]*).
   std::string prometheus_prefix = "tally";
+  // max_state_bytes bounds each set's fixed-size states (engine/state_budget.h):
+  // a set over it fails Create with ResourceExhausted; 0: half the physical memory.
+  int64_t max_state_bytes = 0;
 };
 
 // MetricValue is one metric's result.

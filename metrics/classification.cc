@@ -172,21 +172,31 @@ Expr At2(Expr m, int64_t dim, int64_t i, int64_t j) {
   return dsl::Select(dsl::Select(m, dim, i), dim, j);
 }
 
+// Marginals are the per-class statistics of a C x C confusion matrix that
+// every metric but the matrix itself reads (confmat_part): the diagonal, the
+// row (target) and column (prediction) sums. Reading the matrix only through
+// them lets narrow-states keep three C-vectors instead of C^2 counts.
+struct Marginals {
+  Expr tp, target, pred;  // [C], the matrix's dtype
+};
+
+Marginals MarginalsOf(Expr cm) {
+  return {dsl::ConfmatPart(cm, "tp"), dsl::ConfmatPart(cm, "target"), dsl::ConfmatPart(cm, "pred")};
+}
+
+Counts FromMarginals(const Marginals& m) {
+  Counts c;
+  c.tp = m.tp;
+  c.fp = m.pred - m.tp;
+  c.fn = m.target - m.tp;
+  c.tn = dsl::Sum(m.target) - (c.fp + c.fn + c.tp);
+  return c;
+}
+
 // FromConfmat reads the counts off a confusion matrix (any dtype).
 Counts FromConfmat(Task task, Expr cm) {
+  if (task == Task::kMulticlass) return FromMarginals(MarginalsOf(cm));
   Counts c;
-  if (task == Task::kMulticlass) {
-    int64_t n = cm.type().shape[0].size;
-    Expr eye = dsl::OneHot(dsl::Arange(cm, n), n);
-    Expr diag = dsl::Sum(dsl::Where(eye, cm, 0.0), {1});
-    Expr rows = dsl::Sum(cm, {1});
-    Expr cols = dsl::Sum(cm, {0});
-    c.tp = diag;
-    c.fp = cols - diag;
-    c.fn = rows - diag;
-    c.tn = dsl::Sum(cm) - (c.fp + c.fn + c.tp);
-    return c;
-  }
   // [[tn, fp], [fn, tp]], per label for multilabel.
   int64_t dim = task == Task::kBinary ? 0 : 1;
   c.tn = At2(cm, dim, 0, 0);
@@ -291,9 +301,9 @@ Expr NormalizeConfmat(Expr cm, const std::string& normalize) {
   return dsl::SafeDiv(f, dsl::Sum(f, dims, /*keepdim=*/true));
 }
 
-Expr Jaccard(Task task, Expr cmf, const Args& a) {
+Expr Jaccard(Task task, Expr cm, const Args& a) {
   double zd = a.zero_division;
-  Counts c = FromConfmat(task, cmf);
+  Counts c = Map(FromConfmat(task, cm), ToF64);
   if (task == Task::kBinary) return dsl::SafeDiv(c.tp, c.tp + c.fp + c.fn, zd);
   int64_t n = a.num;
   // TorchMetrics treats ignore_index as a class index whenever it is in
@@ -320,13 +330,15 @@ Expr Jaccard(Task task, Expr cmf, const Args& a) {
   return dsl::Sum((w * j) / dsl::Sum(w));
 }
 
-Expr Mcc(Task task, Expr cmf) {
-  if (task == Task::kMultilabel) cmf = dsl::Sum(cmf, {0});
-  int64_t n = cmf.type().shape[0].size;
-  Expr rows = dsl::Sum(cmf, {1});
-  Expr cols = dsl::Sum(cmf, {0});
-  Expr s = dsl::Sum(cmf);
-  Expr trace = dsl::Sum(dsl::Where(dsl::OneHot(dsl::Arange(cmf, n), n), cmf, 0.0));
+// Mcc is TorchMetrics' _matthews_corrcoef_reduce over the marginals of the
+// (for multilabel: summed) matrix `cm` (int64), in float64.
+Expr Mcc(Task task, Expr cm) {
+  if (task == Task::kMultilabel) cm = dsl::Sum(cm, {0});
+  int64_t n = cm.type().shape[0].size;
+  Marginals m = MarginalsOf(cm);
+  Expr tpv = ToF64(m.tp), rows = ToF64(m.target), cols = ToF64(m.pred);
+  Expr s = dsl::Sum(rows);
+  Expr trace = dsl::Sum(tpv);
   Expr cov_ytyp = trace * s - dsl::Sum(rows * cols);
   Expr cov_ypyp = s * s - dsl::Sum(cols * cols);
   Expr cov_ytyt = s * s - dsl::Sum(rows * rows);
@@ -334,8 +346,8 @@ Expr Mcc(Task task, Expr cmf) {
   Expr mcc = cov_ytyp / dsl::Sqrt(denom);
   if (n != 2) return dsl::Where(denom == 0.0, 0.0, mcc);
   // The 2 x 2 special cases of TorchMetrics' _matthews_corrcoef_reduce.
-  Counts c = FromConfmat(Task::kBinary, cmf);
-  Expr tp = c.tp, fp = c.fp, tn = c.tn, fn = c.fn;
+  Expr tp = dsl::Select(tpv, 0, 1), tn = dsl::Select(tpv, 0, 0);
+  Expr fp = dsl::Select(cols, 0, 1) - tp, fn = dsl::Select(rows, 0, 1) - tp;
   Expr c1 = fn == 0.0 && tn == 0.0;
   Expr c2 = fp == 0.0 && tn == 0.0;
   Expr c3 = tp == 0.0 && fn == 0.0;
@@ -350,19 +362,36 @@ Expr Mcc(Task task, Expr cmf) {
   return dsl::Where(right != 0.0 && wrong == 0.0, 1.0, mcc);
 }
 
-Expr Kappa(Expr cmf, const std::string& weights) {
-  int64_t n = cmf.type().shape[0].size;
-  Expr rows = dsl::Sum(cmf, {1});
-  Expr cols = dsl::Sum(cmf, {0});
-  Expr expected = dsl::Unsqueeze(rows, 1) * dsl::Unsqueeze(cols, 0) / dsl::Sum(cmf);
-  Expr idx = ToF64(dsl::Arange(cmf, n));
-  Expr diff = dsl::Unsqueeze(idx, 1) - dsl::Unsqueeze(idx, 0);
-  Expr w = weights == "linear"      ? dsl::Abs(diff)
-           : weights == "quadratic" ? diff * diff
-                                    : dsl::Where(dsl::OneHot(dsl::Arange(cmf, n), n), 0.0,
-                                                 dsl::FullLike(cmf, 1.0, DType::kFloat64));
-  // Plain divisions: 0/0 is NaN, as in TorchMetrics.
-  return 1.0 - dsl::Sum(w * cmf) / dsl::Sum(w * expected);
+// Kappa is 1 - Σ w·cm / Σ w·expected (TorchMetrics' _cohen_kappa_reduce,
+// expected = rows ⊗ cols / total) from O(C) statistics of the int64 matrix
+// `cm`, so no C x C weight or expectation matrix is ever built:
+//   none       Σ w·cm = total − trace;   Σ w·expected = total − Σ r·c / total
+//   linear     Σ w·cm = Σ abs_err;       Σ_ij |i−j| r_i c_j = Σ_k R_k (s − K_k) + K_k (s − R_k),
+//              R, K the prefix sums of r, c (a pair with i ≤ k < j, or j ≤ k < i,
+//              is counted once for every k between them: no cancellation)
+//   quadratic  Σ w·cm = Σ sq_err;        Σ_ij (i−j)² r_i c_j = s Σ r (i−μr)² + s Σ c (j−μc)² + s² (μr−μc)²
+// Plain divisions: 0/0 is NaN, as in TorchMetrics.
+Expr Kappa(Expr cm, const std::string& weights) {
+  int64_t n = cm.type().shape[0].size;
+  Marginals m = MarginalsOf(cm);
+  Expr r = ToF64(m.target), c = ToF64(m.pred);
+  Expr s = dsl::Sum(r);
+  Expr observed, expected;
+  if (weights == "linear") {
+    observed = ToF64(dsl::Sum(dsl::ConfmatPart(cm, "abs_err")));
+    Expr rc = dsl::Cumsum(r, 0), kc = dsl::Cumsum(c, 0);
+    expected = dsl::Sum(rc * (s - kc) + kc * (s - rc)) / s;
+  } else if (weights == "quadratic") {
+    observed = ToF64(dsl::Sum(dsl::ConfmatPart(cm, "sq_err")));
+    Expr idx = ToF64(dsl::Arange(cm, n));
+    Expr mr = dsl::Sum(r * idx) / s, mc = dsl::Sum(c * idx) / s;
+    Expr dr = idx - mr, dc = idx - mc;
+    expected = dsl::Sum(r * dr * dr) + dsl::Sum(c * dc * dc) + s * (mr - mc) * (mr - mc);
+  } else {
+    observed = s - ToF64(dsl::Sum(m.tp));
+    expected = s - dsl::Sum(r * c) / s;
+  }
+  return 1.0 - observed / expected;
 }
 
 // StatFamily builds accuracy, precision, recall, f-scores, specificity,
@@ -447,13 +476,13 @@ void BuildBody(Task task, Kind kind, const Args& a, MetricBuilder& b) {
       b.Output(NormalizeConfmat(cm, a.normalize));
       break;
     case Kind::kJaccard:
-      b.Output(Jaccard(task, ToF64(cm), a));
+      b.Output(Jaccard(task, cm, a));
       break;
     case Kind::kMcc:
-      b.Output(Mcc(task, ToF64(cm)));
+      b.Output(Mcc(task, cm));
       break;
     case Kind::kKappa:
-      b.Output(Kappa(ToF64(cm), a.weights));
+      b.Output(Kappa(cm, a.weights));
       break;
     default:
       break;

@@ -283,10 +283,15 @@ State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int
   if (!MakeMulticlassForm(b, num_classes, ignore_index, /*top_k=*/1, f)) return State{};
   Expr keep = !RowAny(f.bad, /*keepdim=*/true);
   if (f.ignored.valid()) keep = keep && !f.ignored;
-  Expr idx = dsl::Where(keep, f.target * static_cast<double>(num_classes) + Labels(f), -1.0);
+  // The labels and targets of every position, flattened; a dropped position
+  // gets target -1, which the kernel ignores. The checks above already
+  // counted the bad values, so the node's own counts go unused. Being an
+  // mc_confmat, the matrix can be narrowed like the simple form's.
+  std::vector<Expr> outs = b.OpN("mc_confmat", {Flat(Labels(f)), Flat(dsl::Where(keep, f.target, -1.0))},
+                                 {{"num_classes", num_classes}, {"ignore_index", int64_t{-1}}});
+  if (outs.size() != 3) return State{};
   State cm = b.AddState("confmat", DType::kInt64, {num_classes, num_classes}, Reducer::kSum);
-  b.Accumulate(cm, dsl::Reshape(dsl::Histogram(Flat(idx), num_classes * num_classes),
-                                {num_classes, num_classes}));
+  b.Accumulate(cm, outs[0]);
   return cm;
 }
 

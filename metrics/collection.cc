@@ -20,7 +20,11 @@ absl::StatusOr<std::vector<CollectionEntry>> BuildEntries(const std::vector<std:
     std::string label = spec.name;
     for (int k = 2; labels.contains(label); ++k) label = absl::StrCat(spec.name, "_", k);
     labels.insert(label);
-    entries.push_back({label, std::move(m)});
+    CollectionEntry e{label, std::move(m), {}};
+    for (const auto& [key, value] : spec.args) {
+      if (const int64_t* v = std::get_if<int64_t>(&value)) e.size_args.emplace_back(key, *v);
+    }
+    entries.push_back(std::move(e));
   }
   return entries;
 }

@@ -5,6 +5,7 @@
 // decomposes it everywhere else.
 #include "absl/strings/str_cat.h"
 #include "engine/status_macros.h"
+#include "ops/confmat_parts.h"
 #include "ops/op_registry.h"
 
 namespace tally::ops {
@@ -14,6 +15,22 @@ using ir::Dim;
 using ir::DType;
 using ir::TensorType;
 using Types = absl::StatusOr<std::vector<TensorType>>;
+
+// InferMcConfmat types mc_confmat: (confmat i64[C, C], bad_target i64[], bad_preds i64[]).
+Types InferMcConfmat(const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) {
+  int64_t c = std::get<int64_t>(a.at("num_classes"));
+  const TensorType& p = in[0];
+  const TensorType& t = in[1];
+  if (!ir::IsIntegral(t.dtype) || t.rank() != 1) return absl::InvalidArgumentError("target must be integer [N]");
+  bool scores = ir::IsFloating(p.dtype) && p.rank() == 2 && p.shape[1] == Dim::Fixed(c) && p.shape[0] == t.shape[0];
+  bool labels = ir::IsIntegral(p.dtype) && p.rank() == 1 && p.shape[0] == t.shape[0];
+  if (!scores && !labels) {
+    return absl::InvalidArgumentError(absl::StrCat("preds must be float [N, ", c, "] or integer [N], got ", p.ToString()));
+  }
+  TensorType cm{DType::kInt64, {Dim::Fixed(c), Dim::Fixed(c)}, t.device};
+  TensorType count{DType::kInt64, {}, t.device};
+  return std::vector<TensorType>{cm, count, count};
+}
 
 }  // namespace
 
@@ -29,21 +46,66 @@ void RegisterCompositeOps(OpTable& t) {
   d.attrs = {{"num_classes", AttrKind::kInt}, {"ignore_index", AttrKind::kInt, false}};
   d.traits.composite = true;
   d.fused_devices = {"cpu", "meta"};
-  d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-    int64_t c = std::get<int64_t>(a.at("num_classes"));
-    const TensorType& p = in[0];
-    const TensorType& t = in[1];
-    if (!ir::IsIntegral(t.dtype) || t.rank() != 1) return absl::InvalidArgumentError("target must be integer [N]");
-    bool scores = ir::IsFloating(p.dtype) && p.rank() == 2 && p.shape[1] == Dim::Fixed(c) && p.shape[0] == t.shape[0];
-    bool labels = ir::IsIntegral(p.dtype) && p.rank() == 1 && p.shape[0] == t.shape[0];
-    if (!scores && !labels) {
-      return absl::InvalidArgumentError(absl::StrCat("preds must be float [N, ", c, "] or integer [N], got ", p.ToString()));
-    }
-    TensorType cm{DType::kInt64, {Dim::Fixed(c), Dim::Fixed(c)}, t.device};
-    TensorType count{DType::kInt64, {}, t.device};
-    return std::vector<TensorType>{cm, count, count};
-  };
+  d.infer = InferMcConfmat;
   t.emplace(d.name, d);
+
+  {
+    // mc_marginals(preds, target) {num_classes=C, parts="tp,target,..."[, ignore_index]}:
+    //   mc_confmat's rows, labels and checks, keeping only per-class
+    //   statistics of the C x C matrix instead of the matrix. Each part is a
+    //   row of the result, in the order `parts` lists them:
+    //     tp       rows with target == pred == c        (the diagonal)
+    //     target   rows with target == c                (row sums)
+    //     pred     rows with pred == c                  (column sums)
+    //     abs_err  sum of |target - pred| over target == c   (Σ_j |c-j| cm[c][j])
+    //     sq_err   sum of (target - pred)^2 over target == c (Σ_j (c-j)^2 cm[c][j])
+    //   -> (marginals i64[P, C], bad_target i64[], bad_preds i64[])
+    // The narrow-states pass makes it from an mc_confmat whose matrix is read
+    // only through confmat_part.
+    OpDef mm;
+    mm.name = "mc_marginals";
+    mm.min_inputs = mm.max_inputs = 2;
+    mm.attrs = {{"num_classes", AttrKind::kInt},
+                {"ignore_index", AttrKind::kInt, false},
+                {"parts", AttrKind::kString}};
+    mm.traits.composite = true;
+    mm.fused_devices = {"cpu", "meta"};
+    mm.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device& dev) -> Types {
+      TALLY_ASSIGN_OR_RETURN(std::vector<TensorType> cm, InferMcConfmat(in, a, dev));
+      TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(std::get<std::string>(a.at("parts"))));
+      cm[0].shape = {Dim::Fixed(static_cast<int64_t>(parts.size())), cm[0].shape[0]};
+      return cm;
+    };
+    t.emplace(mm.name, mm);
+  }
+
+  {
+    // confmat_part(cm) {part}: one per-class statistic of a C x C confusion
+    //   matrix cm[target][pred] (i64 or f64), as mc_marginals names them:
+    //   tp (diagonal), target (row sums), pred (column sums), abs_err, sq_err.
+    //   -> [C] of cm's dtype
+    // Finalize graphs read a matrix through it, so that narrow-states can
+    // tell a matrix read only through its marginals (and then keep only
+    // those) from one read whole. No kernel: its decomposition is the
+    // reference, and after narrowing it is a select of a marginals row.
+    OpDef cp;
+    cp.name = "confmat_part";
+    cp.min_inputs = cp.max_inputs = 1;
+    cp.attrs = {{"part", AttrKind::kString}};
+    cp.traits.composite = true;
+    cp.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+      const TensorType& cm = in[0];
+      if (cm.rank() != 2 || cm.shape[0] != cm.shape[1] || cm.shape[0].is_symbolic() || cm.dtype == DType::kBool) {
+        return absl::InvalidArgumentError(absl::StrCat("expects a numeric [C, C] matrix, got ", cm.ToString()));
+      }
+      TALLY_RETURN_IF_ERROR(ParseConfmatParts(std::get<std::string>(a.at("part"))).status());
+      if (std::get<std::string>(a.at("part")).find(',') != std::string::npos) {
+        return absl::InvalidArgumentError("part names one statistic");
+      }
+      return std::vector<TensorType>{{cm.dtype, {cm.shape[0]}, cm.device}};
+    };
+    t.emplace(cp.name, cp);
+  }
 
   {
     // bl_confmat(preds, target) {threshold, logits_over_kept[, ignore_index]}:

@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
+#include "engine/status_macros.h"
+#include "ops/confmat_parts.h"
 
 namespace tally::ops {
 namespace {
@@ -16,33 +18,84 @@ using dsl::Expr;
 using Results = std::vector<Expr>;
 using ir::DType;
 
-// McConfmat: argmax (or integer labels), range checks, and a histogram of
-// target * C + pred over the kept rows.
+// McRows is what mc_confmat and mc_marginals share: each row's label
+// (argmax, or the integer pred), the rows kept (target not ignore_index,
+// target and label in [0, C)), and the bad targets and label preds.
+struct McRows {
+  Expr target, label, keep, bad_t, bad_p;
+};
+
+McRows DecomposeMcRows(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+  int64_t c = n.GetInt("num_classes");
+  McRows r;
+  Expr preds = b.Wrap(&g, n.input(0));
+  r.target = dsl::Cast(b.Wrap(&g, n.input(1)), DType::kInt64);
+  Expr ignored;
+  if (n.HasAttr("ignore_index")) ignored = r.target == static_cast<double>(n.GetInt("ignore_index"));
+  r.bad_t = r.target < 0.0 || r.target >= static_cast<double>(c);
+  if (ignored.valid()) r.bad_t = r.bad_t && !ignored;
+  Expr bad = r.bad_t;
+  if (ir::IsFloating(preds.dtype())) {
+    r.label = dsl::Argmax(preds, 1);
+    r.bad_p = dsl::FullLike(r.target, 0, DType::kBool);
+  } else {
+    r.label = dsl::Cast(preds, DType::kInt64);
+    r.bad_p = r.label < 0.0 || r.label >= static_cast<double>(c);
+    if (ignored.valid()) r.bad_p = r.bad_p && !ignored;
+    bad = bad || r.bad_p;
+  }
+  r.keep = !bad;
+  if (ignored.valid()) r.keep = r.keep && !ignored;
+  return r;
+}
+
+// McConfmat: a histogram of target * C + pred over the kept rows.
 absl::StatusOr<Results> DecomposeMcConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
   int64_t c = n.GetInt("num_classes");
-  Expr preds = b.Wrap(&g, n.input(0));
-  Expr target = dsl::Cast(b.Wrap(&g, n.input(1)), DType::kInt64);
-  Expr ignored;
-  if (n.HasAttr("ignore_index")) ignored = target == static_cast<double>(n.GetInt("ignore_index"));
-  Expr bad_t = target < 0.0 || target >= static_cast<double>(c);
-  if (ignored.valid()) bad_t = bad_t && !ignored;
-  Expr bad = bad_t;
-  Expr label, bad_p;
-  if (ir::IsFloating(preds.dtype())) {
-    label = dsl::Argmax(preds, 1);
-    bad_p = dsl::FullLike(target, 0, DType::kBool);
-  } else {
-    label = dsl::Cast(preds, DType::kInt64);
-    bad_p = label < 0.0 || label >= static_cast<double>(c);
-    if (ignored.valid()) bad_p = bad_p && !ignored;
-    bad = bad || bad_p;
-  }
-  Expr keep = !bad;
-  if (ignored.valid()) keep = keep && !ignored;
-  Expr idx = dsl::Where(keep, target * static_cast<double>(c) + label, -1.0);
+  McRows r = DecomposeMcRows(g, n, b);
+  Expr idx = dsl::Where(r.keep, r.target * static_cast<double>(c) + r.label, -1.0);
   Expr cm = dsl::Reshape(dsl::Histogram(idx, c * c), {c, c});
-  Expr nt = dsl::Sum(bad_t), np = dsl::Sum(bad_p);
-  return Results{cm, nt, np};
+  return Results{cm, dsl::Sum(r.bad_t), dsl::Sum(r.bad_p)};
+}
+
+// McMarginals: one histogram over the classes per part, stacked as rows.
+absl::StatusOr<Results> DecomposeMcMarginals(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+  int64_t c = n.GetInt("num_classes");
+  TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(n.GetString("parts")));
+  McRows r = DecomposeMcRows(g, n, b);
+  Expr by_target = dsl::Where(r.keep, r.target, -1.0);
+  Expr err = r.target - r.label;
+  std::vector<Expr> rows;
+  for (ConfmatPart p : parts) {
+    Expr h;
+    switch (p) {
+      case ConfmatPart::kTp: h = dsl::Histogram(dsl::Where(r.keep && r.label == r.target, r.target, -1.0), c); break;
+      case ConfmatPart::kTarget: h = dsl::Histogram(by_target, c); break;
+      case ConfmatPart::kPred: h = dsl::Histogram(dsl::Where(r.keep, r.label, -1.0), c); break;
+      case ConfmatPart::kAbsErr: h = dsl::Histogram(by_target, dsl::Abs(err), c); break;
+      case ConfmatPart::kSqErr: h = dsl::Histogram(by_target, err * err, c); break;
+    }
+    rows.push_back(dsl::Unsqueeze(h, 0));
+  }
+  return Results{dsl::Concat(rows), dsl::Sum(r.bad_t), dsl::Sum(r.bad_p)};
+}
+
+// ConfmatPart: the statistic read off the matrix in O(C^2) work; only the
+// diagonal is a gather (no C x C mask).
+absl::StatusOr<Results> DecomposeConfmatPart(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+  Expr cm = b.Wrap(&g, n.input(0));
+  const int64_t c = cm.type().shape[0].size;
+  TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(n.GetString("part")));
+  Expr idx = dsl::Arange(cm, c);
+  Expr diff = dsl::Unsqueeze(idx, 1) - dsl::Unsqueeze(idx, 0);  // [C, C]: target - pred
+  switch (parts.at(0)) {
+    case ConfmatPart::kTp: return Results{dsl::Take(dsl::Flatten(cm), idx * static_cast<double>(c + 1))};
+    case ConfmatPart::kTarget: return Results{dsl::Sum(cm, {1})};
+    case ConfmatPart::kPred: return Results{dsl::Sum(cm, {0})};
+    case ConfmatPart::kAbsErr: return Results{dsl::Sum(cm * dsl::Cast(dsl::Abs(diff), cm.dtype()), {1})};
+    case ConfmatPart::kSqErr: return Results{dsl::Sum(cm * dsl::Cast(diff * diff, cm.dtype()), {1})};
+  }
+  return absl::InternalError("confmat_part: no part");
 }
 
 // RegStats: what the regression metrics compute per batch without the
@@ -312,6 +365,8 @@ absl::Status Decompose(ir::Graph& g, ir::Node& n) {
   dsl::GraphBuilder b(n.op(), device);
   absl::StatusOr<Results> results;
   if (n.op() == "mc_confmat") results = DecomposeMcConfmat(g, n, b);
+  else if (n.op() == "mc_marginals") results = DecomposeMcMarginals(g, n, b);
+  else if (n.op() == "confmat_part") results = DecomposeConfmatPart(g, n, b);
   else if (n.op() == "reg_stats") results = DecomposeRegStats(g, n, b);
   else if (n.op() == "moments_merge") results = DecomposeMomentsMerge(g, n, b);
   else if (n.op() == "bl_confmat") results = DecomposeBlConfmat(g, n, b);

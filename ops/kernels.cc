@@ -331,6 +331,13 @@ void McConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
                out);
 }
 
+void McMarginals(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  std::string parts = n.GetString("parts");
+  WriteResults(CallFused("tally::mc_marginals", &fused::McMarginalsCpu, in[0].is_cpu(), in[0], in[1],
+                         n.GetInt("num_classes"), IgnoreIndex(n), c10::string_view(parts)),
+               out);
+}
+
 void RegStats(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   WriteResults(CallFused("tally::reg_stats", &fused::RegStatsCpu, in[0].is_cpu(), in[0], in[1],
                          n.GetBool("error_moments", true)),
@@ -438,7 +445,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"bucketize", Bucketize}, {"cumsum", Cumsum}, {"topk", Topk}, {"argsort", Argsort},
       {"concat", Concat}, {"take", Take},
       {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
-      {"mc_confmat", McConfmat},
+      {"mc_confmat", McConfmat}, {"mc_marginals", McMarginals},
       {"reg_stats", RegStats},
       {"moments_merge", MomentsMerge},
       {"bl_confmat", BlConfmat},

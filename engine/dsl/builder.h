@@ -258,6 +258,11 @@ Expr OneHot(Expr labels, int64_t num_classes, Loc loc = Loc::Current());
 Expr TopkMask(Expr x, int64_t k, Loc loc = Loc::Current());
 Expr Histogram(Expr idx, int64_t size, Loc loc = Loc::Current());
 Expr Histogram(Expr idx, Expr weights, int64_t size, Loc loc = Loc::Current());
+// ConfmatPart reads one per-class statistic ("tp", "target", "pred",
+// "abs_err", "sq_err"; ops/confmat_parts.h) of a [C, C] confusion matrix.
+// Finalize graphs read a matrix state this way so that the compiler can keep
+// only the statistics read (narrow-states).
+Expr ConfmatPart(Expr cm, absl::string_view part, Loc loc = Loc::Current());
 Expr Reshape(Expr x, std::vector<int64_t> shape, Loc loc = Loc::Current());
 Expr Flatten(Expr x, Loc loc = Loc::Current());
 Expr Unsqueeze(Expr x, int64_t dim, Loc loc = Loc::Current());

@@ -119,6 +119,9 @@ Expr Histogram(Expr idx, int64_t size, Loc loc) { return Call("histogram", {idx}
 Expr Histogram(Expr idx, Expr w, int64_t size, Loc loc) {
   return Call("histogram", {idx, w}, {{"size", size}}, loc);
 }
+Expr ConfmatPart(Expr cm, absl::string_view part, Loc loc) {
+  return Call("confmat_part", {cm}, {{"part", std::string(part)}}, loc);
+}
 Expr Reshape(Expr x, std::vector<int64_t> shape, Loc loc) {
   return Call("reshape", {x}, {{"shape", std::move(shape)}}, loc);
 }

@@ -59,6 +59,22 @@ absl::StatusOr<std::vector<int>> Module::PartialIndices() const {
   return out;
 }
 
+int64_t StateDecl::Bytes() const {
+  int64_t n = DTypeSize(type.dtype);
+  for (size_t d = reducer == Reducer::kCat ? 1 : 0; d < type.shape.size(); ++d) {
+    n *= type.shape[d].is_symbolic() ? 1 : type.shape[d].size;
+  }
+  return n;
+}
+
+int64_t Module::FixedStateBytes() const {
+  int64_t total = 0;
+  for (const auto& s : states) {
+    if (s.reducer != Reducer::kCat) total += s.Bytes();
+  }
+  return total;
+}
+
 std::unique_ptr<Module> Module::Clone() const {
   auto m = std::make_unique<Module>();
   m->states = states;

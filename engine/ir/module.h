@@ -36,6 +36,10 @@ struct StateDecl {
   std::string group;     // merge group for kCustom
   std::string check;     // non-empty: a deferred validation counter with this message
   std::string metric;    // the metric that owns it (for error messages)
+
+  // Bytes is the state's memory: all of it for a fixed shape; for a cat
+  // state, the bytes of one accumulated row (its leading dim is symbolic).
+  int64_t Bytes() const;
 };
 
 // Module holds the states and plans of a metric or a collection.
@@ -52,6 +56,9 @@ struct Module {
   // PartialIndices gives, per state, the index of its partial among the
   // update graph's results (Internal error if a state has none).
   absl::StatusOr<std::vector<int>> PartialIndices() const;
+  // FixedStateBytes is the memory of the states whose shape is fixed (what
+  // is allocated up front; cat states grow with the rows and count 0 here).
+  int64_t FixedStateBytes() const;
   // Clone returns a deep copy.
   std::unique_ptr<Module> Clone() const;
 };

@@ -32,6 +32,15 @@ absl::StatusOr<DType> ParseDType(absl::string_view s) {
 bool IsFloating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
 bool IsIntegral(DType d) { return d == DType::kInt32 || d == DType::kInt64; }
 
+int64_t DTypeSize(DType d) {
+  switch (d) {
+    case DType::kBool: return 1;
+    case DType::kInt32:
+    case DType::kFloat32: return 4;
+    default: return 8;
+  }
+}
+
 DType PromoteTypes(DType a, DType b) {
   // Bool < int32 < int64 < f32 < f64, as torch.promote_types does for these.
   return static_cast<int>(a) > static_cast<int>(b) ? a : b;

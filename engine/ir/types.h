@@ -28,6 +28,8 @@ absl::StatusOr<DType> ParseDType(absl::string_view s);
 bool IsFloating(DType d);
 // IsIntegral is true for i32 and i64 (not bool).
 bool IsIntegral(DType d);
+// DTypeSize is the bytes of one element: 1 for i1, 4 for i32/f32, 8 otherwise.
+int64_t DTypeSize(DType d);
 // PromoteTypes follows torch.result_type for two tensors of equal rank class.
 DType PromoteTypes(DType a, DType b);
 

@@ -10,17 +10,21 @@
 
 TORCH_LIBRARY(tally, m) {
   m.def("mc_confmat(Tensor preds, Tensor target, int num_classes, int? ignore_index) -> (Tensor, Tensor, Tensor)");
+  m.def("mc_marginals(Tensor preds, Tensor target, int num_classes, int? ignore_index, str parts) -> "
+        "(Tensor, Tensor, Tensor)");
   m.def("bl_confmat(Tensor preds, Tensor target, float threshold, bool logits_over_kept, int? ignore_index) -> "
         "(Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(tally, CPU, m) {
   m.impl("mc_confmat", &tally::ops::fused::McConfmatCpu);
+  m.impl("mc_marginals", &tally::ops::fused::McMarginalsCpu);
   m.impl("bl_confmat", &tally::ops::fused::BlConfmatCpu);
 }
 
 TORCH_LIBRARY_IMPL(tally, Meta, m) {
   m.impl("mc_confmat", &tally::ops::fused::McConfmatMeta);
+  m.impl("mc_marginals", &tally::ops::fused::McMarginalsMeta);
   m.impl("bl_confmat", &tally::ops::fused::BlConfmatMeta);
 }
 

@@ -11,6 +11,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/util/Optional.h>
+#include <c10/util/string_view.h>
 
 #include <tuple>
 
@@ -26,6 +27,17 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatMeta(const at::Tensor& p
                                                              const at::Tensor& target,
                                                              int64_t num_classes,
                                                              c10::optional<int64_t> ignore_index);
+
+// McMarginalsCpu is mc_marginals: the same rows and checks, counted into the
+// per-class parts listed in `parts` ("tp,target,pred,abs_err,sq_err", any
+// subset in any order; ops/confmat_parts.h) instead of the C x C matrix.
+// Returns (marginals i64[P, C], bad_target i64[], bad_preds i64[]).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> McMarginalsCpu(const at::Tensor& preds, const at::Tensor& target,
+                                                              int64_t num_classes, c10::optional<int64_t> ignore_index,
+                                                              c10::string_view parts);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> McMarginalsMeta(const at::Tensor& preds, const at::Tensor& target,
+                                                               int64_t num_classes, c10::optional<int64_t> ignore_index,
+                                                               c10::string_view parts);
 
 }  // namespace tally::ops::fused
 

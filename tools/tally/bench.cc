@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -68,6 +69,36 @@ NamedTensors RegressionBatch(int64_t n) {
   return {{"preds", preds}, {"target", target}};
 }
 
+double PeakRssMb() {
+  struct rusage u;
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// LabelBatch is `n` integer predictions and targets over `c` classes, about
+// 70% of them right (a trained model's confusion matrix).
+NamedTensors LabelBatch(int64_t n, int64_t c) {
+  at::Generator gen = at::detail::createCPUGenerator(7);
+  at::Tensor target = at::randint(0, c, {n}, gen, at::kLong);
+  at::Tensor wrong = at::randint(0, c, {n}, gen, at::kLong);
+  at::Tensor preds = at::where(at::rand({n}, gen, at::kFloat) < 0.7, target, wrong);
+  return {{"preds", preds}, {"target", target}};
+}
+
+// ClsCollection is CLI.md's five-metric cls collection over `c` classes.
+std::vector<std::string> ClsCollection(int64_t c) {
+  std::vector<std::string> out;
+  for (const char* m : {"multiclass_accuracy(num_classes=%d)", "multiclass_precision(num_classes=%d, average=macro)",
+                        "multiclass_recall(num_classes=%d, average=macro)",
+                        "multiclass_f1_score(num_classes=%d, average=macro)",
+                        "multiclass_confusion_matrix(num_classes=%d)"}) {
+    std::string spec = m;
+    spec.replace(spec.find("%d"), 2, std::to_string(c));
+    out.push_back(spec);
+  }
+  return out;
+}
+
 const std::vector<std::string> kClsCollection = {
     "multiclass_accuracy(num_classes=10)", "multiclass_precision(num_classes=10, average=macro)",
     "multiclass_recall(num_classes=10, average=macro)", "multiclass_f1_score(num_classes=10, average=macro)",
@@ -90,6 +121,24 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.batch = ClassificationBatch(quick ? 10000 : 1000000, 10);
     w.updates = quick ? 2 : 10;
     w.runs = quick ? 2 : 5;
+  } else if (name == "cls_vocab") {
+    // An LLM vocabulary: accuracy, precision, recall, f1 (macro) and
+    // accuracy (micro) over C = 131,072 logits, 512 rows (268 MB) an update.
+    const int64_t c = 131072;
+    for (const char* m : {"multiclass_accuracy", "multiclass_precision", "multiclass_recall", "multiclass_f1_score"}) {
+      w.specs.push_back(absl::StrCat(m, "(num_classes=", c, ", average=macro)"));
+    }
+    w.specs.push_back(absl::StrCat("multiclass_accuracy(num_classes=", c, ", average=micro)"));
+    w.batch = ClassificationBatch(quick ? 16 : 512, c);
+    w.updates = quick ? 2 : 10;
+    w.runs = quick ? 2 : 5;
+  } else if (name == "cls_imagenet21k") {
+    // ImageNet-21k: the cls collection (confusion matrix included) over
+    // C = 21,841 classes, integer labels, batches of 4,096.
+    w.specs = ClsCollection(21841);
+    w.batch = LabelBatch(4096, 21841);
+    w.updates = quick ? 1 : 5;
+    w.runs = quick ? 1 : 3;
   } else if (name == "reg_large") {
     w.specs = {"mean_squared_error", "mean_absolute_error", "r2_score", "pearson_corrcoef",
                "concordance_corrcoef"};
@@ -117,7 +166,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.time_compute = true;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown workload '", name,
-                                                   "' (acc_small, cls_small, cls_large, reg_large, retrieval, sync_cls)"));
+                                                   "' (acc_small, cls_small, cls_large, cls_vocab, cls_imagenet21k, reg_large, retrieval, sync_cls)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
   return w;
@@ -171,7 +220,7 @@ absl::StatusOr<BenchResult> RunSyncBench(const std::string& backend, bool quick)
 }  // namespace
 
 std::vector<std::string> BenchWorkloads() {
-  return {"acc_small", "cls_small", "cls_large", "reg_large", "retrieval", "sync_cls"};
+  return {"acc_small", "cls_small", "cls_large", "cls_vocab", "cls_imagenet21k", "reg_large", "retrieval", "sync_cls"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend,
@@ -217,9 +266,11 @@ absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::str
   r.us_per_update = sec * 1e6;
   if (!compute.empty()) r.ms_compute = Median(compute) * 1e3;
   if (!per_update_cold.empty()) r.us_per_update_cold = Median(per_update_cold) * 1e6;
-  if (workload == "cls_large" || workload == "reg_large") {
+  if (workload == "cls_large" || workload == "reg_large" || workload == "cls_vocab") {
     r.gb_per_s = w.input_bytes / sec / 1e9;
   }
+  r.state_bytes = static_cast<double>(program->module().FixedStateBytes());
+  r.peak_rss_mb = PeakRssMb();
   r.read_gb_per_s = ReadBandwidth(quick);
   if (r.gb_per_s) r.bandwidth_fraction = *r.gb_per_s / *r.read_gb_per_s;
   return r;
@@ -238,6 +289,8 @@ std::string BenchToJson(const BenchResult& r) {
   field("collectives_per_sync", r.collectives_per_sync);
   field("read_gb_per_s", r.read_gb_per_s);
   field("bandwidth_fraction", r.bandwidth_fraction);
+  field("state_bytes", r.state_bytes);
+  field("peak_rss_mb", r.peak_rss_mb);
   absl::StrAppend(&out, ", \"aten_calls_per_update\": ", r.aten_calls_per_update, "}");
   return out;
 }
@@ -257,6 +310,8 @@ std::string BenchToTable(const BenchResult& r) {
   row("collectives_per_sync", r.collectives_per_sync, "");
   row("read_gb_per_s", r.read_gb_per_s, " GB/s (plain sum over 400 MB)");
   row("bandwidth_fraction", r.bandwidth_fraction, "");
+  row("state_bytes", r.state_bytes, " bytes (fixed-size states)");
+  row("peak_rss_mb", r.peak_rss_mb, " MB (peak resident, whole process)");
   absl::StrAppend(&out, "  aten_calls_per_update: ", r.aten_calls_per_update, "\n");
   return out;
 }

@@ -30,6 +30,11 @@ struct BenchResult {
   std::optional<double> collectives_per_sync;
   std::optional<double> read_gb_per_s;      // plain sum over 400 MB
   std::optional<double> bandwidth_fraction;  // gb_per_s / read_gb_per_s
+  // state_bytes: the program's fixed-size states after the compiler
+  // (narrow-states); peak_rss_mb: the process's peak resident memory so far
+  // (getrusage), inputs and the compile included.
+  std::optional<double> state_bytes;
+  std::optional<double> peak_rss_mb;
   int64_t aten_calls_per_update = 0;
 };
 

@@ -70,6 +70,7 @@ absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, 
   co.checked = options.checked;
   co.transfer_inputs = options.transfer_inputs;
   co.backend = options.backend;
+  co.max_state_bytes = options.max_state_bytes;
   TALLY_ASSIGN_OR_RETURN(prepared.program, Compile(prepared.entries, co));
   // Feed only the inputs the program takes.
   TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options.device));

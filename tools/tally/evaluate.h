@@ -28,6 +28,7 @@ struct EvalOptions {
   bool checked = false;
   bool transfer_inputs = false;
   exec::Backend backend = exec::Backend::kEager;  // what runs the plans
+  int64_t max_state_bytes = 0;  // the state budget (0: half the physical memory)
 };
 
 // EvalResult is one metric's value.

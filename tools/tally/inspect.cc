@@ -92,15 +92,9 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
   }
   // Memory: fixed-size states cost their bytes once; cat states grow by a row
   // per accumulated input row (buffers double, so up to 2x in capacity).
-  int64_t fixed_bytes = 0, row_bytes = 0;
+  int64_t fixed_bytes = m.FixedStateBytes(), row_bytes = 0;
   for (const auto& s : m.states) {
-    int64_t elem = s.type.dtype == ir::DType::kBool ? 1
-                   : (s.type.dtype == ir::DType::kInt32 || s.type.dtype == ir::DType::kFloat32) ? 4 : 8;
-    int64_t n = 1;
-    for (size_t d = s.reducer == ir::Reducer::kCat ? 1 : 0; d < s.type.shape.size(); ++d) {
-      n *= s.type.shape[d].is_symbolic() ? 1 : s.type.shape[d].size;
-    }
-    (s.reducer == ir::Reducer::kCat ? row_bytes : fixed_bytes) += n * elem;
+    if (s.reducer == ir::Reducer::kCat) row_bytes += s.Bytes();
   }
   absl::StrAppend(&out, "memory: ", fixed_bytes, " bytes of fixed-size states, ", row_bytes,
                   " bytes per accumulated row", row_bytes ? " (cat buffers double: up to 2x that in capacity)" : "",

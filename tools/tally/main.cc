@@ -35,7 +35,7 @@ constexpr char kUsage[] =
     "usage: tally eval --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...]\n"
     "                  [--batch-size N] [--world-size W] [--sync-timeout SECONDS]\n"
     "                  [--backend eager|torchscript] [--device DEV] [--format table|json]\n"
-    "                  [--checked] [--transfer-inputs]\n"
+    "                  [--checked] [--transfer-inputs] [--max-state-bytes BYTES]\n"
     "       tally inspect --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...]\n"
     "                  [--device DEV] [--dump-after PASS|all] [--proof] [--transfer-inputs] [--format text|torchscript]\n"
     "       tally bench --workload NAME [--backend eager|torchscript] [--format table|json] [--quick]\n"
@@ -116,7 +116,7 @@ absl::StatusOr<NamedTensors> ReadInputs(const Args& a) {
 absl::Status RunEval(int argc, char** argv) {
   TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
                                            {"metric", "input", "batch-size", "world-size", "sync-timeout",
-                                            "backend", "device", "format"},
+                                            "backend", "device", "format", "max-state-bytes"},
                                            {"checked", "transfer-inputs"}));
   std::string format = a.Get("format", "table");
   if (format != "table" && format != "json") {
@@ -144,6 +144,12 @@ absl::Status RunEval(int argc, char** argv) {
     if (!absl::SimpleAtoi(a.Get("batch-size", ""), &opts.batch_size) || opts.batch_size < 1) {
       return absl::InvalidArgumentError(absl::StrCat("--batch-size must be a positive integer, got '",
                                                      a.Get("batch-size", ""), "'"));
+    }
+  }
+  if (a.Has("max-state-bytes")) {
+    if (!absl::SimpleAtoi(a.Get("max-state-bytes", ""), &opts.max_state_bytes) || opts.max_state_bytes < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("--max-state-bytes must be a positive integer, got '",
+                                                     a.Get("max-state-bytes", ""), "'"));
     }
   }
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));

@@ -1,0 +1,100 @@
+#include "passes/narrow_states.h"
+
+#include <string>
+#include <vector>
+
+#include "engine/status_macros.h"
+#include "ops/confmat_parts.h"
+#include "ops/op_registry.h"
+#include "passes/eliminate_dead_states.h"
+
+namespace tally::passes {
+namespace {
+
+using ir::Node;
+using ir::Value;
+using ops::ConfmatPart;
+
+// MatrixReads are the finalize nodes reading a matrix state; `whole` when
+// anything else reads it (then it must stay a matrix).
+struct MatrixReads {
+  std::vector<Node*> parts;
+  bool whole = false;
+};
+
+MatrixReads FindReads(ir::Graph& finalize, Value* param) {
+  MatrixReads r;
+  for (const auto& n : finalize.nodes()) {
+    for (Value* in : n->inputs()) {
+      if (in != param) continue;
+      if (n->op() == "confmat_part") r.parts.push_back(n.get());
+      else r.whole = true;
+    }
+  }
+  for (const auto& [label, v] : finalize.returns()) r.whole |= v == param;
+  return r;
+}
+
+// NarrowConfmat rewrites one state if it is a narrowable matrix; returns
+// whether it did.
+absl::StatusOr<bool> NarrowConfmat(ir::Module& m, ir::StateDecl& s) {
+  if (s.reducer != ir::Reducer::kSum || s.type.dtype != ir::DType::kInt64 || s.type.rank() != 2 ||
+      !s.check.empty()) {
+    return false;
+  }
+  Value* partial = m.update->FindReturn(s.name);
+  Value* param = m.finalize->FindParam(s.name);
+  if (partial == nullptr || param == nullptr) return false;
+  Node* src = partial->producer();
+  if (src == nullptr || src->op() != "mc_confmat" || partial->output_index() != 0) return false;
+  if (m.update->UseCounts()[partial->id()] != 1) return false;  // something else reads the batch's matrix
+  MatrixReads reads = FindReads(*m.finalize, param);
+  if (reads.whole || reads.parts.empty()) return false;
+
+  // The parts read, in a canonical order (so equal reads give equal IR).
+  std::vector<ConfmatPart> parts;
+  for (ConfmatPart p : ops::kAllConfmatParts) {
+    for (Node* n : reads.parts) {
+      if (n->GetString("part") == ops::ConfmatPartName(p)) {
+        parts.push_back(p);
+        break;
+      }
+    }
+  }
+  const ir::Device device = partial->type().device;
+  ir::AttrMap attrs = src->attrs();
+  attrs["parts"] = ops::JoinConfmatParts(parts);
+  TALLY_ASSIGN_OR_RETURN(Node * marginals,
+                         ops::Build(*m.update, "mc_marginals", src->inputs(), std::move(attrs), device, src->loc()));
+  for (int i = 0; i < 3; ++i) m.update->ReplaceAllUsesWith(src->output(i), marginals->output(i));
+
+  s.type = marginals->output(0)->type();
+  param->mutable_type() = s.type;
+  for (Node* read : reads.parts) {
+    int64_t row = 0;
+    while (ops::ConfmatPartName(parts[row]) != read->GetString("part")) ++row;
+    TALLY_ASSIGN_OR_RETURN(Node * sel, ops::Build(*m.finalize, "select", {param}, {{"dim", int64_t{0}}, {"index", row}},
+                                                  param->type().device, read->loc()));
+    m.finalize->ReplaceAllUsesWith(read->output(0), sel->output(0));
+  }
+  RemoveDeadNodes(*m.update);
+  RemoveDeadNodes(*m.finalize);
+  m.update->TopologicalSort();
+  m.finalize->TopologicalSort();
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> NarrowStates::Run(ir::Module& m) {
+  const int64_t before = m.FixedStateBytes();
+  int64_t narrowed = 0;
+  for (ir::StateDecl& s : m.states) {
+    TALLY_ASSIGN_OR_RETURN(bool changed, NarrowConfmat(m, s));
+    narrowed += changed;
+  }
+  counters_ = {{"states_narrowed", narrowed}, {"state_bytes_before", before}, {"state_bytes_after", m.FixedStateBytes()}};
+  return narrowed > 0;
+}
+
+}  // namespace tally::passes
