@@ -331,6 +331,19 @@ void McConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
                out);
 }
 
+// confmat_part's eager form (fuse decomposes it; this serves direct calls).
+void ConfmatPartKernel(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const at::Tensor& cm = in[0];
+  const std::string part = n.GetString("part");
+  if (part == "tp") { out[0] = cm.diagonal().clone(); return; }
+  if (part == "target") { out[0] = cm.sum(1, false, cm.scalar_type()); return; }
+  if (part == "pred") { out[0] = cm.sum(0, false, cm.scalar_type()); return; }
+  at::Tensor idx = at::arange(cm.size(0), cm.options().dtype(at::kLong));
+  at::Tensor diff = (idx.unsqueeze(1) - idx.unsqueeze(0)).to(cm.scalar_type());
+  at::Tensor w = part == "abs_err" ? diff.abs() : diff * diff;
+  out[0] = (cm * w).sum(1, false, cm.scalar_type());
+}
+
 void McMarginals(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   std::string parts = n.GetString("parts");
   WriteResults(CallFused("tally::mc_marginals", &fused::McMarginalsCpu, in[0].is_cpu(), in[0], in[1],
@@ -445,7 +458,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"bucketize", Bucketize}, {"cumsum", Cumsum}, {"topk", Topk}, {"argsort", Argsort},
       {"concat", Concat}, {"take", Take},
       {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
-      {"mc_confmat", McConfmat}, {"mc_marginals", McMarginals},
+      {"mc_confmat", McConfmat}, {"mc_marginals", McMarginals}, {"confmat_part", ConfmatPartKernel},
       {"reg_stats", RegStats},
       {"moments_merge", MomentsMerge},
       {"bl_confmat", BlConfmat},

@@ -204,6 +204,15 @@ std::vector<Sample> Samples() {
   s.push_back({"mc_confmat", "mc_confmat", {"f32[N,4]", "i64[N]"}, {{"num_classes", int64_t{4}}}});
   s.push_back({"mc_confmat/labels", "mc_confmat", {"i64[N]", "i32[N]"},
                {{"num_classes", int64_t{4}}, {"ignore_index", int64_t{-1}}}});
+  s.push_back({"mc_marginals", "mc_marginals", {"f32[N,40]", "i64[N]"},
+               {{"num_classes", int64_t{40}}, {"parts", std::string("pred,tp,sq_err")}}});
+  s.push_back({"mc_marginals/labels", "mc_marginals", {"i64[N]", "i32[N]"},
+               {{"num_classes", int64_t{4}}, {"ignore_index", int64_t{-1}},
+                {"parts", std::string("tp,target,pred,abs_err,sq_err")}}});
+  for (const char* part : {"tp", "target", "pred", "abs_err", "sq_err"}) {
+    s.push_back({absl::StrCat("confmat_part/", part), "confmat_part", {"i64[4,4]"}, {{"part", std::string(part)}}});
+  }
+  s.push_back({"confmat_part/f64", "confmat_part", {"f64[3,3]"}, {{"part", std::string("abs_err")}}});
   if (FindOp("bl_confmat") != nullptr) {
     s.push_back({"bl_confmat", "bl_confmat", {"f32[N]", "i64[N]"}, {{"threshold", 0.5}, {"logits_over_kept", false}}});
     s.push_back({"bl_confmat/multilabel", "bl_confmat", {"f64[N,3]", "i32[N,3]"},
