@@ -78,6 +78,34 @@ SortedThresholds SortThresholds(const Thresholds& th) {
   return out;
 }
 
+Expr IndexVector(Expr like, const std::vector<int64_t>& v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  Expr ar = dsl::Arange(like, n);
+  bool progression = true;
+  const int64_t step = n > 1 ? v[1] - v[0] : 1;
+  for (int64_t i = 0; i < n && progression; ++i) progression = v[i] == v[0] + step * i;
+  if (progression) {
+    if (n > 0 && v[0] == 0 && step == 1) return ar;
+    return ar * static_cast<double>(step) + static_cast<double>(n > 0 ? v[0] : 0);
+  }
+  Expr out = dsl::FullLike(ar, 0.0, DType::kInt64);
+  for (int64_t i = 0; i < n; ++i) {
+    out = dsl::Where(ar == static_cast<double>(i), dsl::ScalarOf(ar, static_cast<double>(v[i]), DType::kInt64), out);
+  }
+  return out;
+}
+
+Expr BinnedHistogram(Expr probs, Expr label, Expr cls, int64_t k, const SortedThresholds& st) {
+  const int64_t t = st.sorted.size();
+  Expr thr = ThresholdTensor(probs, st.sorted);
+  if (probs.dtype() != DType::kFloat32) thr = dsl::Cast(thr, probs.dtype());
+  Expr above = dsl::SearchSorted(thr, probs, /*right=*/true);
+  above = dsl::Where(dsl::IsNan(probs), int64_t{0}, above);
+  Expr idx = above + (label + cls * int64_t{2}) * static_cast<double>(t + 1);
+  idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
+  return dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * (t + 1)), {k, 2, t + 1});
+}
+
 Expr ClassIndex(Expr like, int64_t c, int64_t rank) {
   Expr cls = dsl::Arange(like, c);
   if (rank > 2) {

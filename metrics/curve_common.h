@@ -49,6 +49,22 @@ struct SortedThresholds {
 // how many thresholds lie below each probability.
 SortedThresholds SortThresholds(const Thresholds& th);
 
+// IndexVector is the constant i64 vector `v` in the graph of `like`: an
+// arange (O(T) work) when `v` is an arithmetic progression — the identity
+// or reversed order of linspace thresholds — else one select per element
+// (explicit lists, which are short).
+dsl::Expr IndexVector(dsl::Expr like, const std::vector<int64_t>& v);
+
+// BinnedHistogram is one batch's histogram [K, 2, T+1] of (class, target,
+// number of sorted thresholds <= the probability): what a binned curve
+// keeps instead of a [T, 2, 2] count per threshold, built in O(N log T)
+// (searchsorted) rather than O(N T). `cls` broadcasts against `probs` and
+// `label` (1 positive, 0 negative, -1 dropped). NaN is below every threshold
+// (TorchMetrics compares preds >= threshold). An element is at or above the
+// j-th sorted threshold exactly when more than j thresholds are <= it, so
+// the counts at threshold j are total - cumsum(hist)[j].
+dsl::Expr BinnedHistogram(dsl::Expr probs, dsl::Expr label, dsl::Expr cls, int64_t k, const SortedThresholds& st);
+
 // BinaryInputs are the update inputs of a binary curve or calibration metric
 // (TorchMetrics' _binary_*_format without conversion to labels), flattened:
 // `probs` — sigmoided when any kept element lies outside [0, 1], NaN

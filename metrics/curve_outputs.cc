@@ -125,24 +125,6 @@ Expr Flip(Expr x) {
   return dsl::Take(x, dsl::Size(x, 0) - rank);
 }
 
-// IndexVector is the constant i64 vector `v` in the graph of `like`.
-Expr IndexVector(Expr like, const std::vector<int64_t>& v) {
-  const int64_t n = static_cast<int64_t>(v.size());
-  Expr ar = dsl::Arange(like, n);
-  bool identity = true, reversed = true;
-  for (int64_t i = 0; i < n; ++i) {
-    identity = identity && v[i] == i;
-    reversed = reversed && v[i] == n - 1 - i;
-  }
-  if (identity) return ar;
-  if (reversed) return dsl::ScalarOf(ar, static_cast<double>(n - 1), DType::kInt64) - ar;
-  Expr out = dsl::FullLike(ar, 0.0, DType::kInt64);
-  for (int64_t i = 0; i < n; ++i) {
-    if (v[i] != 0) out = dsl::Where(ar == static_cast<double>(i), dsl::ScalarOf(ar, v[i], DType::kInt64), out);
-  }
-  return out;
-}
-
 // ClfCurve is _binary_clf_curve: per distinct score, descending, the
 // cumulative false and true positives (i64 [M]) and the score, plus the
 // class's totals of negatives and positives (i64 scalars).
@@ -256,21 +238,6 @@ Parts ListParts(const std::vector<Curve>& cs) {
     t.push_back(c.thresholds);
   }
   return Parts{Parts(x), Parts(y), Parts(t)};
-}
-
-// BinnedUpdate is the histogram [K, 2, T+1] of (class, target, number of
-// thresholds <= the probability) of one batch; `cls` broadcasts against
-// `probs` and `label` (1 positive, 0 negative, -1 dropped).
-Expr BinnedUpdate(Expr probs, Expr label, Expr cls, int64_t k, const SortedThresholds& st) {
-  const int64_t t = st.sorted.size();
-  Expr thr = ThresholdTensor(probs, st.sorted);
-  if (probs.dtype() != DType::kFloat32) thr = dsl::Cast(thr, probs.dtype());
-  // NaN is below every threshold (TorchMetrics compares preds >= threshold).
-  Expr above = dsl::SearchSorted(thr, probs, /*right=*/true);
-  above = dsl::Where(dsl::IsNan(probs), int64_t{0}, above);
-  Expr idx = above + (label + cls * int64_t{2}) * static_cast<double>(t + 1);
-  idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
-  return dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * (t + 1)), {k, 2, t + 1});
 }
 
 // BinnedCurves turns the histogram state into per-class curves, [K, T]
@@ -401,7 +368,7 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
   SortedThresholds st = SortThresholds(a.thresholds);
   Expr cls = one_curve ? dsl::FullLike(label, 0.0, DType::kInt64) : ClassIndex(label, c, probs.rank());
   State hist = b.AddState("threshold_counts", DType::kInt64, {k, 2, st.sorted.size() + 1}, Reducer::kSum);
-  b.Accumulate(hist, BinnedUpdate(probs, label, cls, k, st));
+  b.Accumulate(hist, BinnedHistogram(probs, label, cls, k, st));
   Expr counts = b.Read(hist);
   if (!b.ok()) return b.status();
   Curve curves = BinnedCurves(kind, counts, k, a.thresholds, st);

@@ -18,9 +18,9 @@
 //
 // thresholds=int T or a list (binned): thresholds are torch.linspace(0, 1, T)
 // in float32 (or the list, as float32) and an element is predicted positive
-// at threshold t when preds >= t; the state is i64[T, 2, 2] counts
-// [threshold][target][prediction], constant in memory, sync-free in update
-// and finalize. AUROC is the trapezoidal area under the binned ROC, AP is
+// at threshold t when preds >= t; the state is the i64[1, 2, T+1] histogram
+// of (target, thresholds below the probability) of curve_common.h, O(T) in
+// memory and finalize, sync-free in update and finalize. AUROC is the trapezoidal area under the binned ROC, AP is
 // sum_t (recall[t] - recall[t+1]) * precision[t] with recall[T] = 0 and
 // precision = 1 where nothing is predicted positive.
 //
@@ -63,14 +63,12 @@ using ir::Reducer;
 
 enum class Curve { kAuroc, kAveragePrecision };
 
-// Adjacent pairs of a fixed [T] vector: Sum(M * x) with a constant [T-1, T]
-// selection matrix, since the IR has no slicing. Returns x[:-1] and x[1:].
+// Adjacent pairs of a fixed [T] vector, x[:-1] and x[1:], as two gathers
+// (O(T); the IR has no slicing).
 void Pairs(Expr x, int64_t n, Expr* head, Expr* tail) {
-  Expr rows = dsl::Unsqueeze(dsl::Arange(x, n - 1), 1);
-  Expr cols = dsl::Unsqueeze(dsl::Arange(x, n), 0);
-  Expr xr = dsl::Unsqueeze(x, 0);
-  *head = dsl::Sum(dsl::Where(cols == rows, xr, 0.0), {1});
-  *tail = dsl::Sum(dsl::Where(cols == rows + int64_t{1}, xr, 0.0), {1});
+  Expr i = dsl::Arange(x, n - 1);
+  *head = dsl::Take(x, i);
+  *tail = dsl::Take(x, i + int64_t{1});
 }
 
 // McClish is the standardized partial AUC of area `pauc` under fpr <= m.
@@ -182,20 +180,26 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
     return b.Finish();
   }
 
+  // Binned: the histogram of how many (sorted) thresholds lie below each
+  // probability, per target (curve_common.h): O(N log T) per update and
+  // O(T) memory, the same state as the binned operating points (so a
+  // collection of both keeps one). Finalize reads the counts at every
+  // threshold in the user's order.
   const int64_t n = th.size();
-  Expr thr = ThresholdTensor(probs, th);
-  Expr ge = dsl::Unsqueeze(probs, 1) >= dsl::Unsqueeze(thr, 0);  // [N, T]
-  Expr code = dsl::Cast(ge, DType::kInt64) + dsl::Unsqueeze(t, 1) * int64_t{2};
-  code = dsl::Where(dsl::Unsqueeze(valid, 1), code, int64_t{-1});
-  Expr counts = dsl::Sum(dsl::Cast(dsl::OneHot(code, 4), DType::kInt64), {0});  // [T, 4]
-  State confmat = b.AddState("confmat", DType::kInt64, {n, 2, 2}, Reducer::kSum);
-  b.Accumulate(confmat, dsl::Reshape(counts, {n, 2, 2}));
-
-  Expr cm = dsl::Cast(b.Read(confmat), DType::kFloat64);
-  Expr tn = dsl::Select(dsl::Select(cm, 1, 0), 1, 0);
-  Expr fp = dsl::Select(dsl::Select(cm, 1, 0), 1, 1);
-  Expr fn = dsl::Select(dsl::Select(cm, 1, 1), 1, 0);
-  Expr tp = dsl::Select(dsl::Select(cm, 1, 1), 1, 1);
+  SortedThresholds st = SortThresholds(th);
+  Expr label = dsl::Where(valid, t, int64_t{-1});
+  State hist = b.AddState("threshold_counts", DType::kInt64, {1, 2, n + 1}, Reducer::kSum);
+  b.Accumulate(hist, BinnedHistogram(probs, label, dsl::FullLike(label, 0.0, DType::kInt64), 1, st));
+  Expr h = b.Read(hist);
+  Expr total = dsl::Sum(h, {2}, /*keepdim=*/true);
+  Expr ge = dsl::Flatten(total - dsl::Cumsum(h, 2));  // [2 (T+1)]: at or above sorted threshold j
+  Expr at = IndexVector(h, st.perm);
+  Expr fp = dsl::Cast(dsl::Take(ge, at), DType::kFloat64);
+  Expr tp = dsl::Cast(dsl::Take(ge, at + static_cast<double>(n + 1)), DType::kFloat64);
+  Expr n_neg = dsl::Cast(dsl::Select(dsl::Flatten(total), 0, 0), DType::kFloat64);
+  Expr n_pos = dsl::Cast(dsl::Select(dsl::Flatten(total), 0, 1), DType::kFloat64);
+  Expr tn = n_neg - fp;
+  Expr fn = n_pos - tp;
   Expr tpr = dsl::SafeDiv(tp, tp + fn);
   Expr head, tail;
   if (kind == Curve::kAuroc) {

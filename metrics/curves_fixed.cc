@@ -210,32 +210,6 @@ Candidates ExactCandidates(Kind kind, const Args& a, Expr s, Expr label, Expr re
   return c;
 }
 
-// IndexVector is the constant i64 vector `v` in the graph of `like`.
-Expr IndexVector(Expr like, const std::vector<int64_t>& v) {
-  const int64_t n = static_cast<int64_t>(v.size());
-  Expr ar = dsl::Arange(like, n);
-  Expr out = dsl::FullLike(ar, 0.0, DType::kInt64);
-  for (int64_t i = 0; i < n; ++i) {
-    out = dsl::Where(ar == static_cast<double>(i), dsl::ScalarOf(ar, static_cast<double>(v[i]), DType::kInt64), out);
-  }
-  return out;
-}
-
-// BinnedUpdate is one batch's histogram [K, 2, T+1] of (class, target,
-// number of sorted thresholds <= the probability); `cls` broadcasts against
-// `probs` and `label` (1 positive, 0 negative, -1 dropped).
-Expr BinnedUpdate(Expr probs, Expr label, Expr cls, int64_t k, const SortedThresholds& st) {
-  const int64_t t = st.sorted.size();
-  Expr thr = ThresholdTensor(probs, st.sorted);
-  if (probs.dtype() != DType::kFloat32) thr = dsl::Cast(thr, probs.dtype());
-  // NaN is below every threshold (TorchMetrics compares preds >= threshold).
-  Expr above = dsl::SearchSorted(thr, probs, /*right=*/true);
-  above = dsl::Where(dsl::IsNan(probs), int64_t{0}, above);
-  Expr idx = above + (label + cls * int64_t{2}) * static_cast<double>(t + 1);
-  idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
-  return dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * (t + 1)), {k, 2, t + 1});
-}
-
 // BinnedCandidates reads the histogram's counts at each threshold in the
 // user's order ([K, T]) and makes every threshold a candidate.
 Candidates BinnedCandidates(Kind kind, const Args& a, Expr hist, int64_t k, const SortedThresholds& st) {
@@ -309,7 +283,7 @@ absl::StatusOr<Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, const ds
     SortedThresholds st = SortThresholds(a.thresholds);
     Expr cls = task == Task::kBinary ? dsl::FullLike(label, 0.0, DType::kInt64) : ClassIndex(label, c, probs.rank());
     State hist = b.AddState("threshold_counts", DType::kInt64, {k, 2, st.sorted.size() + 1}, Reducer::kSum);
-    b.Accumulate(hist, BinnedUpdate(probs, label, cls, k, st));
+    b.Accumulate(hist, BinnedHistogram(probs, label, cls, k, st));
     Expr counts = b.Read(hist);
     if (!b.ok()) return b.status();
     auto [value, thr] = Pick(kind, BinnedCandidates(kind, a, counts, k, st));
