@@ -14,10 +14,21 @@ namespace tally::metrics {
 using dsl::Expr;
 using ir::DType;
 
-absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args) {
+absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args, bool allow_exact16) {
   Thresholds t;
   const ArgValue* v = args.Find("thresholds");
   if (v == nullptr || std::holds_alternative<std::monostate>(*v)) return t;
+  if (auto* name = std::get_if<std::string>(v)) {
+    if (*name == "exact16" || *name == "exact_fp16" || *name == "exact_bf16") {
+      if (!allow_exact16) {
+        return args.InvalidArgument(absl::StrCat("thresholds=", *name,
+                                                 " is implemented for the auroc and average_precision metrics; "
+                                                 "use thresholds=None for the exact form"));
+      }
+      t.exact16 = *name == "exact16" ? "auto" : *name == "exact_fp16" ? "fp16" : "bf16";
+      return t;
+    }
+  }
   t.binned = true;
   if (auto* n = std::get_if<int64_t>(v)) {
     if (*n < 2) return args.InvalidArgument(absl::StrCat("thresholds must be an int >= 2, got ", *n));
@@ -104,6 +115,60 @@ Expr BinnedHistogram(Expr probs, Expr label, Expr cls, int64_t k, const SortedTh
   Expr idx = above + (label + cls * int64_t{2}) * static_cast<double>(t + 1);
   idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
   return dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * (t + 1)), {k, 2, t + 1});
+}
+
+ExactRows AccumulateExactRows(dsl::MetricBuilder& b, Expr probs, Expr stored_target, bool multiclass,
+                              const std::vector<int64_t>& row, const std::vector<int64_t>& target_row) {
+  ExactRows out;
+  dsl::State p_rows = b.AddState("preds", probs.dtype(), row, ir::Reducer::kCat);
+  if (multiclass) {
+    dsl::State t_rows = b.AddState("target", DType::kInt64, target_row, ir::Reducer::kCat);
+    b.Accumulate(p_rows, probs);
+    b.Accumulate(t_rows, stored_target);
+    out.scores = b.Read(p_rows);
+    out.y = b.Read(t_rows);
+    return out;
+  }
+  dsl::State positive = b.AddState("positive", DType::kBool, target_row, ir::Reducer::kCat);
+  b.Accumulate(p_rows, dsl::Where(stored_target >= int64_t{0}, probs, -1.0));
+  b.Accumulate(positive, stored_target == int64_t{1});
+  out.scores = b.Read(p_rows);
+  if (!b.ok()) return out;
+  out.positive = b.Read(positive);
+  out.y = dsl::Where(out.scores < 0.0, int64_t{-1}, dsl::Cast(out.positive, DType::kInt64));
+  return out;
+}
+
+std::string Exact16Format(const Thresholds& t, DType preds_dtype) {
+  if (t.binned) return "";
+  if (t.exact16 == "fp16" || t.exact16 == "bf16") return t.exact16;
+  if (preds_dtype == DType::kBFloat16) return "bf16";
+  if (preds_dtype == DType::kFloat16 || t.exact16 == "auto") return "fp16";
+  return "";
+}
+
+Expr Exact16Histogram(Expr probs, Expr label, Expr cls, int64_t k, const std::string& format) {
+  Expr code = dsl::ScoreCode16(probs, format);
+  Expr idx = code + (label + cls * int64_t{2}) * static_cast<double>(kCodes16);
+  idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
+  return dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * kCodes16), {k, 2, kCodes16});
+}
+
+Exact16Stats Exact16StatsOf(Expr counts) {
+  Expr h = dsl::Cast(counts, DType::kFloat64);
+  Expr neg = dsl::Select(h, 1, 0), pos = dsl::Select(h, 1, 1);  // [K, codes]
+  Exact16Stats s;
+  s.n_pos = dsl::Sum(pos, {1});
+  s.n_neg = dsl::Sum(neg, {1});
+  // Positives scored above code c: n_pos - cumsum(pos)[c]; a tied pair is one half.
+  Expr pos_above = dsl::Unsqueeze(s.n_pos, 1) - dsl::Cumsum(pos, 1);
+  s.u = dsl::Sum(neg * (pos_above + pos * 0.5), {1});
+  // At code c: positives and rows scored >= it.
+  Expr all = pos + neg;
+  Expr tp_ge = pos_above + pos;
+  Expr n_ge = dsl::Unsqueeze(s.n_pos + s.n_neg, 1) - dsl::Cumsum(all, 1) + all;
+  s.precision_sum = dsl::Sum(dsl::Where(pos > 0.0, pos * dsl::SafeDiv(tp_ge, n_ge), 0.0), {1});
+  return s;
 }
 
 Expr ClassIndex(Expr like, int64_t c, int64_t rank) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,14 +23,44 @@ namespace tally::metrics {
 // Thresholds is the binned form's threshold list (empty for the exact form).
 struct Thresholds {
   bool binned = false;
+  // exact16: "auto" (thresholds="exact16": the 16-bit format of the preds,
+  // float16 for float32/float64 preds), "fp16" or "bf16"
+  // (thresholds="exact_fp16" / "exact_bf16"); empty otherwise.
+  std::string exact16;
   int64_t count = 0;           // linspace(0, 1, count) when `values` is empty
   std::vector<double> values;  // an explicit list
   int64_t size() const { return values.empty() ? count : static_cast<int64_t>(values.size()); }
 };
 
-// ReadThresholds reads `thresholds` (none, an int >= 2, or a non-empty list
-// of numbers in [0, 1]); bad values are InvalidArgument naming the metric.
-absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args);
+// ReadThresholds reads `thresholds` (none, an int >= 2, a non-empty list
+// of numbers in [0, 1], or with `allow_exact16` the names exact16,
+// exact_fp16, exact_bf16); bad values are InvalidArgument naming the metric.
+absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args, bool allow_exact16 = false);
+
+// Exact16Format is the 16-bit format ("fp16" or "bf16") an exact AUROC/AP
+// counts scores in, or "" for the cat-state form: what `t.exact16` asks for,
+// and with thresholds=None the preds' own format when they are float16 or
+// bfloat16 (so 16-bit scores get the bounded-memory form by default).
+std::string Exact16Format(const Thresholds& t, ir::DType preds_dtype);
+
+// kCodes16 is the number of 16-bit score codes (ops: score_code16).
+inline constexpr int64_t kCodes16 = 65536;
+
+// Exact16Histogram is one batch's counts [K, 2, 65536] of (class, target,
+// score code) — the exact16 state: constant in the rows, merged by a sum.
+// `cls` broadcasts against `probs` and `label` (1, 0, -1 dropped).
+dsl::Expr Exact16Histogram(dsl::Expr probs, dsl::Expr label, dsl::Expr cls, int64_t k, const std::string& format);
+
+// Exact16Stats reads the exact AUROC/AP statistics per class off the
+// exact16 counts [K, 2, 65536] (the codes order as the scores; a code is
+// one tie group), f64 [K] each: positives, negatives, the Mann-Whitney U
+// (AUROC = u / (n_pos n_neg)) and the sum over positives of the precision
+// at their score (AP = precision_sum / n_pos), as binary_rank_stats gives
+// them for the same scores.
+struct Exact16Stats {
+  dsl::Expr n_pos, n_neg, u, precision_sum;
+};
+Exact16Stats Exact16StatsOf(dsl::Expr counts);
 
 // ThresholdTensor builds the f32 thresholds [T] in the graph of `like`:
 // torch.linspace(0, 1, T) (the linspace op: ATen's kernel, bit for bit) or
@@ -64,6 +95,25 @@ dsl::Expr IndexVector(dsl::Expr like, const std::vector<int64_t>& v);
 // j-th sorted threshold exactly when more than j thresholds are <= it, so
 // the counts at threshold j are total - cumsum(hist)[j].
 dsl::Expr BinnedHistogram(dsl::Expr probs, dsl::Expr label, dsl::Expr cls, int64_t k, const SortedThresholds& st);
+
+// ExactRows are the values an exact curve's finalize reads back from its
+// cat states: the probabilities and the targets y (binary, multilabel: 1
+// positive, 0 negative, -1 dropped per element; multiclass: the class of
+// each sample (N, ...), -1 for a dropped one).
+struct ExactRows {
+  dsl::Expr scores, y;
+  dsl::Expr positive;  // binary, multilabel: the bool state itself
+};
+
+// AccumulateExactRows declares the cat states of an exact curve, adds one
+// batch (`probs` of row shape `row`, `stored_target` as y above, of row
+// shape `target_row`) and returns the rows read back in finalize. Binary and
+// multilabel targets are kept as one byte (bool "positive") per element and
+// a dropped element as probability -1 (kept probabilities lie in [0, 1] or
+// are NaN), so a float32 binary row costs 5 bytes instead of 12. Every
+// exact curve of a collection calls it alike, so CSE shares the states.
+ExactRows AccumulateExactRows(dsl::MetricBuilder& b, dsl::Expr probs, dsl::Expr stored_target, bool multiclass,
+                              const std::vector<int64_t>& row, const std::vector<int64_t>& target_row);
 
 // BinaryInputs are the update inputs of a binary curve or calibration metric
 // (TorchMetrics' _binary_*_format without conversion to labels), flattened:

@@ -314,15 +314,14 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
   const int64_t k = one_curve ? 1 : c;
 
   if (!a.thresholds.binned) {
-    std::vector<int64_t> row = task == Task::kBinary ? std::vector<int64_t>{} : std::vector<int64_t>{c};
-    row.insert(row.end(), extra.begin(), extra.end());
-    State p_rows = b.AddState("preds", probs.dtype(), row, Reducer::kCat);
-    State t_rows = b.AddState("target", DType::kInt64, task == Task::kMulticlass ? extra : row, Reducer::kCat);
-    b.Accumulate(p_rows, probs);
-    b.Accumulate(t_rows, stored_target);
-    Expr scores = b.Read(p_rows);
-    Expr y = b.Read(t_rows);
+    std::vector<int64_t> row;
+    if (task != Task::kBinary) row.push_back(c);
+    for (int64_t d : extra) row.push_back(d);
+    const std::vector<int64_t>& target_row = task == Task::kMulticlass ? extra : row;
+    ExactRows rows = AccumulateExactRows(b, probs, stored_target, task == Task::kMulticlass, row, target_row);
     if (!b.ok()) return b.status();
+    Expr scores = rows.scores;
+    Expr y = rows.y;
     if (task == Task::kBinary) {
       b.Output(ToParts(Poisoned(ExactCurve(kind, scores, y), dsl::Sum(dsl::Cast(y >= int64_t{0}, DType::kInt64)) == int64_t{0})));
       return b.Finish();

@@ -7,12 +7,14 @@
 // (N, ...), flattened. Elements whose target is `ignore_index` are dropped;
 // target values outside {0, 1} are counted by a deferred check and dropped.
 //
-// thresholds=None (exact): `cat` states of the (sigmoided) preds and of the
-// targets (-1 marks a dropped element). Finalize sorts the positive and the
-// negative scores and counts, with searchsorted, the rows scored below each
-// row, so ties behave exactly as in TorchMetrics/sklearn (a tied
-// positive/negative pair counts one half in AUROC; a tie group enters the
-// precision-recall curve as one point). No positives or no negatives give
+// thresholds=None (exact): `cat` states of the (sigmoided) preds and of
+// whether each element is positive (one byte; a dropped element is stored
+// as preds -1: curve_common.h). Finalize is binary_rank_stats: one radix
+// sort of the rows and one scan of their tie groups, so ties behave exactly
+// as in TorchMetrics/sklearn (a tied positive/negative pair counts one half
+// in AUROC; a tie group enters the precision-recall curve as one point). A
+// NaN score counts as the largest, all NaNs tied (so the value stays in
+// [0, 1]). No positives or no negatives give
 // AUROC 0; no positives give AP 0 (TorchMetrics sets recall to 1 there). No
 // kept element at all gives NaN (TorchMetrics raises an IndexError).
 //
@@ -23,6 +25,13 @@
 // memory and finalize, sync-free in update and finalize. AUROC is the trapezoidal area under the binned ROC, AP is
 // sum_t (recall[t] - recall[t+1]) * precision[t] with recall[T] = 0 and
 // precision = 1 where nothing is predicted positive.
+//
+// thresholds=exact16 (or float16/bfloat16 preds with thresholds=None): the
+// state is the i64[1, 2, 65536] count of rows per (target, 16-bit score
+// code) — exact for scores of 16 significant bits, constant in the rows,
+// one sum to merge or sync (curve_common.h). exact_fp16 / exact_bf16 name
+// the format; exact16 takes the preds' own (float16 for float32 preds,
+// which are rounded to it).
 //
 // max_fpr in (0, 1) (binary_auroc): the standardized partial AUC of
 // TorchMetrics' _binary_auroc_compute (= sklearn's roc_auc_score(max_fpr)):
@@ -121,7 +130,7 @@ Expr BinnedPartialAuc(Expr fpr, Expr tpr, int64_t n, Expr auc, double m) {
 
 absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const dsl::Signature& sig,
                                               const ir::Device& device) {
-  TALLY_ASSIGN_OR_RETURN(Thresholds th, ReadThresholds(args));
+  TALLY_ASSIGN_OR_RETURN(Thresholds th, ReadThresholds(args, /*allow_exact16=*/true));
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> ignore_index, args.GetOptionalInt("ignore_index"));
   // The partial-AUC bound; 0 is the whole curve (a plain double: GCC 12 sees
   // an optional's payload as maybe-uninitialized here).
@@ -143,38 +152,54 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
   if (!ReadBinaryInputs(ignore_index, /*cast_f32=*/true, b, in)) return b.status();
   Expr probs = in.probs, t = in.target, valid = in.valid;
 
-  if (!th.binned) {
-    State p_rows = b.AddState("preds", probs.dtype(), {}, Reducer::kCat);
-    State t_rows = b.AddState("target", DType::kInt64, {}, Reducer::kCat);
-    b.Accumulate(p_rows, probs);
-    b.Accumulate(t_rows, dsl::Where(valid, t, int64_t{-1}));
+  // exact16: counts per 16-bit score code (curve_common.h), exact for 16-bit
+  // scores in constant memory; chosen by thresholds=exact16 or by float16 /
+  // bfloat16 preds (the partial AUC keeps the cat form).
+  const std::string format = Exact16Format(th, b.FindInput("preds")->dtype);
+  if (!format.empty() && max_fpr > 0 && !th.exact16.empty()) {
+    return args.InvalidArgument("max_fpr is not implemented for thresholds=exact16; use thresholds=None");
+  }
+  if (!format.empty() && max_fpr == 0) {
+    Expr label = dsl::Where(valid, t, int64_t{-1});
+    State counts = b.AddState("score_counts", DType::kInt64, {1, 2, kCodes16}, Reducer::kSum);
+    b.Accumulate(counts, Exact16Histogram(probs, label, dsl::FullLike(label, 0.0, DType::kInt64), 1, format));
+    if (!b.ok()) return b.status();
+    Exact16Stats st = Exact16StatsOf(b.Read(counts));
+    Expr n_pos = dsl::Select(st.n_pos, 0, 0), n_neg = dsl::Select(st.n_neg, 0, 0);
+    Expr value = kind == Curve::kAuroc ? dsl::SafeDiv(dsl::Select(st.u, 0, 0), n_pos * n_neg)
+                                       : dsl::SafeDiv(dsl::Select(st.precision_sum, 0, 0), n_pos);
+    // From exact integer counts: the value stays float64.
+    b.Output(dsl::Where(n_pos + n_neg == 0.0, NAN, value));
+    return b.Finish();
+  }
 
-    Expr s = b.Read(p_rows);
-    Expr y = b.Read(t_rows);
-    Expr pos = y == int64_t{1};
-    Expr neg = y == int64_t{0};
-    // Dropped rows sort above every probability (2 > 1) and are never counted.
-    Expr pos_sorted = dsl::SortValues(dsl::Where(pos, s, 2.0), 0);
-    Expr n_pos = dsl::Cast(dsl::Sum(dsl::Cast(pos, DType::kInt64)), DType::kFloat64);
+  if (!th.binned) {
+    ExactRows rows = AccumulateExactRows(b, probs, dsl::Where(valid, t, int64_t{-1}), /*multiclass=*/false, {}, {});
+    if (!b.ok()) return b.status();
+    Expr s = rows.scores;
+    Expr y = rows.y;
+    // One radix sort and one scan of the tie groups (binary_rank_stats; a
+    // collection of both metrics runs it once).
+    std::vector<Expr> st = b.OpN("binary_rank_stats", {s, rows.positive}, {});
+    if (st.size() != 4) return b.status();
+    Expr n_pos = dsl::Cast(st[0], DType::kFloat64);
+    Expr n_neg = dsl::Cast(st[1], DType::kFloat64);
     if (kind == Curve::kAuroc) {
-      Expr neg_sorted = dsl::SortValues(dsl::Where(neg, s, 2.0), 0);
-      Expr n_neg = dsl::Cast(dsl::Sum(dsl::Cast(neg, DType::kInt64)), DType::kFloat64);
-      Expr below = dsl::SearchSorted(neg_sorted, s) + dsl::SearchSorted(neg_sorted, s, /*right=*/true);
-      Expr u = dsl::Sum(dsl::Where(pos, dsl::Cast(below, DType::kFloat64), 0.0)) * 0.5;
-      Expr auc = max_fpr > 0 ? ExactPartialAuc(neg_sorted, pos_sorted, n_pos, n_neg, max_fpr)
-                         : dsl::SafeDiv(u, n_pos * n_neg);
+      Expr auc;
+      if (max_fpr > 0) {
+        // Dropped rows sort above every probability (2 > 1) and are never counted.
+        Expr pos_sorted = dsl::SortValues(dsl::Where(y == int64_t{1}, s, 2.0), 0);
+        Expr neg_sorted = dsl::SortValues(dsl::Where(y == int64_t{0}, s, 2.0), 0);
+        auc = ExactPartialAuc(neg_sorted, pos_sorted, n_pos, n_neg, max_fpr);
+      } else {
+        auc = dsl::SafeDiv(st[2], n_pos * n_neg);
+      }
       // No kept element: TorchMetrics' _binary_clf_curve raises (IndexError).
       b.Output(dsl::Cast(dsl::Where(n_pos + n_neg == 0.0, NAN, auc), DType::kFloat32));
     } else {
-      Expr valid_rows = y >= int64_t{0};
-      Expr all_sorted = dsl::SortValues(dsl::Where(valid_rows, s, 2.0), 0);
-      Expr n_valid = dsl::Sum(dsl::Cast(valid_rows, DType::kInt64));
-      Expr n_ge = dsl::Cast(n_valid - dsl::SearchSorted(all_sorted, s), DType::kFloat64);
-      Expr tp_ge = n_pos - dsl::Cast(dsl::SearchSorted(pos_sorted, s), DType::kFloat64);
-      Expr prec = dsl::Where(pos, dsl::SafeDiv(tp_ge, n_ge), 0.0);
       // No positives: 0, as TorchMetrics (recall 1 everywhere) and sklearn.
       // No kept element: TorchMetrics' _binary_clf_curve raises (IndexError).
-      Expr ap = dsl::Where(n_valid == int64_t{0}, NAN, dsl::SafeDiv(dsl::Sum(prec), n_pos));
+      Expr ap = dsl::Where(n_pos + n_neg == 0.0, NAN, dsl::SafeDiv(st[3], n_pos));
       b.Output(dsl::Cast(ap, DType::kFloat32));
     }
     return b.Finish();

@@ -90,7 +90,7 @@ absl::StatusOr<Args> ReadArgs(Task task, SpecArgs& args) {
   } else {
     TALLY_ASSIGN_OR_RETURN(a.average, args.GetEnum("average", {"micro", "macro", "weighted", "none"}, "macro"));
   }
-  TALLY_ASSIGN_OR_RETURN(a.thresholds, ReadThresholds(args));
+  TALLY_ASSIGN_OR_RETURN(a.thresholds, ReadThresholds(args, /*allow_exact16=*/true));
   TALLY_ASSIGN_OR_RETURN(a.ignore_index, args.GetOptionalInt("ignore_index"));
   // Accepted for compatibility: validation is always on, deferred to Compute.
   TALLY_RETURN_IF_ERROR(args.GetBool("validate_args", true).status());
@@ -119,6 +119,20 @@ Scan SegmentScan(MetricBuilder& b, std::vector<Expr> operands) {
   std::vector<Expr> r = b.OpN("segment_scan", std::move(operands), {});
   if (r.size() != 2) return {};
   return {r[0], r[1]};
+}
+
+// FinishAp is the per-class AP from the sum over positives of the precision
+// at their score, with TorchMetrics' rules for a class without positives.
+Expr FinishAp(Task task, int64_t k, Expr sum_prec, Expr support, Expr rows) {
+  Expr ap = sum_prec / support;  // NaN without positives
+  if (task == Task::kMulticlass && k > 1) {
+    // TorchMetrics sets recall to 1 when every kept target is class 0; a
+    // class without positives then scores its top precision, 0.
+    Expr all_zero = dsl::Sum(support) == dsl::Select(support, 0, 0);
+    return dsl::Where(support == 0.0 && all_zero && rows > 0.0, 0.0, ap);
+  }
+  // Binary rule (multilabel, micro): no positives -> recall 1 -> AP 0.
+  return dsl::Where(support == 0.0 && rows > 0.0, 0.0, ap);
 }
 
 // ExactPerClass scores the elements of the exact form one-vs-rest per class.
@@ -162,17 +176,18 @@ PerClass ExactPerClass(Curve kind, Task task, MetricBuilder& b, Expr scores, Exp
   Expr fp_ge = count(ns, nullptr, nullptr);
   // Each positive adds the precision at the end of its tie group.
   Expr sum_prec = dsl::Histogram(ks, ps * dsl::SafeDiv(tp_ge, tp_ge + fp_ge), k);
-  Expr ap = sum_prec / out.support;  // NaN without positives
-  Expr rows = out.rows;
-  if (task == Task::kMulticlass && k > 1) {
-    // TorchMetrics sets recall to 1 when every kept target is class 0; a
-    // class without positives then scores its top precision, 0.
-    Expr all_zero = dsl::Sum(out.support) == dsl::Select(out.support, 0, 0);
-    out.value = dsl::Where(out.support == 0.0 && all_zero && rows > 0.0, 0.0, ap);
-  } else {
-    // Binary rule (multilabel, micro): no positives -> recall 1 -> AP 0.
-    out.value = dsl::Where(out.support == 0.0 && rows > 0.0, 0.0, ap);
-  }
+  out.value = FinishAp(task, k, sum_prec, out.support, out.rows);
+  return out;
+}
+
+// Exact16PerClass scores each class from the exact16 counts [K, 2, 65536].
+PerClass Exact16PerClass(Curve kind, Task task, Expr counts, int64_t k) {
+  Exact16Stats st = Exact16StatsOf(counts);
+  PerClass out;
+  out.support = st.n_pos;
+  out.rows = st.n_pos + st.n_neg;
+  out.value = kind == Curve::kAuroc ? dsl::SafeDiv(st.u, st.n_pos * st.n_neg)
+                                    : FinishAp(task, k, st.precision_sum, st.n_pos, out.rows);
   return out;
 }
 
@@ -274,15 +289,21 @@ absl::StatusOr<Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& args, c
   std::vector<int64_t> row_shape = {c};
   row_shape.insert(row_shape.end(), in.extra.begin(), in.extra.end());
   PerClass pc;
-  if (!a.thresholds.binned) {
-    State p_rows = b.AddState("preds", in.probs.dtype(), row_shape, Reducer::kCat);
-    State t_rows = b.AddState("target", DType::kInt64, task == Task::kMulticlass ? in.extra : row_shape,
-                              Reducer::kCat);
-    b.Accumulate(p_rows, in.probs);
-    b.Accumulate(t_rows, in.stored_target);
-    Expr scores = b.Read(p_rows);
-    Expr y = b.Read(t_rows);
+  const std::string format = Exact16Format(a.thresholds, b.FindInput("preds")->dtype);
+  if (!format.empty()) {
+    // exact16: counts per (class, target, 16-bit score code).
+    Expr cls = micro ? dsl::FullLike(in.label, 0.0, DType::kInt64) : ClassIndex(in.label, c, in.label.rank());
+    State counts = b.AddState("score_counts", DType::kInt64, {k, 2, kCodes16}, Reducer::kSum);
+    b.Accumulate(counts, Exact16Histogram(in.probs, in.label, cls, k, format));
     if (!b.ok()) return b.status();
+    pc = Exact16PerClass(kind, task, b.Read(counts), k);
+  } else if (!a.thresholds.binned) {
+    const std::vector<int64_t>& target_row = task == Task::kMulticlass ? in.extra : row_shape;
+    ExactRows rows = AccumulateExactRows(b, in.probs, in.stored_target, task == Task::kMulticlass, row_shape,
+                                         target_row);
+    if (!b.ok()) return b.status();
+    Expr scores = rows.scores;
+    Expr y = rows.y;
     const int64_t rank = scores.rank();
     Expr label = y;
     if (task == Task::kMulticlass) {
@@ -317,7 +338,8 @@ absl::StatusOr<Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& args, c
   // Exact form, a class (label) without any kept element: TorchMetrics'
   // _binary_clf_curve raises (IndexError) for the whole call; NaN here.
   if (pc.rows.valid()) out = dsl::Where(dsl::Any(pc.rows == 0.0), NAN, out);
-  b.Output(dsl::Cast(out, DType::kFloat32));
+  // exact16 counts are exact: its value stays float64.
+  b.Output(format.empty() ? dsl::Cast(out, DType::kFloat32) : out);
   return b.Finish();
 }
 

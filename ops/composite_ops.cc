@@ -80,6 +80,34 @@ void RegisterCompositeOps(OpTable& t) {
   }
 
   {
+    // binary_rank_stats(scores, positive): the statistics of the exact binary
+    //   AUROC and average precision over accumulated rows: scores f32/f64 [R]
+    //   (a score < 0 marks a dropped row; NaN is the largest score, all NaNs
+    //   tie), positive i1[R].
+    //   -> (n_pos i64[], n_neg i64[], u f64[] (pairs ordered right, a tie one
+    //       half), precision_sum f64[] (over positives, the precision at
+    //       their score))
+    OpDef rs;
+    rs.name = "binary_rank_stats";
+    rs.min_inputs = rs.max_inputs = 2;
+    rs.traits.composite = true;
+    rs.fused_devices = {"cpu", "meta"};
+    rs.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+      const TensorType& s = in[0];
+      const TensorType& p = in[1];
+      if (!ir::IsFloating(s.dtype) || s.rank() != 1 || p.dtype != DType::kBool || p.rank() != 1 ||
+          p.shape != s.shape) {
+        return absl::InvalidArgumentError(absl::StrCat("expects float scores [R] and bool positive [R], got ",
+                                                       s.ToString(), " and ", p.ToString()));
+      }
+      TensorType count{DType::kInt64, {}, s.device};
+      TensorType sum{DType::kFloat64, {}, s.device};
+      return std::vector<TensorType>{count, count, sum, sum};
+    };
+    t.emplace(rs.name, rs);
+  }
+
+  {
     // confmat_part(cm) {part}: one per-class statistic of a C x C confusion
     //   matrix cm[target][pred] (i64 or f64), as mc_marginals names them:
     //   tp (diagonal), target (row sums), pred (column sums), abs_err, sq_err.

@@ -98,6 +98,30 @@ absl::StatusOr<Results> DecomposeConfmatPart(ir::Graph& g, ir::Node& n, dsl::Gra
   return absl::InternalError("confmat_part: no part");
 }
 
+// BinaryRankStats: sorts and binary searches over every row (the exact
+// curves' formulas before the fused kernel); NaN becomes 1.5, above every
+// probability and below the 2.0 that pads the sorted lists.
+absl::StatusOr<Results> DecomposeBinaryRankStats(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+  Expr s = b.Wrap(&g, n.input(0));
+  Expr positive = b.Wrap(&g, n.input(1));
+  Expr valid = !(s < 0.0);
+  Expr key = dsl::Where(dsl::IsNan(s), 1.5, s);
+  Expr pos = valid && positive;
+  Expr neg = valid && !positive;
+  Expr pos_sorted = dsl::SortValues(dsl::Where(pos, key, 2.0), 0);
+  Expr neg_sorted = dsl::SortValues(dsl::Where(neg, key, 2.0), 0);
+  Expr all_sorted = dsl::SortValues(dsl::Where(valid, key, 2.0), 0);
+  Expr n_pos = dsl::Sum(dsl::Cast(pos, DType::kInt64));
+  Expr n_neg = dsl::Sum(dsl::Cast(neg, DType::kInt64));
+  Expr below = dsl::SearchSorted(neg_sorted, key) + dsl::SearchSorted(neg_sorted, key, /*right=*/true);
+  Expr u = dsl::Sum(dsl::Where(pos, dsl::Cast(below, DType::kFloat64), 0.0)) * 0.5;
+  Expr n_valid = dsl::Sum(dsl::Cast(valid, DType::kInt64));
+  Expr n_ge = dsl::Cast(n_valid - dsl::SearchSorted(all_sorted, key), DType::kFloat64);
+  Expr tp_ge = dsl::Cast(n_pos - dsl::SearchSorted(pos_sorted, key), DType::kFloat64);
+  Expr precision_sum = dsl::Sum(dsl::Where(pos, dsl::SafeDiv(tp_ge, n_ge), 0.0));
+  return Results{n_pos, n_neg, u, precision_sum};
+}
+
 // RegStats: what the regression metrics compute per batch without the
 // composite, op for op: the error sums of mean_squared_error and
 // mean_absolute_error (over the flattened elements, and per column), and
@@ -367,6 +391,7 @@ absl::Status Decompose(ir::Graph& g, ir::Node& n) {
   if (n.op() == "mc_confmat") results = DecomposeMcConfmat(g, n, b);
   else if (n.op() == "mc_marginals") results = DecomposeMcMarginals(g, n, b);
   else if (n.op() == "confmat_part") results = DecomposeConfmatPart(g, n, b);
+  else if (n.op() == "binary_rank_stats") results = DecomposeBinaryRankStats(g, n, b);
   else if (n.op() == "reg_stats") results = DecomposeRegStats(g, n, b);
   else if (n.op() == "moments_merge") results = DecomposeMomentsMerge(g, n, b);
   else if (n.op() == "bl_confmat") results = DecomposeBlConfmat(g, n, b);

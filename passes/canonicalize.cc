@@ -29,6 +29,8 @@ double RoundTo(double v, DType dt) {
     case DType::kInt64: return static_cast<double>(static_cast<int64_t>(v));
     case DType::kFloat32: return static_cast<double>(static_cast<float>(v));
     case DType::kFloat64: return v;
+    case DType::kFloat16:
+    case DType::kBFloat16: return std::nan("");  // never folded (see Fold)
   }
   return v;
 }
@@ -36,6 +38,7 @@ double RoundTo(double v, DType dt) {
 std::optional<double> Fold(const Node& n, const std::vector<double>& x) {
   const std::string& op = n.op();
   DType out = n.output()->type().dtype;
+  if (out == DType::kFloat16 || out == DType::kBFloat16) return std::nullopt;  // input dtypes only
   // Operands are first brought to the op's compute dtype, as the kernels do.
   auto a = [&](int i) { return x[i]; };
   if (op == "add") return a(0) + a(1);

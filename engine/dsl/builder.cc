@@ -46,6 +46,15 @@ void MetricBuilder::FailInput(const std::string& input, const std::string& what)
 }
 
 Expr MetricBuilder::Input(const std::string& name) {
+  Expr raw = RawInput(name);
+  // 16-bit floats widen exactly: every metric computes as for float32.
+  if (raw.valid() && (raw.dtype() == DType::kFloat16 || raw.dtype() == DType::kBFloat16)) {
+    return Cast(raw, DType::kFloat32);
+  }
+  return raw;
+}
+
+Expr MetricBuilder::RawInput(const std::string& name) {
   if (ir::Value* v = module_->update->FindParam(name)) return Expr(this, update_graph(), v);
   const InputSpec* spec = FindInput(name);
   if (spec == nullptr) {

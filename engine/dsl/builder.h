@@ -149,8 +149,11 @@ class MetricBuilder : public GraphBuilder {
   const InputSpec* FindInput(absl::string_view name) const;
 
   // Input declares a data input (from the signature) and returns it in the
-  // update graph. A missing input poisons the builder.
+  // update graph; a float16/bfloat16 input is widened to float32 (exactly),
+  // so metrics compute as for float32. A missing input poisons the builder.
   Expr Input(const std::string& name);
+  // RawInput is Input without the widening: the parameter as declared.
+  Expr RawInput(const std::string& name);
   // AddState declares a state of fixed `shape` (a cat state: the trailing dims
   // of each row; its leading dim is the symbolic `R`).
   State AddState(const std::string& name, DType dtype, std::vector<int64_t> shape,
@@ -253,6 +256,10 @@ Expr Sqrt(Expr x, Loc loc = Loc::Current());
 Expr Sigmoid(Expr x, Loc loc = Loc::Current());
 Expr LogCosh(Expr x, Loc loc = Loc::Current());
 Expr IsNan(Expr x, Loc loc = Loc::Current());
+// ScoreCode16 is each value rounded to float16 ("fp16") or bfloat16
+// ("bf16") as an i64 code in [0, 65536) ordered as the values (-0 as +0,
+// NaN largest).
+Expr ScoreCode16(Expr x, const std::string& format, Loc loc = Loc::Current());
 Expr Clamp(Expr x, std::optional<double> lo, std::optional<double> hi, Loc loc = Loc::Current());
 Expr OneHot(Expr labels, int64_t num_classes, Loc loc = Loc::Current());
 Expr TopkMask(Expr x, int64_t k, Loc loc = Loc::Current());

@@ -119,6 +119,9 @@ Expr Histogram(Expr idx, int64_t size, Loc loc) { return Call("histogram", {idx}
 Expr Histogram(Expr idx, Expr w, int64_t size, Loc loc) {
   return Call("histogram", {idx, w}, {{"size", size}}, loc);
 }
+Expr ScoreCode16(Expr x, const std::string& format, Loc loc) {
+  return Call("score_code16", {x}, {{"format", format}}, loc);
+}
 Expr ConfmatPart(Expr cm, absl::string_view part, Loc loc) {
   return Call("confmat_part", {cm}, {{"part", std::string(part)}}, loc);
 }

@@ -12,6 +12,8 @@ c10::ScalarType ToScalarType(ir::DType d) {
     case ir::DType::kInt64: return c10::kLong;
     case ir::DType::kFloat32: return c10::kFloat;
     case ir::DType::kFloat64: return c10::kDouble;
+    case ir::DType::kFloat16: return c10::kHalf;
+    case ir::DType::kBFloat16: return c10::kBFloat16;
   }
   return c10::kFloat;
 }
@@ -23,10 +25,12 @@ absl::StatusOr<ir::DType> FromScalarType(c10::ScalarType s) {
     case c10::kLong: return ir::DType::kInt64;
     case c10::kFloat: return ir::DType::kFloat32;
     case c10::kDouble: return ir::DType::kFloat64;
+    case c10::kHalf: return ir::DType::kFloat16;
+    case c10::kBFloat16: return ir::DType::kBFloat16;
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("unsupported dtype ", c10::toString(s),
-                       " (supported: bool, int32, int64, float32, float64)"));
+                       " (supported: bool, int32, int64, float16, bfloat16, float32, float64)"));
   }
 }
 

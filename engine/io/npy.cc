@@ -588,6 +588,7 @@ absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes,
 
   NpyArray out;
   out.dtype = from->target;
+  out.float16 = from->kind == 'f' && from->size == 2;
   out.shape = std::move(header->shape);
   // The converted array may be wider than the file's (uint8 -> int32).
   std::optional<int64_t> numel = CheckedNumel(

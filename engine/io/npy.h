@@ -21,7 +21,8 @@
 //                                            most 2^63 - 1 (else an error
 //                                            naming the first one above)
 //   float16  <f2 >f2                         kFloat32, exactly (subnormals,
-//                                            +-inf, -0.0, NaN payloads)
+//                                            +-inf, -0.0, NaN payloads),
+//                                            with NpyArray::float16 set
 //   float32  <f4 >f4                         kFloat32
 //   float64  <f8 >f8                         kFloat64
 //
@@ -89,6 +90,9 @@ struct NpyArray {
   // Element bytes, little-endian, C (row-major) order. For a valid array
   // `data.size() == numel() * NpyDTypeSize(dtype)`.
   std::string data;
+  // float16 is true when the file held float16 values (kFloat32 `data`
+  // holds them exactly), so that a reader can keep them 16-bit.
+  bool float16 = false;
 
   // Returns the number of elements: the product of `shape`, 1 for a scalar
   // and 0 if any dimension is 0.

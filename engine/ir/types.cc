@@ -16,6 +16,8 @@ absl::string_view DTypeName(DType d) {
     case DType::kInt64: return "i64";
     case DType::kFloat32: return "f32";
     case DType::kFloat64: return "f64";
+    case DType::kFloat16: return "f16";
+    case DType::kBFloat16: return "bf16";
   }
   return "?";
 }
@@ -26,24 +28,47 @@ absl::StatusOr<DType> ParseDType(absl::string_view s) {
   if (s == "i64" || s == "int64") return DType::kInt64;
   if (s == "f32" || s == "float32") return DType::kFloat32;
   if (s == "f64" || s == "float64") return DType::kFloat64;
+  if (s == "f16" || s == "float16") return DType::kFloat16;
+  if (s == "bf16" || s == "bfloat16") return DType::kBFloat16;
   return absl::InvalidArgumentError(absl::StrCat("unknown dtype '", s, "'"));
 }
 
-bool IsFloating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
+bool IsFloating(DType d) {
+  return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBFloat16;
+}
 bool IsIntegral(DType d) { return d == DType::kInt32 || d == DType::kInt64; }
 
 int64_t DTypeSize(DType d) {
   switch (d) {
     case DType::kBool: return 1;
+    case DType::kFloat16:
+    case DType::kBFloat16: return 2;
     case DType::kInt32:
     case DType::kFloat32: return 4;
     default: return 8;
   }
 }
 
+namespace {
+// Rank orders dtypes as torch.promote_types does: bool < int32 < int64 <
+// f16, bf16 < f32 < f64.
+int Rank(DType d) {
+  switch (d) {
+    case DType::kBool: return 0;
+    case DType::kInt32: return 1;
+    case DType::kInt64: return 2;
+    case DType::kFloat16:
+    case DType::kBFloat16: return 3;
+    case DType::kFloat32: return 4;
+    case DType::kFloat64: return 5;
+  }
+  return 0;
+}
+}  // namespace
+
 DType PromoteTypes(DType a, DType b) {
-  // Bool < int32 < int64 < f32 < f64, as torch.promote_types does for these.
-  return static_cast<int>(a) > static_cast<int>(b) ? a : b;
+  if (a != b && Rank(a) == 3 && Rank(b) == 3) return DType::kFloat32;  // f16 with bf16
+  return Rank(a) >= Rank(b) ? a : b;
 }
 
 std::string Dim::ToString() const {

@@ -18,19 +18,24 @@
 namespace tally::ir {
 
 // DType is the element type of a tensor value.
-enum class DType { kBool, kInt32, kInt64, kFloat32, kFloat64 };
+// kFloat16 and kBFloat16 are input dtypes: a metric's builder widens a
+// 16-bit float input to f32 exactly (dsl::MetricBuilder::Input), so only the
+// program boundary and the curves' exact16 form see them.
+enum class DType { kBool, kInt32, kInt64, kFloat32, kFloat64, kFloat16, kBFloat16 };
 
-// DTypeName returns the short IR spelling: i1, i32, i64, f32, f64.
+// DTypeName returns the short IR spelling: i1, i32, i64, f32, f64, f16, bf16.
 absl::string_view DTypeName(DType d);
 // ParseDType parses the short IR spelling or the NumPy name ("float32").
 absl::StatusOr<DType> ParseDType(absl::string_view s);
-// IsFloating is true for f32 and f64.
+// IsFloating is true for f16, bf16, f32 and f64.
 bool IsFloating(DType d);
 // IsIntegral is true for i32 and i64 (not bool).
 bool IsIntegral(DType d);
-// DTypeSize is the bytes of one element: 1 for i1, 4 for i32/f32, 8 otherwise.
+// DTypeSize is the bytes of one element: 1 for i1, 2 for f16/bf16, 4 for
+// i32/f32, 8 otherwise.
 int64_t DTypeSize(DType d);
-// PromoteTypes follows torch.result_type for two tensors of equal rank class.
+// PromoteTypes follows torch.result_type for two tensors of equal rank class
+// (f16 with bf16 gives f32).
 DType PromoteTypes(DType a, DType b);
 
 // Dim is one dimension: a fixed size or a named symbol such as `N`.

@@ -5,6 +5,7 @@
 
 #include "ops/fused/bl_confmat.h"
 #include "ops/fused/mc_confmat.h"
+#include "ops/fused/rank_stats.h"
 #include "ops/fused/reg_stats.h"
 #include "ops/fused/retrieval.h"
 
@@ -52,3 +53,10 @@ TORCH_LIBRARY_IMPL(tally, Meta, m) {
   m.impl("count_invalid", &tally::ops::fused::CountInvalidMeta);
   m.impl("retrieval_score", &tally::ops::fused::RetrievalScoreMeta);
 }
+
+// The exact binary AUROC / average precision statistics (ops/fused/rank_stats.h).
+TORCH_LIBRARY_FRAGMENT(tally, m) {
+  m.def("binary_rank_stats(Tensor scores, Tensor positive) -> (Tensor, Tensor, Tensor, Tensor)");
+}
+TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("binary_rank_stats", &tally::ops::fused::BinaryRankStatsCpu); }
+TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("binary_rank_stats", &tally::ops::fused::BinaryRankStatsMeta); }

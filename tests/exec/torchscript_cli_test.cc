@@ -112,7 +112,8 @@ TEST_F(TorchScriptCliTest, InspectPrintsLoweredGraphs) {
   Invocation cpu = Tally({"inspect", "--format", "torchscript", "--metric", "multiclass_accuracy(num_classes=3)"});
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
   EXPECT_NE(cpu.out.find("// @update"), std::string::npos) << cpu.out;
-  EXPECT_NE(cpu.out.find("tally::mc_confmat"), std::string::npos) << cpu.out;
+  // The narrowed matrix: per-class marginals (narrow-states).
+  EXPECT_NE(cpu.out.find("tally::mc_marginals"), std::string::npos) << cpu.out;
   EXPECT_NE(cpu.out.find("// @finalize"), std::string::npos) << cpu.out;
   Invocation cuda = Tally({"inspect", "--format", "torchscript", "--device", "cuda:1", "--metric",
                            "multiclass_accuracy(num_classes=3)"});

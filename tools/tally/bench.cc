@@ -139,6 +139,21 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.batch = LabelBatch(4096, 21841);
     w.updates = quick ? 1 : 5;
     w.runs = quick ? 1 : 3;
+  } else if (name == "auroc_large") {
+    // Exact binary AUROC and AP over 30,000,000 rows in 30 updates of
+    // 1,000,000 float32 scores (int64 targets, 30% positive).
+    w.specs = {"binary_auroc", "binary_average_precision"};
+    const int64_t updates = quick ? 3 : 30, rows = quick ? 100000 : 1000000;
+    at::Generator gen = at::detail::createCPUGenerator(7);
+    for (int64_t u = 0; u < updates; ++u) {
+      at::Tensor target = (at::rand({rows}, gen, at::kFloat) < 0.3).to(at::kLong);
+      at::Tensor preds = at::rand({rows}, gen, at::kFloat) * 0.7 + target.to(at::kFloat) * 0.3;
+      w.batches.push_back({{"preds", preds}, {"target", target}});
+    }
+    w.batch = w.batches[0];
+    w.updates = updates;
+    w.runs = quick ? 1 : 3;
+    w.time_compute = true;
   } else if (name == "reg_large") {
     w.specs = {"mean_squared_error", "mean_absolute_error", "r2_score", "pearson_corrcoef",
                "concordance_corrcoef"};
@@ -166,7 +181,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.time_compute = true;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown workload '", name,
-                                                   "' (acc_small, cls_small, cls_large, cls_vocab, cls_imagenet21k, reg_large, retrieval, sync_cls)"));
+                                                   "' (acc_small, cls_small, cls_large, cls_vocab, cls_imagenet21k, auroc_large, reg_large, retrieval, sync_cls)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
   return w;
@@ -220,7 +235,8 @@ absl::StatusOr<BenchResult> RunSyncBench(const std::string& backend, bool quick)
 }  // namespace
 
 std::vector<std::string> BenchWorkloads() {
-  return {"acc_small", "cls_small", "cls_large", "cls_vocab", "cls_imagenet21k", "reg_large", "retrieval", "sync_cls"};
+  return {"acc_small", "cls_small", "cls_large", "cls_vocab", "cls_imagenet21k", "auroc_large", "reg_large", "retrieval",
+          "sync_cls"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend,

@@ -148,6 +148,9 @@ absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a) {
           throw std::runtime_error("array byte count does not match its shape");
         }
         if (!a.data.empty()) std::memcpy(t.data_ptr(), a.data.data(), a.data.size());
+        // float16 files stay 16-bit (exactly): metrics widen them, and the
+        // exact curves keep a histogram per score code (thresholds=exact16).
+        if (a.float16) t = t.to(at::kHalf);
       },
       "npy"));
   return t;
@@ -164,6 +167,13 @@ absl::StatusOr<io::NpyArray> NpyFromTensor(const at::Tensor& in) {
     case ir::DType::kInt64: a.dtype = io::NpyDType::kInt64; break;
     case ir::DType::kFloat32: a.dtype = io::NpyDType::kFloat32; break;
     case ir::DType::kFloat64: a.dtype = io::NpyDType::kFloat64; break;
+    case ir::DType::kFloat16:
+    case ir::DType::kBFloat16:
+      // Written as float32 (exact; NumPy has no bfloat16), marked for float16.
+      t = t.to(at::kFloat);
+      a.dtype = io::NpyDType::kFloat32;
+      a.float16 = *dtype == ir::DType::kFloat16;
+      break;
   }
   a.shape.assign(t.sizes().begin(), t.sizes().end());
   a.data.assign(static_cast<const char*>(t.data_ptr()), t.numel() * t.element_size());
