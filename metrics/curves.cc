@@ -13,8 +13,8 @@
 // sort of the rows and one scan of their tie groups, so ties behave exactly
 // as in TorchMetrics/sklearn (a tied positive/negative pair counts one half
 // in AUROC; a tie group enters the precision-recall curve as one point). A
-// NaN score counts as the largest, all NaNs tied (so the value stays in
-// [0, 1]). No positives or no negatives give
+// NaN score counts as +inf (above every probability, NaNs tied), so the
+// value stays in [0, 1]. No positives or no negatives give
 // AUROC 0; no positives give AP 0 (TorchMetrics sets recall to 1 there). No
 // kept element at all gives NaN (TorchMetrics raises an IndexError).
 //

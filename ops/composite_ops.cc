@@ -82,8 +82,7 @@ void RegisterCompositeOps(OpTable& t) {
   {
     // binary_rank_stats(scores, positive): the statistics of the exact binary
     //   AUROC and average precision over accumulated rows: scores f32/f64 [R]
-    //   (a score < 0 marks a dropped row; NaN is the largest score, all NaNs
-    //   tie), positive i1[R].
+    //   (a score < 0 marks a dropped row; NaN counts as +inf), positive i1[R].
     //   -> (n_pos i64[], n_neg i64[], u f64[] (pairs ordered right, a tie one
     //       half), precision_sum f64[] (over positives, the precision at
     //       their score))

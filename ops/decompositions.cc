@@ -99,21 +99,23 @@ absl::StatusOr<Results> DecomposeConfmatPart(ir::Graph& g, ir::Node& n, dsl::Gra
 }
 
 // BinaryRankStats: sorts and binary searches over every row (the exact
-// curves' formulas before the fused kernel); NaN becomes 1.5, above every
-// probability and below the 2.0 that pads the sorted lists.
+// curves' formulas before the fused kernel). NaN counts as +inf; the sorted
+// lists are padded with +inf, which a count of rows <= a key must not reach
+// past its list's real length.
 absl::StatusOr<Results> DecomposeBinaryRankStats(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
   Expr s = b.Wrap(&g, n.input(0));
   Expr positive = b.Wrap(&g, n.input(1));
   Expr valid = !(s < 0.0);
-  Expr key = dsl::Where(dsl::IsNan(s), 1.5, s);
+  Expr key = dsl::Where(dsl::IsNan(s), INFINITY, s);
   Expr pos = valid && positive;
   Expr neg = valid && !positive;
-  Expr pos_sorted = dsl::SortValues(dsl::Where(pos, key, 2.0), 0);
-  Expr neg_sorted = dsl::SortValues(dsl::Where(neg, key, 2.0), 0);
-  Expr all_sorted = dsl::SortValues(dsl::Where(valid, key, 2.0), 0);
+  Expr pos_sorted = dsl::SortValues(dsl::Where(pos, key, INFINITY), 0);
+  Expr neg_sorted = dsl::SortValues(dsl::Where(neg, key, INFINITY), 0);
+  Expr all_sorted = dsl::SortValues(dsl::Where(valid, key, INFINITY), 0);
   Expr n_pos = dsl::Sum(dsl::Cast(pos, DType::kInt64));
   Expr n_neg = dsl::Sum(dsl::Cast(neg, DType::kInt64));
-  Expr below = dsl::SearchSorted(neg_sorted, key) + dsl::SearchSorted(neg_sorted, key, /*right=*/true);
+  Expr neg_le = dsl::Minimum(dsl::SearchSorted(neg_sorted, key, /*right=*/true), n_neg);
+  Expr below = dsl::SearchSorted(neg_sorted, key) + neg_le;
   Expr u = dsl::Sum(dsl::Where(pos, dsl::Cast(below, DType::kFloat64), 0.0)) * 0.5;
   Expr n_valid = dsl::Sum(dsl::Cast(valid, DType::kInt64));
   Expr n_ge = dsl::Cast(n_valid - dsl::SearchSorted(all_sorted, key), DType::kFloat64);

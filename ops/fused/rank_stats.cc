@@ -13,9 +13,9 @@ namespace tally::ops::fused {
 namespace {
 
 // OrderedBits maps a float to unsigned bits that sort as the floats do,
-// with every NaN largest and -0 equal to +0.
+// with NaN counted as +inf and -0 equal to +0.
 inline uint32_t OrderedBits(float f) {
-  if (std::isnan(f)) return 0xFFFFFFFFu;
+  if (std::isnan(f)) f = INFINITY;
   if (f == 0.0f) f = 0.0f;
   uint32_t u;
   std::memcpy(&u, &f, sizeof(u));
@@ -23,7 +23,7 @@ inline uint32_t OrderedBits(float f) {
 }
 
 inline uint64_t OrderedBits(double f) {
-  if (std::isnan(f)) return ~uint64_t{0};
+  if (std::isnan(f)) f = INFINITY;
   if (f == 0.0) f = 0.0;
   uint64_t u;
   std::memcpy(&u, &f, sizeof(u));

@@ -5,7 +5,7 @@
 // Semantics are exactly those of binary_rank_stats' decomposition
 // (ops/decompositions.cc): a row whose score is < 0 is dropped (the exact
 // curves store a dropped row as -1; kept probabilities lie in [0, 1]);
-// NaN is the largest score and all NaNs tie; -0 and +0 tie.
+// NaN counts as +inf (above every probability; NaNs tie); -0 and +0 tie.
 #ifndef TALLY_OPS_FUSED_RANK_STATS_H_
 #define TALLY_OPS_FUSED_RANK_STATS_H_
 

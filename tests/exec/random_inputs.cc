@@ -81,6 +81,10 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
     out.push_back(WithArg(out[0], "max_k=4, adaptive_k=true, aggregation=median, empty_target_action=pos"));
   }
   if (m.name == "retrieval_recall_at_fixed_precision") out.push_back(WithArg(out[0], "max_k=3, adaptive_k=true"));
+  // exact16: per-code counts instead of cat states.
+  if (m.domain == "curves" && (absl::EndsWith(m.name, "_auroc") || absl::EndsWith(m.name, "_average_precision"))) {
+    out.push_back(WithArg(out[0], "thresholds=exact16"));
+  }
   if (m.name == "binary_auroc") {  // max_fpr: the exact finalize sorts and cumsums
     out.push_back(WithArg(out[0], "max_fpr=0.3"));
     out.push_back(WithArg(out[0], "max_fpr=0.3, thresholds=5"));
@@ -96,7 +100,7 @@ std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.domain == "task_wrapper") return {{"bin_p"}, {"mc_f"}, {"mc_bad"}, {"ml_f"}};
   if (m.name == "kl_divergence") return {{"prob"}};
   if (m.domain == "regression") return {{"reg1"}, {"reg2"}};
-  if (absl::StartsWith(m.name, "binary_")) return {{"bin_f"}, {"bin_p"}, {"bin_i"}, {"bin_bad"}};
+  if (absl::StartsWith(m.name, "binary_")) return {{"bin_f"}, {"bin_p"}, {"bin_h"}, {"bin_i"}, {"bin_bad"}};
   if (absl::StartsWith(m.name, "multiclass_")) return {{"mc_f"}, {"mc_i"}, {"mc_bad"}};
   return {{"ml_f"}, {"ml_p"}, {"ml_bad"}};
 }
@@ -129,6 +133,8 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
   if (k == "reg2") return {{"preds", at::randn({n, 3}, gen, f)}, {"target", at::randn({n, 3}, gen, f)}};
   if (k == "bin_f") return {{"preds", at::randn({n}, gen, f) * 2}, {"target", labels(2, {n})}};
   if (k == "bin_p") return {{"preds", at::rand({n}, gen, f)}, {"target", labels(2, {n})}};
+  // float16 probabilities: metrics widen them; the exact curves count codes.
+  if (k == "bin_h") return {{"preds", at::rand({n}, gen, f).to(at::kHalf)}, {"target", labels(2, {n})}};
   if (k == "bin_i") return {{"preds", labels(2, {n})}, {"target", labels(2, {n})}};
   if (k == "bin_bad") return {{"preds", at::rand({n}, gen, f)}, {"target", spoil(labels(2, {n}), 2)}};
   if (k == "mc_f") return {{"preds", at::randn({n, c}, gen, f)}, {"target", labels(c, {n})}};

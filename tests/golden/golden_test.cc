@@ -62,6 +62,8 @@ at::Tensor ToTensor(const json& spec) {
   }
   at::Tensor t = at::tensor(values, at::kDouble).reshape(shape);
   if (dtype == "float32") return t.to(at::kFloat);
+  if (dtype == "float16") return t.to(at::kHalf);
+  if (dtype == "bfloat16") return t.to(at::kBFloat16);
   if (dtype == "int64") return t.to(at::kLong);
   if (dtype == "int32") return t.to(at::kInt);
   if (dtype == "bool") return t.to(at::kBool);

@@ -204,6 +204,10 @@ std::vector<Sample> Samples() {
   s.push_back({"mc_confmat", "mc_confmat", {"f32[N,4]", "i64[N]"}, {{"num_classes", int64_t{4}}}});
   s.push_back({"mc_confmat/labels", "mc_confmat", {"i64[N]", "i32[N]"},
                {{"num_classes", int64_t{4}}, {"ignore_index", int64_t{-1}}}});
+  s.push_back({"score_code16", "score_code16", {"f32[N,3]"}, {{"format", std::string("fp16")}}});
+  s.push_back({"score_code16/bf16", "score_code16", {"f64[N]"}, {{"format", std::string("bf16")}}});
+  s.push_back({"binary_rank_stats", "binary_rank_stats", {"f32[N]", "i1[N]"}, {}});
+  s.push_back({"binary_rank_stats/f64", "binary_rank_stats", {"f64[N]", "i1[N]"}, {}});
   s.push_back({"mc_marginals", "mc_marginals", {"f32[N,40]", "i64[N]"},
                {{"num_classes", int64_t{40}}, {"parts", std::string("pred,tp,sq_err")}}});
   s.push_back({"mc_marginals/labels", "mc_marginals", {"i64[N]", "i32[N]"},
@@ -832,6 +836,30 @@ TEST(KernelsTest, TransferMovesToItsDevice) {
 // Verifies mc_confmat on a hand-checked case: [target][pred] counts, rows
 // with an out-of-range target or label counted and skipped, ignore_index rows
 // skipped without counting.
+// Verifies score_code16 on hand-checked float16 and bfloat16 codes: the
+// order of the values, -0 coded as +0, NaN the largest, rounding to nearest.
+TEST(KernelsTest, ScoreCode16OrdersAsTheValues) {
+  at::Tensor x = F32({-1.0f, -0.0f, 0.0f, 1.0f, NAN, INFINITY, 0.1f, 1.0f + 1.0f / 4096});
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor h, Eval1("score_code16", {"f32[N]@cpu"}, {{"format", std::string("fp16")}}, {x}));
+  // fp16 bits: 1.0 = 0x3C00 (ordered 0xBC00), -1.0 = 0xBC00 (ordered 0xFFFF - 0xBC00).
+  EXPECT_EQ(h[0].item<int64_t>(), 0xFFFF - 0xBC00);
+  EXPECT_EQ(h[1].item<int64_t>(), 0x8000);
+  EXPECT_EQ(h[2].item<int64_t>(), 0x8000);
+  EXPECT_EQ(h[3].item<int64_t>(), 0xBC00);
+  EXPECT_EQ(h[4].item<int64_t>(), 0xFFFF);
+  EXPECT_EQ(h[5].item<int64_t>(), 0xFC00);
+  EXPECT_EQ(h[7].item<int64_t>(), 0xBC00);  // 1 + 2^-12 rounds to 1 in float16
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor b, Eval1("score_code16", {"f32[N]@cpu"}, {{"format", std::string("bf16")}}, {x}));
+  EXPECT_EQ(b[3].item<int64_t>(), 0x3F80 | 0x8000);  // bfloat16 1.0 = 0x3F80
+  EXPECT_EQ(b[4].item<int64_t>(), 0xFFFF);
+  // Codes order as the values they round to.
+  at::Tensor sorted = F32({-INFINITY, -2.5f, -1e-7f, 0.0f, 1e-7f, 0.3f, 0.30001f, 2.0f, 65504.0f});
+  for (const char* f : {"fp16", "bf16"}) {
+    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor c, Eval1("score_code16", {"f32[N]@cpu"}, {{"format", std::string(f)}}, {sorted}));
+    EXPECT_TRUE((c.slice(0, 1) >= c.slice(0, 0, -1)).all().item<bool>()) << f << ": " << c;
+  }
+}
+
 TEST(KernelsTest, McConfmatCountsAndSkips) {
   if (FindOp("mc_confmat") == nullptr) GTEST_SKIP() << "no mc_confmat op";
   TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> r,
