@@ -144,6 +144,46 @@ absl::StatusOr<Metric> BuildMulticlassHinge(SpecArgs& args, const dsl::Signature
 
 enum class Ranking { kCoverage, kAveragePrecision, kLoss };
 
+// SortedRankingRows is the ranking average precision or loss of (N, L)
+// scores `p` summed over the rows, from one segment_sort of every row's
+// labels by descending score (stable: ties keep label order) and segment
+// scans, instead of L x L comparisons per row. Per label j, within its row:
+//   ge(x)     = Σ x over the labels scored >= p_j    (the run up to j's tie group's end)
+//   above(x)  = Σ x over the labels ranked above j: scored higher, or tied
+//               with a larger index (TorchMetrics' argsort of the row)
+// Returned as a [R] vector whose sum is the sum over rows (rows with no or
+// only relevant labels contribute their fixed value, 1 for AP, 0 for loss).
+Expr SortedRankingRows(Ranking kind, MetricBuilder& b, Expr p, Expr relevant, Expr nrel, int64_t l) {
+  const double lf = static_cast<double>(l);
+  Expr row = dsl::Cumsum(dsl::FullLike(p, 1.0, DType::kInt64), 0) - int64_t{1};  // (N, L): the row index
+  std::vector<Expr> sorted = b.OpN("segment_sort", {dsl::Flatten(row), dsl::Flatten(p), dsl::Flatten(F64(relevant))}, {});
+  if (sorted.size() != 3) return Expr();
+  Expr ks = sorted[0], ss = sorted[1], rs = sorted[2];
+  Expr ones = dsl::FullLike(ss, 1.0, DType::kFloat64);
+  auto scan = [&](std::vector<Expr> operands) {
+    std::vector<Expr> r = b.OpN("segment_scan", std::move(operands), {});
+    return r.size() == 2 ? std::pair<Expr, Expr>{r[0], r[1]} : std::pair<Expr, Expr>{};
+  };
+  auto [row_all, row_all_total] = scan({ones, ks});
+  auto [tie_all, tie_all_total] = scan({ones, ks, ss});
+  auto [row_rel, nrel_e] = scan({rs, ks});
+  auto [tie_rel, tie_rel_total] = scan({rs, ks, ss});
+  (void)row_all_total;
+  Expr special = nrel_e == 0.0 || nrel_e == lf;
+  Expr special_rows = F64(dsl::Sum(dsl::Cast(nrel == int64_t{0} || nrel == lf, DType::kInt64)));
+  if (kind == Ranking::kAveragePrecision) {
+    Expr ge_all = row_all - tie_all + tie_all_total;
+    Expr ge_rel = row_rel - tie_rel + tie_rel_total;
+    Expr contrib = dsl::Where(rs > 0.0 && !special, dsl::SafeDiv(ge_rel, ge_all) / nrel_e, 0.0);
+    return dsl::Concat({contrib, dsl::Unsqueeze(special_rows, 0)});  // special rows score 1 each
+  }
+  Expr above_all = row_all - tie_all * 2.0 + tie_all_total;
+  Expr above_rel = row_rel - tie_rel * 2.0 + tie_rel_total;
+  Expr contrib = dsl::Where(rs > 0.0 && !special,
+                            dsl::SafeDiv(above_all - above_rel, nrel_e * (lf - nrel_e)), 0.0);
+  return contrib;
+}
+
 absl::StatusOr<Metric> BuildRanking(Ranking kind, SpecArgs& args, const dsl::Signature& sig,
                                     const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(int64_t l, ReadNum(args, "num_labels"));
@@ -169,8 +209,12 @@ absl::StatusOr<Metric> BuildRanking(Ranking kind, SpecArgs& args, const dsl::Sig
   if (kind == Ranking::kCoverage) {
     Expr lowest = dsl::Min(dsl::Where(in.label != int64_t{0}, p, INFINITY), {1}, /*keepdim=*/true);
     per_row = F64(dsl::Sum(dsl::Cast(p >= lowest, DType::kInt64), {1}));
+  } else if (in.extra.empty()) {
+    per_row = SortedRankingRows(kind, b, p, relevant, nrel, l);
+    if (!b.ok()) return b.status();
   } else {
-    // Pairwise [n, j, k, ...]: label j against label k.
+    // Pairwise [n, j, k, ...]: label j against label k (extra dims only;
+    // (N, L) inputs take the sorted form above, O(L log L) a row).
     Expr pj = dsl::Unsqueeze(p, 2), pk = dsl::Unsqueeze(p, 1);
     Expr rel_k = dsl::Unsqueeze(relevant, 1);
     if (kind == Ranking::kAveragePrecision) {

@@ -80,6 +80,29 @@ void RegisterCompositeOps(OpTable& t) {
   }
 
   {
+    // score_code16(x) {format="fp16"|"bf16"}: each value rounded to float16
+    //   (or bfloat16) as an i64 code in [0, 65536) that orders as the values
+    //   do: -0 codes as +0, every NaN as 65535 (the largest). Exact for values
+    //   the format holds; the exact16 curves count rows per code. The fused
+    //   kernel reads the bits; the decomposition computes them (exponent by
+    //   bucketize against powers of two, all exact in float64).
+    OpDef sc;
+    sc.name = "score_code16";
+    sc.min_inputs = sc.max_inputs = 1;
+    sc.attrs = {{"format", AttrKind::kString}};
+    sc.traits.composite = true;
+    sc.traits.elementwise = true;
+    sc.fused_devices = {"cpu", "meta"};
+    sc.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+      const std::string& f = std::get<std::string>(a.at("format"));
+      if (f != "fp16" && f != "bf16") return absl::InvalidArgumentError("format must be fp16 or bf16");
+      if (!ir::IsFloating(in[0].dtype)) return absl::InvalidArgumentError("expects floats");
+      return std::vector<TensorType>{{DType::kInt64, in[0].shape, in[0].device}};
+    };
+    t.emplace(sc.name, sc);
+  }
+
+  {
     // binary_rank_stats(scores, positive): the statistics of the exact binary
     //   AUROC and average precision over accumulated rows: scores f32/f64 [R]
     //   (a score < 0 marks a dropped row; NaN counts as +inf), positive i1[R].

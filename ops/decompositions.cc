@@ -124,6 +124,31 @@ absl::StatusOr<Results> DecomposeBinaryRankStats(ir::Graph& g, ir::Node& n, dsl:
   return Results{n_pos, n_neg, u, precision_sum};
 }
 
+// ScoreCode16: the format's bits from arithmetic on the rounded value h:
+// a normal |h| = (1 + f) 2^e has bits (e - lo + 1) 2^M + f 2^M (lo the
+// smallest normal exponent, M the mantissa bits), a subnormal |h| 2^(M - lo),
+// infinity the all-ones exponent; e is found by bucketize against the
+// powers 2^lo .. 2^hi. Every step is exact in float64.
+absl::StatusOr<Results> DecomposeScoreCode16(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+  const bool bf16 = n.GetString("format") == "bf16";
+  const int64_t lo = bf16 ? -126 : -14, hi = bf16 ? 127 : 15;
+  const double m = bf16 ? 128.0 : 1024.0;  // 2^M
+  Expr x = dsl::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64) + 0.0;  // -0 becomes +0
+  Expr h = dsl::Cast(dsl::Cast(x, bf16 ? DType::kBFloat16 : DType::kFloat16), DType::kFloat64);
+  Expr a = dsl::Abs(h);
+  Expr exps = dsl::Cast(dsl::Arange(a, hi - lo + 1), DType::kFloat64) + static_cast<double>(lo);
+  Expr powers = dsl::Pow(dsl::FullLike(exps, 2.0, DType::kFloat64), exps);
+  Expr k = dsl::Cast(dsl::Bucketize(a, powers, /*right=*/true), DType::kFloat64);  // biased exponent
+  Expr e = k - 1.0 + static_cast<double>(lo);
+  Expr normal = k * m + (a * dsl::Pow(dsl::FullLike(a, 2.0, DType::kFloat64), -e) - 1.0) * m;
+  Expr sub = a * std::ldexp(m, static_cast<int>(-lo));
+  Expr bits = dsl::Where(k == 0.0, sub, normal);
+  bits = dsl::Where(a == INFINITY, static_cast<double>(hi - lo + 2) * m, bits);
+  Expr ordered = dsl::Where(h < 0.0, 32767.0 - bits, bits + 32768.0);
+  ordered = dsl::Where(dsl::IsNan(x), 65535.0, ordered);
+  return Results{dsl::Cast(ordered, DType::kInt64)};
+}
+
 // RegStats: what the regression metrics compute per batch without the
 // composite, op for op: the error sums of mean_squared_error and
 // mean_absolute_error (over the flattened elements, and per column), and
@@ -394,6 +419,7 @@ absl::Status Decompose(ir::Graph& g, ir::Node& n) {
   else if (n.op() == "mc_marginals") results = DecomposeMcMarginals(g, n, b);
   else if (n.op() == "confmat_part") results = DecomposeConfmatPart(g, n, b);
   else if (n.op() == "binary_rank_stats") results = DecomposeBinaryRankStats(g, n, b);
+  else if (n.op() == "score_code16") results = DecomposeScoreCode16(g, n, b);
   else if (n.op() == "reg_stats") results = DecomposeRegStats(g, n, b);
   else if (n.op() == "moments_merge") results = DecomposeMomentsMerge(g, n, b);
   else if (n.op() == "bl_confmat") results = DecomposeBlConfmat(g, n, b);

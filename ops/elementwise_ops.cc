@@ -86,25 +86,6 @@ void RegisterElementwiseOps(OpTable& t) {
     add(Unary(n, floating));
   }
   add(Unary("isnan", boolean));
-  {
-    // score_code16(x) {format="fp16"|"bf16"}: each value rounded to float16
-    //   (or bfloat16), as an i64 code in [0, 65536) that orders as the values
-    //   do: -0 codes as +0, and every NaN as 65535 (the largest). Exact for
-    //   values the format holds; the exact16 curves count rows per code.
-    OpDef d;
-    d.name = "score_code16";
-    d.min_inputs = d.max_inputs = 1;
-    d.attrs = {{"format", AttrKind::kString}};
-    d.traits.elementwise = true;
-    d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
-                 const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
-      const std::string& f = std::get<std::string>(attrs.at("format"));
-      if (f != "fp16" && f != "bf16") return absl::InvalidArgumentError("format must be fp16 or bf16");
-      if (!ir::IsFloating(in[0].dtype)) return absl::InvalidArgumentError("expects floats");
-      return std::vector<TensorType>{{DType::kInt64, in[0].shape, in[0].device}};
-    };
-    add(std::move(d));
-  }
   add(Unary("logical_not", boolean));
   add(Unary("clamp", same, {{"min", AttrKind::kDouble, false}, {"max", AttrKind::kDouble, false}}));
   {

@@ -15,6 +15,7 @@
 #include "ops/fused/bl_confmat.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/rank_stats.h"
+#include "ops/fused/score_code.h"
 #include "ops/fused/reg_stats.h"
 #include "ops/fused/retrieval.h"
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -92,15 +93,6 @@ void LogicalOr(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] 
 void LogicalXor(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::logical_xor(in[0], in[1]); }
 void LogicalNot(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::logical_not(in[0]); }
 void IsNan(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::isnan(in[0]); }
-void ScoreCode16(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  const at::Tensor x = in[0].to(at::kFloat) + 0.0;  // -0 becomes +0
-  at::Tensor bits = x.to(n.GetString("format") == "bf16" ? at::kBFloat16 : at::kHalf)
-                        .view(at::kShort)
-                        .to(at::kInt)
-                        .bitwise_and(0xFFFF);
-  at::Tensor ordered = at::where(bits.ge(0x8000), bits.neg().add(0xFFFF), bits.add(0x8000));
-  out[0] = at::where(at::isnan(x), at::scalar_tensor(0xFFFF, ordered.options()), ordered).to(at::kLong);
-}
 void Neg(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::neg(in[0]); }
 void Abs(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::abs(in[0]); }
 
@@ -361,6 +353,11 @@ void McMarginals(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
                out);
 }
 
+void ScoreCode16(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  std::string format = n.GetString("format");
+  out[0] = CallFused("tally::score_code16", &fused::ScoreCode16Cpu, in[0].is_cpu(), in[0], c10::string_view(format));
+}
+
 void BinaryRankStats(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
   WriteResults(CallFused("tally::binary_rank_stats", &fused::BinaryRankStatsCpu, in[0].is_cpu(), in[0], in[1]), out);
 }
@@ -458,7 +455,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"maximum", Maximum}, {"minimum", Minimum}, {"safe_div", SafeDiv},
       {"eq", Eq}, {"ne", Ne}, {"lt", Lt}, {"le", Le}, {"gt", Gt}, {"ge", Ge},
       {"logical_and", LogicalAnd}, {"logical_or", LogicalOr}, {"logical_xor", LogicalXor},
-      {"logical_not", LogicalNot}, {"isnan", IsNan}, {"score_code16", ScoreCode16}, {"neg", Neg}, {"abs", Abs},
+      {"logical_not", LogicalNot}, {"isnan", IsNan}, {"neg", Neg}, {"abs", Abs},
       {"exp", Exp}, {"log", Log}, {"sqrt", Sqrt}, {"sigmoid", Sigmoid}, {"log_cosh", LogCosh},
       {"clamp", Clamp}, {"cast", Cast}, {"where", Where},
       {"reduce_sum", ReduceSum}, {"reduce_max", ReduceExtreme<true>},
@@ -473,7 +470,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"concat", Concat}, {"take", Take},
       {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
       {"mc_confmat", McConfmat}, {"mc_marginals", McMarginals}, {"confmat_part", ConfmatPartKernel},
-      {"binary_rank_stats", BinaryRankStats},
+      {"binary_rank_stats", BinaryRankStats}, {"score_code16", ScoreCode16},
       {"reg_stats", RegStats},
       {"moments_merge", MomentsMerge},
       {"bl_confmat", BlConfmat},

@@ -6,6 +6,7 @@
 #include "ops/fused/bl_confmat.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/rank_stats.h"
+#include "ops/fused/score_code.h"
 #include "ops/fused/reg_stats.h"
 #include "ops/fused/retrieval.h"
 
@@ -60,3 +61,8 @@ TORCH_LIBRARY_FRAGMENT(tally, m) {
 }
 TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("binary_rank_stats", &tally::ops::fused::BinaryRankStatsCpu); }
 TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("binary_rank_stats", &tally::ops::fused::BinaryRankStatsMeta); }
+
+// The exact16 curves' score codes (ops/fused/score_code.h).
+TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("score_code16(Tensor x, str format) -> Tensor"); }
+TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("score_code16", &tally::ops::fused::ScoreCode16Cpu); }
+TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("score_code16", &tally::ops::fused::ScoreCode16Meta); }

@@ -21,14 +21,18 @@ std::string MemoryLine(const std::string& spec) {
 
 TEST(InspectMemory, ReportsBytesPerAccumulatedRow) {
   // Verifies the numbers: retrieval keeps indexes (8) + preds (4) + target
-  // (8) per row; binned AUROC keeps 100 x 2 x 2 int64 counts and nothing per
-  // row; the exact form keeps preds and target per row.
+  // (8) per row; binned AUROC keeps a 2 x 101 int64 histogram (targets by
+  // thresholds below the score) and nothing per row; the exact form keeps
+  // preds (4) and one byte of target per row; exact16 keeps 2 x 65,536
+  // counts and nothing per row.
   EXPECT_TRUE(absl::StrContains(MemoryLine("retrieval_recall(top_k=10)"), "20 bytes per accumulated row"));
   std::string binned = MemoryLine("binary_auroc(thresholds=100)");
   EXPECT_TRUE(absl::StrContains(binned, "0 bytes per accumulated row")) << binned;
-  EXPECT_TRUE(absl::StrContains(binned, "3208 bytes of fixed-size states")) << binned;  // + one i64 check counter
+  EXPECT_TRUE(absl::StrContains(binned, "1624 bytes of fixed-size states")) << binned;  // + one i64 check counter
   std::string exact = MemoryLine("binary_auroc");
-  EXPECT_FALSE(absl::StrContains(exact, " 0 bytes per accumulated row")) << exact;
+  EXPECT_TRUE(absl::StrContains(exact, " 5 bytes per accumulated row")) << exact;
+  std::string exact16 = MemoryLine("binary_auroc(thresholds=exact16)");
+  EXPECT_TRUE(absl::StrContains(exact16, "1048584 bytes of fixed-size states, 0 bytes per accumulated row")) << exact16;
 }
 
 }  // namespace

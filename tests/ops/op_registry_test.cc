@@ -92,7 +92,9 @@ TEST(OpRegistryTest, Promotion) {
   EXPECT_THAT(Infer("cast", {"f32[N,2]@cpu"}, {{"dtype", std::string("i1")}}), IsOkAndHolds("i1[N,2]@cpu"));
   EXPECT_THAT(Infer("cast", {"f32[N]@cpu"}, {{"dtype", std::string("float64")}}), IsOkAndHolds("f64[N]@cpu"));
   EXPECT_INFER_ERROR(Infer("neg", {"i1[N]@cpu"}), "neg", "expects a numeric input, got i1");
-  EXPECT_INFER_ERROR(Infer("cast", {"f32[N]@cpu"}, {{"dtype", std::string("f16")}}), "cast", "unknown dtype 'f16'");
+  EXPECT_THAT(Infer("cast", {"f32[N]@cpu"}, {{"dtype", std::string("f16")}}), IsOkAndHolds("f16[N]@cpu"));
+  EXPECT_THAT(Infer("cast", {"f64[N]@cpu"}, {{"dtype", std::string("bfloat16")}}), IsOkAndHolds("bf16[N]@cpu"));
+  EXPECT_INFER_ERROR(Infer("cast", {"f32[N]@cpu"}, {{"dtype", std::string("f8")}}), "cast", "unknown dtype 'f8'");
 }
 
 // Verifies reductions over dims (negative, several, all), keepdim, and the

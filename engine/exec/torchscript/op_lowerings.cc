@@ -96,20 +96,6 @@ Result LogicalOr(LowerCtx& c, const ir::Node&, const Values& in) { return Direct
 Result LogicalXor(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "logical_xor"); }
 Result LogicalNot(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "logical_not"); }
 Result IsNan(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "isnan"); }
-// kernels.cc ScoreCode16, op for op.
-Result ScoreCode16(LowerCtx& c, const ir::Node& n, const Values& in) {
-  Value* x = c.Call(A("add"), {c.As(in[0], InDType(n, 0), c10::kFloat), 0.0});
-  const ir::DType narrow = n.GetString("format") == "bf16" ? ir::DType::kBFloat16 : ir::DType::kFloat16;
-  Value* h = c.As(x, ir::DType::kFloat32, ToScalarType(narrow));
-  Value* s16 = c.Call(A("view"), {h, c10::kShort});
-  Value* bits = c.Call(A("bitwise_and"), {c.Call(A("to"), {s16, c10::kInt}), 0xFFFF});
-  Value* ordered = c.Call(A("where"), {c.Call(A("ge"), {bits, 0x8000}), c.Call(A("add"), {c.Call(A("neg"), {bits}), 0xFFFF}),
-                                        c.Call(A("add"), {bits, 0x8000})});
-  Value* device = DeviceOfValue(c, ordered);
-  Value* nan_code = ScalarTensor(c, int64_t{0xFFFF}, c10::kInt, device);
-  Value* coded = c.Call(A("where"), {c.Call(A("isnan"), {x}), nan_code, ordered});
-  return Values{c.As(coded, ir::DType::kInt32, c10::kLong)};
-}
 Result Neg(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "neg"); }
 Result Abs(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "abs"); }
 
@@ -603,7 +589,7 @@ const absl::flat_hash_map<std::string, OpLowering>& Table() {
       {"maximum", Maximum}, {"minimum", Minimum}, {"safe_div", SafeDiv},
       {"eq", Eq}, {"ne", Ne}, {"lt", Lt}, {"le", Le}, {"gt", Gt}, {"ge", Ge},
       {"logical_and", LogicalAnd}, {"logical_or", LogicalOr}, {"logical_xor", LogicalXor},
-      {"logical_not", LogicalNot}, {"isnan", IsNan}, {"score_code16", ScoreCode16}, {"neg", Neg}, {"abs", Abs},
+      {"logical_not", LogicalNot}, {"isnan", IsNan}, {"neg", Neg}, {"abs", Abs},
       {"exp", Exp}, {"log", Log}, {"sqrt", Sqrt}, {"sigmoid", Sigmoid}, {"log_cosh", LogCosh},
       {"clamp", Clamp}, {"cast", Cast}, {"where", Where},
       {"reduce_sum", ReduceSum}, {"reduce_max", ReduceMax}, {"reduce_min", ReduceMin},
