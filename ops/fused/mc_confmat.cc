@@ -54,18 +54,31 @@ inline int64_t RowArgmax(const T* row, int64_t c) {
 // over a row that stays in cache; a NaN anywhere takes the exact slow path.
 __attribute__((target("avx2,bmi"))) int64_t RowArgmaxWide(const float* row, int64_t c) {
   const __m256 ninf = _mm256_set1_ps(-INFINITY);
-  __m256 m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
-  __m256 nan = _mm256_setzero_ps();
+  __m256 m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf, m4 = ninf, m5 = ninf, m6 = ninf, m7 = ninf;
+  __m256 nan = _mm256_setzero_ps(), nan2 = _mm256_setzero_ps();
   int64_t j = 0;
-  for (; j + 32 <= c; j += 32) {
+  for (; j + 64 <= c; j += 64) {
+    _mm_prefetch(reinterpret_cast<const char*>(row + j + 512), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(row + j + 528), _MM_HINT_T0);
     __m256 v0 = _mm256_loadu_ps(row + j), v1 = _mm256_loadu_ps(row + j + 8);
     __m256 v2 = _mm256_loadu_ps(row + j + 16), v3 = _mm256_loadu_ps(row + j + 24);
+    __m256 v4 = _mm256_loadu_ps(row + j + 32), v5 = _mm256_loadu_ps(row + j + 40);
+    __m256 v6 = _mm256_loadu_ps(row + j + 48), v7 = _mm256_loadu_ps(row + j + 56);
     nan = _mm256_or_ps(nan, _mm256_or_ps(_mm256_cmp_ps(v0, v1, _CMP_UNORD_Q), _mm256_cmp_ps(v2, v3, _CMP_UNORD_Q)));
+    nan2 = _mm256_or_ps(nan2, _mm256_or_ps(_mm256_cmp_ps(v4, v5, _CMP_UNORD_Q), _mm256_cmp_ps(v6, v7, _CMP_UNORD_Q)));
     m0 = _mm256_max_ps(m0, v0);
     m1 = _mm256_max_ps(m1, v1);
     m2 = _mm256_max_ps(m2, v2);
     m3 = _mm256_max_ps(m3, v3);
+    m4 = _mm256_max_ps(m4, v4);
+    m5 = _mm256_max_ps(m5, v5);
+    m6 = _mm256_max_ps(m6, v6);
+    m7 = _mm256_max_ps(m7, v7);
   }
+  nan = _mm256_or_ps(nan, nan2);
+  m0 = _mm256_max_ps(_mm256_max_ps(m0, m4), _mm256_max_ps(m1, m5));
+  m2 = _mm256_max_ps(_mm256_max_ps(m2, m6), _mm256_max_ps(m3, m7));
+  m1 = m3 = ninf;
   for (; j + 8 <= c; j += 8) {
     __m256 v = _mm256_loadu_ps(row + j);
     nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
