@@ -23,6 +23,22 @@ std::string FormatBytes(int64_t bytes) {
   return absl::StrCat(bytes, " bytes");
 }
 
+std::vector<std::string> SizeDrivers(const ir::StateDecl& s, const std::vector<CollectionEntry>& entries) {
+  std::vector<std::string> out;
+  for (const auto& e : entries) {
+    if (e.label != s.metric) continue;
+    for (const auto& [key, value] : e.size_args) {
+      for (const ir::Dim& d : s.type.shape) {
+        if (!d.is_symbolic() && value > 1 && (d.size == value || d.size == value + 1)) {
+          out.push_back(absl::StrCat(key, "=", value));
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
 absl::Status CheckStateBudget(const ir::Module& m, const std::vector<CollectionEntry>& entries, int64_t budget) {
   if (budget <= 0) budget = DefaultStateBudget();
   // Sum in double too: a product of argument-driven dims may overflow int64.
@@ -40,19 +56,7 @@ absl::Status CheckStateBudget(const ir::Module& m, const std::vector<CollectionE
     }
   }
   if (total <= static_cast<double>(budget) || largest == nullptr) return absl::OkStatus();
-  // The arguments of the owning metric's spec that equal one of its dims.
-  std::vector<std::string> drivers;
-  for (const auto& e : entries) {
-    if (e.label != largest->metric) continue;
-    for (const auto& [key, value] : e.size_args) {
-      for (const ir::Dim& d : largest->type.shape) {
-        if (!d.is_symbolic() && d.size == value) {
-          drivers.push_back(absl::StrCat(key, "=", value));
-          break;
-        }
-      }
-    }
-  }
+  std::vector<std::string> drivers = SizeDrivers(*largest, entries);
   auto bytes = [](double b) {
     return b < 9.2e18 ? FormatBytes(static_cast<int64_t>(b)) : absl::StrFormat("%.3g bytes", b);
   };

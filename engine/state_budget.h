@@ -27,6 +27,12 @@ int64_t DefaultStateBudget();
 // bytes needed and the budget.
 absl::Status CheckStateBudget(const ir::Module& m, const std::vector<CollectionEntry>& entries, int64_t budget);
 
+// SizeDrivers lists the integer arguments ("num_classes=131072",
+// "thresholds=100000") of the spec of the metric owning `s` that one of its
+// dims equals (or exceeds by one: a histogram of T thresholds has T + 1
+// bins), so that inspect and the budget error can say what sizes a state.
+std::vector<std::string> SizeDrivers(const ir::StateDecl& s, const std::vector<CollectionEntry>& entries);
+
 // FormatBytes prints "N bytes (x.y GiB)" (MiB, KiB below a GiB).
 std::string FormatBytes(int64_t bytes);
 

@@ -122,11 +122,12 @@ ExactRows AccumulateExactRows(dsl::MetricBuilder& b, Expr probs, Expr stored_tar
   ExactRows out;
   dsl::State p_rows = b.AddState("preds", probs.dtype(), row, ir::Reducer::kCat);
   if (multiclass) {
-    dsl::State t_rows = b.AddState("target", DType::kInt64, target_row, ir::Reducer::kCat);
+    // A class index (or -1) fits in 4 bytes: the budget keeps C far below 2^31.
+    dsl::State t_rows = b.AddState("target", DType::kInt32, target_row, ir::Reducer::kCat);
     b.Accumulate(p_rows, probs);
-    b.Accumulate(t_rows, stored_target);
+    b.Accumulate(t_rows, dsl::Cast(stored_target, DType::kInt32));
     out.scores = b.Read(p_rows);
-    out.y = b.Read(t_rows);
+    if (b.ok()) out.y = dsl::Cast(b.Read(t_rows), DType::kInt64);
     return out;
   }
   dsl::State positive = b.AddState("positive", DType::kBool, target_row, ir::Reducer::kCat);

@@ -110,7 +110,8 @@ struct ExactRows {
 // shape `target_row`) and returns the rows read back in finalize. Binary and
 // multilabel targets are kept as one byte (bool "positive") per element and
 // a dropped element as probability -1 (kept probabilities lie in [0, 1] or
-// are NaN), so a float32 binary row costs 5 bytes instead of 12. Every
+// are NaN), so a float32 binary row costs 5 bytes instead of 12; a
+// multiclass target as int32 (4 bytes instead of 8). Every
 // exact curve of a collection calls it alike, so CSE shares the states.
 ExactRows AccumulateExactRows(dsl::MetricBuilder& b, dsl::Expr probs, dsl::Expr stored_target, bool multiclass,
                               const std::vector<int64_t>& row, const std::vector<int64_t>& target_row);

@@ -7,6 +7,7 @@
 // ignore_index, then at L = 12,000.
 #include <ATen/ATen.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,24 @@ TEST(SortedRanking, EqualsThePairwiseFormAndRunsAtTwelveThousandLabels) {
   EXPECT_LT(v[0], 0.7);
   EXPECT_GT(v[1], 0.0);
   EXPECT_LT(v[1], 0.1);
+}
+
+TEST(Retrieval, IndexesAnywhereInInt64EqualTheirDenseRelabeling) {
+  // Verifies that query ids spread over the whole int64 range (no buffer
+  // sized by the largest id) score exactly as the same queries numbered
+  // 0..4, in one update and in batches of 7.
+  at::Generator gen = at::detail::createCPUGenerator(9);
+  const std::vector<int64_t> ids = {INT64_MIN + 1, -5, 7, int64_t{1} << 40, INT64_MAX};
+  at::Tensor dense = at::randint(0, 5, {200}, gen, at::kLong);
+  at::Tensor sparse = at::tensor(ids, at::kLong).index_select(0, dense);
+  at::Tensor p = at::rand({200}, gen, at::kFloat);
+  at::Tensor t = (at::rand({200}, gen, at::kFloat) < 0.4).to(at::kLong);
+  std::vector<std::string> specs = {"retrieval_average_precision", "retrieval_recall(top_k=3)",
+                                    "retrieval_normalized_dcg", "retrieval_reciprocal_rank"};
+  for (int64_t batch : {int64_t{0}, int64_t{7}}) {
+    EXPECT_EQ(Values(specs, {{"preds", p}, {"target", t}, {"indexes", sparse}}, batch),
+              Values(specs, {{"preds", p}, {"target", t}, {"indexes", dense}}, batch));
+  }
 }
 
 }  // namespace

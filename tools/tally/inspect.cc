@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/compiler.h"
+#include "engine/state_budget.h"
 #include "engine/exec/torchscript/plan.h"
 #include "engine/ir/printer.h"
 #include "engine/status_macros.h"
@@ -86,9 +87,15 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
   for (ir::Value* p : m.update->params()) absl::StrAppend(&out, "  %", p->name(), " : ", p->type().ToString(), "\n");
   out += "\nstates:\n";
   for (const auto& s : m.states) {
+    // What sizes it: the bytes, and the arguments its dims come from (a
+    // binned multiclass curve is C x T, a confusion matrix C x C).
+    std::vector<std::string> drivers = SizeDrivers(s, entries);
+    std::string size = s.reducer == ir::Reducer::kCat ? absl::StrCat(s.Bytes(), " bytes per row")
+                                                      : FormatBytes(s.Bytes());
+    if (!drivers.empty()) absl::StrAppend(&size, ", sized by ", absl::StrJoin(drivers, " x "));
     absl::StrAppend(&out, "  @", s.name, " : ", s.type.ToString(), " reducer=", ir::ReducerName(s.reducer),
                     s.group.empty() ? "" : absl::StrCat(" group=", s.group),
-                    s.check.empty() ? "" : absl::StrCat(" (deferred check: ", s.check, ")"), "\n");
+                    s.check.empty() ? "" : absl::StrCat(" (deferred check: ", s.check, ")"), "  [", size, "]\n");
   }
   // Memory: fixed-size states cost their bytes once; cat states grow by a row
   // per accumulated input row (buffers double, so up to 2x in capacity).
