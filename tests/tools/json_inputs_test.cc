@@ -97,5 +97,32 @@ TEST(JsonInputs, ConformCastsOnlyWithoutLoss) {
   EXPECT_EQ(Get(conformed, "target").numel(), 0);
 }
 
+TEST(JsonInputs, DeclaredSixteenBitScores) {
+  // Verifies "dtypes": declared float16/bfloat16 preds are rounded to the
+  // format; later undeclared floats are taken only when the format holds
+  // them exactly; a bad declaration names the input.
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      NamedTensors in,
+      TensorsFromJson(R"({"preds": [0.1, 0.5, 1], "target": [0, 1, 1], "dtypes": {"preds": "float16"}})"));
+  ASSERT_EQ(in.size(), 2u);
+  EXPECT_EQ(Get(in, "preds").scalar_type(), at::kHalf);
+  EXPECT_EQ(Get(in, "preds")[0].item<float>(), static_cast<float>(c10::Half(0.1f)));
+  TALLY_ASSERT_OK_AND_ASSIGN(NamedTensors bf,
+                             TensorsFromJson(R"({"preds": [0.1], "target": [0], "dtypes": {"preds": "bfloat16"}})"));
+  EXPECT_EQ(Get(bf, "preds").scalar_type(), at::kBFloat16);
+
+  const dsl::Signature sig = {{"preds", ir::DType::kFloat16, {3}}, {"target", ir::DType::kInt64, {3}}};
+  TALLY_ASSERT_OK_AND_ASSIGN(NamedTensors exact, TensorsFromJson(R"({"preds": [0.5, 0.25, 1], "target": [0, 1, 1]})"));
+  TALLY_ASSERT_OK_AND_ASSIGN(NamedTensors conformed, ConformToSignature(exact, sig));
+  EXPECT_EQ(Get(conformed, "preds").scalar_type(), at::kHalf);
+  TALLY_ASSERT_OK_AND_ASSIGN(NamedTensors inexact, TensorsFromJson(R"({"preds": [0.1], "target": [0]})"));
+  EXPECT_THAT(ConformToSignature(inexact, sig),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("input 'preds': got f32 values")));
+  EXPECT_THAT(TensorsFromJson(R"({"preds": [0.1], "dtypes": {"preds": "float8"}})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("input 'preds': unknown dtype 'float8'")));
+  EXPECT_THAT(TensorsFromJson(R"({"preds": [0.1], "dtypes": {"logits": "float16"}})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'logits'")));
+}
+
 }  // namespace
 }  // namespace tally::tools

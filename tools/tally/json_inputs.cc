@@ -1,5 +1,7 @@
 #include "tools/tally/json_inputs.h"
 
+#include <map>
+
 #include <ATen/ATen.h>
 
 #include <cstdint>
@@ -79,6 +81,27 @@ absl::StatusOr<NamedTensors> TensorsFromJson(absl::string_view body) {
   nlohmann::json doc = nlohmann::json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return absl::InvalidArgumentError("request body is not valid JSON");
   if (!doc.is_object()) return absl::InvalidArgumentError("request body must be a JSON object of named inputs");
+  // "dtypes": {"preds": "float16"} declares an input's dtype: float16 and
+  // bfloat16 scores (a mixed-precision model's) are rounded to that format,
+  // so that the exact curves count them per 16-bit code.
+  std::map<std::string, at::ScalarType> declared;
+  if (auto d = doc.find("dtypes"); d != doc.end()) {
+    if (!d->is_object()) return absl::InvalidArgumentError("\"dtypes\" must map input names to dtype names");
+    for (const auto& item : d->items()) {
+      if (std::find(std::begin(kInputOrder), std::end(kInputOrder), item.key()) == std::end(kInputOrder) ||
+          !item.value().is_string()) {
+        return absl::InvalidArgumentError(absl::StrCat("\"dtypes\": '", item.key(), "' is not an input name with a dtype"));
+      }
+      const std::string name = item.value().get<std::string>();
+      auto dtype = ir::ParseDType(name);
+      if (!dtype.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("\"dtypes\": input '", item.key(), "': unknown dtype '", name,
+                                                       "' (bool, int32, int64, float16, bfloat16, float32, float64)"));
+      }
+      declared[item.key()] = exec::ToScalarType(*dtype);
+    }
+    doc.erase("dtypes");
+  }
   for (const auto& item : doc.items()) {
     if (std::find(std::begin(kInputOrder), std::end(kInputOrder), item.key()) == std::end(kInputOrder)) {
       return absl::InvalidArgumentError(absl::StrCat("unknown input name '", item.key(),
@@ -109,6 +132,7 @@ absl::StatusOr<NamedTensors> TensorsFromJson(absl::string_view body) {
             t = at::tensor(f.doubles, at::kDouble).to(at::kFloat);
           }
           t = t.reshape(f.shape);
+          if (auto d = declared.find(name); d != declared.end()) t = t.to(d->second);
         },
         absl::StrCat("input '", name, "'")));
     out.emplace_back(name, t);
@@ -133,9 +157,19 @@ absl::StatusOr<NamedTensors> ConformToSignature(NamedTensors inputs, const dsl::
       continue;
     }
     if (have == spec->dtype) continue;
-    const bool widen = (have == ir::DType::kBool) || (ir::IsIntegral(have) && ir::IsFloating(spec->dtype)) ||
-                       (ir::IsIntegral(have) && ir::IsIntegral(spec->dtype)) ||
-                       (have == ir::DType::kFloat32 && spec->dtype == ir::DType::kFloat64);
+    bool widen = (have == ir::DType::kBool) || (ir::IsIntegral(have) && ir::IsFloating(spec->dtype)) ||
+                 (ir::IsIntegral(have) && ir::IsIntegral(spec->dtype)) ||
+                 (have == ir::DType::kFloat32 && spec->dtype == ir::DType::kFloat64);
+    if (!widen && ir::IsFloating(have) && (spec->dtype == ir::DType::kFloat16 || spec->dtype == ir::DType::kBFloat16)) {
+      // Undeclared float values for a 16-bit input: taken when they are
+      // exactly values of that format (nothing is lost), refused otherwise.
+      TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+          [&] {
+            at::Tensor back = t.to(exec::ToScalarType(spec->dtype)).to(t.scalar_type());
+            widen = back.eq(t).logical_or(back.isnan().logical_and(t.isnan())).all().item<bool>();
+          },
+          absl::StrCat("input '", name, "'")));
+    }
     if (!widen) {
       return absl::InvalidArgumentError(absl::StrCat("input '", name, "': got ", ir::DTypeName(have),
                                                      " values where the first update fixed ",

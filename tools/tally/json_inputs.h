@@ -4,7 +4,9 @@
 // each value a number or a rectangular nested list. Types follow
 // torch.tensor on the same Python literals (what a TorchMetrics user would
 // build): all true/false -> bool, all integers -> int64, any other number
-// -> float32.
+// -> float32. An optional `"dtypes": {"preds": "float16"}` declares an
+// input's dtype (bool, int32, int64, float16, bfloat16, float32, float64):
+// the values are converted to it (16-bit floats rounded to nearest).
 #ifndef TALLY_TOOLS_TALLY_JSON_INPUTS_H_
 #define TALLY_TOOLS_TALLY_JSON_INPUTS_H_
 
@@ -23,9 +25,10 @@ namespace tally::tools {
 absl::StatusOr<NamedTensors> TensorsFromJson(absl::string_view body);
 
 // ConformToSignature casts each input to its dtype in `sig` when that loses
-// nothing (integers to a float input, bools to an integer one) and rejects
-// the rest (floats for an integer input), naming the input; shapes are left
-// to Program's own checks.
+// nothing (integers to a float input, bools to an integer one, float values
+// that a float16/bfloat16 input holds exactly) and rejects the rest (floats
+// for an integer input), naming the input; shapes are left to Program's own
+// checks.
 absl::StatusOr<NamedTensors> ConformToSignature(NamedTensors inputs, const dsl::Signature& sig);
 
 }  // namespace tally::tools
