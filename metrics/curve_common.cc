@@ -1,6 +1,7 @@
 #include "metrics/curve_common.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -22,8 +23,8 @@ absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args, bool allow_exact16) {
     if (*name == "exact16" || *name == "exact_fp16" || *name == "exact_bf16") {
       if (!allow_exact16) {
         return args.InvalidArgument(absl::StrCat("thresholds=", *name,
-                                                 " is implemented for the auroc and average_precision metrics; "
-                                                 "use thresholds=None for the exact form"));
+                                                 " is implemented for the auroc, average_precision, roc and "
+                                                 "precision_recall_curve metrics; use thresholds=None for the exact form"));
       }
       t.exact16 = *name == "exact16" ? "auto" : *name == "exact_fp16" ? "fp16" : "bf16";
       return t;
@@ -153,6 +154,26 @@ Expr Exact16Histogram(Expr probs, Expr label, Expr cls, int64_t k, const std::st
   Expr idx = code + (label + cls * int64_t{2}) * static_cast<double>(kCodes16);
   idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
   return dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * kCodes16), {k, 2, kCodes16});
+}
+
+Expr DecodeCode16(Expr codes, const std::string& format) {
+  const bool bf16 = format == "bf16";
+  const int64_t lo = bf16 ? -126 : -14;
+  const int64_t emax = bf16 ? 255 : 31;  // the all-ones exponent: inf and NaN
+  const double m = bf16 ? 128.0 : 1024.0;  // 2^M
+  Expr c = dsl::Cast(codes, DType::kFloat64);
+  Expr negative = c < 32768.0;
+  Expr u = dsl::Where(negative, 32767.0 - c, c - 32768.0);  // the magnitude's bits
+  // E = floor(u / 2^M), by bucketize against the multiples of 2^M (exact).
+  Expr steps = (dsl::Cast(dsl::Arange(c, emax), DType::kFloat64) + 1.0) * m;
+  Expr e = dsl::Cast(dsl::Bucketize(u, steps, /*right=*/true), DType::kFloat64);
+  Expr f = u - e * m;
+  Expr two = dsl::FullLike(c, 2.0, DType::kFloat64);
+  Expr normal = (f / m + 1.0) * dsl::Pow(two, e + static_cast<double>(lo - 1));
+  Expr sub = f * std::ldexp(1.0, static_cast<int>(lo) - static_cast<int>(std::log2(m)));
+  Expr v = dsl::Where(e == 0.0, sub, normal);
+  v = dsl::Where(e == static_cast<double>(emax), dsl::Where(f == 0.0, dsl::FullLike(v, INFINITY, DType::kFloat64), NAN), v);
+  return dsl::Cast(dsl::Where(negative, -v, v), DType::kFloat32);
 }
 
 Exact16Stats Exact16StatsOf(Expr counts) {

@@ -51,6 +51,11 @@ inline constexpr int64_t kCodes16 = 65536;
 // `cls` broadcasts against `probs` and `label` (1, 0, -1 dropped).
 dsl::Expr Exact16Histogram(dsl::Expr probs, dsl::Expr label, dsl::Expr cls, int64_t k, const std::string& format);
 
+// DecodeCode16 is the float32 score a 16-bit code (i64, ordered as
+// score_code16 orders them) stands for: the inverse of score_code16 on the
+// format's values (65535 decodes to NaN).
+dsl::Expr DecodeCode16(dsl::Expr codes, const std::string& format);
+
 // Exact16Stats reads the exact AUROC/AP statistics per class off the
 // exact16 counts [K, 2, 65536] (the codes order as the scores; a code is
 // one tie group), f64 [K] each: positives, negatives, the Mann-Whitney U

@@ -94,7 +94,7 @@ absl::StatusOr<Args> ReadArgs(Task task, SpecArgs& args) {
   if (task == Task::kMulticlass) {
     TALLY_ASSIGN_OR_RETURN(a.average, args.GetEnum("average", {"none", "micro", "macro"}, "none"));
   }
-  TALLY_ASSIGN_OR_RETURN(a.thresholds, ReadThresholds(args));
+  TALLY_ASSIGN_OR_RETURN(a.thresholds, ReadThresholds(args, /*allow_exact16=*/true));
   TALLY_ASSIGN_OR_RETURN(a.ignore_index, args.GetOptionalInt("ignore_index"));
   // Accepted for compatibility: validation is always on, deferred to Compute.
   TALLY_RETURN_IF_ERROR(args.GetBool("validate_args", true).status());
@@ -186,10 +186,29 @@ Curve ExactPrc(const ClfCurve& c, Expr recall_one) {
   return out;
 }
 
-Curve ExactCurve(Kind kind, Expr s, Expr label, Expr recall_one = Expr()) {
-  ClfCurve c = BinaryClfCurve(s, label);
+Curve CurveOf(Kind kind, const ClfCurve& c, Expr recall_one) {
   if (kind == Kind::kRoc) return ExactRoc(c);
   return ExactPrc(c, recall_one.valid() ? recall_one : c.n_pos == int64_t{0});
+}
+
+Curve ExactCurve(Kind kind, Expr s, Expr label, Expr recall_one = Expr()) {
+  return CurveOf(kind, BinaryClfCurve(s, label), recall_one);
+}
+
+// Exact16ClfCurve is BinaryClfCurve from one class's exact16 counts
+// [2, 65536] (target, score code): every code present is a point, the
+// codes descending, its score decoded.
+ClfCurve Exact16ClfCurve(Expr counts, const std::string& format) {
+  Expr neg = dsl::Select(counts, 0, 0), pos = dsl::Select(counts, 0, 1);
+  Expr pos_d = Flip(pos), neg_d = Flip(neg);
+  Expr present = pos_d + neg_d > int64_t{0};
+  ClfCurve c;
+  c.n_pos = dsl::Sum(pos);
+  c.n_neg = dsl::Sum(neg);
+  c.tps = MaskedSelect(dsl::Cumsum(pos_d, 0), present);
+  c.fps = MaskedSelect(dsl::Cumsum(neg_d, 0), present);
+  c.thresholds = MaskedSelect(DecodeCode16(Flip(dsl::Arange(counts, kCodes16)), format), present);
+  return c;
 }
 
 // Interp is TorchMetrics' interp(x, xp, fp) (utilities/compute.py) with the
@@ -312,6 +331,46 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
   const int64_t c = a.num;
   const bool one_curve = task == Task::kBinary || a.average == "micro";
   const int64_t k = one_curve ? 1 : c;
+
+  const std::string format = Exact16Format(a.thresholds, b.FindInput("preds")->dtype);
+  if (!format.empty()) {
+    // exact16: counts per (class, target, score code); each class's curve
+    // has a point per code present (curve_common.h).
+    Expr cls = k == 1 ? dsl::FullLike(label, 0.0, DType::kInt64) : ClassIndex(label, c, label.rank());
+    State counts_state = b.AddState("score_counts", DType::kInt64, {k, 2, kCodes16}, Reducer::kSum);
+    b.Accumulate(counts_state, Exact16Histogram(probs, label, cls, k, format));
+    if (!b.ok()) return b.status();
+    Expr counts = b.Read(counts_state);
+    Expr kept = dsl::Sum(counts, {1, 2});  // [K]
+    if (one_curve) {
+      Curve curve = CurveOf(kind, Exact16ClfCurve(dsl::Select(counts, 0, 0), format), Expr());
+      b.Output(ToParts(Poisoned(curve, dsl::Select(kept, 0, 0) == int64_t{0})));
+      return b.Finish();
+    }
+    Expr empty = dsl::Any(kept == int64_t{0});
+    // Multiclass: every kept target is class 0 (TorchMetrics' "no positives" test).
+    Expr all_class0;
+    if (task == Task::kMulticlass) {
+      Expr positives = dsl::Select(dsl::Sum(counts, {2}), 1, 1);  // [C]
+      all_class0 = dsl::Sum(positives) == dsl::Select(positives, 0, 0);
+    }
+    std::vector<Curve> per_class;
+    for (int64_t i = 0; i < c; ++i) {
+      per_class.push_back(CurveOf(kind, Exact16ClfCurve(dsl::Select(counts, 0, i), format), all_class0));
+    }
+    if (a.average == "macro") {
+      std::vector<Expr> xs, ts;
+      for (const Curve& pc : per_class) {
+        xs.push_back(pc.x);
+        ts.push_back(pc.thresholds);
+      }
+      b.Output(ToParts(Poisoned(Macro(kind, per_class, dsl::Concat(xs), dsl::Concat(ts)), empty)));
+    } else {
+      for (Curve& pc : per_class) pc = Poisoned(pc, empty);
+      b.Output(ListParts(per_class));
+    }
+    return b.Finish();
+  }
 
   if (!a.thresholds.binned) {
     std::vector<int64_t> row;

@@ -82,7 +82,8 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
   }
   if (m.name == "retrieval_recall_at_fixed_precision") out.push_back(WithArg(out[0], "max_k=3, adaptive_k=true"));
   // exact16: per-code counts instead of cat states.
-  if (m.domain == "curves" && (absl::EndsWith(m.name, "_auroc") || absl::EndsWith(m.name, "_average_precision"))) {
+  if (m.domain == "curves" && (absl::EndsWith(m.name, "_auroc") || absl::EndsWith(m.name, "_average_precision") ||
+                               absl::EndsWith(m.name, "_roc") || absl::EndsWith(m.name, "_precision_recall_curve"))) {
     out.push_back(WithArg(out[0], "thresholds=exact16"));
   }
   if (m.name == "binary_auroc") {  // max_fpr: the exact finalize sorts and cumsums

@@ -7,6 +7,7 @@
 // ignore_index, then at L = 12,000.
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,20 @@
 namespace tally {
 namespace {
 
+// Flatten appends every leaf of a (tuple) result, depth first; NaN as -7
+// (so that vectors compare with ==).
+void Flatten(const ResultTree& t, std::vector<double>& out) {
+  if (!t.is_leaf()) {
+    for (const ResultTree& p : t.parts) Flatten(p, out);
+    return;
+  }
+  at::Tensor v = t.tensor.to(at::kDouble).reshape(-1);
+  for (int64_t i = 0; i < v.numel(); ++i) {
+    double x = v[i].item<double>();
+    out.push_back(std::isnan(x) ? -7.0 : x);
+  }
+}
+
 std::vector<double> Values(const std::vector<std::string>& specs, const NamedTensors& in, int64_t batch = 0) {
   tools::EvalOptions o;
   o.batch_size = batch;
@@ -26,10 +41,7 @@ std::vector<double> Values(const std::vector<std::string>& specs, const NamedTen
   EXPECT_TRUE(r.ok()) << r.status();
   std::vector<double> out;
   if (!r.ok()) return out;
-  for (const auto& e : *r) {
-    at::Tensor v = e.value.to(at::kDouble).reshape(-1);
-    for (int64_t i = 0; i < v.numel(); ++i) out.push_back(v[i].item<double>());
-  }
+  for (const auto& e : *r) Flatten(e.result, out);
   return out;
 }
 
@@ -87,6 +99,35 @@ TEST(Exact16, EqualsTheCatStateFormOnSixteenBitScores) {
   }
 }
 
+TEST(Exact16, CurvesEqualTheCatStateCurves) {
+  // Verifies that binary/multiclass/multilabel ROC and PR curves from the
+  // per-code counts (a point per code present, its score decoded) are the
+  // cat-state curves of the same values exactly: points, thresholds, ties.
+  at::Generator gen = at::detail::createCPUGenerator(17);
+  const int64_t n = 203;
+  at::Tensor bt = (at::rand({n}, gen, at::kFloat) < 0.4).to(at::kLong);
+  at::Tensor bp = ((at::rand({n}, gen, at::kFloat) * 30).round() / 30).to(at::kHalf);
+  at::Tensor mt = at::randint(0, 3, {n}, gen, at::kLong);
+  at::Tensor mp = at::rand({n, 3}, gen, at::kFloat).to(at::kBFloat16);
+  at::Tensor lt = (at::rand({n, 3}, gen, at::kFloat) < 0.3).to(at::kLong);
+  at::Tensor lp = at::rand({n, 3}, gen, at::kFloat).to(at::kHalf);
+  struct Case {
+    std::string spec;
+    at::Tensor p, t;
+  };
+  for (const Case& cs : std::vector<Case>{{"binary_roc", bp, bt},
+                                         {"binary_precision_recall_curve", bp, bt},
+                                         {"multiclass_roc(num_classes=3)", mp, mt},
+                                         {"multiclass_precision_recall_curve(num_classes=3, average=macro)", mp, mt},
+                                         {"multilabel_roc(num_labels=3)", lp, lt},
+                                         {"multilabel_precision_recall_curve(num_labels=3)", lp, lt}}) {
+    std::vector<double> counted = Values({cs.spec}, {{"preds", cs.p}, {"target", cs.t}}, 7);
+    std::vector<double> cat = Values({cs.spec}, {{"preds", cs.p.to(at::kFloat)}, {"target", cs.t}});
+    EXPECT_EQ(counted, cat) << cs.spec;
+    EXPECT_GT(counted.size(), 10u) << cs.spec;
+  }
+}
+
 TEST(Exact16, StateIsConstantInTheRowsAndUpdateRunsOnMeta) {
   // Verifies 2 x 65,536 int64 counts per class whatever the rows, and an
   // update plan that runs on meta tensors (no host read).
@@ -108,11 +149,12 @@ TEST(Exact16, StateIsConstantInTheRowsAndUpdateRunsOnMeta) {
 }
 
 TEST(Exact16, NamesAndArgumentsAreChecked) {
-  // Verifies that curves and operating points refuse exact16 with one clear
-  // error, as does max_fpr with an explicit exact16.
+  // Verifies that the operating points refuse exact16 with one clear error,
+  // as does max_fpr with an explicit exact16.
   NamedTensors in = {{"preds", at::rand({4})}, {"target", at::zeros({4}, at::kLong)}};
   tools::EvalOptions o;
-  for (const char* spec : {"binary_roc(thresholds=exact16)", "binary_auroc(thresholds=exact16, max_fpr=0.5)",
+  for (const char* spec : {"binary_specificity_at_sensitivity(min_sensitivity=0.5, thresholds=exact16)",
+                           "binary_auroc(thresholds=exact16, max_fpr=0.5)",
                            "binary_recall_at_fixed_precision(min_precision=0.5, thresholds=exact_bf16)"}) {
     auto r = tools::Evaluate({spec}, in, o);
     EXPECT_FALSE(r.ok()) << spec;
