@@ -90,6 +90,13 @@ SortedThresholds SortThresholds(const Thresholds& th) {
   return out;
 }
 
+Expr LastOfTies(Expr sorted, Expr n_kept) {
+  Expr rank = dsl::Cumsum(dsl::FullLike(sorted, 1.0, DType::kInt64), 0);  // i + 1
+  Expr next = dsl::Take(sorted, rank);  // row i + 1; the final row (clamped) is itself
+  Expr final_row = rank == dsl::Size(sorted, 0);
+  return (next != sorted || final_row) && rank <= n_kept;
+}
+
 Expr IndexVector(Expr like, const std::vector<int64_t>& v) {
   const int64_t n = static_cast<int64_t>(v.size());
   Expr ar = dsl::Arange(like, n);

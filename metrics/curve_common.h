@@ -85,6 +85,12 @@ struct SortedThresholds {
 // how many thresholds lie below each probability.
 SortedThresholds SortThresholds(const Thresholds& th);
 
+// LastOfTies marks, in scores sorted descending (kept rows first, `n_kept`
+// of them), the last row of each run of equal scores: a point of the exact
+// curves. One gather of the next row (a linear scan), no binary search; NaN
+// never equals NaN, so each NaN is its own point (as TorchMetrics' diff).
+dsl::Expr LastOfTies(dsl::Expr sorted, dsl::Expr n_kept);
+
 // IndexVector is the constant i64 vector `v` in the graph of `like`: an
 // arange (O(T) work) when `v` is an arithmetic progression — the identity
 // or reversed order of linspace thresholds — else one select per element

@@ -145,9 +145,7 @@ ClfCurve BinaryClfCurve(Expr s, Expr label) {
   c.n_pos = dsl::Sum(pos);
   c.n_neg = dsl::Sum(neg);
   // The last row of each run of ties: the rows scored >= it end there.
-  Expr rank = dsl::Cumsum(dsl::FullLike(sorted, 1.0, DType::kInt64), 0);  // i + 1
-  Expr ascending = -sorted;
-  Expr last = dsl::SearchSorted(ascending, ascending, /*right=*/true) == rank && rank <= c.n_pos + c.n_neg;
+  Expr last = LastOfTies(sorted, c.n_pos + c.n_neg);
   c.tps = MaskedSelect(dsl::Cumsum(pos, 0), last);
   c.fps = MaskedSelect(dsl::Cumsum(neg, 0), last);
   c.thresholds = MaskedSelect(sorted, last);

@@ -165,10 +165,8 @@ Candidates ExactCandidates(Kind kind, const Args& a, Expr s, Expr label, Expr re
   Expr pos = dsl::Take(dsl::Cast(label == int64_t{1}, DType::kInt64), perm);
   Expr neg = dsl::Take(dsl::Cast(label == int64_t{0}, DType::kInt64), perm);
   Expr n_pos = dsl::Sum(pos), n_neg = dsl::Sum(neg);
-  Expr rank = dsl::Cumsum(dsl::FullLike(sorted, 1.0, DType::kInt64), 0);  // i + 1
-  Expr ascending = -sorted;
   // The last row of each run of tied scores is a point of the curve.
-  Expr point = dsl::SearchSorted(ascending, ascending, /*right=*/true) == rank && rank <= n_pos + n_neg;
+  Expr point = LastOfTies(sorted, n_pos + n_neg);
   Expr tps = F32(dsl::Cumsum(pos, 0)), fps = F32(dsl::Cumsum(neg, 0));
   const float min = static_cast<float>(a.min);
   // One leading point: ROC's (0, 0) at threshold 1; for PR a placeholder
