@@ -156,11 +156,10 @@ std::string Exact16Format(const Thresholds& t, DType preds_dtype) {
   return "";
 }
 
-Expr Exact16Histogram(Expr probs, Expr label, Expr cls, int64_t k, const std::string& format) {
-  Expr code = dsl::ScoreCode16(probs, format);
-  Expr idx = code + (label + cls * int64_t{2}) * static_cast<double>(kCodes16);
-  idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
-  return dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * kCodes16), {k, 2, kCodes16});
+Expr Exact16Histogram(Expr probs, Expr label, int64_t k, const std::string& format) {
+  // One fused pass on the CPU (ops/fused/score_code.h); a histogram elsewhere.
+  return probs.builder()->Op("code16_counts", {probs, label},
+                             {{"format", format}, {"classes", k}});
 }
 
 Expr DecodeCode16(Expr codes, const std::string& format) {

@@ -47,9 +47,10 @@ std::string Exact16Format(const Thresholds& t, ir::DType preds_dtype);
 inline constexpr int64_t kCodes16 = 65536;
 
 // Exact16Histogram is one batch's counts [K, 2, 65536] of (class, target,
-// score code) — the exact16 state: constant in the rows, merged by a sum.
-// `cls` broadcasts against `probs` and `label` (1, 0, -1 dropped).
-dsl::Expr Exact16Histogram(dsl::Expr probs, dsl::Expr label, dsl::Expr cls, int64_t k, const std::string& format);
+// score code) — the exact16 state: constant in the rows, merged by a sum —
+// as one code16_counts node. `probs` and `label` (1, 0, -1 dropped) share a
+// shape; K = 1 counts every element as class 0, else dim 1 is the class.
+dsl::Expr Exact16Histogram(dsl::Expr probs, dsl::Expr label, int64_t k, const std::string& format);
 
 // DecodeCode16 is the float32 score a 16-bit code (i64, ordered as
 // score_code16 orders them) stands for: the inverse of score_code16 on the

@@ -334,9 +334,8 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
   if (!format.empty()) {
     // exact16: counts per (class, target, score code); each class's curve
     // has a point per code present (curve_common.h).
-    Expr cls = k == 1 ? dsl::FullLike(label, 0.0, DType::kInt64) : ClassIndex(label, c, label.rank());
     State counts_state = b.AddState("score_counts", DType::kInt64, {k, 2, kCodes16}, Reducer::kSum);
-    b.Accumulate(counts_state, Exact16Histogram(probs, label, cls, k, format));
+    b.Accumulate(counts_state, Exact16Histogram(probs, label, k, format));
     if (!b.ok()) return b.status();
     Expr counts = b.Read(counts_state);
     Expr kept = dsl::Sum(counts, {1, 2});  // [K]

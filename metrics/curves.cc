@@ -162,7 +162,7 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
   if (!format.empty() && max_fpr == 0) {
     Expr label = dsl::Where(valid, t, int64_t{-1});
     State counts = b.AddState("score_counts", DType::kInt64, {1, 2, kCodes16}, Reducer::kSum);
-    b.Accumulate(counts, Exact16Histogram(probs, label, dsl::FullLike(label, 0.0, DType::kInt64), 1, format));
+    b.Accumulate(counts, Exact16Histogram(probs, label, 1, format));
     if (!b.ok()) return b.status();
     Exact16Stats st = Exact16StatsOf(b.Read(counts));
     Expr n_pos = dsl::Select(st.n_pos, 0, 0), n_neg = dsl::Select(st.n_neg, 0, 0);

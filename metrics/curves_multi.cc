@@ -292,9 +292,8 @@ absl::StatusOr<Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& args, c
   const std::string format = Exact16Format(a.thresholds, b.FindInput("preds")->dtype);
   if (!format.empty()) {
     // exact16: counts per (class, target, 16-bit score code).
-    Expr cls = micro ? dsl::FullLike(in.label, 0.0, DType::kInt64) : ClassIndex(in.label, c, in.label.rank());
     State counts = b.AddState("score_counts", DType::kInt64, {k, 2, kCodes16}, Reducer::kSum);
-    b.Accumulate(counts, Exact16Histogram(in.probs, in.label, cls, k, format));
+    b.Accumulate(counts, Exact16Histogram(in.probs, in.label, k, format));
     if (!b.ok()) return b.status();
     pc = Exact16PerClass(kind, task, b.Read(counts), k);
   } else if (!a.thresholds.binned) {

@@ -103,6 +103,35 @@ void RegisterCompositeOps(OpTable& t) {
   }
 
   {
+    // code16_counts(probs, label) {format, classes=K}: the exact16 curves'
+    //   batch counts, i64[K, 2, 65536] of (class, target, score_code16 of the
+    //   probability). probs float and label i64 (1 positive, 0 negative, -1
+    //   dropped) of one shape (N, ...); with K = 1 every element is class 0,
+    //   else dim 1 (of size K) is the class.
+    OpDef cc;
+    cc.name = "code16_counts";
+    cc.min_inputs = cc.max_inputs = 2;
+    cc.attrs = {{"format", AttrKind::kString}, {"classes", AttrKind::kInt}};
+    cc.traits.composite = true;
+    cc.fused_devices = {"cpu", "meta"};
+    cc.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+      const int64_t k = std::get<int64_t>(a.at("classes"));
+      const std::string& f = std::get<std::string>(a.at("format"));
+      if (f != "fp16" && f != "bf16") return absl::InvalidArgumentError("format must be fp16 or bf16");
+      if (!ir::IsFloating(in[0].dtype) || in[1].dtype != DType::kInt64 || in[0].shape != in[1].shape ||
+          in[0].rank() < 1) {
+        return absl::InvalidArgumentError(absl::StrCat("expects float probs and i64 labels of one shape, got ",
+                                                       in[0].ToString(), " and ", in[1].ToString()));
+      }
+      if (k < 1 || (k > 1 && (in[0].rank() < 2 || in[0].shape[1] != Dim::Fixed(k)))) {
+        return absl::InvalidArgumentError(absl::StrCat("classes=", k, " must be 1 or dim 1 of ", in[0].ToString()));
+      }
+      return std::vector<TensorType>{{DType::kInt64, {Dim::Fixed(k), Dim::Fixed(2), Dim::Fixed(65536)}, in[0].device}};
+    };
+    t.emplace(cc.name, cc);
+  }
+
+  {
     // binary_rank_stats(scores, positive): the statistics of the exact binary
     //   AUROC and average precision over accumulated rows: scores f32/f64 [R]
     //   (a score < 0 marks a dropped row; NaN counts as +inf), positive i1[R].

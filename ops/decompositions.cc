@@ -149,6 +149,24 @@ absl::StatusOr<Results> DecomposeScoreCode16(ir::Graph& g, ir::Node& n, dsl::Gra
   return Results{dsl::Cast(ordered, DType::kInt64)};
 }
 
+// Code16Counts: a histogram of code + (label + class * 2) * 65536 over the
+// kept elements.
+absl::StatusOr<Results> DecomposeCode16Counts(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+  const int64_t k = n.GetInt("classes");
+  Expr probs = b.Wrap(&g, n.input(0));
+  Expr label = b.Wrap(&g, n.input(1));
+  Expr cls = dsl::FullLike(label, 0.0, DType::kInt64);
+  if (k > 1) {
+    std::vector<int64_t> shape(label.rank() - 1, 1);
+    shape[0] = k;
+    cls = dsl::Reshape(dsl::Arange(label, k), shape);  // broadcasts along dim 1
+  }
+  Expr code = dsl::ScoreCode16(probs, n.GetString("format"));
+  Expr idx = code + (label + cls * int64_t{2}) * 65536.0;
+  idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
+  return Results{dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * 65536), {k, 2, 65536})};
+}
+
 // RegStats: what the regression metrics compute per batch without the
 // composite, op for op: the error sums of mean_squared_error and
 // mean_absolute_error (over the flattened elements, and per column), and
@@ -420,6 +438,7 @@ absl::Status Decompose(ir::Graph& g, ir::Node& n) {
   else if (n.op() == "confmat_part") results = DecomposeConfmatPart(g, n, b);
   else if (n.op() == "binary_rank_stats") results = DecomposeBinaryRankStats(g, n, b);
   else if (n.op() == "score_code16") results = DecomposeScoreCode16(g, n, b);
+  else if (n.op() == "code16_counts") results = DecomposeCode16Counts(g, n, b);
   else if (n.op() == "reg_stats") results = DecomposeRegStats(g, n, b);
   else if (n.op() == "moments_merge") results = DecomposeMomentsMerge(g, n, b);
   else if (n.op() == "bl_confmat") results = DecomposeBlConfmat(g, n, b);

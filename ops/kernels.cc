@@ -358,6 +358,12 @@ void ScoreCode16(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = CallFused("tally::score_code16", &fused::ScoreCode16Cpu, in[0].is_cpu(), in[0], c10::string_view(format));
 }
 
+void Code16Counts(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  std::string format = n.GetString("format");
+  out[0] = CallFused("tally::code16_counts", &fused::Code16CountsCpu, in[0].is_cpu(), in[0], in[1],
+                     c10::string_view(format), n.GetInt("classes"));
+}
+
 void BinaryRankStats(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
   WriteResults(CallFused("tally::binary_rank_stats", &fused::BinaryRankStatsCpu, in[0].is_cpu(), in[0], in[1]), out);
 }
@@ -471,6 +477,7 @@ const absl::flat_hash_map<std::string, Kernel>& Table() {
       {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
       {"mc_confmat", McConfmat}, {"mc_marginals", McMarginals}, {"confmat_part", ConfmatPartKernel},
       {"binary_rank_stats", BinaryRankStats}, {"score_code16", ScoreCode16},
+      {"code16_counts", Code16Counts},
       {"reg_stats", RegStats},
       {"moments_merge", MomentsMerge},
       {"bl_confmat", BlConfmat},

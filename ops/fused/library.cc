@@ -63,6 +63,15 @@ TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("binary_rank_stats", &tally::ops::fus
 TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("binary_rank_stats", &tally::ops::fused::BinaryRankStatsMeta); }
 
 // The exact16 curves' score codes (ops/fused/score_code.h).
-TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("score_code16(Tensor x, str format) -> Tensor"); }
-TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("score_code16", &tally::ops::fused::ScoreCode16Cpu); }
-TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("score_code16", &tally::ops::fused::ScoreCode16Meta); }
+TORCH_LIBRARY_FRAGMENT(tally, m) {
+  m.def("score_code16(Tensor x, str format) -> Tensor");
+  m.def("code16_counts(Tensor probs, Tensor label, str format, int classes) -> Tensor");
+}
+TORCH_LIBRARY_IMPL(tally, CPU, m) {
+  m.impl("score_code16", &tally::ops::fused::ScoreCode16Cpu);
+  m.impl("code16_counts", &tally::ops::fused::Code16CountsCpu);
+}
+TORCH_LIBRARY_IMPL(tally, Meta, m) {
+  m.impl("score_code16", &tally::ops::fused::ScoreCode16Meta);
+  m.impl("code16_counts", &tally::ops::fused::Code16CountsMeta);
+}

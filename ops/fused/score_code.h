@@ -14,6 +14,13 @@ namespace tally::ops::fused {
 at::Tensor ScoreCode16Cpu(const at::Tensor& x, c10::string_view format);
 at::Tensor ScoreCode16Meta(const at::Tensor& x, c10::string_view format);
 
+// Code16CountsCpu is code16_counts: i64[K, 2, 65536] counts of (class,
+// target, code) over the elements of `probs` (float) and `label` (i64 of the
+// same shape: 1, 0, or -1 for dropped); K = `classes`, with dim 1 the class
+// when K > 1.
+at::Tensor Code16CountsCpu(const at::Tensor& probs, const at::Tensor& label, c10::string_view format, int64_t classes);
+at::Tensor Code16CountsMeta(const at::Tensor& probs, const at::Tensor& label, c10::string_view format, int64_t classes);
+
 }  // namespace tally::ops::fused
 
 #endif  // TALLY_OPS_FUSED_SCORE_CODE_H_

@@ -207,6 +207,10 @@ std::vector<Sample> Samples() {
   s.push_back({"score_code16", "score_code16", {"f32[N,3]"}, {{"format", std::string("fp16")}}});
   s.push_back({"score_code16/bf16", "score_code16", {"f64[N]"}, {{"format", std::string("bf16")}}});
   s.push_back({"binary_rank_stats", "binary_rank_stats", {"f32[N]", "i1[N]"}, {}});
+  s.push_back({"code16_counts", "code16_counts", {"f32[N]", "i64[N]"},
+               {{"format", std::string("fp16")}, {"classes", int64_t{1}}}});
+  s.push_back({"code16_counts/classes", "code16_counts", {"f64[N,3,2]", "i64[N,3,2]"},
+               {{"format", std::string("bf16")}, {"classes", int64_t{3}}}});
   s.push_back({"binary_rank_stats/f64", "binary_rank_stats", {"f64[N]", "i1[N]"}, {}});
   s.push_back({"mc_marginals", "mc_marginals", {"f32[N,40]", "i64[N]"},
                {{"num_classes", int64_t{40}}, {"parts", std::string("pred,tp,sq_err")}}});
