@@ -129,11 +129,10 @@ absl::StatusOr<Results> DecomposeBinaryRankStats(ir::Graph& g, ir::Node& n, dsl:
 // smallest normal exponent, M the mantissa bits), a subnormal |h| 2^(M - lo),
 // infinity the all-ones exponent; e is found by bucketize against the
 // powers 2^lo .. 2^hi. Every step is exact in float64.
-absl::StatusOr<Results> DecomposeScoreCode16(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
-  const bool bf16 = n.GetString("format") == "bf16";
+Expr Code16Of(Expr input, bool bf16) {
   const int64_t lo = bf16 ? -126 : -14, hi = bf16 ? 127 : 15;
   const double m = bf16 ? 128.0 : 1024.0;  // 2^M
-  Expr x = dsl::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64) + 0.0;  // -0 becomes +0
+  Expr x = dsl::Cast(input, DType::kFloat64) + 0.0;  // -0 becomes +0
   Expr h = dsl::Cast(dsl::Cast(x, bf16 ? DType::kBFloat16 : DType::kFloat16), DType::kFloat64);
   Expr a = dsl::Abs(h);
   Expr exps = dsl::Cast(dsl::Arange(a, hi - lo + 1), DType::kFloat64) + static_cast<double>(lo);
@@ -146,11 +145,16 @@ absl::StatusOr<Results> DecomposeScoreCode16(ir::Graph& g, ir::Node& n, dsl::Gra
   bits = dsl::Where(a == INFINITY, static_cast<double>(hi - lo + 2) * m, bits);
   Expr ordered = dsl::Where(h < 0.0, 32767.0 - bits, bits + 32768.0);
   ordered = dsl::Where(dsl::IsNan(x), 65535.0, ordered);
-  return Results{dsl::Cast(ordered, DType::kInt64)};
+  return dsl::Cast(ordered, DType::kInt64);
+}
+
+absl::StatusOr<Results> DecomposeScoreCode16(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+  return Results{Code16Of(b.Wrap(&g, n.input(0)), n.GetString("format") == "bf16")};
 }
 
 // Code16Counts: a histogram of code + (label + class * 2) * 65536 over the
-// kept elements.
+// kept elements. Code16Of, not a score_code16 node: a decomposition leaves
+// no composite behind.
 absl::StatusOr<Results> DecomposeCode16Counts(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
   const int64_t k = n.GetInt("classes");
   Expr probs = b.Wrap(&g, n.input(0));
@@ -161,7 +165,7 @@ absl::StatusOr<Results> DecomposeCode16Counts(ir::Graph& g, ir::Node& n, dsl::Gr
     shape[0] = k;
     cls = dsl::Reshape(dsl::Arange(label, k), shape);  // broadcasts along dim 1
   }
-  Expr code = dsl::ScoreCode16(probs, n.GetString("format"));
+  Expr code = Code16Of(probs, n.GetString("format") == "bf16");
   Expr idx = code + (label + cls * int64_t{2}) * 65536.0;
   idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
   return Results{dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * 65536), {k, 2, 65536})};

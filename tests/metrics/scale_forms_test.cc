@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/compiler.h"
+#include "ops/op_registry.h"
 #include "gtest/gtest.h"
 #include "tools/tally/evaluate.h"
 
@@ -146,6 +147,32 @@ TEST(Exact16, StateIsConstantInTheRowsAndUpdateRunsOnMeta) {
   auto meta = at::TensorOptions().device(at::kMeta);
   NamedTensors in = {{"preds", at::empty({5}, meta.dtype(at::kHalf))}, {"target", at::empty({5}, meta.dtype(at::kLong))}};
   EXPECT_TRUE((*prog)->Update(in).ok());
+}
+
+TEST(Exact16, PlansForADeviceWithoutKernelsHoldNoCompositeOp) {
+  // Verifies that for cuda:1 (no fused kernels) the exact16 update and
+  // finalize decompose all the way to primitive ATen ops: no tally::
+  // operator is left for a device that lacks it.
+  NamedTensors bin = {{"preds", at::rand({4}).to(at::kHalf)}, {"target", at::zeros({4}, at::kLong)}};
+  NamedTensors ml = {{"preds", at::rand({4, 3}).to(at::kBFloat16)}, {"target", at::zeros({4, 3}, at::kLong)}};
+  struct Case {
+    std::vector<std::string> specs;
+    NamedTensors in;
+  };
+  for (const Case& cs : std::vector<Case>{{{"binary_auroc", "binary_roc", "binary_average_precision"}, bin},
+                                         {{"multilabel_auroc(num_labels=3)", "multilabel_precision_recall_curve(num_labels=3)"},
+                                          ml}}) {
+    auto sig = tools::SignatureOf(cs.in);
+    auto entries = tools::BuildEntries(cs.specs, *sig, ir::Device{"cuda:1"});
+    ASSERT_TRUE(entries.ok()) << entries.status();
+    CompileOptions co;
+    co.device = ir::Device{"cuda:1"};
+    auto c = CompileModule(*entries, co);
+    ASSERT_TRUE(c.ok()) << c.status();
+    for (const ir::Graph* g : {c->module->update.get(), c->module->finalize.get()}) {
+      for (const auto& n : g->nodes()) EXPECT_FALSE(ops::IsComposite(*n)) << cs.specs[0] << ": " << n->op();
+    }
+  }
 }
 
 TEST(Exact16, NamesAndArgumentsAreChecked) {
