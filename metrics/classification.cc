@@ -414,7 +414,20 @@ void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
                : task == Task::kMultilabel ? MultilabelConfmat(b, a.num, a.threshold, a.ignore_index)
                                            : MulticlassConfmat(b, a.num, a.ignore_index);
     if (!b.ok()) return;
-    counts = FromConfmat(task, b.Read(cm));
+    Expr matrix = b.Read(cm);
+    if (task == Task::kMulticlass && a.average == "micro" && kind != Kind::kStatScores) {
+      // Micro scores read only the totals of the marginals (so narrow-states
+      // keeps scalars): Σ tn = C Σ target − (Σ fp + Σ fn + Σ tp), exactly the
+      // sum of the per-class counts.
+      Expr tp = dsl::Sum(dsl::ConfmatPart(matrix, "tp"));
+      Expr fp = dsl::Sum(dsl::ConfmatPart(matrix, "pred")) - tp;
+      Expr target = dsl::Sum(dsl::ConfmatPart(matrix, "target"));
+      Expr fn = target - tp;
+      Expr tn = target * static_cast<double>(a.num) - (fp + fn + tp);
+      b.Output(Score(kind, task, Map(Counts{tp, fp, tn, fn}, ToF64), a));
+      return;
+    }
+    counts = FromConfmat(task, matrix);
   }
   if (kind == Kind::kStatScores) {
     b.Output(StatScores(task, counts, a.average, a.samplewise));

@@ -59,7 +59,8 @@ void RegisterCompositeOps(OpTable& t) {
     //     pred     rows with pred == c                  (column sums)
     //     abs_err  sum of |target - pred| over target == c   (Σ_j |c-j| cm[c][j])
     //     sq_err   sum of (target - pred)^2 over target == c (Σ_j (c-j)^2 cm[c][j])
-    //   -> (marginals i64[P, C], bad_target i64[], bad_preds i64[])
+    //   -> (marginals i64[P, C], bad_target i64[], bad_preds i64[]); with
+    //   totals=true each part's sum over the classes, i64[P] (micro averages).
     // The narrow-states pass makes it from an mc_confmat whose matrix is read
     // only through confmat_part.
     OpDef mm;
@@ -67,13 +68,16 @@ void RegisterCompositeOps(OpTable& t) {
     mm.min_inputs = mm.max_inputs = 2;
     mm.attrs = {{"num_classes", AttrKind::kInt},
                 {"ignore_index", AttrKind::kInt, false},
-                {"parts", AttrKind::kString}};
+                {"parts", AttrKind::kString},
+                {"totals", AttrKind::kBool, false}};
     mm.traits.composite = true;
     mm.fused_devices = {"cpu", "meta"};
     mm.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device& dev) -> Types {
       TALLY_ASSIGN_OR_RETURN(std::vector<TensorType> cm, InferMcConfmat(in, a, dev));
       TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(std::get<std::string>(a.at("parts"))));
+      const bool totals = a.count("totals") && std::get<bool>(a.at("totals"));
       cm[0].shape = {Dim::Fixed(static_cast<int64_t>(parts.size())), cm[0].shape[0]};
+      if (totals) cm[0].shape.pop_back();
       return cm;
     };
     t.emplace(mm.name, mm);

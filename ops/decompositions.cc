@@ -77,7 +77,9 @@ absl::StatusOr<Results> DecomposeMcMarginals(ir::Graph& g, ir::Node& n, dsl::Gra
     }
     rows.push_back(dsl::Unsqueeze(h, 0));
   }
-  return Results{dsl::Concat(rows), dsl::Sum(r.bad_t), dsl::Sum(r.bad_p)};
+  Expr marginals = dsl::Concat(rows);
+  if (n.GetBool("totals", false)) marginals = dsl::Sum(marginals, {1});
+  return Results{marginals, dsl::Sum(r.bad_t), dsl::Sum(r.bad_p)};
 }
 
 // ConfmatPart: the statistic read off the matrix in O(C^2) work; only the

@@ -349,7 +349,7 @@ void ConfmatPartKernel(const ir::Node& n, const at::Tensor* in, at::Tensor* out)
 void McMarginals(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   std::string parts = n.GetString("parts");
   WriteResults(CallFused("tally::mc_marginals", &fused::McMarginalsCpu, in[0].is_cpu(), in[0], in[1],
-                         n.GetInt("num_classes"), IgnoreIndex(n), c10::string_view(parts)),
+                         n.GetInt("num_classes"), IgnoreIndex(n), c10::string_view(parts), n.GetBool("totals", false)),
                out);
 }
 

@@ -35,6 +35,26 @@ MatrixReads FindReads(ir::Graph& finalize, Value* param) {
   return r;
 }
 
+// TotalsOf lists the nodes that read `read`'s [C] result, when each of them
+// is a full sum over the classes (what micro averages read); empty when any
+// other node uses it.
+std::vector<Node*> TotalsOf(const ir::Graph& g, const Node* read) {
+  std::vector<Node*> sums;
+  for (const auto& n : g.nodes()) {
+    for (Value* in : n->inputs()) {
+      if (in != read->output(0)) continue;
+      std::vector<int64_t> dims = n->HasAttr("dims") ? n->GetInts("dims") : std::vector<int64_t>{};
+      const bool full = dims.empty() || (dims.size() == 1 && (dims[0] == 0 || dims[0] == -1));
+      if (n->op() != "reduce_sum" || !full || n->GetBool("keepdim", false)) return {};
+      sums.push_back(n.get());
+    }
+  }
+  for (const auto& [label, v] : g.returns()) {
+    if (v == read->output(0)) return {};
+  }
+  return sums;
+}
+
 // NarrowConfmat rewrites one state if it is a narrowable matrix; returns
 // whether it did.
 absl::StatusOr<bool> NarrowConfmat(ir::Module& m, ir::StateDecl& s) {
@@ -61,9 +81,14 @@ absl::StatusOr<bool> NarrowConfmat(ir::Module& m, ir::StateDecl& s) {
       }
     }
   }
+  // Micro averages read each part only through its total: then the state is
+  // the totals, i64[P], whatever C.
+  bool totals = true;
+  for (Node* n : reads.parts) totals = totals && !TotalsOf(*m.finalize, n).empty();
   const ir::Device device = partial->type().device;
   ir::AttrMap attrs = src->attrs();
   attrs["parts"] = ops::JoinConfmatParts(parts);
+  if (totals) attrs["totals"] = true;
   TALLY_ASSIGN_OR_RETURN(Node * marginals,
                          ops::Build(*m.update, "mc_marginals", src->inputs(), std::move(attrs), device, src->loc()));
   for (int i = 0; i < 3; ++i) m.update->ReplaceAllUsesWith(src->output(i), marginals->output(i));
@@ -73,9 +98,15 @@ absl::StatusOr<bool> NarrowConfmat(ir::Module& m, ir::StateDecl& s) {
   for (Node* read : reads.parts) {
     int64_t row = 0;
     while (ops::ConfmatPartName(parts[row]) != read->GetString("part")) ++row;
-    TALLY_ASSIGN_OR_RETURN(Node * sel, ops::Build(*m.finalize, "select", {param}, {{"dim", int64_t{0}}, {"index", row}},
-                                                  param->type().device, read->loc()));
-    m.finalize->ReplaceAllUsesWith(read->output(0), sel->output(0));
+    // The row of the part (a C-vector), or with totals its total (a scalar)
+    // in place of each sum that read it.
+    std::vector<Node*> users = totals ? TotalsOf(*m.finalize, read) : std::vector<Node*>{read};
+    for (Node* user : users) {
+      TALLY_ASSIGN_OR_RETURN(Node * sel, ops::Build(*m.finalize, "select", {param},
+                                                    {{"dim", int64_t{0}}, {"index", row}}, param->type().device,
+                                                    read->loc()));
+      m.finalize->ReplaceAllUsesWith(user->output(0), sel->output(0));
+    }
   }
   RemoveDeadNodes(*m.update);
   RemoveDeadNodes(*m.finalize);

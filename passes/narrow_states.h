@@ -10,6 +10,9 @@
 // state keeps its name and its sum reducer, so merge, sync, checkpoints and
 // export treat it as any other (smaller) sum state.
 //
+// When every part is read only through its total (micro averages), the
+// state is the totals, i64[P]: a few scalars whatever C.
+//
 // A matrix read whole (multiclass_confusion_matrix in the collection) is
 // kept, and the other metrics read their parts off it: sharing stays
 // structural. Runs after cse and eliminate-dead-states, so it sees the

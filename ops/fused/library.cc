@@ -12,8 +12,8 @@
 
 TORCH_LIBRARY(tally, m) {
   m.def("mc_confmat(Tensor preds, Tensor target, int num_classes, int? ignore_index) -> (Tensor, Tensor, Tensor)");
-  m.def("mc_marginals(Tensor preds, Tensor target, int num_classes, int? ignore_index, str parts) -> "
-        "(Tensor, Tensor, Tensor)");
+  m.def("mc_marginals(Tensor preds, Tensor target, int num_classes, int? ignore_index, str parts, "
+        "bool totals=False) -> (Tensor, Tensor, Tensor)");
   m.def("bl_confmat(Tensor preds, Tensor target, float threshold, bool logits_over_kept, int? ignore_index) -> "
         "(Tensor, Tensor, Tensor)");
 }

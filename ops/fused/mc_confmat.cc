@@ -348,20 +348,22 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatCpu(const at::Tensor& pr
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McMarginalsCpu(const at::Tensor& preds, const at::Tensor& target,
                                                               int64_t c, c10::optional<int64_t> ignore_index,
-                                                              c10::string_view parts) {
+                                                              c10::string_view parts, bool totals) {
   std::vector<ConfmatPart> kept = PartsOrThrow(parts);
   Layout lay = MarginalLayout(c, kept);
   auto opts = target.options().dtype(at::kLong);
   at::Tensor marginals = at::empty({static_cast<int64_t>(kept.size()), c}, opts);
   auto [bad_t, bad_p] = Count<false>("mc_marginals", preds, target, lay, ignore_index, marginals.data_ptr<int64_t>());
+  if (totals) marginals = marginals.sum(1);
   return {marginals, at::scalar_tensor(bad_t, opts), at::scalar_tensor(bad_p, opts)};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McMarginalsMeta(const at::Tensor&, const at::Tensor& target, int64_t c,
-                                                               c10::optional<int64_t>, c10::string_view parts) {
+                                                               c10::optional<int64_t>, c10::string_view parts,
+                                                               bool totals) {
   auto opts = target.options().dtype(at::kLong);
   int64_t rows = static_cast<int64_t>(PartsOrThrow(parts).size());
-  return {at::empty({rows, c}, opts), at::empty({}, opts), at::empty({}, opts)};
+  return {totals ? at::empty({rows}, opts) : at::empty({rows, c}, opts), at::empty({}, opts), at::empty({}, opts)};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatMeta(const at::Tensor&, const at::Tensor& target,

@@ -31,13 +31,14 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatMeta(const at::Tensor& p
 // McMarginalsCpu is mc_marginals: the same rows and checks, counted into the
 // per-class parts listed in `parts` ("tp,target,pred,abs_err,sq_err", any
 // subset in any order; ops/confmat_parts.h) instead of the C x C matrix.
-// Returns (marginals i64[P, C], bad_target i64[], bad_preds i64[]).
+// Returns (marginals i64[P, C], bad_target i64[], bad_preds i64[]); with
+// `totals` each part summed over the classes, i64[P].
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McMarginalsCpu(const at::Tensor& preds, const at::Tensor& target,
                                                               int64_t num_classes, c10::optional<int64_t> ignore_index,
-                                                              c10::string_view parts);
+                                                              c10::string_view parts, bool totals);
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McMarginalsMeta(const at::Tensor& preds, const at::Tensor& target,
                                                                int64_t num_classes, c10::optional<int64_t> ignore_index,
-                                                               c10::string_view parts);
+                                                               c10::string_view parts, bool totals);
 
 }  // namespace tally::ops::fused
 

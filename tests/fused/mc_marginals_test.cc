@@ -155,7 +155,7 @@ TEST(McMarginalsKernel, WideRowsTakeTheFirstMaximumAsAtenArgmax) {
     s[6][0] = 50.0f;
     s[6][c - 1] = 50.0f;
     at::Tensor labels = s.argmax(1);
-    auto r = ops::fused::McMarginalsCpu(s, labels, c, c10::nullopt, "tp,target");
+    auto r = ops::fused::McMarginalsCpu(s, labels, c, c10::nullopt, "tp,target", false);
     // Every row's argmax is its target, so tp == target counts per class.
     EXPECT_TRUE(at::equal(std::get<0>(r)[0], std::get<0>(r)[1])) << "C=" << c;
     EXPECT_EQ(std::get<0>(r)[0].sum().item<int64_t>(), 9);
@@ -165,12 +165,12 @@ TEST(McMarginalsKernel, WideRowsTakeTheFirstMaximumAsAtenArgmax) {
 TEST(McMarginalsKernel, EmptyBatchGivesZerosAndBadPartsAreErrors) {
   // Verifies that an empty batch gives zero rows of the requested parts, and
   // that an unknown or repeated part name is an error, not a crash.
-  auto r = ops::fused::McMarginalsCpu(at::zeros({0, 5}), at::zeros({0}, at::kLong), 5, c10::nullopt, "pred,tp");
+  auto r = ops::fused::McMarginalsCpu(at::zeros({0, 5}), at::zeros({0}, at::kLong), 5, c10::nullopt, "pred,tp", false);
   EXPECT_EQ(std::get<0>(r).sizes(), (std::vector<int64_t>{2, 5}));
   EXPECT_EQ(std::get<0>(r).sum().item<int64_t>(), 0);
-  EXPECT_THROW(ops::fused::McMarginalsCpu(at::zeros({1, 5}), at::zeros({1}, at::kLong), 5, c10::nullopt, "diag"),
+  EXPECT_THROW(ops::fused::McMarginalsCpu(at::zeros({1, 5}), at::zeros({1}, at::kLong), 5, c10::nullopt, "diag", false),
                c10::Error);
-  EXPECT_THROW(ops::fused::McMarginalsCpu(at::zeros({1, 5}), at::zeros({1}, at::kLong), 5, c10::nullopt, "tp,tp"),
+  EXPECT_THROW(ops::fused::McMarginalsCpu(at::zeros({1, 5}), at::zeros({1}, at::kLong), 5, c10::nullopt, "tp,tp", false),
                c10::Error);
 }
 
@@ -180,11 +180,11 @@ TEST(McMarginalsKernel, RunsOnMetaThroughTheDispatcher) {
   auto op = c10::Dispatcher::singleton()
                 .findSchemaOrThrow("tally::mc_marginals", "")
                 .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, int64_t,
-                                                                      c10::optional<int64_t>, c10::string_view)>();
+                                                                      c10::optional<int64_t>, c10::string_view, bool)>();
   c10::InferenceMode guard;
   auto meta = at::TensorOptions().device(at::kMeta);
   auto r = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::optional<int64_t>(2),
-                   "tp,target,pred");
+                   "tp,target,pred", false);
   EXPECT_TRUE(std::get<0>(r).is_meta());
   EXPECT_EQ(std::get<0>(r).sizes(), (std::vector<int64_t>{3, 4}));
 }

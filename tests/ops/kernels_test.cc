@@ -217,6 +217,8 @@ std::vector<Sample> Samples() {
   s.push_back({"mc_marginals/labels", "mc_marginals", {"i64[N]", "i32[N]"},
                {{"num_classes", int64_t{4}}, {"ignore_index", int64_t{-1}},
                 {"parts", std::string("tp,target,pred,abs_err,sq_err")}}});
+  s.push_back({"mc_marginals/totals", "mc_marginals", {"f32[N,40]", "i64[N]"},
+               {{"num_classes", int64_t{40}}, {"parts", std::string("tp,target,pred")}, {"totals", true}}});
   for (const char* part : {"tp", "target", "pred", "abs_err", "sq_err"}) {
     s.push_back({absl::StrCat("confmat_part/", part), "confmat_part", {"i64[4,4]"}, {{"part", std::string(part)}}});
   }

@@ -112,6 +112,29 @@ TEST(NarrowStatesTest, KeepsAMatrixReadWholeOrNotFromMcConfmat) {
   }
 }
 
+// Verifies that parts read only through their totals (micro averages) make
+// the state the totals, i64[P], and each sum a select of one total.
+TEST(NarrowStatesTest, MicroReadsKeepOnlyTotals) {
+  const std::string micro = absl::StrReplaceAll(
+      kRecall, {{"    %2 = cast(%1) {dtype=\"f64\"} : f64[3]@cpu\n    %3 = cast(%0) {dtype=\"f64\"} : f64[3]@cpu\n"
+                 "    %4 = safe_div(%2, %3) {zero_division=0.0} : f64[3]@cpu\n    return (m: %4)",
+                 "    %2 = reduce_sum(%1) : i64[]@cpu\n    %3 = reduce_sum(%0) : i64[]@cpu\n"
+                 "    %4 = safe_div(%2, %3) {zero_division=0.0} : i64[]@cpu\n    return (m: %4)"}});
+  auto m = Parse(micro);
+  ASSERT_NE(m, nullptr);
+  NarrowStates pass;
+  EXPECT_THAT(RunPassForTest(pass, *m), IsOkAndHolds(true));
+  const std::string out = ir::PrintModule(*m);
+  EXPECT_TRUE(FileCheck(out, R"(
+    // CHECK: state @m.confmat : i64[2]@cpu
+    // CHECK: mc_marginals(%preds, %target) {ignore_index=1, num_classes=3, parts="tp,target", totals=true} : i64[2]@cpu
+    // CHECK-DAG: select(%m.confmat) {dim=0, index=0} : i64[]@cpu
+    // CHECK-DAG: select(%m.confmat) {dim=0, index=1} : i64[]@cpu
+  )")) << out;
+  EXPECT_THAT(out, Not(HasSubstr("reduce_sum")));
+  EXPECT_EQ(pass.counters().at("state_bytes_after"), 8 + 16);
+}
+
 // Verifies that every part a reader names is kept, weighted kappa's error
 // sums included, and that the pass is available by name to tally_opt.
 TEST(NarrowStatesTest, KeepsEveryPartReadAndIsMadeByName) {
