@@ -297,6 +297,23 @@ Curve BinnedCurves(Kind kind, Expr hist, int64_t k, const Thresholds& th, const 
   return out;
 }
 
+// OutputPerClass outputs exact per-class curves: their macro average, or
+// the list of them; `empty` (a class without kept elements) poisons them.
+void OutputPerClass(MetricBuilder& b, Kind kind, const std::string& average, std::vector<Curve> per_class,
+                    Expr empty) {
+  if (average == "macro") {
+    std::vector<Expr> xs, ts;
+    for (const Curve& pc : per_class) {
+      xs.push_back(pc.x);
+      ts.push_back(pc.thresholds);
+    }
+    b.Output(ToParts(Poisoned(Macro(kind, per_class, dsl::Concat(xs), dsl::Concat(ts)), empty)));
+    return;
+  }
+  for (Curve& pc : per_class) pc = Poisoned(pc, empty);
+  b.Output(ListParts(per_class));
+}
+
 // Row returns class `c` of a binned curve (1-D).
 Curve Row(const Curve& curves, int64_t c) {
   return Curve{dsl::Select(curves.x, 0, c), dsl::Select(curves.y, 0, c), curves.thresholds};
@@ -355,17 +372,7 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
     for (int64_t i = 0; i < c; ++i) {
       per_class.push_back(CurveOf(kind, Exact16ClfCurve(dsl::Select(counts, 0, i), format), all_class0));
     }
-    if (a.average == "macro") {
-      std::vector<Expr> xs, ts;
-      for (const Curve& pc : per_class) {
-        xs.push_back(pc.x);
-        ts.push_back(pc.thresholds);
-      }
-      b.Output(ToParts(Poisoned(Macro(kind, per_class, dsl::Concat(xs), dsl::Concat(ts)), empty)));
-    } else {
-      for (Curve& pc : per_class) pc = Poisoned(pc, empty);
-      b.Output(ListParts(per_class));
-    }
+    OutputPerClass(b, kind, a.average, std::move(per_class), empty);
     return b.Finish();
   }
 
@@ -406,17 +413,7 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
       per_class.push_back(ExactCurve(kind, dsl::Flatten(dsl::Select(scores, 1, i)),
                                      dsl::Flatten(dsl::Select(labels, 1, i)), all_class0));
     }
-    if (a.average == "macro") {
-      std::vector<Expr> xs, ts;
-      for (const Curve& pc : per_class) {
-        xs.push_back(pc.x);
-        ts.push_back(pc.thresholds);
-      }
-      b.Output(ToParts(Poisoned(Macro(kind, per_class, dsl::Concat(xs), dsl::Concat(ts)), empty)));
-    } else {
-      for (Curve& pc : per_class) pc = Poisoned(pc, empty);
-      b.Output(ListParts(per_class));
-    }
+    OutputPerClass(b, kind, a.average, std::move(per_class), empty);
     return b.Finish();
   }
 
