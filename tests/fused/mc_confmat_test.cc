@@ -13,6 +13,7 @@
 #include "engine/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/mc_confmat.h"
+#include "tests/fused/fused_testing.h"
 #include "tools/tally/evaluate.h"
 
 namespace tally {
@@ -46,27 +47,7 @@ NamedTensors MakeInputs(const Case& c, int64_t n, uint64_t seed) {
   return {{"preds", preds}, {"target", target}};
 }
 
-// Counts runs one metric program over `inputs` in batches and returns its states.
-std::vector<at::Tensor> States(const std::string& spec, const NamedTensors& inputs, passes::FusePolicy policy,
-                               int64_t batch) {
-  auto sig = tools::SignatureOf(inputs);
-  EXPECT_TRUE(sig.ok());
-  auto entries = tools::BuildEntries({spec}, *sig, ir::Device{});
-  EXPECT_TRUE(entries.ok()) << entries.status();
-  CompileOptions co;
-  co.fuse_policy = policy;
-  auto prog = Compile(*entries, co);
-  EXPECT_TRUE(prog.ok()) << prog.status();
-  int64_t n = inputs[0].second.size(0);
-  for (int64_t s = 0; s < n || s == 0; s += batch) {
-    int64_t len = std::min(batch, n - s);
-    NamedTensors part;
-    for (const auto& [k, t] : inputs) part.emplace_back(k, t.narrow(0, s, len));
-    EXPECT_TRUE((*prog)->Update(part).ok());
-    if (n == 0) break;
-  }
-  return (*prog)->states();
-}
+using ::tally::testing::StatesOf;
 
 class McConfmatTest : public ::testing::TestWithParam<Case> {};
 
@@ -78,8 +59,8 @@ TEST_P(McConfmatTest, FusedEqualsReference) {
                                   c.with_ignore ? ", ignore_index=1" : "", ")");
   NamedTensors in = MakeInputs(c, 3001, 11);
   for (int64_t batch : {int64_t{3001}, int64_t{7}}) {
-    auto fused = States(spec, in, passes::FusePolicy::kFused, batch);
-    auto ref = States(spec, in, passes::FusePolicy::kReference, batch);
+    auto fused = StatesOf({spec}, in, passes::FusePolicy::kFused, batch);
+    auto ref = StatesOf({spec}, in, passes::FusePolicy::kReference, batch);
     ASSERT_EQ(fused.size(), ref.size());
     for (size_t i = 0; i < fused.size(); ++i) {
       EXPECT_TRUE(at::equal(fused[i], ref[i])) << spec << " state " << i << " batch " << batch << "\n"

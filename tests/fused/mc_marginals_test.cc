@@ -14,9 +14,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/compiler.h"
-#include "engine/ir/printer.h"
 #include "gtest/gtest.h"
 #include "ops/fused/mc_confmat.h"
+#include "tests/fused/fused_testing.h"
 #include "tools/tally/evaluate.h"
 
 namespace tally {
@@ -53,29 +53,7 @@ NamedTensors MakeInputs(const Case& c, int64_t n, uint64_t seed) {
   return {{"preds", preds}, {"target", target}};
 }
 
-// States runs `specs` over `inputs` in batches and returns the program's states.
-std::vector<at::Tensor> States(const std::vector<std::string>& specs, const NamedTensors& inputs,
-                               passes::FusePolicy policy, int64_t batch, std::string* ir = nullptr) {
-  auto sig = tools::SignatureOf(inputs);
-  EXPECT_TRUE(sig.ok());
-  auto entries = tools::BuildEntries(specs, *sig, ir::Device{});
-  EXPECT_TRUE(entries.ok()) << entries.status();
-  CompileOptions co;
-  co.fuse_policy = policy;
-  auto prog = Compile(*entries, co);
-  EXPECT_TRUE(prog.ok()) << prog.status();
-  if (!prog.ok()) return {};
-  if (ir != nullptr) *ir = ir::PrintModule((*prog)->module());
-  int64_t n = inputs[0].second.size(0);
-  for (int64_t s = 0; s < n || s == 0; s += batch) {
-    int64_t len = std::min(batch, n - s);
-    NamedTensors part;
-    for (const auto& [k, t] : inputs) part.emplace_back(k, t.narrow(0, s, len));
-    EXPECT_TRUE((*prog)->Update(part).ok());
-    if (n == 0) break;
-  }
-  return (*prog)->states();
-}
+using ::tally::testing::StatesOf;
 
 // Collection reads every part: tp, target, pred (f1), abs_err and sq_err (kappa).
 std::vector<std::string> Collection(const Case& c) {
@@ -94,10 +72,10 @@ TEST_P(McMarginalsTest, FusedEqualsReferenceAndTheMatrixMarginals) {
   const Case& c = GetParam();
   NamedTensors in = MakeInputs(c, 1501, 11);
   std::string dump;
-  auto fused = States(Collection(c), in, passes::FusePolicy::kFused, 1501, &dump);
+  auto fused = StatesOf(Collection(c), in, passes::FusePolicy::kFused, 1501, &dump);
   ASSERT_NE(dump.find("mc_marginals"), std::string::npos) << dump;
   for (int64_t batch : {int64_t{1501}, int64_t{7}}) {
-    auto ref = States(Collection(c), in, passes::FusePolicy::kReference, batch);
+    auto ref = StatesOf(Collection(c), in, passes::FusePolicy::kReference, batch);
     ASSERT_EQ(fused.size(), ref.size());
     for (size_t i = 0; i < fused.size(); ++i) {
       EXPECT_TRUE(at::equal(fused[i], ref[i])) << "state " << i << " batch " << batch << "\n"
@@ -105,7 +83,7 @@ TEST_P(McMarginalsTest, FusedEqualsReferenceAndTheMatrixMarginals) {
     }
   }
   std::string k = absl::StrCat("num_classes=", c.classes, c.with_ignore ? ", ignore_index=1" : "");
-  auto matrix = States({absl::StrCat("multiclass_confusion_matrix(", k, ")")}, in, passes::FusePolicy::kFused, 1501);
+  auto matrix = StatesOf({absl::StrCat("multiclass_confusion_matrix(", k, ")")}, in, passes::FusePolicy::kFused, 1501);
   at::Tensor cm = matrix.back();
   ASSERT_EQ(cm.dim(), 2);
   at::Tensor idx = at::arange(c.classes, at::kLong);
