@@ -1,4 +1,4 @@
-// Tests of `tally serve` as a client sees it (../shared/CLI.md, "serve"): the
+// Tests of `tally serve` as a client sees it (docs/cli.md, "serve"): the
 // built binary started as a child process (ServerProcess), driven over HTTP
 // with httplib::Client. What a server accumulates is compared byte for byte
 // with `tally eval --format json` on the same rows written as .npy files;

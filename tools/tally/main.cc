@@ -1,4 +1,4 @@
-// The `tally` command line: eval and inspect (see ../shared/CLI.md).
+// The `tally` command line: eval and inspect (see docs/cli.md).
 //
 // Every failure prints one line on stderr and exits non-zero; nothing here
 // lets an exception or abort escape.

@@ -1,5 +1,5 @@
 // `tally serve`: an HTTP server (cpp-httplib) around one tally::Session
-// (../shared/CLI.md, "serve").
+// (docs/cli.md, "serve").
 //
 // The first accepted update fixes the input signature (dtypes and trailing
 // dims, as `tally eval` takes them from its files) and compiles the

@@ -227,7 +227,8 @@ class TorchScriptPlan : public PlanRunner {
     jit::EliminateDeadCode(p->graph_);
     p->kernels_ = CountKernelCalls(*p->graph_);
     // Tally's operators have no Autograd kernel off the CPU; under
-    // InferenceMode they run on meta (../shared/FACTS.md).
+    // InferenceMode they run on meta (Meta and CPU kernels are registered;
+    // the Autograd key would ask for one of its own).
     p->inference_mode_ = device != "cpu" && CallsTallyOps(p->graph_->block());
     p->executor_ = jit::GraphExecutor(p->graph_, g.name(), jit::ExecutorExecutionMode::SIMPLE);
     return std::unique_ptr<PlanRunner>(std::move(p));
