@@ -485,11 +485,15 @@ absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const Name
     for (const MetricSet* s : sets)
       taken |= std::find(s->params.begin(), s->params.end(), name) != s->params.end();
     if (!taken && status.ok()) {
-      std::vector<std::string> sn;
-      for (const MetricSet* s : sets) sn.push_back(s->name);
+      std::vector<std::string> sn, taken;
+      for (const MetricSet* s : sets) {
+        sn.push_back(s->name);
+        for (const std::string& p : s->params)
+          if (std::find(taken.begin(), taken.end(), p) == taken.end()) taken.push_back(p);
+      }
       status = absl::InvalidArgumentError(absl::StrCat("session: unexpected input '", name,
                                                        "' (no metric of set ", absl::StrJoin(sn, ", "),
-                                                       " takes it)"));
+                                                       " takes it; they take ", absl::StrJoin(taken, ", "), ")"));
     }
   }
   for (size_t i = 0; i < sets.size() && status.ok(); ++i) {

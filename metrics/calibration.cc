@@ -123,6 +123,7 @@ bool MulticlassInputs(MetricBuilder& b, const Args& a, Binned& out) {
     valid = valid && !ignored;
   }
   b.Check("target", absl::StrCat("{n} values outside [0, ", c, ")"), dsl::Sum(dsl::Cast(bad, DType::kInt64)));
+  CountNanScores(b, dsl::IsNan(preds) && dsl::Unsqueeze(valid, 1));
   // TorchMetrics 1.5.2: softmax over the classes unless every kept score is
   // in [0, 1].
   Expr outside = !(preds >= 0.0 && preds <= 1.0) && dsl::Unsqueeze(valid, 1);

@@ -96,7 +96,7 @@ absl::StatusOr<Metric> BuildBinaryHinge(SpecArgs& args, const dsl::Signature& si
   TALLY_RETURN_IF_ERROR(ReadCommon(args, &ignore_index).status());
   MetricBuilder b(args.metric_name(), sig, device);
   BinaryInputs in;
-  if (!ReadBinaryInputs(ignore_index, /*cast_f32=*/true, b, in)) return b.status();
+  if (!ReadBinaryInputs(ignore_index, /*cast_f32=*/true, b, in, NanScores::kPropagated)) return b.status();
   Expr p = F64(in.probs);
   Expr margin = dsl::Where(in.target == int64_t{1}, p, -p);
   Expr measure = dsl::Where(in.valid, HingeMeasure(margin, squared), 0.0);
@@ -117,7 +117,7 @@ absl::StatusOr<Metric> BuildMulticlassHinge(SpecArgs& args, const dsl::Signature
   TALLY_RETURN_IF_ERROR(ReadCommon(args, &ignore_index).status());
   MetricBuilder b(args.metric_name(), sig, device);
   ClassInputs in;
-  if (!ReadClassInputs(ClassTask::kMulticlass, c, ignore_index, b, in)) return b.status();
+  if (!ReadClassInputs(ClassTask::kMulticlass, c, ignore_index, b, in, NanScores::kPropagated)) return b.status();
   Expr p = F64(in.probs);                           // (N, C, ...)
   Expr valid = dsl::Select(in.label, 1, 0) >= int64_t{0};  // (N, ...)
   std::vector<int64_t> all_but_class = {0};

@@ -199,6 +199,10 @@ Exact16Stats Exact16StatsOf(Expr counts) {
   return s;
 }
 
+void CountNanScores(dsl::MetricBuilder& b, Expr nan_kept) {
+  b.Check("preds", "{n} NaN scores", dsl::Sum(dsl::Cast(nan_kept, DType::kInt64)));
+}
+
 Expr ClassIndex(Expr like, int64_t c, int64_t rank) {
   Expr cls = dsl::Arange(like, c);
   if (rank > 2) {
@@ -210,7 +214,7 @@ Expr ClassIndex(Expr like, int64_t c, int64_t rank) {
 }
 
 bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_index, dsl::MetricBuilder& b,
-                     ClassInputs& in) {
+                     ClassInputs& in, NanScores nan_scores) {
   Expr preds = b.Input("preds");
   Expr target = b.Input("target");
   if (!b.ok()) return false;
@@ -254,6 +258,7 @@ bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_
     b.Check("target", absl::StrCat("{n} values outside [0, ", c, ")"), dsl::Sum(dsl::Cast(bad, DType::kInt64)));
     Expr valid = !bad;
     if (ignored.valid()) valid = valid && !ignored;
+    if (nan_scores == NanScores::kRejected) CountNanScores(b, dsl::IsNan(preds) && dsl::Unsqueeze(valid, 1));
     // TorchMetrics drops ignored samples before it looks for logits.
     Expr probs = dsl::Where(dsl::Any(outside && dsl::Unsqueeze(valid, 1)), dsl::Softmax(preds, 1), preds);
     Expr cls = ClassIndex(t, c, preds.rank());
@@ -267,6 +272,7 @@ bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_
     b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
     Expr valid = !bad;
     if (ignored.valid()) valid = valid && !ignored;
+    if (nan_scores == NanScores::kRejected) CountNanScores(b, dsl::IsNan(preds) && valid);
     // TorchMetrics looks for logits among all elements, ignored ones included.
     in.probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
     in.label = dsl::Where(valid, t, int64_t{-1});
@@ -275,7 +281,8 @@ bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_
   return b.ok();
 }
 
-bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::MetricBuilder& b, BinaryInputs& in) {
+bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::MetricBuilder& b, BinaryInputs& in,
+                      NanScores nan_scores) {
   Expr preds = b.Input("preds");
   Expr target = b.Input("target");
   if (!b.ok()) return false;
@@ -309,6 +316,7 @@ bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::M
     valid = valid && !ignored;
   }
   b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
+  if (nan_scores == NanScores::kRejected) CountNanScores(b, dsl::IsNan(preds) && valid);
   Expr outside = !(preds >= 0.0 && preds <= 1.0) && valid;
   in.probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
   in.target = t;

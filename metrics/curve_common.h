@@ -142,7 +142,20 @@ struct BinaryInputs {
 // deferred check, and fills `in`. With `cast_f32`, preds other than f32/f64
 // become f32 first. A bad signature poisons the builder (an error naming the
 // metric and the input) and returns false.
-bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::MetricBuilder& b, BinaryInputs& in);
+//
+// NaN scores: a NaN has no rank, so a curve, an area under it or a ranking
+// over NaN is no number at all (TorchMetrics sorts NaN as +inf in its exact
+// curves and below every threshold in its binned ones, and so disagrees with
+// itself; scikit-learn refuses NaN). With NanScores::kRejected (every curve,
+// ranking and calibration metric) kept rows with a NaN score are counted by a
+// deferred check, "preds: <n> NaN scores", so Compute fails naming the input
+// and a server rejects the batch before it reaches the states; kPropagated
+// (the hinge losses, whose NaN result is honest) lets them through.
+enum class NanScores { kRejected, kPropagated };
+// CountNanScores adds that check over `nan_kept` (bool: a kept NaN score).
+void CountNanScores(dsl::MetricBuilder& b, dsl::Expr nan_kept);
+bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::MetricBuilder& b, BinaryInputs& in,
+                      NanScores nan_scores = NanScores::kRejected);
 
 // ClassTask is the input form of the multiclass and multilabel curves.
 enum class ClassTask { kMulticlass, kMultilabel };
@@ -167,10 +180,11 @@ struct ClassInputs {
 //     element whose target is ignore_index is dropped, one outside {0, 1} is
 //     counted and dropped. When any element lies outside [0, 1] (ignored ones
 //     included) the batch is sigmoided.
-// A bad signature poisons the builder (an error naming the metric and the
-// input) and returns false.
+// NaN scores of kept samples are counted as ReadBinaryInputs says. A bad
+// signature poisons the builder (an error naming the metric and the input)
+// and returns false.
 bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_index, dsl::MetricBuilder& b,
-                     ClassInputs& in);
+                     ClassInputs& in, NanScores nan_scores = NanScores::kRejected);
 
 // ClassIndex is arange(C) shaped [C, 1, ..., 1] so that it broadcasts along
 // dim 1 of a tensor of rank `rank` (N, C, ...).

@@ -72,10 +72,19 @@ absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, 
   co.backend = options.backend;
   co.max_state_bytes = options.max_state_bytes;
   TALLY_ASSIGN_OR_RETURN(prepared.program, Compile(prepared.entries, co));
-  // Feed only the inputs the program takes.
+  // An input no metric reads is an error, not ignored: a weight that no
+  // metric takes would otherwise give unweighted results without a word.
+  const ir::Graph& update = *prepared.program->module().update;
+  for (const auto& [name, t] : inputs) {
+    if (update.FindParam(name) != nullptr) continue;
+    std::vector<std::string> taken;
+    for (const ir::Value* p : update.params()) taken.push_back(p->name());
+    return absl::InvalidArgumentError(absl::StrCat("input '", name, "' is read by no metric (",
+                                                   specs.size() == 1 ? specs[0] : "the metrics", " read ",
+                                                   absl::StrJoin(taken, ", "), ")"));
+  }
   TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options.device));
   for (const auto& [name, t] : inputs) {
-    if (prepared.program->module().update->FindParam(name) == nullptr) continue;
     at::Tensor moved = t;
     if (!options.transfer_inputs) {
       // Files are read on the CPU; the CLI places them on --device (the
