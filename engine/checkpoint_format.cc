@@ -8,7 +8,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include <climits>
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
+#include "engine/io/regular_file.h"
 
 namespace tally::checkpoint {
 namespace {
@@ -98,7 +102,32 @@ absl::StatusOr<absl::string_view> Unframe(absl::string_view file, absl::string_v
   return file.substr(kHeader, size);
 }
 
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view bytes) {
+absl::StatusOr<std::string> WriteTarget(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return path;  // a first write
+    return Errno("lstat", path);
+  }
+  std::string target = path;
+  if (S_ISLNK(st.st_mode)) {
+    char resolved[PATH_MAX];
+    if (::realpath(path.c_str(), resolved) == nullptr || ::stat(resolved, &st) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "checkpoint ", path, ": a symbolic link whose target cannot be reached (", std::strerror(errno), ")"));
+    }
+    target = resolved;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat("checkpoint ", path, ": ", target == path ? "is " : "points to ",
+                                                      io::FileKind(st.st_mode), ", not a regular file"));
+  }
+  return target;
+}
+
+absl::Status WriteFileAtomically(const std::string& link_or_path, absl::string_view bytes) {
+  absl::StatusOr<std::string> target = WriteTarget(link_or_path);
+  if (!target.ok()) return target.status();
+  const std::string& path = *target;
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const std::string tmp = absl::StrCat(path, ".tmp.", getpid(), ".", g_temp_counter.fetch_add(1));
@@ -141,25 +170,9 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view byte
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::NotFoundError(absl::StrCat("checkpoint ", path, ": ", std::strerror(errno)));
-  }
-  std::string out;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      absl::Status st = Errno("read", path);
-      ::close(fd);
-      return st;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
+  absl::StatusOr<std::string> bytes = io::ReadRegularFile(path);
+  if (!bytes.ok()) return absl::Status(bytes.status().code(), absl::StrCat("checkpoint ", bytes.status().message()));
+  return bytes;
 }
 
 }  // namespace tally::checkpoint

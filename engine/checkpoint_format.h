@@ -49,10 +49,18 @@ std::string Frame(absl::string_view payload);
 // (a view into `file`); `path` names the file in errors.
 absl::StatusOr<absl::string_view> Unframe(absl::string_view file, absl::string_view path);
 
-// WriteFileAtomically writes `bytes` to a temporary file in `path`'s
-// directory, fsyncs it, renames it over `path` and fsyncs the directory.
+// WriteTarget is the file a write of `path` replaces: `path` itself, or,
+// when `path` is a symbolic link, the regular file it points to (so the link
+// stays a link and its target gets the new bytes, rather than the link being
+// replaced by a file and its target going stale). A dangling link, or a path
+// that is (or points to) a directory, FIFO or device, is FailedPrecondition.
+absl::StatusOr<std::string> WriteTarget(const std::string& path);
+// WriteFileAtomically writes `bytes` to a temporary file beside
+// WriteTarget(path), fsyncs it, renames it over the target and fsyncs the
+// directory.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view bytes);
-// ReadFile returns a file's bytes.
+// ReadFile returns a regular file's bytes (io::ReadRegularFile: a FIFO or
+// device is refused, never read).
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 }  // namespace tally::checkpoint

@@ -142,6 +142,12 @@ absl::Status Program::CheckInputs(const NamedTensors& inputs,
     auto dtype = exec::FromScalarType(t.scalar_type());
     if (!dtype.ok() || *dtype != want.dtype) return mismatch("wrong dtype");
     if (t.dim() != want.rank()) return mismatch("wrong rank");
+    // Rows of zero elements, e.g. [2^30, 0]: nothing to measure, and per-row
+    // work (a mask per row, a batch per row) would cost O(rows) for nothing.
+    if (t.dim() >= 2 && t.size(0) > 0 && t.numel() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": input '", name, "' is ", Describe(t),
+                                                     ": rows of zero elements (an empty batch has 0 rows)"));
+    }
     for (int64_t d = 0; d < t.dim(); ++d) {
       const ir::Dim& dim = want.shape[d];
       if (!dim.is_symbolic()) {

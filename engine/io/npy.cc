@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "engine/io/regular_file.h"
 
 namespace tally::io {
 namespace {
@@ -632,24 +633,9 @@ absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes,
 }
 
 absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("cannot open '", path, "'"));
-  }
-  std::string bytes;
-  char buf[1 << 16];
-  while (true) {
-    size_t n = std::fread(buf, 1, sizeof(buf), f);
-    bytes.append(buf, n);
-    if (n < sizeof(buf)) break;
-  }
-  if (std::ferror(f)) {
-    int err = errno;
-    std::fclose(f);
-    return absl::ErrnoToStatus(err, absl::StrCat("cannot read '", path, "'"));
-  }
-  std::fclose(f);
-  return ParseNpy(bytes, path);
+  absl::StatusOr<std::string> bytes = ReadRegularFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return ParseNpy(*bytes, path);
 }
 
 std::string SerializeNpy(const NpyArray& a) {

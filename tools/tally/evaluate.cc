@@ -80,7 +80,7 @@ absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, 
     std::vector<std::string> taken;
     for (const ir::Value* p : update.params()) taken.push_back(p->name());
     return absl::InvalidArgumentError(absl::StrCat("input '", name, "' is read by no metric (",
-                                                   specs.size() == 1 ? specs[0] : "the metrics", " read ",
+                                                   specs.size() == 1 ? specs[0] + " reads" : "the metrics read", " ",
                                                    absl::StrJoin(taken, ", "), ")"));
   }
   TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options.device));

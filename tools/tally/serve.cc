@@ -21,6 +21,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "engine/checkpoint_format.h"
 #include "engine/exec/aten_types.h"
 #include "engine/exec/torch_status.h"
 #include "engine/session.h"
@@ -78,7 +79,10 @@ class MetricsServer {
 
   absl::Status Restore() {
     if (options_.checkpoint.empty()) return absl::OkStatus();
-    RemoveStaleTemps(options_.checkpoint);
+    // Refuses a directory, FIFO or device (or a link to one) at start-up;
+    // a link to a regular file is written through.
+    TALLY_ASSIGN_OR_RETURN(std::string target, checkpoint::WriteTarget(options_.checkpoint));
+    RemoveStaleTemps(target);
     if (::access(options_.checkpoint.c_str(), F_OK) != 0) return absl::OkStatus();  // a first start
     TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, Session::CheckpointSignature(options_.checkpoint));
     TALLY_ASSIGN_OR_RETURN(Session * s, Create(sig));
