@@ -61,6 +61,8 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
   const exec::Backend backend = p->options_.backend;
   TALLY_ASSIGN_OR_RETURN(p->update_plan_, MakeRunner(*mod.update, backend));
   TALLY_ASSIGN_OR_RETURN(p->finalize_plan_, MakeRunner(*mod.finalize, backend));
+  p->update_footprint_ = Footprint(*mod.update);
+  p->finalize_footprint_ = Footprint(*mod.finalize);
   for (const auto& n : mod.finalize->nodes()) {
     p->finalize_value_checks_ |= n->op() == "assert_zero" && !n->GetBool("whole_state");
   }
@@ -102,8 +104,8 @@ absl::StatusOr<std::vector<at::Tensor>> Program::InitialStates() const {
   return out;
 }
 
-absl::Status Program::CheckInputs(const NamedTensors& inputs,
-                                  std::vector<at::Tensor>& ordered) const {
+absl::Status Program::CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered,
+                                  SymbolSizes* sizes) const {
   const auto& params = module_->update->params();
   ordered.assign(params.size(), at::Tensor());
   for (const auto& [name, t] : inputs) {
@@ -174,7 +176,23 @@ absl::Status Program::CheckInputs(const NamedTensors& inputs,
                                                      " (compile with transfer_inputs / --transfer-inputs to copy it explicitly)"));
     }
   }
+  if (sizes != nullptr) *sizes = SymbolSizes(symbols.begin(), symbols.end());
   return absl::OkStatus();
+}
+
+absl::Status Program::CheckFinalizeBudget(const std::vector<at::Tensor>& values) const {
+  SymbolSizes sizes;
+  const auto& params = module_->finalize->params();
+  for (size_t i = 0; i < params.size() && i < values.size(); ++i) {
+    const ir::TensorType& t = params[i]->type();
+    for (int64_t d = 0; d < t.rank() && d < values[i].dim(); ++d) {
+      if (t.shape[d].is_symbolic()) sizes.emplace_back(&t.shape[d].symbol, values[i].size(d));
+    }
+  }
+  int64_t rows = 0;
+  for (const auto& [name, size] : sizes) rows = std::max(rows, size);
+  return CheckFootprint(finalize_footprint_, sizes, options_.max_bytes, options_.size_args, metric_names_,
+                        absl::StrCat("compute over ", rows, " accumulated rows"));
 }
 
 absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tensor>& current,
@@ -308,7 +326,11 @@ absl::Status Program::Validate(const NamedTensors& inputs) const {
 absl::Status Program::Update(const NamedTensors& inputs) {
   Unsync();  // a synced copy no longer describes the states after this batch
   std::vector<at::Tensor> ordered;
-  TALLY_RETURN_IF_ERROR(CheckInputs(inputs, ordered));
+  SymbolSizes sizes;
+  TALLY_RETURN_IF_ERROR(CheckInputs(inputs, ordered, &sizes));
+  TALLY_RETURN_IF_ERROR(CheckFootprint(update_footprint_, sizes, options_.max_bytes, options_.size_args,
+                                       metric_names_,
+                                       absl::StrCat("an update of ", sizes.empty() ? 0 : sizes[0].second, " rows")));
   auto outs = update_plan_->Run(ordered, options_.checked);
   if (!outs.ok()) {
     return absl::Status(outs.status().code(), absl::StrCat(metric_names_, ": update: ", outs.status().message()));
@@ -403,6 +425,7 @@ absl::Status Program::CheckValues() const {
   const std::vector<at::Tensor>& values = synced_ ? synced_states_ : states_;
   TALLY_RETURN_IF_ERROR(CheckCounters(values));
   if (!finalize_value_checks_) return absl::OkStatus();
+  TALLY_RETURN_IF_ERROR(CheckFinalizeBudget(values));
   exec::ScopedSkipStateChecks skip;
   auto outs = finalize_plan_->Run(values, options_.checked);
   if (outs.ok()) return absl::OkStatus();
@@ -415,6 +438,7 @@ absl::StatusOr<NamedTensors> Program::Compute() const {
   // While synced, everything below reads the synced copy.
   const std::vector<at::Tensor>& values = synced_ ? synced_states_ : states_;
   TALLY_RETURN_IF_ERROR(CheckCounters(values));
+  TALLY_RETURN_IF_ERROR(CheckFinalizeBudget(values));
   auto outs = finalize_plan_->Run(values, options_.checked);
   if (!outs.ok()) {
     // A failed finalize check reads like a deferred check: "<metric>: <what>".

@@ -22,6 +22,7 @@
 #include "engine/exec/eager_executor.h"
 #include "engine/exec/plan_runner.h"
 #include "engine/ir/module.h"
+#include "engine/state_budget.h"
 
 namespace tally {
 
@@ -36,6 +37,12 @@ struct ProgramOptions {
   // backend runs the plans: the eager interpreter or TorchScript. Everything
   // else (checks, folds, deferred checks) is the same for both.
   exec::Backend backend = exec::Backend::kEager;
+  // max_bytes bounds the temporaries of one update or compute (the node
+  // outputs of its graph, for the batch's rows or the accumulated rows):
+  // over it, Update / Compute fail with ResourceExhausted before running
+  // anything. <= 0: DefaultStateBudget(). size_args name what sizes them.
+  int64_t max_bytes = 0;
+  std::vector<SizeArg> size_args;
 };
 
 class Program {
@@ -128,7 +135,12 @@ class Program {
   absl::StatusOr<std::vector<at::Tensor>> Fold(const std::vector<at::Tensor>& current,
                                                const std::vector<at::Tensor>& incoming,
                                                bool skip_sums = false, bool skip_cats = false) const;
-  absl::Status CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered) const;
+  // CheckInputs also binds the update graph's symbolic dims in `sizes`.
+  absl::Status CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered,
+                           SymbolSizes* sizes = nullptr) const;
+  // CheckFinalizeBudget fails when finalize over `values` would allocate
+  // past the budget.
+  absl::Status CheckFinalizeBudget(const std::vector<at::Tensor>& values) const;
   // CheckCounters fails on the first non-zero deferred-check counter.
   absl::Status CheckCounters(const std::vector<at::Tensor>& values) const;
   // RunMergePlans sets `next`'s custom-reducer entries from the merge graphs.
@@ -144,6 +156,7 @@ class Program {
   // finalize has value checks (assert_zero without whole_state): CheckValues
   // must run it.
   bool finalize_value_checks_ = false;
+  Footprint update_footprint_, finalize_footprint_;
   std::vector<std::pair<std::string, std::unique_ptr<exec::PlanRunner>>> merge_plans_;
   std::vector<int> partial_of_state_;  // update result index per state
   std::vector<at::Tensor> states_;

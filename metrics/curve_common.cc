@@ -50,6 +50,12 @@ absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args, bool allow_exact16) {
   return t;
 }
 
+absl::Status RequireAscending(SpecArgs& args, const Thresholds& t) {
+  if (std::is_sorted(t.values.begin(), t.values.end())) return absl::OkStatus();
+  return args.InvalidArgument(absl::StrCat("thresholds must be sorted in increasing order for an area under the curve, got [",
+                                           absl::StrJoin(t.values, ", "), "]"));
+}
+
 Expr ThresholdTensor(Expr like, const Thresholds& t) {
   const int64_t n = t.size();
   // ATen's own kernel: no formula restates its float32 rounding for every T
@@ -74,9 +80,14 @@ SortedThresholds SortThresholds(const Thresholds& th) {
   SortedThresholds out;
   out.sorted = th;
   const int64_t n = th.size();
+  if (th.values.empty()) {
+    // linspace is ascending: the identity, made in the graph (PermIndex),
+    // never as a host vector of T entries (thresholds=10^9 would allocate
+    // 8 GB here before the budget could refuse it).
+    return out;
+  }
   out.perm.resize(n);
   std::iota(out.perm.begin(), out.perm.end(), 0);
-  if (th.values.empty()) return out;
   std::vector<float> f(n);
   for (int64_t i = 0; i < n; ++i) f[i] = static_cast<float>(th.values[i]);
   std::vector<int64_t> order(n);
@@ -95,6 +106,16 @@ Expr LastOfTies(Expr sorted, Expr n_kept) {
   Expr next = dsl::Take(sorted, rank);  // row i + 1; the final row (clamped) is itself
   Expr final_row = rank == dsl::Size(sorted, 0);
   return (next != sorted || final_row) && rank <= n_kept;
+}
+
+Expr PermIndex(Expr like, const SortedThresholds& st, bool reversed) {
+  const int64_t t = st.sorted.size();
+  if (st.perm.empty()) {
+    Expr ar = dsl::Arange(like, t);
+    return reversed ? static_cast<double>(t - 1) - ar : ar;
+  }
+  if (!reversed) return IndexVector(like, st.perm);
+  return IndexVector(like, std::vector<int64_t>(st.perm.rbegin(), st.perm.rend()));
 }
 
 Expr IndexVector(Expr like, const std::vector<int64_t>& v) {

@@ -68,6 +68,12 @@ struct Exact16Stats {
 };
 Exact16Stats Exact16StatsOf(dsl::Expr counts);
 
+// RequireAscending refuses an unsorted thresholds list for an area under a
+// binned curve (auroc, average_precision): integrated in the list's order,
+// as TorchMetrics does, it can come out negative. The curves themselves and
+// their operating points take a list in any order.
+absl::Status RequireAscending(SpecArgs& args, const Thresholds& t);
+
 // ThresholdTensor builds the f32 thresholds [T] in the graph of `like`:
 // torch.linspace(0, 1, T) (the linspace op: ATen's kernel, bit for bit) or
 // the list.
@@ -78,9 +84,13 @@ dsl::Expr ThresholdTensor(dsl::Expr like, const Thresholds& t);
 // ascending lists).
 struct SortedThresholds {
   Thresholds sorted;
-  std::vector<int64_t> perm;
+  std::vector<int64_t> perm;  // empty for linspace (the identity)
   bool identity = true;
 };
+
+// PermIndex is `perm` (reversed: from the last threshold down) as an i64
+// vector in the graph of `like`; an arange for linspace.
+dsl::Expr PermIndex(dsl::Expr like, const SortedThresholds& st, bool reversed = false);
 
 // SortThresholds sorts the thresholds as float32 (stable), for counts of
 // how many thresholds lie below each probability.

@@ -266,10 +266,9 @@ Curve BinnedCurves(Kind kind, Expr hist, int64_t k, const Thresholds& th, const 
   Expr total = dsl::Sum(hist, {2}, /*keepdim=*/true);
   Expr ge = total - dsl::Cumsum(hist, 2);
   // Read it in the user's order (reversed for roc).
-  std::vector<int64_t> position(t);
-  for (int64_t j = 0; j < t; ++j) position[j] = st.perm[kind == Kind::kRoc ? t - 1 - j : j];
   Expr base = dsl::Reshape(dsl::Arange(hist, k * 2), {k, 2, 1}) * static_cast<double>(t + 1);
-  Expr at = dsl::Take(dsl::Flatten(ge), base + dsl::Reshape(IndexVector(hist, position), {1, 1, t}));
+  Expr position = PermIndex(hist, st, /*reversed=*/kind == Kind::kRoc);
+  Expr at = dsl::Take(dsl::Flatten(ge), base + dsl::Reshape(position, {1, 1, t}));
   Expr fp = F32(dsl::Select(at, 1, 0)), tp = F32(dsl::Select(at, 1, 1));  // [K, T]
   Expr n_neg = F32(dsl::Select(total, 1, 0)), n_pos = F32(dsl::Select(total, 1, 1));  // [K, 1]
   Expr fn = n_pos - tp, tn = n_neg - fp;
@@ -278,11 +277,8 @@ Curve BinnedCurves(Kind kind, Expr hist, int64_t k, const Thresholds& th, const 
   if (kind == Kind::kRoc) {
     out.x = dsl::SafeDiv(fp, fp + tn);
     out.y = dsl::SafeDiv(tp, tp + fn);
-    out.thresholds = dsl::Take(thresholds, IndexVector(hist, [t] {
-                                 std::vector<int64_t> r(t);
-                                 for (int64_t j = 0; j < t; ++j) r[j] = t - 1 - j;
-                                 return r;
-                               }()));
+    Expr ar = dsl::Arange(hist, t);
+    out.thresholds = dsl::Take(thresholds, static_cast<double>(t - 1) - ar);
     return out;
   }
   // Append along the threshold dim: TorchMetrics cats [T, K] with a row of

@@ -141,10 +141,8 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
       return args.InvalidArgument(absl::StrCat("max_fpr must be a float in (0, 1], got ", *bound));
     }
     if (bound && *bound < 1.0) max_fpr = *bound;  // 1.0 is the whole curve
-    if (max_fpr > 0 && !std::is_sorted(th.values.begin(), th.values.end())) {
-      return args.InvalidArgument("max_fpr needs the thresholds list in ascending order");
-    }
   }
+  TALLY_RETURN_IF_ERROR(RequireAscending(args, th));
   // Accepted for compatibility: validation is always on, deferred to Compute.
   TALLY_RETURN_IF_ERROR(args.GetBool("validate_args", true).status());
   MetricBuilder b(args.metric_name(), sig, device);
@@ -218,7 +216,7 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
   Expr h = b.Read(hist);
   Expr total = dsl::Sum(h, {2}, /*keepdim=*/true);
   Expr ge = dsl::Flatten(total - dsl::Cumsum(h, 2));  // [2 (T+1)]: at or above sorted threshold j
-  Expr at = IndexVector(h, st.perm);
+  Expr at = PermIndex(h, st);
   Expr fp = dsl::Cast(dsl::Take(ge, at), DType::kFloat64);
   Expr tp = dsl::Cast(dsl::Take(ge, at + static_cast<double>(n + 1)), DType::kFloat64);
   Expr n_neg = dsl::Cast(dsl::Select(dsl::Flatten(total), 0, 0), DType::kFloat64);

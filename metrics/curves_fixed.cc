@@ -110,9 +110,11 @@ absl::StatusOr<Args> ReadArgs(Task task, Kind kind, SpecArgs& args) {
   const char* min_name = MinName(kind);
   TALLY_ASSIGN_OR_RETURN(a.min, args.GetDouble(min_name));
   // TorchMetrics raises only for a non-float outside [0, 1] (`not
-  // isinstance(x, float) and not 0 <= x <= 1`); a float is taken as given.
+  // isinstance(x, float) and not 0 <= x <= 1`) and takes a float such as
+  // 1.5 as given, which no operating point can meet; Tally checks both the
+  // same way (every numeric argument: finite, in its range).
   const ArgValue* raw = args.Find(min_name);
-  if (raw != nullptr && std::holds_alternative<int64_t>(*raw) && !(a.min >= 0 && a.min <= 1)) {
+  if (raw != nullptr && !(a.min >= 0 && a.min <= 1)) {
     return args.InvalidArgument(absl::StrCat(min_name, " must be a float in [0, 1], got ", ArgValueToString(*raw)));
   }
   TALLY_ASSIGN_OR_RETURN(a.thresholds, ReadThresholds(args));
@@ -215,7 +217,7 @@ Candidates BinnedCandidates(Kind kind, const Args& a, Expr hist, int64_t k, cons
   Expr total = dsl::Sum(hist, {2}, /*keepdim=*/true);
   Expr ge = total - dsl::Cumsum(hist, 2);  // at or above the j-th sorted threshold
   Expr base = dsl::Reshape(dsl::Arange(hist, k * 2), {k, 2, 1}) * static_cast<double>(t + 1);
-  Expr at = dsl::Take(dsl::Flatten(ge), base + dsl::Reshape(IndexVector(hist, st.perm), {1, 1, t}));
+  Expr at = dsl::Take(dsl::Flatten(ge), base + dsl::Reshape(PermIndex(hist, st), {1, 1, t}));
   Expr fp = F32(dsl::Select(at, 1, 0)), tp = F32(dsl::Select(at, 1, 1));  // [K, T]
   Expr n_neg = F32(dsl::Select(total, 1, 0)), n_pos = F32(dsl::Select(total, 1, 1));  // [K, 1]
   Expr thresholds = dsl::Unsqueeze(ThresholdTensor(hist, a.thresholds), 0) + dsl::Full(hist, {k, 1}, 0.0, DType::kFloat32);

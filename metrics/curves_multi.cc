@@ -91,6 +91,7 @@ absl::StatusOr<Args> ReadArgs(Task task, SpecArgs& args) {
     TALLY_ASSIGN_OR_RETURN(a.average, args.GetEnum("average", {"micro", "macro", "weighted", "none"}, "macro"));
   }
   TALLY_ASSIGN_OR_RETURN(a.thresholds, ReadThresholds(args, /*allow_exact16=*/true));
+  TALLY_RETURN_IF_ERROR(RequireAscending(args, a.thresholds));
   TALLY_ASSIGN_OR_RETURN(a.ignore_index, args.GetOptionalInt("ignore_index"));
   // Accepted for compatibility: validation is always on, deferred to Compute.
   TALLY_RETURN_IF_ERROR(args.GetBool("validate_args", true).status());

@@ -538,7 +538,10 @@ absl::StatusOr<double> SpecArgs::GetDouble(
     if (default_value.has_value()) return *default_value;
     return MissingError(name);
   }
-  if (const double* d = std::get_if<double>(v)) return *d;
+  if (const double* d = std::get_if<double>(v)) {
+    if (!std::isfinite(*d)) return TypeError(name, "a finite number", *v);
+    return *d;
+  }
   if (const int64_t* i = std::get_if<int64_t>(v))
     return static_cast<double>(*i);
   return TypeError(name, "a number", *v);
@@ -550,8 +553,10 @@ absl::StatusOr<std::optional<double>> SpecArgs::GetOptionalDouble(
   if (v == nullptr || std::holds_alternative<std::monostate>(*v)) {
     return std::optional<double>();
   }
-  if (const double* d = std::get_if<double>(v))
+  if (const double* d = std::get_if<double>(v)) {
+    if (!std::isfinite(*d)) return TypeError(name, "a finite number or none", *v);
     return std::optional<double>(*d);
+  }
   if (const int64_t* i = std::get_if<int64_t>(v)) {
     return std::optional<double>(static_cast<double>(*i));
   }
@@ -623,7 +628,12 @@ absl::StatusOr<std::vector<double>> SpecArgs::GetDoubleList(
     if (default_value.has_value()) return *std::move(default_value);
     return MissingError(name);
   }
-  if (const auto* d = std::get_if<std::vector<double>>(v)) return *d;
+  if (const auto* d = std::get_if<std::vector<double>>(v)) {
+    for (double x : *d) {
+      if (!std::isfinite(x)) return TypeError(name, "a list of finite numbers", *v);
+    }
+    return *d;
+  }
   if (const auto* i = std::get_if<std::vector<int64_t>>(v)) {
     return std::vector<double>(i->begin(), i->end());
   }

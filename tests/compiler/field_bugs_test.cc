@@ -118,7 +118,7 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
     if (m.domain == "curves") {  // the binned forms too
       std::string head = spec.back() == ')' ? spec.substr(0, spec.size() - 1) + ", " : spec + "(";
       specs.push_back(head + "thresholds=5)");
-      specs.push_back(head + "thresholds=[0.7, 0.2, 0.5])");
+      specs.push_back(head + "thresholds=[0.2, 0.5, 0.7])");
     }
     for (const std::string& s : specs) {
       SCOPED_TRACE(s);

@@ -65,7 +65,7 @@ std::vector<std::string> Specs(const metrics::MetricInfo& m) {
     return spec.back() == ')' ? absl::StrCat(spec.substr(0, spec.size() - 1), ", ", arg, ")")
                               : absl::StrCat(spec, "(", arg, ")");
   };
-  std::vector<std::string> out = {spec, with("thresholds=5"), with("thresholds=[0.7, 0.2, 0.5]")};
+  std::vector<std::string> out = {spec, with("thresholds=5"), with("thresholds=[0.2, 0.5, 0.7]")};
   if (m.name == "binary_auroc") {  // max_fpr: partial AUC, exact (sort + cumsum) and binned
     out.push_back(with("max_fpr=0.3"));
     out.push_back(with("max_fpr=0.3, thresholds=5"));

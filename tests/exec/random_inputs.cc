@@ -64,7 +64,7 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
   }
   if (m.domain == "curves") {
     out.push_back(WithArg(out[0], "thresholds=5"));
-    out.push_back(WithArg(out[0], "thresholds=[0.7, 0.2, 0.5]"));
+    out.push_back(WithArg(out[0], "thresholds=[0.2, 0.5, 0.7]"));
   }
   if (m.name == "tweedie_deviance_score") {  // the log/series and the general power forms
     out.push_back(WithArg(out[0], "power=1.0"));

@@ -118,6 +118,19 @@ def spec(name, args):
     return name + "(" + ", ".join(f"{k}={_fmt_arg(v)}" for k, v in args.items()) + ")"
 
 
+class Refused(str):
+    """An expected error: the case's "error" is a substring of Tally's message (no "expected" value)."""
+
+
+def _unsorted(thr):
+    return thr is not None and bool(np.any(np.diff(np.asarray(thr, np.float64)) < 0))
+
+
+# rule: an area under a binned curve needs ascending thresholds: TorchMetrics integrates the points in the
+# list's order and so can return a negative AUROC for an unsorted list; Tally refuses the list instead
+UNSORTED_AREA = Refused("thresholds must be sorted in increasing order")
+
+
 class Suite:
     def __init__(self, fname):
         self.fname = fname
@@ -127,17 +140,13 @@ class Suite:
     def add(self, name, metric, inputs, expected, source, rtol=RTOL, atol=ATOL):
         assert name not in self._names, f"duplicate case name {name}"
         self._names.add(name)
-        self.cases.append(
-            {
-                "name": name,
-                "metric": metric,
-                "inputs": {k: v.to_json() for k, v in inputs.items()},
-                "expected": _expected(expected),
-                "rtol": rtol,
-                "atol": atol,
-                "source": source,
-            }
-        )
+        case = {"name": name, "metric": metric, "inputs": {k: v.to_json() for k, v in inputs.items()}}
+        if isinstance(expected, Refused):
+            case["error"] = str(expected)
+        else:
+            case["expected"] = _expected(expected)
+        case.update({"rtol": rtol, "atol": atol, "source": source})
+        self.cases.append(case)
 
     def write(self):
         os.makedirs(OUT_DIR, exist_ok=True)
@@ -1947,7 +1956,8 @@ def gen_curves_multi():
                         args["thresholds"] = thr_arg  # written as given: an int or a list
                     args.update(extra)
                     name = f"{metric}_avg-{average or 'default'}_thr-{_cm_thr_tag(thr_arg)}__{tag}"
-                    exp = _cm_multiclass_expected(kind, pr.a, tt.a, nc, average or "macro", thr, ii)
+                    exp = (UNSORTED_AREA if _unsorted(thr) else
+                           _cm_multiclass_expected(kind, pr.a, tt.a, nc, average or "macro", thr, ii))
                     S.add(name, spec(metric, args), {"preds": pr, "target": tt}, exp,
                           src if thr_arg is None else hand)
 
@@ -2007,7 +2017,8 @@ def gen_curves_multi():
                         args["thresholds"] = thr_arg  # written as given: an int or a list
                     args.update(extra)
                     name = f"{metric}_avg-{average or 'default'}_thr-{_cm_thr_tag(thr_arg)}__{tag}"
-                    exp = _cm_multilabel_expected(kind, pr.a, tt.a, nl, average or "macro", thr, ii)
+                    exp = (UNSORTED_AREA if _unsorted(thr) else
+                           _cm_multilabel_expected(kind, pr.a, tt.a, nl, average or "macro", thr, ii))
                     S.add(name, spec(metric, args), {"preds": pr, "target": tt}, exp,
                           src if thr_arg is None else hand)
     return S

@@ -13,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/compiler.h"
 #include "engine/exec/aten_types.h"
@@ -138,6 +139,19 @@ TEST_P(GoldenTest, MatchesReference) {
   NamedTensors inputs;
   for (auto& [name, arr] : c["inputs"].items()) inputs.emplace_back(name, ToTensor(arr));
   double rtol = c.value("rtol", 1e-5), atol = c.value("atol", 1e-6);
+  if (c.contains("error")) {
+    // A refused case: the error names the metric and says why.
+    const std::string want = c["error"];
+    for (int64_t batch : {0, 7}) {
+      tools::EvalOptions opts;
+      opts.batch_size = batch;
+      auto r = tools::Evaluate({spec}, inputs, opts);
+      ASSERT_FALSE(r.ok()) << "batch " << batch << ": expected an error containing '" << want << "'";
+      const std::string msg(r.status().message());
+      EXPECT_TRUE(absl::StrContains(msg, want) && absl::StrContains(msg, parsed->name)) << msg;
+    }
+    return;
+  }
   for (int64_t batch : {0, 7}) {
     tools::EvalOptions opts;
     opts.batch_size = batch;

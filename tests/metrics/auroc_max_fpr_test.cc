@@ -200,7 +200,7 @@ TEST(AurocMaxFprTest, BadArguments) {
     EXPECT_THAT(r.status().message(), HasSubstr("binary_auroc: max_fpr must be a float in (0, 1]")) << bad;
   }
   auto r = Eval("binary_auroc(max_fpr=0.3, thresholds=[0.5, 0.1])", p, t);
-  EXPECT_THAT(r.status().message(), HasSubstr("binary_auroc: max_fpr needs the thresholds list in ascending order"));
+  EXPECT_THAT(r.status().message(), HasSubstr("binary_auroc: thresholds must be sorted in increasing order for an area under the curve"));
   r = Eval("binary_auroc(max_fpr=none)", p, t);
   EXPECT_TRUE(r.ok()) << r.status();
   r = Eval("binary_auroc(max_fpr=fast)", p, t);

@@ -160,8 +160,15 @@ TEST(ClassificationExtraArgsTest, BadArgumentsNameTheMetricAndArgument) {
     const std::string name = b.spec.substr(0, b.spec.find('('));
     EXPECT_THAT(r.status().message(), AllOf(HasSubstr(name), HasSubstr(b.what)));
   }
-  // TorchMetrics takes a float min_* as given (it raises only for non-floats outside [0, 1]).
-  ExpectNear(Values(EvalSpec("binary_recall_at_fixed_precision(min_precision=1.5)", p, t)), {0.0, 1e6});
+  // TorchMetrics takes a float min_* outside [0, 1] as given (an operating
+  // point no curve meets); Tally checks floats and integers alike.
+  for (const char* spec : {"binary_recall_at_fixed_precision(min_precision=1.5)",
+                           "binary_recall_at_fixed_precision(min_precision=nan)",
+                           "binary_precision_at_fixed_recall(min_recall=-0.1)"}) {
+    auto r = EvalSpec(spec, p, t);
+    ASSERT_FALSE(r.ok()) << spec;
+    EXPECT_THAT(r.status().message(), HasSubstr(std::string(spec).substr(0, std::string(spec).find('(')))) << spec;
+  }
 }
 
 TEST(ClassificationExtraArgsTest, BadInputsNameTheMetricAndInput) {

@@ -116,7 +116,7 @@ TEST(CurvesMultiTest, BatchesAndMergedHalvesEqualOnePass) {
   for (std::string spec :
        {"multiclass_auroc(num_classes=4, average=none)", "multiclass_average_precision(num_classes=4)",
         "multiclass_auroc(num_classes=4, average=weighted, thresholds=9)",
-        "multiclass_average_precision(num_classes=4, average=none, thresholds=[0.2, 0.1, 0.7])"}) {
+        "multiclass_average_precision(num_classes=4, average=none, thresholds=[0.1, 0.2, 0.7])"}) {
     for (const at::Tensor& x : {p, lp}) {
       auto one = Eval(spec, x, t);
       ASSERT_TRUE(one.ok()) << spec << ": " << one.status();
@@ -207,9 +207,9 @@ TEST(CurvesMultiTest, BinnedUpdateAndFinalizeRunOnMeta) {
   NamedTensors mc = Inputs(at::empty({64, 5, 2}, meta.dtype(at::kFloat)), at::empty({64, 2}, meta.dtype(at::kLong)));
   NamedTensors ml = Inputs(at::empty({64, 5}, meta.dtype(at::kDouble)), at::empty({64, 5}, meta.dtype(at::kLong)));
   for (std::string spec :
-       {"multiclass_auroc(num_classes=5, thresholds=50)", "multiclass_average_precision(num_classes=5, thresholds=[0.3, 0.1])",
+       {"multiclass_auroc(num_classes=5, thresholds=50)", "multiclass_average_precision(num_classes=5, thresholds=[0.1, 0.3])",
         "multilabel_auroc(num_labels=5, average=micro, thresholds=10)",
-        "multilabel_average_precision(num_labels=5, average=weighted, thresholds=[0.5, 0.2, 0.9])",
+        "multilabel_average_precision(num_labels=5, average=weighted, thresholds=[0.2, 0.5, 0.9])",
         "multiclass_auroc(num_classes=5)", "multilabel_average_precision(num_labels=5)"}) {
     const NamedTensors& in = spec.rfind("multiclass", 0) == 0 ? mc : ml;
     auto a = Make(spec, in, ir::Device{"meta"});

@@ -74,7 +74,7 @@ TEST(RegressionExtraTest, BadArgumentsNameTheMetricAndArgument) {
       {"minkowski_distance", "minkowski_distance: missing required argument 'p'"},
       {"minkowski_distance(p=0.5)", "minkowski_distance: p must be a float or int >= 1, got 0.5"},
       {"minkowski_distance(p=-2)", "minkowski_distance: p must be"},
-      {"minkowski_distance(p=nan)", "minkowski_distance: p must be"},
+      {"minkowski_distance(p=nan)", "minkowski_distance: argument 'p' must be a finite number"},
       {"minkowski_distance(p=two)", "minkowski_distance:"},
       {"tweedie_deviance_score(power=0.5)", "tweedie_deviance_score: the deviance score is not defined for power=0.5"},
       {"tweedie_deviance_score(power=x)", "tweedie_deviance_score:"},

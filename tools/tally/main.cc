@@ -4,6 +4,7 @@
 // lets an exception or abort escape.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <glog/logging.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "engine/exec/torch_status.h"
 #include "engine/io/npy.h"
@@ -75,7 +77,13 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv, int first,
       inline_value = true;
     }
     if (std::find(bools.begin(), bools.end(), key) != bools.end()) {
-      a.switches.push_back(key);
+      // `--checked=no` must not turn checking on.
+      bool on = true;
+      if (inline_value && !absl::SimpleAtob(value, &on)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("flag '--", key, "' takes no value or one of true/false, yes/no, 1/0; got '", value, "'"));
+      }
+      if (on) a.switches.push_back(key);
       continue;
     }
     if (std::find(valued.begin(), valued.end(), key) == valued.end()) {
@@ -252,7 +260,38 @@ absl::Status RunServe(int argc, char** argv) {
   return Serve(opts);
 }
 
+absl::Status RunListMetrics(int argc, char** argv) {
+  TALLY_RETURN_IF_ERROR(ParseArgs(argc, argv, 2, {}, {}).status());
+  return ListMetrics(std::cout);
+}
+
+// Printable is `msg` on one line that a terminal shows as is: newlines become
+// spaces, and other control bytes (a raw \r or ESC from a spec or a file
+// header could rewrite the terminal) are shown escaped, \r and \x1b.
+std::string Printable(absl::string_view msg) {
+  std::string out;
+  out.reserve(msg.size());
+  for (char c : msg) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out.push_back(' ');
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += absl::StrFormat("\\x%02x", u);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
 int Main(int argc, char** argv) {
+  // c10 logs through glog (c10d's socket timeouts, for one); a failure is
+  // Tally's one line, so only a fatal log may add to it.
+  FLAGS_minloglevel = google::GLOG_FATAL;
   // ATen's OpenMP pool may start with one thread even on a multi-core
   // machine; the command line uses every core it is allowed.
   if (std::getenv("OMP_NUM_THREADS") == nullptr) {
@@ -269,7 +308,7 @@ int Main(int argc, char** argv) {
       [&] {
         if (cmd == "eval") st = RunEval(argc, argv);
         else if (cmd == "inspect") st = RunInspect(argc, argv);
-        else if (cmd == "list-metrics") st = ListMetrics(std::cout);
+        else if (cmd == "list-metrics") st = RunListMetrics(argc, argv);
         else if (cmd == "bench") st = RunBenchCommand(argc, argv);
         else if (cmd == "export") st = RunExport(argc, argv);
         else if (cmd == "serve") st = RunServe(argc, argv);
@@ -278,9 +317,7 @@ int Main(int argc, char** argv) {
       "tally");
   if (!caught.ok()) st = caught;
   if (!st.ok()) {
-    std::string msg(st.message());
-    std::replace(msg.begin(), msg.end(), '\n', ' ');
-    std::cerr << "tally " << cmd << ": error: " << msg << "\n";
+    std::cerr << "tally " << Printable(cmd) << ": error: " << Printable(st.message()) << "\n";
     return 1;
   }
   return 0;

@@ -249,6 +249,19 @@ class MetricsServer {
 
 }  // namespace
 
+bool IsLoopback(const std::string& host) {
+  if (host == "localhost" || host == "::1" || host == "[::1]") return true;
+  // 127.0.0.0/8, written as a dotted quad.
+  std::vector<absl::string_view> parts = absl::StrSplit(host, '.');
+  int first = 0;
+  if (parts.size() != 4 || !absl::SimpleAtoi(parts[0], &first) || first != 127) return false;
+  for (absl::string_view p : parts) {
+    int v = 0;
+    if (!absl::SimpleAtoi(p, &v) || v < 0 || v > 255) return false;
+  }
+  return true;
+}
+
 absl::Status Serve(const ServeOptions& options) {
   if (options.specs.empty()) return absl::InvalidArgumentError("no --metric given");
   // Requests run on the server's threads; intra-op threads would only
@@ -290,6 +303,13 @@ absl::Status Serve(const ServeOptions& options) {
   }
   if (port < 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.host, ":", options.port));
+  }
+  if (!IsLoopback(options.host)) {
+    std::cerr << "tally serve: warning: listening on " << options.host
+              << " serves every client that can reach port " << port
+              << ", with no authentication: any of them can post updates, reset the metrics and read them "
+                 "(bind 127.0.0.1, the default, and put an authenticating proxy in front to serve others)"
+              << std::endl;
   }
   std::cout << "listening on " << options.host << ":" << port << std::endl;
 

@@ -30,6 +30,10 @@ struct ServeOptions {
   exec::Backend backend = exec::Backend::kEager;
 };
 
+// IsLoopback tells a host that only this machine reaches (127.0.0.0/8, ::1,
+// localhost); Serve warns on stderr when it binds any other.
+bool IsLoopback(const std::string& host);
+
 // Serve runs until SIGINT or SIGTERM (then OK) or until it cannot start.
 // Its first stdout line is `listening on HOST:PORT`.
 absl::Status Serve(const ServeOptions& options);
