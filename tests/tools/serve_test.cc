@@ -1035,6 +1035,25 @@ TEST_F(ServeTest, ResetEmptiesMetricsButNotCounters) {
   EXPECT_EQ(c, (Counters{8, 160, 0, 0}));
 }
 
+// Verifies that a body over --max-body-bytes is answered 413 with one JSON
+// error naming the flag, before the server parses it, and changes nothing.
+TEST_F(ServeTest, OversizedBodyIs413AndChangesNothing) {
+  const DataSet d = Multiclass(200, 3, 9);
+  auto server = SpawnServe(d.specs, {"--max-body-bytes", "4000"});
+  ASSERT_LISTENING(server);
+  Client client(*server);
+  ASSERT_EQ(client.Update(Body(d, 0, 10)).status, 200);
+  const std::string before = client.Metrics().body;
+  const std::string big = Body(d, 0, 200);
+  ASSERT_GT(big.size(), 4000u);
+  Reply r = client.Update(big);
+  EXPECT_EQ(r.status, 413) << r;
+  EXPECT_THAT(r.body, HasSubstr("--max-body-bytes")) << r;
+  EXPECT_NO_THROW(json::parse(r.body)) << r;
+  EXPECT_EQ(client.Metrics().body, before);
+  EXPECT_EQ(client.Update(Body(d, 10, 20)).status, 200);  // still serving
+}
+
 // ---------------------------------------------------------------------------
 // 6. Prometheus.
 

@@ -44,6 +44,7 @@ constexpr char kUsage[] =
     "       tally export --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...] --out FILE.pt [--device DEV]\n"
     "       tally serve --metric SPEC [--metric SPEC ...] [--host 127.0.0.1] [--port N]\n"
     "                  [--checkpoint FILE] [--device DEV] [--backend eager|torchscript]\n"
+    "                  [--max-body-bytes BYTES]\n"
     "       tally list-metrics\n";
 
 // Args holds parsed flags: repeated ones keep every value.
@@ -246,13 +247,20 @@ absl::Status RunBenchCommand(int argc, char** argv) {
 }
 
 absl::Status RunServe(int argc, char** argv) {
-  TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2, {"metric", "host", "port", "checkpoint", "device", "backend"}, {}));
+  TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
+                                           {"metric", "host", "port", "checkpoint", "device", "backend", "max-body-bytes"},
+                                           {}));
   ServeOptions opts;
   if (a.Has("metric")) opts.specs = a.values.at("metric");
   opts.host = a.Get("host", "127.0.0.1");
   if (!absl::SimpleAtoi(a.Get("port", "8080"), &opts.port) || opts.port < 0 || opts.port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat("--port must be an integer from 0 to 65535, got '",
                                                    a.Get("port", ""), "'"));
+  }
+  if (a.Has("max-body-bytes") &&
+      (!absl::SimpleAtoi(a.Get("max-body-bytes", ""), &opts.max_body_bytes) || opts.max_body_bytes < 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("--max-body-bytes must be a positive integer, got '",
+                                                   a.Get("max-body-bytes", ""), "'"));
   }
   opts.checkpoint = a.Get("checkpoint", "");
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));

@@ -289,6 +289,14 @@ absl::Status Serve(const ServeOptions& options) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
   });
+  server.set_payload_max_length(static_cast<size_t>(options.max_body_bytes));
+  server.set_error_handler([&options](const httplib::Request&, httplib::Response& res) {
+    if (res.status == 413) {
+      Fail(res, 413, absl::ResourceExhaustedError(absl::StrCat(
+                         "request body over ", options.max_body_bytes,
+                         " bytes (--max-body-bytes): send smaller batches")));
+    }
+  });
   server.Post("/v1/update", [&](const httplib::Request& req, httplib::Response& res) { state.Update(req, res); });
   server.Get("/v1/metrics", [&](const httplib::Request&, httplib::Response& res) { state.Metrics(res); });
   server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) { state.Prometheus(res); });

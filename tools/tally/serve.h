@@ -28,6 +28,9 @@ struct ServeOptions {
   std::string checkpoint;  // empty: POST /v1/checkpoint is an error
   ir::Device device;
   exec::Backend backend = exec::Backend::kEager;
+  // max_body_bytes bounds a request body: a longer one is answered 413
+  // before it is read (parsing JSON takes several times the body's size).
+  int64_t max_body_bytes = int64_t{16} << 20;
 };
 
 // IsLoopback tells a host that only this machine reaches (127.0.0.0/8, ::1,
