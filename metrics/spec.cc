@@ -497,6 +497,14 @@ absl::Status SpecArgs::InvalidArgument(absl::string_view message) const {
 }
 
 absl::Status SpecArgs::MissingError(absl::string_view name) const {
+  // A misspelling of it is the likely cause: say so (CheckAllUsed would,
+  // but it runs after the builder gave up here).
+  for (const auto& [key, value] : spec_.args) {
+    if (key != name && EditDistance(key, std::string(name)) <= std::max<size_t>(1, name.size() / 3)) {
+      return InvalidArgument(absl::StrCat("missing required argument '", name, "' (unknown argument '", key,
+                                          "': did you mean '", name, "'?)"));
+    }
+  }
   return InvalidArgument(
       absl::StrCat("missing required argument '", name, "'"));
 }

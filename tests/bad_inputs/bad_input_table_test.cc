@@ -1,0 +1,192 @@
+// Runs the bad-input table (cases.json: data, not code) through the entry
+// points each case lists:
+//   eval:    `tally eval` on .npy files (or the special file a case names)
+//            exits non-zero with one clean stderr line naming the culprit;
+//   session: Session creation refuses bad specs; Session::Update refuses a
+//            bad batch after a good one, and every value and counter but
+//            `rejected` stays as it was.
+#include <ATen/ATen.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/io/npy.h"
+#include "engine/session.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/tools/cli_testing.h"
+#include "tools/tally/evaluate.h"
+
+namespace tally {
+namespace {
+
+using json = nlohmann::json;
+
+json LoadCases() {
+  std::ifstream in("tests/bad_inputs/cases.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str())["cases"];
+}
+
+// Flatten collects a nested list's leaves and its shape.
+void Flatten(const json& v, std::vector<json>& leaves, std::vector<int64_t>& shape, size_t depth) {
+  if (!v.is_array()) {
+    leaves.push_back(v);
+    return;
+  }
+  if (shape.size() <= depth) shape.push_back(static_cast<int64_t>(v.size()));
+  for (const json& x : v) Flatten(x, leaves, shape, depth + 1);
+}
+
+// ToTensor: integers -> int64, otherwise float32 ("nan" is NaN), unless
+// `dtype` says; an empty list is float32 unless `dtype` says.
+at::Tensor ToTensor(const json& v, const std::string& dtype) {
+  std::vector<json> leaves;
+  std::vector<int64_t> shape;
+  Flatten(v, leaves, shape, 0);
+  bool ints = !leaves.empty();
+  for (const json& x : leaves) ints = ints && x.is_number_integer();
+  std::vector<double> values;
+  for (const json& x : leaves) values.push_back(x.is_string() ? NAN : x.get<double>());
+  at::ScalarType st = dtype == "int64" ? at::kLong : dtype == "float32" ? at::kFloat : ints ? at::kLong : at::kFloat;
+  at::Tensor t = at::tensor(values, at::kDouble);
+  return t.reshape(shape).to(st);
+}
+
+NamedTensors InputsOf(const json& body) {
+  NamedTensors out;
+  const json dtypes = body.value("dtypes", json::object());
+  for (const char* name : {"preds", "target", "indexes", "value", "weight"}) {
+    if (body.contains(name)) out.emplace_back(name, ToTensor(body[name], dtypes.value(name, "")));
+  }
+  return out;
+}
+
+std::vector<std::string> Names(const json& c) { return c["names"].get<std::vector<std::string>>(); }
+
+bool Lists(const json& c, const std::string& entry) {
+  if (!c.contains("entries")) return true;
+  for (const json& e : c["entries"]) if (e == entry) return true;
+  return false;
+}
+
+std::string Label(const json& c) { return absl::StrCat(std::string(c["class"]), ": ", c["metrics"].dump()); }
+
+// WriteSpecial makes the damaged or special file `kind` at `path`.
+void WriteSpecial(const std::string& kind, const std::string& path, const at::Tensor& t) {
+  ::unlink(path.c_str());
+  ::rmdir(path.c_str());
+  auto npy = tools::NpyFromTensor(t);
+  ASSERT_TRUE(npy.ok());
+  std::string bytes = io::SerializeNpy(*npy);
+  if (kind == "fifo") {
+    ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  } else if (kind == "directory") {
+    ASSERT_EQ(::mkdir(path.c_str(), 0700), 0);
+  } else if (kind == "dev_zero_link") {
+    ASSERT_EQ(::symlink("/dev/zero", path.c_str()), 0);
+  } else if (kind == "missing") {
+    // nothing
+  } else {
+    if (kind == "truncated") bytes.resize(bytes.size() - 3);
+    if (kind == "trailing_bytes") bytes += "junk";
+    if (kind == "complex") {
+      // A valid complex64 array: NumPy's '<c8' header, 8 bytes per element.
+      std::string header = "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }";
+      header.append(118 - header.size(), ' ');
+      header += '\n';
+      bytes = std::string("\x93NUMPY\x01\x00", 8) + std::string(1, static_cast<char>(header.size())) +
+              std::string(1, '\0') + header + std::string(16, '\0');
+    }
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
+}
+
+TEST(BadInputTable, EvalExitsWithOneLineNamingTheCulprit) {
+  const json cases = LoadCases();
+  ASSERT_GE(cases.size(), 20u);
+  int i = 0;
+  for (const json& c : cases) {
+    ++i;
+    if (!Lists(c, "eval")) continue;
+    SCOPED_TRACE(Label(c));
+    const std::string dir = absl::StrCat(testing::TestTmpDir(), "/bad_", i);
+    ::mkdir(dir.c_str(), 0700);
+    std::vector<std::string> args = {"eval"};
+    for (const json& m : c["metrics"]) args.insert(args.end(), {"--metric", m.get<std::string>()});
+    const json files = c.value("file", json::object());
+    for (const auto& [name, t] : InputsOf(c["bad"])) {
+      const std::string path = absl::StrCat(dir, "/", name, ".npy");
+      if (files.contains(name)) {
+        WriteSpecial(files[name], path, t);
+      } else {
+        auto npy = tools::NpyFromTensor(t);
+        ASSERT_TRUE(npy.ok());
+        ASSERT_TRUE(io::WriteNpy(path, *npy).ok());
+      }
+      args.insert(args.end(), {"--input", absl::StrCat(name, "=", path)});
+    }
+    if (c.contains("max_state_bytes")) {
+      args.insert(args.end(), {"--max-state-bytes", absl::StrCat(c["max_state_bytes"].get<int64_t>())});
+    }
+    testing::Invocation r = testing::RunTally(args);
+    EXPECT_TRUE(testing::OneCleanErrorLine(r, Names(c))) << r;
+  }
+}
+
+TEST(BadInputTable, SessionRefusesAndChangesNothing) {
+  const json cases = LoadCases();
+  for (const json& c : cases) {
+    if (!Lists(c, "session")) continue;
+    SCOPED_TRACE(Label(c));
+    const std::vector<std::string> specs = c["metrics"].get<std::vector<std::string>>();
+    SessionOptions so;
+    so.reject_invalid_values = true;
+    so.max_state_bytes = c.value("max_state_bytes", int64_t{0});
+    const bool at_create = c.value("stage", "") == "create";
+    auto sig = tools::SignatureOf(InputsOf(at_create ? c["bad"] : c["good"]));
+    ASSERT_TRUE(sig.ok()) << sig.status();
+    auto session = Session::CreateDefault(specs, *sig, so);
+    auto contains_names = [&](const absl::Status& st) {
+      for (const std::string& n : Names(c)) {
+        if (!absl::StrContains(st.message(), n)) return false;
+      }
+      return std::string(st.message()).find('\n') == std::string::npos;
+    };
+    if (at_create) {
+      ASSERT_FALSE(session.ok()) << "created";
+      EXPECT_TRUE(contains_names(session.status())) << session.status();
+      continue;
+    }
+    ASSERT_TRUE(session.ok()) << session.status();
+    ASSERT_TRUE((*session)->Update(InputsOf(c["good"])).ok());
+    auto before = (*session)->Snapshot();
+    auto counters = (*session)->Counters();
+    ASSERT_TRUE(before.ok() && counters.ok());
+    absl::Status st = (*session)->Update(InputsOf(c["bad"]));
+    ASSERT_FALSE(st.ok()) << "accepted";
+    EXPECT_TRUE(contains_names(st)) << st;
+    auto after = (*session)->Snapshot();
+    auto counters_after = (*session)->Counters();
+    ASSERT_TRUE(after.ok() && counters_after.ok());
+    ASSERT_EQ(before->size(), after->size());
+    for (size_t k = 0; k < before->size(); ++k) {
+      EXPECT_TRUE((*before)[k].equal((*after)[k])) << "state " << k << " changed";
+    }
+    EXPECT_EQ(counters_after->updates, counters->updates);
+    EXPECT_EQ(counters_after->rows, counters->rows);
+    EXPECT_EQ(counters_after->rejected, counters->rejected + 1);
+  }
+}
+
+}  // namespace
+}  // namespace tally
