@@ -4,7 +4,11 @@
 //            exits non-zero with one clean stderr line naming the culprit;
 //   session: Session creation refuses bad specs; Session::Update refuses a
 //            bad batch after a good one, and every value and counter but
-//            `rejected` stays as it was.
+//            `rejected` stays as it was;
+//   serve:   `tally serve` answers the bad body (JSON: a case whose values
+//            JSON cannot carry, NaN, is skipped) 400 with one error naming
+//            the culprit, after a good one; GET /v1/metrics is unchanged and
+//            of the counters only tally_rejected_updates_total moves.
 #include <ATen/ATen.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,8 +25,11 @@
 #include "engine/io/npy.h"
 #include "engine/session.h"
 #include "gtest/gtest.h"
+#include <httplib.h>
+
 #include "nlohmann/json.hpp"
 #include "tests/tools/cli_testing.h"
+#include "tests/tools/server_process.h"
 #include "tools/tally/evaluate.h"
 
 namespace tally {
@@ -186,6 +193,88 @@ TEST(BadInputTable, SessionRefusesAndChangesNothing) {
     EXPECT_EQ(counters_after->rows, counters->rows);
     EXPECT_EQ(counters_after->rejected, counters->rejected + 1);
   }
+}
+
+// BodyOf is serve's JSON body for a case's batch.
+std::string BodyOf(const json& batch) { return batch.dump(); }
+
+bool HasNaN(const json& v) {
+  if (v.is_string()) return true;
+  if (v.is_array() || v.is_object()) {
+    for (const json& x : v) if (HasNaN(x)) return true;
+  }
+  return false;
+}
+
+// CounterLines are GET /metrics' counter samples of the default set.
+std::map<std::string, std::string> CounterLines(httplib::Client& http) {
+  std::map<std::string, std::string> out;
+  auto r = http.Get("/metrics");
+  if (!r) return out;
+  std::istringstream in(r->body);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t brace = line.find('{');
+    if (line.empty() || line[0] == '#' || brace == std::string::npos) continue;
+    const std::string name = line.substr(0, brace);
+    if (absl::EndsWith(name, "_total")) out[name] = line.substr(line.rfind(' ') + 1);
+  }
+  return out;
+}
+
+TEST(BadInputTable, ServeAnswers400AndChangesNothing) {
+  const json cases = LoadCases();
+  int ran = 0;
+  for (const json& c : cases) {
+    if (!Lists(c, "serve") || HasNaN(c["bad"]) || c.contains("file")) continue;
+    SCOPED_TRACE(Label(c));
+    std::vector<std::string> args = {"serve", "--port", "0"};
+    for (const json& m : c["metrics"]) args.insert(args.end(), {"--metric", m.get<std::string>()});
+    if (c.contains("max_state_bytes")) {
+      args.insert(args.end(), {"--max-state-bytes", absl::StrCat(c["max_state_bytes"].get<int64_t>())});
+    }
+    auto server = testing::ServerProcess::Spawn(testing::TallyBinary(), args);
+    const absl::Status listening = server->WaitUntilListening();
+    if (!listening.ok()) {
+      // A spec serve refuses at start-up (it cannot parse, or names no
+      // metric): one clean line and a non-zero exit.
+      ASSERT_EQ(c.value("stage", ""), "create") << listening;
+      testing::Invocation r = server->Wait();
+      EXPECT_TRUE(testing::OneCleanErrorLine(r, Names(c))) << r;
+      ++ran;
+      continue;
+    }
+    httplib::Client http(server->host(), server->port());
+    http.set_read_timeout(30);
+    std::string before_values;
+    std::map<std::string, std::string> before_counters;
+    if (c.contains("good")) {
+      auto good = http.Post("/v1/update", BodyOf(c["good"]), "application/json");
+      ASSERT_TRUE(good && good->status == 200) << (good ? good->body : "no answer");
+      before_values = http.Get("/v1/metrics")->body;
+      before_counters = CounterLines(http);
+    }
+    auto bad = http.Post("/v1/update", BodyOf(c["bad"]), "application/json");
+    ASSERT_TRUE(bad) << "no answer";
+    EXPECT_EQ(bad->status, 400) << bad->body;
+    const json err = json::parse(bad->body, nullptr, false);
+    ASSERT_TRUE(err.contains("error")) << bad->body;
+    const std::string msg = err["error"];
+    for (const std::string& n : Names(c)) EXPECT_TRUE(absl::StrContains(msg, n)) << n << " not in: " << msg;
+    if (c.contains("good")) {
+      EXPECT_EQ(http.Get("/v1/metrics")->body, before_values);
+      std::map<std::string, std::string> after = CounterLines(http);
+      for (const auto& [name, value] : before_counters) {
+        if (name == "tally_rejected_updates_total") {
+          EXPECT_EQ(std::stod(after[name]), std::stod(value) + 1);
+        } else {
+          EXPECT_EQ(after[name], value) << name;
+        }
+      }
+    }
+    ++ran;
+  }
+  EXPECT_GE(ran, 12);
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ constexpr char kUsage[] =
     "       tally export --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...] --out FILE.pt [--device DEV]\n"
     "       tally serve --metric SPEC [--metric SPEC ...] [--host 127.0.0.1] [--port N]\n"
     "                  [--checkpoint FILE] [--device DEV] [--backend eager|torchscript]\n"
-    "                  [--max-body-bytes BYTES]\n"
+    "                  [--max-body-bytes BYTES] [--max-state-bytes BYTES]\n"
     "       tally list-metrics\n";
 
 // Args holds parsed flags: repeated ones keep every value.
@@ -248,7 +248,8 @@ absl::Status RunBenchCommand(int argc, char** argv) {
 
 absl::Status RunServe(int argc, char** argv) {
   TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
-                                           {"metric", "host", "port", "checkpoint", "device", "backend", "max-body-bytes"},
+                                           {"metric", "host", "port", "checkpoint", "device", "backend", "max-body-bytes",
+                                            "max-state-bytes"},
                                            {}));
   ServeOptions opts;
   if (a.Has("metric")) opts.specs = a.values.at("metric");
@@ -261,6 +262,11 @@ absl::Status RunServe(int argc, char** argv) {
       (!absl::SimpleAtoi(a.Get("max-body-bytes", ""), &opts.max_body_bytes) || opts.max_body_bytes < 1)) {
     return absl::InvalidArgumentError(absl::StrCat("--max-body-bytes must be a positive integer, got '",
                                                    a.Get("max-body-bytes", ""), "'"));
+  }
+  if (a.Has("max-state-bytes") &&
+      (!absl::SimpleAtoi(a.Get("max-state-bytes", ""), &opts.max_state_bytes) || opts.max_state_bytes < 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("--max-state-bytes must be a positive integer, got '",
+                                                   a.Get("max-state-bytes", ""), "'"));
   }
   opts.checkpoint = a.Get("checkpoint", "");
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));

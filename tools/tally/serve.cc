@@ -229,6 +229,7 @@ class MetricsServer {
     so.device = options_.device;
     so.backend = options_.backend;
     so.reject_invalid_values = true;
+    so.max_state_bytes = options_.max_state_bytes;
     return Session::CreateDefault(options_.specs, sig, so);
   }
 

@@ -31,6 +31,9 @@ struct ServeOptions {
   // max_body_bytes bounds a request body: a longer one is answered 413
   // before it is read (parsing JSON takes several times the body's size).
   int64_t max_body_bytes = int64_t{16} << 20;
+  // max_state_bytes is the state (and temporaries) budget, as eval's flag;
+  // 0: half the machine's memory.
+  int64_t max_state_bytes = 0;
 };
 
 // IsLoopback tells a host that only this machine reaches (127.0.0.0/8, ::1,
