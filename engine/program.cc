@@ -536,6 +536,11 @@ absl::Status Program::LoadState(absl::string_view bytes) {
     if (numel > std::numeric_limits<int64_t>::max() / item || numel * item != nbytes) {
       return bad(absl::StrCat("state '", s.name, "': ", nbytes, " bytes for ", numel, " elements"));
     }
+    // Kernels read bool states as C++ bool: any byte but 0 and 1 is UB there.
+    if (s.type.dtype == ir::DType::kBool &&
+        rest.substr(0, nbytes).find_first_not_of(absl::string_view("\0\1", 2)) != absl::string_view::npos) {
+      return bad(absl::StrCat("state '", s.name, "': a bool byte is not 0 or 1"));
+    }
     at::Tensor t;
     absl::Status st = exec::CatchTorch(
         [&] {
