@@ -18,9 +18,10 @@ void FuzzNpy(absl::string_view data) {
   FuzzCheck(back.ok(), absl::StrCat("serialized array does not parse: ", back.status().message()));
   FuzzCheck(back->dtype == a->dtype && back->shape == a->shape && back->data == a->data,
             "serialize -> parse changed the array");
+  // LibTorch may refuse a shape that ParseNpy accepts (an empty array whose
+  // other dimensions overflow when multiplied): an error, not a crash.
   absl::StatusOr<at::Tensor> t = tools::TensorFromNpy(*a);
-  FuzzCheck(t.ok(), absl::StrCat("TensorFromNpy rejected a valid array: ", t.status().message()));
-  FuzzCheck(t->numel() == a->numel(), "TensorFromNpy changed the element count");
+  if (t.ok()) FuzzCheck(t->numel() == a->numel(), "TensorFromNpy changed the element count");
 }
 
 }  // namespace tally::fuzz
