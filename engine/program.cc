@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <cstring>
+#include <limits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
@@ -555,15 +556,27 @@ absl::Status Program::LoadState(absl::string_view bytes) {
       if (!absl::SimpleAtoi(f[3 + d], &n) || n < 0) return bad("bad size");
       if (!s.type.shape[d].is_symbolic() && n != s.type.shape[d].size) return bad(absl::StrCat("state '", s.name, "' has the wrong shape"));
       sizes.push_back(n);
+      if (n != 0 && numel > std::numeric_limits<int64_t>::max() / n) return bad("bad size");
       numel *= n;
     }
     if (static_cast<int64_t>(rest.size()) < nbytes) return bad("truncated");
+    // Checked before allocating: a corrupt size must not allocate the tensor
+    // it names.
+    const int64_t item = static_cast<int64_t>(c10::elementSize(exec::ToScalarType(s.type.dtype)));
+    if (numel > std::numeric_limits<int64_t>::max() / item || numel * item != nbytes) {
+      return bad(absl::StrCat("state '", s.name, "': ", nbytes, " bytes for ", numel, " elements"));
+    }
+    // Kernels read bool states as C++ bool: any byte but 0 and 1 is UB there.
+    if (s.type.dtype == ir::DType::kBool &&
+        rest.substr(0, nbytes).find_first_not_of(absl::string_view("\0\1", 2)) != absl::string_view::npos) {
+      return bad(absl::StrCat("state '", s.name, "': a bool byte is not 0 or 1"));
+    }
     at::Tensor t;
     absl::Status st = exec::CatchTorch(
         [&] {
           t = at::empty(sizes, at::TensorOptions().dtype(exec::ToScalarType(s.type.dtype)));
           if (static_cast<int64_t>(t.numel() * t.element_size()) != nbytes) throw std::runtime_error("byte count mismatch");
-          std::memcpy(t.data_ptr(), rest.data(), nbytes);
+          if (nbytes > 0) std::memcpy(t.data_ptr(), rest.data(), nbytes);  // an empty tensor may have no data
           t = t.to(dev);
         },
         absl::StrCat(metric_names_, ": load state '", s.name, "'"));

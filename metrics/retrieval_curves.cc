@@ -148,7 +148,7 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
 
   Expr queries = dsl::Sum(dsl::Cast(include, DType::kFloat64));
   Expr inc_col = dsl::Unsqueeze(include, 1);
-  auto aggregate = [&](Expr q32) -> Expr {
+  auto aggregate = [&, &count = count](Expr q32) -> Expr {  // clang 14 cannot capture a binding
     Expr q64 = dsl::Cast(q32, DType::kFloat64);
     if (a.aggregation == "mean") {
       Expr sum = dsl::Sum(dsl::Where(inc_col, q64, 0.0), {0});

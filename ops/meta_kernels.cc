@@ -49,8 +49,9 @@ bool HasMetaKernel(const char* name, const char* overload) {
 
 void EnsureMetaKernels() {
   static const bool done = [] {
-    // The library must outlive every call; it is never destroyed.
-    auto* lib = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::Meta, __FILE__, __LINE__);
+    // The library must outlive every call; it is never destroyed (a static
+    // pointer, so LeakSanitizer sees it reachable).
+    static auto* lib = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::Meta, __FILE__, __LINE__);
     if (!HasMetaKernel("aten::where", "self")) lib->impl("where.self", TORCH_FN(WhereMeta));
     if (!HasMetaKernel("aten::logical_and", "out")) lib->impl("logical_and.out", TORCH_FN(BinaryOutMeta));
     if (!HasMetaKernel("aten::logical_or", "out")) lib->impl("logical_or.out", TORCH_FN(BinaryOutMeta));

@@ -188,7 +188,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
   }
   at::Tensor header, headers;
   TALLY_RETURN_IF_ERROR(exec::CatchTorch(
-      [&] {
+      [&, fp_a = fp_a, fp_b = fp_b] {  // init-captures: clang 14 cannot capture a binding
         at::Tensor h = at::zeros({kHeaderWords}, at::kLong);
         int64_t* w = h.data_ptr<int64_t>();
         w[0] = kMagic;

@@ -523,6 +523,9 @@ int64_t NpyDTypeSize(NpyDType dtype) {
 }
 
 int64_t NpyArray::numel() const {
+  // A zero dimension first: the other dimensions' product may overflow
+  // (ParseNpy accepts a shape such as (2^40, 2^40, 0): the array is empty).
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;

@@ -237,6 +237,11 @@ template <bool kErr, typename P, typename T>
 void Block1Scalar(const P* p, const T* t, int64_t len, double* scratch, ColumnStats& out) {
   Block1<Scalar, kErr, P, T>(p, t, len, scratch, out);
 }
+// Clang rejects passing __m256d/__m512d through Block1, which has no target
+// attribute of its own (GCC accepts it: `flatten` inlines Block1 into these
+// entry points). Clang builds (the sanitizer and fuzzer build) take the scalar
+// lanes.
+#if !defined(__clang__)
 template <bool kErr, typename P, typename T>
 TALLY_AVX2 __attribute__((flatten)) void Block1Avx2(const P* p, const T* t, int64_t len, double* scratch,
                                                     ColumnStats& out) {
@@ -247,15 +252,18 @@ TALLY_AVX512 __attribute__((flatten)) void Block1Avx512(const P* p, const T* t, 
                                                         ColumnStats& out) {
   Block1<Avx512, kErr, P, T>(p, t, len, scratch, out);
 }
+#endif
 #undef TALLY_AVX2
 #undef TALLY_AVX512
 
 template <typename P, typename T>
 Block1Fn<P, T> PickBlock1(bool error_moments) {
+#if !defined(__clang__)
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (avx512) return error_moments ? &Block1Avx512<true, P, T> : &Block1Avx512<false, P, T>;
   if (avx2) return error_moments ? &Block1Avx2<true, P, T> : &Block1Avx2<false, P, T>;
+#endif
   return error_moments ? &Block1Scalar<true, P, T> : &Block1Scalar<false, P, T>;
 }
 

@@ -367,7 +367,8 @@ TEST(SyncFaults, DifferentMetricSetsAreAClearErrorNotAWrongNumber) {
   ASSERT_TRUE(cls && fewer && micro && macro);
   EXPECT_NE(dist::SyncFingerprint(*micro), dist::SyncFingerprint(*macro));
   for (auto [a, b] : {std::pair<Program*, Program*>{cls.get(), fewer.get()}, {micro.get(), macro.get()}}) {
-    auto outcomes = dist::RunRanks(2, Options(), [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+    // Init-captures: clang 14 cannot capture a structured binding.
+    auto outcomes = dist::RunRanks(2, Options(), [&, a = a, b = b](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
       auto group = dist::ConnectGloo(rv);
       if (!group.ok()) return group.status();
       Program& p = rv.rank == 0 ? *a : *b;

@@ -89,7 +89,7 @@ absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, 
     if (!options.transfer_inputs) {
       // Files are read on the CPU; the CLI places them on --device (the
       // program boundary still checks every batch).
-      TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { moved = t.to(dev); },
+      TALLY_RETURN_IF_ERROR(exec::CatchTorch([&, &t = t] { moved = t.to(dev); },
                                              absl::StrCat("input '", name, "'")));
     }
     prepared.used.emplace_back(name, moved);

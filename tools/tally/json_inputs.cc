@@ -164,7 +164,7 @@ absl::StatusOr<NamedTensors> ConformToSignature(NamedTensors inputs, const dsl::
       // Undeclared float values for a 16-bit input: taken when they are
       // exactly values of that format (nothing is lost), refused otherwise.
       TALLY_RETURN_IF_ERROR(exec::CatchTorch(
-          [&] {
+          [&, &t = t] {  // init-capture: clang 14 cannot capture a binding
             at::Tensor back = t.to(exec::ToScalarType(spec->dtype)).to(t.scalar_type());
             widen = back.eq(t).logical_or(back.isnan().logical_and(t.isnan())).all().item<bool>();
           },
@@ -175,7 +175,7 @@ absl::StatusOr<NamedTensors> ConformToSignature(NamedTensors inputs, const dsl::
                                                      " values where the first update fixed ",
                                                      ir::DTypeName(spec->dtype)));
     }
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { t = t.to(exec::ToScalarType(spec->dtype)); },
+    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&, &t = t] { t = t.to(exec::ToScalarType(spec->dtype)); },
                                            absl::StrCat("input '", name, "'")));
   }
   return inputs;
