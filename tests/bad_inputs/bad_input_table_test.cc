@@ -5,12 +5,18 @@
 //   session: Session creation refuses bad specs; Session::Update refuses a
 //            bad batch after a good one, and every value and counter but
 //            `rejected` stays as it was;
+//   module:  a module exported for the good batch's signature and loaded
+//            with torch::jit::load refuses the bad batch in update() with an
+//            exception naming the culprit, its states() unchanged; value
+//            checks (labels out of range, NaN scores) are deferred there, as
+//            in eval: compute() raises naming them;
 //   serve:   `tally serve` answers the bad body (JSON: a case whose values
 //            JSON cannot carry, NaN, is skipped) 400 with one error naming
 //            the culprit, after a good one; GET /v1/metrics is unchanged and
 //            of the counters only tally_rejected_updates_total moves.
 #include <ATen/ATen.h>
 #include <sys/stat.h>
+#include <torch/script.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -31,6 +37,7 @@
 #include "tests/tools/cli_testing.h"
 #include "tests/tools/server_process.h"
 #include "tools/tally/evaluate.h"
+#include "tools/tally/export.h"
 
 namespace tally {
 namespace {
@@ -193,6 +200,71 @@ TEST(BadInputTable, SessionRefusesAndChangesNothing) {
     EXPECT_EQ(counters_after->rows, counters->rows);
     EXPECT_EQ(counters_after->rejected, counters->rejected + 1);
   }
+}
+
+// StatesOf copies an exported module's states() by name.
+std::map<std::string, at::Tensor> StatesOf(torch::jit::Module& m) {
+  std::map<std::string, at::Tensor> out;
+  c10::Dict<c10::IValue, c10::IValue> d = m.get_method("states")({}).toGenericDict();
+  for (const auto& e : d) out[e.key().toStringRef()] = e.value().toTensor().clone();
+  return out;
+}
+
+// CallUpdate calls update() with the batch as keyword arguments; the error
+// text of what it threw, or "" when it returned.
+std::string CallUpdate(torch::jit::Module& m, const NamedTensors& batch) {
+  torch::jit::Kwargs kwargs;
+  for (const auto& [name, t] : batch) kwargs[name] = t;
+  try {
+    m.get_method("update")({}, kwargs);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    return what.empty() ? "(empty exception)" : what;
+  }
+  return "";
+}
+
+TEST(BadInputTable, ExportedModuleRefusesAndChangesNothing) {
+  const json cases = LoadCases();
+  int ran = 0, i = 0;
+  for (const json& c : cases) {
+    ++i;
+    if (!Lists(c, "module") || c.contains("file") || c.value("stage", "") == "create" || !c.contains("good")) continue;
+    SCOPED_TRACE(Label(c));
+    tools::ExportOptions o;
+    o.out = absl::StrCat(testing::TestTmpDir(), "/bad_", i, ".pt");
+    auto exported = tools::Export(c["metrics"].get<std::vector<std::string>>(), InputsOf(c["good"]), o);
+    if (!exported.ok()) {
+      // Only budgets refuse to export; no case relies on that.
+      ADD_FAILURE() << exported.status();
+      continue;
+    }
+    torch::jit::Module m = torch::jit::load(o.out);
+    ASSERT_EQ(CallUpdate(m, InputsOf(c["good"])), "");
+    const std::map<std::string, at::Tensor> before = StatesOf(m);
+    std::string err = CallUpdate(m, InputsOf(c["bad"]));
+    if (err.empty()) {
+      // A deferred value check: compute names it.
+      try {
+        m.get_method("compute")({});
+        ADD_FAILURE() << "update and compute both accepted the bad batch";
+      } catch (const std::exception& e) {
+        err = e.what();
+      }
+    } else {
+      const std::map<std::string, at::Tensor> after = StatesOf(m);
+      ASSERT_EQ(before.size(), after.size());
+      for (const auto& [name, t] : before) EXPECT_TRUE(t.equal(after.at(name))) << name << " changed";
+    }
+    for (const std::string& n : Names(c)) {
+      // The unused-input case names the input; the module's schema names
+      // the ones it takes.
+      if (c["class"] == "unused input" && n != Names(c)[0]) continue;
+      EXPECT_TRUE(absl::StrContains(err, n)) << n << " not in: " << err;
+    }
+    ++ran;
+  }
+  EXPECT_GE(ran, 10);
 }
 
 // BodyOf is serve's JSON body for a case's batch.

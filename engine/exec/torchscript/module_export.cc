@@ -285,6 +285,14 @@ class Builder {
       Check(g, g.insert(A("eq"), {rank, want.rank()}), [&] {
         return Format(g, absl::StrCat(prefix, "wrong rank: expected ", TypeText(want), ", got rank {}"), {rank});
       });
+      if (want.rank() >= 2) {
+        // Rows of zero elements, as Program::CheckInputs refuses them.
+        Value* has_elements = g.insert(A("ne"), {g.insert(A("numel"), {x}), int64_t{0}});
+        Value* no_rows = g.insert(A("eq"), {g.insert(A("size"), {x, int64_t{0}}), int64_t{0}});
+        Check(g, g.insert(A("__or__"), {has_elements, no_rows}), [&] {
+          return g.insertConstant(absl::StrCat(prefix, "rows of zero elements (an empty batch has 0 rows)"));
+        });
+      }
       for (int64_t d = 0; d < want.rank(); ++d) {
         const ir::Dim& dim = want.shape[d];
         Value* size = g.insert(A("size"), {x, d});
