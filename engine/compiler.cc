@@ -1,7 +1,5 @@
 #include "engine/compiler.h"
 
-#include "absl/strings/str_join.h"
-
 #include "engine/state_budget.h"
 #include "engine/status_macros.h"
 #include "passes/canonicalize.h"
@@ -89,11 +87,6 @@ absl::StatusOr<std::unique_ptr<Program>> Compile(const std::vector<CollectionEnt
   ProgramOptions po;
   po.max_bytes = options.max_state_bytes;
   po.size_args = SizeArgsOf(entries);
-  // The fixed part of the temporaries (sized by arguments alone) up front.
-  TALLY_RETURN_IF_ERROR(CheckFootprint(Footprint(*c.module->update), {}, po.max_bytes, po.size_args,
-                                       absl::StrJoin(c.module->MetricNames(), ", "), "an update"));
-  TALLY_RETURN_IF_ERROR(CheckFootprint(Footprint(*c.module->finalize), {}, po.max_bytes, po.size_args,
-                                       absl::StrJoin(c.module->MetricNames(), ", "), "compute"));
   po.device = options.device;
   po.checked = options.checked;
   po.transfer_inputs = options.transfer_inputs;

@@ -64,6 +64,11 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
   TALLY_ASSIGN_OR_RETURN(p->finalize_plan_, MakeRunner(*mod.finalize, backend));
   p->update_footprint_ = Footprint(*mod.update);
   p->finalize_footprint_ = Footprint(*mod.finalize);
+  // The fixed part of the temporaries (sized by arguments alone) up front.
+  TALLY_RETURN_IF_ERROR(CheckFootprint(p->update_footprint_, {}, p->options_.max_bytes, p->options_.size_args,
+                                       p->metric_names_, "an update"));
+  TALLY_RETURN_IF_ERROR(CheckFootprint(p->finalize_footprint_, {}, p->options_.max_bytes, p->options_.size_args,
+                                       p->metric_names_, "compute"));
   for (const auto& n : mod.finalize->nodes()) {
     p->finalize_value_checks_ |= n->op() == "assert_zero" && !n->GetBool("whole_state");
   }

@@ -96,11 +96,10 @@ absl::Status CheckStateBudget(const ir::Module& m, const std::vector<CollectionE
   }
   if (total <= static_cast<double>(budget) || largest == nullptr) return absl::OkStatus();
   std::vector<std::string> drivers = SizeDrivers(*largest, entries);
-  auto bytes = [](double b) { return Bytes(b); };
   return absl::ResourceExhaustedError(absl::StrCat(
       largest->metric.empty() ? "program" : largest->metric, ": state '", largest->name, "' ", ir::DTypeName(largest->type.dtype),
       largest->type.ShapeString(), drivers.empty() ? "" : absl::StrCat(" (from ", absl::StrJoin(drivers, ", "), ")"),
-      " needs ", bytes(largest_bytes), "; the program's fixed-size states need ", bytes(total),
+      " needs ", Bytes(largest_bytes), "; the program's fixed-size states need ", Bytes(total),
       ", over the state budget of ", FormatBytes(budget), " (--max-state-bytes); nothing was allocated"));
 }
 

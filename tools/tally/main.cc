@@ -99,6 +99,16 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv, int first,
   return a;
 }
 
+// PositiveIntFlag sets `out` from `--name` when given: a positive integer.
+absl::Status PositiveIntFlag(const Args& a, const std::string& name, int64_t* out) {
+  if (!a.Has(name)) return absl::OkStatus();
+  if (!absl::SimpleAtoi(a.Get(name, ""), out) || *out < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " must be a positive integer, got '", a.Get(name, ""), "'"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<NamedTensors> ReadInputs(const Args& a) {
   NamedTensors inputs;
   auto it = a.values.find("input");
@@ -149,18 +159,8 @@ absl::Status RunEval(int argc, char** argv) {
     dist_opts.timeout = absl::Seconds(seconds);
   }
   EvalOptions opts;
-  if (a.Has("batch-size")) {
-    if (!absl::SimpleAtoi(a.Get("batch-size", ""), &opts.batch_size) || opts.batch_size < 1) {
-      return absl::InvalidArgumentError(absl::StrCat("--batch-size must be a positive integer, got '",
-                                                     a.Get("batch-size", ""), "'"));
-    }
-  }
-  if (a.Has("max-state-bytes")) {
-    if (!absl::SimpleAtoi(a.Get("max-state-bytes", ""), &opts.max_state_bytes) || opts.max_state_bytes < 1) {
-      return absl::InvalidArgumentError(absl::StrCat("--max-state-bytes must be a positive integer, got '",
-                                                     a.Get("max-state-bytes", ""), "'"));
-    }
-  }
+  TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "batch-size", &opts.batch_size));
+  TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-state-bytes", &opts.max_state_bytes));
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
   opts.checked = a.Switch("checked");
   opts.transfer_inputs = a.Switch("transfer-inputs");
@@ -258,16 +258,8 @@ absl::Status RunServe(int argc, char** argv) {
     return absl::InvalidArgumentError(absl::StrCat("--port must be an integer from 0 to 65535, got '",
                                                    a.Get("port", ""), "'"));
   }
-  if (a.Has("max-body-bytes") &&
-      (!absl::SimpleAtoi(a.Get("max-body-bytes", ""), &opts.max_body_bytes) || opts.max_body_bytes < 1)) {
-    return absl::InvalidArgumentError(absl::StrCat("--max-body-bytes must be a positive integer, got '",
-                                                   a.Get("max-body-bytes", ""), "'"));
-  }
-  if (a.Has("max-state-bytes") &&
-      (!absl::SimpleAtoi(a.Get("max-state-bytes", ""), &opts.max_state_bytes) || opts.max_state_bytes < 1)) {
-    return absl::InvalidArgumentError(absl::StrCat("--max-state-bytes must be a positive integer, got '",
-                                                   a.Get("max-state-bytes", ""), "'"));
-  }
+  TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-body-bytes", &opts.max_body_bytes));
+  TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-state-bytes", &opts.max_state_bytes));
   opts.checkpoint = a.Get("checkpoint", "");
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
   TALLY_ASSIGN_OR_RETURN(opts.backend, exec::ParseBackend(a.Get("backend", "eager")));
