@@ -57,10 +57,6 @@ struct ShardState {
 struct Shard {
   std::atomic<ShardState*> slot{nullptr};
   std::unique_ptr<ShardState> spare;  // read side only (under read_mu_)
-  // The owner thread's scratch program for reject_invalid_values (eager,
-  // whatever the session's backend: see Program::CheckValues).
-  std::unique_ptr<Program> probe;
-  bool probe_dirty = false;
   Shard* next = nullptr;
   ~Shard() { delete slot.load(); }
 };
@@ -99,19 +95,36 @@ struct Session::MetricSet {
   absl::StatusOr<std::unique_ptr<Program>> NewProgram() const {
     return Program::Create(proto->module().Clone(), proto->options());
   }
-  // CheckValues runs `inputs` (validated) through `sh`'s scratch program
-  // and reports a bad value as Compute would.
-  absl::Status CheckValues(Shard& sh, const NamedTensors& inputs) const {
-    if (!sh.probe) {
+  // Scratch programs for reject_invalid_values (eager, whatever the
+  // session's backend: see Program::CheckValues), shared by the set's
+  // threads: as many exist as checks ever ran at once, each reset after use.
+  mutable std::mutex probes_mu;
+  mutable std::vector<std::unique_ptr<Program>> probes;  // idle, under probes_mu
+
+  // CheckValues runs `inputs` (validated) through a scratch program and
+  // reports a bad value as Compute would.
+  absl::Status CheckValues(const NamedTensors& inputs) const {
+    std::unique_ptr<Program> probe;
+    {
+      std::lock_guard<std::mutex> lock(probes_mu);
+      if (!probes.empty()) {
+        probe = std::move(probes.back());
+        probes.pop_back();
+      }
+    }
+    if (!probe) {
       ProgramOptions po = proto->options();
       po.backend = exec::Backend::kEager;
-      TALLY_ASSIGN_OR_RETURN(sh.probe, Program::Create(proto->module().Clone(), po));
-    } else if (sh.probe_dirty) {
-      TALLY_RETURN_IF_ERROR(sh.probe->Reset());
+      TALLY_ASSIGN_OR_RETURN(probe, Program::Create(proto->module().Clone(), po));
     }
-    sh.probe_dirty = true;
-    TALLY_RETURN_IF_ERROR(sh.probe->Update(inputs));
-    return sh.probe->CheckValues();
+    absl::Status st = probe->Update(inputs);
+    if (st.ok()) st = probe->CheckValues();
+    // Back to the pool only when clean (a failed reset drops it).
+    if (probe->Reset().ok()) {
+      std::lock_guard<std::mutex> lock(probes_mu);
+      probes.push_back(std::move(probe));
+    }
+    return st;
   }
   ~MetricSet() {
     for (Shard* s = shards.load(); s != nullptr;) {
@@ -508,7 +521,7 @@ absl::Status Session::UpdateSets(const std::vector<MetricSet*>& sets, const Name
     }
     status = s.proto->Validate(whole[i] ? inputs : filtered[i]);
     if (status.ok() && options_.reject_invalid_values) {
-      status = s.CheckValues(*mine[s.index], whole[i] ? inputs : filtered[i]);
+      status = s.CheckValues(whole[i] ? inputs : filtered[i]);
     }
     if (!status.ok() && sets_.size() > 1) {
       status = absl::Status(status.code(), absl::StrCat("metric set '", s.name, "': ", status.message()));
@@ -647,6 +660,21 @@ absl::StatusOr<SessionCounters> Session::Counters(absl::string_view name) const 
   std::lock_guard<std::mutex> lock(read_mu_);
   TALLY_RETURN_IF_ERROR(Harvest(*set));
   return set->counters;
+}
+
+absl::Status Session::AddCounters(const Session& from) {
+  for (const std::string& name : from.set_names()) {
+    TALLY_ASSIGN_OR_RETURN(SessionCounters c, from.Counters(name));
+    auto set = FindSet(name);
+    if (!set.ok()) continue;  // a set this session does not have
+    std::lock_guard<std::mutex> lock(read_mu_);
+    SessionCounters& mine = (*set)->counters;
+    mine.updates += c.updates;
+    mine.rows += c.rows;
+    mine.rejected += c.rejected;
+    mine.compute_errors += c.compute_errors;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Session::Reset() {

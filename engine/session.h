@@ -116,8 +116,8 @@ struct SessionOptions {
   // label out of range, a non-binary retrieval target: what Compute would
   // report as a deferred check) with that error, changing nothing, instead
   // of deferring it to every later Compute. Each update then first runs
-  // through a per-thread scratch program (Program::CheckValues), which
-  // roughly doubles its cost. `tally serve` turns it on.
+  // through a scratch program (Program::CheckValues; pooled per set: as many
+  // as updates ever ran at once), which roughly doubles its cost. `tally serve` turns it on.
   bool reject_invalid_values = false;
   // prometheus_prefix starts every exported metric name ([a-zA-Z_:][a-zA-Z0-9_:]*).
   std::string prometheus_prefix = "tally";
@@ -183,6 +183,10 @@ class Session {
   // Reset empties every set's states and windows (counters keep counting, as
   // Prometheus counters must). Updates racing with Reset land on either side.
   absl::Status Reset();
+
+  // AddCounters adds `from`'s counters to those of this session's sets of
+  // the same names (a server that replaces its session keeps counting).
+  absl::Status AddCounters(const Session& from);
 
   // ExportPrometheus renders the text exposition format 0.0.4: gauges
   // `<prefix>_metric{set,metric[,part][,class|index]}` per output element,

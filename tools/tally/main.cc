@@ -44,7 +44,9 @@ constexpr char kUsage[] =
     "       tally export --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...] --out FILE.pt [--device DEV]\n"
     "       tally serve --metric SPEC [--metric SPEC ...] [--host 127.0.0.1] [--port N]\n"
     "                  [--checkpoint FILE] [--device DEV] [--backend eager|torchscript]\n"
-    "                  [--max-body-bytes BYTES] [--max-state-bytes BYTES]\n"
+    "                  [--max-body-bytes BYTES] [--max-state-bytes BYTES] [--dtype NAME=DTYPE ...]\n"
+    "                  [--threads N] [--max-connections N] [--max-connections-per-client N]\n"
+    "                  [--idle-timeout SECONDS] [--request-timeout SECONDS]\n"
     "       tally list-metrics\n";
 
 // Args holds parsed flags: repeated ones keep every value.
@@ -249,7 +251,8 @@ absl::Status RunBenchCommand(int argc, char** argv) {
 absl::Status RunServe(int argc, char** argv) {
   TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
                                            {"metric", "host", "port", "checkpoint", "device", "backend", "max-body-bytes",
-                                            "max-state-bytes"},
+                                            "max-state-bytes", "dtype", "threads", "max-connections",
+                                            "max-connections-per-client", "idle-timeout", "request-timeout"},
                                            {}));
   ServeOptions opts;
   if (a.Has("metric")) opts.specs = a.values.at("metric");
@@ -260,6 +263,36 @@ absl::Status RunServe(int argc, char** argv) {
   }
   TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-body-bytes", &opts.max_body_bytes));
   TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-state-bytes", &opts.max_state_bytes));
+  // Counts and seconds: positive, and small enough for an int.
+  const std::pair<const char*, int*> small[] = {{"threads", &opts.threads},
+                                                {"max-connections", &opts.max_connections},
+                                                {"max-connections-per-client", &opts.max_connections_per_client},
+                                                {"idle-timeout", &opts.idle_timeout_s},
+                                                {"request-timeout", &opts.request_timeout_s}};
+  for (const auto& [name, out] : small) {
+    int64_t v = *out;
+    TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, name, &v));
+    if (v > 100000) {
+      return absl::InvalidArgumentError(absl::StrCat("--", name, " must be at most 100000, got ", v));
+    }
+    *out = static_cast<int>(v);
+  }
+  if (a.Has("dtype")) {
+    for (const std::string& kv : a.values.at("dtype")) {
+      std::vector<std::string> parts = absl::StrSplit(kv, absl::MaxSplits('=', 1));
+      if (parts.size() != 2 || parts[0].empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("--dtype expects NAME=DTYPE (e.g. preds=float32), got '", kv, "'"));
+      }
+      auto dtype = ir::ParseDType(parts[1]);
+      if (!dtype.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("--dtype ", parts[0], ": unknown dtype '", parts[1],
+                                                       "' (bool, int32, int64, float16, bfloat16, float32, float64)"));
+      }
+      if (!opts.dtypes.emplace(parts[0], *dtype).second) {
+        return absl::InvalidArgumentError(absl::StrCat("--dtype ", parts[0], " given twice"));
+      }
+    }
+  }
   opts.checkpoint = a.Get("checkpoint", "");
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
   TALLY_ASSIGN_OR_RETURN(opts.backend, exec::ParseBackend(a.Get("backend", "eager")));

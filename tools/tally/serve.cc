@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <dirent.h>
-#include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -29,27 +28,37 @@
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "tools/tally/evaluate.h"
+#include "tools/tally/http_server.h"
 #include "tools/tally/json_inputs.h"
 
 namespace tally::tools {
 namespace {
 
-constexpr char kJson[] = "application/json";
 constexpr char kPrometheusText[] = "text/plain; version=0.0.4; charset=utf-8";
 
 // OneLine is a status message as `tally eval` prints it: one line.
-std::string OneLine(const absl::Status& st) {
-  std::string msg(st.message());
+std::string OneLine(absl::string_view message) {
+  std::string msg(message);
   std::replace(msg.begin(), msg.end(), '\n', ' ');
   return msg;
 }
 
-void Fail(httplib::Response& res, int code, const absl::Status& st) {
-  res.status = code;
-  res.set_content(nlohmann::json{{"error", OneLine(st)}}.dump(), kJson);
+std::string ErrorJson(int, const std::string& message) {
+  return nlohmann::json{{"error", OneLine(message)}}.dump();
 }
 
-void Ok(httplib::Response& res) { res.set_content("{\"ok\": true}", kJson); }
+HttpResponse Fail(int code, const absl::Status& st) {
+  HttpResponse r;
+  r.status = code;
+  r.body = ErrorJson(code, std::string(st.message()));
+  return r;
+}
+
+HttpResponse Ok() {
+  HttpResponse r;
+  r.body = "{\"ok\": true}";
+  return r;
+}
 
 // RemoveStaleTemps deletes `<checkpoint>.tmp.<pid>.<n>` files a killed
 // server left behind mid-write (checkpoint::WriteFileAtomically's names).
@@ -71,8 +80,9 @@ void RemoveStaleTemps(const std::string& path) {
   closedir(d);
 }
 
-// MetricsServer holds the session, created by the first accepted update
-// (or a checkpoint) and never replaced afterwards.
+// MetricsServer holds the session: created by the first accepted update
+// (or a checkpoint), and replaced only when the first update after a reset
+// brings another signature (counters carried over).
 class MetricsServer {
  public:
   explicit MetricsServer(ServeOptions options) : options_(std::move(options)) {}
@@ -85,78 +95,89 @@ class MetricsServer {
     RemoveStaleTemps(target);
     if (::access(options_.checkpoint.c_str(), F_OK) != 0) return absl::OkStatus();  // a first start
     TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, Session::CheckpointSignature(options_.checkpoint));
-    TALLY_ASSIGN_OR_RETURN(Session * s, Create(sig));
-    return s->LoadCheckpoint(options_.checkpoint);
+    TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, NewSession(sig));
+    TALLY_RETURN_IF_ERROR(s->LoadCheckpoint(options_.checkpoint));
+    Publish(std::move(s));
+    return absl::OkStatus();
   }
 
-  void Update(const httplib::Request& req, httplib::Response& res) {
-    absl::Status done = DoUpdateCaught(req.body);
-    if (!done.ok()) return Fail(res, 400, done);
-    Ok(res);
+  HttpResponse Update(const std::string& body) {
+    absl::Status done;
+    absl::Status caught = exec::CatchTorch([&] { done = DoUpdate(body); }, "update");
+    if (!caught.ok()) done = caught;
+    return done.ok() ? Ok() : Fail(400, done);
   }
 
-  void Metrics(httplib::Response& res) {
-    Session* s = session_.load(std::memory_order_acquire);
+  HttpResponse Metrics() {
+    std::shared_ptr<Session> s = Current();
     if (s == nullptr) {
-      return Fail(res, 409, absl::FailedPreconditionError(
-                                "no update received yet: the first update fixes the inputs' dtypes and shapes"));
+      return Fail(409, absl::FailedPreconditionError(
+                           "no update received yet: the first update fixes the inputs' dtypes and shapes"));
     }
     absl::StatusOr<std::vector<MetricValue>> values = absl::InternalError("not computed");
     absl::Status caught = exec::CatchTorch([&] { values = s->Compute(); }, "compute");
-    if (!caught.ok()) return Fail(res, 500, caught);
-    if (!values.ok()) return Fail(res, 400, values.status());
+    if (!caught.ok()) return Fail(500, caught);
+    if (!values.ok()) return Fail(400, values.status());
     std::vector<EvalResult> results;
     for (MetricValue& v : *values) results.push_back({v.spec, v.value.tensor, std::move(v.value)});
-    res.set_content(ResultsToJson(results), kJson);
+    HttpResponse r;
+    r.body = ResultsToJson(results);
+    return r;
   }
 
-  void Prometheus(httplib::Response& res) {
-    Session* s = session_.load(std::memory_order_acquire);
-    res.set_content(s == nullptr ? std::string() : s->ExportPrometheus(), kPrometheusText);
+  HttpResponse Prometheus() {
+    std::shared_ptr<Session> s = Current();
+    HttpResponse r;
+    r.content_type = kPrometheusText;
+    if (s != nullptr) r.body = s->ExportPrometheus();
+    return r;
   }
 
-  void Reset(httplib::Response& res) {
-    Session* s = session_.load(std::memory_order_acquire);
+  HttpResponse Reset() {
+    std::shared_ptr<Session> s = Current();
     if (s != nullptr) {
       absl::Status st = s->Reset();
-      if (!st.ok()) return Fail(res, 500, st);
+      if (!st.ok()) return Fail(500, st);
+      // The signature came from data (or a checkpoint of data): the next
+      // update may fix another one.
+      refit_.store(true);
     }
-    Ok(res);
+    return Ok();
   }
 
-  void Checkpoint(httplib::Response& res) {
+  HttpResponse Checkpoint() {
     if (options_.checkpoint.empty()) {
-      return Fail(res, 400, absl::FailedPreconditionError("no --checkpoint FILE was given to tally serve"));
+      return Fail(400, absl::FailedPreconditionError("no --checkpoint FILE was given to tally serve"));
     }
-    Session* s = session_.load(std::memory_order_acquire);
-    if (s == nullptr) {
-      return Fail(res, 409, absl::FailedPreconditionError("no update received yet: nothing to checkpoint"));
-    }
+    std::shared_ptr<Session> s = Current();
+    if (s == nullptr) return Fail(409, absl::FailedPreconditionError("no update received yet: nothing to checkpoint"));
     // One writer at a time: each write is atomic, and the last one wins.
     std::lock_guard<std::mutex> lock(checkpoint_mu_);
     absl::Status st = s->SaveCheckpoint(options_.checkpoint);
-    if (!st.ok()) return Fail(res, 500, st);
-    Ok(res);
+    return st.ok() ? Ok() : Fail(500, st);
   }
 
  private:
-  absl::Status DoUpdateCaught(const std::string& body) {
-    absl::Status st;
-    absl::Status caught = exec::CatchTorch([&] { st = DoUpdate(body); }, "update");
-    return caught.ok() ? st : caught;
-  }
+  std::shared_ptr<Session> Current() const { return std::atomic_load(&session_); }
+  void Publish(std::shared_ptr<Session> s) { std::atomic_store(&session_, std::move(s)); }
 
   absl::Status DoUpdate(const std::string& body) {
-    Session* s = session_.load(std::memory_order_acquire);
-    if (s == nullptr) return FirstUpdate(body);
-    absl::StatusOr<NamedTensors> inputs = Parse(body);
-    if (inputs.ok()) inputs = Prepare(*std::move(inputs), s->signature());
+    std::shared_ptr<Session> s = Current();
+    if (s == nullptr || refit_.load()) return Fix(body);
+    return UpdateParsed(*s, Parse(body));
+  }
+
+  // UpdateParsed updates `s` with a parsed body, counting one that never
+  // reaches it as rejected.
+  absl::Status UpdateParsed(Session& s, absl::StatusOr<NamedTensors> parsed) {
+    absl::StatusOr<NamedTensors> inputs =
+        parsed.ok() ? Prepare(*std::move(parsed), s.signature()) : std::move(parsed).status();
     if (!inputs.ok()) {
       // Turned away before the session saw it: still a rejected update.
-      s->CountRejected();
+      s.CountRejected();
       return inputs.status();
     }
-    return s->Update(*inputs);
+    return s.Update(*inputs);
   }
 
   // Parse reads a body as named tensors and checks what eval checks first
@@ -208,19 +229,61 @@ class MetricsServer {
     return key;
   }
 
-  // FirstUpdate compiles the session for the first body's signature and
-  // publishes it only if that body is accepted: a rejected first update
-  // fixes nothing. Requests racing it wait here.
-  absl::Status FirstUpdate(const std::string& body) {
-    std::lock_guard<std::mutex> lock(create_mu_);
-    if (session_.load(std::memory_order_acquire) != nullptr) return DoUpdate(body);
-    TALLY_ASSIGN_OR_RETURN(NamedTensors parsed, Parse(body));
+  // SignatureFor is the signature a body fixes: its shapes, the declared
+  // dtypes (--dtype), and int64 for an undeclared bool input when the
+  // metrics take that (later 0/1 integers then fit; bools always widen).
+  absl::StatusOr<dsl::Signature> SignatureFor(const NamedTensors& parsed) {
     TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(parsed));
+    bool widened = false;
+    for (dsl::InputSpec& in : sig) {
+      auto declared = options_.dtypes.find(in.name);
+      if (declared != options_.dtypes.end()) {
+        in.dtype = declared->second;
+      } else if (in.dtype == ir::DType::kBool) {
+        in.dtype = ir::DType::kInt64;
+        widened = true;
+      }
+    }
+    if (widened && !Buildable(SignatureKey(sig), sig).ok()) {
+      for (dsl::InputSpec& in : sig)
+        if (options_.dtypes.find(in.name) == options_.dtypes.end() && in.dtype == ir::DType::kInt64) {
+          for (const auto& [name, t] : parsed)
+            if (name == in.name && t.scalar_type() == at::kBool) in.dtype = ir::DType::kBool;
+        }
+    }
+    return sig;
+  }
+
+  // Fix compiles a session for the body's signature and publishes it only
+  // if the body is accepted: a rejected first update fixes nothing. After a
+  // reset, a body of the session's own signature just clears the mark; one
+  // of another signature replaces the (empty) session, counters carried.
+  // Requests racing it wait here.
+  absl::Status Fix(const std::string& body) {
+    std::lock_guard<std::mutex> lock(create_mu_);
+    std::shared_ptr<Session> current = Current();
+    if (current != nullptr && !refit_.load()) return UpdateParsed(*current, Parse(body));
+    absl::StatusOr<NamedTensors> parsed = Parse(body);
+    absl::StatusOr<dsl::Signature> sig = parsed.ok() ? SignatureFor(*parsed) : parsed.status();
+    if (current != nullptr && (!sig.ok() || SignatureKey(*sig) == SignatureKey(current->signature()))) {
+      // Bad, or of the signature already fixed: the session decides.
+      TALLY_RETURN_IF_ERROR(UpdateParsed(*current, std::move(parsed)));
+      refit_.store(false);
+      return absl::OkStatus();
+    }
+    absl::Status st = sig.status();
+    if (st.ok()) st = CreateFrom(*std::move(parsed), *sig, current.get());
+    if (!st.ok() && current != nullptr) current->CountRejected();
+    return st;
+  }
+
+  absl::Status CreateFrom(NamedTensors parsed, const dsl::Signature& sig, const Session* previous) {
     TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Session> candidate, NewSession(sig));
     TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, Prepare(std::move(parsed), sig));
     TALLY_RETURN_IF_ERROR(candidate->Update(inputs));
-    owned_ = std::move(candidate);
-    session_.store(owned_.get(), std::memory_order_release);
+    if (previous != nullptr) TALLY_RETURN_IF_ERROR(candidate->AddCounters(*previous));
+    Publish(std::move(candidate));
+    refit_.store(false);
     return absl::OkStatus();
   }
 
@@ -233,19 +296,13 @@ class MetricsServer {
     return Session::CreateDefault(options_.specs, sig, so);
   }
 
-  // Create makes and publishes the session for `sig` (a restored checkpoint).
-  absl::StatusOr<Session*> Create(const dsl::Signature& sig) {
-    std::lock_guard<std::mutex> lock(create_mu_);
-    TALLY_ASSIGN_OR_RETURN(owned_, NewSession(sig));
-    session_.store(owned_.get(), std::memory_order_release);
-    return owned_.get();
-  }
-
   ServeOptions options_;
   std::mutex create_mu_, checkpoint_mu_, build_mu_;
   absl::flat_hash_map<std::string, absl::Status> built_;  // under build_mu_
-  std::unique_ptr<Session> owned_;
-  std::atomic<Session*> session_{nullptr};
+  // Requests hold the session they started with; a replaced one lives
+  // until they finish.
+  std::shared_ptr<Session> session_;  // std::atomic_load / atomic_store
+  std::atomic<bool> refit_{false};    // a reset since the signature was fixed
 };
 
 }  // namespace
@@ -277,68 +334,54 @@ absl::Status Serve(const ServeOptions& options) {
       return absl::InvalidArgumentError(absl::StrCat("unknown metric '", spec.name, "' (see tally list-metrics)"));
     }
   }
+  if (!options.dtypes.empty()) {
+    NamedTensors declared;
+    for (const auto& [name, dtype] : options.dtypes) declared.emplace_back(name, at::zeros({0}));
+    absl::Status st = CheckInputNamesAndRows(declared);
+    if (!st.ok()) return absl::InvalidArgumentError(absl::StrCat("--dtype: ", st.message()));
+  }
   MetricsServer state(options);
   TALLY_RETURN_IF_ERROR(state.Restore());
 
-  httplib::Server server;
-  // Without Nagle's algorithm: a kept-alive client's next request would
-  // otherwise wait for the delayed ACK of the last answer (~40 ms).
-  server.set_tcp_nodelay(true);
-  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which lets
-  // a second server bind the same port and take half the requests.
-  server.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
-  });
-  server.set_payload_max_length(static_cast<size_t>(options.max_body_bytes));
-  server.set_error_handler([&options](const httplib::Request&, httplib::Response& res) {
-    if (res.status == 413) {
-      Fail(res, 413, absl::ResourceExhaustedError(absl::StrCat(
-                         "request body over ", options.max_body_bytes,
-                         " bytes (--max-body-bytes): send smaller batches")));
-    }
-  });
-  server.Post("/v1/update", [&](const httplib::Request& req, httplib::Response& res) { state.Update(req, res); });
-  server.Get("/v1/metrics", [&](const httplib::Request&, httplib::Response& res) { state.Metrics(res); });
-  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) { state.Prometheus(res); });
-  server.Post("/v1/reset", [&](const httplib::Request&, httplib::Response& res) { state.Reset(res); });
-  server.Post("/v1/checkpoint", [&](const httplib::Request&, httplib::Response& res) { state.Checkpoint(res); });
+  HttpServerOptions http;
+  http.host = options.host;
+  http.port = options.port;
+  http.write_threads = options.threads;
+  http.max_connections = options.max_connections;
+  http.max_connections_per_client = options.max_connections_per_client;
+  http.idle_timeout_s = options.idle_timeout_s;
+  http.request_timeout_s = options.request_timeout_s;
+  http.max_body_bytes = options.max_body_bytes;
+  http.max_buffered_bytes = std::max<int64_t>(options.max_body_bytes * 8, int64_t{64} << 20);
+  http.error = &ErrorJson;
+  using Kind = HttpRoute::Kind;
+  std::vector<HttpRoute> routes = {
+      {"POST", "/v1/update", Kind::kWrite, [&](const std::string& body) { return state.Update(body); }},
+      {"GET", "/v1/metrics", Kind::kRead, [&](const std::string&) { return state.Metrics(); }},
+      {"GET", "/metrics", Kind::kRead, [&](const std::string&) { return state.Prometheus(); }},
+      {"POST", "/v1/reset", Kind::kWrite, [&](const std::string&) { return state.Reset(); }},
+      {"POST", "/v1/checkpoint", Kind::kWrite, [&](const std::string&) { return state.Checkpoint(); }},
+  };
 
-  int port = options.port;
-  if (port == 0) {
-    port = server.bind_to_any_port(options.host);
-  } else if (!server.bind_to_port(options.host, port)) {
-    port = -1;
-  }
-  if (port < 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.host, ":", options.port));
-  }
-  if (!IsLoopback(options.host)) {
-    std::cerr << "tally serve: warning: listening on " << options.host
-              << " serves every client that can reach port " << port
-              << ", with no authentication: any of them can post updates, reset the metrics and read them "
-                 "(bind 127.0.0.1, the default, and put an authenticating proxy in front to serve others)"
-              << std::endl;
-  }
-  std::cout << "listening on " << options.host << ":" << port << std::endl;
-
-  // SIGINT/SIGTERM stop the server from a thread of their own (a handler
-  // may not call stop()).
+  // SIGINT/SIGTERM are taken by sigwait below; blocked before any server
+  // thread starts, so that every thread inherits the mask.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::atomic<bool> done{false};
-  std::thread stopper([&] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    if (!done.load()) server.stop();
-  });
-  server.listen_after_bind();
-  done.store(true);
-  kill(getpid(), SIGTERM);  // wakes the stopper if the server stopped by itself
-  stopper.join();
+  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::Start(http, std::move(routes)));
+  if (!IsLoopback(options.host)) {
+    std::cerr << "tally serve: warning: listening on " << options.host
+              << " serves every client that can reach port " << server->port()
+              << ", with no authentication: any of them can post updates, reset the metrics and read them "
+                 "(bind 127.0.0.1, the default, and put an authenticating proxy in front to serve others)"
+              << std::endl;
+  }
+  std::cout << "listening on " << options.host << ":" << server->port() << std::endl;
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  server->Stop();
   return absl::OkStatus();
 }
 

@@ -2,8 +2,9 @@
 // (docs/cli.md, "serve").
 //
 // The first accepted update fixes the input signature (dtypes and trailing
-// dims, as `tally eval` takes them from its files) and compiles the
-// session; later requests are cast to it when nothing is lost. With
+// dims, as `tally eval` takes them from its files, or dtypes declared with
+// --dtype) and compiles the session; later requests are cast to it when
+// nothing is lost. A reset lets the next update fix it again. With
 // --checkpoint FILE an existing checkpoint is restored at start-up (its
 // signature included) and POST /v1/checkpoint writes it atomically. Bad
 // requests get 400 and `{"error": "<the one line eval would print>"}`, and
@@ -11,6 +12,7 @@
 #ifndef TALLY_TOOLS_TALLY_SERVE_H_
 #define TALLY_TOOLS_TALLY_SERVE_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,16 @@ struct ServeOptions {
   // max_state_bytes is the state (and temporaries) budget, as eval's flag;
   // 0: half the machine's memory.
   int64_t max_state_bytes = 0;
+  // dtypes declares inputs' dtypes (--dtype NAME=DTYPE): the signature the
+  // first update fixes takes them, and data is cast to them when that loses
+  // nothing. Undeclared inputs take the first update's dtypes.
+  std::map<std::string, ir::DType> dtypes;
+  // Connections and threads (http_server.h).
+  int threads = 4;  // update workers: one shard and one scratch program each
+  int max_connections = 512;
+  int max_connections_per_client = 32;
+  int idle_timeout_s = 10;
+  int request_timeout_s = 30;
 };
 
 // IsLoopback tells a host that only this machine reaches (127.0.0.0/8, ::1,
