@@ -158,7 +158,7 @@ class HttpServer::Impl {
     port_ = BoundPort(listen_fd_);
     const unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     daemon_ = MHD_start_daemon(
-        flags, 0, nullptr, nullptr, &Impl::Handle, this,                                       //
+        flags, 0, &Impl::Accept, this, &Impl::Handle, this,                                       //
         MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(listen_fd_),                          //
         MHD_OPTION_CONNECTION_LIMIT,                                                            //
         static_cast<unsigned>(options_.max_connections + options_.reserved_connections),       //
@@ -336,20 +336,35 @@ class HttpServer::Impl {
     *context = nullptr;
   }
 
-  // Connection gives a new connection a full or a reserved slot (on the
-  // polling thread, the only one that touches the slot counts).
+  // FullSlotFree tells whether a connection from `address` gets full
+  // service (on the polling thread, the only one that touches the counts).
+  bool FullSlotFree(const std::string& address) const {
+    auto it = per_client_.find(address);
+    const int mine = it == per_client_.end() ? 0 : it->second;
+    return full_ < options_.max_connections && mine < options_.max_connections_per_client;
+  }
+
+  // Accept refuses a connection that would get neither a full nor a
+  // reserved slot.
+  static MHD_Result Accept(void* cls, const sockaddr* addr, socklen_t) {
+    auto* self = static_cast<Impl*>(cls);
+    if (self->FullSlotFree(AddressOf(addr)) || self->reserved_ < self->options_.reserved_connections) return MHD_YES;
+    return MHD_NO;
+  }
+
+  // Connection gives a new connection a full or a reserved slot.
   static void Connection(void* cls, MHD_Connection* c, void** socket_context, MHD_ConnectionNotificationCode code) {
     auto* self = static_cast<Impl*>(cls);
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
       auto* client = new Client();
       const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
       client->address = AddressOf(info != nullptr ? info->client_addr : nullptr);
-      int& mine = self->per_client_[client->address];
-      if (self->full_ < self->options_.max_connections && mine < self->options_.max_connections_per_client) {
-        ++mine;
+      if (self->FullSlotFree(client->address)) {
+        ++self->per_client_[client->address];
         ++self->full_;
       } else {
         client->reserved = true;
+        ++self->reserved_;
         MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
                                   static_cast<unsigned>(self->options_.reserved_timeout_s));
       }
@@ -358,7 +373,9 @@ class HttpServer::Impl {
     }
     auto* client = static_cast<Client*>(*socket_context);
     if (client == nullptr) return;
-    if (!client->reserved) {
+    if (client->reserved) {
+      --self->reserved_;
+    } else {
       --self->full_;
       auto it = self->per_client_.find(client->address);
       if (it != self->per_client_.end() && --it->second == 0) self->per_client_.erase(it);
@@ -376,7 +393,7 @@ class HttpServer::Impl {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> buffered_{0};
   // Polling thread only:
-  int full_ = 0;
+  int full_ = 0, reserved_ = 0;
   absl::flat_hash_map<std::string, int> per_client_;
 };
 

@@ -57,7 +57,7 @@ struct HttpServerOptions {
   int read_threads = 2;
   int queue_per_thread = 16;
   int max_connections = 512;
-  int max_connections_per_client = 32;
+  int max_connections_per_client = 64;
   int reserved_connections = 32;
   int reserved_timeout_s = 2;
   int idle_timeout_s = 10;

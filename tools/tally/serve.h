@@ -43,7 +43,7 @@ struct ServeOptions {
   // Connections and threads (http_server.h).
   int threads = 4;  // update workers: one shard and one scratch program each
   int max_connections = 512;
-  int max_connections_per_client = 32;
+  int max_connections_per_client = 64;
   int idle_timeout_s = 10;
   int request_timeout_s = 30;
 };
