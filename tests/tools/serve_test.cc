@@ -1627,5 +1627,43 @@ TEST_F(ServeTest, SignatureIsDeclaredWidenedOrRefixedAfterReset) {
   EXPECT_THAT(bad.err, HasSubstr("--dtype")) << bad;
 }
 
+// Verifies --auth-token-file: every route answers 401 (one JSON error, and
+// nothing changes) without the bearer token or with a wrong one, and
+// serves with it; an empty token file or a missing one stops the start.
+TEST_F(ServeTest, AuthTokenIsRequiredWhenGiven) {
+  const std::string dir = Dir("token");
+  const std::string file = dir + "/token";
+  std::ofstream(file) << "s3cret-token\n";
+  auto server = SpawnServe({"binary_accuracy"}, {"--auth-token-file", file});
+  ASSERT_LISTENING(server);
+  auto request = [&](const std::string& method, const std::string& path, const std::string& auth) {
+    Raw c(server->port());
+    const std::string body = method == "POST" ? R"({"preds": [0.9, 0.2], "target": [1, 0]})" : "";
+    c.Send(absl::StrCat(method, " ", path, " HTTP/1.1\r\nHost: t\r\n", auth.empty() ? "" : "Authorization: ", auth,
+                        auth.empty() ? "" : "\r\n", "Content-Length: ", body.size(), "\r\n\r\n", body));
+    return c.Read();
+  };
+  for (const std::string& auth : {std::string(), std::string("Bearer wrong"), std::string("Bearer s3cret-toke"),
+                                  std::string("Basic s3cret-token")}) {
+    for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
+             {"POST", "/v1/update"}, {"GET", "/metrics"}, {"GET", "/v1/metrics"}, {"POST", "/v1/reset"}}) {
+      Reply r = request(method, path, auth);
+      EXPECT_EQ(r.status, 401) << method << " " << path << " with '" << auth << "': " << r;
+      EXPECT_THAT(ErrorOf(r), HasSubstr("Authorization: Bearer")) << r;
+    }
+  }
+  EXPECT_EQ(request("GET", "/v1/metrics", "Bearer s3cret-token").status, 409);  // nothing was updated
+  EXPECT_EQ(request("POST", "/v1/update", "Bearer s3cret-token").status, 200);
+  Reply m = request("GET", "/v1/metrics", "Bearer s3cret-token");
+  EXPECT_EQ(ValueOf(m.body, "binary_accuracy"), json(1.0)) << m;
+
+  std::ofstream(dir + "/empty") << "  \n";
+  for (const std::string& bad : {dir + "/empty", dir + "/absent", dir}) {
+    Invocation r = RunTally({"serve", "--port", "0", "--metric", "binary_accuracy", "--auth-token-file", bad});
+    EXPECT_NE(r.exit_code, 0) << r;
+    EXPECT_TRUE(OneCleanErrorLine(r, {"--auth-token-file"})) << r;
+  }
+}
+
 }  // namespace
 }  // namespace tally

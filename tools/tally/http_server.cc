@@ -16,7 +16,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
@@ -265,6 +267,11 @@ class HttpServer::Impl {
       path_known = true;
       if (r.method == method) p.route = &r;
     }
+    if (!options_.token.empty() && !Authorized(c)) {
+      p.response = Error(401, "missing or wrong token: send the header 'Authorization: Bearer <token>' "
+                              "with the token of --auth-token-file");
+      return false;
+    }
     if (p.route == nullptr) {
       p.response = path_known ? Error(405, absl::StrCat("method ", method, " not allowed on ", url))
                               : Error(404, absl::StrCat("no route ", url));
@@ -295,6 +302,17 @@ class HttpServer::Impl {
       p.body.reserve(static_cast<size_t>(declared));
     }
     return true;
+  }
+
+  // Authorized compares the bearer token in constant time.
+  bool Authorized(MHD_Connection* c) const {
+    const char* header = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    absl::string_view given = header == nullptr ? "" : header;
+    if (!absl::ConsumePrefix(&given, "Bearer ")) return false;
+    const std::string& want = options_.token;
+    unsigned diff = given.size() == want.size() ? 0 : 1;
+    for (size_t i = 0; i < want.size(); ++i) diff |= static_cast<unsigned char>(want[i]) ^ (i < given.size() ? static_cast<unsigned char>(given[i]) : 0u);
+    return diff == 0;
   }
 
   MHD_Result Answer(MHD_Connection* c, const Pending& p) {

@@ -22,6 +22,7 @@
 //   read when it declares its length); bodies buffered at once are bounded
 //   by `max_buffered_bytes` (503 past it); queued requests by
 //   `queue_per_thread` per worker (503 past it).
+// With a token, a request without it is answered 401 before anything else.
 #ifndef TALLY_TOOLS_TALLY_HTTP_SERVER_H_
 #define TALLY_TOOLS_TALLY_HTTP_SERVER_H_
 
@@ -64,6 +65,9 @@ struct HttpServerOptions {
   int request_timeout_s = 30;
   int64_t max_body_bytes = int64_t{16} << 20;
   int64_t max_buffered_bytes = int64_t{128} << 20;
+  // token, when set, must come with every request as
+  // `Authorization: Bearer <token>`; others are answered 401.
+  std::string token;
   // error renders an error answer's body (status, one line).
   std::function<std::string(int status, const std::string& message)> error;
 };

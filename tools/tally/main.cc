@@ -46,7 +46,7 @@ constexpr char kUsage[] =
     "                  [--checkpoint FILE] [--device DEV] [--backend eager|torchscript]\n"
     "                  [--max-body-bytes BYTES] [--max-state-bytes BYTES] [--dtype NAME=DTYPE ...]\n"
     "                  [--threads N] [--max-connections N] [--max-connections-per-client N]\n"
-    "                  [--idle-timeout SECONDS] [--request-timeout SECONDS]\n"
+    "                  [--idle-timeout SECONDS] [--request-timeout SECONDS] [--auth-token-file FILE]\n"
     "       tally list-metrics\n";
 
 // Args holds parsed flags: repeated ones keep every value.
@@ -252,7 +252,8 @@ absl::Status RunServe(int argc, char** argv) {
   TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
                                            {"metric", "host", "port", "checkpoint", "device", "backend", "max-body-bytes",
                                             "max-state-bytes", "dtype", "threads", "max-connections",
-                                            "max-connections-per-client", "idle-timeout", "request-timeout"},
+                                            "max-connections-per-client", "idle-timeout", "request-timeout",
+                                            "auth-token-file"},
                                            {}));
   ServeOptions opts;
   if (a.Has("metric")) opts.specs = a.values.at("metric");
@@ -294,6 +295,7 @@ absl::Status RunServe(int argc, char** argv) {
     }
   }
   opts.checkpoint = a.Get("checkpoint", "");
+  opts.auth_token_file = a.Get("auth-token-file", "");
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
   TALLY_ASSIGN_OR_RETURN(opts.backend, exec::ParseBackend(a.Get("backend", "eager")));
   return Serve(opts);

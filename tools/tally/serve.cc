@@ -24,6 +24,7 @@
 #include "engine/checkpoint_format.h"
 #include "engine/exec/aten_types.h"
 #include "engine/exec/torch_status.h"
+#include "engine/io/regular_file.h"
 #include "engine/session.h"
 #include "engine/status_macros.h"
 #include "metrics/registry.h"
@@ -360,6 +361,15 @@ absl::Status Serve(const ServeOptions& options) {
   http.max_body_bytes = options.max_body_bytes;
   http.max_buffered_bytes = std::max<int64_t>(options.max_body_bytes * 8, int64_t{64} << 20);
   http.error = &ErrorJson;
+  if (!options.auth_token_file.empty()) {
+    absl::StatusOr<std::string> token = io::ReadRegularFile(options.auth_token_file);
+    if (!token.ok()) return absl::Status(token.status().code(), absl::StrCat("--auth-token-file: ", token.status().message()));
+    http.token = std::string(absl::StripAsciiWhitespace(*token));
+    if (http.token.empty() || http.token.find_first_of(" \t\r\n") != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("--auth-token-file ", options.auth_token_file,
+                                                     ": the file must hold one token (no spaces)"));
+    }
+  }
   using Kind = HttpRoute::Kind;
   std::vector<HttpRoute> routes = {
       {"POST", "/v1/update", Kind::kWrite, [&](const std::string& body) { return state.Update(body); }},
@@ -377,11 +387,17 @@ absl::Status Serve(const ServeOptions& options) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   TALLY_ASSIGN_OR_RETURN(std::unique_ptr<HttpServer> server, HttpServer::Start(http, std::move(routes)));
-  if (!IsLoopback(options.host)) {
+  if (!IsLoopback(options.host) && !http.token.empty()) {
+    std::cerr << "tally serve: warning: listening on " << options.host << " port " << server->port()
+              << " over plain HTTP: the token (--auth-token-file) and the metrics cross the network unencrypted "
+                 "(put a TLS proxy in front)"
+              << std::endl;
+  } else if (!IsLoopback(options.host)) {
     std::cerr << "tally serve: warning: listening on " << options.host
               << " serves every client that can reach port " << server->port()
               << ", with no authentication: any of them can post updates, reset the metrics and read them "
-                 "(bind 127.0.0.1, the default, and put an authenticating proxy in front to serve others)"
+                 "(bind 127.0.0.1, the default, and put an authenticating proxy in front to serve others, or "
+                 "give --auth-token-file)"
               << std::endl;
   }
   std::cout << "listening on " << options.host << ":" << server->port() << std::endl;

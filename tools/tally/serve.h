@@ -46,6 +46,9 @@ struct ServeOptions {
   int max_connections_per_client = 64;
   int idle_timeout_s = 10;
   int request_timeout_s = 30;
+  // auth_token_file holds a token every request must bear
+  // (`Authorization: Bearer <token>`); empty: none.
+  std::string auth_token_file;
 };
 
 // IsLoopback tells a host that only this machine reaches (127.0.0.0/8, ::1,
