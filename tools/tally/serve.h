@@ -1,4 +1,4 @@
-// `tally serve`: an HTTP server (cpp-httplib) around one tally::Session
+// `tally serve`: an HTTP server (libmicrohttpd, http_server.h) around one tally::Session
 // (docs/cli.md, "serve").
 //
 // The first accepted update fixes the input signature (dtypes and trailing
