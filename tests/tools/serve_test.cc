@@ -915,6 +915,32 @@ TEST_F(ServeTest, CheckpointSurvivesKill9) {
   EXPECT_FALSE(HasTempFiles(dir, file));
 }
 
+// KillDuringCheckpointWrites has two clients write checkpoints in a loop
+// and kills the server (SIGKILL) once `writes` have succeeded (or 30 s
+// passed); it returns the successful writes.
+int KillDuringCheckpointWrites(ServerProcess& server, int writes) {
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 2; ++t) {
+    writers.emplace_back([&] {
+      Client c(server);
+      while (!stop.load()) {
+        if (c.Post("/v1/checkpoint", "").status == 200) ++written;
+      }
+    });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (written.load() < writes && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  server.Signal(SIGKILL);
+  stop.store(true);
+  for (std::thread& t : writers) t.join();
+  EXPECT_EQ(server.Wait().signal, SIGKILL);
+  return written.load();
+}
+
 // Verifies that a kill -9 while checkpoints are being written leaves a file
 // the next server restores (the write is atomic: the old or the new file,
 // both of the same state here), and no temp file after the restart.
@@ -929,26 +955,7 @@ TEST_F(ServeTest, KillDuringCheckpointWritesLeavesAValidFile) {
   for (int b = 0; b < 10; ++b) ASSERT_EQ(client.Update(Body(d, b * 20, (b + 1) * 20)).status, 200);
   const std::string state = client.Metrics().body;
   ASSERT_EQ(client.Post("/v1/checkpoint", "").status, 200);
-  std::atomic<bool> stop{false};
-  std::atomic<int> written{0};
-  std::vector<std::thread> writers;
-  for (int t = 0; t < 2; ++t) {
-    writers.emplace_back([&] {
-      Client c(*server);
-      while (!stop.load()) {
-        if (c.Post("/v1/checkpoint", "").status == 200) ++written;
-      }
-    });
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (written.load() < 20 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  server->Signal(SIGKILL);
-  stop.store(true);
-  for (std::thread& t : writers) t.join();
-  ASSERT_GE(written.load(), 20) << "checkpoints kept failing";
-  ASSERT_EQ(server->Wait().signal, SIGKILL);
+  ASSERT_GE(KillDuringCheckpointWrites(*server, 20), 20) << "checkpoints kept failing";
 
   auto restarted = SpawnServe(d.specs, {"--checkpoint", path});
   ASSERT_LISTENING(restarted);
@@ -1555,25 +1562,7 @@ TEST_F(ServeTest, SoakUnderFaults) {
   EXPECT_EQ(c, (Counters{500, 500 * kRows, static_cast<double>(rejected), 0}));
 
   // kill -9 while two clients write checkpoints.
-  std::atomic<bool> stop{false};
-  std::atomic<int> written{0};
-  std::vector<std::thread> writers;
-  for (int t = 0; t < 2; ++t) {
-    writers.emplace_back([&] {
-      Client w(*server);
-      while (!stop.load())
-        if (w.Post("/v1/checkpoint", "").status == 200) ++written;
-    });
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (written.load() < 10 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  server->Signal(SIGKILL);
-  stop.store(true);
-  for (std::thread& t : writers) t.join();
-  ASSERT_GE(written.load(), 10);
-  ASSERT_EQ(server->Wait().signal, SIGKILL);
+  ASSERT_GE(KillDuringCheckpointWrites(*server, 10), 10) << "checkpoints kept failing";
 
   auto restarted = SpawnServe(d.specs, flags);
   ASSERT_LISTENING(restarted);
@@ -1606,21 +1595,24 @@ TEST_F(ServeTest, SoakUnderFaults) {
 // integers, and after a reset the next update fixes the signature again
 // (the counters carried over).
 TEST_F(ServeTest, SignatureIsDeclaredWidenedOrRefixedAfterReset) {
-  {
-    auto server = SpawnServe({"binary_accuracy"}, {"--dtype", "preds=float32"});
+  struct Case {
+    std::vector<std::string> flags;
+    std::string first, then;
+  };
+  const Case cases[] = {
+      // Integer preds first, with preds declared float32.
+      {{"--dtype", "preds=float32"}, R"({"preds": [0, 1, 1], "target": [0, 1, 0]})",
+       R"({"preds": [0.9, 0.2], "target": [1, 0]})"},
+      // A bool target first: fixed as int64.
+      {{}, R"({"preds": [0.9, 0.2], "target": [true, false]})", R"({"preds": [0.9, 0.2], "target": [1, 0]})"},
+  };
+  for (const Case& k : cases) {
+    auto server = SpawnServe({"binary_accuracy"}, k.flags);
     ASSERT_LISTENING(server);
     Client c(*server);
-    ASSERT_EQ(c.Update(R"({"preds": [0, 1, 1], "target": [0, 1, 0]})").status, 200);  // integer preds first
-    Reply r = c.Update(R"({"preds": [0.9, 0.2], "target": [1, 0]})");
-    EXPECT_EQ(r.status, 200) << r;
-  }
-  {
-    auto server = SpawnServe({"binary_accuracy"});
-    ASSERT_LISTENING(server);
-    Client c(*server);
-    ASSERT_EQ(c.Update(R"({"preds": [0.9, 0.2], "target": [true, false]})").status, 200);
-    Reply r = c.Update(R"({"preds": [0.9, 0.2], "target": [1, 0]})");
-    EXPECT_EQ(r.status, 200) << r;
+    ASSERT_EQ(c.Update(k.first).status, 200);
+    Reply r = c.Update(k.then);
+    EXPECT_EQ(r.status, 200) << k.first << " then " << k.then << ": " << r;
   }
   auto server = SpawnServe({"binary_accuracy"});
   ASSERT_LISTENING(server);
