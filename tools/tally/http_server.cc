@@ -207,7 +207,10 @@ class HttpServer::Impl {
       const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
       const Client* client = info != nullptr ? static_cast<const Client*>(info->socket_context) : nullptr;
       p->reserved = client == nullptr || client->reserved;
-      if (!Admit(c, url, method, *p)) return Answer(c, *p);
+      if (!Admit(c, url, method, *p)) {
+        p->answered.store(true);  // a body that follows is dropped
+        return Answer(c, *p);
+      }
       return MHD_YES;
     }
     if (*size > 0) {  // a piece of the body
