@@ -1284,7 +1284,7 @@ class Raw {
           if (first.size() < 2 || !absl::SimpleAtoi(first[1], &r.status)) return Reply{};
           for (const std::string& l : lines) {
             absl::string_view v = l;
-            if (absl::ConsumePrefix(&v, "Content-Length: ")) absl::SimpleAtoi(v, &length);
+            if (absl::ConsumePrefix(&v, "Content-Length: ") && !absl::SimpleAtoi(v, &length)) return Reply{};
           }
         }
       }
