@@ -2,29 +2,17 @@
 
 #include "engine/state_budget.h"
 #include "engine/status_macros.h"
-#include "passes/canonicalize.h"
-#include "passes/cse.h"
-#include "passes/eliminate_dead_states.h"
-#include "passes/insert_transfers.h"
-#include "passes/narrow_states.h"
-#include "passes/place.h"
-#include "passes/remove_host_syncs.h"
+#include "passes/fuse.h"
+#include "passes/registry.h"
 
 namespace tally {
 
-std::unique_ptr<passes::PassPipeline> DefaultPipeline(const CompileOptions& options) {
-  const ir::Device& device = options.device;
-  auto p = std::make_unique<passes::PassPipeline>("default");
-  p->AddPass<passes::Canonicalize>();
-  p->AddPass<passes::Cse>();
-  p->AddPass<passes::EliminateDeadStates>();
-  p->AddPass<passes::NarrowStates>();
-  p->AddPass<passes::RemoveHostSyncs>();
-  p->AddPass<passes::Place>(device);
-  p->AddPass<passes::Fuse>(device, options.fuse_policy);
-  if (options.transfer_inputs) p->AddPass<passes::InsertTransfers>(device);
-  p->AddPass<passes::ProveSingleDevicePass>(device);
-  return p;
+passes::PassOptions PassOptionsOf(const CompileOptions& options) {
+  passes::PassOptions po;
+  po.device = options.device;
+  po.fuse_policy = options.fuse_policy;
+  po.transfer_inputs = options.transfer_inputs;
+  return po;
 }
 
 namespace {
@@ -44,12 +32,8 @@ absl::StatusOr<Compiled> Recompile(const ir::Module& m, const CompileOptions& op
   Compiled c;
   c.module = m.Clone();
   c.linked = m.Clone();
-  passes::PassPipeline p("placement");
-  p.AddPass<passes::Place>(options.device);
-  p.AddPass<passes::Fuse>(options.device, options.fuse_policy);
-  if (options.transfer_inputs) p.AddPass<passes::InsertTransfers>(options.device);
-  p.AddPass<passes::ProveSingleDevicePass>(options.device);
-  TALLY_RETURN_IF_ERROR(RunPipeline(p, c, options));
+  std::unique_ptr<passes::PassPipeline> p = passes::PlacementPipeline(PassOptionsOf(options));
+  TALLY_RETURN_IF_ERROR(RunPipeline(*p, c, options));
   return c;
 }
 
@@ -74,7 +58,7 @@ absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entri
   Compiled c;
   TALLY_ASSIGN_OR_RETURN(c.module, LinkCollection(entries));
   c.linked = c.module->Clone();
-  auto pipeline = DefaultPipeline(options);
+  auto pipeline = passes::DefaultPipeline(PassOptionsOf(options));
   pipeline->set_dump_after(options.dump_after);
   TALLY_RETURN_IF_ERROR(RunPipeline(*pipeline, c, options));
   return c;

@@ -13,6 +13,7 @@
 #include "passes/pipeline.h"
 #include "passes/fuse.h"
 #include "passes/prove_single_device.h"
+#include "passes/registry.h"
 
 namespace tally {
 
@@ -43,10 +44,8 @@ struct Compiled {
   std::vector<std::string> fusion_groups;  // from fuse
 };
 
-// DefaultPipeline returns the default pass pipeline for `device`:
-// canonicalize, cse, eliminate-dead-states, remove-host-syncs, place, fuse,
-// [insert-transfers,] prove-single-device.
-std::unique_ptr<passes::PassPipeline> DefaultPipeline(const CompileOptions& options);
+// PassOptionsOf is what the compiler's options say to the passes.
+passes::PassOptions PassOptionsOf(const CompileOptions& options);
 
 // CompileModule links `entries` and runs the default pipeline.
 absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entries,

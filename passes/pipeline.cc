@@ -4,13 +4,6 @@
 #include "engine/ir/printer.h"
 #include "engine/ir/verifier.h"
 #include "engine/status_macros.h"
-#include "passes/canonicalize.h"
-#include "passes/cse.h"
-#include "passes/eliminate_dead_states.h"
-#include "passes/narrow_states.h"
-#include "passes/place.h"
-#include "passes/remove_host_syncs.h"
-#include "passes/prove_single_device.h"
 
 namespace tally::passes {
 
@@ -38,18 +31,6 @@ absl::StatusOr<bool> PassPipeline::Run(ir::Module& m) {
     records_.push_back(std::move(rec));
   }
   return any;
-}
-
-absl::StatusOr<std::unique_ptr<Pass>> MakePass(absl::string_view name) {
-  if (name == "cse") return std::unique_ptr<Pass>(new Cse());
-  if (name == "eliminate-dead-states") return std::unique_ptr<Pass>(new EliminateDeadStates());
-  if (name == "narrow-states") return std::unique_ptr<Pass>(new NarrowStates());
-  if (name == "canonicalize") return std::unique_ptr<Pass>(new Canonicalize());
-  if (name == "remove-host-syncs") return std::unique_ptr<Pass>(new RemoveHostSyncs());
-  if (name == "place") return std::unique_ptr<Pass>(new Place(ir::Device{"cpu"}));
-  if (name == "prove-single-device") return std::unique_ptr<Pass>(new ProveSingleDevicePass(ir::Device{"cpu"}));
-  return absl::InvalidArgumentError(absl::StrCat("unknown pass '", name,
-                                                 "' (known: canonicalize, cse, eliminate-dead-states, narrow-states, remove-host-syncs, place, prove-single-device)"));
 }
 
 }  // namespace tally::passes

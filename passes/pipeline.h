@@ -7,6 +7,7 @@
 #ifndef TALLY_PASSES_PIPELINE_H_
 #define TALLY_PASSES_PIPELINE_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,9 +52,6 @@ class PassPipeline {
   std::vector<std::unique_ptr<Pass>> passes_;
   std::vector<PassRecord> records_;
 };
-
-// MakePass creates a pass by name (for `--passes=cse,...` in tools).
-absl::StatusOr<std::unique_ptr<Pass>> MakePass(absl::string_view name);
 
 }  // namespace tally::passes
 

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "passes/narrow_states.h"
 #include "passes/pipeline.h"
+#include "passes/registry.h"
 #include "tests/testlib/file_check.h"
 #include "tests/testlib/ir_testing.h"
 #include "tests/testlib/status_matchers.h"
@@ -149,7 +150,7 @@ TEST(NarrowStatesTest, KeepsEveryPartReadAndIsMadeByName) {
                  "    %2 = cast(%10) {dtype=\"f64\"} : f64[3]@cpu"}});
   auto m = Parse(all);
   ASSERT_NE(m, nullptr);
-  auto pass = MakePass("narrow-states");
+  auto pass = CreatePass("narrow-states");
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_THAT(RunPassForTest(**pass, *m), IsOkAndHolds(true));
   EXPECT_TRUE(FileCheck(ir::PrintModule(*m), R"(

@@ -1,4 +1,4 @@
-// Tests of PassPipeline and MakePass: the verifier between passes, errors
+// Tests of PassPipeline and the pass registry: the verifier between passes, errors
 // naming the pass, dumps recorded only for passes that changed the IR, the
 // per-pass log, and the name -> pass table.
 #include <memory>
@@ -11,6 +11,7 @@
 #include "passes/cse.h"
 #include "passes/eliminate_dead_states.h"
 #include "passes/pipeline.h"
+#include "passes/registry.h"
 #include "tests/testlib/file_check.h"
 #include "tests/testlib/ir_testing.h"
 #include "tests/testlib/status_matchers.h"
@@ -212,19 +213,21 @@ TEST(PipelineTest, PassErrorsNameThePass) {
   EXPECT_THAT(p.Run(*m), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("pass 'fail': cannot run here")));
 }
 
-// Verifies that MakePass knows every pass by its stable name, and that an
+// Verifies that CreatePass knows every pass by its stable name, and that an
 // unknown name is an InvalidArgument listing the known ones.
-TEST(PipelineTest, MakePassNames) {
-  for (const char* name : {"cse", "eliminate-dead-states", "canonicalize", "remove-host-syncs", "place",
-                           "prove-single-device"}) {
-    auto pass = MakePass(name);
+TEST(PipelineTest, CreatePassNames) {
+  EXPECT_THAT(PassNames(), ::testing::ElementsAre("canonicalize", "cse", "eliminate-dead-states", "narrow-states",
+                                                  "remove-host-syncs", "place", "fuse", "insert-transfers",
+                                                  "prove-single-device"));
+  for (const std::string& name : PassNames()) {
+    auto pass = CreatePass(name);
     ASSERT_THAT(pass, IsOk()) << name;
     EXPECT_EQ((*pass)->name(), name);
   }
-  EXPECT_THAT(MakePass("cse2"), StatusIs(absl::StatusCode::kInvalidArgument,
+  EXPECT_THAT(CreatePass("cse2"), StatusIs(absl::StatusCode::kInvalidArgument,
                                          ::testing::AllOf(HasSubstr("unknown pass 'cse2'"), HasSubstr("cse"),
                                                           HasSubstr("eliminate-dead-states"))));
-  EXPECT_THAT(MakePass(""), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(CreatePass(""), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 // Verifies that passes made by name run in a pipeline like the typed ones.
@@ -233,7 +236,7 @@ TEST(PipelineTest, PassesMadeByNameRun) {
   ASSERT_NE(m, nullptr);
   PassPipeline p("by-name");
   for (const char* name : {"cse", "eliminate-dead-states"}) {
-    auto pass = MakePass(name);
+    auto pass = CreatePass(name);
     ASSERT_THAT(pass, IsOk());
     p.AddPass(std::move(*pass));
   }

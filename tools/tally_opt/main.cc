@@ -12,8 +12,7 @@
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
 #include "passes/pipeline.h"
-#include "passes/place.h"
-#include "passes/prove_single_device.h"
+#include "passes/registry.h"
 
 int main(int argc, char** argv) {
   std::string passes, file = "-", device = "cpu";
@@ -33,13 +32,10 @@ int main(int argc, char** argv) {
   auto module = tally::ir::ParseModule(text.str());
   if (!module.ok()) { std::cerr << "tally_opt: error: " << module.status().message() << "\n"; return 1; }
   tally::passes::PassPipeline pipeline("tally_opt");
+  tally::passes::PassOptions options;
+  options.device = tally::ir::Device{device};
   for (absl::string_view name : absl::StrSplit(passes, ',', absl::SkipEmpty())) {
-    if (name == "place") { pipeline.AddPass<tally::passes::Place>(tally::ir::Device{device}); continue; }
-    if (name == "prove-single-device") {
-      pipeline.AddPass<tally::passes::ProveSingleDevicePass>(tally::ir::Device{device});
-      continue;
-    }
-    auto p = tally::passes::MakePass(name);
+    auto p = tally::passes::CreatePass(name, options);
     if (!p.ok()) { std::cerr << "tally_opt: error: " << p.status().message() << "\n"; return 1; }
     pipeline.AddPass(std::move(*p));
   }
