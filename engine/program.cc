@@ -12,6 +12,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "engine/exec/aten_types.h"
+#include "engine/exec/fold_state.h"
 #include "engine/exec/stream_copy.h"
 #include "engine/exec/torch_status.h"
 #include "engine/exec/torchscript/plan.h"
@@ -209,17 +210,9 @@ absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tens
   absl::Status st = exec::CatchTorch(
       [&] {
         for (size_t i = 0; i < states.size(); ++i) {
-          switch (states[i].reducer) {
-            case ir::Reducer::kSum:
-              if (!skip_sums) next[i] = current[i] + incoming[i];
-              break;
-            case ir::Reducer::kMax: next[i] = at::maximum(current[i], incoming[i]); break;
-            case ir::Reducer::kMin: next[i] = at::minimum(current[i], incoming[i]); break;
-            case ir::Reducer::kCat:
-              if (!skip_cats) next[i] = at::cat({current[i], incoming[i]}, 0);
-              break;
-            case ir::Reducer::kCustom: break;
-          }
+          const ir::Reducer r = states[i].reducer;
+          if ((r == ir::Reducer::kSum && skip_sums) || (r == ir::Reducer::kCat && skip_cats)) continue;
+          next[i] = exec::FoldState(r, current[i], incoming[i]);  // undefined for kCustom: merge plans below
         }
       },
       metric_names_);

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "engine/exec/aten_types.h"
+#include "engine/exec/fold_state.h"
 #include "engine/exec/torch_status.h"
 #include "engine/status_macros.h"
 
@@ -296,7 +297,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
 
   // 3. Cat, max/min and custom states: one byte buffer per rank, gathered,
   // then concatenated or folded in rank order. Max and min fold here with
-  // ATen's maximum/minimum, as in one process (Gloo's max drops a NaN that
+  // exec::FoldState, as in one process (Gloo's max drops a NaN that
   // at::maximum propagates).
   auto segment_bytes = [&](const Segment& s, int r) {
     return s.cat >= 0 ? lengths[r][s.cat] * s.row_bytes : s.row_bytes;
@@ -343,9 +344,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
               case ir::Reducer::kMax:
               case ir::Reducer::kMin: {
                 at::Tensor acc = parts[0];
-                for (int r = 1; r < world; ++r) {
-                  acc = s.reducer == ir::Reducer::kMax ? at::maximum(acc, parts[r]) : at::minimum(acc, parts[r]);
-                }
+                for (int r = 1; r < world; ++r) acc = exec::FoldState(s.reducer, acc, parts[r]);
                 synced[s.state] = acc;
                 break;
               }

@@ -1,0 +1,18 @@
+#include "engine/exec/fold_state.h"
+
+#include <ATen/ATen.h>
+
+namespace tally::exec {
+
+at::Tensor FoldState(ir::Reducer reducer, const at::Tensor& a, const at::Tensor& b) {
+  switch (reducer) {
+    case ir::Reducer::kSum: return a + b;
+    case ir::Reducer::kMax: return at::maximum(a, b);
+    case ir::Reducer::kMin: return at::minimum(a, b);
+    case ir::Reducer::kCat: return at::cat({a, b}, 0);
+    case ir::Reducer::kCustom: break;
+  }
+  return at::Tensor();
+}
+
+}  // namespace tally::exec

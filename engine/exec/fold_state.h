@@ -1,0 +1,20 @@
+// FoldState: the one definition of how two values of a state combine by its
+// reducer, shared by Program::Merge, the distributed sync and Session reads.
+#ifndef TALLY_ENGINE_EXEC_FOLD_STATE_H_
+#define TALLY_ENGINE_EXEC_FOLD_STATE_H_
+
+#include <ATen/core/Tensor.h>
+
+#include "engine/ir/module.h"
+
+namespace tally::exec {
+
+// FoldState returns `a` folded with `b`: sum, elementwise max or min (NaN
+// propagates), or `b`'s rows after `a`'s (cat, along dim 0). kCustom states
+// fold through their group's merge plan, not here: an undefined tensor.
+// ATen errors throw (callers run it under CatchTorch).
+at::Tensor FoldState(ir::Reducer reducer, const at::Tensor& a, const at::Tensor& b);
+
+}  // namespace tally::exec
+
+#endif  // TALLY_ENGINE_EXEC_FOLD_STATE_H_
