@@ -117,7 +117,8 @@ struct SessionOptions {
   // report as a deferred check) with that error, changing nothing, instead
   // of deferring it to every later Compute. Each update then first runs
   // through a scratch program (Program::CheckValues; pooled per set: as many
-  // as updates ever ran at once), which roughly doubles its cost. `tally serve` turns it on.
+  // as updates ever ran at once), which roughly doubles its cost.
+  // `tally serve` turns it on.
   bool reject_invalid_values = false;
   // prometheus_prefix starts every exported metric name ([a-zA-Z_:][a-zA-Z0-9_:]*).
   std::string prometheus_prefix = "tally";

@@ -1,5 +1,6 @@
 // FoldState: the one definition of how two values of a state combine by its
-// reducer, shared by Program::Merge, the distributed sync and Session reads.
+// reducer, shared by Program's fold (Merge, and through it Session reads)
+// and the distributed sync.
 #ifndef TALLY_ENGINE_EXEC_FOLD_STATE_H_
 #define TALLY_ENGINE_EXEC_FOLD_STATE_H_
 

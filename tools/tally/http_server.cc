@@ -16,7 +16,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
@@ -238,8 +237,7 @@ class HttpServer::Impl {
     // The whole request is in (or its task resumed the connection).
     if (p->answered.load()) return Answer(c, *p);
     if (p->too_large) {
-      p->response = Error(413, absl::StrCat("request body over ", options_.max_body_bytes,
-                                            " bytes (--max-body-bytes): send smaller batches"));
+      p->response = TooLarge();
       return Answer(c, *p);
     }
     if (p->queued) return MHD_YES;
@@ -293,8 +291,7 @@ class HttpServer::Impl {
     int64_t declared = 0;
     if (length != nullptr && absl::SimpleAtoi(length, &declared) && declared > 0) {
       if (declared > options_.max_body_bytes) {
-        p.response = Error(413, absl::StrCat("request body over ", options_.max_body_bytes,
-                                             " bytes (--max-body-bytes): send smaller batches"));
+        p.response = TooLarge();
         return false;
       }
       if (!Reserve(declared)) {
@@ -335,6 +332,13 @@ class HttpServer::Impl {
     r.status = status;
     r.body = options_.error ? options_.error(status, message) : message;
     return r;
+  }
+
+  // TooLarge answers a body over max_body_bytes, whether its declared
+  // length or the bytes that came said so.
+  HttpResponse TooLarge() const {
+    return Error(413, absl::StrCat("request body over ", options_.max_body_bytes,
+                                   " bytes (--max-body-bytes): send smaller batches"));
   }
 
   bool Reserve(int64_t bytes) {

@@ -236,22 +236,18 @@ class MetricsServer {
   // metrics take that (later 0/1 integers then fit; bools always widen).
   absl::StatusOr<dsl::Signature> SignatureFor(const NamedTensors& parsed) {
     TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(parsed));
-    bool widened = false;
+    std::vector<dsl::InputSpec*> widened;
     for (dsl::InputSpec& in : sig) {
       auto declared = options_.dtypes.find(in.name);
       if (declared != options_.dtypes.end()) {
         in.dtype = declared->second;
       } else if (in.dtype == ir::DType::kBool) {
         in.dtype = ir::DType::kInt64;
-        widened = true;
+        widened.push_back(&in);
       }
     }
-    if (widened && !Buildable(SignatureKey(sig), sig).ok()) {
-      for (dsl::InputSpec& in : sig)
-        if (options_.dtypes.find(in.name) == options_.dtypes.end() && in.dtype == ir::DType::kInt64) {
-          for (const auto& [name, t] : parsed)
-            if (name == in.name && t.scalar_type() == at::kBool) in.dtype = ir::DType::kBool;
-        }
+    if (!widened.empty() && !Buildable(SignatureKey(sig), sig).ok()) {
+      for (dsl::InputSpec* in : widened) in->dtype = ir::DType::kBool;
     }
     return sig;
   }
