@@ -20,7 +20,6 @@
 #include "engine/ir/types.h"
 #include "engine/prometheus.h"
 #include "engine/status_macros.h"
-#include "metrics/collection.h"
 
 namespace tally {
 namespace {
@@ -337,13 +336,7 @@ absl::StatusOr<std::vector<MetricValue>> Collect(const Program& p, const Session
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Session>> Session::CreateDefault(const std::vector<std::string>& metrics,
-                                                         const dsl::Signature& sig,
-                                                         SessionOptions options) {
-  return Create({MetricSetSpec{"default", metrics}}, sig, std::move(options));
-}
-
-absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<MetricSetSpec> sets,
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<BuiltMetricSet> sets,
                                                          const dsl::Signature& sig,
                                                          SessionOptions options) {
   if (sets.empty()) return absl::InvalidArgumentError("session: no metric set");
@@ -384,19 +377,23 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<MetricSetSp
   s->options_ = std::move(options);
   s->sig_ = sig;
   names.clear();
-  for (MetricSetSpec& spec : sets) {
+  for (BuiltMetricSet& spec : sets) {
     if (spec.name.empty() || !names.insert(spec.name).second) {
       return absl::InvalidArgumentError(absl::StrCat("session: metric set '", spec.name,
                                                      "': names must be unique and non-empty"));
     }
-    if (spec.metrics.empty()) {
+    if (spec.entries.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("session: metric set '", spec.name, "' has no metric"));
     }
     auto set = std::make_unique<MetricSet>();
     set->name = spec.name;
-    set->specs = spec.metrics;
-    TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries,
-                           metrics::BuildEntries(spec.metrics, sig, s->options_.device));
+    if (spec.specs.size() != spec.entries.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("session: metric set '", spec.name, "' has ",
+                                                     spec.specs.size(), " specs for ", spec.entries.size(),
+                                                     " metrics"));
+    }
+    set->specs = std::move(spec.specs);
+    const std::vector<CollectionEntry>& entries = spec.entries;
     for (const auto& e : entries) set->labels.push_back(e.label);
     CompileOptions co;
     co.device = s->options_.device;

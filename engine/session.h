@@ -75,16 +75,19 @@
 #include "absl/strings/string_view.h"
 #include "engine/dsl/builder.h"
 #include "engine/exec/plan_runner.h"
+#include "engine/metric.h"
 #include "engine/program.h"
 #include "engine/results.h"
 
 namespace tally {
 
-// MetricSetSpec names a collection of metric specs
-// (e.g. "multiclass_accuracy(num_classes=3, average=none)").
-struct MetricSetSpec {
+// BuiltMetricSet is a named collection of built metrics (metrics::BuildEntries;
+// api/session_factory.h builds them from spec strings). `specs`, one per
+// entry, are the metrics' identity: results and checkpoints name them.
+struct BuiltMetricSet {
   std::string name;
-  std::vector<std::string> metrics;
+  std::vector<std::string> specs;
+  std::vector<CollectionEntry> entries;
 };
 
 // WindowSpec declares a windowed view kept for every metric set.
@@ -146,13 +149,10 @@ struct SessionCounters {
 
 class Session {
  public:
-  // Create builds and compiles every set for `sig` (the eval path:
-  // tools::BuildEntries + Compile). Set names must be unique and non-empty.
-  static absl::StatusOr<std::unique_ptr<Session>> Create(std::vector<MetricSetSpec> sets,
-                                                         const dsl::Signature& sig,
-                                                         SessionOptions options = {});
-  // CreateDefault makes a session of one set named "default".
-  static absl::StatusOr<std::unique_ptr<Session>> CreateDefault(const std::vector<std::string>& metrics,
+  // Create compiles every set, built for `sig` on options.device. Set names
+  // must be unique and non-empty. From spec strings: CreateSession
+  // (api/session_factory.h).
+  static absl::StatusOr<std::unique_ptr<Session>> Create(std::vector<BuiltMetricSet> sets,
                                                          const dsl::Signature& sig,
                                                          SessionOptions options = {});
   ~Session();

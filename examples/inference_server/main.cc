@@ -27,7 +27,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "engine/ir/types.h"
-#include "engine/session.h"
+#include "api/tally.h"
 #include "engine/status_macros.h"
 #include "examples/inference_server/model.h"
 #include "examples/inference_server/self_test.h"
@@ -91,7 +91,7 @@ absl::Status Run(int argc, char** argv) {
   const std::string c = absl::StrCat("num_classes=", classes);
   TALLY_ASSIGN_OR_RETURN(
       std::unique_ptr<Session> session,
-      Session::CreateDefault({absl::StrCat("multiclass_accuracy(", c, ", average=micro)"),
+      tally::CreateDefaultSession({absl::StrCat("multiclass_accuracy(", c, ", average=micro)"),
                               absl::StrCat("multiclass_f1_score(", c, ", average=macro)"),
                               absl::StrCat("multiclass_confusion_matrix(", c, ")")},
                              {{"preds", ir::DType::kFloat32, {1, classes}}, {"target", ir::DType::kInt64, {1}}},

@@ -29,14 +29,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/io/npy.h"
-#include "engine/session.h"
+#include "api/tally.h"
 #include "gtest/gtest.h"
 #include <httplib.h>
 
 #include "nlohmann/json.hpp"
 #include "tests/tools/cli_testing.h"
 #include "tests/tools/server_process.h"
-#include "tools/tally/evaluate.h"
 #include "tools/tally/export.h"
 
 namespace tally {
@@ -99,7 +98,7 @@ std::string Label(const json& c) { return absl::StrCat(std::string(c["class"]), 
 void WriteSpecial(const std::string& kind, const std::string& path, const at::Tensor& t) {
   ::unlink(path.c_str());
   ::rmdir(path.c_str());
-  auto npy = tools::NpyFromTensor(t);
+  auto npy = tally::NpyFromTensor(t);
   ASSERT_TRUE(npy.ok());
   std::string bytes = io::SerializeNpy(*npy);
   if (kind == "fifo") {
@@ -143,7 +142,7 @@ TEST(BadInputTable, EvalExitsWithOneLineNamingTheCulprit) {
       if (files.contains(name)) {
         WriteSpecial(files[name], path, t);
       } else {
-        auto npy = tools::NpyFromTensor(t);
+        auto npy = tally::NpyFromTensor(t);
         ASSERT_TRUE(npy.ok());
         ASSERT_TRUE(io::WriteNpy(path, *npy).ok());
       }
@@ -167,9 +166,9 @@ TEST(BadInputTable, SessionRefusesAndChangesNothing) {
     so.reject_invalid_values = true;
     so.max_state_bytes = c.value("max_state_bytes", int64_t{0});
     const bool at_create = c.value("stage", "") == "create";
-    auto sig = tools::SignatureOf(InputsOf(at_create ? c["bad"] : c["good"]));
+    auto sig = tally::SignatureOf(InputsOf(at_create ? c["bad"] : c["good"]));
     ASSERT_TRUE(sig.ok()) << sig.status();
-    auto session = Session::CreateDefault(specs, *sig, so);
+    auto session = tally::CreateDefaultSession(specs, *sig, so);
     auto contains_names = [&](const absl::Status& st) {
       for (const std::string& n : Names(c)) {
         if (!absl::StrContains(st.message(), n)) return false;

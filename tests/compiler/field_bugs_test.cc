@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "ops/op_registry.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -22,9 +22,9 @@ absl::StatusOr<std::unique_ptr<Program>> Make(const std::vector<std::string>& sp
                                               CompileOptions co) {
   NamedTensors cpu;
   for (const auto& [k, t] : like) cpu.emplace_back(k, at::empty(t.sizes(), t.options().device(at::kCPU)));
-  auto sig = tools::SignatureOf(cpu);
+  auto sig = tally::SignatureOf(cpu);
   if (!sig.ok()) return sig.status();
-  auto entries = tools::BuildEntries(specs, *sig, co.device);
+  auto entries = tally::BuildEntries(specs, *sig, co.device);
   if (!entries.ok()) return entries.status();
   return Compile(*entries, co);
 }
@@ -78,10 +78,10 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
         if (metrics::FindMetric(absl::StrCat(t.task, "_", m.name)) == nullptr) continue;  // a task it does not take
         const std::string s = absl::StrCat(m.name, "(task=", t.task, t.args, extra, ")");
         SCOPED_TRACE(s);
-        tools::EvalOptions opts;
+        tally::EvalOptions opts;
         opts.checked = true;
         opts.batch_size = 5;
-        auto r = tools::Evaluate({s}, t.in, opts);
+        auto r = tally::Evaluate({s}, t.in, opts);
         EXPECT_TRUE(r.ok()) << r.status();
       }
       ++checked;
@@ -122,10 +122,10 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
     }
     for (const std::string& s : specs) {
       SCOPED_TRACE(s);
-      tools::EvalOptions opts;
+      tally::EvalOptions opts;
       opts.checked = true;
       opts.batch_size = 5;
-      auto r = tools::Evaluate({s}, in, opts);
+      auto r = tally::Evaluate({s}, in, opts);
       EXPECT_TRUE(r.ok()) << r.status();
     }
     ++checked;
@@ -156,13 +156,13 @@ TEST(FieldBugs, RankingOpsKeepTheDataDevice) {
                                            "binary_calibration_error(n_bins=10, norm=l2)"};
   const std::vector<std::string> multiclass = {"multiclass_calibration_error(num_classes=4, norm=max)"};
   for (exec::Backend backend : {exec::Backend::kEager, exec::Backend::kTorchScript}) {
-    tools::EvalOptions opts;
+    tally::EvalOptions opts;
     opts.checked = true;
     opts.batch_size = 7;
     opts.backend = backend;
-    auto r = tools::Evaluate(binary, {{"preds", probs}, {"target", labels}}, opts);
+    auto r = tally::Evaluate(binary, {{"preds", probs}, {"target", labels}}, opts);
     EXPECT_TRUE(r.ok()) << r.status();
-    r = tools::Evaluate(multiclass, {{"preds", scores}, {"target", classes}}, opts);
+    r = tally::Evaluate(multiclass, {{"preds", scores}, {"target", classes}}, opts);
     EXPECT_TRUE(r.ok()) << r.status();
   }
   CompileOptions co;
@@ -170,9 +170,9 @@ TEST(FieldBugs, RankingOpsKeepTheDataDevice) {
   for (const auto& [specs, like] :
        std::vector<std::pair<std::vector<std::string>, NamedTensors>>{
            {binary, {{"preds", probs}, {"target", labels}}}, {multiclass, {{"preds", scores}, {"target", classes}}}}) {
-    auto sig = tools::SignatureOf(like);
+    auto sig = tally::SignatureOf(like);
     ASSERT_TRUE(sig.ok());
-    auto entries = tools::BuildEntries(specs, *sig, co.device);
+    auto entries = tally::BuildEntries(specs, *sig, co.device);
     ASSERT_TRUE(entries.ok()) << entries.status();
     auto compiled = CompileModule(*entries, co);
     ASSERT_TRUE(compiled.ok()) << compiled.status();

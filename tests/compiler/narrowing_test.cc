@@ -14,11 +14,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/compiler.h"
-#include "engine/session.h"
+#include "api/tally.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testlib/status_matchers.h"
-#include "tools/tally/evaluate.h"
 
 namespace tally {
 namespace {
@@ -47,9 +46,9 @@ NamedTensors Inputs(int64_t n, int64_t c, bool scores, int64_t extra, uint64_t s
 }
 
 std::vector<at::Tensor> Values(const std::vector<std::string>& specs, const NamedTensors& in, int64_t batch) {
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.batch_size = batch;
-  auto r = tools::Evaluate(specs, in, o);
+  auto r = tally::Evaluate(specs, in, o);
   EXPECT_TRUE(r.ok()) << r.status();
   std::vector<at::Tensor> out;
   if (r.ok()) {
@@ -60,8 +59,8 @@ std::vector<at::Tensor> Values(const std::vector<std::string>& specs, const Name
 
 // FixedStateBytes compiles `specs` for `in` and returns its fixed-size state bytes.
 int64_t FixedStateBytes(const std::vector<std::string>& specs, const NamedTensors& in) {
-  auto sig = tools::SignatureOf(in);
-  auto entries = tools::BuildEntries(specs, *sig, ir::Device{});
+  auto sig = tally::SignatureOf(in);
+  auto entries = tally::BuildEntries(specs, *sig, ir::Device{});
   EXPECT_TRUE(entries.ok()) << entries.status();
   auto c = CompileModule(*entries, CompileOptions{});
   EXPECT_TRUE(c.ok()) << c.status();
@@ -188,8 +187,8 @@ TEST(StateBudget, AMatrixOverTheBudgetFailsBeforeAllocating) {
   // the budget, and that nothing of that size was allocated.
   NamedTensors in = Inputs(10, 3, false, 0, 1);
   const int64_t before = PeakRssKb();
-  tools::EvalOptions o;
-  auto r = tools::Evaluate({"multiclass_confusion_matrix(num_classes=131072)"}, in, o);
+  tally::EvalOptions o;
+  auto r = tally::Evaluate({"multiclass_confusion_matrix(num_classes=131072)"}, in, o);
   EXPECT_THAT(r.status(), StatusIs(absl::StatusCode::kResourceExhausted,
                                    AllOf(HasSubstr("multiclass_confusion_matrix"), HasSubstr("num_classes=131072"),
                                          HasSubstr("137438953472 bytes"), HasSubstr("--max-state-bytes"))));
@@ -202,19 +201,19 @@ TEST(StateBudget, AnExplicitBudgetIsHonouredEverywhere) {
   // with 1 MB and fails with 50,000 bytes, in Evaluate and in Session; a
   // narrowed metric of the same C fits the small budget.
   NamedTensors in = Inputs(10, 100, false, 0, 1);
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.max_state_bytes = 1 << 20;
-  EXPECT_TRUE(tools::Evaluate({"multiclass_confusion_matrix(num_classes=100)"}, in, o).ok());
+  EXPECT_TRUE(tally::Evaluate({"multiclass_confusion_matrix(num_classes=100)"}, in, o).ok());
   o.max_state_bytes = 50000;
-  EXPECT_THAT(tools::Evaluate({"multiclass_confusion_matrix(num_classes=100)"}, in, o).status(),
+  EXPECT_THAT(tally::Evaluate({"multiclass_confusion_matrix(num_classes=100)"}, in, o).status(),
               StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("80000 bytes")));
-  EXPECT_TRUE(tools::Evaluate({"multiclass_f1_score(num_classes=100)"}, in, o).ok());
+  EXPECT_TRUE(tally::Evaluate({"multiclass_f1_score(num_classes=100)"}, in, o).ok());
   SessionOptions so;
   so.max_state_bytes = 50000;
-  auto sig = tools::SignatureOf(in);
-  auto s = Session::CreateDefault({"multiclass_confusion_matrix(num_classes=100)"}, *sig, so);
+  auto sig = tally::SignatureOf(in);
+  auto s = tally::CreateDefaultSession({"multiclass_confusion_matrix(num_classes=100)"}, *sig, so);
   EXPECT_THAT(s.status(), StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("num_classes=100")));
-  EXPECT_TRUE(Session::CreateDefault({"multiclass_accuracy(num_classes=100)"}, *sig, so).ok());
+  EXPECT_TRUE(tally::CreateDefaultSession({"multiclass_accuracy(num_classes=100)"}, *sig, so).ok());
 }
 
 }  // namespace

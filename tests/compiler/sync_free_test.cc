@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "ops/op_registry.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -108,9 +108,9 @@ absl::StatusOr<Compiled> CompileFor(const std::vector<std::string>& specs, const
                                     const ir::Device& device) {
   NamedTensors cpu;
   for (const auto& [k, t] : inputs) cpu.emplace_back(k, at::empty(t.sizes(), t.options().device(at::kCPU)));
-  auto sig = tools::SignatureOf(cpu);
+  auto sig = tally::SignatureOf(cpu);
   if (!sig.ok()) return sig.status();
-  auto entries = tools::BuildEntries(specs, *sig, device);
+  auto entries = tally::BuildEntries(specs, *sig, device);
   if (!entries.ok()) return entries.status();
   CompileOptions co;
   co.device = device;
@@ -225,9 +225,9 @@ TEST(ProgramTo, MovesStatesAndReproves) {
   // Verifies that Program::To recompiles for the new device (every value of
   // the moved program on it), carries the states over, and that a device
   // this machine lacks is a clear error, not a crash.
-  auto sig = tools::SignatureOf({{"preds", at::empty({4, 3})}, {"target", at::empty({4}, at::kLong)}});
+  auto sig = tally::SignatureOf({{"preds", at::empty({4, 3})}, {"target", at::empty({4}, at::kLong)}});
   ASSERT_TRUE(sig.ok());
-  auto entries = tools::BuildEntries({"multiclass_accuracy(num_classes=3)"}, *sig, ir::Device{});
+  auto entries = tally::BuildEntries({"multiclass_accuracy(num_classes=3)"}, *sig, ir::Device{});
   ASSERT_TRUE(entries.ok());
   auto prog = Compile(*entries, CompileOptions{});
   ASSERT_TRUE(prog.ok());

@@ -13,8 +13,7 @@
 #include <vector>
 
 #include "engine/compiler.h"
-#include "engine/session.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace {
 
@@ -40,7 +39,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> specs = {"multiclass_accuracy(num_classes=3, average=none)",
                                           "multiclass_confusion_matrix(num_classes=3)",
                                           "multiclass_f1_score(num_classes=3, average=macro)"};
-  auto sig = tally::tools::SignatureOf(Rows(batch, 0));
+  auto sig = tally::SignatureOf(Rows(batch, 0));
   int max_threads = 0;
   for (int t : thread_counts) max_threads = std::max(max_threads, t);
   std::vector<std::vector<NamedTensors>> batches(max_threads);
@@ -55,7 +54,7 @@ int main(int argc, char** argv) {
   std::printf("collection: %zu classification metrics (one confusion matrix), %d rows per update, %u hardware threads\n",
               specs.size(), batch, std::thread::hardware_concurrency());
   {
-    auto entries = tally::tools::BuildEntries(specs, *sig, {});
+    auto entries = tally::BuildEntries(specs, *sig, {});
     auto program = tally::Compile(*entries, {});
     auto t0 = std::chrono::steady_clock::now();
     for (const auto& b : batches[0]) (void)(*program)->Update(b);
@@ -66,7 +65,7 @@ int main(int argc, char** argv) {
   for (int threads : thread_counts) {
     tally::SessionOptions options;
     options.micro_batching.max_rows = micro;
-    auto session = tally::Session::CreateDefault(specs, *sig, options);
+    auto session = tally::CreateDefaultSession(specs, *sig, options);
     if (!session.ok()) {
       std::fprintf(stderr, "%s\n", session.status().ToString().c_str());
       return 1;

@@ -22,12 +22,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "engine/session.h"
+#include "api/tally.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/engine/session_testing.h"
 #include "tests/testlib/status_matchers.h"
-#include "tools/tally/evaluate.h"
 
 namespace tally {
 namespace {
@@ -87,7 +86,7 @@ TEST_P(EightThreadsTest, GiveExactlyTheSingleThreadedResultWhileReadersRace) {
   // Real clock; the test ends well within an hour's 3 newest intervals, so
   // this window holds every update.
   o.windows.push_back({"last_hour", WindowSpec::Kind::kSeconds, 3600, 4});
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig(), o));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, tally::CreateSession(TwoSets(), Sig(), o));
   std::vector<NamedTensors> data;
   for (int t = 0; t < kThreads; ++t) data.push_back(Rows(kUpdates * kBatch, 100 + t));
   NamedTensors bad = Rows(kBatch, 99);
@@ -122,7 +121,7 @@ TEST_P(EightThreadsTest, GiveExactlyTheSingleThreadedResultWhileReadersRace) {
   // exported matrix holds exactly the exported rows, and a checkpoint loaded
   // into another session does too.
   std::thread export_reader([&] {
-    TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> restored, Session::Create(TwoSets(), Sig()));
+    TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> restored, tally::CreateSession(TwoSets(), Sig()));
     std::vector<int64_t> last_counts;
     int i = 0;
     do {
@@ -168,7 +167,7 @@ TEST_P(EightThreadsTest, GiveExactlyTheSingleThreadedResultWhileReadersRace) {
 
   // Exactly the single-threaded session fed every row in one update: the
   // values, the states, and (every update is in it) the hour window.
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> ref, Session::Create(TwoSets(), Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> ref, tally::CreateSession(TwoSets(), Sig()));
   ASSERT_THAT(ref->Update(CatRows(data)), IsOk());
   for (const char* set : {"cls", "agg"}) {
     SCOPED_TRACE(set);
@@ -199,7 +198,7 @@ TEST_P(EightThreadsTest, GiveExactlyTheSingleThreadedResultWhileReadersRace) {
   EXPECT_EQ(SampleSum(text, "tally_rejected_updates_total{set=\"agg\"} "), kThreads * (kUpdates / kBadEvery));
   // A checkpoint of the final state restores it exactly.
   ASSERT_THAT(s->SaveCheckpoint(path), IsOk());
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> restored, Session::Create(TwoSets(), Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> restored, tally::CreateSession(TwoSets(), Sig()));
   ASSERT_THAT(restored->LoadCheckpoint(path), IsOk());
   ExpectSameValues(*restored->Compute("cls"), *ref->Compute("cls"));
   EXPECT_EQ(restored->Counters("cls")->updates, kThreads * kUpdates);
@@ -212,10 +211,10 @@ INSTANTIATE_TEST_SUITE_P(Modes, EightThreadsTest,
 
 TEST(SessionConcurrencyTest, ThreadsThatComeAndGoAndSessionsSharingThreadsAreAllCounted) {
   constexpr int kWaves = 4, kThreadsPerWave = 4, kUpdates = 200, kBatch = 3;
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> a, Session::Create(TwoSets(), Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> a, tally::CreateSession(TwoSets(), Sig()));
   SessionOptions batched;
   batched.micro_batching.max_rows = 16;
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, Session::Create(TwoSets(), Sig(), batched));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, tally::CreateSession(TwoSets(), Sig(), batched));
   std::vector<NamedTensors> data;
   for (int t = 0; t < kWaves * kThreadsPerWave; ++t) data.push_back(Rows(kUpdates * kBatch, 500 + t));
   std::atomic<bool> done{false};
@@ -253,7 +252,7 @@ TEST(SessionConcurrencyTest, ThreadsThatComeAndGoAndSessionsSharingThreadsAreAll
 }
 
 TEST(SessionConcurrencyTest, AReadSeesEveryUpdateThatReturnedBeforeIt) {
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::CreateDefault({"sum"}, Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, tally::CreateDefaultSession({"sum"}, Sig()));
   NamedTensors rows = Rows(64, 7);
   double expected = 0;
   for (int i = 0; i < 16; ++i) {
@@ -274,8 +273,8 @@ TEST(SessionConcurrencyTest, CatStatesFromManyThreadsGiveTheSingleThreadedResult
                         {"target", at::randint(0, 2, {n}, gen, at::kLong)},
                         {"indexes", at::randint(0, 40, {n}, gen, at::kLong)}};
   };
-  TALLY_ASSERT_OK_AND_ASSIGN(auto sig, tools::SignatureOf(rows_for(4, 0)));
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::CreateDefault(specs, sig));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto sig, tally::SignatureOf(rows_for(4, 0)));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, tally::CreateDefaultSession(specs, sig));
   std::vector<NamedTensors> data;
   for (int t = 0; t < kThreads; ++t) data.push_back(rows_for(kUpdates * kBatch, 400 + t));
   std::atomic<bool> done{false};
@@ -291,7 +290,7 @@ TEST(SessionConcurrencyTest, CatStatesFromManyThreadsGiveTheSingleThreadedResult
   for (auto& th : threads) th.join();
   done = true;
   reader.join();
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> ref, Session::CreateDefault(specs, sig));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> ref, tally::CreateDefaultSession(specs, sig));
   ASSERT_THAT(ref->Update(CatRows(data)), IsOk());
   TALLY_ASSERT_OK_AND_ASSIGN(auto got, s->Compute());
   TALLY_ASSERT_OK_AND_ASSIGN(auto want, ref->Compute());
@@ -311,7 +310,7 @@ TEST(SessionConcurrencyTest, MicroBatchedUpdatesGiveTheSameResults) {
   SessionOptions o;
   o.micro_batching.max_rows = 32;
   o.windows.push_back({"last100", WindowSpec::Kind::kUpdates, 100, 4});
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig(), o));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, tally::CreateSession(TwoSets(), Sig(), o));
   // A queued update is visible to the next read.
   NamedTensors first = Rows(kBatch, 50);
   ASSERT_THAT(s->Update(first), IsOk());
@@ -343,8 +342,8 @@ TEST(SessionConcurrencyTest, MicroBatchedUpdatesGiveTheSameResults) {
   // One thread: the window matches an unbatched session's.
   SessionOptions plain = o;
   plain.micro_batching.max_rows = 0;
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> a, Session::Create(TwoSets(), Sig(), o));
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, Session::Create(TwoSets(), Sig(), plain));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> a, tally::CreateSession(TwoSets(), Sig(), o));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, tally::CreateSession(TwoSets(), Sig(), plain));
   for (int u = 0; u < 230; ++u) {
     NamedTensors batch = Slice(data[0], u * kBatch, kBatch);
     ASSERT_THAT(a->Update(batch), IsOk());
@@ -360,7 +359,7 @@ TEST(SessionConcurrencyTest, ReadsResetsAndCheckpointsRaceSafelyWithUpdates) {
   SessionOptions o;
   o.windows.push_back({"last64", WindowSpec::Kind::kUpdates, 64, 4});
   o.micro_batching.max_rows = 16;
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig(), o));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, tally::CreateSession(TwoSets(), Sig(), o));
   ASSERT_THAT(s->SaveCheckpoint(path), IsOk());
   std::atomic<bool> done{false};
   std::atomic<int> failures{0};

@@ -2,7 +2,7 @@
 // windows, Prometheus export and checkpoints — gives the results of one
 // single-threaded program fed the same rows. Concurrent updates and reads are
 // session_concurrency_test's.
-#include "engine/session.h"
+#include "api/tally.h"
 
 #include <ATen/ATen.h>
 #include <unistd.h>
@@ -24,7 +24,6 @@
 #include "gtest/gtest.h"
 #include "tests/engine/session_testing.h"
 #include "tests/testlib/status_matchers.h"
-#include "tools/tally/evaluate.h"
 
 namespace tally {
 namespace {
@@ -46,7 +45,7 @@ using ::tally::testing::ValueOf;
 using ::testing::HasSubstr;
 
 TEST(SessionTest, BadInputIsAClearErrorAndChangesNothing) {
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, tally::CreateSession(TwoSets(), Sig()));
   NamedTensors rows = Rows(8, 1);
   ASSERT_THAT(s->Update(rows), IsOk());
   TALLY_ASSERT_OK_AND_ASSIGN(auto cls0, s->Compute("cls"));
@@ -90,7 +89,7 @@ TEST(SessionTest, BadInputIsAClearErrorAndChangesNothing) {
 TEST(SessionTest, RejectInvalidValuesRefusesABadBatchAndChangesNothing) {
   SessionOptions options;
   options.reject_invalid_values = true;
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig(), options));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, tally::CreateSession(TwoSets(), Sig(), options));
   NamedTensors rows = Rows(8, 1);
   ASSERT_THAT(s->Update(rows), IsOk());
   TALLY_ASSERT_OK_AND_ASSIGN(auto cls0, s->Compute("cls"));
@@ -125,10 +124,10 @@ TEST(SessionTest, RejectInvalidValuesJudgesRetrievalTargetsNotMissingPositives) 
   NamedTensors q = {{"preds", at::tensor({0.9, 0.2, 0.5, 0.1}, at::kFloat)},
                     {"target", at::tensor({0, 0, 1, 0}, at::kLong)},
                     {"indexes", at::tensor({0, 0, 1, 1}, at::kLong)}};
-  TALLY_ASSERT_OK_AND_ASSIGN(dsl::Signature sig, tools::SignatureOf(q));
+  TALLY_ASSERT_OK_AND_ASSIGN(dsl::Signature sig, tally::SignatureOf(q));
   TALLY_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Session> s,
-      Session::CreateDefault({"retrieval_recall(empty_target_action=error)", "retrieval_reciprocal_rank"}, sig,
+      tally::CreateDefaultSession({"retrieval_recall(empty_target_action=error)", "retrieval_reciprocal_rank"}, sig,
                              options));
   // Query 0 has no positive yet: only the whole state can tell, so the batch
   // is accepted (Compute reports it), and a later batch completes it.
@@ -152,7 +151,7 @@ TEST(SessionTest, RejectInvalidValuesJudgesRetrievalTargetsNotMissingPositives) 
 }
 
 TEST(SessionTest, SetsAreIndependentAndResetEmptiesThem) {
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, tally::CreateSession(TwoSets(), Sig()));
   EXPECT_THAT(s->set_names(), ::testing::ElementsAre("cls", "agg"));
   NamedTensors rows = Rows(8, 2);
   ASSERT_THAT(s->Update("agg", Only(rows, {"value"})), IsOk());
@@ -167,15 +166,15 @@ TEST(SessionTest, SetsAreIndependentAndResetEmptiesThem) {
   EXPECT_EQ(after[0].value.tensor.item<double>(), 0.0);
   TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters a, s->Counters("agg"));
   EXPECT_EQ(a.updates, 1);  // counters keep counting across Reset
-  EXPECT_THAT(Session::Create({{"x", {"sum"}}, {"x", {"mean"}}}, Sig()),
+  EXPECT_THAT(tally::CreateSession({{"x", {"sum"}}, {"x", {"mean"}}}, Sig()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metric set 'x'")));
-  EXPECT_THAT(Session::CreateDefault({"no_such_metric"}, Sig()), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(tally::CreateDefaultSession({"no_such_metric"}, Sig()), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(SessionTest, UpdateCountWindowCoversTheLastIntervals) {
   SessionOptions o;
   o.windows.push_back({"last4", WindowSpec::Kind::kUpdates, 4, 2});  // 2 intervals of 2 updates
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::CreateDefault({"sum"}, Sig(), o));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, tally::CreateDefaultSession({"sum"}, Sig(), o));
   auto one = [](double v) { return NamedTensors{{"value", at::full({1}, v, at::kDouble)}}; };
   for (int i = 1; i <= 10; ++i) ASSERT_THAT(s->Update(one(i)), IsOk());
   TALLY_ASSERT_OK_AND_ASSIGN(auto w, s->ComputeWindow("default", "last4"));
@@ -192,7 +191,7 @@ TEST(SessionTest, UpdateCountWindowCoversTheLastIntervals) {
   EXPECT_EQ(Sum(w), 11 + 12 + 13);
   EXPECT_THAT(s->ComputeWindow("default", "nope"), StatusIs(absl::StatusCode::kNotFound));
   o.windows = {{"bad", WindowSpec::Kind::kUpdates, 5, 2}};
-  EXPECT_THAT(Session::CreateDefault({"sum"}, Sig(), o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("divide")));
+  EXPECT_THAT(tally::CreateDefaultSession({"sum"}, Sig(), o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("divide")));
 }
 
 TEST(SessionTest, CheckpointRestoresUpdateWindowsAndRestartsTimeWindows) {
@@ -203,15 +202,15 @@ TEST(SessionTest, CheckpointRestoresUpdateWindowsAndRestartsTimeWindows) {
   o.windows.push_back({"last10s", WindowSpec::Kind::kSeconds, 10, 2});
   o.now_ns = [now] { return now->load(); };
   auto one = [](double v) { return NamedTensors{{"value", at::full({1}, v, at::kDouble)}}; };
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> a, Session::CreateDefault({"sum"}, Sig(), o));
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, Session::CreateDefault({"sum"}, Sig(), o));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> a, tally::CreateDefaultSession({"sum"}, Sig(), o));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, tally::CreateDefaultSession({"sum"}, Sig(), o));
   for (int i = 1; i <= 7; ++i) {
     ASSERT_THAT(a->Update(one(i)), IsOk());
     ASSERT_THAT(b->Update(one(i)), IsOk());
   }
   ASSERT_THAT(a->SaveCheckpoint(path), IsOk());
   ASSERT_THAT(a->Update(one(100)), IsOk());  // undone by the load
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> c, Session::CreateDefault({"sum"}, Sig(), o));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> c, tally::CreateDefaultSession({"sum"}, Sig(), o));
   ASSERT_THAT(a->LoadCheckpoint(path), IsOk());
   ASSERT_THAT(c->LoadCheckpoint(path), IsOk());
   // Restored where it stopped: 5 + 6 + 7 (updates 4..7 with one interval
@@ -236,7 +235,7 @@ TEST(SessionTest, CheckpointRestoresUpdateWindowsAndRestartsTimeWindows) {
   // A session declaring the window otherwise restores everything else.
   SessionOptions other = o;
   other.windows[0].buckets = 4;
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> d, Session::CreateDefault({"sum"}, Sig(), other));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> d, tally::CreateDefaultSession({"sum"}, Sig(), other));
   ASSERT_THAT(d->LoadCheckpoint(path), IsOk());
   TALLY_ASSERT_OK_AND_ASSIGN(auto dw, d->ComputeWindow("default", "last4"));
   EXPECT_EQ(Sum(dw), 0);
@@ -249,7 +248,7 @@ TEST(SessionTest, TimeWindowCoversTheLastSeconds) {
   SessionOptions o;
   o.now_ns = [now] { return now->load(); };
   o.windows.push_back({"last10s", WindowSpec::Kind::kSeconds, 10, 5});  // 2 s intervals
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::CreateDefault({"sum", "mean"}, Sig(), o));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, tally::CreateDefaultSession({"sum", "mean"}, Sig(), o));
   auto one = [](double v) { return NamedTensors{{"value", at::full({1}, v, at::kDouble)}}; };
   const int64_t sec = 1000000000;
   ASSERT_THAT(s->Update(one(1)), IsOk());
@@ -366,7 +365,7 @@ TEST(SessionTest, PrometheusExportParsesBackToEveryValue) {
   SessionOptions o;
   o.windows.push_back({"last4", WindowSpec::Kind::kUpdates, 4, 2});
   TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
-                             Session::Create({{"cls", {kAcc, kConfmat, kF1}},
+                             tally::CreateSession({{"cls", {kAcc, kConfmat, kF1}},
                                               {weird, {"sum", "mean", "max", "min"}},
                                               {"empty", {"mean"}}},
                                              Sig(), o));
@@ -432,14 +431,14 @@ TEST(SessionTest, PrometheusExportParsesBackToEveryValue) {
   EXPECT_THAT(text, HasSubstr(" +Inf\n"));
   EXPECT_THAT(text, HasSubstr(" NaN\n"));
   o.prometheus_prefix = "9bad";
-  EXPECT_THAT(Session::CreateDefault({"sum"}, Sig(), o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prometheus_prefix")));
+  EXPECT_THAT(tally::CreateDefaultSession({"sum"}, Sig(), o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prometheus_prefix")));
 }
 
 TEST(SessionTest, PrometheusLabelsTuplePartsAndMatrixCells) {
   NamedTensors rows = {{"preds", at::tensor({0.1f, 0.7f, 0.4f, 0.9f})}, {"target", at::tensor({0L, 1L, 0L, 1L})}};
-  TALLY_ASSERT_OK_AND_ASSIGN(auto sig, tools::SignatureOf(rows));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto sig, tally::SignatureOf(rows));
   TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
-                             Session::CreateDefault({"binary_roc(thresholds=3)", "binary_confusion_matrix"}, sig));
+                             tally::CreateDefaultSession({"binary_roc(thresholds=3)", "binary_confusion_matrix"}, sig));
   ASSERT_THAT(s->Update(rows), IsOk());
   TALLY_ASSERT_OK_AND_ASSIGN(auto values, s->Compute());
   Parsed p = ParseExposition(s->ExportPrometheus());
@@ -474,8 +473,8 @@ void WriteAll(const std::string& path, const std::string& bytes) {
 TEST(SessionTest, CheckpointRestoresExactlyWhereItStopped) {
   const std::string path = TempPath("ckpt_roundtrip");
   NamedTensors rows = Rows(40, 4);
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> a, Session::Create(TwoSets(), Sig()));
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, Session::Create(TwoSets(), Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> a, tally::CreateSession(TwoSets(), Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> b, tally::CreateSession(TwoSets(), Sig()));
   for (int i = 0; i < 5; ++i) {
     ASSERT_THAT(a->Update(Slice(rows, 4 * i, 4)), IsOk());
     ASSERT_THAT(b->Update(Slice(rows, 4 * i, 4)), IsOk());
@@ -507,10 +506,10 @@ TEST(SessionTest, CheckpointRestoresExactlyWhereItStopped) {
     EXPECT_EQ(saved[i].dtype, Sig()[i].dtype);
     EXPECT_EQ(saved[i].shape, Sig()[i].shape);
   }
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> c, Session::Create(TwoSets(), saved));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> c, tally::CreateSession(TwoSets(), saved));
   ASSERT_THAT(c->LoadCheckpoint(path), IsOk());
   TALLY_ASSERT_OK_AND_ASSIGN(auto restored, c->Compute("cls"));
-  TALLY_ASSERT_OK_AND_ASSIGN(auto five, Session::Create(TwoSets(), Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto five, tally::CreateSession(TwoSets(), Sig()));
   ASSERT_THAT(five->Update(Slice(rows, 0, 20)), IsOk());
   ExpectSameValues(restored, *five->Compute("cls"));
   // No temporary file is left beside it.
@@ -522,7 +521,7 @@ TEST(SessionTest, CorruptTruncatedOrForeignCheckpointsAreRejectedAndChangeNothin
   const std::string path = TempPath("ckpt_bad");
   const std::string bad_path = TempPath("ckpt_bad_copy");
   NamedTensors rows = Rows(16, 5);
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, Session::Create(TwoSets(), Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s, tally::CreateSession(TwoSets(), Sig()));
   ASSERT_THAT(s->Update(rows), IsOk());
   ASSERT_THAT(s->SaveCheckpoint(path), IsOk());
   const std::string good = ReadAll(path);
@@ -555,17 +554,17 @@ TEST(SessionTest, CorruptTruncatedOrForeignCheckpointsAreRejectedAndChangeNothin
 
   // Other metric sets: other specs, other set names, other inputs for the
   // same specs (float32 values), fewer sets.
-  TALLY_ASSERT_OK_AND_ASSIGN(auto other_specs, Session::Create({{"cls", {kAcc, kF1}}, {"agg", {"sum", "mean"}}}, Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto other_specs, tally::CreateSession({{"cls", {kAcc, kF1}}, {"agg", {"sum", "mean"}}}, Sig()));
   EXPECT_THAT(other_specs->LoadCheckpoint(path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("other metrics")));
-  TALLY_ASSERT_OK_AND_ASSIGN(auto other_names, Session::Create({{"x", {kAcc, kConfmat, kF1}}, {"agg", {"sum", "mean"}}}, Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto other_names, tally::CreateSession({{"x", {kAcc, kConfmat, kF1}}, {"agg", {"sum", "mean"}}}, Sig()));
   EXPECT_THAT(other_names->LoadCheckpoint(path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metric set 'cls'")));
   dsl::Signature f32 = Sig();
   for (auto& in : f32)
     if (in.name == "value") in.dtype = ir::DType::kFloat32;
-  TALLY_ASSERT_OK_AND_ASSIGN(auto other_program, Session::Create(TwoSets(), f32));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto other_program, tally::CreateSession(TwoSets(), f32));
   EXPECT_THAT(other_program->LoadCheckpoint(path),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("saved for other inputs")));
-  TALLY_ASSERT_OK_AND_ASSIGN(auto fewer, Session::Create({{"cls", {kAcc, kConfmat, kF1}}}, Sig()));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto fewer, tally::CreateSession({{"cls", {kAcc, kConfmat, kF1}}}, Sig()));
   EXPECT_THAT(fewer->LoadCheckpoint(path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("2 metric sets")));
   // The good file still loads.
   ASSERT_THAT(s->LoadCheckpoint(path), IsOk());

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/testlib/status_matchers.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally::testing {
 
@@ -46,12 +46,12 @@ NamedTensors CatRows(const std::vector<NamedTensors>& parts) {
   return all;
 }
 
-dsl::Signature Sig() { return *tools::SignatureOf(Rows(4, 0)); }
+dsl::Signature Sig() { return *tally::SignatureOf(Rows(4, 0)); }
 
 std::vector<MetricSetSpec> TwoSets() { return {{"cls", {kAcc, kConfmat, kF1}}, {"agg", {"sum", "mean"}}}; }
 
 std::vector<MetricValue> Reference(const std::vector<std::string>& specs, const NamedTensors& rows) {
-  auto s = Session::CreateDefault(specs, Sig());
+  auto s = tally::CreateDefaultSession(specs, Sig());
   EXPECT_THAT(s, IsOk());
   if (!s.ok()) return {};
   std::vector<std::string> names = {"preds", "target"};

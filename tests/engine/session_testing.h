@@ -12,7 +12,7 @@
 
 #include "absl/strings/string_view.h"
 #include "engine/dsl/builder.h"
-#include "engine/session.h"
+#include "api/tally.h"
 
 namespace tally::testing {
 

@@ -21,7 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/io/npy.h"
 #include "gtest/gtest.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -62,7 +62,7 @@ std::string Snippet() {
 }
 
 void WriteArray(const fs::path& p, const at::Tensor& t) {
-  auto a = tools::NpyFromTensor(t);
+  auto a = tally::NpyFromTensor(t);
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_TRUE(io::WriteNpy(p.string(), *a).ok());
 }

@@ -5,7 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally::testing {
 namespace {
@@ -154,9 +154,9 @@ namespace {
 absl::StatusOr<std::vector<CollectionEntry>> EntriesFor(const std::vector<std::string>& specs, const Form& form,
                                                         const ir::Device& device) {
   at::Generator gen = at::detail::createCPUGenerator(1);
-  auto sig = tools::SignatureOf(MakeBatch(form, 4, gen));
+  auto sig = tally::SignatureOf(MakeBatch(form, 4, gen));
   if (!sig.ok()) return sig.status();
-  return tools::BuildEntries(specs, *sig, device);
+  return tally::BuildEntries(specs, *sig, device);
 }
 
 }  // namespace

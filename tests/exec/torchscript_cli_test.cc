@@ -18,7 +18,7 @@
 #include "engine/io/npy.h"
 #include "gtest/gtest.h"
 #include "tests/tools/cli_testing.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -50,7 +50,7 @@ class TorchScriptCliTest : public ::testing::Test {
   }
 
   void Write(const std::string& name, const at::Tensor& t) {
-    auto a = tools::NpyFromTensor(t);
+    auto a = tally::NpyFromTensor(t);
     ASSERT_TRUE(a.ok());
     ASSERT_TRUE(io::WriteNpy((dir_ / name).string(), *a).ok());
   }

@@ -21,7 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -195,23 +195,23 @@ TEST(TupleOutputs, JsonIsTheNestedListOfTheParts) {
   ASSERT_TRUE((*p)->Update(Batch({1, -2, 3, 0.5})).ok());
   auto r = (*p)->Compute();
   ASSERT_TRUE(r.ok()) << r.status();
-  std::vector<tools::EvalResult> results;
+  std::vector<tally::EvalResult> results;
   for (const char* label : {"mean", "stats"}) {
     auto tree = CollectResult(*r, label);
     ASSERT_TRUE(tree.ok()) << tree.status();
     results.push_back({label, tree->tensor, *tree});
   }
-  std::string text = tools::ResultsToJson(results);
+  std::string text = tally::ResultsToJson(results);
   json doc = json::parse(text);
   EXPECT_EQ(doc["results"][0]["metric"], "mean");
   EXPECT_EQ(doc["results"][0]["value"], json(0.625));
   EXPECT_EQ(doc["results"][1]["value"], json::parse("[[2.5, 3.0], [[-2.0, 0.5, 1.0, 3.0], [1.0, 3.0, 0.5]]]"))
       << text;
-  EXPECT_THAT(tools::ResultsToTable(results), HasSubstr("[[2.5, 3.0], [[-2.0, 0.5, 1.0, 3.0], [1.0, 3.0, 0.5]]]"));
+  EXPECT_THAT(tally::ResultsToTable(results), HasSubstr("[[2.5, 3.0], [[-2.0, 0.5, 1.0, 3.0], [1.0, 3.0, 0.5]]]"));
   ResultTree with_nan{at::Tensor(), {ResultTree::Leaf(at::tensor({NAN, 1.0f})), ResultTree::Leaf(at::scalar_tensor(2, at::kLong))}};
-  EXPECT_EQ(tools::ValueToJson(with_nan), "[[null, 1.0], 2]");
+  EXPECT_EQ(tally::ValueToJson(with_nan), "[[null, 1.0], 2]");
   // A result made with only `value` (no tree) prints as before.
-  EXPECT_EQ(tools::ResultsToJson({{"x", at::scalar_tensor(1.5, at::kDouble)}}), "{\"results\": [{\"metric\": \"x\", \"value\": 1.5}]}");
+  EXPECT_EQ(tally::ResultsToJson({{"x", at::scalar_tensor(1.5, at::kDouble)}}), "{\"results\": [{\"metric\": \"x\", \"value\": 1.5}]}");
 }
 
 TEST(TupleOutputs, ExportedComputeHasOneEntryPerPart) {

@@ -28,7 +28,7 @@
 #include "engine/status_macros.h"
 #include "gtest/gtest.h"
 #include "ops/fused/bl_confmat.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -57,10 +57,10 @@ std::vector<at::Tensor> Run(const std::vector<CollectionEntry>& entries, const N
 // States runs one metric spec over `inputs` in batches and returns its states.
 std::vector<at::Tensor> States(const std::string& spec, const NamedTensors& inputs, passes::FusePolicy policy,
                                int64_t batch) {
-  auto sig = tools::SignatureOf(inputs);
+  auto sig = tally::SignatureOf(inputs);
   EXPECT_TRUE(sig.ok()) << sig.status();
   if (!sig.ok()) return {};
-  auto entries = tools::BuildEntries({spec}, *sig, ir::Device{});
+  auto entries = tally::BuildEntries({spec}, *sig, ir::Device{});
   EXPECT_TRUE(entries.ok()) << entries.status();
   if (!entries.ok()) return {};
   return Run(*entries, inputs, policy, batch);
@@ -68,8 +68,8 @@ std::vector<at::Tensor> States(const std::string& spec, const NamedTensors& inpu
 
 // UsesFusedKernel is whether the compiled update of `spec` keeps a bl_confmat.
 bool UsesFusedKernel(const std::string& spec, const NamedTensors& inputs) {
-  auto sig = tools::SignatureOf(inputs);
-  auto entries = tools::BuildEntries({spec}, *sig, ir::Device{});
+  auto sig = tally::SignatureOf(inputs);
+  auto entries = tally::BuildEntries({spec}, *sig, ir::Device{});
   if (!entries.ok()) return false;
   auto prog = Compile(*entries, CompileOptions{});
   if (!prog.ok()) return false;
@@ -97,7 +97,7 @@ struct Case {
 // accumulated: the op at forms and attributes no metric spells (L = 1,
 // logits_over_kept for multilabel).
 absl::StatusOr<std::vector<CollectionEntry>> OpEntry(const Case& c) {
-  TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, tools::SignatureOf(c.inputs));
+  TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, tally::SignatureOf(c.inputs));
   dsl::MetricBuilder b("bl_confmat", sig);
   dsl::Expr preds = b.Input("preds"), target = b.Input("target");
   ir::AttrMap attrs{{"threshold", c.threshold}, {"logits_over_kept", c.logits_over_kept}};
@@ -394,9 +394,9 @@ TEST(BlConfmatTest, LogitRuleFollowsTheMetricFamily) {
   EXPECT_TRUE(at::equal(std::get<0>(all), at::tensor({0, 1, 0, 2}, at::kLong).view({2, 2})));
   EXPECT_TRUE(at::equal(std::get<0>(kept), at::tensor({1, 0, 1, 1}, at::kLong).view({2, 2})));
 
-  auto sig = tools::SignatureOf({{"preds", preds}, {"target", target.clamp_min(0)}});
+  auto sig = tally::SignatureOf({{"preds", preds}, {"target", target.clamp_min(0)}});
   ASSERT_TRUE(sig.ok());
-  auto entries = tools::BuildEntries({"binary_stat_scores", "binary_confusion_matrix"}, *sig, ir::Device{});
+  auto entries = tally::BuildEntries({"binary_stat_scores", "binary_confusion_matrix"}, *sig, ir::Device{});
   ASSERT_TRUE(entries.ok()) << entries.status();
   auto prog = Compile(*entries, CompileOptions{});
   ASSERT_TRUE(prog.ok()) << prog.status();

@@ -9,10 +9,10 @@ namespace tally::testing {
 
 std::vector<at::Tensor> StatesOf(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                  passes::FusePolicy policy, int64_t batch, std::string* ir) {
-  auto sig = tools::SignatureOf(inputs);
+  auto sig = tally::SignatureOf(inputs);
   EXPECT_TRUE(sig.ok()) << sig.status();
   if (!sig.ok()) return {};
-  auto entries = tools::BuildEntries(specs, *sig, ir::Device{});
+  auto entries = tally::BuildEntries(specs, *sig, ir::Device{});
   EXPECT_TRUE(entries.ok()) << entries.status();
   if (!entries.ok()) return {};
   CompileOptions co;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/compiler.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally::testing {
 

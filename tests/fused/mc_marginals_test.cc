@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "ops/fused/mc_confmat.h"
 #include "tests/fused/fused_testing.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {

@@ -14,7 +14,7 @@
 #include "engine/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/rank_stats.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -90,8 +90,8 @@ TEST(RankStatsKernel, EqualsBruteForce) {
 }
 
 std::vector<double> Values(const NamedTensors& in, passes::FusePolicy policy) {
-  auto sig = tools::SignatureOf(in);
-  auto entries = tools::BuildEntries({"binary_auroc", "binary_average_precision"}, *sig, ir::Device{});
+  auto sig = tally::SignatureOf(in);
+  auto entries = tally::BuildEntries({"binary_auroc", "binary_average_precision"}, *sig, ir::Device{});
   EXPECT_TRUE(entries.ok()) << entries.status();
   CompileOptions co;
   co.fuse_policy = policy;

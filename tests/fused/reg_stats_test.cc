@@ -24,7 +24,7 @@
 #include "engine/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/reg_stats.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -69,10 +69,10 @@ NamedTensors Rows(const NamedTensors& in, int64_t start, int64_t len) {
 
 std::unique_ptr<Program> MakeProgram(const std::vector<std::string>& specs, const NamedTensors& like,
                                      passes::FusePolicy policy) {
-  auto sig = tools::SignatureOf(like);
+  auto sig = tally::SignatureOf(like);
   EXPECT_TRUE(sig.ok()) << sig.status();
   if (!sig.ok()) return nullptr;
-  auto entries = tools::BuildEntries(specs, *sig, ir::Device{});
+  auto entries = tally::BuildEntries(specs, *sig, ir::Device{});
   EXPECT_TRUE(entries.ok()) << entries.status();
   if (!entries.ok()) return nullptr;
   CompileOptions co;

@@ -17,7 +17,7 @@
 #include "engine/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/retrieval.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -100,9 +100,9 @@ NamedTensors Data(bool graded, bool with_ignored) {
 }
 
 double Value(const std::string& spec, const NamedTensors& inputs, passes::FusePolicy policy, int64_t batch) {
-  auto sig = tools::SignatureOf(inputs);
+  auto sig = tally::SignatureOf(inputs);
   EXPECT_TRUE(sig.ok()) << sig.status();
-  auto entries = tools::BuildEntries({spec}, *sig, ir::Device{});
+  auto entries = tally::BuildEntries({spec}, *sig, ir::Device{});
   EXPECT_TRUE(entries.ok()) << spec << ": " << entries.status();
   if (!entries.ok()) return NAN;
   CompileOptions co;

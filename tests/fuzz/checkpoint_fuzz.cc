@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/checkpoint_format.h"
-#include "engine/session.h"
+#include "api/tally.h"
 #include "tests/fuzz/fuzz_fixtures.h"
 #include "tests/fuzz/targets.h"
 

@@ -63,7 +63,7 @@ std::unique_ptr<Session> NewCheckpointSession() {
   const dsl::Signature sig = {{"preds", ir::DType::kInt64, {4}},
                               {"target", ir::DType::kInt64, {4}},
                               {"value", ir::DType::kFloat64, {4}}};
-  return OrDie(Session::Create({{"cls", {"multiclass_accuracy(num_classes=3)"}}, {"agg", {"sum"}}}, sig, o));
+  return OrDie(tally::CreateSession({{"cls", {"multiclass_accuracy(num_classes=3)"}}, {"agg", {"sum"}}}, sig, o));
 }
 
 NamedTensors CheckpointSessionRows() {

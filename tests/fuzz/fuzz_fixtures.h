@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/program.h"
-#include "engine/session.h"
+#include "api/tally.h"
 
 namespace tally::fuzz {
 

@@ -21,7 +21,7 @@
 #include "engine/checkpoint_format.h"
 #include "engine/io/npy.h"
 #include "engine/ir/printer.h"
-#include "engine/session.h"
+#include "api/tally.h"
 #include "tests/fuzz/fuzz_fixtures.h"
 
 namespace tally::fuzz {

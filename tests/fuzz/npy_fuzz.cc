@@ -4,7 +4,7 @@
 #include "engine/io/npy.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/targets.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally::fuzz {
 
@@ -20,7 +20,7 @@ void FuzzNpy(absl::string_view data) {
             "serialize -> parse changed the array");
   // LibTorch may refuse a shape that ParseNpy accepts (an empty array whose
   // other dimensions overflow when multiplied): an error, not a crash.
-  absl::StatusOr<at::Tensor> t = tools::TensorFromNpy(*a);
+  absl::StatusOr<at::Tensor> t = tally::TensorFromNpy(*a);
   if (t.ok()) FuzzCheck(t->numel() == a->numel(), "TensorFromNpy changed the element count");
 }
 

@@ -21,7 +21,7 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "nlohmann/json.hpp"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -143,9 +143,9 @@ TEST_P(GoldenTest, MatchesReference) {
     // A refused case: the error names the metric and says why.
     const std::string want = c["error"];
     for (int64_t batch : {0, 7}) {
-      tools::EvalOptions opts;
+      tally::EvalOptions opts;
       opts.batch_size = batch;
-      auto r = tools::Evaluate({spec}, inputs, opts);
+      auto r = tally::Evaluate({spec}, inputs, opts);
       ASSERT_FALSE(r.ok()) << "batch " << batch << ": expected an error containing '" << want << "'";
       const std::string msg(r.status().message());
       EXPECT_TRUE(absl::StrContains(msg, want) && absl::StrContains(msg, parsed->name)) << msg;
@@ -153,18 +153,18 @@ TEST_P(GoldenTest, MatchesReference) {
     return;
   }
   for (int64_t batch : {0, 7}) {
-    tools::EvalOptions opts;
+    tally::EvalOptions opts;
     opts.batch_size = batch;
-    auto r = tools::Evaluate({spec}, inputs, opts);
+    auto r = tally::Evaluate({spec}, inputs, opts);
     ASSERT_TRUE(r.ok()) << "batch " << batch << ": " << r.status();
     EXPECT_TRUE(Matches((*r)[0].result, c["expected"], rtol, atol)) << "batch_size " << batch;
   }
   // Merge of halves.
-  auto sig = tools::SignatureOf(inputs);
+  auto sig = tally::SignatureOf(inputs);
   ASSERT_TRUE(sig.ok());
   std::unique_ptr<Program> halves[2];
   for (auto& p : halves) {
-    auto entries = tools::BuildEntries({spec}, *sig, ir::Device{});
+    auto entries = tally::BuildEntries({spec}, *sig, ir::Device{});
     ASSERT_TRUE(entries.ok()) << entries.status();
     auto prog = Compile(*entries, CompileOptions{});
     ASSERT_TRUE(prog.ok()) << prog.status();

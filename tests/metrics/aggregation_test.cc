@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -14,7 +14,7 @@ namespace {
 using ::testing::HasSubstr;
 
 absl::StatusOr<double> Eval(const std::string& spec, const at::Tensor& value) {
-  auto r = tools::Evaluate({spec}, {{"value", value}}, tools::EvalOptions{});
+  auto r = tally::Evaluate({spec}, {{"value", value}}, tally::EvalOptions{});
   if (!r.ok()) return r.status();
   return (*r)[0].value.to(at::kDouble).item<double>();
 }

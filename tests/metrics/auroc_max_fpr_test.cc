@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "ops/op_registry.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -28,10 +28,10 @@ using ::testing::HasSubstr;
 NamedTensors Inputs(const at::Tensor& p, const at::Tensor& t) { return {{"preds", p}, {"target", t}}; }
 
 absl::StatusOr<double> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t, int64_t batch = 0) {
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.batch_size = batch;
   o.checked = true;
-  auto r = tools::Evaluate({spec}, Inputs(p, t), o);
+  auto r = tally::Evaluate({spec}, Inputs(p, t), o);
   if (!r.ok()) return r.status();
   return (*r)[0].value.to(at::kDouble).item<double>();
 }
@@ -171,11 +171,11 @@ TEST(AurocMaxFprTest, MergedHalvesEqualOnePass) {
   at::Tensor t = at::randint(0, 2, {90}, at::kLong);
   at::Tensor p = at::rand({90}, at::kDouble);
   for (std::string spec : {"binary_auroc(max_fpr=0.2)", "binary_auroc(max_fpr=0.4, thresholds=20)"}) {
-    auto sig = tools::SignatureOf(Inputs(p, t));
+    auto sig = tally::SignatureOf(Inputs(p, t));
     ASSERT_TRUE(sig.ok());
     std::unique_ptr<Program> progs[3];
     for (auto& prog : progs) {
-      auto entries = tools::BuildEntries({spec}, *sig, ir::Device{"cpu"});
+      auto entries = tally::BuildEntries({spec}, *sig, ir::Device{"cpu"});
       ASSERT_TRUE(entries.ok()) << entries.status();
       auto c = Compile(*entries, CompileOptions{});
       ASSERT_TRUE(c.ok()) << c.status();
@@ -216,9 +216,9 @@ TEST(AurocMaxFprTest, FinalizeIsSyncFreeAndRunsOnMeta) {
   auto meta = at::TensorOptions().device(at::kMeta);
   at::Tensor p = at::empty({40, 2}, meta.dtype(at::kFloat)), t = at::empty({40, 2}, meta.dtype(at::kLong));
   for (std::string spec : {"binary_auroc(max_fpr=0.3)", "binary_auroc(max_fpr=0.3, thresholds=16)"}) {
-    auto sig = tools::SignatureOf(Inputs(p, t));
+    auto sig = tally::SignatureOf(Inputs(p, t));
     ASSERT_TRUE(sig.ok());
-    auto entries = tools::BuildEntries({spec}, *sig, ir::Device{"meta"});
+    auto entries = tally::BuildEntries({spec}, *sig, ir::Device{"meta"});
     ASSERT_TRUE(entries.ok()) << entries.status();
     CompileOptions o;
     o.device = ir::Device{"meta"};

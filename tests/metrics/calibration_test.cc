@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "ops/op_registry.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -29,10 +29,10 @@ NamedTensors Inputs(const at::Tensor& p, const at::Tensor& t) { return {{"preds"
 
 absl::StatusOr<at::Tensor> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t,
                                 int64_t batch = 0) {
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.batch_size = batch;
   o.checked = true;
-  auto r = tools::Evaluate({spec}, Inputs(p, t), o);
+  auto r = tally::Evaluate({spec}, Inputs(p, t), o);
   if (!r.ok()) return r.status();
   return (*r)[0].value;
 }
@@ -44,9 +44,9 @@ double Value(const absl::StatusOr<at::Tensor>& r) {
 
 absl::StatusOr<std::unique_ptr<Program>> Make(const std::string& spec, const NamedTensors& like,
                                               const std::string& device = "cpu") {
-  auto sig = tools::SignatureOf(like);
+  auto sig = tally::SignatureOf(like);
   if (!sig.ok()) return sig.status();
-  auto entries = tools::BuildEntries({spec}, *sig, ir::Device{device});
+  auto entries = tally::BuildEntries({spec}, *sig, ir::Device{device});
   if (!entries.ok()) return entries.status();
   CompileOptions o;
   o.device = ir::Device{device};

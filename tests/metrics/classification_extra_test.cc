@@ -16,7 +16,7 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "ops/op_registry.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -33,16 +33,16 @@ at::Tensor I64(std::vector<int64_t> v, std::vector<int64_t> shape = {}) {
   return shape.empty() ? t : t.reshape(shape);
 }
 
-absl::StatusOr<std::vector<tools::EvalResult>> EvalSpec(const std::string& spec, const at::Tensor& p, const at::Tensor& t,
+absl::StatusOr<std::vector<tally::EvalResult>> EvalSpec(const std::string& spec, const at::Tensor& p, const at::Tensor& t,
                                                    int64_t batch = 0) {
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.batch_size = batch;
   o.checked = true;
-  return tools::Evaluate({spec}, {{"preds", p}, {"target", t}}, o);
+  return tally::Evaluate({spec}, {{"preds", p}, {"target", t}}, o);
 }
 
 // Values flattens a result (a tensor or a tuple of tensors) to doubles.
-std::vector<double> Values(const absl::StatusOr<std::vector<tools::EvalResult>>& r) {
+std::vector<double> Values(const absl::StatusOr<std::vector<tally::EvalResult>>& r) {
   EXPECT_TRUE(r.ok()) << r.status();
   std::vector<double> out;
   if (!r.ok()) return out;
@@ -282,9 +282,9 @@ TEST(ClassificationExtraEdgeTest, ExactOperatingPointsNeverReadTheHost) {
   // Verifies that the exact operating points compile with no host sync in
   // finalize either (masked maxima instead of masked_select), unlike the
   // exact curves.
-  auto sig = tools::SignatureOf({{"preds", at::rand({4, 3})}, {"target", at::randint(0, 3, {4}, at::kLong)}});
+  auto sig = tally::SignatureOf({{"preds", at::rand({4, 3})}, {"target", at::randint(0, 3, {4}, at::kLong)}});
   ASSERT_TRUE(sig.ok());
-  auto entries = tools::BuildEntries({"multiclass_recall_at_fixed_precision(num_classes=3, min_precision=0.5)",
+  auto entries = tally::BuildEntries({"multiclass_recall_at_fixed_precision(num_classes=3, min_precision=0.5)",
                                       "multiclass_specificity_at_sensitivity(num_classes=3, min_sensitivity=0.5)"},
                                      *sig, ir::Device{"cpu"});
   ASSERT_TRUE(entries.ok()) << entries.status();

@@ -24,7 +24,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -47,9 +47,9 @@ NamedTensors Inputs(const at::Tensor& p, const at::Tensor& t) { return {{"preds"
 
 absl::StatusOr<at::Tensor> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t,
                                 int64_t batch = 0) {
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.batch_size = batch;
-  auto r = tools::Evaluate({spec}, Inputs(p, t), o);
+  auto r = tally::Evaluate({spec}, Inputs(p, t), o);
   if (!r.ok()) return r.status();
   return (*r)[0].value;
 }
@@ -82,9 +82,9 @@ std::vector<double> Values(const at::Tensor& t) {
 absl::StatusOr<std::unique_ptr<Program>> MakeProgram(const std::vector<std::string>& specs,
                                                      const NamedTensors& like,
                                                      ir::Device device = ir::Device{}) {
-  auto sig = tools::SignatureOf(like);
+  auto sig = tally::SignatureOf(like);
   if (!sig.ok()) return sig.status();
-  auto entries = tools::BuildEntries(specs, *sig, device);
+  auto entries = tally::BuildEntries(specs, *sig, device);
   if (!entries.ok()) return entries.status();
   CompileOptions o;
   o.device = device;
@@ -1119,13 +1119,13 @@ TEST(ClassificationTest, BatchingEmptyBatchesAndMergeDoNotChangeResults) {
   // between, and as the merge of two programs fed uneven parts.
   MulticlassData d = MakeMulticlass(false);
   std::vector<std::string> specs = AllMulticlassSpecs();
-  tools::EvalOptions all;
-  auto want = tools::Evaluate(specs, Inputs(d.scores, d.target), all);
+  tally::EvalOptions all;
+  auto want = tally::Evaluate(specs, Inputs(d.scores, d.target), all);
   ASSERT_TRUE(want.ok()) << want.status();
   for (int64_t batch : {1, 7}) {
-    tools::EvalOptions o;
+    tally::EvalOptions o;
     o.batch_size = batch;
-    auto got = tools::Evaluate(specs, Inputs(d.scores, d.target), o);
+    auto got = tally::Evaluate(specs, Inputs(d.scores, d.target), o);
     ASSERT_TRUE(got.ok()) << got.status();
     for (size_t i = 0; i < specs.size(); ++i) {
       EXPECT_TRUE(Near((*got)[i].value, Values((*want)[i].value), 0)) << specs[i] << " batch " << batch;

@@ -18,7 +18,7 @@
 #include "metrics/registry.h"
 #include "nlohmann/json.hpp"
 #include "ops/op_registry.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 #include "tools/tally/inspect.h"
 
 namespace tally {
@@ -31,10 +31,10 @@ NamedTensors Inputs(const at::Tensor& p, const at::Tensor& t) { return {{"preds"
 
 absl::StatusOr<ResultTree> Eval(const std::string& spec, const NamedTensors& in, int64_t batch = 0,
                                 exec::Backend backend = exec::Backend::kEager) {
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.batch_size = batch;
   o.backend = backend;
-  auto r = tools::Evaluate({spec}, in, o);
+  auto r = tally::Evaluate({spec}, in, o);
   if (!r.ok()) return r.status();
   return (*r)[0].result;
 }
@@ -52,7 +52,7 @@ absl::StatusOr<ResultTree> Eval(const std::string& spec, const NamedTensors& in,
     }
     return ::testing::AssertionSuccess();
   }
-  json have = json::parse(tools::ValueToJson(got.tensor));
+  json have = json::parse(tally::ValueToJson(got.tensor));
   std::function<bool(const json&, const json&)> same = [&](const json& a, const json& b) {
     if (a.is_array() != b.is_array()) return false;
     if (a.is_array()) {
@@ -175,15 +175,15 @@ TEST(CurveOutputs, TorchScriptBackendGivesTheSameTuples) {
     ASSERT_TRUE(eager.ok()) << spec << ": " << eager.status();
     auto ts = Eval(spec, in, 5, exec::Backend::kTorchScript);
     ASSERT_TRUE(ts.ok()) << spec << ": " << ts.status();
-    EXPECT_EQ(tools::ValueToJson(*eager), tools::ValueToJson(*ts)) << spec;
+    EXPECT_EQ(tally::ValueToJson(*eager), tally::ValueToJson(*ts)) << spec;
   }
 }
 
 // Compiled returns the compiled module of one spec for `inputs`' signature.
 absl::StatusOr<Compiled> CompiledFor(const std::string& spec, const NamedTensors& inputs) {
-  auto sig = tools::SignatureOf(inputs);
+  auto sig = tally::SignatureOf(inputs);
   if (!sig.ok()) return sig.status();
-  auto entries = tools::BuildEntries({spec}, *sig, ir::Device{});
+  auto entries = tally::BuildEntries({spec}, *sig, ir::Device{});
   if (!entries.ok()) return entries.status();
   return CompileModule(*entries, CompileOptions{});
 }

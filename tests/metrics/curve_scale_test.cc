@@ -13,7 +13,7 @@
 #include "engine/compiler.h"
 #include "engine/ir/module.h"
 #include "gtest/gtest.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -49,8 +49,8 @@ int64_t LargestValue(const ir::Module& m) {
 }
 
 std::unique_ptr<ir::Module> Compiled(const std::vector<std::string>& specs, const NamedTensors& in) {
-  auto sig = tools::SignatureOf(in);
-  auto entries = tools::BuildEntries(specs, *sig, ir::Device{});
+  auto sig = tally::SignatureOf(in);
+  auto entries = tally::BuildEntries(specs, *sig, ir::Device{});
   EXPECT_TRUE(entries.ok()) << entries.status();
   if (!entries.ok()) return nullptr;
   auto c = CompileModule(*entries, CompileOptions{});
@@ -95,12 +95,12 @@ TEST(CurveScale, ManyThresholdsEvaluateAndConvergeToTheExactValue) {
   // Verifies that T = 100,000 thresholds run (the [T, T] form needed 75 GB)
   // and that the binned AUROC and AP approach the exact ones as T grows.
   NamedTensors in = BinaryInputs(1000, 3);
-  tools::EvalOptions o;
-  auto exact = tools::Evaluate({"binary_auroc", "binary_average_precision"}, in, o);
+  tally::EvalOptions o;
+  auto exact = tally::Evaluate({"binary_auroc", "binary_average_precision"}, in, o);
   ASSERT_TRUE(exact.ok()) << exact.status();
   double prev_err = 1;
   for (int64_t t : {11, 1001, 100000}) {
-    auto r = tools::Evaluate({absl::StrCat("binary_auroc(thresholds=", t, ")"),
+    auto r = tally::Evaluate({absl::StrCat("binary_auroc(thresholds=", t, ")"),
                               absl::StrCat("binary_average_precision(thresholds=", t, ")")},
                              in, o);
     ASSERT_TRUE(r.ok()) << r.status();

@@ -17,7 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -28,9 +28,9 @@ NamedTensors Inputs(const at::Tensor& p, const at::Tensor& t) { return {{"preds"
 
 absl::StatusOr<at::Tensor> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t,
                                 int64_t batch = 0) {
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.batch_size = batch;
-  auto r = tools::Evaluate({spec}, Inputs(p, t), o);
+  auto r = tally::Evaluate({spec}, Inputs(p, t), o);
   if (!r.ok()) return r.status();
   return (*r)[0].value.to(at::kDouble);
 }
@@ -44,9 +44,9 @@ absl::StatusOr<std::unique_ptr<Program>> Make(const std::string& spec, const Nam
                                               const ir::Device& device = {}) {
   NamedTensors cpu;
   for (const auto& [k, t] : like) cpu.emplace_back(k, at::empty(t.sizes(), t.options().device(at::kCPU)));
-  auto sig = tools::SignatureOf(cpu);
+  auto sig = tally::SignatureOf(cpu);
   if (!sig.ok()) return sig.status();
-  auto entries = tools::BuildEntries({spec}, *sig, device);
+  auto entries = tally::BuildEntries({spec}, *sig, device);
   if (!entries.ok()) return entries.status();
   CompileOptions o;
   o.device = device;
@@ -248,9 +248,9 @@ TEST(CurvesMultiTest, GraphsDoNotGrowWithClasses) {
       for (int64_t c : {3, 40}) {
         bool mc = base.rfind("multiclass", 0) == 0;
         NamedTensors in = Inputs(at::empty({8, c}), mc ? at::empty({8}, at::kLong) : at::empty({8, c}, at::kLong));
-        auto sig = tools::SignatureOf(in);
+        auto sig = tally::SignatureOf(in);
         ASSERT_TRUE(sig.ok());
-        auto entries = tools::BuildEntries({absl::StrCat(base, c, ", average=weighted", thr, ")")}, *sig, ir::Device{});
+        auto entries = tally::BuildEntries({absl::StrCat(base, c, ", average=weighted", thr, ")")}, *sig, ir::Device{});
         ASSERT_TRUE(entries.ok()) << entries.status();
         auto compiled = CompileModule(*entries, CompileOptions{});
         ASSERT_TRUE(compiled.ok()) << compiled.status();

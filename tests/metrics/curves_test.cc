@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -24,9 +24,9 @@ using ::testing::HasSubstr;
 NamedTensors Inputs(const at::Tensor& p, const at::Tensor& t) { return {{"preds", p}, {"target", t}}; }
 
 absl::StatusOr<double> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t, int64_t batch = 0) {
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.batch_size = batch;
-  auto r = tools::Evaluate({spec}, Inputs(p, t), o);
+  auto r = tally::Evaluate({spec}, Inputs(p, t), o);
   if (!r.ok()) return r.status();
   return (*r)[0].value.to(at::kDouble).item<double>();
 }
@@ -153,9 +153,9 @@ TEST(CurvesTest, UpdateRunsOnMeta) {
     auto meta = at::TensorOptions().device(at::kMeta);
     at::Tensor p = at::empty({64, 3}, meta.dtype(at::kFloat));
     at::Tensor t = at::empty({64, 3}, meta.dtype(at::kLong));
-    auto sig = tools::SignatureOf(Inputs(p, t));
+    auto sig = tally::SignatureOf(Inputs(p, t));
     ASSERT_TRUE(sig.ok());
-    auto entries = tools::BuildEntries({spec}, *sig, ir::Device{"meta"});
+    auto entries = tally::BuildEntries({spec}, *sig, ir::Device{"meta"});
     ASSERT_TRUE(entries.ok()) << entries.status();
     CompileOptions o;
     o.device = ir::Device{"meta"};

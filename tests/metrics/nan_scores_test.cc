@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -94,11 +94,11 @@ std::string NameOf(const std::string& spec) { return spec.substr(0, spec.find('(
 TEST(NanScoresTest, EveryRankingMetricRefusesNanScoresNamingPreds) {
   for (const Case& c : Cases()) {
     for (int64_t batch : {0, 2}) {
-      tools::EvalOptions o;
+      tally::EvalOptions o;
       o.batch_size = batch;
-      auto clean = tools::Evaluate({c.spec}, InputsFor(c.form, /*with_nan=*/false), o);
+      auto clean = tally::Evaluate({c.spec}, InputsFor(c.form, /*with_nan=*/false), o);
       ASSERT_TRUE(clean.ok()) << c.spec << ": " << clean.status();
-      auto r = tools::Evaluate({c.spec}, InputsFor(c.form, /*with_nan=*/true), o);
+      auto r = tally::Evaluate({c.spec}, InputsFor(c.form, /*with_nan=*/true), o);
       ASSERT_FALSE(r.ok()) << c.spec << " printed " << (*r)[0].value;
       EXPECT_THAT(std::string(r.status().message()),
                   HasSubstr(absl::StrCat(NameOf(c.spec), ": preds: 1 NaN scores")))
@@ -112,19 +112,19 @@ TEST(NanScoresTest, NanOnAnIgnoredSampleIsNotCounted) {
   NamedTensors bin = {{"preds", at::tensor({0.1, 0.9, NAN, 0.4}, at::kFloat)},
                       {"target", at::tensor({0, 1, -1, 1}, at::kLong)}};
   for (const char* spec : {"binary_auroc(ignore_index=-1)", "binary_average_precision(ignore_index=-1, thresholds=4)"}) {
-    auto r = tools::Evaluate({spec}, bin, {});
+    auto r = tally::Evaluate({spec}, bin, {});
     ASSERT_TRUE(r.ok()) << spec << ": " << r.status();
     EXPECT_FALSE(std::isnan((*r)[0].value.item<double>())) << spec;
   }
   NamedTensors mc = {{"preds", at::tensor({0.2, 0.5, 0.3, NAN, 0.1, 0.2, 0.3, 0.3, 0.4}, at::kFloat).reshape({3, 3})},
                      {"target", at::tensor({1, -1, 2}, at::kLong)}};
-  auto r = tools::Evaluate({"multiclass_auroc(num_classes=3, ignore_index=-1, average=none)"}, mc, {});
+  auto r = tally::Evaluate({"multiclass_auroc(num_classes=3, ignore_index=-1, average=none)"}, mc, {});
   ASSERT_TRUE(r.ok()) << r.status();
 }
 
 TEST(NanScoresTest, HingeLossPropagatesNan) {
   // A hinge loss over a NaN score is NaN, an honest value (TorchMetrics').
-  auto r = tools::Evaluate({"binary_hinge_loss"}, InputsFor(Form::kBinary, /*with_nan=*/true), {});
+  auto r = tally::Evaluate({"binary_hinge_loss"}, InputsFor(Form::kBinary, /*with_nan=*/true), {});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(std::isnan((*r)[0].value.item<double>()));
 }

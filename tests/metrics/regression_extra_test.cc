@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -24,9 +24,9 @@ NamedTensors Inputs(const at::Tensor& p, const at::Tensor& t) { return {{"preds"
 
 absl::StatusOr<at::Tensor> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t,
                                 int64_t batch_size = 0) {
-  tools::EvalOptions opts;
+  tally::EvalOptions opts;
   opts.batch_size = batch_size;
-  auto r = tools::Evaluate({spec}, Inputs(p, t), opts);
+  auto r = tally::Evaluate({spec}, Inputs(p, t), opts);
   if (!r.ok()) return r.status();
   return (*r)[0].value.to(at::kDouble);
 }
@@ -37,9 +37,9 @@ double Scalar(const at::Tensor& t) { return t.item<double>(); }
 
 // BuildError builds `spec` for the given inputs' signature and returns the error.
 absl::Status BuildError(const std::string& spec, const at::Tensor& p, const at::Tensor& t) {
-  auto sig = tools::SignatureOf(Inputs(p, t));
+  auto sig = tally::SignatureOf(Inputs(p, t));
   if (!sig.ok()) return sig.status();
-  auto entries = tools::BuildEntries({spec}, *sig, ir::Device{});
+  auto entries = tally::BuildEntries({spec}, *sig, ir::Device{});
   return entries.status();
 }
 

@@ -22,7 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -304,18 +304,18 @@ NamedTensors Inputs(const at::Tensor& p, const at::Tensor& t) { return {{"preds"
 
 absl::StatusOr<at::Tensor> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t,
                                 int64_t batch_size = 0) {
-  tools::EvalOptions opts;
+  tally::EvalOptions opts;
   opts.batch_size = batch_size;
-  auto r = tools::Evaluate({spec}, Inputs(p, t), opts);
+  auto r = tally::Evaluate({spec}, Inputs(p, t), opts);
   if (!r.ok()) return r.status();
   return (*r)[0].value.to(at::kDouble);
 }
 
 absl::StatusOr<std::unique_ptr<Program>> MakeProgram(const std::vector<std::string>& specs,
                                                      const NamedTensors& like, ir::Device device = {}) {
-  auto sig = tools::SignatureOf(like);
+  auto sig = tally::SignatureOf(like);
   if (!sig.ok()) return sig.status();
-  auto entries = tools::BuildEntries(specs, *sig, device);
+  auto entries = tally::BuildEntries(specs, *sig, device);
   if (!entries.ok()) return entries.status();
   CompileOptions co;
   co.device = device;
@@ -793,9 +793,9 @@ TEST(RegressionTest, CollectionOfAllMetricsMatchesEachAlone) {
                                     "r2_score", "explained_variance", "pearson_corrcoef", "concordance_corrcoef",
                                     "spearman_corrcoef", "cosine_similarity", "log_cosh_error",
                                     "r2_score(multioutput=raw_values)"};
-  tools::EvalOptions opts;
+  tally::EvalOptions opts;
   opts.batch_size = 5;
-  auto together = tools::Evaluate(specs, Inputs(p, t), opts);
+  auto together = tally::Evaluate(specs, Inputs(p, t), opts);
   ASSERT_TRUE(together.ok()) << together.status();
   for (size_t i = 0; i < specs.size(); ++i) {
     auto alone = Eval(specs[i], p, t, 5);
@@ -850,9 +850,9 @@ TEST(RegressionTest, BadInputsAreErrorsNamingMetricAndInput) {
   cases.push_back({"pearson_corrcoef(num_outputs=0)", f({8}), f({8}), {"pearson_corrcoef: num_outputs must be"}});
   cases.push_back({"mean_absolute_error(squared=false)", f({8}), f({8}), {"mean_absolute_error:", "squared"}});
   for (const BadCase& c : cases) {
-    auto sig = tools::SignatureOf(Inputs(c.preds, c.target));
+    auto sig = tally::SignatureOf(Inputs(c.preds, c.target));
     ASSERT_TRUE(sig.ok());
-    auto entries = tools::BuildEntries({c.spec}, *sig, ir::Device{});
+    auto entries = tally::BuildEntries({c.spec}, *sig, ir::Device{});
     ASSERT_FALSE(entries.ok()) << c.spec;
     EXPECT_EQ(entries.status().code(), absl::StatusCode::kInvalidArgument) << c.spec;
     for (const std::string& s : c.substrings) EXPECT_THAT(std::string(entries.status().message()), HasSubstr(s));

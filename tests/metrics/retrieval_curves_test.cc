@@ -15,7 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 #include "tools/tally/inspect.h"
 
 namespace tally {
@@ -50,10 +50,10 @@ NamedTensors Three() {
 
 absl::StatusOr<ResultTree> Eval(const std::string& spec, const NamedTensors& in, int64_t batch = 0,
                                 exec::Backend backend = exec::Backend::kEager) {
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.batch_size = batch;
   o.backend = backend;
-  auto r = tools::Evaluate({spec}, in, o);
+  auto r = tally::Evaluate({spec}, in, o);
   if (!r.ok()) return r.status();
   return (*r)[0].result;
 }
@@ -75,7 +75,7 @@ std::string Error(const std::string& spec, const NamedTensors& in) {
     }
     return ::testing::AssertionSuccess();
   }
-  json have = json::parse(tools::ValueToJson(got.tensor));
+  json have = json::parse(tally::ValueToJson(got.tensor));
   std::function<bool(const json&, const json&)> same = [&](const json& a, const json& b) {
     if (a.is_array() != b.is_array()) return false;
     if (a.is_array()) {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -31,9 +31,9 @@ NamedTensors Inputs(const Rows& r) {
 }
 
 absl::StatusOr<double> Eval(const std::string& spec, const Rows& r, int64_t batch_size = 0) {
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.batch_size = batch_size;
-  auto res = tools::Evaluate({spec}, Inputs(r), o);
+  auto res = tally::Evaluate({spec}, Inputs(r), o);
   if (!res.ok()) return res.status();
   return (*res)[0].value.item<double>();
 }
@@ -137,10 +137,10 @@ TEST(RetrievalTest, ShuffledRows) {
                            "retrieval_hit_rate(top_k=2)", "retrieval_average_precision", "retrieval_r_precision",
                            "retrieval_fall_out(top_k=5)", "retrieval_auroc", "retrieval_auroc(top_k=6)"}) {
     SCOPED_TRACE(spec);
-    tools::EvalOptions o;
-    auto a = tools::Evaluate({spec}, {{"preds", preds}, {"target", target}, {"indexes", idx}}, o);
+    tally::EvalOptions o;
+    auto a = tally::Evaluate({spec}, {{"preds", preds}, {"target", target}, {"indexes", idx}}, o);
     o.batch_size = 17;
-    auto b = tools::Evaluate({spec},
+    auto b = tally::Evaluate({spec},
                              {{"preds", preds.index_select(0, perm)},
                               {"target", target.index_select(0, perm)},
                               {"indexes", idx.index_select(0, perm)}},
@@ -212,10 +212,10 @@ TEST(RetrievalTest, NormalizedDcgMatchesSklearn) {
 // Verifies that float 0/1 targets are accepted (TorchMetrics takes them).
 TEST(RetrievalTest, FloatTargets) {
   Rows r = Sample();
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   NamedTensors in = Inputs(r);
   in[1].second = in[1].second.to(at::kFloat);
-  auto res = tools::Evaluate({"retrieval_recall(top_k=2)"}, in, o);
+  auto res = tally::Evaluate({"retrieval_recall(top_k=2)"}, in, o);
   ASSERT_TRUE(res.ok()) << res.status();
   EXPECT_NEAR((*res)[0].value.item<double>(), 2.5 / 4, 1e-12);
 }
@@ -236,13 +236,13 @@ TEST(RetrievalTest, BadInputs) {
   Rows r = Sample();
   r.target[1] = 2;
   EXPECT_THAT(Eval("retrieval_recall", r).status().message(), HasSubstr("retrieval_recall: target: 1 values outside {0, 1}"));
-  tools::EvalOptions o;
-  auto f = tools::Evaluate({"retrieval_recall"},
+  tally::EvalOptions o;
+  auto f = tally::Evaluate({"retrieval_recall"},
                            {{"preds", at::zeros({3}, at::kLong)}, {"target", at::zeros({3}, at::kLong)},
                             {"indexes", at::zeros({3}, at::kLong)}},
                            o);
   EXPECT_THAT(f.status().message(), HasSubstr("retrieval_recall: preds"));
-  auto missing = tools::Evaluate({"retrieval_recall"}, {{"preds", at::rand({3})}, {"target", at::zeros({3}, at::kLong)}}, o);
+  auto missing = tally::Evaluate({"retrieval_recall"}, {{"preds", at::rand({3})}, {"target", at::zeros({3}, at::kLong)}}, o);
   EXPECT_FALSE(missing.ok());
   EXPECT_FALSE(Eval("retrieval_r_precision(top_k=2)", Sample()).ok());
   EXPECT_FALSE(Eval("retrieval_recall(top_k=0)", Sample()).ok());
@@ -257,13 +257,13 @@ TEST(RetrievalTest, BadInputs) {
 // both backends, and succeeds when every query has one.
 TEST(RetrievalTest, EmptyTargetActionError) {
   for (exec::Backend backend : {exec::Backend::kEager, exec::Backend::kTorchScript}) {
-    tools::EvalOptions o;
+    tally::EvalOptions o;
     o.backend = backend;
-    auto failed = tools::Evaluate({"retrieval_recall(empty_target_action=error)"}, Inputs(Sample()), o);
+    auto failed = tally::Evaluate({"retrieval_recall(empty_target_action=error)"}, Inputs(Sample()), o);
     ASSERT_FALSE(failed.ok());
     EXPECT_THAT(failed.status().message(),
                 HasSubstr("retrieval_recall: 1 queries without a positive target (empty_target_action=error)"));
-    auto fall_out = tools::Evaluate({"retrieval_fall_out(empty_target_action=error)"}, Inputs(Sample()), o);
+    auto fall_out = tally::Evaluate({"retrieval_fall_out(empty_target_action=error)"}, Inputs(Sample()), o);
     ASSERT_FALSE(fall_out.ok());
     EXPECT_THAT(fall_out.status().message(), HasSubstr("1 queries without a negative target"));
   }

@@ -16,7 +16,7 @@
 #include "engine/compiler.h"
 #include "ops/op_registry.h"
 #include "gtest/gtest.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -36,9 +36,9 @@ void Flatten(const ResultTree& t, std::vector<double>& out) {
 }
 
 std::vector<double> Values(const std::vector<std::string>& specs, const NamedTensors& in, int64_t batch = 0) {
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.batch_size = batch;
-  auto r = tools::Evaluate(specs, in, o);
+  auto r = tally::Evaluate(specs, in, o);
   EXPECT_TRUE(r.ok()) << r.status();
   std::vector<double> out;
   if (!r.ok()) return out;
@@ -47,8 +47,8 @@ std::vector<double> Values(const std::vector<std::string>& specs, const NamedTen
 }
 
 int64_t StateBytes(const std::vector<std::string>& specs, const NamedTensors& in) {
-  auto sig = tools::SignatureOf(in);
-  auto entries = tools::BuildEntries(specs, *sig, ir::Device{});
+  auto sig = tally::SignatureOf(in);
+  auto entries = tally::BuildEntries(specs, *sig, ir::Device{});
   EXPECT_TRUE(entries.ok()) << entries.status();
   auto c = CompileModule(*entries, CompileOptions{});
   EXPECT_TRUE(c.ok()) << c.status();
@@ -138,8 +138,8 @@ TEST(Exact16, StateIsConstantInTheRowsAndUpdateRunsOnMeta) {
     EXPECT_EQ(StateBytes({"binary_auroc"}, in), 2 * 65536 * 8 + 2 * 8);
   }
   NamedTensors sig = {{"preds", at::rand({3}).to(at::kHalf)}, {"target", at::zeros({3}, at::kLong)}};
-  auto s = tools::SignatureOf(sig);
-  auto entries = tools::BuildEntries({"binary_auroc", "binary_average_precision"}, *s, ir::Device{"meta"});
+  auto s = tally::SignatureOf(sig);
+  auto entries = tally::BuildEntries({"binary_auroc", "binary_average_precision"}, *s, ir::Device{"meta"});
   ASSERT_TRUE(entries.ok()) << entries.status();
   CompileOptions co;
   co.device = ir::Device{"meta"};
@@ -163,8 +163,8 @@ TEST(Exact16, PlansForADeviceWithoutKernelsHoldNoCompositeOp) {
   for (const Case& cs : std::vector<Case>{{{"binary_auroc", "binary_roc", "binary_average_precision"}, bin},
                                          {{"multilabel_auroc(num_labels=3)", "multilabel_precision_recall_curve(num_labels=3)"},
                                           ml}}) {
-    auto sig = tools::SignatureOf(cs.in);
-    auto entries = tools::BuildEntries(cs.specs, *sig, ir::Device{"cuda:1"});
+    auto sig = tally::SignatureOf(cs.in);
+    auto entries = tally::BuildEntries(cs.specs, *sig, ir::Device{"cuda:1"});
     ASSERT_TRUE(entries.ok()) << entries.status();
     CompileOptions co;
     co.device = ir::Device{"cuda:1"};
@@ -180,11 +180,11 @@ TEST(Exact16, NamesAndArgumentsAreChecked) {
   // Verifies that the operating points refuse exact16 with one clear error,
   // as does max_fpr with an explicit exact16.
   NamedTensors in = {{"preds", at::rand({4})}, {"target", at::zeros({4}, at::kLong)}};
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   for (const char* spec : {"binary_specificity_at_sensitivity(min_sensitivity=0.5, thresholds=exact16)",
                            "binary_auroc(thresholds=exact16, max_fpr=0.5)",
                            "binary_recall_at_fixed_precision(min_precision=0.5, thresholds=exact_bf16)"}) {
-    auto r = tools::Evaluate({spec}, in, o);
+    auto r = tally::Evaluate({spec}, in, o);
     EXPECT_FALSE(r.ok()) << spec;
     EXPECT_NE(std::string(r.status().message()).find("exact"), std::string::npos) << r.status();
   }

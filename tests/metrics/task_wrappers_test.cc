@@ -21,7 +21,7 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -179,9 +179,9 @@ std::vector<Form> Forms(int task) {
 // --- evaluation and comparison ----------------------------------------------------
 
 absl::StatusOr<ResultTree> Eval(const std::string& spec, const NamedTensors& in, int64_t batch = 0) {
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   o.batch_size = batch;
-  auto r = tools::Evaluate({spec}, in, o);
+  auto r = tally::Evaluate({spec}, in, o);
   if (!r.ok()) return r.status();
   return (*r)[0].result;
 }
@@ -495,9 +495,9 @@ TEST(TaskWrappersTest, CollectionsShareStatesWithTheTaskMetrics) {
   // Verifies that a wrapper and its task metric in one collection give the
   // same results as alone (they share the confusion matrix by structure).
   const Form form = Forms(1)[0];
-  tools::EvalOptions o;
+  tally::EvalOptions o;
   auto both =
-      tools::Evaluate({"accuracy(task=multiclass, num_classes=3)", "multiclass_accuracy(num_classes=3, average=micro)",
+      tally::Evaluate({"accuracy(task=multiclass, num_classes=3)", "multiclass_accuracy(num_classes=3, average=micro)",
                        "f1_score(task=multiclass, num_classes=3, average=macro)"},
                       form.inputs, o);
   ASSERT_TRUE(both.ok()) << both.status();

@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "tests/exec/random_inputs.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally::tools {
 namespace {

@@ -18,7 +18,7 @@
 #include "engine/dist/launch.h"
 #include "engine/dist/sync.h"
 #include "engine/status_macros.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally::tools {
 namespace {

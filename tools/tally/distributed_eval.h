@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally::tools {
 

@@ -5,7 +5,7 @@
 #include "engine/compiler.h"
 #include "engine/exec/torchscript/module_export.h"
 #include "engine/status_macros.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 #include "tools/tally/inspect.h"
 
 namespace tally::tools {

@@ -12,7 +12,7 @@
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "ops/op_registry.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 
 namespace tally::tools {
 

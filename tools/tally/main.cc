@@ -25,7 +25,7 @@
 #include "tools/tally/bench.h"
 #include "tools/tally/demo_data.h"
 #include "tools/tally/distributed_eval.h"
-#include "tools/tally/evaluate.h"
+#include "api/tally.h"
 #include "tools/tally/export.h"
 #include "tools/tally/inspect.h"
 #include "tools/tally/serve.h"

@@ -25,11 +25,10 @@
 #include "engine/exec/aten_types.h"
 #include "engine/exec/torch_status.h"
 #include "engine/io/regular_file.h"
-#include "engine/session.h"
+#include "api/tally.h"
 #include "engine/status_macros.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
-#include "tools/tally/evaluate.h"
 #include "tools/tally/http_server.h"
 #include "tools/tally/json_inputs.h"
 
@@ -291,7 +290,7 @@ class MetricsServer {
     so.backend = options_.backend;
     so.reject_invalid_values = true;
     so.max_state_bytes = options_.max_state_bytes;
-    return Session::CreateDefault(options_.specs, sig, so);
+    return tally::CreateDefaultSession(options_.specs, sig, so);
   }
 
   ServeOptions options_;

@@ -1,8 +1,8 @@
-// Evaluate: the library behind `tally eval` (and the golden tests): parse
-// metric specs, build them for the inputs' signature, compile them together,
-// feed the rows in batches and compute.
-#ifndef TALLY_TOOLS_TALLY_EVALUATE_H_
-#define TALLY_TOOLS_TALLY_EVALUATE_H_
+// Evaluate: metric specs over arrays in memory, the path behind `tally eval`:
+// parse the specs, build them for the inputs' signature, compile them
+// together, feed the rows in batches and compute.
+#ifndef TALLY_API_EVALUATE_H_
+#define TALLY_API_EVALUATE_H_
 
 #include <ATen/core/Tensor.h>
 
@@ -13,13 +13,12 @@
 #include "absl/status/statusor.h"
 #include "engine/compiler.h"
 #include "engine/dsl/builder.h"
-#include "engine/io/npy.h"
 #include "engine/program.h"
 #include "engine/result_text.h"
 #include "engine/results.h"
 #include "metrics/collection.h"
 
-namespace tally::tools {
+namespace tally {
 
 // EvalOptions mirror the command line.
 struct EvalOptions {
@@ -80,10 +79,6 @@ absl::StatusOr<std::vector<EvalResult>> CollectResults(const Program& program,
                                                        const std::vector<CollectionEntry>& entries,
                                                        const std::vector<std::string>& specs);
 
-// TensorFromNpy / NpyFromTensor convert arrays (CPU).
-absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a);
-absl::StatusOr<io::NpyArray> NpyFromTensor(const at::Tensor& t);
-
 // ValueToJson prints one result (engine/result_text.h).
 using ::tally::ValueToJson;
 // ResultsToJson prints `{"results": [{"metric": ..., "value": ...}, ...]}`.
@@ -91,6 +86,6 @@ std::string ResultsToJson(const std::vector<EvalResult>& results);
 // ResultsToTable prints an aligned two-column table (nan, inf, -inf as such).
 std::string ResultsToTable(const std::vector<EvalResult>& results);
 
-}  // namespace tally::tools
+}  // namespace tally
 
-#endif  // TALLY_TOOLS_TALLY_EVALUATE_H_
+#endif  // TALLY_API_EVALUATE_H_

@@ -1,0 +1,25 @@
+// Tally's front door: the one header a server, a training loop or a tool
+// includes to declare, compile and run metrics.
+//
+//   Spec strings -> entries:   BuildEntries (metrics/collection.h)
+//   Entries -> a program:      Compile (engine/compiler.h), Program
+//   Arrays in memory -> values: Evaluate (api/evaluate.h)
+//   A long-running server:     CreateSession (api/session_factory.h), Session
+//   Results as text:           ResultsToJson, ValueToJson (engine/result_text.h)
+//   Metrics of your own:       the DSL (engine/dsl/builder.h), Metric
+#ifndef TALLY_API_TALLY_H_
+#define TALLY_API_TALLY_H_
+
+#include "api/evaluate.h"         // IWYU pragma: export
+#include "api/npy_tensors.h"      // IWYU pragma: export
+#include "api/session_factory.h"  // IWYU pragma: export
+#include "engine/compiler.h"      // IWYU pragma: export
+#include "engine/dsl/builder.h"   // IWYU pragma: export
+#include "engine/metric.h"        // IWYU pragma: export
+#include "engine/program.h"       // IWYU pragma: export
+#include "engine/result_text.h"   // IWYU pragma: export
+#include "engine/results.h"       // IWYU pragma: export
+#include "engine/session.h"       // IWYU pragma: export
+#include "metrics/collection.h"   // IWYU pragma: export
+
+#endif  // TALLY_API_TALLY_H_
