@@ -13,6 +13,7 @@
 #include "api/evaluate.h"         // IWYU pragma: export
 #include "api/npy_tensors.h"      // IWYU pragma: export
 #include "api/session_factory.h"  // IWYU pragma: export
+#include "api/version.h"          // IWYU pragma: export
 #include "engine/compiler.h"      // IWYU pragma: export
 #include "engine/dsl/builder.h"   // IWYU pragma: export
 #include "engine/metric.h"        // IWYU pragma: export

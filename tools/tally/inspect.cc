@@ -1,5 +1,7 @@
 #include "tools/tally/inspect.h"
 
+#include "api/tally.h"
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -12,7 +14,7 @@
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "ops/op_registry.h"
-#include "api/tally.h"
+#include "tools/tally/program_graph.h"
 
 namespace tally::tools {
 
@@ -63,9 +65,10 @@ absl::StatusOr<std::vector<CollectionEntry>> BuildEntriesFor(const std::vector<s
 
 absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                     const InspectOptions& options) {
-  if (options.format != "text" && options.format != "torchscript") {
-    return absl::UnimplementedError(absl::StrCat("--format ", options.format,
-                                                 " is not yet supported (text or torchscript)"));
+  if (options.format != "text" && options.format != "torchscript" && options.format != "dot" &&
+      options.format != "json") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--format must be text, torchscript, dot or json, got '", options.format, "'"));
   }
   TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntriesFor(specs, inputs, options.device));
   CompileOptions co;
@@ -74,6 +77,8 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
   co.transfer_inputs = options.transfer_inputs;
   TALLY_ASSIGN_OR_RETURN(Compiled c, CompileModule(entries, co));
   const ir::Module& m = *c.module;
+  if (options.format == "dot") return ProgramToDot(c, options.device);
+  if (options.format == "json") return ProgramToJson(c, options.device);
   if (options.format == "torchscript") {
     // The plans as the TorchScript backend runs them (torch::jit::Graph IR).
     TALLY_ASSIGN_OR_RETURN(std::string graphs, exec::torchscript::LoweredModuleText(m));

@@ -1,10 +1,13 @@
-// The `tally` command line: eval and inspect (see docs/cli.md).
+// The `tally` command line (docs/cli.md): flags parsed by CLI11, the work
+// done by the front door (api/) and the tools beside this file.
 //
 // Every failure prints one line on stderr and exits non-zero; nothing here
 // lets an exception or abort escape.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <glog/logging.h>
+
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -18,36 +21,22 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "api/tally.h"
+#include "api/version.h"
 #include "engine/exec/torch_status.h"
 #include "engine/io/npy.h"
 #include "engine/status_macros.h"
 #include "tools/tally/bench.h"
 #include "tools/tally/demo_data.h"
 #include "tools/tally/distributed_eval.h"
-#include "api/tally.h"
 #include "tools/tally/export.h"
 #include "tools/tally/inspect.h"
 #include "tools/tally/serve.h"
 
 namespace tally::tools {
 namespace {
-
-constexpr char kUsage[] =
-    "usage: tally eval --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...]\n"
-    "                  [--batch-size N] [--world-size W] [--sync-timeout SECONDS]\n"
-    "                  [--backend eager|torchscript] [--device DEV] [--format table|json]\n"
-    "                  [--checked] [--transfer-inputs] [--max-state-bytes BYTES]\n"
-    "       tally inspect --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...]\n"
-    "                  [--device DEV] [--dump-after PASS|all] [--proof] [--transfer-inputs] [--format text|torchscript]\n"
-    "       tally bench --workload NAME [--backend eager|torchscript] [--format table|json] [--quick]\n"
-    "       tally export --metric SPEC [--metric SPEC ...] [--input NAME=FILE ...] --out FILE.pt [--device DEV]\n"
-    "       tally serve --metric SPEC [--metric SPEC ...] [--host 127.0.0.1] [--port N]\n"
-    "                  [--checkpoint FILE] [--device DEV] [--backend eager|torchscript]\n"
-    "                  [--max-body-bytes BYTES] [--max-state-bytes BYTES] [--dtype NAME=DTYPE ...]\n"
-    "                  [--threads N] [--max-connections N] [--max-connections-per-client N]\n"
-    "                  [--idle-timeout SECONDS] [--request-timeout SECONDS] [--auth-token-file FILE]\n"
-    "       tally list-metrics\n";
 
 // Args holds parsed flags: repeated ones keep every value.
 struct Args {
@@ -62,44 +51,6 @@ struct Args {
     return it == values.end() ? dflt : it->second.back();
   }
 };
-
-absl::StatusOr<Args> ParseArgs(int argc, char** argv, int first,
-                               const std::vector<std::string>& valued,
-                               const std::vector<std::string>& bools) {
-  Args a;
-  for (int i = first; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (!absl::StartsWith(arg, "--")) {
-      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", arg, "'"));
-    }
-    std::string key = arg.substr(2), value;
-    bool inline_value = false;
-    if (auto eq = key.find('='); eq != std::string::npos) {
-      value = key.substr(eq + 1);
-      key = key.substr(0, eq);
-      inline_value = true;
-    }
-    if (std::find(bools.begin(), bools.end(), key) != bools.end()) {
-      // `--checked=no` must not turn checking on.
-      bool on = true;
-      if (inline_value && !absl::SimpleAtob(value, &on)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("flag '--", key, "' takes no value or one of true/false, yes/no, 1/0; got '", value, "'"));
-      }
-      if (on) a.switches.push_back(key);
-      continue;
-    }
-    if (std::find(valued.begin(), valued.end(), key) == valued.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag '--", key, "'"));
-    }
-    if (!inline_value) {
-      if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat("flag '--", key, "' needs a value"));
-      value = argv[++i];
-    }
-    a.values[key].push_back(value);
-  }
-  return a;
-}
 
 // PositiveIntFlag sets `out` from `--name` when given: a positive integer.
 absl::Status PositiveIntFlag(const Args& a, const std::string& name, int64_t* out) {
@@ -134,11 +85,7 @@ absl::StatusOr<NamedTensors> ReadInputs(const Args& a) {
   return inputs;
 }
 
-absl::Status RunEval(int argc, char** argv) {
-  TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
-                                           {"metric", "input", "batch-size", "world-size", "sync-timeout",
-                                            "backend", "device", "format", "max-state-bytes"},
-                                           {"checked", "transfer-inputs"}));
+absl::Status RunEval(const Args& a) {
   std::string format = a.Get("format", "table");
   if (format != "table" && format != "json") {
     return absl::InvalidArgumentError(absl::StrCat("--format must be table or json, got '", format, "'"));
@@ -188,10 +135,7 @@ absl::Status RunEval(int argc, char** argv) {
   return absl::OkStatus();
 }
 
-absl::Status RunInspect(int argc, char** argv) {
-  TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
-                                           {"metric", "input", "device", "dump-after", "format"},
-                                           {"proof", "transfer-inputs"}));
+absl::Status RunInspect(const Args& a) {
   InspectOptions opts;
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
   opts.dump_after = a.Get("dump-after", "");
@@ -205,8 +149,7 @@ absl::Status RunInspect(int argc, char** argv) {
   return absl::OkStatus();
 }
 
-absl::Status RunExport(int argc, char** argv) {
-  TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2, {"metric", "input", "out", "device"}, {}));
+absl::Status RunExport(const Args& a) {
   if (!a.Has("metric")) return absl::InvalidArgumentError("no --metric given");
   if (!a.Has("out")) return absl::InvalidArgumentError("--out FILE.pt is required");
   ExportOptions opts;
@@ -218,8 +161,7 @@ absl::Status RunExport(int argc, char** argv) {
   return absl::OkStatus();
 }
 
-absl::Status RunBenchCommand(int argc, char** argv) {
-  TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2, {"workload", "backend", "format"}, {"quick"}));
+absl::Status RunBenchCommand(const Args& a) {
   std::string format = a.Get("format", "table");
   if (format != "table" && format != "json") {
     return absl::InvalidArgumentError(absl::StrCat("--format must be table or json, got '", format, "'"));
@@ -248,13 +190,7 @@ absl::Status RunBenchCommand(int argc, char** argv) {
   return absl::OkStatus();
 }
 
-absl::Status RunServe(int argc, char** argv) {
-  TALLY_ASSIGN_OR_RETURN(Args a, ParseArgs(argc, argv, 2,
-                                           {"metric", "host", "port", "checkpoint", "device", "backend", "max-body-bytes",
-                                            "max-state-bytes", "dtype", "threads", "max-connections",
-                                            "max-connections-per-client", "idle-timeout", "request-timeout",
-                                            "auth-token-file"},
-                                           {}));
+absl::Status RunServe(const Args& a) {
   ServeOptions opts;
   if (a.Has("metric")) opts.specs = a.values.at("metric");
   opts.host = a.Get("host", "127.0.0.1");
@@ -301,8 +237,7 @@ absl::Status RunServe(int argc, char** argv) {
   return Serve(opts);
 }
 
-absl::Status RunListMetrics(int argc, char** argv) {
-  TALLY_RETURN_IF_ERROR(ParseArgs(argc, argv, 2, {}, {}).status());
+absl::Status RunListMetrics(const Args&) {
   return ListMetrics(std::cout);
 }
 
@@ -329,6 +264,194 @@ std::string Printable(absl::string_view msg) {
   return out;
 }
 
+// Flag is one command-line flag: `--name VALUE` (repeatable when `repeated`)
+// or, with an empty `value`, a switch (`--name`, `--name=false`).
+struct Flag {
+  const char* name;
+  const char* value;
+  const char* help;
+  bool repeated = false;
+};
+
+// Command is one `tally <command>` with its flags.
+struct Command {
+  const char* name;
+  const char* help;
+  std::vector<Flag> flags;
+  absl::Status (*run)(const Args&);
+};
+
+const Flag kMetric{"metric", "SPEC", "a metric: name or name(key=value, ...), TorchMetrics' functional names", true};
+const Flag kInput{"input", "NAME=FILE", "an input (preds, target, indexes, value, weight) from a .npy file", true};
+const Flag kDevice{"device", "DEV", "the device of every state and plan: cpu, meta, cuda, cuda:N, mps (default cpu)"};
+const Flag kBackend{"backend", "eager|torchscript", "what runs the plans (default eager)"};
+const Flag kMaxStateBytes{"max-state-bytes", "BYTES",
+                          "refuse a collection whose fixed-size states exceed this (default: half the memory)"};
+const Flag kTransferInputs{"transfer-inputs", "",
+                           "copy inputs to the program's device inside update, instead of placing them first"};
+
+const std::vector<Command>& Commands() {
+  static const auto* commands = new std::vector<Command>{
+      {"eval",
+       "Compute metrics over arrays on disk (or the embedded demo data).",
+       {kMetric, kInput,
+        {"batch-size", "N", "feed the rows to update in batches of N (default: one update)"},
+        {"world-size", "W", "split the rows into W shards synced over torch.distributed (Gloo, loopback)"},
+        {"sync-timeout", "SECONDS", "how long the distributed sync waits for a rank"},
+        kBackend, kDevice,
+        {"format", "table|json", "how to print the results (default table)"},
+        {"checked", "", "run the verifier after every pass"},
+        kTransferInputs, kMaxStateBytes},
+       RunEval},
+      {"inspect",
+       "Show what the compiler made: inputs, states, passes, fusion groups, plans.",
+       {kMetric, kInput, kDevice,
+        {"dump-after", "PASS|all", "print the IR after this pass (or every pass)"},
+        {"proof", "", "print the single-device proof"},
+        kTransferInputs,
+        {"format", "text|torchscript|dot|json",
+         "text IR, the TorchScript graphs, a Graphviz graph, or the same facts as JSON (default text)"}},
+       RunInspect},
+      {"bench",
+       "Run a benchmark workload (or all).",
+       {{"workload", "NAME", "acc_small, cls_small, cls_large, reg_large, retrieval, sync_cls, ... or all"},
+        kBackend,
+        {"format", "table|json", "how to print the results (default table)"},
+        {"quick", "", "fewer repetitions (a smoke run)"}},
+       RunBenchCommand},
+      {"export",
+       "Write the compiled metrics as a TorchScript module (update, compute, reset).",
+       {kMetric, kInput, {"out", "FILE.pt", "the module file to write"}, kDevice},
+       RunExport},
+      {"serve",
+       "Serve metrics over HTTP: POST /v1/update, GET /v1/metrics, GET /metrics (Prometheus).",
+       {kMetric,
+        {"host", "ADDR", "the address to listen on (default 127.0.0.1)"},
+        {"port", "N", "the port (default 8080; 0 picks a free one)"},
+        {"checkpoint", "FILE", "restore from FILE at start; POST /v1/checkpoint writes it"},
+        kDevice, kBackend,
+        {"max-body-bytes", "BYTES", "the largest request body (default 64 MiB)"},
+        kMaxStateBytes,
+        {"dtype", "NAME=DTYPE", "declare an input's dtype (preds=float32, ...)", true},
+        {"threads", "N", "worker threads for updates (default 4)"},
+        {"max-connections", "N", "connections open at once (default 512)"},
+        {"max-connections-per-client", "N", "connections open at once per client address (default 64)"},
+        {"idle-timeout", "SECONDS", "close a connection idle this long (default 10)"},
+        {"request-timeout", "SECONDS", "close a connection whose request takes longer (default 30)"},
+        {"auth-token-file", "FILE", "require `Authorization: Bearer <the file's token>`"}},
+       RunServe},
+      {"list-metrics", "List every metric with its domain and inputs.", {}, RunListMetrics},
+  };
+  return *commands;
+}
+
+// Parsed holds what CLI11 parsed for each command: the values of its
+// flags (every occurrence of a repeatable one, the last of another) and its
+// switches.
+struct Parsed {
+  std::vector<std::map<std::string, std::vector<std::string>>> repeated;
+  std::vector<std::map<std::string, std::string>> single;
+  std::vector<std::map<std::string, CLI::Option*>> options;
+  std::vector<std::map<std::string, bool>> switches;
+};
+
+// MakeApp declares every command and its flags on `app`, parsing into `p`.
+void MakeApp(CLI::App& app, Parsed& p) {
+  app.set_version_flag("--version", absl::StrCat("tally ", kTallyVersion));
+  app.footer("The command-line reference: docs/cli.md.\n");
+  app.get_formatter()->column_width(36);
+  const size_t n = Commands().size();
+  p.repeated.resize(n);
+  p.single.resize(n);
+  p.options.resize(n);
+  p.switches.resize(n);
+  for (size_t c = 0; c < n; ++c) {
+    const Command& cmd = Commands()[c];
+    CLI::App* sub = app.add_subcommand(cmd.name, cmd.help);
+    sub->footer("The command-line reference: docs/cli.md.\n");
+    // Unknown flags and stray words are ours to report (one line each).
+    sub->allow_extras();
+    for (const Flag& f : cmd.flags) {
+      const std::string name = absl::StrCat("--", f.name);
+      if (*f.value == '\0') {
+        sub->add_flag(name, p.switches[c][f.name], f.help);
+        continue;
+      }
+      // One value per occurrence.
+      CLI::Option* o =
+          f.repeated
+              ? sub->add_option(name, p.repeated[c][f.name], absl::StrCat(f.help, " (repeatable)"))
+                    ->allow_extra_args(false)
+              : sub->add_option(name, p.single[c][f.name], f.help)
+                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+      o->type_name(f.value);
+      p.options[c][f.name] = o;
+    }
+  }
+}
+
+// TranslateParseError keeps the one-line errors the hand-written parser gave.
+std::string TranslateParseError(const CLI::ParseError& e) {
+  std::string msg = e.what();
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+    return absl::StrCat("flag '", msg.substr(0, msg.find(':')), "' needs a value");
+  }
+  if (dynamic_cast<const CLI::ConversionError*>(&e) != nullptr) {
+    // "Could not convert: --checked = maybe"
+    std::vector<std::string> parts = absl::StrSplit(msg, absl::MaxSplits(" = ", 1));
+    std::string flag = parts[0].substr(std::min(parts[0].size(), parts[0].rfind(' ') + 1));
+    return absl::StrCat("flag '", flag, "' takes no value or one of true/false, yes/no, 1/0; got '",
+                        parts.size() > 1 ? parts[1] : "", "'");
+  }
+  return msg;
+}
+
+// RunCommand parses `argv` for the command argv[1] and runs it; `out_code`
+// is set when the parse itself answers (--help, --version).
+absl::Status RunCommand(int argc, char** argv, int* out_code) {
+  CLI::App app("tally: a metrics engine for PyTorch models.", "tally");
+  Parsed p;
+  MakeApp(app, p);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+      *out_code = app.exit(e);  // --help or --version: printed on stdout
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(TranslateParseError(e));
+  }
+  for (size_t c = 0; c < Commands().size(); ++c) {
+    CLI::App* sub = app.get_subcommand(Commands()[c].name);
+    if (!sub->parsed()) continue;
+    for (const std::string& extra : sub->remaining()) {
+      if (absl::StartsWith(extra, "-")) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown flag '", extra.substr(0, extra.find('=')), "'"));
+      }
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", extra, "'"));
+    }
+    Args a;
+    for (auto& [name, v] : p.repeated[c]) {
+      if (!v.empty()) a.values[name] = std::move(v);
+    }
+    for (auto& [name, v] : p.single[c]) {
+      if (p.options[c][name]->count() > 0) a.values[name] = {std::move(v)};
+    }
+    for (const auto& [name, on] : p.switches[c]) {
+      if (on) a.switches.push_back(name);
+    }
+    return Commands()[c].run(a);
+  }
+  return absl::InvalidArgumentError("no command given");
+}
+
+std::string CommandNames() {
+  std::vector<std::string> names;
+  for (const Command& c : Commands()) names.push_back(c.name);
+  return absl::StrJoin(names, ", ");
+}
+
 int Main(int argc, char** argv) {
   // c10 logs through glog (c10d's socket timeouts, for one); a failure is
   // Tally's one line, so only a fatal log may add to it.
@@ -339,29 +462,35 @@ int Main(int argc, char** argv) {
     int cores = static_cast<int>(std::thread::hardware_concurrency());
     if (cores > at::get_num_threads()) at::set_num_threads(cores);
   }
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
-    std::cerr << kUsage;
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) {
+    CLI::App app("tally: a metrics engine for PyTorch models.", "tally");
+    Parsed p;
+    MakeApp(app, p);
+    std::cerr << app.help();
+    return 2;
   }
   std::string cmd = argv[1];
+  if (cmd == "help") cmd = "--help";
+  const bool known = cmd == "--help" || cmd == "-h" || cmd == "--version" ||
+                     std::any_of(Commands().begin(), Commands().end(),
+                                 [&](const Command& c) { return cmd == c.name; });
   absl::Status st;
-  absl::Status caught = exec::CatchTorch(
-      [&] {
-        if (cmd == "eval") st = RunEval(argc, argv);
-        else if (cmd == "inspect") st = RunInspect(argc, argv);
-        else if (cmd == "list-metrics") st = RunListMetrics(argc, argv);
-        else if (cmd == "bench") st = RunBenchCommand(argc, argv);
-        else if (cmd == "export") st = RunExport(argc, argv);
-        else if (cmd == "serve") st = RunServe(argc, argv);
-        else st = absl::InvalidArgumentError(absl::StrCat("unknown command '", cmd, "' (eval, inspect, bench, export, serve, list-metrics)"));
-      },
-      "tally");
-  if (!caught.ok()) st = caught;
+  int code = -1;
+  if (!known) {
+    st = absl::InvalidArgumentError(absl::StrCat("unknown command '", cmd, "' (", CommandNames(), ")"));
+  } else {
+    std::vector<char*> args(argv, argv + argc);
+    std::string help = "--help";
+    if (std::string(argv[1]) == "help") args[1] = help.data();
+    absl::Status caught = exec::CatchTorch(
+        [&] { st = RunCommand(static_cast<int>(args.size()), args.data(), &code); }, "tally");
+    if (!caught.ok()) st = caught;
+  }
   if (!st.ok()) {
     std::cerr << "tally " << Printable(cmd) << ": error: " << Printable(st.message()) << "\n";
     return 1;
   }
-  return 0;
+  return code >= 0 ? code : 0;
 }
 
 }  // namespace
