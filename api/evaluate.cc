@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/exec/aten_types.h"
-#include "engine/exec/torch_status.h"
+#include "engine/ir/aten_types.h"
+#include "support/torch_status.h"
 #include "engine/ir/attribute.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 
@@ -28,7 +28,7 @@ ResultTree Tree(const EvalResult& r) {
 absl::StatusOr<dsl::Signature> SignatureOf(const NamedTensors& inputs) {
   dsl::Signature sig;
   for (const auto& [name, t] : inputs) {
-    auto dtype = exec::FromScalarType(t.scalar_type());
+    auto dtype = ir::FromScalarType(t.scalar_type());
     if (!dtype.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("input '", name, "': ", dtype.status().message()));
     }
@@ -82,13 +82,13 @@ absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, 
                                                    specs.size() == 1 ? specs[0] + " reads" : "the metrics read", " ",
                                                    absl::StrJoin(taken, ", "), ")"));
   }
-  TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options.device));
+  TALLY_ASSIGN_OR_RETURN(c10::Device dev, ir::ToDevice(options.device));
   for (const auto& [name, t] : inputs) {
     at::Tensor moved = t;
     if (!options.transfer_inputs) {
       // Files are read on the CPU; the CLI places them on --device (the
       // program boundary still checks every batch).
-      TALLY_RETURN_IF_ERROR(exec::CatchTorch([&, &t = t] { moved = t.to(dev); },
+      TALLY_RETURN_IF_ERROR(support::CatchTorch([&, &t = t] { moved = t.to(dev); },
                                              absl::StrCat("input '", name, "'")));
     }
     prepared.used.emplace_back(name, moved);

@@ -5,9 +5,9 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "engine/exec/aten_types.h"
-#include "engine/exec/torch_status.h"
-#include "engine/status_macros.h"
+#include "engine/ir/aten_types.h"
+#include "support/torch_status.h"
+#include "support/status_macros.h"
 
 namespace tally {
 
@@ -21,7 +21,7 @@ absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a) {
     case io::NpyDType::kFloat64: s = at::kDouble; break;
   }
   at::Tensor t;
-  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+  TALLY_RETURN_IF_ERROR(support::CatchTorch(
       [&] {
         t = at::empty(a.shape, at::TensorOptions().dtype(s));
         if (static_cast<size_t>(t.numel() * t.element_size()) != a.data.size()) {
@@ -39,7 +39,7 @@ absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a) {
 absl::StatusOr<io::NpyArray> NpyFromTensor(const at::Tensor& in) {
   io::NpyArray a;
   at::Tensor t = in.to(at::kCPU).contiguous();
-  auto dtype = exec::FromScalarType(t.scalar_type());
+  auto dtype = ir::FromScalarType(t.scalar_type());
   if (!dtype.ok()) return dtype.status();
   switch (*dtype) {
     case ir::DType::kBool: a.dtype = io::NpyDType::kBool; break;

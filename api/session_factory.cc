@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "metrics/collection.h"
 
 namespace tally {

@@ -1,7 +1,7 @@
 #include "engine/compiler.h"
 
 #include "engine/state_budget.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "passes/fuse.h"
 #include "passes/registry.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/metric.h"
+#include "engine/dsl/metric.h"
 #include "engine/program.h"
 #include "passes/pipeline.h"
 #include "passes/fuse.h"

@@ -11,20 +11,20 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "engine/exec/aten_types.h"
+#include "engine/ir/aten_types.h"
 #include "engine/exec/fold_state.h"
 #include "engine/exec/stream_copy.h"
-#include "engine/exec/torch_status.h"
+#include "support/torch_status.h"
 #include "engine/exec/torchscript/plan.h"
 #include "engine/ir/printer.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 
 namespace tally {
 namespace {
 
 std::string Describe(const at::Tensor& t) {
   std::string dt = c10::toString(t.scalar_type());
-  auto dtype = exec::FromScalarType(t.scalar_type());
+  auto dtype = ir::FromScalarType(t.scalar_type());
   if (dtype.ok()) dt = std::string(ir::DTypeName(*dtype));
   return absl::StrCat(dt, "[", absl::StrJoin(t.sizes(), ","), "]@", t.device().str());
 }
@@ -84,7 +84,7 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
 
 absl::StatusOr<std::vector<at::Tensor>> Program::InitialStates() const {
   std::vector<at::Tensor> out;
-  TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options_.device));
+  TALLY_ASSIGN_OR_RETURN(c10::Device dev, ir::ToDevice(options_.device));
   // Planning for a device needs no hardware; holding states on it does. Say
   // so plainly instead of passing on ATen's list of dispatch keys.
   const bool available = dev.is_cuda()  ? at::hasCUDA() && (!dev.has_index() || static_cast<int64_t>(dev.index()) < static_cast<int64_t>(at::getNumGPUs()))
@@ -96,12 +96,12 @@ absl::StatusOr<std::vector<at::Tensor>> Program::InitialStates() const {
         ": the device is not available on this machine (plan for it with `tally inspect --device ",
         options_.device.name, "`)"));
   }
-  absl::Status st = exec::CatchTorch(
+  absl::Status st = support::CatchTorch(
       [&] {
         for (const auto& s : module_->states) {
           std::vector<int64_t> sizes;
           for (const auto& d : s.type.shape) sizes.push_back(d.is_symbolic() ? 0 : d.size);
-          auto opts = at::TensorOptions().dtype(exec::ToScalarType(s.type.dtype)).device(dev);
+          auto opts = at::TensorOptions().dtype(ir::ToScalarType(s.type.dtype)).device(dev);
           out.push_back(s.reducer == ir::Reducer::kCat ? at::empty(sizes, opts)
                                                        : at::full(sizes, s.init, opts));
         }
@@ -148,7 +148,7 @@ absl::Status Program::CheckInputs(const NamedTensors& inputs, std::vector<at::Te
       return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": input '", name, "': ", what,
                                                      ": expected ", want.ToString(), ", got ", Describe(t)));
     };
-    auto dtype = exec::FromScalarType(t.scalar_type());
+    auto dtype = ir::FromScalarType(t.scalar_type());
     if (!dtype.ok() || *dtype != want.dtype) return mismatch("wrong dtype");
     if (t.dim() != want.rank()) return mismatch("wrong rank");
     // Rows of zero elements, e.g. [2^30, 0]: nothing to measure, and per-row
@@ -207,7 +207,7 @@ absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tens
                                                       bool skip_sums, bool skip_cats) const {
   std::vector<at::Tensor> next(current.size());
   const auto& states = module_->states;
-  absl::Status st = exec::CatchTorch(
+  absl::Status st = support::CatchTorch(
       [&] {
         for (size_t i = 0; i < states.size(); ++i) {
           const ir::Reducer r = states[i].reducer;
@@ -257,7 +257,7 @@ absl::Status Program::SetSynced(std::vector<at::Tensor> states) {
                                             " states, got ", states.size()));
   }
   for (size_t i = 0; i < decls.size(); ++i) {
-    if (!states[i].defined() || states[i].scalar_type() != exec::ToScalarType(decls[i].type.dtype) ||
+    if (!states[i].defined() || states[i].scalar_type() != ir::ToScalarType(decls[i].type.dtype) ||
         states[i].dim() != decls[i].type.rank()) {
       return absl::InternalError(absl::StrCat(metric_names_, ": synced state '", decls[i].name,
                                               "' is not a ", decls[i].type.ToString()));
@@ -367,7 +367,7 @@ absl::Status Program::Update(const NamedTensors& inputs) {
   // may allocate, and so may fail) happens before anything is committed;
   // writing past the current view leaves the visible state unchanged.
   std::vector<at::Tensor> buffers(decls.size());
-  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+  TALLY_RETURN_IF_ERROR(support::CatchTorch(
       [&] {
         for (size_t i = 0; i < decls.size(); ++i) {
           if (decls[i].reducer != ir::Reducer::kCat) continue;
@@ -390,7 +390,7 @@ absl::Status Program::Update(const NamedTensors& inputs) {
         }
       },
       metric_names_));
-  return exec::CatchTorch(
+  return support::CatchTorch(
       [&] {
         if (cat_buffers_.size() != decls.size()) cat_buffers_.resize(decls.size());
         for (size_t i = 0; i < decls.size(); ++i) {
@@ -410,7 +410,7 @@ absl::Status Program::CheckCounters(const std::vector<at::Tensor>& values) const
   for (size_t i = 0; i < states.size(); ++i) {
     if (states[i].check.empty()) continue;
     int64_t n = 0;
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { n = values[i].item<int64_t>(); },
+    TALLY_RETURN_IF_ERROR(support::CatchTorch([&] { n = values[i].item<int64_t>(); },
                                            absl::StrCat(states[i].metric, ": reading check")));
     if (n > 0) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -425,10 +425,10 @@ absl::Status Program::CheckValues() const {
   TALLY_RETURN_IF_ERROR(CheckCounters(values));
   if (!finalize_value_checks_) return absl::OkStatus();
   TALLY_RETURN_IF_ERROR(CheckFinalizeBudget(values));
-  exec::ScopedSkipStateChecks skip;
+  support::ScopedSkipStateChecks skip;
   auto outs = finalize_plan_->Run(values, options_.checked);
   if (outs.ok()) return absl::OkStatus();
-  if (auto check = exec::CheckFailure(outs.status().message())) return absl::InvalidArgumentError(*check);
+  if (auto check = support::CheckFailure(outs.status().message())) return absl::InvalidArgumentError(*check);
   // Anything else is not about the values (the real Compute will say so).
   return absl::OkStatus();
 }
@@ -441,7 +441,7 @@ absl::StatusOr<NamedTensors> Program::Compute() const {
   auto outs = finalize_plan_->Run(values, options_.checked);
   if (!outs.ok()) {
     // A failed finalize check reads like a deferred check: "<metric>: <what>".
-    if (auto check = exec::CheckFailure(outs.status().message())) return absl::InvalidArgumentError(*check);
+    if (auto check = support::CheckFailure(outs.status().message())) return absl::InvalidArgumentError(*check);
     return absl::Status(outs.status().code(), absl::StrCat(metric_names_, ": compute: ", outs.status().message()));
   }
   NamedTensors result;
@@ -464,7 +464,7 @@ absl::Status Program::Reset() {
   Unsync();
   TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> initial, InitialStates());
   const auto& decls = module_->states;
-  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+  TALLY_RETURN_IF_ERROR(support::CatchTorch(
       [&] {
         for (size_t i = 0; i < decls.size() && i < cat_buffers_.size(); ++i) {
           const at::Tensor& buf = cat_buffers_[i];
@@ -483,7 +483,7 @@ absl::Status Program::Merge(const Program& other) {
                                                       other.metric_names_, ")"));
   }
   std::vector<at::Tensor> incoming;
-  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+  TALLY_RETURN_IF_ERROR(support::CatchTorch(
       [&] {
         c10::Device dev(options_.device.name);
         for (const auto& t : other.states_) incoming.push_back(t.to(dev));
@@ -506,7 +506,7 @@ absl::StatusOr<std::string> Program::SaveState() const {
   // Format: "tally-state 1\n" then per state "<name> <dtype> <rank> <dims...> <nbytes>\n<bytes>".
   std::string out = "tally-state 1\n";
   const auto& states = module_->states;
-  absl::Status st = exec::CatchTorch(
+  absl::Status st = support::CatchTorch(
       [&] {
         for (size_t i = 0; i < states.size(); ++i) {
           at::Tensor t = states_[i].to(at::kCPU).contiguous();
@@ -537,7 +537,7 @@ absl::Status Program::LoadState(absl::string_view bytes) {
   std::string line;
   if (!next_line(line) || line != "tally-state 1") return bad("not a tally state file");
   std::vector<at::Tensor> loaded;
-  TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options_.device));
+  TALLY_ASSIGN_OR_RETURN(c10::Device dev, ir::ToDevice(options_.device));
   for (const auto& s : module_->states) {
     if (!next_line(line)) return bad(absl::StrCat("missing state '", s.name, "'"));
     std::vector<std::string> f = absl::StrSplit(line, ' ');
@@ -560,7 +560,7 @@ absl::Status Program::LoadState(absl::string_view bytes) {
     if (static_cast<int64_t>(rest.size()) < nbytes) return bad("truncated");
     // Checked before allocating: a corrupt size must not allocate the tensor
     // it names.
-    const int64_t item = static_cast<int64_t>(c10::elementSize(exec::ToScalarType(s.type.dtype)));
+    const int64_t item = static_cast<int64_t>(c10::elementSize(ir::ToScalarType(s.type.dtype)));
     if (numel > std::numeric_limits<int64_t>::max() / item || numel * item != nbytes) {
       return bad(absl::StrCat("state '", s.name, "': ", nbytes, " bytes for ", numel, " elements"));
     }
@@ -570,9 +570,9 @@ absl::Status Program::LoadState(absl::string_view bytes) {
       return bad(absl::StrCat("state '", s.name, "': a bool byte is not 0 or 1"));
     }
     at::Tensor t;
-    absl::Status st = exec::CatchTorch(
+    absl::Status st = support::CatchTorch(
         [&] {
-          t = at::empty(sizes, at::TensorOptions().dtype(exec::ToScalarType(s.type.dtype)));
+          t = at::empty(sizes, at::TensorOptions().dtype(ir::ToScalarType(s.type.dtype)));
           if (static_cast<int64_t>(t.numel() * t.element_size()) != nbytes) throw std::runtime_error("byte count mismatch");
           if (nbytes > 0) std::memcpy(t.data_ptr(), rest.data(), nbytes);  // an empty tensor may have no data
           t = t.to(dev);

@@ -60,7 +60,7 @@ class Program {
   // Compute returns one tensor per metric, labelled with the metric's label,
   // or for a multi-part result (a tuple such as roc's (fpr, tpr,
   // thresholds)) one per part, labelled "<label>/<i>/<j>..." by its path
-  // (engine/metric.h); CollectResult (engine/results.h) rebuilds the tree.
+  // (engine/dsl/metric.h); CollectResult (engine/results.h) rebuilds the tree.
   absl::StatusOr<NamedTensors> Compute() const;
   // CheckValues reports the first failed value check of what was
   // accumulated (an out-of-range label, a non-binary retrieval target: the
@@ -68,7 +68,7 @@ class Program {
   // check counters and, only when finalize has value checks of its own,
   // running finalize. Whole-state conditions (a query without positives)
   // are not value checks and pass (on the eager backend, whose assert_zero
-  // kernel honours exec::ScopedSkipStateChecks; Session probes run eager). A server runs one request through a
+  // kernel honours support::ScopedSkipStateChecks; Session probes run eager). A server runs one request through a
   // scratch program and this to reject bad values before they reach the
   // real states (Session's SessionOptions::reject_invalid_values).
   absl::Status CheckValues() const;

@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/exec/torch_status.h"
+#include "support/torch_status.h"
 #include "engine/ir/attribute.h"
 
 namespace tally::prometheus {
@@ -128,7 +128,7 @@ absl::Status Exposition::AddResult(const std::string& name, const Labels& labels
     }
     for (size_t i = 0; i < r.parts.size(); ++i) walk(r.parts[i], path.empty() ? absl::StrCat(i) : absl::StrCat(path, "/", i));
   };
-  absl::Status st = exec::CatchTorch([&] { walk(result, ""); }, name);
+  absl::Status st = support::CatchTorch([&] { walk(result, ""); }, name);
   if (!st.ok()) f->lines.resize(before);
   return st;
 }

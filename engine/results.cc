@@ -3,8 +3,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "engine/metric.h"
-#include "engine/status_macros.h"
+#include "engine/dsl/metric.h"
+#include "support/status_macros.h"
 
 namespace tally {
 namespace {

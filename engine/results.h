@@ -1,5 +1,5 @@
 // Results: a metric's result as a tree of tensors, rebuilt from the labelled
-// tensors Program::Compute returns (labels: engine/metric.h). Most metrics
+// tensors Program::Compute returns (labels: engine/dsl/metric.h). Most metrics
 // have one tensor; curve metrics return tuples such as (fpr, tpr,
 // thresholds), and their exact multiclass forms tuples of per-class lists
 // of tensors of different lengths.

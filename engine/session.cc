@@ -15,11 +15,11 @@
 #include "absl/strings/str_split.h"
 #include "engine/checkpoint_format.h"
 #include "engine/compiler.h"
-#include "engine/exec/torch_status.h"
+#include "support/torch_status.h"
 #include "engine/ir/attribute.h"
 #include "engine/ir/types.h"
 #include "engine/prometheus.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 
 namespace tally {
 namespace {
@@ -233,7 +233,7 @@ absl::StatusOr<bool> Stage(Session::MetricSet& set, ShardState& st, const NamedT
     const at::Tensor& buf = st.staging[j];
     if (st.queued_updates > 0 && buf.sizes().slice(1) != ordered[j]->sizes().slice(1)) return false;
   }
-  absl::Status status = exec::CatchTorch(
+  absl::Status status = support::CatchTorch(
       [&] {
         for (size_t j = 0; j < ordered.size(); ++j) {
           const at::Tensor& in = *ordered[j];
@@ -644,7 +644,7 @@ absl::StatusOr<std::vector<at::Tensor>> Session::Snapshot(absl::string_view name
   std::lock_guard<std::mutex> lock(read_mu_);
   TALLY_RETURN_IF_ERROR(Harvest(*set));
   std::vector<at::Tensor> out;
-  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+  TALLY_RETURN_IF_ERROR(support::CatchTorch(
       [&] {
         for (const at::Tensor& t : set->total->states()) out.push_back(t.clone());
       },

@@ -75,7 +75,7 @@
 #include "absl/strings/string_view.h"
 #include "engine/dsl/builder.h"
 #include "engine/exec/plan_runner.h"
-#include "engine/metric.h"
+#include "engine/dsl/metric.h"
 #include "engine/program.h"
 #include "engine/results.h"
 

@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "engine/ir/module.h"
-#include "engine/metric.h"
+#include "engine/dsl/metric.h"
 
 namespace tally {
 

@@ -29,7 +29,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "metrics/classification_stats.h"
 #include "metrics/registry.h"
 

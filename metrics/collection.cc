@@ -4,7 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 

@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "engine/dsl/builder.h"
 #include "engine/ir/types.h"
-#include "engine/metric.h"
+#include "engine/dsl/metric.h"
 
 namespace tally::metrics {
 

@@ -10,7 +10,7 @@
 // range counted by a deferred check and dropped.
 //
 // Results, as TorchMetrics returns them (tally eval prints them as nested
-// lists, engine/metric.h labels their parts):
+// lists, engine/dsl/metric.h labels their parts):
 //   *_roc: (fpr, tpr, thresholds), thresholds descending;
 //   *_precision_recall_curve: (precision, recall, thresholds), thresholds
 //     ascending, with one more precision/recall point than thresholds.
@@ -60,7 +60,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/dsl/builder.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "metrics/curve_common.h"
 #include "metrics/registry.h"
 

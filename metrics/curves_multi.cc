@@ -57,7 +57,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/dsl/builder.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "metrics/curve_common.h"
 #include "metrics/registry.h"
 

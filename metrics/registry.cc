@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 

@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/dsl/builder.h"
-#include "engine/metric.h"
+#include "engine/dsl/metric.h"
 #include "metrics/spec.h"
 
 namespace tally::metrics {

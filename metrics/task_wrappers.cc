@@ -49,7 +49,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 

@@ -4,7 +4,7 @@
 // (ops/fused/). The `fuse` pass keeps a composite where its kernel exists and
 // decomposes it everywhere else.
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/confmat_parts.h"
 #include "ops/op_registry.h"
 

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/confmat_parts.h"
 
 namespace tally::ops {

@@ -1,6 +1,6 @@
 // Elementwise ops: arithmetic, comparisons, logic, unary math, cast, where.
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/op_registry.h"
 
 namespace tally::ops {

@@ -3,7 +3,7 @@
 // one_hot, topk_mask, histogram, sort, rank_average.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/op_registry.h"
 
 namespace tally::ops {

@@ -9,8 +9,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_replace.h"
-#include "engine/exec/aten_types.h"
-#include "engine/exec/torch_status.h"
+#include "engine/ir/aten_types.h"
+#include "support/torch_status.h"
 #include "ops/meta_kernels.h"
 #include "ops/fused/bl_confmat.h"
 #include "ops/fused/mc_confmat.h"
@@ -24,10 +24,10 @@
 namespace tally::ops {
 namespace {
 
-using exec::ToScalarType;
+using ir::ToScalarType;
 
 at::ScalarType OutType(const ir::Node& n, int i = 0) {
-  return ToScalarType(n.output(i)->type().dtype);
+  return ir::ToScalarType(n.output(i)->type().dtype);
 }
 at::TensorOptions CreateOptions(const ir::Node& n) {
   return at::TensorOptions().dtype(OutType(n)).device(c10::Device(n.output(0)->type().device.name));
@@ -406,10 +406,10 @@ void RetrievalScore(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 
 // assert_zero (sync_ops.cc): the finalize form of a deferred check.
 void AssertZero(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  const bool skipped = n.GetBool("whole_state") && exec::ScopedSkipStateChecks::active();
+  const bool skipped = n.GetBool("whole_state") && support::ScopedSkipStateChecks::active();
   if (!in[0].is_meta() && !skipped) {
     const int64_t count = in[0].item<int64_t>();
-    TORCH_CHECK(count == 0, exec::kCheckFailed,
+    TORCH_CHECK(count == 0, support::kCheckFailed,
                 absl::StrReplaceAll(n.GetString("message"), {{"{n}", std::to_string(count)}}));
   }
   out[0] = in[1];

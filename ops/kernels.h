@@ -2,7 +2,7 @@
 //
 // A kernel reads its inputs and writes its outputs through raw arrays so that
 // the eager executor dispatches a node without allocating. Kernels may throw
-// c10::Error; the executor converts it (engine/exec/torch_status.h).
+// c10::Error; the executor converts it (support/torch_status.h).
 #ifndef TALLY_OPS_KERNELS_H_
 #define TALLY_OPS_KERNELS_H_
 

@@ -20,7 +20,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/op_registry.h"
 
 namespace tally::ops {

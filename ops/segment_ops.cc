@@ -10,7 +10,7 @@
 // Both keep every result [N] on the inputs' device, so a metric reduces per
 // query with a mask (e.g. the last row of each run) and needs neither a
 // data-dependent number of queries nor a host loop.
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/op_registry.h"
 
 namespace tally::ops {

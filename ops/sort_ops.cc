@@ -23,7 +23,7 @@
 // argsort(x) {dim=-1, descending=false, stable=true} is the permutation that
 // sorts x along `dim` (ties keep their order when stable), i64.
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/op_registry.h"
 
 namespace tally::ops {

@@ -3,7 +3,7 @@
 // the familiar PyTorch way can be expressed, and so that remove-host-syncs
 // can rewrite them into sync-free forms; none may remain in an update plan.
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/op_registry.h"
 
 namespace tally::ops {

@@ -4,7 +4,7 @@
 #include <optional>
 
 
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/op_registry.h"
 #include "passes/eliminate_dead_states.h"
 

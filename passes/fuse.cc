@@ -3,7 +3,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/decompositions.h"
 #include "ops/op_registry.h"
 #include "passes/eliminate_dead_states.h"

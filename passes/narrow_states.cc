@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/confmat_parts.h"
 #include "ops/op_registry.h"
 #include "passes/eliminate_dead_states.h"

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ir/printer.h"
 #include "engine/ir/verifier.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 
 namespace tally::passes {
 

@@ -1,7 +1,7 @@
 #include "passes/prove_single_device.h"
 
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 
 namespace tally::passes {
 namespace {

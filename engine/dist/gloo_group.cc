@@ -9,7 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "engine/exec/torch_status.h"
+#include "support/torch_status.h"
 
 namespace tally::dist {
 namespace {
@@ -39,7 +39,7 @@ absl::StatusOr<std::unique_ptr<StoreServer>> StoreServer::Start(const std::strin
     impl->store = c10::make_intrusive<c10d::TCPStore>(host, opts);
   } catch (const std::exception& e) {
     return absl::UnavailableError(
-        absl::StrCat("starting the rendezvous store on ", host, ": ", exec::FirstLine(e.what())));
+        absl::StrCat("starting the rendezvous store on ", host, ": ", support::FirstLine(e.what())));
   }
   return std::unique_ptr<StoreServer>(new StoreServer(std::move(impl)));
 }
@@ -77,7 +77,7 @@ absl::StatusOr<std::unique_ptr<Group>> ConnectGloo(const Rendezvous& rv) {
     options->threads = 1;  // Tally issues one collective at a time
     impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, rv.rank, rv.world_size, options);
   } catch (const std::exception& e) {
-    std::string msg = exec::FirstLine(e.what());
+    std::string msg = support::FirstLine(e.what());
     std::string lower = absl::AsciiStrToLower(msg);
     if (absl::StrContains(lower, "timeout") || absl::StrContains(lower, "timed out")) {
       return absl::DeadlineExceededError(absl::StrCat(who, ": ", step, ": not every rank joined within ",

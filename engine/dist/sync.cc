@@ -14,10 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "engine/exec/aten_types.h"
+#include "engine/ir/aten_types.h"
 #include "engine/exec/fold_state.h"
-#include "engine/exec/torch_status.h"
-#include "engine/status_macros.h"
+#include "support/torch_status.h"
+#include "support/status_macros.h"
 
 namespace tally::dist {
 namespace {
@@ -91,7 +91,7 @@ class Comm {
       if (!work->wait(ms)) throw std::runtime_error("the collective did not complete");
       return absl::OkStatus();
     } catch (const std::exception& e) {
-      std::string msg = exec::FirstLine(e.what());
+      std::string msg = support::FirstLine(e.what());
       std::string lower = absl::AsciiStrToLower(msg);
       bool timed_out = absl::StrContains(lower, "timed out") || absl::StrContains(lower, "timeout");
       std::string why =
@@ -144,7 +144,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
     TALLY_RETURN_IF_ERROR(program.SetSynced(local));
     return stats;
   }
-  TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(program.options().device));
+  TALLY_ASSIGN_OR_RETURN(c10::Device dev, ir::ToDevice(program.options().device));
   if (dev.is_meta()) {
     return absl::FailedPreconditionError(
         absl::StrCat(comm.who(), ": ", program.metric_names(), ": states on meta hold no values to sync"));
@@ -188,7 +188,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
     if (s.cat >= 0) own_lengths[s.cat] = local[s.state].size(0);
   }
   at::Tensor header, headers;
-  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+  TALLY_RETURN_IF_ERROR(support::CatchTorch(
       [&, fp_a = fp_a, fp_b = fp_b] {  // init-captures: clang 14 cannot capture a binding
         at::Tensor h = at::zeros({kHeaderWords}, at::kLong);
         int64_t* w = h.data_ptr<int64_t>();
@@ -207,7 +207,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
   std::vector<std::vector<int64_t>> lengths(world, std::vector<int64_t>(num_cats));
   {
     at::Tensor h;
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { h = headers.cpu(); }, comm.who()));
+    TALLY_RETURN_IF_ERROR(support::CatchTorch([&] { h = headers.cpu(); }, comm.who()));
     const int64_t* w = h.data_ptr<int64_t>();
     auto row = [&](int r) { return w + static_cast<int64_t>(r) * kHeaderWords; };
     for (int r = 0; r < world; ++r) {
@@ -232,7 +232,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
   if (num_cats > kInlineLengths) {
     at::Tensor all;
     at::Tensor mine;
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+    TALLY_RETURN_IF_ERROR(support::CatchTorch(
         [&] {
           mine = at::tensor(own_lengths, at::kLong).to(dev);
           all = at::empty({world, num_cats}, mine.options());
@@ -241,7 +241,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
     stats.bytes_sent += mine.nbytes();
     TALLY_RETURN_IF_ERROR(comm.Allgather(mine, all, "allgather of the cat states' row counts"));
     at::Tensor h;
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&] { h = all.cpu(); }, comm.who()));
+    TALLY_RETURN_IF_ERROR(support::CatchTorch([&] { h = all.cpu(); }, comm.who()));
     const int64_t* w = h.data_ptr<int64_t>();
     for (int r = 0; r < world; ++r) {
       for (int k = 0; k < num_cats; ++k) lengths[r][k] = w[static_cast<int64_t>(r) * num_cats + k];
@@ -270,7 +270,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
       if (local[i].scalar_type() == dtype) members.push_back(i);
     }
     at::Tensor flat;
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+    TALLY_RETURN_IF_ERROR(support::CatchTorch(
         [&] {
           std::vector<at::Tensor> parts;
           for (int i : members) parts.push_back(local[i].reshape({-1}));
@@ -282,7 +282,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
     stats.bytes_sent += flat.nbytes();
     TALLY_RETURN_IF_ERROR(
         comm.AllreduceSum(flat, absl::StrCat("allreduce of the ", c10::toString(dtype), " sum states")));
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+    TALLY_RETURN_IF_ERROR(support::CatchTorch(
         [&] {
           if (dtype == at::kBool) flat = flat.ne(0);
           int64_t off = 0;
@@ -314,7 +314,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
   }
   if (width > 0) {
     at::Tensor mine, gathered;
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+    TALLY_RETURN_IF_ERROR(support::CatchTorch(
         [&] {
           mine = at::zeros({width}, at::TensorOptions().dtype(at::kByte).device(dev));
           for (size_t k = 0; k < segments.size(); ++k) {
@@ -327,7 +327,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
     stats.bytes_sent += mine.nbytes();
     TALLY_RETURN_IF_ERROR(comm.Allgather(mine, gathered, "allgather of the cat, max/min and custom-merge states"));
     std::vector<std::vector<at::Tensor>> per_rank(world, std::vector<at::Tensor>(decls.size()));
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+    TALLY_RETURN_IF_ERROR(support::CatchTorch(
         [&] {
           for (size_t k = 0; k < segments.size(); ++k) {
             const Segment& s = segments[k];
@@ -373,7 +373,7 @@ absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, cons
     }
   } else {
     // Nothing to send: every such state is empty on every rank.
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+    TALLY_RETURN_IF_ERROR(support::CatchTorch(
         [&] {
           for (const Segment& s : segments) synced[s.state] = local[s.state].clone();
         },

@@ -27,7 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "engine/ir/module.h"
-#include "engine/metric.h"
+#include "engine/dsl/metric.h"
 
 namespace tally::dsl {
 
@@ -121,7 +121,7 @@ class GraphBuilder {
 // are tensors or nested Parts, like TorchMetrics' roc (fpr, tpr, thresholds)
 // or its exact multiclass form, a tuple of per-class lists of tensors of
 // different lengths: Parts{Parts(fprs), Parts(tprs), Parts(thresholds)}.
-// Every tuple has at least one item (see engine/metric.h for the labels).
+// Every tuple has at least one item (see engine/dsl/metric.h for the labels).
 class Parts {
  public:
   Parts(Expr leaf) : leaf_(leaf) {}  // NOLINT: a tensor is a leaf

@@ -3,9 +3,9 @@
 #include <ATen/ATen.h>
 
 #include "absl/strings/str_cat.h"
-#include "engine/exec/aten_types.h"
-#include "engine/exec/torch_status.h"
-#include "engine/status_macros.h"
+#include "engine/ir/aten_types.h"
+#include "support/torch_status.h"
+#include "support/status_macros.h"
 #include "ops/op_registry.h"
 
 namespace tally::exec {
@@ -51,7 +51,7 @@ absl::Status EagerPlan::RunStep(const Step& s, std::vector<at::Tensor>& env, boo
     big_outs.resize(s.out.size());
     outs = big_outs.data();
   }
-  absl::Status st = CatchTorch([&] { s.kernel(*s.node, in_ptr, outs); },
+  absl::Status st = support::CatchTorch([&] { s.kernel(*s.node, in_ptr, outs); },
                                absl::StrCat(s.node->op(), s.node->loc().empty() ? "" : " at ",
                                             s.node->loc()));
   if (!st.ok()) return st;
@@ -63,7 +63,7 @@ absl::Status EagerPlan::RunStep(const Step& s, std::vector<at::Tensor>& env, boo
         return absl::InternalError(absl::StrCat(s.node->op(), ": produced a tensor on ", dev,
                                                 " but the plan places it on ", t.device.name));
       }
-      if (outs[i].scalar_type() != ToScalarType(t.dtype) || outs[i].dim() != t.rank()) {
+      if (outs[i].scalar_type() != ir::ToScalarType(t.dtype) || outs[i].dim() != t.rank()) {
         return absl::InternalError(absl::StrCat(s.node->op(), ": produced ",
                                                 c10::toString(outs[i].scalar_type()), " rank ",
                                                 outs[i].dim(), " but planned ", t.ToString()));

@@ -13,7 +13,7 @@ namespace tally::exec {
 // FoldState returns `a` folded with `b`: sum, elementwise max or min (NaN
 // propagates), or `b`'s rows after `a`'s (cat, along dim 0). kCustom states
 // fold through their group's merge plan, not here: an undefined tensor.
-// ATen errors throw (callers run it under CatchTorch).
+// ATen errors throw (callers run it under support::CatchTorch).
 at::Tensor FoldState(ir::Reducer reducer, const at::Tensor& a, const at::Tensor& b);
 
 }  // namespace tally::exec

@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 
 namespace tally::ir {
 namespace {

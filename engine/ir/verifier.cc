@@ -2,7 +2,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/op_registry.h"
 
 namespace tally::ir {

@@ -28,7 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ir/types.h"
 #include "api/tally.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "examples/inference_server/model.h"
 #include "examples/inference_server/self_test.h"
 #include "examples/inference_server/server.h"

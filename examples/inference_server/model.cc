@@ -9,8 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "engine/exec/torch_status.h"
-#include "engine/status_macros.h"
+#include "support/torch_status.h"
+#include "support/status_macros.h"
 
 namespace tally::examples {
 
@@ -30,7 +30,7 @@ namespace {
 std::string ScriptError(const char* what) {
   const absl::string_view all = absl::StripTrailingAsciiWhitespace(what);
   if (!absl::StartsWith(all, "The following operation failed in the TorchScript interpreter")) {
-    return exec::FirstLine(what);
+    return support::FirstLine(what);
   }
   return std::string(all.substr(all.rfind('\n') + 1));
 }
@@ -38,7 +38,7 @@ std::string ScriptError(const char* what) {
 }  // namespace
 
 absl::Status SaveTinyClassifier(const std::string& path, int64_t features, int64_t classes, uint64_t seed) {
-  return exec::CatchTorch(
+  return support::CatchTorch(
       [&] {
         at::Generator gen = at::detail::createCPUGenerator(seed);
         torch::jit::Module m("TinyClassifier");
@@ -53,7 +53,7 @@ absl::Status SaveTinyClassifier(const std::string& path, int64_t features, int64
 absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, const std::string& device, int64_t features,
                                                    int64_t classes) {
   std::unique_ptr<Impl> impl;
-  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+  TALLY_RETURN_IF_ERROR(support::CatchTorch(
       [&] {
         at::Device dev(device);
         impl.reset(new Impl{torch::jit::load(path, dev), dev, path});
@@ -62,7 +62,7 @@ absl::StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, cons
       absl::StrCat("loading model ", path)));
   std::unique_ptr<Model> model(new Model(std::move(impl), features, classes));
   at::Tensor probe;
-  TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+  TALLY_RETURN_IF_ERROR(support::CatchTorch(
       [&] {
         probe = at::zeros({1, features}, at::TensorOptions(at::kFloat).device(model->device()));
       },
@@ -84,7 +84,7 @@ Model::~Model() = default;
 const at::Device& Model::device() const { return impl_->device; }
 
 absl::StatusOr<at::Tensor> Model::Forward(const at::Tensor& x) const {
-  // Not exec::CatchTorch: its first line of an interpreter error says only
+  // Not support::CatchTorch: its first line of an interpreter error says only
   // that the interpreter failed.
   try {
     c10::InferenceMode guard;

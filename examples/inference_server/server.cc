@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "engine/exec/torch_status.h"
+#include "support/torch_status.h"
 #include "engine/result_text.h"
 #include "examples/inference_server/request.h"
 
@@ -52,7 +52,7 @@ Reply InferenceServer::Predict(absl::string_view body) const {
     return Error(400, req.status());
   }
   at::Tensor x, labels;
-  absl::Status st = exec::CatchTorch(
+  absl::Status st = support::CatchTorch(
       [&] {
         const auto on_device = at::TensorOptions().device(model_.device());
         // from_blob aliases req->features, which outlives x.
@@ -72,7 +72,7 @@ Reply InferenceServer::Predict(absl::string_view body) const {
 
   // Only the response needs the outputs on the host.
   nlohmann::json out = {{"predictions", nlohmann::json::array()}, {"scores", nlohmann::json::array()}};
-  st = exec::CatchTorch(
+  st = support::CatchTorch(
       [&] {
         const at::Tensor scores = logits->to(at::kCPU).contiguous();
         const at::Tensor preds = scores.argmax(1);

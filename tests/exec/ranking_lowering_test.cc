@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/exec/aten_types.h"
+#include "engine/ir/aten_types.h"
 #include "engine/exec/torchscript/lowering.h"
 #include "engine/exec/torchscript/plan.h"
 #include "engine/ir/graph.h"
@@ -74,7 +74,7 @@ std::vector<at::Tensor> Inputs(const ir::Graph& g, int64_t rows, const std::stri
     const ir::TensorType& t = p->type();
     std::vector<int64_t> sizes;
     for (const ir::Dim& d : t.shape) sizes.push_back(d.is_symbolic() ? rows : d.size);
-    auto opts = at::TensorOptions().dtype(exec::ToScalarType(t.dtype));
+    auto opts = at::TensorOptions().dtype(ir::ToScalarType(t.dtype));
     if (device == "meta") {
       out.push_back(at::empty(sizes, opts.device(at::kMeta)));
       continue;

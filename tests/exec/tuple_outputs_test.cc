@@ -16,7 +16,7 @@
 #include "engine/dsl/builder.h"
 #include "engine/exec/torchscript/module_builder.h"
 #include "engine/exec/torchscript/module_export.h"
-#include "engine/metric.h"
+#include "engine/dsl/metric.h"
 #include "engine/results.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -25,7 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "engine/compiler.h"
 #include "engine/dsl/builder.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "gtest/gtest.h"
 #include "ops/fused/bl_confmat.h"
 #include "api/tally.h"

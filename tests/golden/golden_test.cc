@@ -16,7 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/compiler.h"
-#include "engine/exec/aten_types.h"
+#include "engine/ir/aten_types.h"
 #include "engine/results.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"

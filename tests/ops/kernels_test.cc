@@ -19,7 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "engine/exec/aten_types.h"
+#include "engine/ir/aten_types.h"
 #include "engine/ir/graph.h"
 #include "engine/ir/types.h"
 #include "gmock/gmock.h"
@@ -292,7 +292,7 @@ std::vector<int64_t> Sizes(const ir::TensorType& t, int64_t n) {
 // values (integers in [-1, 5), so some are out of range for 4 classes).
 at::Tensor Example(const ir::TensorType& t, int64_t n, const std::string& device) {
   std::vector<int64_t> sizes = Sizes(t, n);
-  auto opts = at::TensorOptions().dtype(exec::ToScalarType(t.dtype));
+  auto opts = at::TensorOptions().dtype(ir::ToScalarType(t.dtype));
   if (device == "meta") return at::empty(sizes, opts.device(at::kMeta));
   if (ir::IsFloating(t.dtype)) return at::randn(sizes, opts);
   if (t.dtype == ir::DType::kBool) return at::randint(0, 2, sizes, opts.dtype(at::kLong)).to(at::kBool);
@@ -316,7 +316,7 @@ at::Tensor Example(const ir::TensorType& t, int64_t n, const std::string& device
     const at::Tensor& got = (*out)[i];
     if (!got.defined()) return ::testing::AssertionFailure() << "result " << i << " undefined";
     std::vector<int64_t> sizes = Sizes(want, n);
-    if (got.scalar_type() != exec::ToScalarType(want.dtype) || got.sizes() != at::IntArrayRef(sizes) ||
+    if (got.scalar_type() != ir::ToScalarType(want.dtype) || got.sizes() != at::IntArrayRef(sizes) ||
         got.device().str() != device) {
       return ::testing::AssertionFailure()
              << "result " << i << " is " << got.scalar_type() << got.sizes() << "@" << got.device()

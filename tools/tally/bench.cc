@@ -17,7 +17,7 @@
 #include "engine/dist/gloo_group.h"
 #include "engine/dist/launch.h"
 #include "engine/dist/sync.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "api/tally.h"
 
 namespace tally::tools {

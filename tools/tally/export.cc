@@ -4,7 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/compiler.h"
 #include "engine/exec/torchscript/module_export.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "api/tally.h"
 #include "tools/tally/inspect.h"
 

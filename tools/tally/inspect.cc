@@ -10,7 +10,7 @@
 #include "engine/state_budget.h"
 #include "engine/exec/torchscript/plan.h"
 #include "engine/ir/printer.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "ops/op_registry.h"

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/dsl/builder.h"
-#include "engine/metric.h"
+#include "engine/dsl/metric.h"
 #include "engine/program.h"
 
 namespace tally::tools {

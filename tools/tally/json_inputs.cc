@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/exec/aten_types.h"
-#include "engine/exec/torch_status.h"
-#include "engine/status_macros.h"
+#include "engine/ir/aten_types.h"
+#include "support/torch_status.h"
+#include "support/status_macros.h"
 
 namespace tally::tools {
 namespace {
@@ -98,7 +98,7 @@ absl::StatusOr<NamedTensors> TensorsFromJson(absl::string_view body) {
         return absl::InvalidArgumentError(absl::StrCat("\"dtypes\": input '", item.key(), "': unknown dtype '", name,
                                                        "' (bool, int32, int64, float16, bfloat16, float32, float64)"));
       }
-      declared[item.key()] = exec::ToScalarType(*dtype);
+      declared[item.key()] = ir::ToScalarType(*dtype);
     }
     doc.erase("dtypes");
   }
@@ -122,7 +122,7 @@ absl::StatusOr<NamedTensors> TensorsFromJson(absl::string_view body) {
     // An empty list has no leaves to type; torch.tensor([]) is float32.
     if (f.doubles.empty()) f.all_bool = f.all_int = false;
     at::Tensor t;
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+    TALLY_RETURN_IF_ERROR(support::CatchTorch(
         [&] {
           if (f.all_bool) {
             t = at::tensor(f.ints, at::kLong).to(at::kBool);
@@ -147,13 +147,13 @@ absl::StatusOr<NamedTensors> ConformToSignature(NamedTensors inputs, const dsl::
     for (const auto& s : sig)
       if (s.name == name) spec = &s;
     if (spec == nullptr) continue;  // the session names what it does not take
-    TALLY_ASSIGN_OR_RETURN(ir::DType have, exec::FromScalarType(t.scalar_type()));
+    TALLY_ASSIGN_OR_RETURN(ir::DType have, ir::FromScalarType(t.scalar_type()));
     if (t.numel() == 0) {
       // No rows: [] stands for an empty batch of the signature's trailing dims.
       std::vector<int64_t> shape = spec->shape;
       if (!shape.empty()) shape[0] = 0;
       if (t.dim() == 1 && shape.size() > 1) t = t.reshape(shape);
-      t = t.to(exec::ToScalarType(spec->dtype));
+      t = t.to(ir::ToScalarType(spec->dtype));
       continue;
     }
     if (have == spec->dtype) continue;
@@ -163,9 +163,9 @@ absl::StatusOr<NamedTensors> ConformToSignature(NamedTensors inputs, const dsl::
     if (!widen && ir::IsFloating(have) && (spec->dtype == ir::DType::kFloat16 || spec->dtype == ir::DType::kBFloat16)) {
       // Undeclared float values for a 16-bit input: taken when they are
       // exactly values of that format (nothing is lost), refused otherwise.
-      TALLY_RETURN_IF_ERROR(exec::CatchTorch(
+      TALLY_RETURN_IF_ERROR(support::CatchTorch(
           [&, &t = t] {  // init-capture: clang 14 cannot capture a binding
-            at::Tensor back = t.to(exec::ToScalarType(spec->dtype)).to(t.scalar_type());
+            at::Tensor back = t.to(ir::ToScalarType(spec->dtype)).to(t.scalar_type());
             widen = back.eq(t).logical_or(back.isnan().logical_and(t.isnan())).all().item<bool>();
           },
           absl::StrCat("input '", name, "'")));
@@ -175,7 +175,7 @@ absl::StatusOr<NamedTensors> ConformToSignature(NamedTensors inputs, const dsl::
                                                      " values where the first update fixed ",
                                                      ir::DTypeName(spec->dtype)));
     }
-    TALLY_RETURN_IF_ERROR(exec::CatchTorch([&, &t = t] { t = t.to(exec::ToScalarType(spec->dtype)); },
+    TALLY_RETURN_IF_ERROR(support::CatchTorch([&, &t = t] { t = t.to(ir::ToScalarType(spec->dtype)); },
                                            absl::StrCat("input '", name, "'")));
   }
   return inputs;

@@ -25,9 +25,9 @@
 #include "absl/strings/str_split.h"
 #include "api/tally.h"
 #include "api/version.h"
-#include "engine/exec/torch_status.h"
+#include "support/torch_status.h"
 #include "engine/io/npy.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "tools/tally/bench.h"
 #include "tools/tally/demo_data.h"
 #include "tools/tally/distributed_eval.h"
@@ -482,7 +482,7 @@ int Main(int argc, char** argv) {
     std::vector<char*> args(argv, argv + argc);
     std::string help = "--help";
     if (std::string(argv[1]) == "help") args[1] = help.data();
-    absl::Status caught = exec::CatchTorch(
+    absl::Status caught = support::CatchTorch(
         [&] { st = RunCommand(static_cast<int>(args.size()), args.data(), &code); }, "tally");
     if (!caught.ok()) st = caught;
   }

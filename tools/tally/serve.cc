@@ -22,11 +22,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "engine/checkpoint_format.h"
-#include "engine/exec/aten_types.h"
-#include "engine/exec/torch_status.h"
+#include "engine/ir/aten_types.h"
+#include "support/torch_status.h"
 #include "engine/io/regular_file.h"
 #include "api/tally.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "tools/tally/http_server.h"
@@ -104,7 +104,7 @@ class MetricsServer {
 
   HttpResponse Update(const std::string& body) {
     absl::Status done;
-    absl::Status caught = exec::CatchTorch([&] { done = DoUpdate(body); }, "update");
+    absl::Status caught = support::CatchTorch([&] { done = DoUpdate(body); }, "update");
     if (!caught.ok()) done = caught;
     return done.ok() ? Ok() : Fail(400, done);
   }
@@ -116,7 +116,7 @@ class MetricsServer {
                            "no update received yet: the first update fixes the inputs' dtypes and shapes"));
     }
     absl::StatusOr<std::vector<MetricValue>> values = absl::InternalError("not computed");
-    absl::Status caught = exec::CatchTorch([&] { values = s->Compute(); }, "compute");
+    absl::Status caught = support::CatchTorch([&] { values = s->Compute(); }, "compute");
     if (!caught.ok()) return Fail(500, caught);
     if (!values.ok()) return Fail(400, values.status());
     std::vector<EvalResult> results;
@@ -202,7 +202,7 @@ class MetricsServer {
     if (key != SignatureKey(sig)) TALLY_RETURN_IF_ERROR(Buildable(key, own));
     TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, std::move(conformed));
     if (options_.device.name != "cpu") {
-      TALLY_ASSIGN_OR_RETURN(c10::Device dev, exec::ToDevice(options_.device));
+      TALLY_ASSIGN_OR_RETURN(c10::Device dev, ir::ToDevice(options_.device));
       for (auto& [name, t] : inputs) t = t.to(dev);
     }
     return inputs;

@@ -16,10 +16,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "engine/exec/aten_types.h"
-#include "engine/exec/torch_status.h"
+#include "engine/ir/aten_types.h"
+#include "support/torch_status.h"
 #include "engine/exec/torchscript/plan.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/meta_kernels.h"
 
 namespace tally::exec::torchscript {
@@ -48,7 +48,7 @@ Value* LowerCtx::DeviceOf(const ir::Node& n) {
 }
 
 Value* LowerCtx::As(Value* v, ir::DType from, c10::ScalarType to) {
-  if (ToScalarType(from) == to) return v;
+  if (ir::ToScalarType(from) == to) return v;
   return Call(c10::Symbol::aten("to"), {v, to});
 }
 
@@ -176,16 +176,16 @@ int CountKernelCalls(const jit::Graph& g) {
 
 std::string JitErrorMessage(const char* what) {
   std::string text(what);
-  if (!absl::StrContains(text, "TorchScript")) return FirstLine(what);
+  if (!absl::StrContains(text, "TorchScript")) return support::FirstLine(what);
   // The interpreter wraps the original error: "The following operation
   // failed in the TorchScript interpreter. Traceback ... RuntimeError: msg".
   std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
   for (absl::string_view line : lines) {
     size_t pos = line.find("Error: ");
     if (pos == absl::string_view::npos || line.substr(0, pos).find(' ') != absl::string_view::npos) continue;
-    return FirstLine(std::string(line.substr(pos + 7)).c_str());
+    return support::FirstLine(std::string(line.substr(pos + 7)).c_str());
   }
-  return FirstLine(what);
+  return support::FirstLine(what);
 }
 
 namespace {
@@ -217,7 +217,7 @@ class TorchScriptPlan : public PlanRunner {
     // constant passes read tensor constants on the host (item, equal),
     // which meta tensors refuse.
     if (device == "cpu") {
-      TALLY_RETURN_IF_ERROR(CatchTorch(
+      TALLY_RETURN_IF_ERROR(support::CatchTorch(
           [&] {
             jit::ConstantPropagation(p->graph_);
             jit::ConstantPooling(p->graph_);
@@ -263,7 +263,7 @@ class TorchScriptPlan : public PlanRunner {
           return absl::InternalError(absl::StrCat(name_, ": result ", i, " is on ", t.device().str(),
                                                   " but the plan places it on ", want.device.name));
         }
-        if (t.scalar_type() != ToScalarType(want.dtype) || t.dim() != want.rank()) {
+        if (t.scalar_type() != ir::ToScalarType(want.dtype) || t.dim() != want.rank()) {
           return absl::InternalError(absl::StrCat(name_, ": result ", i, " is ", c10::toString(t.scalar_type()),
                                                   " rank ", t.dim(), " but planned ", want.ToString()));
         }

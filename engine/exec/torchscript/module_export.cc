@@ -17,11 +17,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "engine/exec/aten_types.h"
-#include "engine/exec/torch_status.h"
+#include "engine/ir/aten_types.h"
+#include "support/torch_status.h"
 #include "engine/exec/torchscript/lowering.h"
 #include "engine/exec/torchscript/module_builder.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 #include "ops/op_registry.h"
 
 namespace tally::exec::torchscript {
@@ -119,11 +119,11 @@ class Builder {
       return absl::FailedPreconditionError(absl::StrCat(metric_names_, ": cannot create the buffers on ",
                                                         device_.str(), ": the device is not available on this machine"));
     }
-    TALLY_RETURN_IF_ERROR(CatchTorch(
+    TALLY_RETURN_IF_ERROR(support::CatchTorch(
         [&] {
           for (size_t i = 0; i < m_.states.size(); ++i) {
             const ir::StateDecl& s = m_.states[i];
-            auto opts = at::TensorOptions().dtype(ToScalarType(s.type.dtype)).device(device_);
+            auto opts = at::TensorOptions().dtype(ir::ToScalarType(s.type.dtype)).device(device_);
             module.register_buffer(attrs_[i], at::full(InitialSizes(s), s.init, opts));
           }
         },
@@ -181,11 +181,11 @@ class Builder {
       in.push_back(v);
     }
     absl::StatusOr<Value*> out = absl::InternalError("not built");
-    TALLY_RETURN_IF_ERROR(CatchTorch([&] { out = emit(*g, self, in); },
+    TALLY_RETURN_IF_ERROR(support::CatchTorch([&] { out = emit(*g, self, in); },
                                      absl::StrCat(metric_names_, ": building ", name, "()")));
     if (!out.ok()) return out.status();
     g->registerOutput(*out);
-    TALLY_RETURN_IF_ERROR(CatchTorch(
+    TALLY_RETURN_IF_ERROR(support::CatchTorch(
         [&] {
           jit::ConstantPooling(g);
           jit::EliminateDeadCode(g);
@@ -277,9 +277,9 @@ class Builder {
       const std::string prefix = absl::StrCat(metric_names_, ": input '", name, "': ");
       Value* x = in[i];
       Value* dtype = g.insert(c10::prim::dtype, {x});
-      Check(g, g.insert(A("eq"), {dtype, static_cast<int64_t>(ToScalarType(want.dtype))}), [&] {
+      Check(g, g.insert(A("eq"), {dtype, static_cast<int64_t>(ir::ToScalarType(want.dtype))}), [&] {
         return g.insertConstant(absl::StrCat(prefix, "wrong dtype: expected ", TypeText(want), " (",
-                                             c10::toString(ToScalarType(want.dtype)), ")"));
+                                             c10::toString(ir::ToScalarType(want.dtype)), ")"));
       });
       Value* rank = g.insert(A("dim"), {x});
       Check(g, g.insert(A("eq"), {rank, want.rank()}), [&] {
@@ -367,7 +367,7 @@ class Builder {
       const ir::StateDecl& s = m_.states[i];
       Value* dev = g.insert(c10::prim::device, {current[i]});
       next.push_back(g.insert(A("full"), {InitialSizes(s), s.init},
-                              {{"dtype", ToScalarType(s.type.dtype)}, {"device", dev}}));
+                              {{"dtype", ir::ToScalarType(s.type.dtype)}, {"device", dev}}));
     }
     SetStates(g, self, next);
     return g.insertConstant(c10::IValue());
@@ -412,13 +412,13 @@ class Builder {
 std::string BufferName(const ir::Module& m, int index) { return BufferNames(m).at(index); }
 
 absl::StatusOr<jit::Module> BuildTorchModule(const ir::Module& m, const ir::Device& device) {
-  TALLY_ASSIGN_OR_RETURN(c10::Device dev, ToDevice(device));
+  TALLY_ASSIGN_OR_RETURN(c10::Device dev, ir::ToDevice(device));
   return Builder(m, dev).Build();
 }
 
 absl::Status ExportModule(const ir::Module& m, const ir::Device& device, const std::string& path) {
   TALLY_ASSIGN_OR_RETURN(jit::Module module, BuildTorchModule(m, device));
-  return CatchTorch([&] { module.save(path); }, absl::StrCat("writing ", path));
+  return support::CatchTorch([&] { module.save(path); }, absl::StrCat("writing ", path));
 }
 
 absl::StatusOr<std::string> ExportedGraphs(const ir::Module& m, const ir::Device& device) {

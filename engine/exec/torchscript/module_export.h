@@ -13,7 +13,7 @@
 //   compute()          Dict[str, Tensor]: metric label -> value, with the
 //                      labels of Program::Compute: a multi-part result
 //                      (e.g. roc's (fpr, tpr, thresholds)) has one entry
-//                      per tensor, "<label>/<i>/<j>..." (engine/metric.h);
+//                      per tensor, "<label>/<i>/<j>..." (engine/dsl/metric.h);
 //                      a deferred check counter above zero raises
 //                      "<metric>: <input>: <n> <message>".
 //   reset()            every state back to its initial value, on the device

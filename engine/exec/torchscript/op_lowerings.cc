@@ -10,8 +10,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "engine/exec/aten_types.h"
-#include "engine/exec/torch_status.h"
+#include "engine/ir/aten_types.h"
+#include "support/torch_status.h"
 #include "engine/exec/torchscript/lowering.h"
 #include "ops/op_registry.h"
 
@@ -26,9 +26,9 @@ using Result = absl::StatusOr<Values>;
 
 c10::Symbol A(const char* name) { return c10::Symbol::aten(name); }
 
-c10::ScalarType OutType(const ir::Node& n, int i = 0) { return ToScalarType(n.output(i)->type().dtype); }
+c10::ScalarType OutType(const ir::Node& n, int i = 0) { return ir::ToScalarType(n.output(i)->type().dtype); }
 ir::DType InDType(const ir::Node& n, int i) { return n.input(i)->type().dtype; }
-c10::ScalarType InType(const ir::Node& n, int i) { return ToScalarType(InDType(n, i)); }
+c10::ScalarType InType(const ir::Node& n, int i) { return ir::ToScalarType(InDType(n, i)); }
 int64_t InRank(const ir::Node& n, int i) { return n.input(i)->type().rank(); }
 
 Value* DeviceOfValue(LowerCtx& c, Value* x) { return c.Call(c10::prim::device, {x}); }
@@ -173,7 +173,7 @@ Result ReduceExtreme(LowerCtx& c, const ir::Node& n, const Values& in, bool max)
     if (t.shape[d].is_symbolic()) symbolic.push_back(d);
     else if (t.shape[d].size == 0) surely_empty = true;
   }
-  c10::ScalarType s = ToScalarType(t.dtype);
+  c10::ScalarType s = ir::ToScalarType(t.dtype);
   c10::IValue fill;
   if (c10::isFloatingType(s)) fill = max ? -INFINITY : INFINITY;
   else fill = max ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
@@ -451,7 +451,7 @@ Result AssertZero(LowerCtx& c, const ir::Node& n, const Values& in) {
   Value* on_meta = c.Call(c10::Symbol::fromQualString("prim::is_meta"), {in[0]});
   Value* nonzero = c.Call(A("is_nonzero"), {c.Call(A("gt"), {in[0], 0})});
   Value* cond = c.Call(A("__and__"), {c.Call(A("__not__"), {on_meta}), nonzero});
-  std::string message = absl::StrCat(exec::kCheckFailed, absl::StrReplaceAll(n.GetString("message"), {{"{n}", "{}"}}));
+  std::string message = absl::StrCat(support::kCheckFailed, absl::StrReplaceAll(n.GetString("message"), {{"{n}", "{}"}}));
   Value* value = in[1];
   return Values{c.If(
       cond,

@@ -3,8 +3,8 @@
 // LibTorch throws c10::Error (and occasionally std::exception); nothing may
 // leave Tally's public API as an exception, so every call into ATen from an
 // executor goes through CatchTorch.
-#ifndef TALLY_ENGINE_EXEC_TORCH_STATUS_H_
-#define TALLY_ENGINE_EXEC_TORCH_STATUS_H_
+#ifndef TALLY_SUPPORT_TORCH_STATUS_H_
+#define TALLY_SUPPORT_TORCH_STATUS_H_
 
 #include <exception>
 #include <optional>
@@ -12,9 +12,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "engine/status_macros.h"
+#include "support/status_macros.h"
 
-namespace tally::exec {
+namespace tally::support {
 
 // FirstLine keeps the first line of a LibTorch message (drops the C++ trace).
 std::string FirstLine(const char* what);
@@ -56,6 +56,6 @@ absl::Status CatchTorch(F&& f, const std::string& context) {
   }
 }
 
-}  // namespace tally::exec
+}  // namespace tally::support
 
-#endif  // TALLY_ENGINE_EXEC_TORCH_STATUS_H_
+#endif  // TALLY_SUPPORT_TORCH_STATUS_H_

@@ -1,8 +1,8 @@
-#include "engine/exec/torch_status.h"
+#include "support/torch_status.h"
 
 #include <cstring>
 
-namespace tally::exec {
+namespace tally::support {
 
 std::string FirstLine(const char* what) {
   const char* nl = std::strchr(what, '\n');
@@ -28,4 +28,4 @@ std::optional<std::string> CheckFailure(absl::string_view message) {
   return std::string(message.substr(pos + std::strlen(kCheckFailed)));
 }
 
-}  // namespace tally::exec
+}  // namespace tally::support

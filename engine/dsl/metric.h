@@ -13,8 +13,8 @@
 // "roc", or "roc/0", "roc/1/2"; Program::Compute and exported modules'
 // compute() use these labels, and CollectResult (engine/results.h) rebuilds
 // the tree from them.
-#ifndef TALLY_ENGINE_METRIC_H_
-#define TALLY_ENGINE_METRIC_H_
+#ifndef TALLY_ENGINE_DSL_METRIC_H_
+#define TALLY_ENGINE_DSL_METRIC_H_
 
 #include <memory>
 #include <cstdint>
@@ -66,4 +66,4 @@ absl::StatusOr<std::unique_ptr<ir::Module>> LinkCollection(
 
 }  // namespace tally
 
-#endif  // TALLY_ENGINE_METRIC_H_
+#endif  // TALLY_ENGINE_DSL_METRIC_H_

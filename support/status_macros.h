@@ -2,8 +2,8 @@
 //
 // Debian's Abseil (20220623) has no ABSL_RETURN_IF_ERROR / ASSIGN_OR_RETURN, so
 // Tally keeps its own small set here, in one place.
-#ifndef TALLY_ENGINE_STATUS_MACROS_H_
-#define TALLY_ENGINE_STATUS_MACROS_H_
+#ifndef TALLY_SUPPORT_STATUS_MACROS_H_
+#define TALLY_SUPPORT_STATUS_MACROS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -36,4 +36,4 @@
           "invariant failed: ", #cond, " (", __FILE__, ":", __LINE__, ")")); \
   } while (0)
 
-#endif  // TALLY_ENGINE_STATUS_MACROS_H_
+#endif  // TALLY_SUPPORT_STATUS_MACROS_H_

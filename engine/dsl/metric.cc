@@ -1,4 +1,4 @@
-#include "engine/metric.h"
+#include "engine/dsl/metric.h"
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"

@@ -1,9 +1,9 @@
-#include "engine/exec/aten_types.h"
+#include "engine/ir/aten_types.h"
 
 #include "absl/strings/str_cat.h"
-#include "engine/exec/torch_status.h"
+#include "support/torch_status.h"
 
-namespace tally::exec {
+namespace tally::ir {
 
 c10::ScalarType ToScalarType(ir::DType d) {
   switch (d) {
@@ -36,10 +36,10 @@ absl::StatusOr<ir::DType> FromScalarType(c10::ScalarType s) {
 
 absl::StatusOr<c10::Device> ToDevice(const ir::Device& d) {
   c10::Device out(c10::kCPU);
-  TALLY_RETURN_IF_ERROR(CatchTorch([&] { out = c10::Device(d.name); }, "device"));
+  TALLY_RETURN_IF_ERROR(support::CatchTorch([&] { out = c10::Device(d.name); }, "device"));
   return out;
 }
 
 ir::Device FromDevice(const c10::Device& d) { return ir::Device{d.str()}; }
 
-}  // namespace tally::exec
+}  // namespace tally::ir
