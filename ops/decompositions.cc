@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/dsl/builder.h"
+#include "ops/graph_builder.h"
 #include "support/status_macros.h"
 #include "ops/confmat_parts.h"
 

@@ -2,13 +2,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/ir/printer.h"
-#include "engine/ir/verifier.h"
+#include "ops/op_verifier.h"
 #include "support/status_macros.h"
 
 namespace tally::passes {
 
 absl::StatusOr<bool> PassPipeline::Run(ir::Module& m) {
-  absl::Status s = ir::VerifyModule(m);
+  absl::Status s = ops::VerifyModule(m);
   if (!s.ok()) {
     return absl::Status(s.code(), absl::StrCat("at the start of pipeline '", name_, "': ", s.message()));
   }
@@ -22,7 +22,7 @@ absl::StatusOr<bool> PassPipeline::Run(ir::Module& m) {
     PassRecord rec{std::string(p->name()), *changed, p->counters(), ""};
     if (*changed) {
       any = true;
-      absl::Status v = ir::VerifyModule(m);
+      absl::Status v = ops::VerifyModule(m);
       if (!v.ok()) {
         return absl::InternalError(absl::StrCat("after pass '", p->name(), "': ", v.message()));
       }

@@ -6,20 +6,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "engine/ir/verifier.h"
+#include "ops/op_verifier.h"
 #include "support/status_macros.h"
 #include "ops/op_registry.h"
 
 namespace tally::dsl {
-
-std::string Loc::ToString() const {
-  return file == nullptr ? "" : absl::StrCat(file, ":", line);
-}
-
-const ir::TensorType& Expr::type() const {
-  static const ir::TensorType* invalid = new ir::TensorType();
-  return v_ ? v_->type() : *invalid;
-}
 
 MetricBuilder::MetricBuilder(std::string metric_name, Signature sig, ir::Device device)
     : GraphBuilder(std::move(metric_name), std::move(device)), sig_(std::move(sig)),
@@ -32,13 +23,6 @@ const InputSpec* MetricBuilder::FindInput(absl::string_view name) const {
   for (const auto& s : sig_)
     if (s.name == name) return &s;
   return nullptr;
-}
-
-void GraphBuilder::Fail(const absl::Status& status) {
-  if (!status_.ok() || status.ok()) return;
-  std::string msg(status.message());
-  if (!absl::StartsWith(msg, name_ + ":")) msg = absl::StrCat(name_, ": ", msg);
-  status_ = absl::Status(status.code(), msg);
 }
 
 void MetricBuilder::FailInput(const std::string& input, const std::string& what) {
@@ -218,44 +202,6 @@ void MetricBuilder::Output(const Parts& value, Loc loc) {
   output_set_ = true;
 }
 
-Expr GraphBuilder::Constant(ir::Graph* g, double value, DType dtype, Loc loc) {
-  return Op("constant", {}, {{"value", value}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc, g);
-}
-
-Expr GraphBuilder::Op(absl::string_view op, std::vector<Expr> inputs, ir::AttrMap attrs,
-                       Loc loc, ir::Graph* g) {
-  auto outs = OpN(op, std::move(inputs), std::move(attrs), loc, g);
-  return outs.empty() ? Expr() : outs[0];
-}
-
-std::vector<Expr> GraphBuilder::OpN(absl::string_view op, std::vector<Expr> inputs,
-                                     ir::AttrMap attrs, Loc loc, ir::Graph* g) {
-  if (!ok()) return {};
-  std::vector<ir::Value*> values;
-  for (const Expr& e : inputs) {
-    if (!e.valid()) return {};
-    if (g == nullptr) g = e.graph();
-    if (e.graph() != g) {
-      Fail(absl::InternalError(absl::StrCat(op, ": operands come from different graphs (",
-                                            loc.ToString(), ")")));
-      return {};
-    }
-    values.push_back(e.value());
-  }
-  if (g == nullptr) {
-    Fail(absl::InternalError(absl::StrCat(op, ": no graph to build in (", loc.ToString(), ")")));
-    return {};
-  }
-  auto node = ops::Build(*g, op, std::move(values), std::move(attrs), device_, loc.ToString());
-  if (!node.ok()) {
-    Fail(absl::InternalError(absl::StrCat(node.status().message(), " (", loc.ToString(), ")")));
-    return {};
-  }
-  std::vector<Expr> outs;
-  for (ir::Value* v : (*node)->outputs()) outs.emplace_back(this, g, v);
-  return outs;
-}
-
 absl::StatusOr<Metric> MetricBuilder::Finish() {
   TALLY_RETURN_IF_ERROR(status_);
   for (size_t i = 0; i < module_->states.size(); ++i) {
@@ -299,7 +245,7 @@ absl::StatusOr<Metric> MetricBuilder::Finish() {
       return absl::InternalError(absl::StrCat(name_, ": group '", s.group, "' has no merge graph"));
     }
   }
-  TALLY_RETURN_IF_ERROR(ir::VerifyModule(*module_));
+  TALLY_RETURN_IF_ERROR(ops::VerifyModule(*module_));
   Metric m;
   m.name = name_;
   m.module = std::move(module_);

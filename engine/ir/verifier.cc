@@ -3,7 +3,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "support/status_macros.h"
-#include "ops/op_registry.h"
 
 namespace tally::ir {
 namespace {
@@ -18,7 +17,7 @@ bool SameTrailing(const Shape& a, const Shape& b) {
 
 }  // namespace
 
-absl::Status VerifyGraph(const Graph& g) {
+absl::Status VerifyGraph(const Graph& g, const NodeCheck& check) {
   absl::flat_hash_set<const Value*> defined;
   absl::flat_hash_set<std::string> names;
   for (Value* p : g.params()) {
@@ -32,7 +31,7 @@ absl::Status VerifyGraph(const Graph& g) {
                                     n->loc().empty() ? "" : " at " + n->loc()));
       }
     }
-    absl::Status s = ops::CheckNode(*n);
+    absl::Status s = check ? check(*n) : absl::OkStatus();
     if (!s.ok()) {
       return Fail(g, absl::StrCat(s.message(), n->loc().empty() ? "" : " (" + n->loc() + ")"));
     }
@@ -46,10 +45,10 @@ absl::Status VerifyGraph(const Graph& g) {
   return absl::OkStatus();
 }
 
-absl::Status VerifyModule(const Module& m) {
+absl::Status VerifyModule(const Module& m, const NodeCheck& check) {
   if (!m.update || !m.finalize) return absl::InvalidArgumentError("verifier: module needs update and finalize graphs");
-  TALLY_RETURN_IF_ERROR(VerifyGraph(*m.update));
-  TALLY_RETURN_IF_ERROR(VerifyGraph(*m.finalize));
+  TALLY_RETURN_IF_ERROR(VerifyGraph(*m.update, check));
+  TALLY_RETURN_IF_ERROR(VerifyGraph(*m.finalize, check));
   absl::flat_hash_set<std::string> seen;
   for (const StateDecl& s : m.states) {
     if (!seen.insert(s.name).second) return absl::InvalidArgumentError(absl::StrCat("verifier: duplicate state @", s.name));
@@ -84,7 +83,7 @@ absl::Status VerifyModule(const Module& m) {
     }
   }
   for (const auto& [group, g] : m.merges) {
-    TALLY_RETURN_IF_ERROR(VerifyGraph(*g));
+    TALLY_RETURN_IF_ERROR(VerifyGraph(*g, check));
     std::vector<const StateDecl*> members;
     for (const StateDecl& s : m.states)
       if (s.group == group) members.push_back(&s);

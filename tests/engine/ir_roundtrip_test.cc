@@ -15,7 +15,7 @@
 #include "engine/compiler.h"
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
-#include "engine/ir/verifier.h"
+#include "ops/op_verifier.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
@@ -119,7 +119,7 @@ TEST(IrRoundTripTest, PrintOfParseIsIdentity) {
     SCOPED_TRACE(text);
     TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ir::Module> m, ir::ParseModule(text));
     EXPECT_EQ(ir::PrintModule(*m), text);
-    EXPECT_THAT(ir::VerifyModule(*m), IsOk());
+    EXPECT_THAT(ops::VerifyModule(*m), IsOk());
   }
 }
 
@@ -450,7 +450,7 @@ TEST(IrRoundTripTest, EveryRegisteredMetric) {
       auto parsed = ir::ParseModule(printed);
       ASSERT_THAT(parsed, IsOk()) << printed;
       EXPECT_EQ(ir::PrintModule(**parsed), printed);
-      EXPECT_THAT(ir::VerifyModule(**parsed), IsOk());
+      EXPECT_THAT(ops::VerifyModule(**parsed), IsOk());
 
       std::vector<CollectionEntry> entries;
       entries.push_back({info.name, std::move(*metric)});
@@ -462,7 +462,7 @@ TEST(IrRoundTripTest, EveryRegisteredMetric) {
         auto reparsed = ir::ParseModule(text2);
         ASSERT_THAT(reparsed, IsOk()) << text2;
         EXPECT_EQ(ir::PrintModule(**reparsed), text2);
-        EXPECT_THAT(ir::VerifyModule(**reparsed), IsOk());
+        EXPECT_THAT(ops::VerifyModule(**reparsed), IsOk());
         EXPECT_THAT(text2, ::testing::Not(HasSubstr("%<undef>")));
       }
       break;

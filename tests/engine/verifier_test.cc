@@ -6,7 +6,7 @@
 #include "absl/strings/str_replace.h"
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
-#include "engine/ir/verifier.h"
+#include "ops/op_verifier.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testlib/status_matchers.h"
@@ -76,7 +76,7 @@ std::string Mutate(absl::string_view text, absl::string_view from, absl::string_
 // that it leaves the module as it was.
 void ExpectRejected(const Module& m, absl::string_view message) {
   const std::string before = PrintModule(m);
-  EXPECT_THAT(VerifyModule(m), StatusIs(absl::StatusCode::kInvalidArgument,
+  EXPECT_THAT(ops::VerifyModule(m), StatusIs(absl::StatusCode::kInvalidArgument,
                                         AllOf(HasSubstr("verifier"), HasSubstr(message))));
   EXPECT_EQ(PrintModule(m), before) << "the verifier changed the module";
 }
@@ -93,7 +93,7 @@ TEST(VerifierTest, ValidModulesPass) {
   for (const char* text : {kValid, kValidCustom}) {
     std::unique_ptr<Module> m = Parse(text);
     ASSERT_NE(m, nullptr);
-    EXPECT_THAT(VerifyModule(*m), IsOk());
+    EXPECT_THAT(ops::VerifyModule(*m), IsOk());
     EXPECT_EQ(PrintModule(*m), text);
   }
 }
@@ -193,7 +193,7 @@ TEST(VerifierTest, MissingGraphs) {
   std::unique_ptr<Module> m = Parse(kValid);
   ASSERT_NE(m, nullptr);
   m->finalize.reset();
-  EXPECT_THAT(VerifyModule(*m), StatusIs(absl::StatusCode::kInvalidArgument,
+  EXPECT_THAT(ops::VerifyModule(*m), StatusIs(absl::StatusCode::kInvalidArgument,
                                          HasSubstr("module needs update and finalize graphs")));
 }
 
@@ -251,7 +251,7 @@ TEST(VerifierTest, DuplicateParameter) {
   Graph g("g");
   g.AddParam("x", TensorType{});
   g.AddParam("x", TensorType{});
-  EXPECT_THAT(VerifyGraph(g), StatusIs(absl::StatusCode::kInvalidArgument,
+  EXPECT_THAT(ops::VerifyGraph(g), StatusIs(absl::StatusCode::kInvalidArgument,
                                        HasSubstr("graph @g: duplicate parameter %x")));
 }
 

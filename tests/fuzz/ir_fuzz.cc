@@ -4,7 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
-#include "engine/ir/verifier.h"
+#include "ops/op_verifier.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/targets.h"
 
@@ -16,14 +16,14 @@ namespace tally::fuzz {
 // it must not crash.
 void FuzzIr(absl::string_view data) {
   if (absl::StatusOr<std::unique_ptr<ir::Module>> m = ir::ParseModule(data); m.ok()) {
-    (void)ir::VerifyModule(**m);
+    (void)ops::VerifyModule(**m);
     const std::string printed = ir::PrintModule(**m);
     absl::StatusOr<std::unique_ptr<ir::Module>> again = ir::ParseModule(printed);
     FuzzCheck(again.ok(), absl::StrCat("printed module does not parse: ", again.status().message(), "\n", printed));
     FuzzCheck(ir::PrintModule(**again) == printed, absl::StrCat("printed module prints differently:\n", printed));
   }
   if (absl::StatusOr<std::unique_ptr<ir::Graph>> g = ir::ParseGraph(data); g.ok()) {
-    (void)ir::VerifyGraph(**g);
+    (void)ops::VerifyGraph(**g);
     const std::string printed = ir::PrintGraph(**g);
     absl::StatusOr<std::unique_ptr<ir::Graph>> again = ir::ParseGraph(printed);
     FuzzCheck(again.ok(), absl::StrCat("printed graph does not parse: ", again.status().message(), "\n", printed));

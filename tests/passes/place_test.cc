@@ -6,7 +6,7 @@
 
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
-#include "engine/ir/verifier.h"
+#include "ops/op_verifier.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "passes/pipeline.h"
@@ -74,7 +74,7 @@ TEST(PlaceTest, MovesEverythingToTheDevice) {
     // CHECK:      graph @finalize(%m.mu: f64[]@meta, %m.hi: f64[]@meta) {
   )"));
   EXPECT_THAT(out, Not(HasSubstr("@cpu")));
-  EXPECT_THAT(ir::VerifyModule(*m), IsOk());
+  EXPECT_THAT(ops::VerifyModule(*m), IsOk());
   // 1 param + 4 results in update, 2 + 1 in merge, 2 + 1 in finalize, 2 states.
   EXPECT_EQ(place.counters().at("values_moved"), 13);
 }
@@ -87,7 +87,7 @@ TEST(PlaceTest, PlansForADeviceWithoutHardware) {
   EXPECT_THAT(RunPassForTest(place, *m), IsOkAndHolds(true));
   EXPECT_THAT(ir::PrintModule(*m), Not(HasSubstr("@cpu")));
   EXPECT_THAT(ir::PrintModule(*m), HasSubstr("%x: f64[N]@cuda:1"));
-  EXPECT_THAT(ir::VerifyModule(*m), IsOk());
+  EXPECT_THAT(ops::VerifyModule(*m), IsOk());
 }
 
 // Verifies that a module already on the device is left alone.

@@ -1,7 +1,7 @@
-// Operators and functions over Expr (declared in builder.h).
+// Operators and functions over Expr (declared in graph_builder.h).
 #include <cmath>
 
-#include "engine/dsl/builder.h"
+#include "ops/graph_builder.h"
 
 namespace tally::dsl {
 namespace {
