@@ -183,6 +183,9 @@ def main(argv):
     parser.add_argument("--bazel-exit", type=int, action="append", default=[],
                         help="exit status of bazel, one per --bep in the same order")
     parser.add_argument("--testlogs", default="bazel-testlogs")
+    parser.add_argument("--check", action="append", default=[], metavar="NAME=EXIT",
+                        help="a check run outside bazel (e.g. check_layers=0), counted "
+                             "as one test that passed if EXIT is 0 (repeatable)")
     args = parser.parse_args(argv)
     if len(args.bazel_exit) > max(1, len(args.bep)):
         parser.error("more --bazel-exit (%d) than --bep (%d)" % (len(args.bazel_exit), len(args.bep)))
@@ -205,6 +208,15 @@ def main(argv):
         failed += f
         for note in notes:
             print("FAILED: " + prefix + note)
+    for check in args.check:
+        name, _, code = check.rpartition("=")
+        if not name or not code.lstrip("-").isdigit():
+            parser.error("--check wants NAME=EXIT, got %r" % check)
+        if int(code) == 0:
+            passed += 1
+        else:
+            failed += 1
+            print("FAILED: %s exited with status %s" % (name, code))
     sys.stdout.flush()
     print("tests: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
