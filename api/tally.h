@@ -7,6 +7,7 @@
 //   A long-running server:     CreateSession (api/session_factory.h), Session
 //   Results as text:           ResultsToJson, ValueToJson (engine/result_text.h)
 //   Metrics of your own:       the DSL (engine/dsl/builder.h), Metric
+//   What metrics there are:    DescribeMetrics (metrics/catalogue.h)
 #ifndef TALLY_API_TALLY_H_
 #define TALLY_API_TALLY_H_
 
@@ -21,6 +22,7 @@
 #include "engine/result_text.h"   // IWYU pragma: export
 #include "engine/results.h"       // IWYU pragma: export
 #include "engine/session.h"       // IWYU pragma: export
+#include "metrics/catalogue.h"    // IWYU pragma: export
 #include "metrics/collection.h"   // IWYU pragma: export
 
 #endif  // TALLY_API_TALLY_H_

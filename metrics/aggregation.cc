@@ -32,7 +32,7 @@ struct NanPolicy {
 };
 
 absl::StatusOr<NanPolicy> ReadNanStrategy(SpecArgs& args) {
-  const ArgValue* v = args.Find("nan_strategy");
+  const ArgValue* v = args.Find("nan_strategy", "one of warn, ignore, error, disable, or a float", "warn");
   NanPolicy p{"warn", 0};
   if (v == nullptr) return p;
   if (auto* s = std::get_if<std::string>(v)) {

@@ -90,7 +90,7 @@ struct Args {
 };
 
 absl::StatusOr<std::string> ReadNormalize(SpecArgs& args) {
-  const ArgValue* v = args.Find("normalize");
+  const ArgValue* v = args.Find("normalize", "one of true, pred, all, none", "none");
   if (v == nullptr || std::holds_alternative<std::monostate>(*v)) return std::string("none");
   // `normalize=true` parses as the boolean; TorchMetrics' value is the string "true".
   if (auto* b = std::get_if<bool>(v); b != nullptr && *b) return std::string("true");
@@ -118,7 +118,7 @@ absl::StatusOr<Args> ReadArgs(Task task, Kind kind, SpecArgs& args) {
   }
   if (task != Task::kMulticlass) {
     // TorchMetrics requires a float: `threshold=1` raises there, `threshold=1.0` does not.
-    if (const ArgValue* v = args.Find("threshold"); v != nullptr && std::holds_alternative<int64_t>(*v)) {
+    if (const ArgValue* v = args.Find("threshold", "float", "0.5"); v != nullptr && std::holds_alternative<int64_t>(*v)) {
       return args.InvalidArgument(absl::StrCat("threshold must be a float in [0, 1] (write ",
                                                std::get<int64_t>(*v), ".0), got the integer ",
                                                std::get<int64_t>(*v)));

@@ -17,7 +17,7 @@ using ir::DType;
 
 absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args, bool allow_exact16) {
   Thresholds t;
-  const ArgValue* v = args.Find("thresholds");
+  const ArgValue* v = args.Find("thresholds", "none, an int, a float list or exact16", "none");
   if (v == nullptr || std::holds_alternative<std::monostate>(*v)) return t;
   if (auto* name = std::get_if<std::string>(v)) {
     if (*name == "exact16" || *name == "exact_fp16" || *name == "exact_bf16") {

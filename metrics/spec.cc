@@ -466,6 +466,16 @@ absl::StatusOr<MetricSpec> ParseMetricSpec(absl::string_view text) {
   return SpecParser(text).Parse();
 }
 
+namespace {
+
+// A getter's default in spec syntax for the catalogue; "" when it has none.
+template <typename T>
+std::string DefaultText(const std::optional<T>& default_value) {
+  return default_value.has_value() ? ArgValueToString(ArgValue(*default_value)) : "";
+}
+
+}  // namespace
+
 SpecArgs::SpecArgs(MetricSpec spec)
     : spec_(std::move(spec)), used_(spec_.args.size(), false) {}
 
@@ -476,10 +486,13 @@ bool SpecArgs::Has(absl::string_view name) const {
   return false;
 }
 
-const ArgValue* SpecArgs::Lookup(absl::string_view name) {
+const ArgValue* SpecArgs::Lookup(absl::string_view name, absl::string_view type,
+                                 std::string default_text, bool required) {
   if (std::find(requested_.begin(), requested_.end(), name) ==
       requested_.end()) {
     requested_.emplace_back(name);
+    requests_.push_back(Request{std::string(name), std::string(type),
+                                std::move(default_text), required});
   }
   for (size_t i = 0; i < spec_.args.size(); ++i) {
     if (spec_.args[i].first == name) {
@@ -490,7 +503,10 @@ const ArgValue* SpecArgs::Lookup(absl::string_view name) {
   return nullptr;
 }
 
-const ArgValue* SpecArgs::Find(absl::string_view name) { return Lookup(name); }
+const ArgValue* SpecArgs::Find(absl::string_view name, absl::string_view type,
+                               absl::string_view default_text) {
+  return Lookup(name, type, std::string(default_text));
+}
 
 absl::Status SpecArgs::InvalidArgument(absl::string_view message) const {
   return absl::InvalidArgumentError(absl::StrCat(spec_.name, ": ", message));
@@ -518,7 +534,8 @@ absl::Status SpecArgs::TypeError(absl::string_view name,
 
 absl::StatusOr<int64_t> SpecArgs::GetInt(absl::string_view name,
                                          std::optional<int64_t> default_value) {
-  const ArgValue* v = Lookup(name);
+  const ArgValue* v = Lookup(name, "int", DefaultText(default_value),
+                             !default_value.has_value());
   if (v == nullptr) {
     if (default_value.has_value()) return *default_value;
     return MissingError(name);
@@ -529,7 +546,7 @@ absl::StatusOr<int64_t> SpecArgs::GetInt(absl::string_view name,
 
 absl::StatusOr<std::optional<int64_t>> SpecArgs::GetOptionalInt(
     absl::string_view name) {
-  const ArgValue* v = Lookup(name);
+  const ArgValue* v = Lookup(name, "int", "none");
   if (v == nullptr || std::holds_alternative<std::monostate>(*v)) {
     return std::optional<int64_t>();
   }
@@ -541,7 +558,8 @@ absl::StatusOr<std::optional<int64_t>> SpecArgs::GetOptionalInt(
 
 absl::StatusOr<double> SpecArgs::GetDouble(
     absl::string_view name, std::optional<double> default_value) {
-  const ArgValue* v = Lookup(name);
+  const ArgValue* v = Lookup(name, "float", DefaultText(default_value),
+                             !default_value.has_value());
   if (v == nullptr) {
     if (default_value.has_value()) return *default_value;
     return MissingError(name);
@@ -557,7 +575,7 @@ absl::StatusOr<double> SpecArgs::GetDouble(
 
 absl::StatusOr<std::optional<double>> SpecArgs::GetOptionalDouble(
     absl::string_view name) {
-  const ArgValue* v = Lookup(name);
+  const ArgValue* v = Lookup(name, "float", "none");
   if (v == nullptr || std::holds_alternative<std::monostate>(*v)) {
     return std::optional<double>();
   }
@@ -573,7 +591,8 @@ absl::StatusOr<std::optional<double>> SpecArgs::GetOptionalDouble(
 
 absl::StatusOr<bool> SpecArgs::GetBool(absl::string_view name,
                                        std::optional<bool> default_value) {
-  const ArgValue* v = Lookup(name);
+  const ArgValue* v = Lookup(name, "bool", DefaultText(default_value),
+                             !default_value.has_value());
   if (v == nullptr) {
     if (default_value.has_value()) return *default_value;
     return MissingError(name);
@@ -584,7 +603,8 @@ absl::StatusOr<bool> SpecArgs::GetBool(absl::string_view name,
 
 absl::StatusOr<std::string> SpecArgs::GetString(
     absl::string_view name, std::optional<std::string> default_value) {
-  const ArgValue* v = Lookup(name);
+  const ArgValue* v = Lookup(name, "string", DefaultText(default_value),
+                             !default_value.has_value());
   if (v == nullptr) {
     if (default_value.has_value()) return *std::move(default_value);
     return MissingError(name);
@@ -595,7 +615,7 @@ absl::StatusOr<std::string> SpecArgs::GetString(
 
 absl::StatusOr<std::optional<std::string>> SpecArgs::GetOptionalString(
     absl::string_view name) {
-  const ArgValue* v = Lookup(name);
+  const ArgValue* v = Lookup(name, "string", "none");
   if (v == nullptr || std::holds_alternative<std::monostate>(*v)) {
     return std::optional<std::string>();
   }
@@ -611,7 +631,8 @@ absl::StatusOr<std::string> SpecArgs::GetEnum(
   auto is_allowed = [&](absl::string_view s) {
     return std::find(allowed.begin(), allowed.end(), s) != allowed.end();
   };
-  const ArgValue* v = Lookup(name);
+  const ArgValue* v = Lookup(name, absl::StrCat("one of ", absl::StrJoin(allowed, ", ")),
+                             default_value.value_or(""), !default_value.has_value());
   if (v == nullptr) {
     if (!default_value.has_value()) return MissingError(name);
     if (!is_allowed(*default_value)) {
@@ -631,7 +652,8 @@ absl::StatusOr<std::string> SpecArgs::GetEnum(
 
 absl::StatusOr<std::vector<double>> SpecArgs::GetDoubleList(
     absl::string_view name, std::optional<std::vector<double>> default_value) {
-  const ArgValue* v = Lookup(name);
+  const ArgValue* v = Lookup(name, "float list", DefaultText(default_value),
+                             !default_value.has_value());
   if (v == nullptr) {
     if (default_value.has_value()) return *std::move(default_value);
     return MissingError(name);
@@ -650,7 +672,8 @@ absl::StatusOr<std::vector<double>> SpecArgs::GetDoubleList(
 
 absl::StatusOr<std::vector<int64_t>> SpecArgs::GetIntList(
     absl::string_view name, std::optional<std::vector<int64_t>> default_value) {
-  const ArgValue* v = Lookup(name);
+  const ArgValue* v = Lookup(name, "int list", DefaultText(default_value),
+                             !default_value.has_value());
   if (v == nullptr) {
     if (default_value.has_value()) return *std::move(default_value);
     return MissingError(name);

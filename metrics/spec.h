@@ -125,7 +125,11 @@ class SpecArgs {
   // spec has no such argument. For arguments whose meaning depends on their
   // type (e.g. "an int count or a list of thresholds"). The pointer stays
   // valid for the lifetime of this SpecArgs.
-  const ArgValue* Find(absl::string_view name);
+  // `type` and `default_text` describe the argument in the metric catalogue
+  // (`tally list-metrics --format markdown`), e.g. "a float or a word", "warn";
+  // they change nothing here.
+  const ArgValue* Find(absl::string_view name, absl::string_view type = "",
+                       absl::string_view default_text = "");
 
   // Returns the int64 value of `name`; `default_value` if it is absent.
   // Errors if it is absent without a default, or is not an integer (floats,
@@ -200,10 +204,24 @@ class SpecArgs {
   // validate argument values themselves (e.g. "num_classes must be >= 2").
   absl::Status InvalidArgument(absl::string_view message) const;
 
+  // One argument a builder asked for, in the order first asked: its name,
+  // the type its getter reads ("int", "float", "bool", "string", "one of
+  // ...", "int list", "float list", or Find's description), and the default
+  // the getter was given ("" when it has none and the argument is required;
+  // "none" for the optional getters). The metric catalogue is made of these.
+  struct Request {
+    std::string name;
+    std::string type;
+    std::string default_text;
+    bool required = false;
+  };
+  const std::vector<Request>& requests() const { return requests_; }
+
  private:
   // Marks `name` as requested and returns its value (marking it used), or
   // nullptr if absent.
-  const ArgValue* Lookup(absl::string_view name);
+  const ArgValue* Lookup(absl::string_view name, absl::string_view type = "",
+                         std::string default_text = "", bool required = false);
   absl::Status MissingError(absl::string_view name) const;
   absl::Status TypeError(absl::string_view name, absl::string_view expected,
                          const ArgValue& got) const;
@@ -211,6 +229,7 @@ class SpecArgs {
   MetricSpec spec_;
   std::vector<bool> used_;              // Parallel to spec_.args.
   std::vector<std::string> requested_;  // Names builders asked for.
+  std::vector<Request> requests_;       // Parallel to requested_.
 };
 
 }  // namespace tally::metrics

@@ -150,11 +150,13 @@ absl::StatusOr<Metric> BuildTaskWrapper(SpecArgs& args, const dsl::Signature& si
   // The whole signature is read (accepted) first, so that an argument outside
   // it is reported before anything else.
   std::vector<absl::string_view> allowed;
-  args.Find("task");
+  for (size_t t = 0; t < kTaskNames.size(); ++t) {
+    if (Takes(*w, t)) allowed.push_back(kTaskNames[t]);
+  }
+  args.Find("task", absl::StrCat("one of ", absl::StrJoin(allowed, ", ")));
   for (size_t t = 0; t < kTaskNames.size(); ++t) {
     if (!Takes(*w, t)) continue;
-    allowed.push_back(kTaskNames[t]);
-    for (absl::string_view a : Passed(*w, t)) args.Find(a);
+    for (absl::string_view a : Passed(*w, t)) args.Find(a, "passed to the task metric");
   }
   TALLY_RETURN_IF_ERROR(args.CheckAllUsed());
 

@@ -11,6 +11,7 @@
 #include "engine/exec/torchscript/plan.h"
 #include "engine/ir/printer.h"
 #include "support/status_macros.h"
+#include "metrics/catalogue.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "ops/op_registry.h"
@@ -148,7 +149,12 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
   return out;
 }
 
-absl::Status ListMetrics(std::ostream& out) {
+absl::Status ListMetrics(std::ostream& out, absl::string_view format) {
+  if (format == "markdown") {
+    out << metrics::CatalogueMarkdown(metrics::DescribeMetrics());
+    return absl::OkStatus();
+  }
+  if (format != "text") return absl::InvalidArgumentError("--format must be text or markdown");
   for (const auto& m : metrics::AllMetrics()) {
     out << m.name << "  (" << m.domain << "; inputs: " << absl::StrJoin(m.inputs, ", ") << ")\n";
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "engine/dsl/builder.h"
 #include "engine/dsl/metric.h"
 #include "engine/program.h"
@@ -38,8 +39,9 @@ absl::StatusOr<std::vector<CollectionEntry>> BuildEntriesFor(const std::vector<s
 absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                     const InspectOptions& options);
 
-// ListMetrics prints every registered metric with its inputs.
-absl::Status ListMetrics(std::ostream& out);
+// ListMetrics prints every registered metric with its inputs ("text"), or
+// the metric catalogue with arguments and defaults ("markdown").
+absl::Status ListMetrics(std::ostream& out, absl::string_view format = "text");
 
 }  // namespace tally::tools
 

@@ -237,8 +237,8 @@ absl::Status RunServe(const Args& a) {
   return Serve(opts);
 }
 
-absl::Status RunListMetrics(const Args&) {
-  return ListMetrics(std::cout);
+absl::Status RunListMetrics(const Args& a) {
+  return ListMetrics(std::cout, a.Get("format", "text"));
 }
 
 // Printable is `msg` on one line that a terminal shows as is: newlines become
@@ -340,7 +340,10 @@ const std::vector<Command>& Commands() {
         {"request-timeout", "SECONDS", "close a connection whose request takes longer (default 30)"},
         {"auth-token-file", "FILE", "require `Authorization: Bearer <the file's token>`"}},
        RunServe},
-      {"list-metrics", "List every metric with its domain and inputs.", {}, RunListMetrics},
+      {"list-metrics",
+       "List every metric with its domain and inputs.",
+       {{"format", "text|markdown", "one line per metric, or the catalogue with arguments and defaults (default text)"}},
+       RunListMetrics},
   };
   return *commands;
 }

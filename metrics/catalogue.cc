@@ -1,0 +1,158 @@
+#include "metrics/catalogue.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "engine/dsl/builder.h"
+#include "engine/dsl/metric.h"
+#include "engine/ir/types.h"
+#include "metrics/registry.h"
+#include "metrics/spec.h"
+
+namespace tally::metrics {
+namespace {
+
+constexpr int64_t kRows = 8;
+constexpr int64_t kClasses = 4;  // also the placeholder for required ints
+
+// The input forms a builder may expect: binary, multiclass, multilabel,
+// regression, multi-output regression.
+std::vector<dsl::Signature> CandidateSignatures(const std::vector<std::string>& inputs) {
+  using ir::DType;
+  struct Form {
+    DType preds, target;
+    std::vector<int64_t> preds_shape, target_shape;
+  };
+  const Form forms[] = {
+      {DType::kFloat32, DType::kInt64, {kRows}, {kRows}},
+      {DType::kFloat32, DType::kInt64, {kRows, kClasses}, {kRows}},
+      {DType::kFloat32, DType::kInt64, {kRows, kClasses}, {kRows, kClasses}},
+      {DType::kFloat32, DType::kFloat32, {kRows}, {kRows}},
+      {DType::kFloat32, DType::kFloat32, {kRows, 3}, {kRows, 3}},
+  };
+  std::vector<dsl::Signature> out;
+  for (const Form& f : forms) {
+    dsl::Signature sig;
+    for (const std::string& name : inputs) {
+      if (name == "preds") {
+        sig.push_back({name, f.preds, f.preds_shape});
+      } else if (name == "target") {
+        sig.push_back({name, f.target, f.target_shape});
+      } else if (name == "indexes") {
+        sig.push_back({name, DType::kInt64, {kRows}});
+      } else {
+        sig.push_back({name, DType::kFloat32, {kRows}});
+      }
+    }
+    out.push_back(std::move(sig));
+  }
+  return out;
+}
+
+// A value of `type` that lets the builder go past a required argument.
+ArgValue Placeholder(absl::string_view type) {
+  if (absl::StartsWith(type, "one of ")) {
+    std::vector<std::string> choices = absl::StrSplit(type.substr(7), ", ");
+    return choices.front();
+  }
+  if (type == "float") return 0.5;
+  if (type == "bool") return false;
+  if (type == "string") return std::string("x");
+  if (type == "int list") return std::vector<int64_t>{1};
+  if (type == "float list") return std::vector<double>{0.5};
+  return int64_t{kClasses};
+}
+
+// The name in "...missing required argument 'NAME'...", or "".
+std::string MissingArgument(absl::string_view message) {
+  constexpr absl::string_view kMarker = "missing required argument '";
+  size_t at = message.find(kMarker);
+  if (at == absl::string_view::npos) return "";
+  absl::string_view rest = message.substr(at + kMarker.size());
+  return std::string(rest.substr(0, rest.find('\'')));
+}
+
+// Builds `info` for `sig`, filling in required arguments as they are asked
+// for, and adds what it read to `found` (first description wins).
+void Record(const MetricInfo& info, const dsl::Signature& sig, std::vector<ArgumentDoc>& found) {
+  MetricSpec spec;
+  spec.name = info.name;
+  std::map<std::string, bool> required;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    SpecArgs args(spec);
+    absl::StatusOr<Metric> built = info.build(args, sig, ir::Device{"meta"});
+    const std::string missing = built.ok() ? "" : MissingArgument(built.status().message());
+    for (const SpecArgs::Request& r : args.requests()) {
+      bool known = false;
+      for (ArgumentDoc& d : found) {
+        if (d.name != r.name) continue;
+        known = true;
+        d.required = d.required || r.name == missing;
+      }
+      if (!known) found.push_back({r.name, r.type, r.default_text, r.required || r.name == missing});
+    }
+    if (missing.empty()) return;
+    std::string type;
+    for (const SpecArgs::Request& r : args.requests()) {
+      if (r.name == missing) type = r.type;
+    }
+    for (const auto& [key, value] : spec.args) {
+      if (key == missing) return;  // the placeholder was refused: stop here
+    }
+    spec.args.emplace_back(missing, Placeholder(type));
+  }
+}
+
+}  // namespace
+
+std::vector<MetricDoc> DescribeMetrics() {
+  std::vector<MetricDoc> out;
+  for (const MetricInfo& info : AllMetrics()) {
+    MetricDoc doc{info.name, info.domain, info.inputs, {}};
+    for (const dsl::Signature& sig : CandidateSignatures(info.inputs)) Record(info, sig, doc.arguments);
+    for (ArgumentDoc& a : doc.arguments) {
+      if (a.required) a.default_text.clear();
+    }
+    out.push_back(std::move(doc));
+  }
+  return out;
+}
+
+std::string CatalogueMarkdown(const std::vector<MetricDoc>& docs) {
+  std::map<std::string, std::vector<const MetricDoc*>> by_domain;
+  for (const MetricDoc& d : docs) by_domain[d.domain].push_back(&d);
+  std::string out =
+      "# Metric catalogue\n\n"
+      "Every metric `tally` knows, with its inputs and arguments (TorchMetrics' functional\n"
+      "names and defaults). Generated from the registry by\n"
+      "`tally list-metrics --format markdown > docs/metrics.md`; a test checks that this file\n"
+      "is what the command prints.\n\n"
+      "An argument without a default is required. `none` is written as `none`.\n";
+  for (const auto& [domain, metrics] : by_domain) {
+    absl::StrAppend(&out, "\n## ", domain, "\n\n| metric | inputs | arguments |\n|---|---|---|\n");
+    for (const MetricDoc* m : metrics) {
+      std::vector<std::string> args;
+      for (const ArgumentDoc& a : m->arguments) {
+        // `name=default`, or `name` when it is required or its default depends
+        // on other arguments (a task wrapper passes it on).
+        std::string text = absl::StrCat("`", a.name, a.default_text.empty() ? "" : "=", a.default_text, "`");
+        if (!a.type.empty()) absl::StrAppend(&text, " (", a.type, a.required ? ", required" : "", ")");
+        else if (a.required) absl::StrAppend(&text, " (required)");
+        args.push_back(std::move(text));
+      }
+      absl::StrAppend(&out, "| `", m->name, "` | ", absl::StrJoin(m->inputs, ", "), " | ",
+                      args.empty() ? "—" : absl::StrJoin(args, "; "), " |\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace tally::metrics
