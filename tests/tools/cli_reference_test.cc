@@ -1,0 +1,82 @@
+// docs/cli.md is the complete command-line reference: every command that
+// `tally --help` lists has a section, and every flag its `--help` prints is
+// written in that section.
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/tools/cli_testing.h"
+
+namespace tally {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The commands under "Subcommands:" in `tally --help`.
+std::vector<std::string> Commands() {
+  testing::Invocation r = testing::RunTally({"--help"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  std::vector<std::string> out;
+  bool in_list = false;
+  for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
+    if (line == "Subcommands:") {
+      in_list = true;
+    } else if (in_list && absl::StartsWith(line, "  ")) {
+      std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      out.push_back(words.front());
+    } else if (in_list && !line.empty()) {
+      in_list = false;
+    }
+  }
+  return out;
+}
+
+// The section "## <command> ..." of the reference, up to the next "## ".
+std::string Section(const std::string& doc, const std::string& command) {
+  size_t start = doc.find(absl::StrCat("\n## ", command, " "));
+  if (start == std::string::npos) return "";
+  size_t end = doc.find("\n## ", start + 1);
+  return doc.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+TEST(CliReference, EveryFlagOfEveryCommandIsDocumented) {
+  const std::string doc = ReadFile("docs/cli.md");
+  ASSERT_FALSE(doc.empty()) << "docs/cli.md is missing from the runfiles";
+  const std::vector<std::string> commands = Commands();
+  ASSERT_GE(commands.size(), 6u);
+  const std::regex flag("--[a-z][a-z-]*");
+  for (const std::string& command : commands) {
+    SCOPED_TRACE(command);
+    const std::string section = Section(doc, command);
+    ASSERT_FALSE(section.empty()) << "docs/cli.md has no section '## " << command << " ...'";
+    testing::Invocation r = testing::RunTally({command, "--help"});
+    ASSERT_EQ(r.exit_code, 0) << r;
+    std::set<std::string> flags;
+    for (std::sregex_iterator it(r.out.begin(), r.out.end(), flag), end; it != end; ++it) flags.insert(it->str());
+    flags.erase("--help");
+    for (const std::string& f : flags) {
+      EXPECT_NE(section.find(f), std::string::npos) << "docs/cli.md, section " << command << ", lacks " << f;
+    }
+  }
+}
+
+TEST(CliReference, GlobalHelpAndVersionAreDocumented) {
+  const std::string doc = ReadFile("docs/cli.md");
+  EXPECT_NE(doc.find("tally --version"), std::string::npos);
+  EXPECT_NE(doc.find("tally <command> --help"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tally
