@@ -7,6 +7,7 @@
 #include "support/status_macros.h"
 #include "ops/op_registry.h"
 #include "passes/eliminate_dead_states.h"
+#include "support/rewrite_log.h"
 
 namespace tally::passes {
 namespace {
@@ -126,6 +127,7 @@ int RemoveIdentities(ir::Graph& g) {
       repl = same(n->input(0)->producer()->input(0));
     }
     if (repl) {
+      TALLY_GRAPH_UPDATE("@", g.name(), ": identity ", op, " -> %", n->output()->id(), " replaced by %", repl->id());
       g.ReplaceAllUsesWith(n->output(), repl);
       ++removed;
     }

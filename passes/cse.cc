@@ -4,6 +4,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ops/op_registry.h"
+#include "support/rewrite_log.h"
 
 namespace tally::passes {
 namespace {
@@ -28,6 +29,7 @@ bool TryMergeStates(ir::Module& m) {
       if (m.update->FindReturn(a.name) != m.update->FindReturn(b.name)) continue;
       ir::Value* pa = m.finalize->FindParam(a.name);
       ir::Value* pb = m.finalize->FindParam(b.name);
+      TALLY_GRAPH_UPDATE("state ", b.name, " merged into the identical state ", a.name);
       m.finalize->ReplaceAllUsesWith(pb, pa);
       m.finalize->RemoveParam(pb);
       auto& rets = m.update->mutable_returns();
@@ -52,6 +54,8 @@ int CseGraph(ir::Graph& g) {
     std::string key = NodeKey(*n);
     auto [it, inserted] = seen.emplace(key, n.get());
     if (inserted) continue;
+    TALLY_GRAPH_UPDATE("@", g.name(), ": ", n->op(), " -> %", n->output(0)->id(), " replaced by the same ",
+                       it->second->op(), " -> %", it->second->output(0)->id());
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       g.ReplaceAllUsesWith(n->output(i), it->second->output(i));
     }

@@ -2,6 +2,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "ops/op_registry.h"
+#include "support/rewrite_log.h"
 
 namespace tally::passes {
 
@@ -37,6 +38,7 @@ absl::StatusOr<bool> EliminateDeadStates::Run(ir::Module& m) {
                 (s.reducer == ir::Reducer::kCustom && live_groups.contains(s.group));
     if (live) { kept.push_back(s); continue; }
     ++removed;
+    TALLY_GRAPH_UPDATE("state ", s.name, " removed: finalize does not read it");
     m.finalize->RemoveParam(p);
     auto& rets = m.update->mutable_returns();
     for (auto it = rets.begin(); it != rets.end(); ++it) {

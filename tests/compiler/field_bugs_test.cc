@@ -1,4 +1,4 @@
-// Regression tests for the field failures in DESIGN.md's table, each named
+// Regression tests for the field failures in the field-bug table of docs/design.md, each named
 // after the bug it ends.
 #include <ATen/ATen.h>
 

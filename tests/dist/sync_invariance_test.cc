@@ -1,4 +1,4 @@
-// Sync invariance over the whole registry (DESIGN.md: "distributed sync is
+// Sync invariance over the whole registry (docs/design.md: "distributed sync is
 // one algebra ... the result over W ranks equals the result over all data in
 // one process — tested for every metric").
 //
@@ -21,7 +21,7 @@
 //
 // Retrieval also runs with queries laid out contiguously and split across
 // rank boundaries; four forms also run on the TorchScript backend (whose
-// plans run the custom merge graphs); and the field bug of DESIGN.md — RetrievalRecall@1 coming
+// plans run the custom merge graphs); and the field bug of docs/design.md — RetrievalRecall@1 coming
 // out as RetrievalMRR / world_size — has its own case.
 #include <ATen/ATen.h>
 
@@ -253,7 +253,7 @@ TEST_F(SyncInvariance, WorldSize4) {
 }
 
 TEST(SyncFieldBugs, RetrievalRecallAt1IsNotMrrOverWorldSize) {
-  // Verifies DESIGN.md's field bug "RetrievalRecall@1 != RetrievalMRR /
+  // Verifies the field bug (docs/design.md) "RetrievalRecall@1 != RetrievalMRR /
   // world_size": 8 queries of 5 documents with one relevant document each,
   // ranked first in 4 queries and 2nd..5th in the others, laid out so that
   // shard boundaries split queries. Over W = 2, 3 and 4 ranks

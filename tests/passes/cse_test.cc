@@ -2,6 +2,7 @@
 // with the same type, init, reducer, check and partial merge; states that
 // differ in anything (a threshold constant, init, reducer, check) or that
 // have a custom merge never do.
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -269,6 +270,47 @@ TEST(CseTest, MalformedModuleIsRejected) {
                                   HasSubstr("at the start of pipeline 'cse-only': verifier: state @b.sum has no partial")));
   EXPECT_EQ(IrHash(*m), hash);
   EXPECT_TRUE(p.records().empty());
+}
+
+// Verifies the per-file rewrite log: silent by default; with
+// TALLY_LOG_REWRITES=cse one line per merged node and per merged state,
+// naming the file; a list that does not name cse keeps it silent.
+TEST(CseTest, RewriteLogNamesTheFileWhenAsked) {
+  constexpr absl::string_view kText = R"(module {
+  state @a.sum : f64[]@cpu init=0.0 reducer=sum metric="a"
+  state @b.sum : f64[]@cpu init=0.0 reducer=sum metric="b"
+  graph @update(%x: f64[N]@cpu) {
+    %0 = reduce_sum(%x) : f64[]@cpu
+    %1 = reduce_sum(%x) : f64[]@cpu
+    return (a.sum: %0, b.sum: %1)
+  }
+  graph @finalize(%a.sum: f64[]@cpu, %b.sum: f64[]@cpu) {
+    %0 = neg(%a.sum) : f64[]@cpu
+    %1 = abs(%b.sum) : f64[]@cpu
+    return (a: %0, b: %1)
+  }
+}
+)";
+  auto run = [&](const char* env) {
+    if (env == nullptr) {
+      unsetenv("TALLY_LOG_REWRITES");
+    } else {
+      setenv("TALLY_LOG_REWRITES", env, 1);
+    }
+    auto m = Parse(kText);
+    Cse cse;
+    ::testing::internal::CaptureStderr();
+    EXPECT_THAT(RunPassForTest(cse, *m), IsOkAndHolds(true));
+    return ::testing::internal::GetCapturedStderr();
+  };
+  EXPECT_EQ(run(nullptr), "");
+  EXPECT_EQ(run("fuse,canonicalize"), "");
+  const std::string log = run("place, cse");
+  EXPECT_THAT(log, HasSubstr("[tally cse.cc:"));
+  EXPECT_THAT(log, HasSubstr("@update: reduce_sum -> %"));
+  EXPECT_THAT(log, HasSubstr("state b.sum merged into the identical state a.sum"));
+  EXPECT_THAT(run("all"), HasSubstr("[tally cse.cc:"));
+  unsetenv("TALLY_LOG_REWRITES");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Tests of the `tally` command line as a user runs it: the built binary,
 // fed .npy files. Success paths print a table or the JSON contract of
-// CLI.md; every bad input exits non-zero with exactly one line on stderr
+// docs/cli.md; every bad input exits non-zero with exactly one line on stderr
 // that names the metric or the input — never a stack trace, abort or signal.
 #include <sys/stat.h>
 #include <unistd.h>

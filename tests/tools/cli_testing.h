@@ -1,6 +1,6 @@
 // Running a built binary (`tally`, or another one such as an example) from a
 // test: its exit, stdout and stderr, and the one-clean-error-line check of
-// CLI.md.
+// docs/cli.md.
 #ifndef TALLY_TESTS_TOOLS_CLI_TESTING_H_
 #define TALLY_TESTS_TOOLS_CLI_TESTING_H_
 

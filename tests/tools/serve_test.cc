@@ -702,7 +702,7 @@ TEST_F(BadInputTest, MalformedBodies) {
 
 // Verifies that once the first update fixed the signature, a wrong
 // trailing dim or a row-count mismatch still gets the message eval prints
-// for the same data (CLI.md), not Program's runtime message
+// for the same data (docs/cli.md), not Program's runtime message
 // ("input 'preds': wrong size of dim 1: expected f32[N,3]@cpu, ...").
 TEST_F(BadInputTest, ShapeErrorsAreEvalsMessages) {
   EXPECT_EQ(Rejected(R"({"preds": [[0.1, 0.7], [0.8, 0.1]], "target": [1, 0]})"),

@@ -1,4 +1,4 @@
-// Tests of `tally eval --world-size W` as a user runs it (CLI.md): W forked
+// Tests of `tally eval --world-size W` as a user runs it (docs/cli.md): W forked
 // ranks on 127.0.0.1 print, once, what one process prints — on the demo data
 // sets and on .npy files (retrieval queries cut by shard boundaries, more
 // ranks than rows) — and every failure is one clear line on stderr. Also
@@ -175,7 +175,7 @@ TEST_F(WorldSizeCli, ErrorsUnderWorldSizeAreTheOneProcessLine) {
 TEST_F(WorldSizeCli, BenchSyncClsReportsSyncTimeAndCollectives) {
   // Verifies that `bench --workload sync_cls` runs the cls_small collection
   // on 2 ranks and reports ms_per_sync and collectives_per_sync (2: the
-  // header and one allreduce), in the JSON of CLI.md and in the table.
+  // header and one allreduce), in the JSON of docs/cli.md and in the table.
   Invocation r = RunTally({"bench", "--workload", "sync_cls", "--quick", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r;
   json doc = json::parse(r.out, nullptr, /*allow_exceptions=*/false);

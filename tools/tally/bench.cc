@@ -95,7 +95,7 @@ NamedTensors LabelBatch(int64_t n, int64_t c) {
   return {{"preds", preds}, {"target", target}};
 }
 
-// ClsCollection is CLI.md's five-metric cls collection over `c` classes.
+// ClsCollection is docs/cli.md's five-metric cls collection over `c` classes.
 std::vector<std::string> ClsCollection(int64_t c) {
   std::vector<std::string> out;
   for (const char* m : {"multiclass_accuracy(num_classes=%d)", "multiclass_precision(num_classes=%d, average=macro)",

@@ -1,4 +1,4 @@
-// `tally bench`: the benchmark workloads of CLI.md, measured in-process.
+// `tally bench`: the benchmark workloads of docs/cli.md, measured in-process.
 //
 // Each workload compiles its metrics once, warms up, then times repeated
 // runs and reports medians. Every run also measures the machine's read

@@ -1,5 +1,5 @@
 // `tally eval --world-size W`: the rows split over W forked ranks that sync
-// their states over Gloo on 127.0.0.1 (CLI.md).
+// their states over Gloo on 127.0.0.1 (docs/cli.md).
 //
 // The calling process checks and compiles everything first (so a bad spec
 // or input fails exactly as with one process), then forks W ranks
