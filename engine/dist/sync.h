@@ -9,11 +9,12 @@
 //      `cat` state. Ranks whose programs differ stop here with a clear
 //      FailedPrecondition on every rank, before any collective whose size
 //      depends on the program (a mismatched size would hang or corrupt).
-//   2. one allreduce per (dtype, reducer) of the sum/max/min states, each
-//      group packed into one flat buffer (all the int64 counts of a
+//   2. one allreduce (SUM) per dtype of the sum states, each dtype's states
+//      packed into one flat buffer (all the int64 counts of a
 //      classification collection are one collective);
-//   3. one allgather of a byte buffer holding every `cat` state's rows and
-//      every custom-merge state, padded to the longest rank (the lengths are
+//   3. one allgather of a byte buffer holding every max/min state, every
+//      `cat` state's rows and every custom-merge state (max/min folded with
+//      exec::FoldState), padded to the longest rank (the lengths are
 //      known from 1, so ranks with different row counts, zero included,
 //      cannot mismatch); cat states are concatenated in rank order, custom
 //      groups folded in rank order with the program's merge graphs.
