@@ -1,8 +1,8 @@
 #include "engine/compiler.h"
 
+#include "absl/strings/str_cat.h"
 #include "engine/state_budget.h"
 #include "support/status_macros.h"
-#include "passes/fuse.h"
 #include "passes/registry.h"
 
 namespace tally {
@@ -17,13 +17,15 @@ passes::PassOptions PassOptionsOf(const CompileOptions& options) {
 
 namespace {
 // RunPipeline runs `p` and collects what inspect shows.
-absl::Status RunPipeline(passes::PassPipeline& p, Compiled& c, const CompileOptions& options) {
+absl::Status RunPipeline(passes::PassPipeline& p, Compiled& c) {
   TALLY_RETURN_IF_ERROR(p.Run(*c.module).status());
-  c.log = p.records();
-  TALLY_ASSIGN_OR_RETURN(c.proof, passes::ProveSingleDevice(*c.module, options.device));
-  for (const auto& pass : p.passes()) {
-    if (auto* f = dynamic_cast<const passes::Fuse*>(pass.get())) c.fusion_groups = f->groups();
+  const passes::CompileReport& report = p.report();
+  if (!report.proof.has_value()) {
+    return absl::InternalError(absl::StrCat("pipeline '", p.name(), "' ran no prove-single-device"));
   }
+  c.log = report.log;
+  c.proof = *report.proof;
+  c.fusion_groups = report.fusion_groups;
   return absl::OkStatus();
 }
 }  // namespace
@@ -33,7 +35,7 @@ absl::StatusOr<Compiled> Recompile(const ir::Module& m, const CompileOptions& op
   c.module = m.Clone();
   c.linked = m.Clone();
   std::unique_ptr<passes::PassPipeline> p = passes::PlacementPipeline(PassOptionsOf(options));
-  TALLY_RETURN_IF_ERROR(RunPipeline(*p, c, options));
+  TALLY_RETURN_IF_ERROR(RunPipeline(*p, c));
   return c;
 }
 
@@ -60,7 +62,7 @@ absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entri
   c.linked = c.module->Clone();
   auto pipeline = passes::DefaultPipeline(PassOptionsOf(options));
   pipeline->set_dump_after(options.dump_after);
-  TALLY_RETURN_IF_ERROR(RunPipeline(*pipeline, c, options));
+  TALLY_RETURN_IF_ERROR(RunPipeline(*pipeline, c));
   return c;
 }
 

@@ -30,6 +30,7 @@ class Fuse : public Pass {
   // groups describes each kept fusion group, e.g.
   // "mc_confmat {num_classes=10}: 1 kernel for 11 ATen ops".
   const std::vector<std::string>& groups() const { return groups_; }
+  void Report(CompileReport& report) const override { report.fusion_groups = groups_; }
 
  private:
   ir::Device device_;

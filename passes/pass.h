@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/ir/module.h"
+#include "passes/compile_report.h"
 
 namespace tally::passes {
 
@@ -25,6 +26,9 @@ class Pass {
   virtual absl::StatusOr<bool> Run(ir::Module& m) = 0;
   // counters are per-run statistics shown by `inspect` (e.g. nodes_merged).
   const std::map<std::string, int64_t>& counters() const { return counters_; }
+  // Report writes what the last Run produced besides the module (a proof,
+  // fusion groups) into `report`; the pipeline calls it after each run.
+  virtual void Report(CompileReport& report) const {}
 
  protected:
   std::map<std::string, int64_t> counters_;

@@ -7,11 +7,21 @@
 
 namespace tally::passes {
 
-absl::StatusOr<bool> PassPipeline::Run(ir::Module& m) {
-  absl::Status s = ops::VerifyModule(m);
-  if (!s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("at the start of pipeline '", name_, "': ", s.message()));
+PassPipeline::PassPipeline(std::string name) : name_(std::move(name)) {
+  AddInvariant("verifier", [](const ir::Module& m) { return ops::VerifyModule(m); });
+}
+
+absl::Status PassPipeline::CheckInvariants(const ir::Module& m, absl::string_view where) const {
+  for (const auto& [name, check] : invariants_) {
+    absl::Status s = check(m);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(where, ": ", s.message()));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> PassPipeline::Run(ir::Module& m) {
+  report_ = CompileReport{};
+  TALLY_RETURN_IF_ERROR(CheckInvariants(m, absl::StrCat("at the start of pipeline '", name_, "'")));
   bool any = false;
   for (auto& p : passes_) {
     auto changed = p->Run(m);
@@ -19,18 +29,26 @@ absl::StatusOr<bool> PassPipeline::Run(ir::Module& m) {
       return absl::Status(changed.status().code(),
                           absl::StrCat("pass '", p->name(), "': ", changed.status().message()));
     }
-    PassRecord rec{std::string(p->name()), *changed, p->counters(), ""};
     if (*changed) {
       any = true;
-      absl::Status v = ops::VerifyModule(m);
-      if (!v.ok()) {
-        return absl::InternalError(absl::StrCat("after pass '", p->name(), "': ", v.message()));
-      }
-      if (dump_after_ == "all" || dump_after_ == p->name()) rec.dump = ir::PrintModule(m);
+      absl::Status v = CheckInvariants(m, absl::StrCat("after pass '", p->name(), "'"));
+      if (!v.ok()) return absl::InternalError(v.message());
     }
-    records_.push_back(std::move(rec));
+    // A nested pipeline brings its own records; a pass gets one.
+    if (dynamic_cast<const PassPipeline*>(p.get()) == nullptr) {
+      PassRecord rec{std::string(p->name()), *changed, p->counters(), ""};
+      if (*changed && (dump_after_ == "all" || dump_after_ == p->name())) rec.dump = ir::PrintModule(m);
+      report_.log.push_back(std::move(rec));
+    }
+    p->Report(report_);
   }
   return any;
+}
+
+void PassPipeline::Report(CompileReport& report) const {
+  report.log.insert(report.log.end(), report_.log.begin(), report_.log.end());
+  if (report_.proof.has_value()) report.proof = report_.proof;
+  if (!report_.fusion_groups.empty()) report.fusion_groups = report_.fusion_groups;
 }
 
 }  // namespace tally::passes

@@ -1,33 +1,36 @@
-// PassPipeline: an ordered list of passes with the verifier between them.
+// PassPipeline: an ordered list of passes with invariant checks between
+// them. It is itself a Pass, so pipelines nest (`tally_opt` runs one built
+// from --passes; the compiler's default pipeline is one of them).
 //
-// The verifier runs at the start and after every pass that reports a change;
-// a failure names the pass (`after pass 'cse'`). With `dump_after` set to a
-// pass name or "all", the IR is recorded after each matching pass that
-// changed it. The pipeline records a log line per pass for `inspect`.
+// The invariants run at the start and after every pass that reports a
+// change; a failure names the pass (`after pass 'cse'`). By default the one
+// invariant is the IR verifier with the op table's per-op check
+// (ops/op_verifier.h); ClearInvariants/AddInvariant replace or extend it.
+// With `dump_after` set to a pass name or "all", the IR is recorded after
+// each matching pass that changed it. Each pass writes its artefacts into
+// the pipeline's CompileReport (log, proof, fusion groups).
 #ifndef TALLY_PASSES_PIPELINE_H_
 #define TALLY_PASSES_PIPELINE_H_
 
-#include <map>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "passes/compile_report.h"
 #include "passes/pass.h"
 
 namespace tally::passes {
 
-// PassRecord is what one pass did.
-struct PassRecord {
-  std::string pass;
-  bool changed = false;
-  std::map<std::string, int64_t> counters;
-  std::string dump;  // the IR after the pass, when requested and changed
-};
+// An invariant a module must keep between passes; a failure is its message.
+using Invariant = std::function<absl::Status(const ir::Module&)>;
 
-class PassPipeline {
+class PassPipeline : public Pass {
  public:
-  explicit PassPipeline(std::string name) : name_(std::move(name)) {}
+  explicit PassPipeline(std::string name);
 
   template <typename P, typename... Args>
   P* AddPass(Args&&... args) {
@@ -37,20 +40,35 @@ class PassPipeline {
     return raw;
   }
   void AddPass(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p)); }
+
+  // Invariants: the verifier by default.
+  void ClearInvariants() { invariants_.clear(); }
+  void AddInvariant(std::string name, Invariant check) {
+    invariants_.emplace_back(std::move(name), std::move(check));
+  }
+
   // set_dump_after selects dumps: a pass name, "all", or "" for none.
   void set_dump_after(std::string d) { dump_after_ = std::move(d); }
 
+  absl::string_view name() const override { return name_; }
   // Run runs every pass in order; returns true when any changed the module.
-  absl::StatusOr<bool> Run(ir::Module& m);
-  const std::vector<PassRecord>& records() const { return records_; }
-  const std::string& name() const { return name_; }
+  // The report is rebuilt on each run.
+  absl::StatusOr<bool> Run(ir::Module& m) override;
+  // Report adds this pipeline's log and artefacts to an enclosing one's.
+  void Report(CompileReport& report) const override;
+
+  const CompileReport& report() const { return report_; }
+  const std::vector<PassRecord>& records() const { return report_.log; }
   const std::vector<std::unique_ptr<Pass>>& passes() const { return passes_; }
 
  private:
+  absl::Status CheckInvariants(const ir::Module& m, absl::string_view where) const;
+
   std::string name_;
   std::string dump_after_;
   std::vector<std::unique_ptr<Pass>> passes_;
-  std::vector<PassRecord> records_;
+  std::vector<std::pair<std::string, Invariant>> invariants_;
+  CompileReport report_;
 };
 
 }  // namespace tally::passes

@@ -18,17 +18,6 @@
 
 namespace tally::passes {
 
-// DeviceProof is the certificate: edge classes with their counts, and the
-// inputs that get a boundary check.
-struct DeviceProof {
-  std::string device;
-  std::map<std::string, int64_t> edges;  // "update: param -> node" -> count
-  int64_t states = 0;
-  std::vector<std::string> boundary_checks;  // one line per program input
-  // ToString prints one line per edge class, then the boundary checks.
-  std::string ToString() const;
-};
-
 // ProveSingleDevice builds the proof or fails naming the offending edge.
 absl::StatusOr<DeviceProof> ProveSingleDevice(const ir::Module& m, const ir::Device& device);
 
@@ -39,6 +28,7 @@ class ProveSingleDevicePass : public Pass {
   absl::string_view name() const override { return "prove-single-device"; }
   absl::StatusOr<bool> Run(ir::Module& m) override;
   const DeviceProof& proof() const { return proof_; }
+  void Report(CompileReport& report) const override { report.proof = proof_; }
 
  private:
   ir::Device device_;

@@ -10,6 +10,9 @@
 #include "gtest/gtest.h"
 #include "passes/cse.h"
 #include "passes/eliminate_dead_states.h"
+#include "passes/fuse.h"
+#include "passes/place.h"
+#include "passes/prove_single_device.h"
 #include "passes/pipeline.h"
 #include "passes/registry.h"
 #include "tests/testlib/file_check.h"
@@ -24,6 +27,7 @@ using ::tally::testing::IrHash;
 using ::tally::testing::IsOk;
 using ::tally::testing::IsOkAndHolds;
 using ::tally::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 std::unique_ptr<ir::Module> Parse(absl::string_view text) {
@@ -242,6 +246,84 @@ TEST(PipelineTest, PassesMadeByNameRun) {
   }
   EXPECT_THAT(p.Run(*m), IsOkAndHolds(true));
   EXPECT_THAT(ir::PrintModule(*m), ::testing::Not(HasSubstr("s.dead")));
+}
+
+// Verifies that a pipeline is a pass: nested in another, its passes' records
+// join the outer log in order, a change inside is a change outside, and an
+// error inside names the inner pass.
+TEST(PipelineTest, PipelinesNest) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  PassPipeline outer("outer");
+  auto inner = std::make_unique<PassPipeline>("inner");
+  inner->AddPass<Cse>();
+  inner->AddPass<EliminateDeadStates>();
+  outer.AddPass(std::move(inner));
+  EXPECT_THAT(outer.Run(*m), IsOkAndHolds(true));
+  ASSERT_EQ(outer.records().size(), 2u);
+  EXPECT_EQ(outer.records()[0].pass, "cse");
+  EXPECT_EQ(outer.records()[1].pass, "eliminate-dead-states");
+  EXPECT_EQ(outer.records()[1].counters.at("states_removed"), 1);
+
+  auto again = Parse(kModule);
+  PassPipeline failing("outer");
+  auto broken = std::make_unique<PassPipeline>("inner");
+  broken->AddPass<Fail>();
+  failing.AddPass(std::move(broken));
+  EXPECT_THAT(failing.Run(*again), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                            AllOf(HasSubstr("pass 'inner'"), HasSubstr("pass 'fail'"))));
+}
+
+// Verifies that the passes write their artefacts into the report: fuse its
+// fusion groups, prove-single-device its proof; a pipeline without the proof
+// leaves it empty; and a second run starts a fresh report.
+TEST(PipelineTest, PassesWriteTheReport) {
+  auto m = Parse(kClean);
+  ASSERT_NE(m, nullptr);
+  PassPipeline p("placement");
+  p.AddPass<Place>(ir::Device{"meta"});
+  p.AddPass<Fuse>(ir::Device{"meta"}, FusePolicy::kFused);
+  p.AddPass<ProveSingleDevicePass>(ir::Device{"meta"});
+  ASSERT_THAT(p.Run(*m), IsOk());
+  ASSERT_TRUE(p.report().proof.has_value());
+  EXPECT_EQ(p.report().proof->device, "meta");
+  EXPECT_EQ(p.report().proof->states, 1);
+  EXPECT_EQ(p.report().log.size(), 3u);
+
+  PassPipeline q("no-proof");
+  q.AddPass<Cse>();
+  auto n = Parse(kClean);
+  ASSERT_THAT(q.Run(*n), IsOk());
+  EXPECT_FALSE(q.report().proof.has_value());
+  ASSERT_THAT(q.Run(*n), IsOk());
+  EXPECT_EQ(q.report().log.size(), 1u);
+}
+
+// Verifies that invariants are pluggable: an added one runs after each pass
+// that changed the module and its failure names the pass; with the verifier
+// cleared, a module that breaks it passes.
+TEST(PipelineTest, InvariantsArePluggable) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  PassPipeline p("test");
+  int checks = 0;
+  p.AddInvariant("at-most-one-state", [&](const ir::Module& mod) {
+    ++checks;
+    return mod.states.size() <= 1 ? absl::OkStatus() : absl::FailedPreconditionError("more than one state");
+  });
+  p.AddPass<Cse>();
+  EXPECT_THAT(p.Run(*m), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                  AllOf(HasSubstr("at the start of pipeline 'test'"), HasSubstr("more than one state"))));
+  EXPECT_EQ(checks, 1);
+
+  auto n = Parse(kModule);
+  PassPipeline q("test");
+  q.AddInvariant("at-most-one-state", [](const ir::Module& mod) {
+    return mod.states.size() <= 1 ? absl::OkStatus() : absl::FailedPreconditionError("more than one state");
+  });
+  q.ClearInvariants();
+  q.AddPass<BreakPartials>();
+  EXPECT_THAT(q.Run(*n), IsOkAndHolds(true));
 }
 
 }  // namespace
