@@ -176,7 +176,7 @@ absl::Status Program::CheckInputs(const NamedTensors& inputs, std::vector<at::Te
             ") but another input has ", it->second));
       }
     }
-    if (want.device.name != "*" && t.device().str() != want.device.name) {
+    if (!want.device.is_any() && t.device().str() != want.device.name) {
       return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": input '", name, "' is on ",
                                                      t.device().str(), " but the program is placed on ",
                                                      want.device.name,

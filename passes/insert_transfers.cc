@@ -9,10 +9,10 @@ absl::StatusOr<bool> InsertTransfers::Run(ir::Module& m) {
   absl::flat_hash_set<const ir::Node*> transfers;
   int inserted = 0;
   for (ir::Value* p : g.params()) {
-    if (p->type().device.name == "*") continue;  // already done
+    if (p->type().device.is_any()) continue;  // already done
     ir::TensorType on_device = p->type();
     on_device.device = device_;
-    p->mutable_type().device = ir::Device{"*"};
+    p->mutable_type().device = ir::Device::Any();
     ir::Node* t = g.AddNode("transfer", {p}, {{"device", device_.name}}, {on_device});
     // Redirect every other use of the parameter to the transferred value.
     ir::Value* moved = t->output();

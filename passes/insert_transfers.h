@@ -1,6 +1,6 @@
 // insert-transfers: the opt-in boundary transfer (--transfer-inputs).
 //
-// Every update parameter is retyped to the "*" device (it may arrive on any
+// Every update parameter is retyped to ir::Device::Any() ("*": it may arrive on any
 // device) and feeds exactly one explicit `transfer` node to the program's
 // device, which `inspect` shows and the single-device proof accounts for as
 // the only edges allowed to change device. Without this pass an input on

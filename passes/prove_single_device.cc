@@ -14,15 +14,15 @@ absl::Status CheckGraph(const ir::Graph& g, const ir::Device& d, DeviceProof& pr
         "; the program is placed on ", d.name));
   };
   for (const ir::Value* p : g.params()) {
-    // An input opted into transfer arrives anywhere ("*") and may only feed
+    // An input opted into transfer arrives anywhere (Device::Any()) and may only feed
     // explicit transfer nodes.
-    if (p->type().device.name == "*") continue;
+    if (p->type().device.is_any()) continue;
     if (p->type().device != d) return fail(nullptr, p, absl::StrCat("parameter %", p->name(), " is"));
   }
   for (const auto& n : g.nodes()) {
     if (n->op() == "transfer") {
       const ir::Value* in = n->input(0);
-      if (in->producer() != nullptr || in->type().device.name != "*" || n->output()->type().device != d) {
+      if (in->producer() != nullptr || !in->type().device.is_any() || n->output()->type().device != d) {
         return fail(n.get(), in, "transfer of");
       }
       ++proof.edges[absl::StrCat(g.name(), ": input -> explicit transfer to ", d.name)];
@@ -60,7 +60,7 @@ absl::StatusOr<DeviceProof> ProveSingleDevice(const ir::Module& m, const ir::Dev
     ++proof.states;
   }
   for (const ir::Value* p : m.update->params()) {
-    if (p->type().device.name == "*") {
+    if (p->type().device.is_any()) {
       proof.boundary_checks.push_back(absl::StrCat("%", p->name(), " must be ", p->type().ToString(),
                                                    " on any device, then one explicit transfer to ", device.name));
       continue;

@@ -77,9 +77,9 @@ std::string Dim::ToString() const {
 
 absl::StatusOr<Device> ParseDevice(absl::string_view s) {
   s = absl::StripAsciiWhitespace(s);
-  // "*" is an input that may arrive on any device and is transferred
-  // explicitly (ProgramOptions::transfer_inputs).
-  if (s == "cpu" || s == "meta" || s == "mps" || s == "cuda" || s == "*") {
+  // "*" is Device::Any(): an input that may arrive on any device and is
+  // transferred explicitly (ProgramOptions::transfer_inputs).
+  if (s == "cpu" || s == "meta" || s == "mps" || s == "cuda" || s == Device::Any().name) {
     return Device{std::string(s)};
   }
   if (absl::StartsWith(s, "cuda:")) {

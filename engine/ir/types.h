@@ -59,6 +59,11 @@ using Shape = std::vector<Dim>;
 // that planning for devices this machine lacks needs no hardware.
 struct Device {
   std::string name = "cpu";
+  // Any is the device of an input that may arrive anywhere and is copied to
+  // the program's device by an explicit transfer node (insert-transfers);
+  // its text form is "*".
+  static Device Any() { return Device{"*"}; }
+  bool is_any() const { return name == "*"; }
   bool operator==(const Device& o) const { return name == o.name; }
   bool operator!=(const Device& o) const { return name != o.name; }
 };
