@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "tests/exec/random_inputs.h"
+#include "tests/testlib/random_inputs.h"
 #include "api/tally.h"
 
 namespace tally::tools {

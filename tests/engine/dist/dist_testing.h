@@ -2,8 +2,8 @@
 // program and comparing results inside a forked rank, where gtest
 // assertions cannot reach the parent (a rank reports a description of what
 // differs instead).
-#ifndef TALLY_TESTS_DIST_DIST_TESTING_H_
-#define TALLY_TESTS_DIST_DIST_TESTING_H_
+#ifndef TALLY_TESTS_ENGINE_DIST_DIST_TESTING_H_
+#define TALLY_TESTS_ENGINE_DIST_DIST_TESTING_H_
 
 #include <cstdint>
 #include <string>
@@ -31,4 +31,4 @@ std::string CompareResults(const NamedTensors& got, const NamedTensors& want, do
 
 }  // namespace tally::testing
 
-#endif  // TALLY_TESTS_DIST_DIST_TESTING_H_
+#endif  // TALLY_TESTS_ENGINE_DIST_DIST_TESTING_H_

@@ -72,7 +72,7 @@ class ExportPythonTest : public ::testing::Test {
   void SetUp() override {
     if (!PythonTorchAvailable()) GTEST_SKIP() << "/usr/bin/python3 with torch and numpy is not installed";
     tally_ = fs::absolute("tools/tally/tally");
-    check_ = fs::absolute("tests/exec/export_python_check.py");
+    check_ = fs::absolute("tests/engine/exec/export_python_check.py");
     ASSERT_TRUE(fs::exists(tally_)) << tally_;
     ASSERT_TRUE(fs::exists(check_)) << check_;
     snippet_ = Snippet();

@@ -40,8 +40,8 @@
 #include "engine/dist/sync.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "tests/dist/dist_testing.h"
-#include "tests/exec/random_inputs.h"
+#include "tests/engine/dist/dist_testing.h"
+#include "tests/testlib/random_inputs.h"
 
 namespace tally {
 namespace {

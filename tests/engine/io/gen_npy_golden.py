@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the .npy files that tests/io/npy_test.cc reads (tests/io/golden/).
+"""Writes the .npy files that tests/engine/io/npy_test.cc reads (tests/engine/io/golden/).
 
 Regenerate (needs numpy; the Debian python3-numpy package works):
 
-    /usr/bin/python3 tests/io/gen_npy_golden.py
+    /usr/bin/python3 tests/engine/io/gen_npy_golden.py
 
 Every file is written by numpy.save itself, so the tests see exactly the bytes
 numpy produces for each dtype, byte order and memory order. For each accepted

@@ -22,7 +22,7 @@
 #include "engine/ir/graph.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "tests/exec/random_inputs.h"
+#include "tests/testlib/random_inputs.h"
 
 namespace tally {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/exec/random_inputs.h"
+#include "tests/testlib/random_inputs.h"
 
 #include <cmath>
 

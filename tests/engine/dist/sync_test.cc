@@ -20,8 +20,8 @@
 #include "engine/dist/sync.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/dist/dist_testing.h"
-#include "tests/exec/random_inputs.h"
+#include "tests/engine/dist/dist_testing.h"
+#include "tests/testlib/random_inputs.h"
 #include "tests/testlib/status_matchers.h"
 
 namespace tally {

@@ -1,4 +1,4 @@
-#include "tests/fused/fused_testing.h"
+#include "tests/ops/fused/fused_testing.h"
 
 #include <algorithm>
 

@@ -639,10 +639,10 @@ TEST(NpyFileTest, ValidateAcceptsConsistentArrays) {
 }
 
 // ---------------------------------------------------------------------------
-// Files written by numpy.save (tests/io/gen_npy_golden.py, tests/io/golden/).
+// Files written by numpy.save (tests/engine/io/gen_npy_golden.py, tests/engine/io/golden/).
 
 std::string Golden(absl::string_view name) {
-  return absl::StrCat("tests/io/golden/", name, ".npy");
+  return absl::StrCat("tests/engine/io/golden/", name, ".npy");
 }
 
 absl::StatusOr<NpyArray> ReadGolden(absl::string_view name) {

@@ -22,7 +22,7 @@
 #include "metrics/registry.h"
 #include "ops/meta_kernels.h"
 #include "ops/op_registry.h"
-#include "tests/exec/random_inputs.h"
+#include "tests/testlib/random_inputs.h"
 
 namespace tally {
 namespace {

@@ -16,7 +16,7 @@
 #include "engine/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/mc_confmat.h"
-#include "tests/fused/fused_testing.h"
+#include "tests/ops/fused/fused_testing.h"
 #include "api/tally.h"
 
 namespace tally {

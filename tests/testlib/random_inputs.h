@@ -1,7 +1,7 @@
 // Random, valid (or deliberately invalid) inputs for every input form the
 // library's metrics take, for the backend parity and export tests.
-#ifndef TALLY_TESTS_EXEC_RANDOM_INPUTS_H_
-#define TALLY_TESTS_EXEC_RANDOM_INPUTS_H_
+#ifndef TALLY_TESTS_TESTLIB_RANDOM_INPUTS_H_
+#define TALLY_TESTS_TESTLIB_RANDOM_INPUTS_H_
 
 #include <ATen/ATen.h>
 
@@ -59,4 +59,4 @@ absl::StatusOr<Compiled> CompileModuleFor(const std::vector<std::string>& specs,
 
 }  // namespace tally::testing
 
-#endif  // TALLY_TESTS_EXEC_RANDOM_INPUTS_H_
+#endif  // TALLY_TESTS_TESTLIB_RANDOM_INPUTS_H_

@@ -1,9 +1,9 @@
-#include "tests/dist/dist_testing.h"
+#include "tests/engine/dist/dist_testing.h"
 
 #include <ATen/ATen.h>
 
 #include "absl/strings/str_cat.h"
-#include "tests/exec/random_inputs.h"
+#include "tests/testlib/random_inputs.h"
 
 namespace tally::testing {
 

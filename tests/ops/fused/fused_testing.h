@@ -1,7 +1,7 @@
 // Helpers shared by the fused-kernel tests: a program's states after
 // feeding inputs in batches, with either fuse policy.
-#ifndef TALLY_TESTS_FUSED_FUSED_TESTING_H_
-#define TALLY_TESTS_FUSED_FUSED_TESTING_H_
+#ifndef TALLY_TESTS_OPS_FUSED_FUSED_TESTING_H_
+#define TALLY_TESTS_OPS_FUSED_FUSED_TESTING_H_
 
 #include <ATen/ATen.h>
 
@@ -22,4 +22,4 @@ std::vector<at::Tensor> StatesOf(const std::vector<std::string>& specs, const Na
 
 }  // namespace tally::testing
 
-#endif  // TALLY_TESTS_FUSED_FUSED_TESTING_H_
+#endif  // TALLY_TESTS_OPS_FUSED_FUSED_TESTING_H_
