@@ -34,6 +34,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/dsl/builder.h"
 #include "support/status_macros.h"
+#include "metrics/common.h"
 #include "metrics/curve_common.h"
 #include "metrics/registry.h"
 
@@ -46,7 +47,6 @@ using dsl::State;
 using ir::DType;
 using ir::Reducer;
 
-enum class Task { kBinary, kMulticlass };
 
 struct Args {
   int64_t num_classes = 0;
@@ -179,18 +179,12 @@ absl::StatusOr<Metric> Build(Task task, SpecArgs& args, const dsl::Signature& si
   return b.Finish();
 }
 
-absl::StatusOr<Metric> BuildBinary(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
-  return Build(Task::kBinary, a, s, d);
-}
-absl::StatusOr<Metric> BuildMulticlass(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
-  return Build(Task::kMulticlass, a, s, d);
-}
-
 }  // namespace
 
 void RegisterCalibrationMetrics(std::vector<MetricInfo>& out) {
-  out.push_back({"binary_calibration_error", "calibration", {"preds", "target"}, BuildBinary});
-  out.push_back({"multiclass_calibration_error", "calibration", {"preds", "target"}, BuildMulticlass});
+  out.push_back({"binary_calibration_error", "calibration", {"preds", "target"}, ForTask(Task::kBinary, Build)});
+  out.push_back(
+      {"multiclass_calibration_error", "calibration", {"preds", "target"}, ForTask(Task::kMulticlass, Build)});
 }
 
 }  // namespace tally::metrics

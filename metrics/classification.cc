@@ -30,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
 #include "support/status_macros.h"
+#include "metrics/common.h"
 #include "metrics/classification_stats.h"
 #include "metrics/registry.h"
 
@@ -41,7 +42,6 @@ using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
 
-enum class Task { kBinary, kMulticlass, kMultilabel };
 
 enum class Kind {
   kAccuracy,
@@ -207,7 +207,6 @@ Counts FromConfmat(Task task, Expr cm) {
 }
 
 Counts Map(const Counts& c, Expr (*f)(Expr)) { return {f(c.tp), f(c.fp), f(c.tn), f(c.fn)}; }
-Expr ToF64(Expr x) { return dsl::Cast(x, DType::kFloat64); }
 Expr SumAll(Expr x) { return dsl::Sum(x); }
 Expr SumLast(Expr x) { return dsl::Sum(x, {-1}); }
 
@@ -278,7 +277,7 @@ Expr StatScores(Task task, const Counts& c, const std::string& average, bool sam
   if (task == Task::kBinary || average == "none") return res;
   const int64_t classes = samplewise ? 1 : 0;  // the dim that holds the classes
   if (average == "micro") return dsl::Sum(res, {classes});
-  Expr resf = ToF64(res);
+  Expr resf = F64(res);
   if (average == "macro") {
     return dsl::Sum(resf, {classes}) / static_cast<double>(res.type().shape[classes].size);
   }
@@ -286,14 +285,14 @@ Expr StatScores(Task task, const Counts& c, const std::string& average, bool sam
   // TorchMetrics). Samplewise multiclass weighs each sample's classes by the
   // sample's support; multilabel divides by the support of every sample and
   // label together (TorchMetrics' _multilabel_stat_scores_compute).
-  Expr w = ToF64(c.tp + c.fn);
+  Expr w = F64(c.tp + c.fn);
   Expr total = samplewise && task == Task::kMulticlass ? dsl::Sum(w, {-1}, /*keepdim=*/true) : dsl::Sum(w);
   return dsl::Sum(resf * dsl::Unsqueeze(w / total, -1), {classes});
 }
 
 Expr NormalizeConfmat(Expr cm, const std::string& normalize) {
   if (normalize == "none") return cm + 0.0;
-  Expr f = ToF64(cm);
+  Expr f = F64(cm);
   std::vector<int64_t> dims = normalize == "true" ? std::vector<int64_t>{-1}
                               : normalize == "pred" ? std::vector<int64_t>{-2}
                                                     : std::vector<int64_t>{-2, -1};
@@ -303,7 +302,7 @@ Expr NormalizeConfmat(Expr cm, const std::string& normalize) {
 
 Expr Jaccard(Task task, Expr cm, const Args& a) {
   double zd = a.zero_division;
-  Counts c = Map(FromConfmat(task, cm), ToF64);
+  Counts c = Map(FromConfmat(task, cm), F64);
   if (task == Task::kBinary) return dsl::SafeDiv(c.tp, c.tp + c.fp + c.fn, zd);
   int64_t n = a.num;
   // TorchMetrics treats ignore_index as a class index whenever it is in
@@ -336,7 +335,7 @@ Expr Mcc(Task task, Expr cm) {
   if (task == Task::kMultilabel) cm = dsl::Sum(cm, {0});
   int64_t n = cm.type().shape[0].size;
   Marginals m = MarginalsOf(cm);
-  Expr tpv = ToF64(m.tp), rows = ToF64(m.target), cols = ToF64(m.pred);
+  Expr tpv = F64(m.tp), rows = F64(m.target), cols = F64(m.pred);
   Expr s = dsl::Sum(rows);
   Expr trace = dsl::Sum(tpv);
   Expr cov_ytyp = trace * s - dsl::Sum(rows * cols);
@@ -374,21 +373,21 @@ Expr Mcc(Task task, Expr cm) {
 Expr Kappa(Expr cm, const std::string& weights) {
   int64_t n = cm.type().shape[0].size;
   Marginals m = MarginalsOf(cm);
-  Expr r = ToF64(m.target), c = ToF64(m.pred);
+  Expr r = F64(m.target), c = F64(m.pred);
   Expr s = dsl::Sum(r);
   Expr observed, expected;
   if (weights == "linear") {
-    observed = ToF64(dsl::Sum(dsl::ConfmatPart(cm, "abs_err")));
+    observed = F64(dsl::Sum(dsl::ConfmatPart(cm, "abs_err")));
     Expr rc = dsl::Cumsum(r, 0), kc = dsl::Cumsum(c, 0);
     expected = dsl::Sum(rc * (s - kc) + kc * (s - rc)) / s;
   } else if (weights == "quadratic") {
-    observed = ToF64(dsl::Sum(dsl::ConfmatPart(cm, "sq_err")));
-    Expr idx = ToF64(dsl::Arange(cm, n));
+    observed = F64(dsl::Sum(dsl::ConfmatPart(cm, "sq_err")));
+    Expr idx = F64(dsl::Arange(cm, n));
     Expr mr = dsl::Sum(r * idx) / s, mc = dsl::Sum(c * idx) / s;
     Expr dr = idx - mr, dc = idx - mc;
     expected = dsl::Sum(r * dr * dr) + dsl::Sum(c * dc * dc) + s * (mr - mc) * (mr - mc);
   } else {
-    observed = s - ToF64(dsl::Sum(m.tp));
+    observed = s - F64(dsl::Sum(m.tp));
     expected = s - dsl::Sum(r * c) / s;
   }
   return 1.0 - observed / expected;
@@ -424,7 +423,7 @@ void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
       Expr target = dsl::Sum(dsl::ConfmatPart(matrix, "target"));
       Expr fn = target - tp;
       Expr tn = target * static_cast<double>(a.num) - (fp + fn + tp);
-      b.Output(Score(kind, task, Map(Counts{tp, fp, tn, fn}, ToF64), a));
+      b.Output(Score(kind, task, Map(Counts{tp, fp, tn, fn}, F64), a));
       return;
     }
     counts = FromConfmat(task, matrix);
@@ -433,7 +432,7 @@ void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
     b.Output(StatScores(task, counts, a.average, a.samplewise));
     return;
   }
-  Counts c = Map(counts, ToF64);
+  Counts c = Map(counts, F64);
   if (task == Task::kBinary) {
     b.Output(Score(kind, task, c, a));
     return;
@@ -471,14 +470,14 @@ void BuildBody(Task task, Kind kind, const Args& a, MetricBuilder& b) {
     State s = task == Task::kMulticlass
                   ? MulticlassSamplewiseExactMatch(b, a.num, a.ignore_index)
                   : MultilabelSamplewiseExactMatch(b, a.num, a.threshold, a.ignore_index, &positions);
-    if (b.ok()) b.Output(ToF64(b.Read(s)) / static_cast<double>(positions));
+    if (b.ok()) b.Output(F64(b.Read(s)) / static_cast<double>(positions));
     return;
   }
   if (kind == Kind::kExactMatch) {
     ExactMatchCounts c = task == Task::kMulticlass
                              ? MulticlassExactMatch(b, a.num, a.ignore_index)
                              : MultilabelExactMatch(b, a.num, a.threshold, a.ignore_index);
-    if (b.ok()) b.Output(dsl::SafeDiv(ToF64(b.Read(c.correct)), ToF64(b.Read(c.total))));
+    if (b.ok()) b.Output(dsl::SafeDiv(F64(b.Read(c.correct)), F64(b.Read(c.total))));
     return;
   }
   State s = Confmat(task, a, b);

@@ -54,6 +54,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
 #include "support/status_macros.h"
+#include "metrics/common.h"
 #include "metrics/curve_common.h"
 #include "metrics/registry.h"
 
@@ -66,7 +67,6 @@ using dsl::State;
 using ir::DType;
 using ir::Reducer;
 
-Expr F64(Expr x) { return dsl::Cast(x, DType::kFloat64); }
 
 // OutDType is the result dtype of a hinge loss: the (read) preds dtype.
 DType OutDType(Expr probs) { return probs.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32; }

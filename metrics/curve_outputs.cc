@@ -61,6 +61,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/dsl/builder.h"
 #include "support/status_macros.h"
+#include "metrics/common.h"
 #include "metrics/curve_common.h"
 #include "metrics/registry.h"
 
@@ -75,7 +76,6 @@ using ir::DType;
 using ir::Reducer;
 
 enum class Kind { kRoc, kPrc };
-enum class Task { kBinary, kMulticlass, kMultilabel };
 
 struct Args {
   int64_t num = 1;  // num_classes or num_labels (binary: 1)

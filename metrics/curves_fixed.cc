@@ -61,6 +61,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
 #include "support/status_macros.h"
+#include "metrics/common.h"
 #include "metrics/curve_common.h"
 #include "metrics/registry.h"
 
@@ -75,7 +76,6 @@ using ir::DType;
 using ir::Reducer;
 
 enum class Kind { kRecallAtPrecision, kPrecisionAtRecall, kSensitivityAtSpecificity, kSpecificityAtSensitivity };
-enum class Task { kBinary, kMulticlass, kMultilabel };
 
 const char* MinName(Kind kind) {
   switch (kind) {

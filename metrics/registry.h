@@ -8,6 +8,7 @@
 #ifndef TALLY_METRICS_REGISTRY_H_
 #define TALLY_METRICS_REGISTRY_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,10 @@
 
 namespace tally::metrics {
 
-// BuildFn builds one metric from its arguments and the input signature.
-using BuildFn = absl::StatusOr<Metric> (*)(SpecArgs& args, const dsl::Signature& sig,
-                                           const ir::Device& device);
+// BuildFn builds one metric from its arguments and the input signature (a
+// function, or a callable that carries e.g. the task it builds for).
+using BuildFn =
+    std::function<absl::StatusOr<Metric>(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device)>;
 
 // MetricInfo is one registry entry.
 struct MetricInfo {

@@ -40,6 +40,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
 #include "support/status_macros.h"
+#include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/regression_moments.h"
 #include "metrics/regression_operands.h"
@@ -60,7 +61,6 @@ constexpr double kR2Atol = 1e-4;
 // TorchMetrics' eps added to the denominator of spearman (reg/spearman.py).
 constexpr double kSpearmanEpsilon = 1e-6;
 
-Expr Float64(Expr x) { return dsl::Cast(x, DType::kFloat64); }
 
 // Columns are (N) or (N, d) operands: d columns.
 struct Columns {
@@ -69,8 +69,8 @@ struct Columns {
   bool one_dim = true;  // the inputs were (N)
 
   // F64 returns preds and target as float64 [N, d].
-  std::pair<Expr, Expr> F64() const {
-    Expr p = Float64(preds), t = Float64(target);
+  std::pair<Expr, Expr> Float64() const {
+    Expr p = F64(preds), t = F64(target);
     if (one_dim) return {dsl::Unsqueeze(p, 1), dsl::Unsqueeze(t, 1)};
     return {p, t};
   }
@@ -102,7 +102,7 @@ struct BatchStats {
 // ReadBatchStats adds the reg_stats node for declared inputs `preds` and
 // `target` (f32/f64 as they are, other dtypes cast to float64).
 bool ReadBatchStats(MetricBuilder& b, Expr preds, Expr target, BatchStats& out) {
-  auto operand = [](Expr x) { return ir::IsFloating(x.dtype()) ? x : Float64(x); };
+  auto operand = [](Expr x) { return ir::IsFloating(x.dtype()) ? x : F64(x); };
   std::vector<Expr> r = b.OpN("reg_stats", {operand(preds), operand(target)}, {});
   if (!b.ok()) return false;
   if (r.size() != 15) {
@@ -196,7 +196,7 @@ absl::StatusOr<Metric> BuildMeanError(ErrorKind kind, SpecArgs& args, const dsl:
       b.Accumulate(total, s.n);
     }
   } else {
-    Expr diff = dsl::Flatten(Float64(in.preds) - Float64(in.target));
+    Expr diff = dsl::Flatten(F64(in.preds) - F64(in.target));
     Expr err = squared_error ? diff * diff : dsl::Abs(diff);
     b.Accumulate(sum, dsl::Sum(err, {0}));
     b.Accumulate(total, dsl::Size(diff, 0));
@@ -220,7 +220,7 @@ absl::StatusOr<Metric> BuildMeanAbsolutePercentageError(SpecArgs& args, const ds
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
-  Expr p = dsl::Flatten(Float64(in.preds)), t = dsl::Flatten(Float64(in.target));
+  Expr p = dsl::Flatten(F64(in.preds)), t = dsl::Flatten(F64(in.target));
   Expr ratio = dsl::Abs(p - t) / dsl::Clamp(dsl::Abs(t), kMapeEpsilon, std::nullopt);
   State sum = b.AddState("sum_abs_per_error", DType::kFloat64, {}, Reducer::kSum);
   State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
@@ -352,7 +352,7 @@ absl::StatusOr<Metric> BuildSpearman(SpecArgs& args, const dsl::Signature& sig, 
   };
   State preds_rows = b.AddState("preds", row_dtype("preds"), {c.d}, Reducer::kCat);
   State target_rows = b.AddState("target", row_dtype("target"), {c.d}, Reducer::kCat);
-  auto [preds, target] = c.F64();
+  auto [preds, target] = c.Float64();
   b.Accumulate(preds_rows, preds);
   b.Accumulate(target_rows, target);
 
@@ -384,7 +384,7 @@ absl::StatusOr<Metric> BuildCosineSimilarity(SpecArgs& args, const dsl::Signatur
     return b.status();
   }
   // Per row dot(p, t) / (‖p‖·‖t‖); a zero row gives 0/0 = NaN, as TorchMetrics.
-  Expr p = Float64(in.preds), t = Float64(in.target);
+  Expr p = F64(in.preds), t = F64(in.target);
   Expr dot = dsl::Sum(p * t, {1});
   Expr norms = dsl::Sqrt(dsl::Sum(p * p, {1})) * dsl::Sqrt(dsl::Sum(t * t, {1}));
   Expr similarity = dot / norms;
@@ -426,7 +426,7 @@ absl::StatusOr<Metric> BuildLogCoshError(SpecArgs& args, const dsl::Signature& s
   if (!ReadColumns(b, num_outputs, c)) return b.status();
   State sum = b.AddState("sum_log_cosh_error", DType::kFloat64, {c.d}, Reducer::kSum);
   State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  auto [preds, target] = c.F64();
+  auto [preds, target] = c.Float64();
   b.Accumulate(sum, dsl::Sum(StableLogCosh(preds - target), {0}));
   b.Accumulate(total, dsl::Size(preds, 0));
   Expr mean = b.Read(sum) / dsl::Cast(b.Read(total), DType::kFloat64);

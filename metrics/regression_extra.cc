@@ -43,6 +43,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
 #include "support/status_macros.h"
+#include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/regression_moments.h"
 #include "metrics/regression_operands.h"
@@ -63,7 +64,6 @@ constexpr double kPercentEpsilon = 1.17e-06;
 // and 2 use their series (truncation < 1e-13 relative).
 constexpr double kTweedieSeriesBound = 0.01;
 
-Expr Float64(Expr x) { return dsl::Cast(x, DType::kFloat64); }
 
 // Log1p is log(1 + x) to a few ulps for small |x| (Goldberg's
 // log(u)·x/(u − 1) with u = 1 + x), +inf at +inf, NaN below −1.
@@ -92,7 +92,7 @@ absl::StatusOr<Metric> BuildMeanSquaredLogError(SpecArgs& args, const dsl::Signa
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
-  Expr p = Float64(in.preds), t = Float64(in.target);
+  Expr p = F64(in.preds), t = F64(in.target);
   // reg/log_mse.py: (log1p(p) − log1p(t))², i.e. log1p((p − t)/(1 + t))²,
   // which keeps its digits where p ≈ t far from zero. Below −1 log1p is NaN.
   Expr diff = Log1p((p - t) / (t + 1.0));
@@ -107,7 +107,7 @@ absl::StatusOr<Metric> BuildSymmetricMape(SpecArgs& args, const dsl::Signature& 
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
-  Expr p = Float64(in.preds), t = Float64(in.target);
+  Expr p = F64(in.preds), t = F64(in.target);
   // reg/symmetric_mape.py: 2·|p − t| / max(|t| + |p|, 1.17e-6), mean over all.
   Expr ratio = dsl::Abs(p - t) / dsl::Clamp(dsl::Abs(t) + dsl::Abs(p), kPercentEpsilon, std::nullopt);
   b.Output(2.0 * MeanOfAll(b, "sum_abs_per_error", ratio));
@@ -120,7 +120,7 @@ absl::StatusOr<Metric> BuildWeightedMape(SpecArgs& args, const dsl::Signature& s
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
-  Expr p = dsl::Flatten(Float64(in.preds)), t = dsl::Flatten(Float64(in.target));
+  Expr p = dsl::Flatten(F64(in.preds)), t = dsl::Flatten(F64(in.target));
   State abs_error = b.AddState("sum_abs_error", DType::kFloat64, {}, Reducer::kSum);
   State scale = b.AddState("sum_scale", DType::kFloat64, {}, Reducer::kSum);
   b.Accumulate(abs_error, dsl::Sum(dsl::Abs(p - t)));
@@ -157,7 +157,7 @@ absl::StatusOr<Metric> BuildRelativeSquaredError(SpecArgs& args, const dsl::Sign
   }
   // The shared per-batch statistics node of the regression metrics
   // (metrics/regression.cc): rows, centred target moments and Σ(p − t)².
-  auto operand = [](Expr x) { return ir::IsFloating(x.dtype()) ? x : Float64(x); };
+  auto operand = [](Expr x) { return ir::IsFloating(x.dtype()) ? x : F64(x); };
   std::vector<Expr> s = b.OpN("reg_stats", {operand(in.preds), operand(in.target)}, {});
   if (!b.ok()) return b.status();
   if (s.size() != 15) {
@@ -193,7 +193,7 @@ absl::StatusOr<Metric> BuildMinkowskiDistance(SpecArgs& args, const dsl::Signatu
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
-  Expr diff = dsl::Flatten(dsl::Abs(Float64(in.preds) - Float64(in.target)));
+  Expr diff = dsl::Flatten(dsl::Abs(F64(in.preds) - F64(in.target)));
   State sum = b.AddState("minkowski_dist_sum", DType::kFloat64, {}, Reducer::kSum);
   // reg/minkowski.py: (Σ|p − t|^p)^(1/p).
   b.Accumulate(sum, dsl::Sum(p == 1.0 ? diff : dsl::Pow(diff, dsl::Scalar(diff, p))));
@@ -216,7 +216,7 @@ absl::StatusOr<Metric> BuildTweedieDeviance(SpecArgs& args, const dsl::Signature
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
-  Expr p = dsl::Flatten(Float64(in.preds)), t = dsl::Flatten(Float64(in.target));
+  Expr p = dsl::Flatten(F64(in.preds)), t = dsl::Flatten(F64(in.target));
   const std::string pw = absl::StrCat("power=", power);
   // reg/tweedie_deviance.py's domain checks, deferred: each offending
   // element is counted and adds nothing to the sum.
@@ -319,8 +319,8 @@ absl::StatusOr<Metric> BuildCriticalSuccessIndex(SpecArgs& args, const dsl::Sign
   b.Accumulate(h, reduce(hits));
   b.Accumulate(m, reduce(misses));
   b.Accumulate(f, reduce(false_alarms));
-  Expr hf = Float64(b.Read(h));
-  b.Output(dsl::SafeDiv(hf, hf + Float64(b.Read(m)) + Float64(b.Read(f))));
+  Expr hf = F64(b.Read(h));
+  b.Output(dsl::SafeDiv(hf, hf + F64(b.Read(m)) + F64(b.Read(f))));
   return b.Finish();
 }
 
@@ -332,7 +332,7 @@ absl::StatusOr<Metric> BuildKlDivergence(SpecArgs& args, const dsl::Signature& s
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in, 0, /*exact_rank=*/2)) return b.status();
-  Expr p = Float64(in.preds), q = Float64(in.target);
+  Expr p = F64(in.preds), q = F64(in.target);
   Expr measures;
   if (log_prob) {
     // reg/kl_divergence.py: Σ_j e^p·(p − q) per row.

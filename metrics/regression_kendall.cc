@@ -37,6 +37,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
 #include "support/status_macros.h"
+#include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/regression_operands.h"
 
@@ -54,7 +55,6 @@ constexpr int kLevels = 32;
 // A key above every parent·n + rank_y (n < 2^32: keys < 2^64 / 4).
 constexpr double kFarKey = 4.0e18;
 
-Expr F64(Expr x) { return dsl::Cast(x, DType::kFloat64); }
 Expr I64(Expr x) { return dsl::Cast(x, DType::kInt64); }
 
 // Columns are the d columns of an [n, d] state laid end to end (column-major,

@@ -1,0 +1,32 @@
+// What the metric library's files share: the classification task, the
+// float64 cast most finalizers compute in, and the builder signature.
+#ifndef TALLY_METRICS_COMMON_H_
+#define TALLY_METRICS_COMMON_H_
+
+#include <utility>
+
+#include "engine/ir/types.h"
+#include "metrics/registry.h"
+#include "ops/graph_builder.h"
+
+namespace tally::metrics {
+
+// Task is TorchMetrics' classification task: which input form a
+// binary_/multiclass_/multilabel_ metric takes.
+enum class Task { kBinary, kMulticlass, kMultilabel };
+
+// F64 casts to float64, the dtype finalizers compute in.
+inline dsl::Expr F64(dsl::Expr x) { return dsl::Cast(x, ir::DType::kFloat64); }
+
+// ForTask is the BuildFn that builds with `build(task, args, sig, device)`:
+// one builder function serves every task without a wrapper per task.
+template <typename F>
+BuildFn ForTask(Task task, F build) {
+  return [task, build = std::move(build)](SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+    return build(task, args, sig, device);
+  };
+}
+
+}  // namespace tally::metrics
+
+#endif  // TALLY_METRICS_COMMON_H_
