@@ -12,17 +12,17 @@ const std::vector<MetricInfo>& AllMetrics() {
     auto* v = new std::vector<MetricInfo>();
     RegisterAggregationMetrics(*v);
     RegisterRegressionMetrics(*v);
-    RegisterRegressionExtraMetrics(*v);
+    RegisterRegressionErrorMetrics(*v);
     RegisterRegressionKendallMetrics(*v);
     RegisterClassificationMetrics(*v);
     RegisterRetrievalMetrics(*v);
     RegisterRetrievalCurveMetrics(*v);
     RegisterCurveMetrics(*v);
-    RegisterMultiCurveMetrics(*v);
-    RegisterCurveOutputMetrics(*v);
+    RegisterPerClassCurveAreaMetrics(*v);
+    RegisterRocAndPrCurveMetrics(*v);
     RegisterCalibrationMetrics(*v);
-    RegisterClassificationExtraMetrics(*v);
-    RegisterFixedPointCurveMetrics(*v);
+    RegisterHingeAndRankingMetrics(*v);
+    RegisterOperatingPointMetrics(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics
     std::sort(v->begin(), v->end(),
               [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });

@@ -44,17 +44,17 @@ absl::StatusOr<Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature&
 // Per-domain registration, one file per domain.
 void RegisterAggregationMetrics(std::vector<MetricInfo>& out);
 void RegisterRegressionMetrics(std::vector<MetricInfo>& out);
-void RegisterRegressionExtraMetrics(std::vector<MetricInfo>& out);
+void RegisterRegressionErrorMetrics(std::vector<MetricInfo>& out);
 void RegisterRegressionKendallMetrics(std::vector<MetricInfo>& out);
 void RegisterClassificationMetrics(std::vector<MetricInfo>& out);
 void RegisterRetrievalMetrics(std::vector<MetricInfo>& out);
 void RegisterRetrievalCurveMetrics(std::vector<MetricInfo>& out);
 void RegisterCurveMetrics(std::vector<MetricInfo>& out);
-void RegisterMultiCurveMetrics(std::vector<MetricInfo>& out);
-void RegisterCurveOutputMetrics(std::vector<MetricInfo>& out);
+void RegisterPerClassCurveAreaMetrics(std::vector<MetricInfo>& out);
+void RegisterRocAndPrCurveMetrics(std::vector<MetricInfo>& out);
 void RegisterCalibrationMetrics(std::vector<MetricInfo>& out);
-void RegisterClassificationExtraMetrics(std::vector<MetricInfo>& out);
-void RegisterFixedPointCurveMetrics(std::vector<MetricInfo>& out);
+void RegisterHingeAndRankingMetrics(std::vector<MetricInfo>& out);
+void RegisterOperatingPointMetrics(std::vector<MetricInfo>& out);
 // RegisterTaskWrappers adds TorchMetrics' task wrappers (accuracy(task=...),
 // auroc(task=...), ...; domain "task_wrapper"), each only once every task
 // metric it dispatches to is in `out`: it runs after all other domains.

@@ -363,7 +363,7 @@ absl::StatusOr<Metric> BuildKlDivergence(SpecArgs& args, const dsl::Signature& s
 
 }  // namespace
 
-void RegisterRegressionExtraMetrics(std::vector<MetricInfo>& out) {
+void RegisterRegressionErrorMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> inputs = {"preds", "target"};
   out.push_back({"mean_squared_log_error", "regression", inputs, BuildMeanSquaredLogError});
   out.push_back({"symmetric_mean_absolute_percentage_error", "regression", inputs, BuildSymmetricMape});

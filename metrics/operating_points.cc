@@ -351,7 +351,7 @@ absl::StatusOr<Metric> Build(SpecArgs& a, const dsl::Signature& s, const ir::Dev
 
 }  // namespace
 
-void RegisterFixedPointCurveMetrics(std::vector<MetricInfo>& out) {
+void RegisterOperatingPointMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target"};
   out.push_back({"binary_recall_at_fixed_precision", "curves", in, Build<Task::kBinary, Kind::kRecallAtPrecision>});
   out.push_back(

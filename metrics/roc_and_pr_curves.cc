@@ -441,7 +441,7 @@ absl::StatusOr<Metric> Build(SpecArgs& a, const dsl::Signature& s, const ir::Dev
 
 }  // namespace
 
-void RegisterCurveOutputMetrics(std::vector<MetricInfo>& out) {
+void RegisterRocAndPrCurveMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target"};
   out.push_back({"binary_roc", "curves", in, Build<Task::kBinary, Kind::kRoc>});
   out.push_back({"multiclass_roc", "curves", in, Build<Task::kMulticlass, Kind::kRoc>});

@@ -1,5 +1,5 @@
 // Tests of the multiclass and multilabel threshold-free metrics
-// (metrics/curves_multi.cc): per-class values equal the binary metrics on
+// (metrics/curve_areas_per_class.cc): per-class values equal the binary metrics on
 // one-vs-rest columns, batching and merged halves equal one pass, the
 // binned update and finalize run on `meta`, the graphs do not grow with the
 // number of classes, degenerate classes and averaging follow TorchMetrics,

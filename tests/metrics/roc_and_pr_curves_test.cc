@@ -1,4 +1,4 @@
-// Tests of the tuple-output curves (metrics/curve_outputs.cc): binary_,
+// Tests of the tuple-output curves (metrics/roc_and_pr_curves.cc): binary_,
 // multiclass_ and multilabel_ roc and precision_recall_curve give
 // TorchMetrics 1.5's docstring results, exact and binned; the exact finalize
 // is the only place that reads the host (masked_select, marked by inspect),
@@ -227,7 +227,7 @@ TEST(CurveOutputs, OnlyTheExactFinalizeReadsTheHost) {
   tools::InspectOptions io;
   auto text = tools::Inspect({"binary_roc"}, {}, io);
   ASSERT_TRUE(text.ok()) << text.status();
-  EXPECT_THAT(*text, HasSubstr("host sync in finalize: masked_select (metrics/curve_outputs.cc"));
+  EXPECT_THAT(*text, HasSubstr("host sync in finalize: masked_select (metrics/roc_and_pr_curves.cc"));
   EXPECT_THAT(*text, HasSubstr("binary_roc/2:"));
 }
 

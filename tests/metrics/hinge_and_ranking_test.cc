@@ -1,6 +1,6 @@
 // Tests of hinge loss, the multilabel ranking metrics
-// (metrics/classification_extra.cc) and the curves' operating points
-// (metrics/curves_fixed.cc): TorchMetrics' documented examples, bad
+// (metrics/hinge_and_ranking.cc) and the curves' operating points
+// (metrics/operating_points.cc): TorchMetrics' documented examples, bad
 // arguments and inputs (messages name the metric and the argument or input),
 // deferred value checks, edge cases (no kept element, ignored labels, ties,
 // no qualifying point), batching invariance and a sync-free exact finalize.

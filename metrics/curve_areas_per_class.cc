@@ -350,7 +350,7 @@ absl::StatusOr<Metric> Build(SpecArgs& a, const dsl::Signature& s, const ir::Dev
 
 }  // namespace
 
-void RegisterMultiCurveMetrics(std::vector<MetricInfo>& out) {
+void RegisterPerClassCurveAreaMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target"};
   out.push_back({"multiclass_auroc", "curves", in, Build<Task::kMulticlass, Curve::kAuroc>});
   out.push_back({"multiclass_average_precision", "curves", in, Build<Task::kMulticlass, Curve::kAveragePrecision>});

@@ -1,4 +1,4 @@
-// Tests of the regression metrics of metrics/regression_extra.cc: argument
+// Tests of the regression metrics of metrics/regression_errors.cc: argument
 // errors, input errors naming the metric and the input, tweedie's deferred
 // domain checks, and edge cases (digits far from zero, TorchMetrics' shape
 // rules, batching and merging of cat states). Values over many inputs are

@@ -249,7 +249,7 @@ absl::StatusOr<Metric> BuildRankingMetric(SpecArgs& a, const dsl::Signature& s, 
 
 }  // namespace
 
-void RegisterClassificationExtraMetrics(std::vector<MetricInfo>& out) {
+void RegisterHingeAndRankingMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target"};
   out.push_back({"binary_hinge_loss", "hinge", in, BuildBinaryHinge});
   out.push_back({"multiclass_hinge_loss", "hinge", in, BuildMulticlassHinge});
