@@ -1,10 +1,8 @@
 // docs/cli.md is the complete command-line reference: every command that
 // `tally --help` lists has a section, and every flag its `--help` prints is
 // written in that section.
-#include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,12 +15,7 @@
 namespace tally {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using ::tally::testing::ReadFile;
 
 // The commands under "Subcommands:" in `tally --help`.
 std::vector<std::string> Commands() {

@@ -36,12 +36,7 @@ using ::tally::testing::TallyBinary;
 
 std::string TmpDir() { return ::tally::testing::TestTmpDir(); }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::tally::testing::ReadFile;
 
 class CliTest : public ::testing::Test {
  protected:

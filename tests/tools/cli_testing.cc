@@ -38,6 +38,13 @@ std::string FindBinary(const std::string& workspace_path) {
 
 std::string TallyBinary() { return FindBinary("tools/tally/tally"); }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 std::string TestTmpDir() {
   const char* dir = std::getenv("TEST_TMPDIR");
   return dir ? dir : "/tmp";

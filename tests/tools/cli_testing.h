@@ -22,6 +22,10 @@ std::string FindBinary(const std::string& workspace_path);
 // TallyBinary is FindBinary("tools/tally/tally").
 std::string TallyBinary();
 
+// ReadFile is the whole file at `path`, bytes as they are; "" when it cannot
+// be read.
+std::string ReadFile(const std::string& path);
+
 // TestTmpDir is $TEST_TMPDIR, or /tmp.
 std::string TestTmpDir();
 

@@ -1,7 +1,5 @@
 // docs/metrics.md is what `tally list-metrics --format markdown` prints, and
 // the catalogue describes the registry's metrics with TorchMetrics' defaults.
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -17,12 +15,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using ::tally::testing::ReadFile;
 
 const metrics::MetricDoc* Find(const std::vector<metrics::MetricDoc>& docs, const std::string& name) {
   for (const auto& d : docs) {

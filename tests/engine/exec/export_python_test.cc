@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/io/npy.h"
 #include "gtest/gtest.h"
+#include "tests/tools/cli_testing.h"
 #include "api/tally.h"
 
 namespace tally {
@@ -28,12 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::tally::testing::ReadFile;
 
 std::string Quote(const std::string& s) {
   std::string out = "'";
