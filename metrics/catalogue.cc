@@ -1,5 +1,6 @@
 #include "metrics/catalogue.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -85,28 +86,25 @@ std::string MissingArgument(absl::string_view message) {
 void Record(const MetricInfo& info, const dsl::Signature& sig, std::vector<ArgumentDoc>& found) {
   MetricSpec spec;
   spec.name = info.name;
-  std::map<std::string, bool> required;
   for (int attempt = 0; attempt < 16; ++attempt) {
     SpecArgs args(spec);
     absl::StatusOr<Metric> built = info.build(args, sig, ir::Device{"meta"});
+    // The message, not the requests, names the missing argument: a task
+    // wrapper's own task metric asks for it on a SpecArgs of its own.
     const std::string missing = built.ok() ? "" : MissingArgument(built.status().message());
-    for (const SpecArgs::Request& r : args.requests()) {
-      bool known = false;
-      for (ArgumentDoc& d : found) {
-        if (d.name != r.name) continue;
-        known = true;
-        d.required = d.required || r.name == missing;
-      }
-      if (!known) found.push_back({r.name, r.type, r.default_text, r.required || r.name == missing});
-    }
-    if (missing.empty()) return;
     std::string type;
     for (const SpecArgs::Request& r : args.requests()) {
+      const bool required = r.required || r.name == missing;
       if (r.name == missing) type = r.type;
+      auto d = std::find_if(found.begin(), found.end(), [&](const ArgumentDoc& a) { return a.name == r.name; });
+      if (d == found.end()) {
+        found.push_back({r.name, r.type, r.default_text, required});
+      } else {
+        d->required = d->required || required;
+      }
     }
-    for (const auto& [key, value] : spec.args) {
-      if (key == missing) return;  // the placeholder was refused: stop here
-    }
+    // Done, or the placeholder was refused: stop here.
+    if (missing.empty() || args.Has(missing)) return;
     spec.args.emplace_back(missing, Placeholder(type));
   }
 }

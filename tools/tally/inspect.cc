@@ -15,6 +15,7 @@
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "ops/op_registry.h"
+#include "passes/fuse.h"
 #include "tools/tally/program_graph.h"
 
 namespace tally::tools {
@@ -123,12 +124,9 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
   out += "\nfusion groups:\n";
   if (c.fusion_groups.empty()) out += "  (none)\n";
   for (const auto& g : c.fusion_groups) absl::StrAppend(&out, "  ", g, "\n");
-  int kernels = 0, syncs = 0;
-  for (const auto& n : m.update->nodes()) {
-    if (!ops::IsCreation(*n)) ++kernels;
-    if (ops::SyncsHost(*n)) ++syncs;
-  }
-  absl::StrAppend(&out, "\nupdate: ", kernels, " ATen calls per update (+ ", m.states.size(),
+  int syncs = 0;
+  for (const auto& n : m.update->nodes()) syncs += ops::SyncsHost(*n) ? 1 : 0;
+  absl::StrAppend(&out, "\nupdate: ", passes::CountAtenCalls(*m.update), " ATen calls per update (+ ", m.states.size(),
                   " state folds), ", syncs, " host syncs\n");
   int fin_syncs = 0;
   std::string marks;

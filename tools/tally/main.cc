@@ -358,6 +358,8 @@ struct Parsed {
   std::vector<std::map<std::string, bool>> switches;
 };
 
+constexpr char kAppDescription[] = "tally: a metrics engine for PyTorch models.";
+
 // MakeApp declares every command and its flags on `app`, parsing into `p`.
 void MakeApp(CLI::App& app, Parsed& p) {
   app.set_version_flag("--version", absl::StrCat("tally ", kTallyVersion));
@@ -412,7 +414,7 @@ std::string TranslateParseError(const CLI::ParseError& e) {
 // RunCommand parses `argv` for the command argv[1] and runs it; `out_code`
 // is set when the parse itself answers (--help, --version).
 absl::Status RunCommand(int argc, char** argv, int* out_code) {
-  CLI::App app("tally: a metrics engine for PyTorch models.", "tally");
+  CLI::App app(kAppDescription, "tally");
   Parsed p;
   MakeApp(app, p);
   try {
@@ -466,7 +468,7 @@ int Main(int argc, char** argv) {
     if (cores > at::get_num_threads()) at::set_num_threads(cores);
   }
   if (argc < 2) {
-    CLI::App app("tally: a metrics engine for PyTorch models.", "tally");
+    CLI::App app(kAppDescription, "tally");
     Parsed p;
     MakeApp(app, p);
     std::cerr << app.help();
@@ -483,8 +485,7 @@ int Main(int argc, char** argv) {
     st = absl::InvalidArgumentError(absl::StrCat("unknown command '", cmd, "' (", CommandNames(), ")"));
   } else {
     std::vector<char*> args(argv, argv + argc);
-    std::string help = "--help";
-    if (std::string(argv[1]) == "help") args[1] = help.data();
+    args[1] = cmd.data();  // `help` is read as --help
     absl::Status caught = support::CatchTorch(
         [&] { st = RunCommand(static_cast<int>(args.size()), args.data(), &code); }, "tally");
     if (!caught.ok()) st = caught;

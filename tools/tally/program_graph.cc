@@ -10,6 +10,7 @@
 #include "absl/strings/str_replace.h"
 #include "engine/ir/attribute.h"
 #include "ops/op_registry.h"
+#include "passes/fuse.h"
 
 namespace tally::tools {
 namespace {
@@ -80,7 +81,7 @@ json GraphJson(const ir::Graph& g) {
   }
   int next = 0;
   json nodes = json::array();
-  int kernels = 0, syncs = 0;
+  int syncs = 0;
   for (const auto& n : g.nodes()) {
     json outs = json::array();
     for (const ir::Value* v : n->outputs()) {
@@ -93,7 +94,6 @@ json GraphJson(const ir::Graph& g) {
     for (const ir::Value* v : n->inputs()) ins.push_back(names[v]);
     json attrs = json::object();
     for (const auto& [k, v] : n->attrs()) attrs[k] = ir::AttrToString(v);
-    if (!ops::IsCreation(*n)) ++kernels;
     if (ops::SyncsHost(*n)) ++syncs;
     nodes.push_back({{"op", n->op()}, {"inputs", ins}, {"outputs", outs}, {"attrs", attrs},
                      {"fused", ops::IsComposite(*n)}, {"syncs_host", ops::SyncsHost(*n)}, {"loc", n->loc()}});
@@ -101,7 +101,7 @@ json GraphJson(const ir::Graph& g) {
   json returns = json::array();
   for (const auto& [label, v] : g.returns()) returns.push_back({{"label", label}, {"value", names[v]}});
   return json{{"name", g.name()}, {"params", params}, {"nodes", nodes}, {"returns", returns},
-              {"aten_calls", kernels}, {"host_syncs", syncs}};
+              {"aten_calls", passes::CountAtenCalls(g)}, {"host_syncs", syncs}};
 }
 
 }  // namespace
