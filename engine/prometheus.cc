@@ -142,4 +142,33 @@ std::string Exposition::Render() const {
   return out;
 }
 
+SessionExposition::SessionExposition(const std::string& prefix, bool windows) : prefix_(prefix), out_(prefix) {
+  const std::string& p = prefix_;
+  out_.Family(p + "_metric", "gauge", "Metric value over every update (one sample per output element).");
+  if (windows) out_.Family(p + "_window_metric", "gauge", "Metric value over a window of recent updates.");
+  out_.Family(p + "_updates_total", "counter", "Accepted updates.");
+  out_.Family(p + "_rows_total", "counter", "Rows of accepted updates.");
+  out_.Family(p + "_rejected_updates_total", "counter", "Rejected updates (bad input).");
+  out_.Family(p + "_compute_errors_total", "counter", "Computes that failed (e.g. a deferred value check).");
+}
+
+absl::Status SessionExposition::AddMetric(const std::string& set, const std::string& metric,
+                                          const ResultTree& value) {
+  return out_.AddResult(prefix_ + "_metric", {{"set", set}, {"metric", metric}}, value);
+}
+
+absl::Status SessionExposition::AddWindowMetric(const std::string& set, const std::string& window,
+                                                const std::string& metric, const ResultTree& value) {
+  return out_.AddResult(prefix_ + "_window_metric", {{"set", set}, {"window", window}, {"metric", metric}}, value);
+}
+
+void SessionExposition::AddCounters(const std::string& set, int64_t updates, int64_t rows, int64_t rejected,
+                                    int64_t compute_errors) {
+  const std::string& p = prefix_;
+  out_.AddSample(p + "_updates_total", {{"set", set}}, static_cast<double>(updates));
+  out_.AddSample(p + "_rows_total", {{"set", set}}, static_cast<double>(rows));
+  out_.AddSample(p + "_rejected_updates_total", {{"set", set}}, static_cast<double>(rejected));
+  out_.AddSample(p + "_compute_errors_total", {{"set", set}}, static_cast<double>(compute_errors));
+}
+
 }  // namespace tally::prometheus

@@ -12,6 +12,7 @@
 #ifndef TALLY_ENGINE_PROMETHEUS_H_
 #define TALLY_ENGINE_PROMETHEUS_H_
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +59,27 @@ class Exposition {
   void AddTensor(const std::string& name, Labels labels, const at::Tensor& t);
   std::string prefix_;
   std::vector<Fam> families_;
+};
+
+// SessionExposition is the layout of Session::ExportPrometheus: gauges
+// `<prefix>_metric{set,metric,...}` and, when the session has windows,
+// `<prefix>_window_metric{set,window,metric,...}`, and per set the counters
+// `<prefix>_updates_total`, `_rows_total`, `_rejected_updates_total` and
+// `_compute_errors_total`.
+class SessionExposition {
+ public:
+  SessionExposition(const std::string& prefix, bool windows);
+  // AddMetric / AddWindowMetric add one metric's result (Exposition::AddResult).
+  absl::Status AddMetric(const std::string& set, const std::string& metric, const ResultTree& value);
+  absl::Status AddWindowMetric(const std::string& set, const std::string& window, const std::string& metric,
+                               const ResultTree& value);
+  // AddCounters adds a set's counters.
+  void AddCounters(const std::string& set, int64_t updates, int64_t rows, int64_t rejected, int64_t compute_errors);
+  std::string Render() const { return out_.Render(); }
+
+ private:
+  std::string prefix_;
+  Exposition out_;
 };
 
 }  // namespace tally::prometheus

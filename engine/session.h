@@ -221,8 +221,8 @@ class Session {
   // set_names lists the sets in order.
   std::vector<std::string> set_names() const;
 
-  struct MetricSet;  // implementation (session.cc)
-  struct Window;
+  struct MetricSet;  // implementation (engine/metric_set.h)
+  struct Window;     // implementation (engine/window_ring.h)
 
  private:
   Session() = default;

@@ -1,0 +1,45 @@
+// Micro-batching of a Session's shards (engine-internal; the design is in
+// session.h, "Micro-batching"): a shard queues validated updates in staging
+// buffers and applies them as one update of the concatenated rows.
+#ifndef TALLY_ENGINE_MICRO_BATCH_H_
+#define TALLY_ENGINE_MICRO_BATCH_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engine/program.h"
+#include "engine/session.h"
+#include "engine/window_ring.h"
+
+namespace tally::engine::internal {
+
+struct ShardState;
+
+// MicroBatchQueue is a shard's queue: validated updates not applied yet,
+// copied into staging buffers (so callers may reuse their tensors), when
+// the first arrived, and their intervals.
+struct MicroBatchQueue {
+  std::vector<at::Tensor> staging;  // per input, rows [0, rows) queued
+  int64_t updates = 0;
+  int64_t rows = 0;
+  int64_t since_ns = 0;
+  Epochs epochs;
+};
+
+// Apply folds validated inputs into one shard state, directly or through
+// its micro-batching queue (when `mb` is on and the set is batchable), and
+// counts the update.
+absl::Status Apply(Session::MetricSet& set, ShardState& st, const NamedTensors& inputs, int64_t rows,
+                   const MicroBatching& mb, int64_t now_ns);
+
+// Flush applies the queued updates of a shard as one update of the staged
+// rows (in arrival order). On failure they are dropped and counted as
+// rejected.
+absl::Status Flush(Session::MetricSet& set, ShardState& st);
+
+}  // namespace tally::engine::internal
+
+#endif  // TALLY_ENGINE_MICRO_BATCH_H_

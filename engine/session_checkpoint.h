@@ -1,0 +1,56 @@
+// The payload of a Session checkpoint (engine-internal; the file format is
+// in session.h, SaveCheckpoint, and the framing in checkpoint_format.h):
+// the input signature, then per set its name, specs, program fingerprint
+// hash, counters, states and the rings of its update-count windows.
+#ifndef TALLY_ENGINE_SESSION_CHECKPOINT_H_
+#define TALLY_ENGINE_SESSION_CHECKPOINT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/checkpoint_format.h"
+#include "engine/dsl/builder.h"
+#include "engine/program.h"
+#include "engine/session.h"
+#include "engine/window_ring.h"
+
+namespace tally::engine::internal {
+
+// PutSignature appends the input signature (count, then name, dtype, dims
+// each); ReadSignature reads it back, naming `path` in errors.
+void PutSignature(std::string& out, const dsl::Signature& sig);
+absl::StatusOr<dsl::Signature> ReadSignature(checkpoint::Reader& r, absl::string_view path);
+
+// PutSet appends one harvested set: name, specs, fingerprint hash, counters,
+// states, the update counter and the read side's rings of the update-count
+// windows among `windows`. Time windows are not saved: their intervals come
+// from a monotonic clock that does not survive a restart.
+absl::Status PutSet(std::string& out, const Session::MetricSet& set, const std::vector<Session::Window>& windows);
+
+// LoadedSet is one set as read from a checkpoint, not yet installed.
+struct LoadedSet {
+  std::unique_ptr<Program> total;
+  SessionCounters counters;
+  int64_t update_seq = 0;
+  // Per window, the restored ring; empty: the window restarts (a time
+  // window, or one declared differently).
+  std::vector<Ring> rings;
+};
+
+// ReadPayload reads a whole payload (the signature, the set count, then
+// each set as PutSet wrote it) for a session of `sig`, `sets` and
+// `windows`. Any mismatch or corruption is an InvalidArgument naming
+// `path`; nothing is changed.
+absl::StatusOr<std::vector<LoadedSet>> ReadPayload(checkpoint::Reader& r, absl::string_view path,
+                                                   const dsl::Signature& sig,
+                                                   const std::vector<std::unique_ptr<Session::MetricSet>>& sets,
+                                                   const std::vector<Session::Window>& windows);
+
+}  // namespace tally::engine::internal
+
+#endif  // TALLY_ENGINE_SESSION_CHECKPOINT_H_

@@ -1,0 +1,61 @@
+// Lock-free shards of a Session (engine-internal; the protocol and its
+// memory ordering are described in session.h). Each (thread, metric set)
+// pair owns a Shard whose slot publishes a ShardState: the owner swaps a
+// busy marker in around an update, a read swaps in an empty spare.
+#ifndef TALLY_ENGINE_SESSION_SHARDS_H_
+#define TALLY_ENGINE_SESSION_SHARDS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engine/micro_batch.h"
+#include "engine/program.h"
+#include "engine/session.h"
+#include "engine/window_ring.h"
+
+namespace tally::engine::internal {
+
+// ShardState is what a shard's slot publishes: the programs one thread
+// updates and its counters. Whoever holds it (the owner thread between its
+// exchange and store, or a read after taking it) has it exclusively.
+struct ShardState {
+  std::unique_ptr<Program> all;
+  bool all_dirty = false;
+  std::vector<Ring> rings;  // per window
+  int64_t updates = 0, rows = 0, rejected = 0;
+  MicroBatchQueue queue;
+};
+
+// Shard is one (thread, metric set) pair.
+struct Shard {
+  std::atomic<ShardState*> slot{nullptr};
+  std::unique_ptr<ShardState> spare;  // read side only (under Session::read_mu_)
+  Shard* next = nullptr;
+  ~Shard() { delete slot.load(); }
+};
+
+// ThreadShardsOf returns this thread's shard of every set of the session
+// `id`, creating and publishing them on first use.
+std::vector<Shard*>& ThreadShardsOf(uint64_t id, const std::vector<std::unique_ptr<Session::MetricSet>>& sets);
+
+// Hold takes the shard's state for its owner thread (exchange, acquire);
+// Publish stores it back (release).
+ShardState* Hold(Shard& sh);
+void Publish(Shard& sh, ShardState* st);
+
+// ApplyNow folds validated inputs into one shard state: the all-time
+// program and, per window, the bucket of the update's interval.
+absl::Status ApplyNow(Session::MetricSet& set, ShardState& st, const NamedTensors& inputs, const Epochs& epochs);
+
+// HarvestShards takes every shard's state of `set` (yielding while an
+// update holds it), flushes its queue and folds it into the set's read
+// side: counters, the all-time total and the window rings. Callers hold
+// Session::read_mu_.
+absl::Status HarvestShards(Session::MetricSet& set);
+
+}  // namespace tally::engine::internal
+
+#endif  // TALLY_ENGINE_SESSION_SHARDS_H_
