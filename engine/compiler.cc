@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/state_budget.h"
+#include "ops/op_registry.h"
 #include "support/status_macros.h"
 #include "passes/registry.h"
 
@@ -57,6 +58,10 @@ absl::StatusOr<std::unique_ptr<Program>> MoveProgram(const Program& p, const ir:
 
 absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entries,
                                        const CompileOptions& options) {
+  // The op table against op_list.h, once: an op a family file forgot fails
+  // every compile with its name instead of one program at run time.
+  static const absl::Status* const op_table = new absl::Status(ops::CheckOpTable());
+  TALLY_RETURN_IF_ERROR(*op_table);
   Compiled c;
   TALLY_ASSIGN_OR_RETURN(c.module, LinkCollection(entries));
   c.linked = c.module->Clone();

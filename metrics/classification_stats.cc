@@ -217,7 +217,7 @@ State FusedBinaryConfmat(MetricBuilder& b, const Inputs& in, double threshold,
                          std::vector<int64_t> shape) {
   ir::AttrMap attrs{{"threshold", threshold}, {"logits_over_kept", logits_over_kept}};
   if (ignore_index) attrs["ignore_index"] = *ignore_index;
-  std::vector<Expr> outs = b.OpN("bl_confmat", {in.preds, in.target}, attrs);
+  std::vector<Expr> outs = b.OpN(ops::OpId::kBlConfmat, {in.preds, in.target}, attrs);
   if (outs.size() != 3) return State{};
   b.Check("target", "{n} values outside {0, 1}", outs[1]);
   if (ir::IsIntegral(in.preds.dtype())) {
@@ -270,7 +270,7 @@ State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int
     if (!ReadInputs(b, in)) return State{};
     ir::AttrMap attrs{{"num_classes", num_classes}};
     if (ignore_index) attrs["ignore_index"] = *ignore_index;
-    std::vector<Expr> outs = b.OpN("mc_confmat", {in.preds, in.target}, attrs);
+    std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, {in.preds, in.target}, attrs);
     if (outs.size() != 3) return State{};
     std::string range = absl::StrCat("{n} values outside [0, ", num_classes, ")");
     b.Check("target", range, outs[1]);
@@ -287,7 +287,7 @@ State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int
   // gets target -1, which the kernel ignores. The checks above already
   // counted the bad values, so the node's own counts go unused. Being an
   // mc_confmat, the matrix can be narrowed like the simple form's.
-  std::vector<Expr> outs = b.OpN("mc_confmat", {Flat(Labels(f)), Flat(dsl::Where(keep, f.target, -1.0))},
+  std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, {Flat(Labels(f)), Flat(dsl::Where(keep, f.target, -1.0))},
                                  {{"num_classes", num_classes}, {"ignore_index", int64_t{-1}}});
   if (outs.size() != 3) return State{};
   State cm = b.AddState("confmat", DType::kInt64, {num_classes, num_classes}, Reducer::kSum);

@@ -117,7 +117,7 @@ struct Scan {
 };
 
 Scan SegmentScan(MetricBuilder& b, std::vector<Expr> operands) {
-  std::vector<Expr> r = b.OpN("segment_scan", std::move(operands), {});
+  std::vector<Expr> r = b.OpN(ops::OpId::kSegmentScan, std::move(operands), {});
   if (r.size() != 2) return {};
   return {r[0], r[1]};
 }
@@ -146,7 +146,7 @@ PerClass ExactPerClass(Curve kind, Task task, MetricBuilder& b, Expr scores, Exp
   Expr key = dsl::Flatten(dsl::Where(valid, cls, kk));
   Expr pos = dsl::Flatten(dsl::Cast(label == int64_t{1}, DType::kFloat64));
   Expr s = dsl::Flatten(scores);
-  std::vector<Expr> sorted = b.OpN("segment_sort", {key, s, pos}, {});
+  std::vector<Expr> sorted = b.OpN(ops::OpId::kSegmentSort, {key, s, pos}, {});
   if (sorted.size() != 3) return {};
   Expr ks = sorted[0], ss = sorted[1], ps = sorted[2];
   Expr ns = dsl::Cast(ks < kk, DType::kFloat64) - ps;

@@ -179,7 +179,7 @@ std::string Exact16Format(const Thresholds& t, DType preds_dtype) {
 
 Expr Exact16Histogram(Expr probs, Expr label, int64_t k, const std::string& format) {
   // One fused pass on the CPU (ops/fused/score_code.h); a histogram elsewhere.
-  return probs.builder()->Op("code16_counts", {probs, label},
+  return probs.builder()->Op(ops::OpId::kCode16Counts, {probs, label},
                              {{"format", format}, {"classes", k}});
 }
 

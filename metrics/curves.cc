@@ -178,7 +178,7 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
     Expr y = rows.y;
     // One radix sort and one scan of the tie groups (binary_rank_stats; a
     // collection of both metrics runs it once).
-    std::vector<Expr> st = b.OpN("binary_rank_stats", {s, rows.positive}, {});
+    std::vector<Expr> st = b.OpN(ops::OpId::kBinaryRankStats, {s, rows.positive}, {});
     if (st.size() != 4) return b.status();
     Expr n_pos = dsl::Cast(st[0], DType::kFloat64);
     Expr n_neg = dsl::Cast(st[1], DType::kFloat64);

@@ -156,12 +156,12 @@ enum class Ranking { kCoverage, kAveragePrecision, kLoss };
 Expr SortedRankingRows(Ranking kind, MetricBuilder& b, Expr p, Expr relevant, Expr nrel, int64_t l) {
   const double lf = static_cast<double>(l);
   Expr row = dsl::Cumsum(dsl::FullLike(p, 1.0, DType::kInt64), 0) - int64_t{1};  // (N, L): the row index
-  std::vector<Expr> sorted = b.OpN("segment_sort", {dsl::Flatten(row), dsl::Flatten(p), dsl::Flatten(F64(relevant))}, {});
+  std::vector<Expr> sorted = b.OpN(ops::OpId::kSegmentSort, {dsl::Flatten(row), dsl::Flatten(p), dsl::Flatten(F64(relevant))}, {});
   if (sorted.size() != 3) return Expr();
   Expr ks = sorted[0], ss = sorted[1], rs = sorted[2];
   Expr ones = dsl::FullLike(ss, 1.0, DType::kFloat64);
   auto scan = [&](std::vector<Expr> operands) {
-    std::vector<Expr> r = b.OpN("segment_scan", std::move(operands), {});
+    std::vector<Expr> r = b.OpN(ops::OpId::kSegmentScan, std::move(operands), {});
     return r.size() == 2 ? std::pair<Expr, Expr>{r[0], r[1]} : std::pair<Expr, Expr>{};
   };
   auto [row_all, row_all_total] = scan({ones, ks});

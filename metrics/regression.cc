@@ -103,7 +103,7 @@ struct BatchStats {
 // `target` (f32/f64 as they are, other dtypes cast to float64).
 bool ReadBatchStats(MetricBuilder& b, Expr preds, Expr target, BatchStats& out) {
   auto operand = [](Expr x) { return ir::IsFloating(x.dtype()) ? x : F64(x); };
-  std::vector<Expr> r = b.OpN("reg_stats", {operand(preds), operand(target)}, {});
+  std::vector<Expr> r = b.OpN(ops::OpId::kRegStats, {operand(preds), operand(target)}, {});
   if (!b.ok()) return false;
   if (r.size() != 15) {
     b.Fail(absl::InternalError(absl::StrCat("reg_stats gave ", r.size(), " results, expected 15")));

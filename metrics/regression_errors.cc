@@ -158,7 +158,7 @@ absl::StatusOr<Metric> BuildRelativeSquaredError(SpecArgs& args, const dsl::Sign
   // The shared per-batch statistics node of the regression metrics
   // (metrics/regression.cc): rows, centred target moments and Σ(p − t)².
   auto operand = [](Expr x) { return ir::IsFloating(x.dtype()) ? x : F64(x); };
-  std::vector<Expr> s = b.OpN("reg_stats", {operand(in.preds), operand(in.target)}, {});
+  std::vector<Expr> s = b.OpN(ops::OpId::kRegStats, {operand(in.preds), operand(in.target)}, {});
   if (!b.ok()) return b.status();
   if (s.size() != 15) {
     b.Fail(absl::InternalError(absl::StrCat("reg_stats gave ", s.size(), " results, expected 15")));

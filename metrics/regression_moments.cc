@@ -62,7 +62,7 @@ void MomentGroup::Finish() {
     }
     attrs["pairs"] = pairs;
   }
-  std::vector<Expr> merged = b_.OpN("moments_merge", states, attrs);
+  std::vector<Expr> merged = b_.OpN(ops::OpId::kMomentsMerge, states, attrs);
   if (!b_.ok()) return;
   if (merged.size() != states.size() / 2) {
     b_.Fail(absl::InternalError(absl::StrCat("moments_merge gave ", merged.size(), " results")));

@@ -96,15 +96,15 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
   MetricBuilder b(args.metric_name(), sig, device);
   SortedRows rows;
   if (!ReadRetrievalRows(b, ignore_index, rows)) return b.status();
-  std::vector<Expr> score = b.OpN("retrieval_score", {rows.keys, rows.preds, rows.target}, score_attrs);
+  std::vector<Expr> score = b.OpN(ops::OpId::kRetrievalScore, {rows.keys, rows.preds, rows.target}, score_attrs);
   if (!b.ok()) return b.status();
-  Expr value = b.Op("assert_zero", {kind == Kind::kNdcg ? rows.negative : rows.not_binary, score[0]},
+  Expr value = b.Op(ops::OpId::kAssertZero, {kind == Kind::kNdcg ? rows.negative : rows.not_binary, score[0]},
                     {{"message", absl::StrCat(args.metric_name(), ": target: {n} ",
                                               kind == Kind::kNdcg ? "negative relevance values"
                                                                   : "values outside {0, 1}")}});
   if (action == "error") {
     // Only the whole state tells whether a query lacks positives.
-    value = b.Op("assert_zero", {score[1], value},
+    value = b.Op(ops::OpId::kAssertZero, {score[1], value},
                  {{"message", absl::StrCat(args.metric_name(), ": {n} queries without a ",
                                            kind == Kind::kFallOut ? "negative" : "positive",
                                            " target (empty_target_action=error)")},

@@ -103,7 +103,7 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
   Expr keys = sorted.keys;
   Expr t = dsl::Cast(sorted.target, DType::kFloat64);
   auto scan = [&](Expr x) {
-    std::vector<Expr> r = b.OpN("segment_scan", {x, keys}, {});
+    std::vector<Expr> r = b.OpN(ops::OpId::kSegmentScan, {x, keys}, {});
     return r.size() == 2 ? std::make_pair(r[0], r[1]) : std::make_pair(Expr(), Expr());
   };
   // v: 1 for a row that counts (its target is not ignore_index); rel: its relevance.
@@ -127,7 +127,7 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
   } else {
     Expr largest = dsl::Max(dsl::Concat({count, dsl::Full(count, {1}, 0.0, DType::kFloat64)}));
     Expr seq = dsl::Cumsum(dsl::FullLike(count, 1.0, DType::kFloat64), 0);
-    ks = b.Op("masked_select", {seq, seq <= largest}, {});
+    ks = b.Op(ops::OpId::kMaskedSelect, {seq, seq <= largest}, {});
   }
   if (!b.ok()) return b.status();
   Expr k_row = dsl::Unsqueeze(ks, 0);  // [1, K]
@@ -181,10 +181,10 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
   // The value checks, then (error) the queries without positives, gate the
   // result: the first part carries them.
   auto checked = [&](Expr value) {
-    Expr out = b.Op("assert_zero", {sorted.not_binary, value},
+    Expr out = b.Op(ops::OpId::kAssertZero, {sorted.not_binary, value},
                     {{"message", absl::StrCat(args.metric_name(), ": target: {n} values outside {0, 1}")}});
     if (a.action == "error") {
-      out = b.Op("assert_zero", {dsl::Sum(dsl::Cast(exists && empty, DType::kInt64)), out},
+      out = b.Op(ops::OpId::kAssertZero, {dsl::Sum(dsl::Cast(exists && empty, DType::kInt64)), out},
                  {{"message", absl::StrCat(args.metric_name(),
                                            ": {n} queries without a positive target (empty_target_action=error)")},
                   {"whole_state", true}});

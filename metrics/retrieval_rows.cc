@@ -42,8 +42,8 @@ bool ReadRetrievalRows(dsl::MetricBuilder& b, std::optional<int64_t> ignore_inde
 
   ir::AttrMap check_attrs;
   if (ignore_index.has_value()) check_attrs["ignore_index"] = *ignore_index;
-  std::vector<dsl::Expr> invalid = b.OpN("count_invalid", {b.Read(target_rows)}, check_attrs);
-  std::vector<dsl::Expr> s = b.OpN("segment_sort", {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)}, {});
+  std::vector<dsl::Expr> invalid = b.OpN(ops::OpId::kCountInvalid, {b.Read(target_rows)}, check_attrs);
+  std::vector<dsl::Expr> s = b.OpN(ops::OpId::kSegmentSort, {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)}, {});
   if (!b.ok()) return false;
   // A NaN score has no rank (curve_common.h, NanScores): checked over the
   // rows in finalize too, so the update stays three appends.
@@ -51,7 +51,7 @@ bool ReadRetrievalRows(dsl::MetricBuilder& b, std::optional<int64_t> ignore_inde
   ir::AttrMap nan_attrs;
   nan_attrs["message"] = absl::StrCat(b.metric_name(), ": preds: {n} NaN scores");
   // On the sorted target, which every retrieval metric reads.
-  dsl::Expr sorted_target = b.Op("assert_zero", {nan, s[2]}, nan_attrs);
+  dsl::Expr sorted_target = b.Op(ops::OpId::kAssertZero, {nan, s[2]}, nan_attrs);
   if (!b.ok()) return false;
   out = {s[0], s[1], sorted_target, invalid[0], invalid[1]};
   return true;

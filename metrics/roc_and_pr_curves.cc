@@ -114,7 +114,7 @@ bool ReadBinaryLabels(const Args& a, MetricBuilder& b, Expr* probs, Expr* label)
 
 Expr MaskedSelect(Expr x, Expr mask, dsl::Loc loc = dsl::Loc::Current()) {
   if (!x.valid()) return x;
-  return x.builder()->Op("masked_select", {x, mask}, {}, loc);
+  return x.builder()->Op(ops::OpId::kMaskedSelect, {x, mask}, {}, loc);
 }
 
 Expr F32(Expr x) { return dsl::Cast(x, DType::kFloat32); }

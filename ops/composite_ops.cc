@@ -47,7 +47,7 @@ void RegisterCompositeOps(OpTable& t) {
   d.traits.composite = true;
   d.fused_devices = {"cpu", "meta"};
   d.infer = InferMcConfmat;
-  t.emplace(d.name, d);
+  AddOp(t, d);
 
   {
     // mc_marginals(preds, target) {num_classes=C, parts="tp,target,..."[, ignore_index]}:
@@ -80,7 +80,7 @@ void RegisterCompositeOps(OpTable& t) {
       if (totals) cm[0].shape.pop_back();
       return cm;
     };
-    t.emplace(mm.name, mm);
+    AddOp(t, mm);
   }
 
   {
@@ -95,7 +95,6 @@ void RegisterCompositeOps(OpTable& t) {
     sc.min_inputs = sc.max_inputs = 1;
     sc.attrs = {{"format", AttrKind::kString}};
     sc.traits.composite = true;
-    sc.traits.elementwise = true;
     sc.fused_devices = {"cpu", "meta"};
     sc.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
       const std::string& f = std::get<std::string>(a.at("format"));
@@ -103,7 +102,7 @@ void RegisterCompositeOps(OpTable& t) {
       if (!ir::IsFloating(in[0].dtype)) return absl::InvalidArgumentError("expects floats");
       return std::vector<TensorType>{{DType::kInt64, in[0].shape, in[0].device}};
     };
-    t.emplace(sc.name, sc);
+    AddOp(t, sc);
   }
 
   {
@@ -132,7 +131,7 @@ void RegisterCompositeOps(OpTable& t) {
       }
       return std::vector<TensorType>{{DType::kInt64, {Dim::Fixed(k), Dim::Fixed(2), Dim::Fixed(65536)}, in[0].device}};
     };
-    t.emplace(cc.name, cc);
+    AddOp(t, cc);
   }
 
   {
@@ -159,7 +158,7 @@ void RegisterCompositeOps(OpTable& t) {
       TensorType sum{DType::kFloat64, {}, s.device};
       return std::vector<TensorType>{count, count, sum, sum};
     };
-    t.emplace(rs.name, rs);
+    AddOp(t, rs);
   }
 
   {
@@ -187,7 +186,7 @@ void RegisterCompositeOps(OpTable& t) {
       }
       return std::vector<TensorType>{{cm.dtype, {cm.shape[0]}, cm.device}};
     };
-    t.emplace(cp.name, cp);
+    AddOp(t, cp);
   }
 
   {
@@ -227,7 +226,7 @@ void RegisterCompositeOps(OpTable& t) {
       TensorType count{DType::kInt64, {}, t.device};
       return std::vector<TensorType>{cm, count, count};
     };
-    t.emplace(bl.name, bl);
+    AddOp(t, bl);
   }
 
   {
@@ -276,7 +275,7 @@ void RegisterCompositeOps(OpTable& t) {
       out.push_back(TensorType{DType::kFloat64, {}, p.device});
       return out;
     };
-    t.emplace(rs.name, rs);
+    AddOp(t, rs);
   }
 
   {
@@ -317,7 +316,7 @@ void RegisterCompositeOps(OpTable& t) {
       }
       return std::vector<TensorType>(in.begin(), in.begin() + side);
     };
-    t.emplace(mm.name, mm);
+    AddOp(t, mm);
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ops/graph_builder.h"
+#include "ops/op_list.h"
 #include "support/status_macros.h"
 #include "ops/confmat_parts.h"
 
@@ -339,7 +340,7 @@ absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, dsl::
                                      : dsl::FullLike(t, 1.0, DType::kFloat64);
   Expr rel = v * t;
   auto scan = [&](Expr x) {
-    std::vector<Expr> r = b.OpN("segment_scan", {x, keys}, {});
+    std::vector<Expr> r = b.OpN(ops::OpId::kSegmentScan, {x, keys}, {});
     return r.size() == 2 ? std::make_pair(r[0], r[1]) : std::make_pair(Expr(), Expr());
   };
   auto total = [&](Expr x) { return scan(x).second; };
@@ -383,11 +384,11 @@ absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, dsl::
       return top_k.has_value() ? d * dsl::Cast(rank <= static_cast<double>(*top_k), DType::kFloat64) : d;
     };
     auto tie = [&](Expr x) {
-      std::vector<Expr> r = b.OpN("segment_scan", {x, keys, preds}, {});
+      std::vector<Expr> r = b.OpN(ops::OpId::kSegmentScan, {x, keys, preds}, {});
       return r.size() == 2 ? r[1] : Expr();
     };
     Expr gain = total(discount(pos, v) * dsl::SafeDiv(tie(rel), tie(v)));
-    std::vector<Expr> ideal = b.OpN("segment_sort", {keys, dsl::Where(v > 0.0, t, -1.0)}, {});
+    std::vector<Expr> ideal = b.OpN(ops::OpId::kSegmentSort, {keys, dsl::Where(v > 0.0, t, -1.0)}, {});
     if (ideal.size() != 2) return b.status();
     Expr v2 = dsl::Cast(ideal[1] >= 0.0, DType::kFloat64);
     auto [pos2, unused] = scan(v2);
@@ -399,7 +400,7 @@ absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, dsl::
     // ranked below it, and half of those tied with it (the trapezoidal ROC).
     Expr neg_k = (v - rel) * in_k;
     Expr negs = total(neg_k);
-    std::vector<Expr> tied = b.OpN("segment_scan", {neg_k, keys, preds}, {});
+    std::vector<Expr> tied = b.OpN(ops::OpId::kSegmentScan, {neg_k, keys, preds}, {});
     if (tied.size() != 2) return b.status();
     Expr neg_at_or_above = scan(neg_k).first - tied[0] + tied[1];
     Expr u = total(rel * in_k * (negs - neg_at_or_above + 0.5 * tied[1]));
@@ -433,24 +434,35 @@ absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, dsl::
   return Results{result, dsl::Sum(dsl::Cast(exists && empty, DType::kInt64))};
 }
 
+using DecomposeFn = absl::StatusOr<Results> (*)(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b);
+
+// One decomposition per composite op of op_list.h, and none for primitives:
+// checked when this file compiles.
+constexpr OpTableOf<DecomposeFn> kDecompositions = {
+    {OpId::kMcConfmat, DecomposeMcConfmat},
+    {OpId::kMcMarginals, DecomposeMcMarginals},
+    {OpId::kConfmatPart, DecomposeConfmatPart},
+    {OpId::kBinaryRankStats, DecomposeBinaryRankStats},
+    {OpId::kScoreCode16, DecomposeScoreCode16},
+    {OpId::kCode16Counts, DecomposeCode16Counts},
+    {OpId::kRegStats, DecomposeRegStats},
+    {OpId::kMomentsMerge, DecomposeMomentsMerge},
+    {OpId::kBlConfmat, DecomposeBlConfmat},
+    {OpId::kCountInvalid, DecomposeCountInvalid},
+    {OpId::kRetrievalScore, DecomposeRetrievalScore},
+};
+static_assert(kDecompositions.Complete(OpKind::kComposite), "a composite op of op_list.h has no decomposition");
+static_assert(kDecompositions.CoversOnly(OpKind::kComposite), "a primitive op has a decomposition");
+
 }  // namespace
 
 absl::Status Decompose(ir::Graph& g, ir::Node& n) {
   ir::Device device = n.output(0)->type().device;
   dsl::GraphBuilder b(n.op(), device);
-  absl::StatusOr<Results> results;
-  if (n.op() == "mc_confmat") results = DecomposeMcConfmat(g, n, b);
-  else if (n.op() == "mc_marginals") results = DecomposeMcMarginals(g, n, b);
-  else if (n.op() == "confmat_part") results = DecomposeConfmatPart(g, n, b);
-  else if (n.op() == "binary_rank_stats") results = DecomposeBinaryRankStats(g, n, b);
-  else if (n.op() == "score_code16") results = DecomposeScoreCode16(g, n, b);
-  else if (n.op() == "code16_counts") results = DecomposeCode16Counts(g, n, b);
-  else if (n.op() == "reg_stats") results = DecomposeRegStats(g, n, b);
-  else if (n.op() == "moments_merge") results = DecomposeMomentsMerge(g, n, b);
-  else if (n.op() == "bl_confmat") results = DecomposeBlConfmat(g, n, b);
-  else if (n.op() == "count_invalid") results = DecomposeCountInvalid(g, n, b);
-  else if (n.op() == "retrieval_score") results = DecomposeRetrievalScore(g, n, b);
-  else return absl::UnimplementedError(absl::StrCat("no decomposition for op '", n.op(), "'"));
+  std::optional<OpId> id = IdOf(n);
+  DecomposeFn decompose = id ? kDecompositions[*id] : nullptr;
+  if (decompose == nullptr) return absl::UnimplementedError(absl::StrCat("no decomposition for op '", n.op(), "'"));
+  absl::StatusOr<Results> results = decompose(g, n, b);
   if (!results.ok()) return results.status();
   // A decomposition stands for the node only when it built cleanly and gives
   // one value per result.

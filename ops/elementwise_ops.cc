@@ -1,4 +1,7 @@
 // Elementwise ops: arithmetic, comparisons, logic, unary math, cast, where.
+#include <algorithm>
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "support/status_macros.h"
 #include "ops/op_registry.h"
@@ -17,7 +20,6 @@ OpDef Binary(std::string name, bool commutative,
   OpDef d;
   d.name = std::move(name);
   d.min_inputs = d.max_inputs = 2;
-  d.traits.elementwise = true;
   d.traits.commutative = commutative;
   d.infer = [result](const std::vector<TensorType>& in, const ir::AttrMap&,
                      const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
@@ -33,7 +35,6 @@ OpDef Unary(std::string name, std::function<absl::StatusOr<DType>(DType)> result
   d.name = std::move(name);
   d.min_inputs = d.max_inputs = 1;
   d.attrs = std::move(attrs);
-  d.traits.elementwise = true;
   d.infer = [result](const std::vector<TensorType>& in, const ir::AttrMap&,
                      const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
     TALLY_ASSIGN_OR_RETURN(DType dt, result(in[0].dtype));
@@ -41,6 +42,17 @@ OpDef Unary(std::string name, std::function<absl::StatusOr<DType>(DType)> result
   };
   return d;
 }
+
+// Folding(d, f) gives `d` the scalar fold `f` (canonicalize's constant
+// folding), so an op's algebra is written beside its definition.
+OpDef Folding(OpDef d, std::function<double(const std::vector<double>&)> f) {
+  d.fold = [f = std::move(f)](const ir::Node&, const std::vector<double>& x) -> std::optional<double> {
+    return f(x);
+  };
+  return d;
+}
+
+double Truth(bool b) { return b ? 1 : 0; }
 
 }  // namespace
 
@@ -52,12 +64,14 @@ void RegisterElementwiseOps(OpTable& t) {
     return r == DType::kBool ? DType::kInt64 : r;
   };
   auto to_bool = [](DType, DType) { return DType::kBool; };
-  add(Binary("add", true, promote));
-  add(Binary("sub", false, promote));
-  add(Binary("mul", true, promote));
-  add(Binary("maximum", true, ir::PromoteTypes));
-  add(Binary("minimum", true, ir::PromoteTypes));
-  add(Binary("div", false, [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); }));
+  using X = const std::vector<double>&;
+  add(Folding(Binary("add", true, promote), [](X x) { return x[0] + x[1]; }));
+  add(Folding(Binary("sub", false, promote), [](X x) { return x[0] - x[1]; }));
+  add(Folding(Binary("mul", true, promote), [](X x) { return x[0] * x[1]; }));
+  add(Folding(Binary("maximum", true, ir::PromoteTypes), [](X x) { return std::max(x[0], x[1]); }));
+  add(Folding(Binary("minimum", true, ir::PromoteTypes), [](X x) { return std::min(x[0], x[1]); }));
+  add(Folding(Binary("div", false, [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); }),
+              [](X x) { return x[0] / x[1]; }));
   add(Binary("pow", false, [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); }));
   {
     // safe_div: num / den, and `zero_division` where den == 0 (TorchMetrics'
@@ -65,14 +79,20 @@ void RegisterElementwiseOps(OpTable& t) {
     OpDef d = Binary("safe_div", false,
                      [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); });
     d.attrs = {{"zero_division", AttrKind::kDouble, false}};
+    d.fold = [](const ir::Node& n, X x) -> std::optional<double> {
+      return x[1] != 0 ? x[0] / x[1] : n.GetDouble("zero_division", 0.0);
+    };
     add(std::move(d));
   }
-  for (const char* n : {"eq", "ne", "lt", "le", "gt", "ge"}) {
-    add(Binary(n, std::string(n) == "eq" || std::string(n) == "ne", to_bool));
-  }
-  for (const char* n : {"logical_and", "logical_or", "logical_xor"}) {
-    add(Binary(n, true, to_bool));
-  }
+  add(Folding(Binary("eq", true, to_bool), [](X x) { return Truth(x[0] == x[1]); }));
+  add(Folding(Binary("ne", true, to_bool), [](X x) { return Truth(x[0] != x[1]); }));
+  add(Folding(Binary("lt", false, to_bool), [](X x) { return Truth(x[0] < x[1]); }));
+  add(Folding(Binary("le", false, to_bool), [](X x) { return Truth(x[0] <= x[1]); }));
+  add(Folding(Binary("gt", false, to_bool), [](X x) { return Truth(x[0] > x[1]); }));
+  add(Folding(Binary("ge", false, to_bool), [](X x) { return Truth(x[0] >= x[1]); }));
+  add(Folding(Binary("logical_and", true, to_bool), [](X x) { return Truth(x[0] != 0 && x[1] != 0); }));
+  add(Folding(Binary("logical_or", true, to_bool), [](X x) { return Truth(x[0] != 0 || x[1] != 0); }));
+  add(Binary("logical_xor", true, to_bool));
   auto same = [](DType d) -> absl::StatusOr<DType> { return d; };
   auto numeric = [](DType d) -> absl::StatusOr<DType> {
     if (d == DType::kBool) return absl::InvalidArgumentError("expects a numeric input, got i1");
@@ -80,32 +100,32 @@ void RegisterElementwiseOps(OpTable& t) {
   };
   auto floating = [](DType d) -> absl::StatusOr<DType> { return FloatOf(d); };
   auto boolean = [](DType) -> absl::StatusOr<DType> { return DType::kBool; };
-  add(Unary("neg", numeric));
-  add(Unary("abs", numeric));
-  for (const char* n : {"exp", "log", "sqrt", "sigmoid", "log_cosh"}) {
-    add(Unary(n, floating));
-  }
+  add(Folding(Unary("neg", numeric), [](X x) { return -x[0]; }));
+  add(Folding(Unary("abs", numeric), [](X x) { return std::abs(x[0]); }));
+  add(Folding(Unary("exp", floating), [](X x) { return std::exp(x[0]); }));
+  add(Folding(Unary("log", floating), [](X x) { return std::log(x[0]); }));
+  add(Folding(Unary("sqrt", floating), [](X x) { return std::sqrt(x[0]); }));
+  add(Unary("sigmoid", floating));
+  add(Unary("log_cosh", floating));
   add(Unary("isnan", boolean));
-  add(Unary("logical_not", boolean));
+  add(Folding(Unary("logical_not", boolean), [](X x) { return Truth(x[0] == 0); }));
   add(Unary("clamp", same, {{"min", AttrKind::kDouble, false}, {"max", AttrKind::kDouble, false}}));
   {
     OpDef d;
     d.name = "cast";
     d.min_inputs = d.max_inputs = 1;
     d.attrs = {{"dtype", AttrKind::kString}};
-    d.traits.elementwise = true;
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
                  const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
       TALLY_ASSIGN_OR_RETURN(DType dt, ir::ParseDType(std::get<std::string>(attrs.at("dtype"))));
       return std::vector<TensorType>{{dt, in[0].shape, in[0].device}};
     };
-    add(std::move(d));
+    add(Folding(std::move(d), [](X x) { return x[0]; }));
   }
   {
     OpDef d;
     d.name = "where";
     d.min_inputs = d.max_inputs = 3;
-    d.traits.elementwise = true;
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&,
                  const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
       if (in[0].dtype != DType::kBool) {

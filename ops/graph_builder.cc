@@ -25,16 +25,16 @@ void GraphBuilder::Fail(const absl::Status& status) {
 }
 
 Expr GraphBuilder::Constant(ir::Graph* g, double value, DType dtype, Loc loc) {
-  return Op("constant", {}, {{"value", value}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc, g);
+  return Op(ops::OpId::kConstant, {}, {{"value", value}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc, g);
 }
 
-Expr GraphBuilder::Op(absl::string_view op, std::vector<Expr> inputs, ir::AttrMap attrs,
+Expr GraphBuilder::Op(ops::OpId op, std::vector<Expr> inputs, ir::AttrMap attrs,
                        Loc loc, ir::Graph* g) {
   auto outs = OpN(op, std::move(inputs), std::move(attrs), loc, g);
   return outs.empty() ? Expr() : outs[0];
 }
 
-std::vector<Expr> GraphBuilder::OpN(absl::string_view op, std::vector<Expr> inputs,
+std::vector<Expr> GraphBuilder::OpN(ops::OpId op, std::vector<Expr> inputs,
                                      ir::AttrMap attrs, Loc loc, ir::Graph* g) {
   if (!ok()) return {};
   std::vector<ir::Value*> values;
@@ -42,14 +42,14 @@ std::vector<Expr> GraphBuilder::OpN(absl::string_view op, std::vector<Expr> inpu
     if (!e.valid()) return {};
     if (g == nullptr) g = e.graph();
     if (e.graph() != g) {
-      Fail(absl::InternalError(absl::StrCat(op, ": operands come from different graphs (",
+      Fail(absl::InternalError(absl::StrCat(ops::OpName(op), ": operands come from different graphs (",
                                             loc.ToString(), ")")));
       return {};
     }
     values.push_back(e.value());
   }
   if (g == nullptr) {
-    Fail(absl::InternalError(absl::StrCat(op, ": no graph to build in (", loc.ToString(), ")")));
+    Fail(absl::InternalError(absl::StrCat(ops::OpName(op), ": no graph to build in (", loc.ToString(), ")")));
     return {};
   }
   auto node = ops::Build(*g, op, std::move(values), std::move(attrs), device_, loc.ToString());

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "engine/ir/graph.h"
+#include "ops/op_list.h"
 
 namespace tally::dsl {
 
@@ -71,10 +72,10 @@ class GraphBuilder {
   // Constant makes a scalar constant of `dtype` in `g`.
   Expr Constant(ir::Graph* g, double value, DType dtype, Loc loc = Loc::Current());
   // Op appends a node to the graph of its operands (or `g` when none).
-  Expr Op(absl::string_view op, std::vector<Expr> inputs, ir::AttrMap attrs = {},
+  Expr Op(ops::OpId op, std::vector<Expr> inputs, ir::AttrMap attrs = {},
           Loc loc = Loc::Current(), ir::Graph* g = nullptr);
   // OpN is Op for multi-result ops.
-  std::vector<Expr> OpN(absl::string_view op, std::vector<Expr> inputs, ir::AttrMap attrs,
+  std::vector<Expr> OpN(ops::OpId op, std::vector<Expr> inputs, ir::AttrMap attrs,
                         Loc loc = Loc::Current(), ir::Graph* g = nullptr);
 
   // Fail poisons the builder with `status` (the first failure wins); the

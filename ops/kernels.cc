@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <optional>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -455,37 +456,90 @@ void SegmentScan(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[1] = at::zeros_like(x).index_add_(0, gid, x).index_select(0, gid);
 }
 
-const absl::flat_hash_map<std::string, Kernel>& Table() {
-  static const auto* t = new absl::flat_hash_map<std::string, Kernel>{
-      {"add", Add}, {"sub", Sub}, {"mul", Mul}, {"div", Div}, {"pow", Pow},
-      {"maximum", Maximum}, {"minimum", Minimum}, {"safe_div", SafeDiv},
-      {"eq", Eq}, {"ne", Ne}, {"lt", Lt}, {"le", Le}, {"gt", Gt}, {"ge", Ge},
-      {"logical_and", LogicalAnd}, {"logical_or", LogicalOr}, {"logical_xor", LogicalXor},
-      {"logical_not", LogicalNot}, {"isnan", IsNan}, {"neg", Neg}, {"abs", Abs},
-      {"exp", Exp}, {"log", Log}, {"sqrt", Sqrt}, {"sigmoid", Sigmoid}, {"log_cosh", LogCosh},
-      {"clamp", Clamp}, {"cast", Cast}, {"where", Where},
-      {"reduce_sum", ReduceSum}, {"reduce_max", ReduceExtreme<true>},
-      {"reduce_min", ReduceExtreme<false>}, {"reduce_any", ReduceBool<true>},
-      {"reduce_all", ReduceBool<false>}, {"argmax", Argmax}, {"softmax", Softmax},
-      {"constant", Constant}, {"full", Full}, {"arange", Arange}, {"linspace", Linspace}, {"full_like", FullLike}, {"size", Size}, {"transfer", Transfer},
-      {"reshape", Reshape}, {"flatten", Flatten}, {"unsqueeze", Unsqueeze},
-      {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
-      {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
-      {"sort", Sort}, {"rank_average", RankAverage}, {"searchsorted", SearchSorted},
-      {"bucketize", Bucketize}, {"cumsum", Cumsum}, {"topk", Topk}, {"argsort", Argsort},
-      {"concat", Concat}, {"take", Take},
-      {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
-      {"mc_confmat", McConfmat}, {"mc_marginals", McMarginals}, {"confmat_part", ConfmatPartKernel},
-      {"binary_rank_stats", BinaryRankStats}, {"score_code16", ScoreCode16},
-      {"code16_counts", Code16Counts},
-      {"reg_stats", RegStats},
-      {"moments_merge", MomentsMerge},
-      {"bl_confmat", BlConfmat},
-      {"count_invalid", CountInvalid}, {"retrieval_score", RetrievalScore}, {"assert_zero", AssertZero},
-      {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
-  };
-  return *t;
-}
+// The eager kernel of every op of op_list.h (composites run Tally's fused
+// kernels): checked when this file compiles.
+constexpr OpTableOf<Kernel> kKernels = {
+    {OpId::kAdd, Add},
+    {OpId::kSub, Sub},
+    {OpId::kMul, Mul},
+    {OpId::kDiv, Div},
+    {OpId::kPow, Pow},
+    {OpId::kMaximum, Maximum},
+    {OpId::kMinimum, Minimum},
+    {OpId::kSafeDiv, SafeDiv},
+    {OpId::kEq, Eq},
+    {OpId::kNe, Ne},
+    {OpId::kLt, Lt},
+    {OpId::kLe, Le},
+    {OpId::kGt, Gt},
+    {OpId::kGe, Ge},
+    {OpId::kLogicalAnd, LogicalAnd},
+    {OpId::kLogicalOr, LogicalOr},
+    {OpId::kLogicalXor, LogicalXor},
+    {OpId::kLogicalNot, LogicalNot},
+    {OpId::kIsnan, IsNan},
+    {OpId::kNeg, Neg},
+    {OpId::kAbs, Abs},
+    {OpId::kExp, Exp},
+    {OpId::kLog, Log},
+    {OpId::kSqrt, Sqrt},
+    {OpId::kSigmoid, Sigmoid},
+    {OpId::kLogCosh, LogCosh},
+    {OpId::kClamp, Clamp},
+    {OpId::kCast, Cast},
+    {OpId::kWhere, Where},
+    {OpId::kReduceSum, ReduceSum},
+    {OpId::kReduceMax, ReduceExtreme<true>},
+    {OpId::kReduceMin, ReduceExtreme<false>},
+    {OpId::kReduceAny, ReduceBool<true>},
+    {OpId::kReduceAll, ReduceBool<false>},
+    {OpId::kArgmax, Argmax},
+    {OpId::kSoftmax, Softmax},
+    {OpId::kConstant, Constant},
+    {OpId::kFull, Full},
+    {OpId::kArange, Arange},
+    {OpId::kLinspace, Linspace},
+    {OpId::kFullLike, FullLike},
+    {OpId::kSize, Size},
+    {OpId::kTransfer, Transfer},
+    {OpId::kReshape, Reshape},
+    {OpId::kFlatten, Flatten},
+    {OpId::kUnsqueeze, Unsqueeze},
+    {OpId::kSqueeze, Squeeze},
+    {OpId::kSelect, Select},
+    {OpId::kTranspose, Transpose},
+    {OpId::kOneHot, OneHot},
+    {OpId::kTopkMask, TopkMask},
+    {OpId::kHistogram, Histogram},
+    {OpId::kSort, Sort},
+    {OpId::kRankAverage, RankAverage},
+    {OpId::kSearchsorted, SearchSorted},
+    {OpId::kBucketize, Bucketize},
+    {OpId::kCumsum, Cumsum},
+    {OpId::kTopk, Topk},
+    {OpId::kArgsort, Argsort},
+    {OpId::kConcat, Concat},
+    {OpId::kTake, Take},
+    {OpId::kSegmentSort, SegmentSort},
+    {OpId::kSegmentScan, SegmentScan},
+    {OpId::kMcConfmat, McConfmat},
+    {OpId::kMcMarginals, McMarginals},
+    {OpId::kConfmatPart, ConfmatPartKernel},
+    {OpId::kBinaryRankStats, BinaryRankStats},
+    {OpId::kScoreCode16, ScoreCode16},
+    {OpId::kCode16Counts, Code16Counts},
+    {OpId::kRegStats, RegStats},
+    {OpId::kMomentsMerge, MomentsMerge},
+    {OpId::kBlConfmat, BlConfmat},
+    {OpId::kCountInvalid, CountInvalid},
+    {OpId::kRetrievalScore, RetrievalScore},
+    {OpId::kAssertZero, AssertZero},
+    {OpId::kBincount, Bincount},
+    {OpId::kMaskedSelect, MaskedSelect},
+    {OpId::kNonzero, Nonzero},
+};
+static_assert(kKernels.Complete(OpKind::kPrimitive) && kKernels.Complete(OpKind::kComposite),
+              "an op of op_list.h has no eager kernel");
 
 }  // namespace
 
@@ -502,11 +556,14 @@ at::Tensor CumsumScan(const at::Tensor& x, int64_t dim) {
   return y;
 }
 
-Kernel FindKernel(absl::string_view op) {
+Kernel FindKernel(OpId op) {
   EnsureMetaKernels();
-  const auto& t = Table();
-  auto it = t.find(op);
-  return it == t.end() ? nullptr : it->second;
+  return kKernels[op];
+}
+
+Kernel FindKernel(absl::string_view op) {
+  std::optional<OpId> id = OpIdNamed(op);
+  return id ? FindKernel(*id) : nullptr;
 }
 
 }  // namespace tally::ops

@@ -1,4 +1,4 @@
-// Eager ATen kernels, one per op kind, looked up by op name.
+// Eager ATen kernels, one per op of op_list.h, looked up by op id.
 //
 // A kernel reads its inputs and writes its outputs through raw arrays so that
 // the eager executor dispatches a node without allocating. Kernels may throw
@@ -10,13 +10,16 @@
 
 #include "absl/strings/string_view.h"
 #include "engine/ir/graph.h"
+#include "ops/op_list.h"
 
 namespace tally::ops {
 
 // Kernel computes node `n` from `in` (one per input) into `out` (one per output).
 using Kernel = void (*)(const ir::Node& n, const at::Tensor* in, at::Tensor* out);
 
-// FindKernel returns the eager kernel of an op, or nullptr.
+// FindKernel returns the eager kernel of an op (every op has one).
+Kernel FindKernel(OpId op);
+// FindKernel by name, for text IR: nullptr for a name no op has.
 Kernel FindKernel(absl::string_view op);
 
 // CumsumScan is the inclusive prefix sum of `x` along `dim` as a fixed-order

@@ -6,6 +6,7 @@
 #define TALLY_OPS_OP_DEF_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "engine/ir/attribute.h"
 #include "engine/ir/graph.h"
 #include "engine/ir/types.h"
+#include "ops/op_list.h"
 
 namespace tally::ops {
 
@@ -20,11 +22,9 @@ namespace tally::ops {
 struct OpTraits {
   bool syncs_host = false;            // reads a device value on the host
   bool data_dependent_shape = false;  // output shape depends on values
-  bool elementwise = false;
-  bool reduction = false;
   bool preserves_device = true;       // outputs live on the inputs' device
   bool pure = true;                   // no side effects: CSE/DCE may touch it
-  bool commutative = false;
+  bool commutative = false;          // op(a, b) == op(b, a): CSE keys its operands unordered
   bool creates = false;               // no tensor inputs; materialized on the program device
   // composite: defined by a decomposition into primitive ops (the reference
   // path); `fused_devices` lists where a one-pass kernel of Tally's exists.
@@ -52,8 +52,13 @@ using InferFn = std::function<absl::StatusOr<std::vector<ir::TensorType>>(
 // reads; returns whether it changed the node.
 using PruneFn = std::function<bool(ir::Node& node, const std::vector<bool>& live)>;
 
+// FoldFn computes the op on scalar constants (`x`: the operands, already
+// rounded to the op's compute dtype); nullopt when it does not fold.
+using FoldFn = std::function<std::optional<double>(const ir::Node& node, const std::vector<double>& x)>;
+
 // OpDef describes one op kind.
 struct OpDef {
+  OpId id = OpId::kAdd;  // set from `name` by AddOp
   std::string name;
   int min_inputs = 0;
   int max_inputs = 0;  // -1: variadic
@@ -62,6 +67,7 @@ struct OpDef {
   InferFn infer;
   std::vector<std::string> fused_devices;  // composite ops: "cpu", "meta"
   PruneFn prune;                           // composite ops, optional
+  FoldFn fold;                             // scalar ops canonicalize may fold, optional
 };
 
 }  // namespace tally::ops

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include <array>
 #include "support/status_macros.h"
 
 namespace tally::ops {
@@ -20,6 +21,13 @@ bool AttrMatches(const ir::Attr& a, AttrKind k) {
              std::holds_alternative<std::vector<int64_t>>(a);
   }
   return false;
+}
+
+// Names a family file defined that op_list.h lacks, or defined twice: what
+// CheckOpTable reports (AddOp cannot fail, the table is built in a static).
+std::vector<std::string>& TableErrors() {
+  static auto* errors = new std::vector<std::string>();
+  return *errors;
 }
 
 }  // namespace
@@ -52,9 +60,48 @@ OpDef MakeOp(std::string name, int min_inputs, int max_inputs, std::vector<AttrS
 }
 
 void AddOp(OpTable& t, OpDef d) {
+  std::optional<OpId> id = OpIdNamed(d.name);
+  if (!id) {
+    TableErrors().push_back(absl::StrCat("op '", d.name, "' is defined but not in op_list.h"));
+    return;
+  }
+  d.id = *id;
   std::string name = d.name;
-  t.emplace(std::move(name), std::move(d));
+  if (!t.emplace(std::move(name), std::move(d)).second) {
+    TableErrors().push_back(absl::StrCat("op '", OpName(*id), "' is defined twice"));
+  }
 }
+
+namespace {
+
+// ById is the table indexed by op id (nullptr where a family file forgot one).
+const std::array<const OpDef*, kNumOps>& ById() {
+  static const auto* by_id = [] {
+    auto* a = new std::array<const OpDef*, kNumOps>{};
+    for (const auto& [name, def] : Registry()) (*a)[Index(def.id)] = &def;
+    return a;
+  }();
+  return *by_id;
+}
+
+}  // namespace
+
+absl::Status CheckOpTable() {
+  Registry();  // fills TableErrors
+  std::vector<std::string> errors = TableErrors();
+  for (size_t i = 0; i < kNumOps; ++i) {
+    const OpDef* d = ById()[i];
+    if (d == nullptr) {
+      errors.push_back(absl::StrCat("op '", kOpNames[i], "' is in op_list.h but has no definition"));
+    } else if (d->traits.composite != (kOpKinds[i] == OpKind::kComposite)) {
+      errors.push_back(absl::StrCat("op '", kOpNames[i], "': its definition's composite trait disagrees with op_list.h"));
+    }
+  }
+  if (errors.empty()) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("the op table is incomplete: ", absl::StrJoin(errors, "; ")));
+}
+
+const OpDef& Def(OpId id) { return *ById()[Index(id)]; }
 
 const OpDef* FindOp(absl::string_view name) {
   const auto& t = Registry();

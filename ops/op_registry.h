@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "engine/ir/graph.h"
 #include "ops/op_def.h"
+#include "ops/op_list.h"
 
 namespace tally::ops {
 
@@ -20,6 +21,12 @@ using OpTable = absl::flat_hash_map<std::string, OpDef>;
 const OpTable& Registry();
 // FindOp returns the definition of `name`, or nullptr.
 const OpDef* FindOp(absl::string_view name);
+// Def returns the definition of op `id` (every id has one: CheckOpTable).
+const OpDef& Def(OpId id);
+// CheckOpTable says whether the family files define exactly the ops of
+// op_list.h, each once, with the kind the list gives. The compiler asks it
+// before its first compile.
+absl::Status CheckOpTable();
 
 // Trait queries on a node; unknown ops answer conservatively.
 bool IsPure(const ir::Node& n);
@@ -39,6 +46,12 @@ absl::StatusOr<std::vector<ir::TensorType>> InferTypes(
 absl::StatusOr<ir::Node*> Build(ir::Graph& g, absl::string_view op,
                                 std::vector<ir::Value*> inputs, ir::AttrMap attrs,
                                 const ir::Device& device, std::string loc = "");
+
+// Build by op id: what library code uses (names are for text IR).
+inline absl::StatusOr<ir::Node*> Build(ir::Graph& g, OpId op, std::vector<ir::Value*> inputs,
+                                       ir::AttrMap attrs, const ir::Device& device, std::string loc = "") {
+  return Build(g, OpName(op), std::move(inputs), std::move(attrs), device, std::move(loc));
+}
 
 // CheckNode re-infers a node's output types and compares them with its own.
 absl::Status CheckNode(const ir::Node& n);

@@ -33,7 +33,6 @@ OpDef Reduction(std::string name, std::function<DType(DType)> result) {
   d.name = std::move(name);
   d.min_inputs = d.max_inputs = 1;
   d.attrs = {{"dims", AttrKind::kInts, false}, {"keepdim", AttrKind::kBool, false}};
-  d.traits.reduction = true;
   d.infer = [result](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
                      const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
     std::vector<int64_t> dims;
@@ -63,7 +62,6 @@ void RegisterReduceOps(OpTable& t) {
     d.name = "argmax";
     d.min_inputs = d.max_inputs = 1;
     d.attrs = {{"dim", AttrKind::kInt}, {"keepdim", AttrKind::kBool, false}};
-    d.traits.reduction = true;
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
                  const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
       bool keepdim = false;

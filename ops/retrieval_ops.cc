@@ -53,7 +53,7 @@ void RegisterRetrievalOps(OpTable& t) {
       TensorType count{DType::kInt64, {}, in[0].device};
       return std::vector<TensorType>{count, count};
     };
-    t.emplace(d.name, d);
+    AddOp(t, d);
   }
   {
     OpDef d;
@@ -100,7 +100,7 @@ void RegisterRetrievalOps(OpTable& t) {
       }
       return std::vector<TensorType>{{DType::kFloat64, {}, in[0].device}, {DType::kInt64, {}, in[0].device}};
     };
-    t.emplace(d.name, d);
+    AddOp(t, d);
   }
 }
 

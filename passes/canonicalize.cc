@@ -18,7 +18,7 @@ using ir::Value;
 
 std::optional<double> ScalarConstant(const Value* v) {
   const Node* p = v->producer();
-  if (p == nullptr || p->op() != "constant") return std::nullopt;
+  if (!ops::Is(p, ops::OpId::kConstant)) return std::nullopt;
   return p->GetDouble("value");
 }
 
@@ -36,36 +36,15 @@ double RoundTo(double v, DType dt) {
   return v;
 }
 
+// Fold computes `n` on scalar constants with its op's fold hook.
 std::optional<double> Fold(const Node& n, const std::vector<double>& x) {
-  const std::string& op = n.op();
   DType out = n.output()->type().dtype;
   if (out == DType::kFloat16 || out == DType::kBFloat16) return std::nullopt;  // input dtypes only
-  // Operands are first brought to the op's compute dtype, as the kernels do.
-  auto a = [&](int i) { return x[i]; };
-  if (op == "add") return a(0) + a(1);
-  if (op == "sub") return a(0) - a(1);
-  if (op == "mul") return a(0) * a(1);
-  if (op == "div") return a(0) / a(1);
-  if (op == "safe_div") return a(1) != 0 ? a(0) / a(1) : n.GetDouble("zero_division", 0.0);
-  if (op == "maximum") return std::max(a(0), a(1));
-  if (op == "minimum") return std::min(a(0), a(1));
-  if (op == "neg") return -a(0);
-  if (op == "abs") return std::abs(a(0));
-  if (op == "sqrt") return std::sqrt(a(0));
-  if (op == "exp") return std::exp(a(0));
-  if (op == "log") return std::log(a(0));
-  if (op == "eq") return a(0) == a(1) ? 1 : 0;
-  if (op == "ne") return a(0) != a(1) ? 1 : 0;
-  if (op == "lt") return a(0) < a(1) ? 1 : 0;
-  if (op == "le") return a(0) <= a(1) ? 1 : 0;
-  if (op == "gt") return a(0) > a(1) ? 1 : 0;
-  if (op == "ge") return a(0) >= a(1) ? 1 : 0;
-  if (op == "logical_and") return (a(0) != 0 && a(1) != 0) ? 1 : 0;
-  if (op == "logical_or") return (a(0) != 0 || a(1) != 0) ? 1 : 0;
-  if (op == "logical_not") return a(0) == 0 ? 1 : 0;
-  if (op == "cast") return a(0);
-  (void)out;
-  return std::nullopt;
+  std::optional<ops::OpId> id = ops::IdOf(n);
+  if (!id) return std::nullopt;
+  const ops::OpDef& def = ops::Def(*id);
+  if (!def.fold) return std::nullopt;
+  return def.fold(n, x);
 }
 
 int FoldConstants(ir::Graph& g) {
@@ -92,7 +71,7 @@ int FoldConstants(ir::Graph& g) {
     auto r = Fold(*n, xs);
     if (!r) continue;
     double v = RoundTo(*r, n->output()->type().dtype);
-    Node* c = g.AddNode("constant", {},
+    Node* c = g.AddNode(std::string(ops::OpName(ops::OpId::kConstant)), {},
                         {{"value", v}, {"dtype", std::string(ir::DTypeName(n->output()->type().dtype))}},
                         {n->output()->type()}, n->loc());
     g.ReplaceAllUsesWith(n->output(), c->output());
@@ -109,25 +88,26 @@ bool IsConstant(const Value* v, double k) {
 int RemoveIdentities(ir::Graph& g) {
   int removed = 0;
   for (const auto& n : g.nodes()) {
-    const std::string& op = n->op();
     if (n->outputs().size() != 1) continue;
+    std::optional<ops::OpId> op = ops::IdOf(*n);
+    if (!op) continue;
+    using ops::OpId;
     const ir::TensorType& out = n->output()->type();
     Value* repl = nullptr;
     auto same = [&](Value* v) { return v->type() == out ? v : nullptr; };
-    if (op == "add" && IsConstant(n->input(1), 0)) repl = same(n->input(0));
-    else if (op == "add" && IsConstant(n->input(0), 0)) repl = same(n->input(1));
-    else if (op == "sub" && IsConstant(n->input(1), 0)) repl = same(n->input(0));
-    else if (op == "mul" && IsConstant(n->input(1), 1)) repl = same(n->input(0));
-    else if (op == "mul" && IsConstant(n->input(0), 1)) repl = same(n->input(1));
-    else if (op == "div" && IsConstant(n->input(1), 1)) repl = same(n->input(0));
-    else if (op == "cast" && n->input(0)->type().dtype == out.dtype) repl = same(n->input(0));
-    else if (op == "where" && n->input(1) == n->input(2)) repl = same(n->input(1));
-    else if (op == "logical_not" && n->input(0)->producer() &&
-             n->input(0)->producer()->op() == "logical_not") {
+    if (*op == OpId::kAdd && IsConstant(n->input(1), 0)) repl = same(n->input(0));
+    else if (*op == OpId::kAdd && IsConstant(n->input(0), 0)) repl = same(n->input(1));
+    else if (*op == OpId::kSub && IsConstant(n->input(1), 0)) repl = same(n->input(0));
+    else if (*op == OpId::kMul && IsConstant(n->input(1), 1)) repl = same(n->input(0));
+    else if (*op == OpId::kMul && IsConstant(n->input(0), 1)) repl = same(n->input(1));
+    else if (*op == OpId::kDiv && IsConstant(n->input(1), 1)) repl = same(n->input(0));
+    else if (*op == OpId::kCast && n->input(0)->type().dtype == out.dtype) repl = same(n->input(0));
+    else if (*op == OpId::kWhere && n->input(1) == n->input(2)) repl = same(n->input(1));
+    else if (*op == OpId::kLogicalNot && ops::Is(n->input(0)->producer(), OpId::kLogicalNot)) {
       repl = same(n->input(0)->producer()->input(0));
     }
     if (repl) {
-      TALLY_GRAPH_UPDATE("@", g.name(), ": identity ", op, " -> %", n->output()->id(), " replaced by %", repl->id());
+      TALLY_GRAPH_UPDATE("@", g.name(), ": identity ", n->op(), " -> %", n->output()->id(), " replaced by %", repl->id());
       g.ReplaceAllUsesWith(n->output(), repl);
       ++removed;
     }
@@ -140,13 +120,13 @@ int WidenAccumulators(ir::Graph& g) {
   std::vector<Node*> nodes;
   for (const auto& n : g.nodes()) nodes.push_back(n.get());
   for (Node* n : nodes) {
-    if (n->op() != "cast" || n->output()->type().dtype != DType::kFloat64) continue;
+    if (!ops::Is(*n, ops::OpId::kCast) || n->output()->type().dtype != DType::kFloat64) continue;
     Node* sum = n->input(0)->producer();
-    if (sum == nullptr || sum->op() != "reduce_sum" || sum->output()->type().dtype != DType::kFloat32) continue;
+    if (!ops::Is(sum, ops::OpId::kReduceSum) || sum->output()->type().dtype != DType::kFloat32) continue;
     Value* x = sum->input(0);
-    auto cast = ops::Build(g, "cast", {x}, {{"dtype", std::string("f64")}}, x->type().device, n->loc());
+    auto cast = ops::Build(g, ops::OpId::kCast, {x}, {{"dtype", std::string("f64")}}, x->type().device, n->loc());
     if (!cast.ok()) continue;
-    auto wide = ops::Build(g, "reduce_sum", {(*cast)->output()}, sum->attrs(), x->type().device, sum->loc());
+    auto wide = ops::Build(g, ops::OpId::kReduceSum, {(*cast)->output()}, sum->attrs(), x->type().device, sum->loc());
     if (!wide.ok()) continue;
     g.ReplaceAllUsesWith(n->output(), (*wide)->output());
     ++widened;

@@ -1,5 +1,9 @@
 #include "passes/cse.h"
 
+#include <algorithm>
+#include <optional>
+#include <vector>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -9,9 +13,15 @@
 namespace tally::passes {
 namespace {
 
+// NodeKey is equal for nodes that compute the same values; the operands of a
+// commutative op are keyed unordered, so add(%a, %b) and add(%b, %a) merge.
 std::string NodeKey(const ir::Node& n) {
   std::string key = n.op();
-  for (ir::Value* in : n.inputs()) absl::StrAppend(&key, " %", in->id());
+  std::vector<int64_t> ids;
+  for (ir::Value* in : n.inputs()) ids.push_back(in->id());
+  std::optional<ops::OpId> id = ops::IdOf(n);
+  if (id && ops::Def(*id).traits.commutative) std::sort(ids.begin(), ids.end());
+  for (int64_t v : ids) absl::StrAppend(&key, " %", v);
   for (const auto& [k, v] : n.attrs()) absl::StrAppend(&key, " ", k, "=", ir::AttrToString(v));
   for (ir::Value* out : n.outputs()) absl::StrAppend(&key, " :", out->type().ToString());
   return key;

@@ -27,7 +27,7 @@ MatrixReads FindReads(ir::Graph& finalize, Value* param) {
   for (const auto& n : finalize.nodes()) {
     for (Value* in : n->inputs()) {
       if (in != param) continue;
-      if (n->op() == "confmat_part") r.parts.push_back(n.get());
+      if (ops::Is(*n, ops::OpId::kConfmatPart)) r.parts.push_back(n.get());
       else r.whole = true;
     }
   }
@@ -45,7 +45,7 @@ std::vector<Node*> TotalsOf(const ir::Graph& g, const Node* read) {
       if (in != read->output(0)) continue;
       std::vector<int64_t> dims = n->HasAttr("dims") ? n->GetInts("dims") : std::vector<int64_t>{};
       const bool full = dims.empty() || (dims.size() == 1 && (dims[0] == 0 || dims[0] == -1));
-      if (n->op() != "reduce_sum" || !full || n->GetBool("keepdim", false)) return {};
+      if (!ops::Is(*n, ops::OpId::kReduceSum) || !full || n->GetBool("keepdim", false)) return {};
       sums.push_back(n.get());
     }
   }
@@ -66,7 +66,7 @@ absl::StatusOr<bool> NarrowConfmat(ir::Module& m, ir::StateDecl& s) {
   Value* param = m.finalize->FindParam(s.name);
   if (partial == nullptr || param == nullptr) return false;
   Node* src = partial->producer();
-  if (src == nullptr || src->op() != "mc_confmat" || partial->output_index() != 0) return false;
+  if (!ops::Is(src, ops::OpId::kMcConfmat) || partial->output_index() != 0) return false;
   if (m.update->UseCounts()[partial->id()] != 1) return false;  // something else reads the batch's matrix
   MatrixReads reads = FindReads(*m.finalize, param);
   if (reads.whole || reads.parts.empty()) return false;

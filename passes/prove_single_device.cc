@@ -1,6 +1,7 @@
 #include "passes/prove_single_device.h"
 
 #include "absl/strings/str_cat.h"
+#include "ops/op_list.h"
 #include "support/status_macros.h"
 
 namespace tally::passes {
@@ -20,7 +21,7 @@ absl::Status CheckGraph(const ir::Graph& g, const ir::Device& d, DeviceProof& pr
     if (p->type().device != d) return fail(nullptr, p, absl::StrCat("parameter %", p->name(), " is"));
   }
   for (const auto& n : g.nodes()) {
-    if (n->op() == "transfer") {
+    if (ops::Is(*n, ops::OpId::kTransfer)) {
       const ir::Value* in = n->input(0);
       if (in->producer() != nullptr || !in->type().device.is_any() || n->output()->type().device != d) {
         return fail(n.get(), in, "transfer of");

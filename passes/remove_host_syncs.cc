@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -17,7 +18,7 @@ using ir::Node;
 using ir::Value;
 
 // Builder appends nodes right away; the graph is re-sorted afterwards.
-absl::StatusOr<Value*> Emit(ir::Graph& g, absl::string_view op, std::vector<Value*> in,
+absl::StatusOr<Value*> Emit(ir::Graph& g, ops::OpId op, std::vector<Value*> in,
                             ir::AttrMap attrs, const Node& origin) {
   TALLY_ASSIGN_OR_RETURN(Node * n, ops::Build(g, op, std::move(in), std::move(attrs),
                                               origin.output(0)->type().device, origin.loc()));
@@ -25,13 +26,13 @@ absl::StatusOr<Value*> Emit(ir::Graph& g, absl::string_view op, std::vector<Valu
 }
 
 absl::StatusOr<Value*> Constant(ir::Graph& g, double v, ir::DType dt, const Node& origin) {
-  return Emit(g, "constant", {}, {{"value", v}, {"dtype", std::string(ir::DTypeName(dt))}}, origin);
+  return Emit(g, ops::OpId::kConstant, {}, {{"value", v}, {"dtype", std::string(ir::DTypeName(dt))}}, origin);
 }
 
-double Identity(const std::string& op, ir::DType dt) {
+double Identity(ops::OpId op, ir::DType dt) {
   bool fl = ir::IsFloating(dt);
-  if (op == "reduce_max") return fl ? -INFINITY : static_cast<double>(std::numeric_limits<int64_t>::min());
-  if (op == "reduce_min") return fl ? INFINITY : static_cast<double>(std::numeric_limits<int64_t>::max());
+  if (op == ops::OpId::kReduceMax) return fl ? -INFINITY : static_cast<double>(std::numeric_limits<int64_t>::min());
+  if (op == ops::OpId::kReduceMin) return fl ? INFINITY : static_cast<double>(std::numeric_limits<int64_t>::max());
   return 0;
 }
 
@@ -64,44 +65,46 @@ struct Rewriter {
     std::vector<Node*> nodes;
     for (const auto& n : g.nodes()) nodes.push_back(n.get());
     for (Node* n : nodes) {
-      const std::string& op = n->op();
+      std::optional<ops::OpId> op = ops::IdOf(*n);
+      if (!op) continue;
+      using ops::OpId;
       Node* src = n->inputs().empty() ? nullptr : n->input(0)->producer();
-      if ((op == "reduce_sum" || op == "reduce_max" || op == "reduce_min") && src &&
-          src->op() == "masked_select" && n->GetInts("dims").empty()) {
+      if ((*op == OpId::kReduceSum || *op == OpId::kReduceMax || *op == OpId::kReduceMin) &&
+          ops::Is(src, OpId::kMaskedSelect) && n->GetInts("dims").empty()) {
         Value* x = src->input(0);
         Value* mask = src->input(1);
-        TALLY_ASSIGN_OR_RETURN(Value* id, Constant(g, Identity(op, x->type().dtype), x->type().dtype, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* w, Emit(g, "where", {mask, x, id}, {}, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* r, Emit(g, op, {w}, n->attrs(), *n));
+        TALLY_ASSIGN_OR_RETURN(Value* id, Constant(g, Identity(*op, x->type().dtype), x->type().dtype, *n));
+        TALLY_ASSIGN_OR_RETURN(Value* w, Emit(g, ops::OpId::kWhere, {mask, x, id}, {}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value* r, Emit(g, *op, {w}, n->attrs(), *n));
         g.ReplaceAllUsesWith(n->output(), r);
         ++removed;
-      } else if (op == "size" && src && n->GetInt("dim") == 0 &&
-                 (src->op() == "masked_select" || src->op() == "nonzero")) {
+      } else if (*op == OpId::kSize && n->GetInt("dim") == 0 &&
+                 (ops::Is(src, OpId::kMaskedSelect) || ops::Is(src, OpId::kNonzero))) {
         Value* flag;
-        if (src->op() == "nonzero") {
+        if (ops::Is(*src, OpId::kNonzero)) {
           Value* x = src->input(0);
           TALLY_ASSIGN_OR_RETURN(Value* zero, Constant(g, 0, x->type().dtype, *n));
-          TALLY_ASSIGN_OR_RETURN(flag, Emit(g, "ne", {x, zero}, {}, *n));
+          TALLY_ASSIGN_OR_RETURN(flag, Emit(g, ops::OpId::kNe, {x, zero}, {}, *n));
         } else {
           Value* x = src->input(0);
-          TALLY_ASSIGN_OR_RETURN(Value* t, Emit(g, "full_like", {x}, {{"value", 1.0}, {"dtype", std::string("i1")}}, *n));
-          TALLY_ASSIGN_OR_RETURN(flag, Emit(g, "logical_and", {src->input(1), t}, {}, *n));
+          TALLY_ASSIGN_OR_RETURN(Value* t, Emit(g, ops::OpId::kFullLike, {x}, {{"value", 1.0}, {"dtype", std::string("i1")}}, *n));
+          TALLY_ASSIGN_OR_RETURN(flag, Emit(g, ops::OpId::kLogicalAnd, {src->input(1), t}, {}, *n));
         }
-        TALLY_ASSIGN_OR_RETURN(Value* r, Emit(g, "reduce_sum", {flag}, {}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value* r, Emit(g, ops::OpId::kReduceSum, {flag}, {}, *n));
         g.ReplaceAllUsesWith(n->output(), r);
         ++removed;
-      } else if (op == "bincount" && is_update) {
+      } else if (*op == OpId::kBincount && is_update) {
         int64_t k = n->GetInt("minlength");
         Value* x = n->input(0);
         std::string metric = MetricOf(m, g, n);
-        TALLY_ASSIGN_OR_RETURN(Value* h, Emit(g, "histogram", {x}, {{"size", k}}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value* h, Emit(g, ops::OpId::kHistogram, {x}, {{"size", k}}, *n));
         // Values outside [0, K) become a deferred check instead of a bigger output.
         TALLY_ASSIGN_OR_RETURN(Value* lo, Constant(g, 0, x->type().dtype, *n));
         TALLY_ASSIGN_OR_RETURN(Value* hi, Constant(g, static_cast<double>(k), x->type().dtype, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* below, Emit(g, "lt", {x, lo}, {}, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* above, Emit(g, "ge", {x, hi}, {}, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* bad, Emit(g, "logical_or", {below, above}, {}, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* count, Emit(g, "reduce_sum", {bad}, {}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value* below, Emit(g, ops::OpId::kLt, {x, lo}, {}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value* above, Emit(g, ops::OpId::kGe, {x, hi}, {}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value* bad, Emit(g, ops::OpId::kLogicalOr, {below, above}, {}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value* count, Emit(g, ops::OpId::kReduceSum, {bad}, {}, *n));
         g.ReplaceAllUsesWith(n->output(), h);
         ir::StateDecl s;
         s.name = absl::StrCat("sync_check", checks++);

@@ -374,8 +374,47 @@ TEST(OpRegistryTest, Traits) {
   EXPECT_TRUE(FindOp("eq")->traits.commutative);
   EXPECT_FALSE(FindOp("sub")->traits.commutative);
   EXPECT_FALSE(FindOp("lt")->traits.commutative);
-  EXPECT_TRUE(FindOp("exp")->traits.elementwise);
-  EXPECT_TRUE(FindOp("reduce_sum")->traits.reduction);
+}
+
+// Verifies that the family files define exactly the ops of op_list.h, each
+// under its id and kind, and that ids and names map both ways.
+TEST(OpRegistryTest, TableMatchesTheOpList) {
+  const absl::Status table = CheckOpTable();
+  EXPECT_TRUE(table.ok()) << table;
+  EXPECT_EQ(Registry().size(), kNumOps);
+  for (size_t i = 0; i < kNumOps; ++i) {
+    const OpId id = static_cast<OpId>(i);
+    EXPECT_EQ(Def(id).id, id) << OpName(id);
+    EXPECT_EQ(Def(id).name, OpName(id));
+    EXPECT_EQ(OpIdNamed(OpName(id)), id);
+    EXPECT_EQ(Def(id).traits.composite, KindOf(id) == OpKind::kComposite) << OpName(id);
+  }
+  EXPECT_EQ(OpIdNamed("frobnicate"), std::nullopt);
+  ir::Graph g("g");
+  ir::Node* n = g.AddNode("reduce_sum", {}, {}, {ir::TensorType{}});
+  EXPECT_TRUE(Is(*n, OpId::kReduceSum));
+  EXPECT_FALSE(Is(*n, OpId::kReduceMax));
+  EXPECT_FALSE(Is(nullptr, OpId::kReduceSum));
+}
+
+// Verifies the scalar fold hooks canonicalize uses: the ops that fold give
+// the value their kernels would, and ops without one (pow, sigmoid) do not.
+TEST(OpRegistryTest, FoldHooksComputeScalars) {
+  ir::Graph g("g");
+  ir::Node* n = g.AddNode("safe_div", {}, {{"zero_division", 0.25}}, {ir::TensorType{}});
+  auto fold = [&](OpId id, std::vector<double> x) { return Def(id).fold(*n, x); };
+  EXPECT_EQ(fold(OpId::kAdd, {2, 3}), 5);
+  EXPECT_EQ(fold(OpId::kSub, {2, 3}), -1);
+  EXPECT_EQ(fold(OpId::kDiv, {3, 2}), 1.5);
+  EXPECT_EQ(fold(OpId::kSafeDiv, {3, 0}), 0.25);
+  EXPECT_EQ(fold(OpId::kSafeDiv, {3, 2}), 1.5);
+  EXPECT_EQ(fold(OpId::kMaximum, {-1, 4}), 4);
+  EXPECT_EQ(fold(OpId::kLe, {2, 2}), 1);
+  EXPECT_EQ(fold(OpId::kLogicalNot, {0}), 1);
+  EXPECT_EQ(fold(OpId::kCast, {7}), 7);
+  EXPECT_FALSE(static_cast<bool>(Def(OpId::kPow).fold));
+  EXPECT_FALSE(static_cast<bool>(Def(OpId::kSigmoid).fold));
+  EXPECT_FALSE(static_cast<bool>(Def(OpId::kMcConfmat).fold));
 }
 
 }  // namespace

@@ -201,8 +201,8 @@ TEST(CseTest, OnlyIdenticalPureNodesMerge) {
     %0 = reduce_sum(%x) {dims=[0]} : f32[3]@cpu
     %1 = reduce_sum(%x) {dims=[1]} : f32[N]@cpu
     %2 = reduce_sum(%x) {dims=[1], keepdim=true} : f32[N,1]@cpu
-    %3 = add(%x, %y) : f32[N,3]@cpu
-    %4 = add(%y, %x) : f32[N,3]@cpu
+    %3 = sub(%x, %y) : f32[N,3]@cpu
+    %4 = sub(%y, %x) : f32[N,3]@cpu
     %5 = log_event(%x) : f32[N,3]@cpu
     %6 = log_event(%x) : f32[N,3]@cpu
     return ()
@@ -217,6 +217,42 @@ TEST(CseTest, OnlyIdenticalPureNodesMerge) {
   Cse cse;
   EXPECT_THAT(RunPassForTest(cse, *m), IsOkAndHolds(false));
   EXPECT_EQ(ir::PrintModule(*m), kText);
+}
+
+// Verifies that a commutative op's operands are keyed unordered (the op
+// table's `commutative` trait): add(x, y) and add(y, x) merge, and so do the
+// eq pair, while the sub and lt pairs stay apart.
+TEST(CseTest, CommutativeOperandsMergeInEitherOrder) {
+  auto m = Parse(R"(module {
+  graph @update(%x: f32[N]@cpu, %y: f32[N]@cpu) {
+    %0 = add(%x, %y) : f32[N]@cpu
+    %1 = add(%y, %x) : f32[N]@cpu
+    %2 = sub(%x, %y) : f32[N]@cpu
+    %3 = sub(%y, %x) : f32[N]@cpu
+    %4 = eq(%x, %y) : i1[N]@cpu
+    %5 = eq(%y, %x) : i1[N]@cpu
+    %6 = lt(%x, %y) : i1[N]@cpu
+    %7 = lt(%y, %x) : i1[N]@cpu
+    return (a: %0, b: %1, c: %2, d: %3, e: %4, f: %5, g: %6, h: %7)
+  }
+  graph @finalize() {
+    return ()
+  }
+}
+)");
+  ASSERT_NE(m, nullptr);
+  Cse cse;
+  EXPECT_THAT(RunPassForTest(cse, *m), IsOkAndHolds(true));
+  EXPECT_EQ(cse.counters().at("nodes_merged"), 2);
+  EXPECT_TRUE(FileCheck(ir::PrintModule(*m), R"(
+    // CHECK: %0 = add(%x, %y)
+    // CHECK-NEXT: %1 = sub(%x, %y)
+    // CHECK-NEXT: %2 = sub(%y, %x)
+    // CHECK-NEXT: %3 = eq(%x, %y)
+    // CHECK-NEXT: %4 = lt(%x, %y)
+    // CHECK-NEXT: %5 = lt(%y, %x)
+    // CHECK-NEXT: return (a: %0, b: %0, c: %1, d: %2, e: %3, f: %3, g: %4, h: %5)
+  )"));
 }
 
 // Verifies that duplicated finalize nodes merge and later uses are rewired.

@@ -583,47 +583,94 @@ Result SegmentScan(LowerCtx& c, const ir::Node& n, const Values& in) {
   return Values{c.If(is_empty, copy, scan(false)), c.If(is_empty, copy, scan(true))};
 }
 
-const absl::flat_hash_map<std::string, OpLowering>& Table() {
-  static const auto* t = new absl::flat_hash_map<std::string, OpLowering>{
-      {"add", Add}, {"sub", Sub}, {"mul", Mul}, {"div", Div}, {"pow", Pow},
-      {"maximum", Maximum}, {"minimum", Minimum}, {"safe_div", SafeDiv},
-      {"eq", Eq}, {"ne", Ne}, {"lt", Lt}, {"le", Le}, {"gt", Gt}, {"ge", Ge},
-      {"logical_and", LogicalAnd}, {"logical_or", LogicalOr}, {"logical_xor", LogicalXor},
-      {"logical_not", LogicalNot}, {"isnan", IsNan}, {"neg", Neg}, {"abs", Abs},
-      {"exp", Exp}, {"log", Log}, {"sqrt", Sqrt}, {"sigmoid", Sigmoid}, {"log_cosh", LogCosh},
-      {"clamp", Clamp}, {"cast", Cast}, {"where", Where},
-      {"reduce_sum", ReduceSum}, {"reduce_max", ReduceMax}, {"reduce_min", ReduceMin},
-      {"reduce_any", ReduceAny}, {"reduce_all", ReduceAll}, {"argmax", Argmax}, {"softmax", Softmax},
-      {"constant", Constant}, {"full", FullOp}, {"arange", Arange}, {"linspace", Linspace},
-      {"full_like", FullLike},
-      {"size", SizeOp}, {"transfer", Transfer},
-      {"reshape", Reshape}, {"flatten", Flatten}, {"unsqueeze", Unsqueeze},
-      {"squeeze", Squeeze}, {"select", Select}, {"transpose", Transpose},
-      {"one_hot", OneHot}, {"topk_mask", TopkMask}, {"histogram", Histogram},
-      {"sort", Sort}, {"rank_average", RankAverage}, {"searchsorted", SearchSorted},
-      {"bucketize", Bucketize}, {"cumsum", Cumsum}, {"topk", Topk}, {"argsort", Argsort},
-      {"concat", Concat}, {"take", Take},
-      {"segment_sort", SegmentSort}, {"segment_scan", SegmentScan},
-      {"bincount", Bincount}, {"masked_select", MaskedSelect}, {"nonzero", Nonzero},
-      {"assert_zero", AssertZero},
-  };
-  return *t;
-}
+// The lowering of every primitive op of ops/op_list.h; composite ops share
+// one generic lowering onto their registered `tally::` operators. Checked
+// when this file compiles.
+constexpr ops::OpTableOf<OpLowering> kLowerings = {
+    {ops::OpId::kAdd, Add},
+    {ops::OpId::kSub, Sub},
+    {ops::OpId::kMul, Mul},
+    {ops::OpId::kDiv, Div},
+    {ops::OpId::kPow, Pow},
+    {ops::OpId::kMaximum, Maximum},
+    {ops::OpId::kMinimum, Minimum},
+    {ops::OpId::kSafeDiv, SafeDiv},
+    {ops::OpId::kEq, Eq},
+    {ops::OpId::kNe, Ne},
+    {ops::OpId::kLt, Lt},
+    {ops::OpId::kLe, Le},
+    {ops::OpId::kGt, Gt},
+    {ops::OpId::kGe, Ge},
+    {ops::OpId::kLogicalAnd, LogicalAnd},
+    {ops::OpId::kLogicalOr, LogicalOr},
+    {ops::OpId::kLogicalXor, LogicalXor},
+    {ops::OpId::kLogicalNot, LogicalNot},
+    {ops::OpId::kIsnan, IsNan},
+    {ops::OpId::kNeg, Neg},
+    {ops::OpId::kAbs, Abs},
+    {ops::OpId::kExp, Exp},
+    {ops::OpId::kLog, Log},
+    {ops::OpId::kSqrt, Sqrt},
+    {ops::OpId::kSigmoid, Sigmoid},
+    {ops::OpId::kLogCosh, LogCosh},
+    {ops::OpId::kClamp, Clamp},
+    {ops::OpId::kCast, Cast},
+    {ops::OpId::kWhere, Where},
+    {ops::OpId::kReduceSum, ReduceSum},
+    {ops::OpId::kReduceMax, ReduceMax},
+    {ops::OpId::kReduceMin, ReduceMin},
+    {ops::OpId::kReduceAny, ReduceAny},
+    {ops::OpId::kReduceAll, ReduceAll},
+    {ops::OpId::kArgmax, Argmax},
+    {ops::OpId::kSoftmax, Softmax},
+    {ops::OpId::kConstant, Constant},
+    {ops::OpId::kFull, FullOp},
+    {ops::OpId::kArange, Arange},
+    {ops::OpId::kLinspace, Linspace},
+    {ops::OpId::kFullLike, FullLike},
+    {ops::OpId::kSize, SizeOp},
+    {ops::OpId::kTransfer, Transfer},
+    {ops::OpId::kReshape, Reshape},
+    {ops::OpId::kFlatten, Flatten},
+    {ops::OpId::kUnsqueeze, Unsqueeze},
+    {ops::OpId::kSqueeze, Squeeze},
+    {ops::OpId::kSelect, Select},
+    {ops::OpId::kTranspose, Transpose},
+    {ops::OpId::kOneHot, OneHot},
+    {ops::OpId::kTopkMask, TopkMask},
+    {ops::OpId::kHistogram, Histogram},
+    {ops::OpId::kSort, Sort},
+    {ops::OpId::kRankAverage, RankAverage},
+    {ops::OpId::kSearchsorted, SearchSorted},
+    {ops::OpId::kBucketize, Bucketize},
+    {ops::OpId::kCumsum, Cumsum},
+    {ops::OpId::kTopk, Topk},
+    {ops::OpId::kArgsort, Argsort},
+    {ops::OpId::kConcat, Concat},
+    {ops::OpId::kTake, Take},
+    {ops::OpId::kSegmentSort, SegmentSort},
+    {ops::OpId::kSegmentScan, SegmentScan},
+    {ops::OpId::kBincount, Bincount},
+    {ops::OpId::kMaskedSelect, MaskedSelect},
+    {ops::OpId::kNonzero, Nonzero},
+    {ops::OpId::kAssertZero, AssertZero},
+};
+static_assert(kLowerings.Complete(ops::OpKind::kPrimitive), "a primitive op has no TorchScript lowering");
+static_assert(kLowerings.CoversOnly(ops::OpKind::kPrimitive), "a composite op has its own lowering");
 
 }  // namespace
 
 OpLowering FindOpLowering(absl::string_view op) {
-  const auto& t = Table();
-  if (auto it = t.find(op); it != t.end()) return it->second;
-  // Composite ops (mc_confmat, bl_confmat, reg_stats, ...) share one generic
-  // lowering onto their registered `tally::` operators.
-  const ops::OpDef* def = ops::FindOp(op);
-  return def != nullptr && def->traits.composite ? Composite : nullptr;
+  std::optional<ops::OpId> id = ops::OpIdNamed(op);
+  if (!id) return nullptr;
+  return ops::KindOf(*id) == ops::OpKind::kComposite ? Composite : kLowerings[*id];
 }
 
 std::vector<std::string> LoweredOps() {
   std::vector<std::string> out;
-  for (const auto& [k, v] : Table()) out.push_back(k);
+  for (size_t i = 0; i < ops::kNumOps; ++i) {
+    if (kLowerings.entries[i] != nullptr) out.emplace_back(ops::kOpNames[i]);
+  }
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -43,7 +43,7 @@ absl::StatusOr<Metric> Stats(const dsl::Signature& sig = kSig) {
   b.Accumulate(max, dsl::Max(x));
   b.Accumulate(rows, x);
   dsl::Expr all = b.Read(rows);
-  dsl::Expr positives = b.Op("masked_select", {all, all > 0.0});
+  dsl::Expr positives = b.Op(ops::OpId::kMaskedSelect, {all, all > 0.0});
   b.Output(dsl::Parts{dsl::Parts{b.Read(sum), b.Read(max)},
                       dsl::Parts(std::vector<dsl::Expr>{dsl::SortValues(all, 0), positives})});
   return b.Finish();

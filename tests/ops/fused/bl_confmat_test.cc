@@ -102,7 +102,7 @@ absl::StatusOr<std::vector<CollectionEntry>> OpEntry(const Case& c) {
   dsl::Expr preds = b.Input("preds"), target = b.Input("target");
   ir::AttrMap attrs{{"threshold", c.threshold}, {"logits_over_kept", c.logits_over_kept}};
   if (c.ignore_index) attrs["ignore_index"] = *c.ignore_index;
-  std::vector<dsl::Expr> outs = b.OpN("bl_confmat", {preds, target}, attrs);
+  std::vector<dsl::Expr> outs = b.OpN(ops::OpId::kBlConfmat, {preds, target}, attrs);
   if (outs.size() != 3) return b.status();
   std::vector<int64_t> shape{2, 2};
   if (preds.rank() == 2) shape.insert(shape.begin(), b.FindInput("preds")->shape[1]);

@@ -1,0 +1,22 @@
+#include "ops/op_list.h"
+
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace tally::ops {
+
+std::optional<OpId> OpIdNamed(absl::string_view name) {
+  static const auto* ids = [] {
+    auto* m = new absl::flat_hash_map<std::string, OpId>();
+    for (size_t i = 0; i < kNumOps; ++i) m->emplace(std::string(kOpNames[i]), static_cast<OpId>(i));
+    return m;
+  }();
+  auto it = ids->find(name);
+  if (it == ids->end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<OpId> IdOf(const ir::Node& n) { return OpIdNamed(n.op()); }
+
+}  // namespace tally::ops
