@@ -23,6 +23,7 @@
 #include "engine/exec/plan_runner.h"
 #include "engine/ir/module.h"
 #include "engine/state_budget.h"
+#include "engine/state_store.h"
 
 namespace tally {
 
@@ -93,8 +94,8 @@ class Program {
   // Unsync drops the synced copy: Compute reads the local states again.
   void Unsync();
   // synced reports whether Compute reads a synced copy.
-  bool synced() const { return synced_; }
-  const std::vector<at::Tensor>& synced_states() const { return synced_states_; }
+  bool synced() const { return store_.synced(); }
+  const std::vector<at::Tensor>& synced_states() const { return store_.synced_states(); }
   // FoldCustom runs the custom merge graphs only: the result holds, for every
   // custom-reducer state, `current` merged with `incoming`; other entries are
   // undefined (and may be undefined in the arguments too).
@@ -121,7 +122,7 @@ class Program {
   // states are the live state tensors; sum states are updated in place and
   // cat states are views of buffers that updates after a Reset overwrite, so
   // copy them to keep a snapshot.
-  const std::vector<at::Tensor>& states() const { return states_; }
+  const std::vector<at::Tensor>& states() const { return store_.states(); }
   // metric_names lists the metrics of the program, for error messages.
   const std::string& metric_names() const { return metric_names_; }
   // num_update_kernels is the number of kernels one Update dispatches.
@@ -129,7 +130,6 @@ class Program {
 
  private:
   Program() = default;
-  absl::StatusOr<std::vector<at::Tensor>> InitialStates() const;
   // Fold returns the folded states; with `skip_sums` sum states are left
   // undefined (Update adds them in place).
   absl::StatusOr<std::vector<at::Tensor>> Fold(const std::vector<at::Tensor>& current,
@@ -159,13 +159,8 @@ class Program {
   Footprint update_footprint_, finalize_footprint_;
   std::vector<std::pair<std::string, std::unique_ptr<exec::PlanRunner>>> merge_plans_;
   std::vector<int> partial_of_state_;  // update result index per state
-  std::vector<at::Tensor> states_;
-  // The synced copy Compute reads while synced_ (see SetSynced).
-  bool synced_ = false;
-  std::vector<at::Tensor> synced_states_;
-  // Per cat state, the buffer its state is a prefix view of (grown by
-  // doubling); ignored when the state is no longer a view of it.
-  std::vector<at::Tensor> cat_buffers_;
+  // The states, the cat states' buffers and the synced copy.
+  engine::internal::StateStore store_;
   Recompiler recompiler_ = nullptr;
 };
 

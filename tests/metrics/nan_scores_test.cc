@@ -1,7 +1,7 @@
 // Tests that every metric that ranks or bins scores (the curves, their areas
 // and operating points, exact and binned, the multilabel rankings, the
 // calibration errors and the retrieval metrics) refuses NaN scores with a
-// deferred check naming `preds` (metrics/curve_common.h, NanScores), instead
+// deferred check naming `preds` (metrics/curves/common.h, NanScores), instead
 // of printing a number that depends on where NaN happened to sort: exact
 // binary_auroc over a handful of rows with one NaN once printed 1.0119.
 #include <ATen/ATen.h>

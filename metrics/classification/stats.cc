@@ -1,0 +1,522 @@
+#include "metrics/classification/stats.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace tally::metrics {
+namespace {
+
+using dsl::Expr;
+using dsl::MetricBuilder;
+using dsl::State;
+using ir::DType;
+using ir::Reducer;
+
+std::string ShapeString(const std::vector<int64_t>& s) {
+  return absl::StrCat("[", absl::StrJoin(s, ", "), "]");
+}
+
+// Inputs are preds and target with their full (host) shapes.
+struct Inputs {
+  Expr preds, target;
+  std::vector<int64_t> pshape, tshape;
+};
+
+// ReadInputs declares preds and target and checks what every task needs:
+// target has a batch dim and holds integer or bool labels.
+bool ReadInputs(MetricBuilder& b, Inputs& in) {
+  in.preds = b.Input("preds");
+  in.target = b.Input("target");
+  if (!b.ok()) return false;
+  in.pshape = b.FindInput("preds")->shape;
+  in.tshape = b.FindInput("target")->shape;
+  if (in.tshape.empty()) {
+    b.FailInput("target", "expected a tensor of shape (N, ...), got a scalar");
+  } else if (ir::IsFloating(in.target.dtype())) {
+    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ",
+                                       ir::DTypeName(in.target.dtype())));
+  }
+  return b.ok();
+}
+
+bool RequireSameShape(MetricBuilder& b, const Inputs& in) {
+  if (in.pshape != in.tshape) {
+    b.FailInput("preds", absl::StrCat("shape ", ShapeString(in.pshape),
+                                      " does not match target's shape ", ShapeString(in.tshape)));
+  }
+  return b.ok();
+}
+
+// RowAny is true for every row (dim 0) where `x` is true anywhere; with
+// keepdim it broadcasts back to x.
+Expr RowAny(Expr x, bool keepdim) {
+  if (x.rank() <= 1) return x;
+  std::vector<int64_t> dims;
+  for (int64_t d = 1; d < x.rank(); ++d) dims.push_back(d);
+  return dsl::Any(x, dims, keepdim);
+}
+
+Expr Flat(Expr x) { return x.rank() == 1 ? x : dsl::Flatten(x); }
+
+Expr OrElse(Expr a, Expr b) { return a.valid() ? (b.valid() ? (a || b) : a) : b; }
+
+// BinaryLabels turns binary/multilabel preds into bool labels: float preds are
+// sigmoided when any element (of `logit_mask`, if given) is outside [0, 1],
+// then compared `> threshold` in the preds dtype; int/bool preds are labels,
+// and `bad` marks int values other than 0 and 1.
+Expr BinaryLabels(Expr preds, double threshold, Expr logit_mask, Expr* bad) {
+  if (ir::IsFloating(preds.dtype())) {
+    // NaN fails both comparisons, so it also counts as outside (as in TorchMetrics).
+    Expr outside = !(preds >= 0.0 && preds <= 1.0);
+    if (logit_mask.valid()) outside = outside && logit_mask;
+    Expr probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
+    return probs > threshold;
+  }
+  if (preds.dtype() == DType::kBool) return preds;
+  *bad = !(preds == 0.0 || preds == 1.0);
+  return preds == 1.0;
+}
+
+// BinaryForm is binary or multilabel input after labelling and validation.
+struct BinaryForm {
+  Expr label;    // bool, target's shape
+  Expr target;   // target as given
+  Expr ignored;  // bool, or invalid without ignore_index
+  Expr bad;      // bool: an invalid value of target or preds
+};
+
+bool MakeBinaryForm(MetricBuilder& b, const Inputs& in, double threshold,
+                    std::optional<int64_t> ignore_index, LogitCheck logit_check, BinaryForm& f) {
+  f.target = in.target;
+  if (ignore_index) f.ignored = in.target == static_cast<double>(*ignore_index);
+  Expr bad_t = !(in.target == 0.0 || in.target == 1.0);
+  if (f.ignored.valid()) bad_t = bad_t && !f.ignored;
+  Expr logit_mask;
+  if (logit_check == LogitCheck::kKeptElements && f.ignored.valid()) logit_mask = !f.ignored;
+  Expr bad_p;
+  f.label = BinaryLabels(in.preds, threshold, logit_mask, &bad_p);
+  // Int preds are checked at ignored positions too (TorchMetrics validates
+  // every element of label preds before it masks anything), but only a bad
+  // kept element masks its row out, as in the fused kernel.
+  b.Check("target", "{n} values outside {0, 1}", dsl::Sum(bad_t));
+  if (bad_p.valid()) b.Check("preds", "{n} label values outside {0, 1}", dsl::Sum(bad_p));
+  if (bad_p.valid() && f.ignored.valid()) bad_p = bad_p && !f.ignored;
+  f.bad = OrElse(bad_t, bad_p);
+  return b.ok();
+}
+
+// Kept is true for the elements that count: not ignored, and in a row
+// without invalid values (an invalid int pred at an ignored position fails
+// the check all the same).
+Expr Kept(const BinaryForm& f) {
+  Expr keep = !RowAny(f.bad, /*keepdim=*/true);
+  return f.ignored.valid() ? keep && !f.ignored : keep;
+}
+
+bool MultilabelInputs(MetricBuilder& b, int64_t num_labels, Inputs& in) {
+  if (!ReadInputs(b, in) || !RequireSameShape(b, in)) return false;
+  if (in.pshape.size() < 2 || in.pshape[1] != num_labels) {
+    b.FailInput("preds", absl::StrCat("expected shape (N, ", num_labels, ", ...) for num_labels=",
+                                      num_labels, ", got ", ShapeString(in.pshape)));
+  }
+  return b.ok();
+}
+
+// MulticlassForm is multiclass input after validation.
+struct MulticlassForm {
+  Expr scores;   // float (N, C, ...) preds, or invalid for label preds
+  Expr labels;   // i64 label preds, or invalid for score preds
+  Expr target;   // i64
+  Expr ignored;  // bool, or invalid without ignore_index
+  Expr bad;      // bool, target's shape
+};
+
+bool MakeMulticlassForm(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index,
+                        int64_t top_k, MulticlassForm& f) {
+  Inputs in;
+  if (!ReadInputs(b, in)) return false;
+  const auto& ps = in.pshape;
+  const auto& ts = in.tshape;
+  bool scores = ps.size() == ts.size() + 1;
+  if (scores) {
+    if (!ir::IsFloating(in.preds.dtype())) {
+      b.FailInput("preds", absl::StrCat("has one more dim than target, so it must hold float scores (N, C, ...), got ",
+                                        ir::DTypeName(in.preds.dtype())));
+    } else if (ps[1] != num_classes) {
+      b.FailInput("preds", absl::StrCat("expected scores of shape (N, ", num_classes, ", ...) for num_classes=",
+                                        num_classes, ", got ", ShapeString(ps)));
+    } else if (!std::equal(ps.begin() + 2, ps.end(), ts.begin() + 1)) {
+      b.FailInput("preds", absl::StrCat("scores of shape ", ShapeString(ps), " do not match target's shape ",
+                                        ShapeString(ts), " (expected (N, C, ...) and (N, ...))"));
+    }
+  } else if (ps.size() == ts.size()) {
+    if (ps != ts) {
+      b.FailInput("preds", absl::StrCat("labels of shape ", ShapeString(ps), " do not match target's shape ",
+                                        ShapeString(ts)));
+    } else if (top_k > 1) {
+      b.FailInput("preds", absl::StrCat("top_k=", top_k, " needs float scores of shape (N, ", num_classes,
+                                        ", ...), got labels of shape ", ShapeString(ps)));
+    }
+  } else {
+    b.FailInput("preds", absl::StrCat("expected scores (N, ", num_classes, ", ...) or labels (N, ...) for target ",
+                                      ShapeString(ts), ", got shape ", ShapeString(ps)));
+  }
+  if (!b.ok()) return false;
+  std::string range = absl::StrCat("{n} values outside [0, ", num_classes, ")");
+  f.target = dsl::Cast(in.target, DType::kInt64);
+  if (ignore_index) f.ignored = f.target == static_cast<double>(*ignore_index);
+  Expr bad_t = f.target < 0.0 || f.target >= static_cast<double>(num_classes);
+  if (f.ignored.valid()) bad_t = bad_t && !f.ignored;
+  b.Check("target", range, dsl::Sum(bad_t));
+  f.bad = bad_t;
+  if (scores) {
+    f.scores = in.preds;
+  } else {
+    // TorchMetrics casts label preds with .long(), truncating float labels.
+    f.labels = dsl::Cast(in.preds, DType::kInt64);
+    Expr bad_p = f.labels < 0.0 || f.labels >= static_cast<double>(num_classes);
+    if (f.ignored.valid()) bad_p = bad_p && !f.ignored;
+    b.Check("preds", range, dsl::Sum(bad_p));
+    f.bad = f.bad || bad_p;
+  }
+  return b.ok();
+}
+
+Expr Labels(const MulticlassForm& f) {
+  return f.labels.valid() ? f.labels : dsl::Argmax(f.scores, 1);
+}
+
+// IsSimpleBinary is the form the composite bl_confmat (one fused kernel)
+// covers: preds and target of one shape of `rank` (1: binary [N], 2:
+// multilabel [N, L]), an integer or bool target, and an ignore_index the
+// primitive path's constant holds exactly (within 2^53, and within int32 for
+// int32 targets). Other forms use the primitive ops below.
+bool IsSimpleBinary(MetricBuilder& b, size_t rank, std::optional<int64_t> ignore_index) {
+  const dsl::InputSpec* p = b.FindInput("preds");
+  const dsl::InputSpec* t = b.FindInput("target");
+  if (p == nullptr || t == nullptr || t->shape.size() != rank || p->shape != t->shape) return false;
+  if (ir::IsFloating(t->dtype)) return false;
+  if (ignore_index) {
+    constexpr int64_t kExact = int64_t{1} << 53;
+    if (*ignore_index > kExact || *ignore_index < -kExact) return false;
+    if (t->dtype == DType::kInt32 && (*ignore_index > INT32_MAX || *ignore_index < INT32_MIN)) return false;
+  }
+  return true;
+}
+
+// FusedBinaryConfmat is BinaryConfmat/MultilabelConfmat as one bl_confmat
+// node, with the same checks (in the same order) and state.
+State FusedBinaryConfmat(MetricBuilder& b, const Inputs& in, double threshold,
+                         std::optional<int64_t> ignore_index, bool logits_over_kept,
+                         std::vector<int64_t> shape) {
+  ir::AttrMap attrs{{"threshold", threshold}, {"logits_over_kept", logits_over_kept}};
+  if (ignore_index) attrs["ignore_index"] = *ignore_index;
+  std::vector<Expr> outs = b.OpN(ops::OpId::kBlConfmat, {in.preds, in.target}, attrs);
+  if (outs.size() != 3) return State{};
+  b.Check("target", "{n} values outside {0, 1}", outs[1]);
+  if (ir::IsIntegral(in.preds.dtype())) {
+    // The kernel skips ignored elements, but TorchMetrics validates every
+    // element of label preds, ignored ones included.
+    Expr bad_p = ignore_index ? dsl::Sum(!(in.preds == 0.0 || in.preds == 1.0)) : outs[2];
+    b.Check("preds", "{n} label values outside {0, 1}", bad_p);
+  }
+  State cm = b.AddState("confmat", DType::kInt64, std::move(shape), Reducer::kSum);
+  b.Accumulate(cm, outs[0]);
+  return cm;
+}
+
+}  // namespace
+
+State BinaryConfmat(MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index,
+                    LogitCheck logit_check) {
+  Inputs in;
+  if (!ReadInputs(b, in) || !RequireSameShape(b, in)) return State{};
+  if (IsSimpleBinary(b, 1, ignore_index)) {
+    // Without ignore_index both logit checks look at every element: one
+    // attribute value, so CSE still shares the statistics.
+    bool over_kept = logit_check == LogitCheck::kKeptElements && ignore_index.has_value();
+    return FusedBinaryConfmat(b, in, threshold, ignore_index, over_kept, {2, 2});
+  }
+  BinaryForm f;
+  if (!MakeBinaryForm(b, in, threshold, ignore_index, logit_check, f)) return State{};
+  Expr idx = dsl::Cast(f.target, DType::kInt64) * 2.0 + dsl::Cast(f.label, DType::kInt64);
+  idx = dsl::Where(Kept(f), idx, -1.0);
+  State cm = b.AddState("confmat", DType::kInt64, {2, 2}, Reducer::kSum);
+  b.Accumulate(cm, dsl::Reshape(dsl::Histogram(Flat(idx), 4), {2, 2}));
+  return cm;
+}
+
+// IsSimpleMulticlass is the (N, C) scores or (N,) integer labels form with
+// integer (N,) targets: the form the composite mc_confmat (one fused kernel)
+// covers. Other forms use the primitive ops below.
+bool IsSimpleMulticlass(MetricBuilder& b, int64_t num_classes) {
+  const dsl::InputSpec* p = b.FindInput("preds");
+  const dsl::InputSpec* t = b.FindInput("target");
+  if (p == nullptr || t == nullptr || t->shape.size() != 1 || !ir::IsIntegral(t->dtype)) return false;
+  bool scores = ir::IsFloating(p->dtype) && p->shape.size() == 2 && p->shape[1] == num_classes;
+  bool labels = ir::IsIntegral(p->dtype) && p->shape.size() == 1;
+  return (scores || labels) && p->shape[0] == t->shape[0];
+}
+
+State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index) {
+  if (IsSimpleMulticlass(b, num_classes)) {
+    Inputs in;
+    if (!ReadInputs(b, in)) return State{};
+    ir::AttrMap attrs{{"num_classes", num_classes}};
+    if (ignore_index) attrs["ignore_index"] = *ignore_index;
+    std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, {in.preds, in.target}, attrs);
+    if (outs.size() != 3) return State{};
+    std::string range = absl::StrCat("{n} values outside [0, ", num_classes, ")");
+    b.Check("target", range, outs[1]);
+    if (!ir::IsFloating(in.preds.dtype())) b.Check("preds", range, outs[2]);
+    State cm = b.AddState("confmat", DType::kInt64, {num_classes, num_classes}, Reducer::kSum);
+    b.Accumulate(cm, outs[0]);
+    return cm;
+  }
+  MulticlassForm f;
+  if (!MakeMulticlassForm(b, num_classes, ignore_index, /*top_k=*/1, f)) return State{};
+  Expr keep = !RowAny(f.bad, /*keepdim=*/true);
+  if (f.ignored.valid()) keep = keep && !f.ignored;
+  // The labels and targets of every position, flattened; a dropped position
+  // gets target -1, which the kernel ignores. The checks above already
+  // counted the bad values, so the node's own counts go unused. Being an
+  // mc_confmat, the matrix can be narrowed like the simple form's.
+  std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, {Flat(Labels(f)), Flat(dsl::Where(keep, f.target, -1.0))},
+                                 {{"num_classes", num_classes}, {"ignore_index", int64_t{-1}}});
+  if (outs.size() != 3) return State{};
+  State cm = b.AddState("confmat", DType::kInt64, {num_classes, num_classes}, Reducer::kSum);
+  b.Accumulate(cm, outs[0]);
+  return cm;
+}
+
+MulticlassTopkCounts MulticlassTopk(MetricBuilder& b, int64_t num_classes, int64_t top_k,
+                                    std::optional<int64_t> ignore_index) {
+  MulticlassForm f;
+  if (!MakeMulticlassForm(b, num_classes, ignore_index, top_k, f)) return {};
+  Expr keep = !RowAny(f.bad, /*keepdim=*/true);
+  if (f.ignored.valid()) keep = keep && !f.ignored;
+  // Move the class dim last, keeping the order of the others: (N, ..., C).
+  Expr scores = f.scores;
+  for (int64_t d = 1; d + 1 < scores.rank(); ++d) scores = dsl::Transpose(scores, d, d + 1);
+  Expr pred = dsl::TopkMask(scores, top_k);
+  Expr truth = dsl::OneHot(f.target, num_classes);  // out-of-range rows are all false (and not kept)
+  Expr kept = dsl::Unsqueeze(keep, -1);
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d + 1 < pred.rank(); ++d) dims.push_back(d);
+  MulticlassTopkCounts c;
+  c.tp = b.AddState("tp", DType::kInt64, {num_classes}, Reducer::kSum);
+  c.fp = b.AddState("fp", DType::kInt64, {num_classes}, Reducer::kSum);
+  c.tn = b.AddState("tn", DType::kInt64, {num_classes}, Reducer::kSum);
+  c.fn = b.AddState("fn", DType::kInt64, {num_classes}, Reducer::kSum);
+  b.Accumulate(c.tp, dsl::Sum(pred && truth && kept, dims));
+  b.Accumulate(c.fp, dsl::Sum(pred && !truth && kept, dims));
+  b.Accumulate(c.tn, dsl::Sum(!pred && !truth && kept, dims));
+  b.Accumulate(c.fn, dsl::Sum(!pred && truth && kept, dims));
+  return c;
+}
+
+State MultilabelConfmat(MetricBuilder& b, int64_t num_labels, double threshold,
+                        std::optional<int64_t> ignore_index) {
+  Inputs in;
+  if (!MultilabelInputs(b, num_labels, in)) return State{};
+  if (IsSimpleBinary(b, 2, ignore_index)) {
+    return FusedBinaryConfmat(b, in, threshold, ignore_index, /*logits_over_kept=*/false, {num_labels, 2, 2});
+  }
+  BinaryForm f;
+  if (!MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) return State{};
+  // Label l's 2 x 2 matrix occupies bins [4l, 4l + 4).
+  std::vector<int64_t> lshape(in.tshape.size() - 1, 1);
+  lshape[0] = num_labels;
+  Expr label_base = dsl::Arange(f.target, num_labels);
+  if (lshape.size() > 1) label_base = dsl::Reshape(label_base, lshape);
+  label_base = label_base * 4.0;
+  Expr idx = dsl::Cast(f.target, DType::kInt64) * 2.0 + dsl::Cast(f.label, DType::kInt64) + label_base;
+  idx = dsl::Where(Kept(f), idx, -1.0);
+  State cm = b.AddState("confmat", DType::kInt64, {num_labels, 2, 2}, Reducer::kSum);
+  b.Accumulate(cm, dsl::Reshape(dsl::Histogram(Flat(idx), 4 * num_labels), {num_labels, 2, 2}));
+  return cm;
+}
+
+ExactMatchCounts MulticlassExactMatch(MetricBuilder& b, int64_t num_classes,
+                                      std::optional<int64_t> ignore_index) {
+  MulticlassForm f;
+  if (!MakeMulticlassForm(b, num_classes, ignore_index, /*top_k=*/1, f)) return {};
+  Expr same = Labels(f) == f.target;
+  if (f.ignored.valid()) same = same || f.ignored;
+  Expr match = RowAny(!same, /*keepdim=*/false);  // a mismatch anywhere in the sample
+  Expr valid = !RowAny(f.bad, /*keepdim=*/false);
+  ExactMatchCounts c;
+  c.correct = b.AddState("correct", DType::kInt64, {}, Reducer::kSum);
+  c.total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
+  b.Accumulate(c.correct, dsl::Sum(!match && valid));
+  b.Accumulate(c.total, dsl::Sum(valid));
+  return c;
+}
+
+ExactMatchCounts MultilabelExactMatch(MetricBuilder& b, int64_t num_labels, double threshold,
+                                      std::optional<int64_t> ignore_index) {
+  Inputs in;
+  BinaryForm f;
+  if (!MultilabelInputs(b, num_labels, in) ||
+      !MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) {
+    return {};
+  }
+  Expr same = dsl::Cast(f.label, DType::kInt64) == dsl::Cast(f.target, DType::kInt64);
+  if (f.ignored.valid()) same = same && !f.ignored;
+  // A sample is one (n, position) pair over the L labels of dim 1.
+  Expr match = dsl::All(same, {1});
+  Expr valid = !RowAny(f.bad, /*keepdim=*/true);
+  valid = valid.rank() > 1 ? dsl::Squeeze(valid, 1) : valid;
+  ExactMatchCounts c;
+  c.correct = b.AddState("correct", DType::kInt64, {}, Reducer::kSum);
+  c.total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
+  b.Accumulate(c.correct, dsl::Sum(match && valid));
+  b.Accumulate(c.total, dsl::Sum(dsl::Where(valid, dsl::FullLike(match, 1, DType::kInt64), 0.0)));
+  return c;
+}
+
+// --- multidim_average="samplewise" -----------------------------------------
+
+namespace {
+
+// DimsFrom lists the dims of `x` from `first` on: what one sample sums over.
+std::vector<int64_t> DimsFrom(Expr x, int64_t first) {
+  std::vector<int64_t> dims;
+  for (int64_t d = first; d < x.rank(); ++d) dims.push_back(d);
+  return dims;
+}
+
+// RequireSamplewiseRank fails unless `input` has at least `min_rank` dims:
+// samplewise statistics need positions within each sample.
+bool RequireSamplewiseRank(MetricBuilder& b, const std::string& input, const std::vector<int64_t>& shape,
+                           size_t min_rank, const std::string& form) {
+  if (shape.size() < min_rank) {
+    b.FailInput(input, absl::StrCat("expected at least ", min_rank, " dims ", form,
+                                    " when multidim_average=samplewise, got shape ", ShapeString(shape)));
+  }
+  return b.ok();
+}
+
+// SampleCounts sums, over `dims`, the four outcomes of bool predictions
+// `pred` against the bool positives `pos` and negatives `neg` (elements that
+// are neither count nowhere), and stacks them as [N, 4, ...].
+Expr SampleCounts(Expr pred, Expr pos, Expr neg, const std::vector<int64_t>& dims) {
+  Expr tp = dsl::Sum(pred && pos, dims);
+  Expr fp = dsl::Sum(pred && neg, dims);
+  Expr tn = dsl::Sum(!pred && neg, dims);
+  Expr fn = dsl::Sum(!pred && pos, dims);
+  Expr stacked = dsl::Concat({dsl::Unsqueeze(tp, 0), dsl::Unsqueeze(fp, 0), dsl::Unsqueeze(tn, 0),
+                              dsl::Unsqueeze(fn, 0)});  // [4, N, ...]
+  return dsl::Transpose(stacked, 0, 1);
+}
+
+// BinaryFormCounts are SampleCounts of a binary/multilabel form over `dims`.
+Expr BinaryFormCounts(const BinaryForm& f, const std::vector<int64_t>& dims) {
+  Expr kept = Kept(f);
+  Expr t = dsl::Cast(f.target, DType::kInt64);
+  return SampleCounts(f.label, t == 1.0 && kept, t == 0.0 && kept, dims);
+}
+
+// SamplewiseMulticlassForm is MakeMulticlassForm plus the rank samplewise
+// needs: labels (N, ...) or scores (N, C, ...) with at least one position dim.
+bool SamplewiseMulticlassForm(MetricBuilder& b, int64_t num_classes, int64_t top_k,
+                              std::optional<int64_t> ignore_index, MulticlassForm& f) {
+  if (!MakeMulticlassForm(b, num_classes, ignore_index, top_k, f)) return false;
+  const std::vector<int64_t>& ps = b.FindInput("preds")->shape;
+  return f.scores.valid()
+             ? RequireSamplewiseRank(b, "preds", ps, 3, absl::StrCat("(N, ", num_classes, ", ...)"))
+             : RequireSamplewiseRank(b, "preds", ps, 2, "(N, ...)");
+}
+
+}  // namespace
+
+State BinarySamplewise(MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index) {
+  Inputs in;
+  if (!ReadInputs(b, in) || !RequireSameShape(b, in) ||
+      !RequireSamplewiseRank(b, "preds", in.pshape, 2, "(N, ...)")) {
+    return State{};
+  }
+  BinaryForm f;
+  if (!MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) return State{};
+  State s = b.AddState("samplewise", DType::kInt64, {4}, Reducer::kCat);
+  b.Accumulate(s, BinaryFormCounts(f, DimsFrom(f.label, 1)));
+  return s;
+}
+
+State MultilabelSamplewise(MetricBuilder& b, int64_t num_labels, double threshold,
+                           std::optional<int64_t> ignore_index) {
+  Inputs in;
+  if (!MultilabelInputs(b, num_labels, in) ||
+      !RequireSamplewiseRank(b, "preds", in.pshape, 3, absl::StrCat("(N, ", num_labels, ", ...)"))) {
+    return State{};
+  }
+  BinaryForm f;
+  if (!MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) return State{};
+  State s = b.AddState("samplewise", DType::kInt64, {4, num_labels}, Reducer::kCat);
+  b.Accumulate(s, BinaryFormCounts(f, DimsFrom(f.label, 2)));
+  return s;
+}
+
+State MulticlassSamplewise(MetricBuilder& b, int64_t num_classes, int64_t top_k,
+                           std::optional<int64_t> ignore_index) {
+  MulticlassForm f;
+  if (!SamplewiseMulticlassForm(b, num_classes, top_k, ignore_index, f)) return State{};
+  Expr keep = !RowAny(f.bad, /*keepdim=*/true);
+  if (f.ignored.valid()) keep = keep && !f.ignored;
+  Expr pred;  // (N, ..., C)
+  if (top_k > 1) {
+    Expr scores = f.scores;
+    for (int64_t d = 1; d + 1 < scores.rank(); ++d) scores = dsl::Transpose(scores, d, d + 1);
+    pred = dsl::TopkMask(scores, top_k);
+  } else {
+    pred = dsl::OneHot(Labels(f), num_classes);  // out-of-range labels: all false (and not kept)
+  }
+  Expr truth = dsl::OneHot(f.target, num_classes);
+  Expr kept = dsl::Unsqueeze(keep, -1);
+  std::vector<int64_t> dims;
+  for (int64_t d = 1; d + 1 < pred.rank(); ++d) dims.push_back(d);
+  State s = b.AddState("samplewise", DType::kInt64, {4, num_classes}, Reducer::kCat);
+  b.Accumulate(s, SampleCounts(pred, truth && kept, !truth && kept, dims));
+  return s;
+}
+
+State MulticlassSamplewiseExactMatch(MetricBuilder& b, int64_t num_classes,
+                                     std::optional<int64_t> ignore_index) {
+  MulticlassForm f;
+  if (!SamplewiseMulticlassForm(b, num_classes, /*top_k=*/1, ignore_index, f)) return State{};
+  Expr same = Labels(f) == f.target;
+  if (f.ignored.valid()) same = same || f.ignored;
+  Expr match = !RowAny(!same, /*keepdim=*/false) && !RowAny(f.bad, /*keepdim=*/false);
+  State s = b.AddState("samplewise_correct", DType::kInt64, {}, Reducer::kCat);
+  b.Accumulate(s, dsl::Cast(match, DType::kInt64));
+  return s;
+}
+
+State MultilabelSamplewiseExactMatch(MetricBuilder& b, int64_t num_labels, double threshold,
+                                     std::optional<int64_t> ignore_index, int64_t* positions) {
+  Inputs in;
+  BinaryForm f;
+  if (!MultilabelInputs(b, num_labels, in) ||
+      !RequireSamplewiseRank(b, "preds", in.pshape, 3, absl::StrCat("(N, ", num_labels, ", ...)")) ||
+      !MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) {
+    return State{};
+  }
+  *positions = 1;
+  for (size_t d = 2; d < in.pshape.size(); ++d) *positions *= in.pshape[d];
+  Expr same = dsl::Cast(f.label, DType::kInt64) == dsl::Cast(f.target, DType::kInt64);
+  if (f.ignored.valid()) same = same && !f.ignored;  // TorchMetrics sets an ignored target to -1
+  Expr match = dsl::All(same, {1});                   // (N, positions...)
+  Expr count = dsl::Sum(match, DimsFrom(match, 1));   // [N]
+  Expr valid = !RowAny(f.bad, /*keepdim=*/false);
+  State s = b.AddState("samplewise_correct", DType::kInt64, {}, Reducer::kCat);
+  b.Accumulate(s, dsl::Where(valid, count, 0.0));
+  return s;
+}
+
+}  // namespace tally::metrics

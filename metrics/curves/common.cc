@@ -1,0 +1,348 @@
+#include "metrics/curves/common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace tally::metrics {
+
+using dsl::Expr;
+using ir::DType;
+
+absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args, bool allow_exact16) {
+  Thresholds t;
+  const ArgValue* v = args.Find("thresholds", "none, an int, a float list or exact16", "none");
+  if (v == nullptr || std::holds_alternative<std::monostate>(*v)) return t;
+  if (auto* name = std::get_if<std::string>(v)) {
+    if (*name == "exact16" || *name == "exact_fp16" || *name == "exact_bf16") {
+      if (!allow_exact16) {
+        return args.InvalidArgument(absl::StrCat("thresholds=", *name,
+                                                 " is implemented for the auroc, average_precision, roc and "
+                                                 "precision_recall_curve metrics; use thresholds=None for the exact form"));
+      }
+      t.exact16 = *name == "exact16" ? "auto" : *name == "exact_fp16" ? "fp16" : "bf16";
+      return t;
+    }
+  }
+  t.binned = true;
+  if (auto* n = std::get_if<int64_t>(v)) {
+    if (*n < 2) return args.InvalidArgument(absl::StrCat("thresholds must be an int >= 2, got ", *n));
+    t.count = *n;
+    return t;
+  }
+  if (auto* l = std::get_if<std::vector<double>>(v)) t.values = *l;
+  if (auto* l = std::get_if<std::vector<int64_t>>(v)) t.values.assign(l->begin(), l->end());
+  if (t.values.empty()) {
+    return args.InvalidArgument(absl::StrCat("thresholds must be none, an int or a non-empty list of floats in [0, 1], got ",
+                                             ArgValueToString(*v)));
+  }
+  for (double x : t.values) {
+    if (!(x >= 0.0 && x <= 1.0)) {
+      return args.InvalidArgument(absl::StrCat("thresholds must lie in [0, 1], got ", ArgValueToString(*v)));
+    }
+  }
+  return t;
+}
+
+absl::Status RequireAscending(SpecArgs& args, const Thresholds& t) {
+  if (std::is_sorted(t.values.begin(), t.values.end())) return absl::OkStatus();
+  return args.InvalidArgument(absl::StrCat("thresholds must be sorted in increasing order for an area under the curve, got [",
+                                           absl::StrJoin(t.values, ", "), "]"));
+}
+
+Expr ThresholdTensor(Expr like, const Thresholds& t) {
+  const int64_t n = t.size();
+  // ATen's own kernel: no formula restates its float32 rounding for every T
+  // (linspace(0, 1, 10)[6] is 0.6666667, a two-sided formula gives 0.6666666).
+  if (t.values.empty()) return dsl::Linspace(like, 0.0, 1.0, n, DType::kFloat32);
+  Expr ar = dsl::Arange(like, n, DType::kFloat32);
+  Expr out = dsl::FullLike(ar, 0.0, DType::kFloat32);
+  for (int64_t i = 0; i < n; ++i) {
+    out = dsl::Where(ar == static_cast<double>(i),
+                     dsl::ScalarOf(ar, static_cast<float>(t.values[i]), DType::kFloat32), out);
+  }
+  return out;
+}
+
+namespace {
+
+std::string ShapeString(const std::vector<int64_t>& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
+
+}  // namespace
+
+SortedThresholds SortThresholds(const Thresholds& th) {
+  SortedThresholds out;
+  out.sorted = th;
+  const int64_t n = th.size();
+  if (th.values.empty()) {
+    // linspace is ascending: the identity, made in the graph (PermIndex),
+    // never as a host vector of T entries (thresholds=10^9 would allocate
+    // 8 GB here before the budget could refuse it).
+    return out;
+  }
+  out.perm.resize(n);
+  std::iota(out.perm.begin(), out.perm.end(), 0);
+  std::vector<float> f(n);
+  for (int64_t i = 0; i < n; ++i) f[i] = static_cast<float>(th.values[i]);
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return f[x] < f[y]; });
+  for (int64_t j = 0; j < n; ++j) {
+    out.sorted.values[j] = th.values[order[j]];
+    out.perm[order[j]] = j;
+    if (order[j] != j) out.identity = false;
+  }
+  return out;
+}
+
+Expr LastOfTies(Expr sorted, Expr n_kept) {
+  Expr rank = dsl::Cumsum(dsl::FullLike(sorted, 1.0, DType::kInt64), 0);  // i + 1
+  Expr next = dsl::Take(sorted, rank);  // row i + 1; the final row (clamped) is itself
+  Expr final_row = rank == dsl::Size(sorted, 0);
+  return (next != sorted || final_row) && rank <= n_kept;
+}
+
+Expr PermIndex(Expr like, const SortedThresholds& st, bool reversed) {
+  const int64_t t = st.sorted.size();
+  if (st.perm.empty()) {
+    Expr ar = dsl::Arange(like, t);
+    return reversed ? static_cast<double>(t - 1) - ar : ar;
+  }
+  if (!reversed) return IndexVector(like, st.perm);
+  return IndexVector(like, std::vector<int64_t>(st.perm.rbegin(), st.perm.rend()));
+}
+
+Expr IndexVector(Expr like, const std::vector<int64_t>& v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  Expr ar = dsl::Arange(like, n);
+  bool progression = true;
+  const int64_t step = n > 1 ? v[1] - v[0] : 1;
+  for (int64_t i = 0; i < n && progression; ++i) progression = v[i] == v[0] + step * i;
+  if (progression) {
+    if (n > 0 && v[0] == 0 && step == 1) return ar;
+    return ar * static_cast<double>(step) + static_cast<double>(n > 0 ? v[0] : 0);
+  }
+  Expr out = dsl::FullLike(ar, 0.0, DType::kInt64);
+  for (int64_t i = 0; i < n; ++i) {
+    out = dsl::Where(ar == static_cast<double>(i), dsl::ScalarOf(ar, static_cast<double>(v[i]), DType::kInt64), out);
+  }
+  return out;
+}
+
+Expr BinnedHistogram(Expr probs, Expr label, Expr cls, int64_t k, const SortedThresholds& st) {
+  const int64_t t = st.sorted.size();
+  Expr thr = ThresholdTensor(probs, st.sorted);
+  if (probs.dtype() != DType::kFloat32) thr = dsl::Cast(thr, probs.dtype());
+  Expr above = dsl::SearchSorted(thr, probs, /*right=*/true);
+  above = dsl::Where(dsl::IsNan(probs), int64_t{0}, above);
+  Expr idx = above + (label + cls * int64_t{2}) * static_cast<double>(t + 1);
+  idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
+  return dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * (t + 1)), {k, 2, t + 1});
+}
+
+ExactRows AccumulateExactRows(dsl::MetricBuilder& b, Expr probs, Expr stored_target, bool multiclass,
+                              const std::vector<int64_t>& row, const std::vector<int64_t>& target_row) {
+  ExactRows out;
+  dsl::State p_rows = b.AddState("preds", probs.dtype(), row, ir::Reducer::kCat);
+  if (multiclass) {
+    // A class index (or -1) fits in 4 bytes: the budget keeps C far below 2^31.
+    dsl::State t_rows = b.AddState("target", DType::kInt32, target_row, ir::Reducer::kCat);
+    b.Accumulate(p_rows, probs);
+    b.Accumulate(t_rows, dsl::Cast(stored_target, DType::kInt32));
+    out.scores = b.Read(p_rows);
+    if (b.ok()) out.y = dsl::Cast(b.Read(t_rows), DType::kInt64);
+    return out;
+  }
+  dsl::State positive = b.AddState("positive", DType::kBool, target_row, ir::Reducer::kCat);
+  b.Accumulate(p_rows, dsl::Where(stored_target >= int64_t{0}, probs, -1.0));
+  b.Accumulate(positive, stored_target == int64_t{1});
+  out.scores = b.Read(p_rows);
+  if (!b.ok()) return out;
+  out.positive = b.Read(positive);
+  out.y = dsl::Where(out.scores < 0.0, int64_t{-1}, dsl::Cast(out.positive, DType::kInt64));
+  return out;
+}
+
+std::string Exact16Format(const Thresholds& t, DType preds_dtype) {
+  if (t.binned) return "";
+  if (t.exact16 == "fp16" || t.exact16 == "bf16") return t.exact16;
+  if (preds_dtype == DType::kBFloat16) return "bf16";
+  if (preds_dtype == DType::kFloat16 || t.exact16 == "auto") return "fp16";
+  return "";
+}
+
+Expr Exact16Histogram(Expr probs, Expr label, int64_t k, const std::string& format) {
+  // One fused pass on the CPU (ops/fused/score_code.h); a histogram elsewhere.
+  return probs.builder()->Op(ops::OpId::kCode16Counts, {probs, label},
+                             {{"format", format}, {"classes", k}});
+}
+
+Expr DecodeCode16(Expr codes, const std::string& format) {
+  const bool bf16 = format == "bf16";
+  const int64_t lo = bf16 ? -126 : -14;
+  const int64_t emax = bf16 ? 255 : 31;  // the all-ones exponent: inf and NaN
+  const double m = bf16 ? 128.0 : 1024.0;  // 2^M
+  Expr c = dsl::Cast(codes, DType::kFloat64);
+  Expr negative = c < 32768.0;
+  Expr u = dsl::Where(negative, 32767.0 - c, c - 32768.0);  // the magnitude's bits
+  // E = floor(u / 2^M), by bucketize against the multiples of 2^M (exact).
+  Expr steps = (dsl::Cast(dsl::Arange(c, emax), DType::kFloat64) + 1.0) * m;
+  Expr e = dsl::Cast(dsl::Bucketize(u, steps, /*right=*/true), DType::kFloat64);
+  Expr f = u - e * m;
+  Expr two = dsl::FullLike(c, 2.0, DType::kFloat64);
+  Expr normal = (f / m + 1.0) * dsl::Pow(two, e + static_cast<double>(lo - 1));
+  Expr sub = f * std::ldexp(1.0, static_cast<int>(lo) - static_cast<int>(std::log2(m)));
+  Expr v = dsl::Where(e == 0.0, sub, normal);
+  v = dsl::Where(e == static_cast<double>(emax), dsl::Where(f == 0.0, dsl::FullLike(v, INFINITY, DType::kFloat64), NAN), v);
+  return dsl::Cast(dsl::Where(negative, -v, v), DType::kFloat32);
+}
+
+Exact16Stats Exact16StatsOf(Expr counts) {
+  Expr h = dsl::Cast(counts, DType::kFloat64);
+  Expr neg = dsl::Select(h, 1, 0), pos = dsl::Select(h, 1, 1);  // [K, codes]
+  Exact16Stats s;
+  s.n_pos = dsl::Sum(pos, {1});
+  s.n_neg = dsl::Sum(neg, {1});
+  // Positives scored above code c: n_pos - cumsum(pos)[c]; a tied pair is one half.
+  Expr pos_above = dsl::Unsqueeze(s.n_pos, 1) - dsl::Cumsum(pos, 1);
+  s.u = dsl::Sum(neg * (pos_above + pos * 0.5), {1});
+  // At code c: positives and rows scored >= it.
+  Expr all = pos + neg;
+  Expr tp_ge = pos_above + pos;
+  Expr n_ge = dsl::Unsqueeze(s.n_pos + s.n_neg, 1) - dsl::Cumsum(all, 1) + all;
+  s.precision_sum = dsl::Sum(dsl::Where(pos > 0.0, pos * dsl::SafeDiv(tp_ge, n_ge), 0.0), {1});
+  return s;
+}
+
+void CountNanScores(dsl::MetricBuilder& b, Expr nan_kept) {
+  b.Check("preds", "{n} NaN scores", dsl::Sum(dsl::Cast(nan_kept, DType::kInt64)));
+}
+
+Expr ClassIndex(Expr like, int64_t c, int64_t rank) {
+  Expr cls = dsl::Arange(like, c);
+  if (rank > 2) {
+    std::vector<int64_t> shape(rank - 1, 1);
+    shape[0] = c;
+    cls = dsl::Reshape(cls, shape);
+  }
+  return cls;
+}
+
+bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_index, dsl::MetricBuilder& b,
+                     ClassInputs& in, NanScores nan_scores) {
+  Expr preds = b.Input("preds");
+  Expr target = b.Input("target");
+  if (!b.ok()) return false;
+  const std::vector<int64_t>& ps = b.FindInput("preds")->shape;
+  const std::vector<int64_t>& ts = b.FindInput("target")->shape;
+  const int64_t c = num;
+  const char* num_name = task == ClassTask::kMulticlass ? "num_classes" : "num_labels";
+  if (!ir::IsFloating(preds.dtype())) {
+    b.FailInput("preds", absl::StrCat("expected floating point probabilities or logits, got ",
+                                      ir::DTypeName(preds.dtype())));
+  } else if (ir::IsFloating(target.dtype())) {
+    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ", ir::DTypeName(target.dtype())));
+  } else if (task == ClassTask::kMulticlass) {
+    if (ps.size() != ts.size() + 1 || ts.empty()) {
+      b.FailInput("preds", absl::StrCat("expected scores of shape (N, ", c, ", ...) with one more dim than target ",
+                                        ShapeString(ts), ", got ", ShapeString(ps)));
+    } else if (ps[1] != c) {
+      b.FailInput("preds", absl::StrCat("expected scores of shape (N, ", c, ", ...) for num_classes=", c, ", got ",
+                                        ShapeString(ps)));
+    } else if (ps[0] != ts[0] || !std::equal(ps.begin() + 2, ps.end(), ts.begin() + 1)) {
+      b.FailInput("preds", absl::StrCat("scores of shape ", ShapeString(ps), " do not match target's shape ",
+                                        ShapeString(ts), " (expected (N, C, ...) and (N, ...))"));
+    }
+  } else if (ps != ts) {
+    b.FailInput("preds", absl::StrCat("shape ", ShapeString(ps), " does not match target's shape ", ShapeString(ts)));
+  } else if (ps.size() < 2 || ps[1] != c) {
+    b.FailInput("preds", absl::StrCat("expected shape (N, ", c, ", ...) for ", num_name, "=", c, ", got ",
+                                      ShapeString(ps)));
+  }
+  if (!b.ok()) return false;
+  in.extra.assign(ps.begin() + 2, ps.end());
+  if (preds.dtype() != DType::kFloat32 && preds.dtype() != DType::kFloat64) preds = dsl::Cast(preds, DType::kFloat32);
+  Expr t = dsl::Cast(target, DType::kInt64);
+  Expr ignored;
+  if (ignore_index) ignored = t == static_cast<double>(*ignore_index);
+  // NaN fails both comparisons, so it also counts as outside (as in TorchMetrics).
+  Expr outside = !(preds >= 0.0 && preds <= 1.0);
+  if (task == ClassTask::kMulticlass) {
+    Expr bad = t < 0.0 || t >= static_cast<double>(c);
+    if (ignored.valid()) bad = bad && !ignored;
+    b.Check("target", absl::StrCat("{n} values outside [0, ", c, ")"), dsl::Sum(dsl::Cast(bad, DType::kInt64)));
+    Expr valid = !bad;
+    if (ignored.valid()) valid = valid && !ignored;
+    if (nan_scores == NanScores::kRejected) CountNanScores(b, dsl::IsNan(preds) && dsl::Unsqueeze(valid, 1));
+    // TorchMetrics drops ignored samples before it looks for logits.
+    Expr probs = dsl::Where(dsl::Any(outside && dsl::Unsqueeze(valid, 1)), dsl::Softmax(preds, 1), preds);
+    Expr cls = ClassIndex(t, c, preds.rank());
+    Expr t1 = dsl::Unsqueeze(t, 1);
+    in.probs = probs;
+    in.label = dsl::Where(dsl::Unsqueeze(valid, 1), dsl::Cast(t1 == cls, DType::kInt64), int64_t{-1});
+    in.stored_target = dsl::Where(valid, t, int64_t{-1});
+  } else {
+    Expr bad = !(t == 0.0 || t == 1.0);
+    if (ignored.valid()) bad = bad && !ignored;
+    b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
+    Expr valid = !bad;
+    if (ignored.valid()) valid = valid && !ignored;
+    if (nan_scores == NanScores::kRejected) CountNanScores(b, dsl::IsNan(preds) && valid);
+    // TorchMetrics looks for logits among all elements, ignored ones included.
+    in.probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
+    in.label = dsl::Where(valid, t, int64_t{-1});
+    in.stored_target = in.label;
+  }
+  return b.ok();
+}
+
+bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::MetricBuilder& b, BinaryInputs& in,
+                      NanScores nan_scores) {
+  Expr preds = b.Input("preds");
+  Expr target = b.Input("target");
+  if (!b.ok()) return false;
+  auto shape = [](const std::vector<int64_t>& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); };
+  const std::vector<int64_t>& ps = b.FindInput("preds")->shape;
+  const std::vector<int64_t>& ts = b.FindInput("target")->shape;
+  if (!ir::IsFloating(preds.dtype())) {
+    b.FailInput("preds", absl::StrCat("expected floating point probabilities or logits, got ",
+                                      ir::DTypeName(preds.dtype())));
+  } else if (ir::IsFloating(target.dtype())) {
+    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ", ir::DTypeName(target.dtype())));
+  } else if (ps.empty()) {
+    b.FailInput("preds", "expected a tensor of shape (N, ...), got a scalar");
+  } else if (ps != ts) {
+    b.FailInput("preds", absl::StrCat("shape ", shape(ps), " does not match target's shape ", shape(ts)));
+  }
+  if (!b.ok()) return false;
+  if (preds.rank() > 1) {
+    preds = dsl::Flatten(preds);
+    target = dsl::Flatten(target);
+  }
+  if (cast_f32 && preds.dtype() != DType::kFloat32 && preds.dtype() != DType::kFloat64) {
+    preds = dsl::Cast(preds, DType::kFloat32);
+  }
+  Expr t = dsl::Cast(target, DType::kInt64);
+  Expr valid = t == int64_t{0} || t == int64_t{1};
+  Expr bad = !valid;
+  if (ignore_index) {
+    Expr ignored = t == static_cast<double>(*ignore_index);
+    bad = bad && !ignored;
+    valid = valid && !ignored;
+  }
+  b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
+  if (nan_scores == NanScores::kRejected) CountNanScores(b, dsl::IsNan(preds) && valid);
+  Expr outside = !(preds >= 0.0 && preds <= 1.0) && valid;
+  in.probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
+  in.target = t;
+  in.valid = valid;
+  return b.ok();
+}
+
+}  // namespace tally::metrics

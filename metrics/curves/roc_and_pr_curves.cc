@@ -1,0 +1,454 @@
+// Curves whose result is a tuple: binary_roc, multiclass_roc, multilabel_roc,
+// binary_precision_recall_curve, multiclass_precision_recall_curve and
+// multilabel_precision_recall_curve (TorchMetrics 1.5 functional names and
+// arguments: thresholds, num_classes / num_labels, average (multiclass only:
+// none, micro, macro), ignore_index, validate_args).
+//
+// Inputs as binary_auroc (curves.cc) and multiclass_/multilabel_auroc
+// (curve_common.h ReadClassInputs) take them: float probabilities or logits,
+// integer targets, extra dims flattened, ignore_index dropped, targets out of
+// range counted by a deferred check and dropped.
+//
+// Results, as TorchMetrics returns them (tally eval prints them as nested
+// lists, engine/dsl/metric.h labels their parts):
+//   *_roc: (fpr, tpr, thresholds), thresholds descending;
+//   *_precision_recall_curve: (precision, recall, thresholds), thresholds
+//     ascending, with one more precision/recall point than thresholds.
+// binary, and multiclass with average=micro or macro: three 1-D tensors.
+// multiclass (average=none) and multilabel: exact, three lists of one tensor
+// per class (their lengths differ); binned, fpr/tpr (precision/recall)
+// [C, T] ([C, T+1]) and the thresholds [T].
+//
+// thresholds=None (exact): `cat` states of the probabilities and targets.
+// Finalize is _binary_clf_curve per class: a stable descending argsort,
+// cumulative positives (tps) and negatives (fps), one point at the last row
+// of each run of tied scores. Those rows are picked with masked_select: the
+// number of points depends on the data, so the finalize reads the host there
+// (`tally inspect` marks it); updates stay sync-free.
+//   roc: the point (0, 0) with threshold 1.0 first; fpr = fps / negatives
+//     and tpr = tps / positives, all zeros without negatives / positives.
+//   prc: precision = tps / (tps + fps), recall = tps / positives (NaN
+//     without positives), both reversed, then precision 1 and recall 0
+//     appended. Without positives TorchMetrics sets recall to 1 everywhere;
+//     its multiclass form tests this on the class labels, so there a class
+//     without positives gets recall 1 only when every kept target is class
+//     0, and NaN otherwise.
+//   a class (label) without any kept element: every value of the result
+//     NaN (TorchMetrics raises an IndexError for the whole call).
+//   multiclass macro: all classes' thresholds sorted (roc descending, prc
+//     ascending), x = the sorted concatenation of every class's fpr
+//     (precision), y = the mean over the classes of TorchMetrics' `interp`
+//     of each class's curve at x. micro: one binary curve over every
+//     (sample, class) element with one-hot targets.
+//
+// thresholds=int T or a list (binned): thresholds are torch.linspace(0, 1,
+// T) (made by ATen's own kernel) or the list, float32, in the user's order.
+// The state is the i64 histogram [K, 2, T+1] of (class, target, how many
+// thresholds are <= the probability): constant memory, sync-free in update
+// and finalize. A cumulative sum turns it into TorchMetrics' counts of
+// preds >= threshold; then tpr = tp / (tp + fn), fpr = fp / (fp + tn),
+// precision = tp / (tp + fp) and recall = tp / (tp + fn), 0 where 0/0. roc
+// flips the curve and thresholds; prc appends precision 1 and recall 0.
+//
+// Values are float32 like TorchMetrics'; exact thresholds keep the
+// probabilities' dtype, binned ones are float32.
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/dsl/builder.h"
+#include "support/status_macros.h"
+#include "metrics/common.h"
+#include "metrics/curves/common.h"
+#include "metrics/registry.h"
+
+namespace tally::metrics {
+namespace {
+
+using dsl::Expr;
+using dsl::MetricBuilder;
+using dsl::Parts;
+using dsl::State;
+using ir::DType;
+using ir::Reducer;
+
+enum class Kind { kRoc, kPrc };
+
+struct Args {
+  int64_t num = 1;  // num_classes or num_labels (binary: 1)
+  std::string average = "none";
+  Thresholds thresholds;
+  std::optional<int64_t> ignore_index;
+};
+
+absl::StatusOr<Args> ReadArgs(Task task, SpecArgs& args) {
+  Args a;
+  if (task != Task::kBinary) {
+    const char* num_name = task == Task::kMulticlass ? "num_classes" : "num_labels";
+    TALLY_ASSIGN_OR_RETURN(a.num, args.GetInt(num_name));
+    if (a.num < 2) return args.InvalidArgument(absl::StrCat(num_name, " must be an integer >= 2, got ", a.num));
+  }
+  if (task == Task::kMulticlass) {
+    TALLY_ASSIGN_OR_RETURN(a.average, args.GetEnum("average", {"none", "micro", "macro"}, "none"));
+  }
+  TALLY_ASSIGN_OR_RETURN(a.thresholds, ReadThresholds(args, /*allow_exact16=*/true));
+  TALLY_ASSIGN_OR_RETURN(a.ignore_index, args.GetOptionalInt("ignore_index"));
+  // Accepted for compatibility: validation is always on, deferred to Compute.
+  TALLY_RETURN_IF_ERROR(args.GetBool("validate_args", true).status());
+  return a;
+}
+
+// ReadBinaryLabels gives the flattened probabilities and labels (1
+// positive, 0 negative, -1 dropped) of binary inputs, as binary_auroc reads
+// them (ReadBinaryInputs).
+bool ReadBinaryLabels(const Args& a, MetricBuilder& b, Expr* probs, Expr* label) {
+  BinaryInputs in;
+  if (!ReadBinaryInputs(a.ignore_index, /*cast_f32=*/true, b, in)) return false;
+  *probs = in.probs;
+  *label = dsl::Where(in.valid, in.target, int64_t{-1});
+  return b.ok();
+}
+
+Expr MaskedSelect(Expr x, Expr mask, dsl::Loc loc = dsl::Loc::Current()) {
+  if (!x.valid()) return x;
+  return x.builder()->Op(ops::OpId::kMaskedSelect, {x, mask}, {}, loc);
+}
+
+Expr F32(Expr x) { return dsl::Cast(x, DType::kFloat32); }
+
+// Flip reverses a 1-D tensor of any length.
+Expr Flip(Expr x) {
+  Expr rank = dsl::Cumsum(dsl::FullLike(x, 1.0, DType::kInt64), 0);  // i + 1
+  return dsl::Take(x, dsl::Size(x, 0) - rank);
+}
+
+// ClfCurve is _binary_clf_curve: per distinct score, descending, the
+// cumulative false and true positives (i64 [M]) and the score, plus the
+// class's totals of negatives and positives (i64 scalars).
+struct ClfCurve {
+  Expr fps, tps, thresholds, n_neg, n_pos;
+};
+
+// BinaryClfCurve scores `s` against `label` (1 positive, 0 negative, -1
+// dropped), both 1-D.
+ClfCurve BinaryClfCurve(Expr s, Expr label) {
+  Expr valid = label >= int64_t{0};
+  Expr key = dsl::Where(valid, s, -1.0);  // dropped rows sort after every probability
+  Expr perm = dsl::Argsort(key, 0, /*descending=*/true);
+  Expr sorted = dsl::Take(key, perm);
+  Expr pos = dsl::Take(dsl::Cast(label == int64_t{1}, DType::kInt64), perm);
+  Expr neg = dsl::Take(dsl::Cast(label == int64_t{0}, DType::kInt64), perm);
+  ClfCurve c;
+  c.n_pos = dsl::Sum(pos);
+  c.n_neg = dsl::Sum(neg);
+  // The last row of each run of ties: the rows scored >= it end there.
+  Expr last = LastOfTies(sorted, c.n_pos + c.n_neg);
+  c.tps = MaskedSelect(dsl::Cumsum(pos, 0), last);
+  c.fps = MaskedSelect(dsl::Cumsum(neg, 0), last);
+  c.thresholds = MaskedSelect(sorted, last);
+  return c;
+}
+
+// Curve is one curve's three tensors: (fpr, tpr, thresholds) or
+// (precision, recall, thresholds).
+struct Curve {
+  Expr x, y, thresholds;
+};
+
+Curve ExactRoc(const ClfCurve& c) {
+  Expr zero = dsl::Full(c.tps, {1}, 0.0, DType::kInt64);
+  Expr fps = dsl::Concat({zero, c.fps});
+  Expr tps = dsl::Concat({zero, c.tps});
+  Curve out;
+  out.thresholds = dsl::Concat({dsl::Full(c.thresholds, {1}, 1.0, c.thresholds.dtype()), c.thresholds});
+  // Without negatives (positives) every fps (tps) is 0: the zeros
+  // TorchMetrics returns.
+  out.x = dsl::SafeDiv(F32(fps), F32(c.n_neg));
+  out.y = dsl::SafeDiv(F32(tps), F32(c.n_pos));
+  return out;
+}
+
+// ExactPrc: `recall_one` (bool scalar) is TorchMetrics' "no positive
+// samples" test, which sets recall to 1 at every threshold.
+Curve ExactPrc(const ClfCurve& c, Expr recall_one) {
+  Expr tp = F32(c.tps), fp = F32(c.fps);
+  Expr precision = tp / (tp + fp);
+  Expr recall = dsl::Where(recall_one, 1.0, tp / F32(c.n_pos));
+  Curve out;
+  out.x = dsl::Concat({Flip(precision), dsl::Full(precision, {1}, 1.0, DType::kFloat32)});
+  out.y = dsl::Concat({Flip(recall), dsl::Full(recall, {1}, 0.0, DType::kFloat32)});
+  out.thresholds = Flip(c.thresholds);
+  return out;
+}
+
+Curve CurveOf(Kind kind, const ClfCurve& c, Expr recall_one) {
+  if (kind == Kind::kRoc) return ExactRoc(c);
+  return ExactPrc(c, recall_one.valid() ? recall_one : c.n_pos == int64_t{0});
+}
+
+Curve ExactCurve(Kind kind, Expr s, Expr label, Expr recall_one = Expr()) {
+  return CurveOf(kind, BinaryClfCurve(s, label), recall_one);
+}
+
+// Exact16ClfCurve is BinaryClfCurve from one class's exact16 counts
+// [2, 65536] (target, score code): every code present is a point, the
+// codes descending, its score decoded.
+ClfCurve Exact16ClfCurve(Expr counts, const std::string& format) {
+  Expr neg = dsl::Select(counts, 0, 0), pos = dsl::Select(counts, 0, 1);
+  Expr pos_d = Flip(pos), neg_d = Flip(neg);
+  Expr present = pos_d + neg_d > int64_t{0};
+  ClfCurve c;
+  c.n_pos = dsl::Sum(pos);
+  c.n_neg = dsl::Sum(neg);
+  c.tps = MaskedSelect(dsl::Cumsum(pos_d, 0), present);
+  c.fps = MaskedSelect(dsl::Cumsum(neg_d, 0), present);
+  c.thresholds = MaskedSelect(DecodeCode16(Flip(dsl::Arange(counts, kCodes16)), format), present);
+  return c;
+}
+
+// Interp is TorchMetrics' interp(x, xp, fp) (utilities/compute.py) with the
+// same float32 operations: slopes m = (fp[i+1] - fp[i]) / (xp[i+1] - xp[i])
+// (0 where 0/0) and intercepts b = fp[i] - m * xp[i]; every x takes the
+// segment i = #(xp <= x) - 1, clamped to [0, len(m) - 1], and gives
+// m[i] * x + b[i]. xp need not be sorted (precision is not): the count is
+// the same over sorted xp.
+Expr Interp(Expr x, Expr xp, Expr fp) {
+  Expr next = dsl::Cumsum(dsl::FullLike(xp, 1.0, DType::kInt64), 0);  // i + 1 (the last clamps to itself)
+  Expr m = dsl::SafeDiv(dsl::Take(fp, next) - fp, dsl::Take(xp, next) - xp);
+  Expr b = fp - m * xp;
+  Expr count = dsl::SearchSorted(dsl::SortValues(xp, 0), x, /*right=*/true);
+  Expr i = dsl::Minimum(dsl::Clamp(count - int64_t{1}, 0.0, std::nullopt), dsl::Size(xp, 0) - int64_t{2});
+  return dsl::Take(m, i) * x + dsl::Take(b, i);
+}
+
+// Macro averages per-class curves as TorchMetrics' multiclass compute does.
+Curve Macro(Kind kind, const std::vector<Curve>& per_class, Expr x_all, Expr thresholds_all) {
+  Curve out;
+  out.thresholds = dsl::SortValues(thresholds_all, 0, /*descending=*/kind == Kind::kRoc);
+  out.x = dsl::SortValues(x_all, 0);
+  Expr sum;
+  for (const Curve& c : per_class) {
+    Expr v = Interp(out.x, c.x, c.y);
+    sum = sum.valid() ? sum + v : v;
+  }
+  out.y = sum / static_cast<double>(per_class.size());
+  return out;
+}
+
+// Poisoned sets every value of `c` to NaN where `empty` (a bool scalar):
+// TorchMetrics' _binary_clf_curve raises (IndexError) on a class without
+// any kept element, for the whole call.
+Curve Poisoned(const Curve& c, Expr empty) {
+  return Curve{dsl::Where(empty, NAN, c.x), dsl::Where(empty, NAN, c.y), dsl::Where(empty, NAN, c.thresholds)};
+}
+
+Parts ToParts(const Curve& c) { return Parts{c.x, c.y, c.thresholds}; }
+
+Parts ListParts(const std::vector<Curve>& cs) {
+  std::vector<Expr> x, y, t;
+  for (const Curve& c : cs) {
+    x.push_back(c.x);
+    y.push_back(c.y);
+    t.push_back(c.thresholds);
+  }
+  return Parts{Parts(x), Parts(y), Parts(t)};
+}
+
+// BinnedCurves turns the histogram state into per-class curves, [K, T]
+// (roc, flipped) or [K, T+1] (prc), and the thresholds [T].
+Curve BinnedCurves(Kind kind, Expr hist, int64_t k, const Thresholds& th, const SortedThresholds& st) {
+  const int64_t t = th.size();
+  // ge[k, y, j]: elements of class k and target y at or above the j-th
+  // sorted threshold (those with more than j thresholds below them).
+  Expr total = dsl::Sum(hist, {2}, /*keepdim=*/true);
+  Expr ge = total - dsl::Cumsum(hist, 2);
+  // Read it in the user's order (reversed for roc).
+  Expr base = dsl::Reshape(dsl::Arange(hist, k * 2), {k, 2, 1}) * static_cast<double>(t + 1);
+  Expr position = PermIndex(hist, st, /*reversed=*/kind == Kind::kRoc);
+  Expr at = dsl::Take(dsl::Flatten(ge), base + dsl::Reshape(position, {1, 1, t}));
+  Expr fp = F32(dsl::Select(at, 1, 0)), tp = F32(dsl::Select(at, 1, 1));  // [K, T]
+  Expr n_neg = F32(dsl::Select(total, 1, 0)), n_pos = F32(dsl::Select(total, 1, 1));  // [K, 1]
+  Expr fn = n_pos - tp, tn = n_neg - fp;
+  Expr thresholds = ThresholdTensor(hist, th);
+  Curve out;
+  if (kind == Kind::kRoc) {
+    out.x = dsl::SafeDiv(fp, fp + tn);
+    out.y = dsl::SafeDiv(tp, tp + fn);
+    Expr ar = dsl::Arange(hist, t);
+    out.thresholds = dsl::Take(thresholds, static_cast<double>(t - 1) - ar);
+    return out;
+  }
+  // Append along the threshold dim: TorchMetrics cats [T, K] with a row of
+  // ones (zeros) and transposes.
+  auto close = [&](Expr v, double last) {
+    Expr rows = dsl::Transpose(v, 0, 1);
+    return dsl::Transpose(dsl::Concat({rows, dsl::Full(rows, {1, k}, last, DType::kFloat32)}), 0, 1);
+  };
+  out.x = close(dsl::SafeDiv(tp, tp + fp), 1.0);
+  out.y = close(dsl::SafeDiv(tp, tp + fn), 0.0);
+  out.thresholds = thresholds;
+  return out;
+}
+
+// OutputPerClass outputs exact per-class curves: their macro average, or
+// the list of them; `empty` (a class without kept elements) poisons them.
+void OutputPerClass(MetricBuilder& b, Kind kind, const std::string& average, std::vector<Curve> per_class,
+                    Expr empty) {
+  if (average == "macro") {
+    std::vector<Expr> xs, ts;
+    for (const Curve& pc : per_class) {
+      xs.push_back(pc.x);
+      ts.push_back(pc.thresholds);
+    }
+    b.Output(ToParts(Poisoned(Macro(kind, per_class, dsl::Concat(xs), dsl::Concat(ts)), empty)));
+    return;
+  }
+  for (Curve& pc : per_class) pc = Poisoned(pc, empty);
+  b.Output(ListParts(per_class));
+}
+
+// Row returns class `c` of a binned curve (1-D).
+Curve Row(const Curve& curves, int64_t c) {
+  return Curve{dsl::Select(curves.x, 0, c), dsl::Select(curves.y, 0, c), curves.thresholds};
+}
+
+absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const dsl::Signature& sig,
+                                  const ir::Device& device) {
+  TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, args));
+  if (kind == Kind::kRoc && a.average == "macro" && a.thresholds.binned && a.thresholds.size() < 2) {
+    // Each class's binned ROC is one point, and TorchMetrics' interp over
+    // one point indexes an empty slope vector (IndexError).
+    return args.InvalidArgument("average=macro needs at least 2 thresholds");
+  }
+  MetricBuilder b(args.metric_name(), sig, device);
+  // The update's probabilities and labels: binary [M]; else (N, C, ...).
+  Expr probs, label, stored_target;
+  std::vector<int64_t> extra;
+  if (task == Task::kBinary) {
+    if (!ReadBinaryLabels(a, b, &probs, &label)) return b.status();
+    stored_target = label;
+  } else {
+    ClassInputs in;
+    ClassTask ct = task == Task::kMulticlass ? ClassTask::kMulticlass : ClassTask::kMultilabel;
+    if (!ReadClassInputs(ct, a.num, a.ignore_index, b, in)) return b.status();
+    probs = in.probs;
+    label = in.label;
+    stored_target = in.stored_target;
+    extra = in.extra;
+  }
+  const int64_t c = a.num;
+  const bool one_curve = task == Task::kBinary || a.average == "micro";
+  const int64_t k = one_curve ? 1 : c;
+
+  const std::string format = Exact16Format(a.thresholds, b.FindInput("preds")->dtype);
+  if (!format.empty()) {
+    // exact16: counts per (class, target, score code); each class's curve
+    // has a point per code present (curve_common.h).
+    State counts_state = b.AddState("score_counts", DType::kInt64, {k, 2, kCodes16}, Reducer::kSum);
+    b.Accumulate(counts_state, Exact16Histogram(probs, label, k, format));
+    if (!b.ok()) return b.status();
+    Expr counts = b.Read(counts_state);
+    Expr kept = dsl::Sum(counts, {1, 2});  // [K]
+    if (one_curve) {
+      Curve curve = CurveOf(kind, Exact16ClfCurve(dsl::Select(counts, 0, 0), format), Expr());
+      b.Output(ToParts(Poisoned(curve, dsl::Select(kept, 0, 0) == int64_t{0})));
+      return b.Finish();
+    }
+    Expr empty = dsl::Any(kept == int64_t{0});
+    // Multiclass: every kept target is class 0 (TorchMetrics' "no positives" test).
+    Expr all_class0;
+    if (task == Task::kMulticlass) {
+      Expr positives = dsl::Select(dsl::Sum(counts, {2}), 1, 1);  // [C]
+      all_class0 = dsl::Sum(positives) == dsl::Select(positives, 0, 0);
+    }
+    std::vector<Curve> per_class;
+    for (int64_t i = 0; i < c; ++i) {
+      per_class.push_back(CurveOf(kind, Exact16ClfCurve(dsl::Select(counts, 0, i), format), all_class0));
+    }
+    OutputPerClass(b, kind, a.average, std::move(per_class), empty);
+    return b.Finish();
+  }
+
+  if (!a.thresholds.binned) {
+    std::vector<int64_t> row;
+    if (task != Task::kBinary) row.push_back(c);
+    for (int64_t d : extra) row.push_back(d);
+    const std::vector<int64_t>& target_row = task == Task::kMulticlass ? extra : row;
+    ExactRows rows = AccumulateExactRows(b, probs, stored_target, task == Task::kMulticlass, row, target_row);
+    if (!b.ok()) return b.status();
+    Expr scores = rows.scores;
+    Expr y = rows.y;
+    if (task == Task::kBinary) {
+      b.Output(ToParts(Poisoned(ExactCurve(kind, scores, y), dsl::Sum(dsl::Cast(y >= int64_t{0}, DType::kInt64)) == int64_t{0})));
+      return b.Finish();
+    }
+    Expr labels = y;  // (R, C, ...): 1, 0, -1 per element
+    if (task == Task::kMulticlass) {
+      Expr y1 = dsl::Unsqueeze(y, 1);
+      labels = dsl::Where(y1 >= int64_t{0}, dsl::Cast(y1 == ClassIndex(y, c, scores.rank()), DType::kInt64),
+                          int64_t{-1});
+    }
+    Expr kept = dsl::Cast(labels >= int64_t{0}, DType::kInt64);
+    if (one_curve) {
+      Expr empty = dsl::Sum(kept) == int64_t{0};
+      b.Output(ToParts(Poisoned(ExactCurve(kind, dsl::Flatten(scores), dsl::Flatten(labels)), empty)));
+      return b.Finish();
+    }
+    std::vector<int64_t> other_dims = {0};
+    for (int64_t d = 2; d < labels.rank(); ++d) other_dims.push_back(d);
+    Expr empty = dsl::Any(dsl::Sum(kept, other_dims) == int64_t{0});
+    // TorchMetrics' multiclass "no positives" test looks at the class
+    // labels: every kept target is class 0.
+    Expr all_class0;
+    if (task == Task::kMulticlass) all_class0 = dsl::Sum(dsl::Cast(y > int64_t{0}, DType::kInt64)) == int64_t{0};
+    std::vector<Curve> per_class;
+    for (int64_t i = 0; i < c; ++i) {
+      per_class.push_back(ExactCurve(kind, dsl::Flatten(dsl::Select(scores, 1, i)),
+                                     dsl::Flatten(dsl::Select(labels, 1, i)), all_class0));
+    }
+    OutputPerClass(b, kind, a.average, std::move(per_class), empty);
+    return b.Finish();
+  }
+
+  SortedThresholds st = SortThresholds(a.thresholds);
+  Expr cls = one_curve ? dsl::FullLike(label, 0.0, DType::kInt64) : ClassIndex(label, c, probs.rank());
+  State hist = b.AddState("threshold_counts", DType::kInt64, {k, 2, st.sorted.size() + 1}, Reducer::kSum);
+  b.Accumulate(hist, BinnedHistogram(probs, label, cls, k, st));
+  Expr counts = b.Read(hist);
+  if (!b.ok()) return b.status();
+  Curve curves = BinnedCurves(kind, counts, k, a.thresholds, st);
+  if (one_curve) {
+    b.Output(ToParts(Row(curves, 0)));
+  } else if (a.average == "macro") {
+    // TorchMetrics repeats the thresholds once per class.
+    Expr repeated = dsl::Flatten(dsl::Unsqueeze(curves.thresholds, 0) + dsl::Full(counts, {c, 1}, 0.0, DType::kFloat32));
+    std::vector<Curve> per_class;
+    for (int64_t i = 0; i < c; ++i) per_class.push_back(Row(curves, i));
+    b.Output(ToParts(Macro(kind, per_class, dsl::Flatten(curves.x), repeated)));
+  } else {
+    b.Output(ToParts(curves));
+  }
+  return b.Finish();
+}
+
+template <Task T, Kind K>
+absl::StatusOr<Metric> Build(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+  return BuildCurve(T, K, a, s, d);
+}
+
+}  // namespace
+
+void RegisterRocAndPrCurveMetrics(std::vector<MetricInfo>& out) {
+  const std::vector<std::string> in = {"preds", "target"};
+  out.push_back({"binary_roc", "curves", in, Build<Task::kBinary, Kind::kRoc>});
+  out.push_back({"multiclass_roc", "curves", in, Build<Task::kMulticlass, Kind::kRoc>});
+  out.push_back({"multilabel_roc", "curves", in, Build<Task::kMultilabel, Kind::kRoc>});
+  out.push_back({"binary_precision_recall_curve", "curves", in, Build<Task::kBinary, Kind::kPrc>});
+  out.push_back({"multiclass_precision_recall_curve", "curves", in, Build<Task::kMulticlass, Kind::kPrc>});
+  out.push_back({"multilabel_precision_recall_curve", "curves", in, Build<Task::kMultilabel, Kind::kPrc>});
+}
+
+}  // namespace tally::metrics

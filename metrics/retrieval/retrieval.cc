@@ -1,0 +1,137 @@
+// Retrieval metrics with TorchMetrics' class semantics (RetrievalRecall,
+// RetrievalPrecision, RetrievalMRR, RetrievalHitRate, RetrievalMAP,
+// RetrievalRPrecision, RetrievalFallOut, RetrievalNormalizedDCG,
+// RetrievalAUROC): rows of (indexes, preds, target)
+// are grouped by query, each query is scored on its documents sorted by preds
+// (descending, stable), and the result is the mean over queries.
+//
+// Update appends the rows as given to `cat` states that every retrieval
+// metric of a collection shares. Finalize checks the targets
+// (count_invalid + assert_zero), sorts the rows by (index, preds descending)
+// with segment_sort and scores every query with retrieval_score, whose
+// decomposition reads each query at its last row through segment scans (no
+// host loop over queries, no data-dependent number of them) and whose CPU
+// kernel is one pass (ops/fused/retrieval.h).
+//
+// Arguments: top_k (none = all documents), empty_target_action (neg, pos,
+// skip, error; the default is neg, pos for fall_out), ignore_index,
+// adaptive_k (precision), aggregation (mean, median — the lower middle, as
+// torch.median —, min, max over the queries). retrieval_auroc is binary_auroc over each query's
+// top_k documents (0 when they hold no positive or no negative); its
+// max_fpr (partial AUC) is not supported. Targets must be 0/1 (>= 0 for normalized_dcg),
+// checked when Compute runs. With empty_target_action=error, Compute fails when a query
+// has no positive target (no negative one for fall_out).
+#include <cmath>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "engine/dsl/builder.h"
+#include "support/status_macros.h"
+#include "metrics/registry.h"
+#include "metrics/retrieval/rows.h"
+
+namespace tally::metrics {
+namespace {
+
+using dsl::Expr;
+using dsl::MetricBuilder;
+using ir::DType;
+using ir::Reducer;
+
+enum class Kind {
+  kRecall,
+  kPrecision,
+  kReciprocalRank,
+  kHitRate,
+  kAveragePrecision,
+  kRPrecision,
+  kFallOut,
+  kNdcg,
+  kAuroc
+};
+
+const char* MetricAttr(Kind kind) {
+  switch (kind) {
+    case Kind::kRecall: return "recall";
+    case Kind::kPrecision: return "precision";
+    case Kind::kReciprocalRank: return "reciprocal_rank";
+    case Kind::kHitRate: return "hit_rate";
+    case Kind::kAveragePrecision: return "average_precision";
+    case Kind::kRPrecision: return "r_precision";
+    case Kind::kFallOut: return "fall_out";
+    case Kind::kNdcg: return "normalized_dcg";
+    case Kind::kAuroc: return "auroc";
+  }
+  return "";
+}
+
+absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Signature& sig,
+                                      const ir::Device& device) {
+  TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> top_k, args.GetOptionalInt("top_k"));
+  if (top_k.has_value() && *top_k <= 0) return args.InvalidArgument("top_k must be a positive integer or none");
+  if (kind == Kind::kRPrecision && top_k.has_value()) return args.InvalidArgument("unknown argument 'top_k'");
+  if (kind == Kind::kAuroc) {
+    TALLY_ASSIGN_OR_RETURN(std::optional<double> max_fpr, args.GetOptionalDouble("max_fpr"));
+    if (max_fpr.has_value()) return args.InvalidArgument("max_fpr is not supported (only none, the full AUROC)");
+  }
+  bool adaptive_k = false;
+  if (kind == Kind::kPrecision) {
+    TALLY_ASSIGN_OR_RETURN(adaptive_k, args.GetBool("adaptive_k", false));
+  }
+  TALLY_ASSIGN_OR_RETURN(std::string action,
+                         args.GetEnum("empty_target_action", {"neg", "pos", "skip", "error"},
+                                      kind == Kind::kFallOut ? "pos" : "neg"));
+  TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> ignore_index, args.GetOptionalInt("ignore_index"));
+  TALLY_ASSIGN_OR_RETURN(std::string aggregation,
+                         args.GetEnum("aggregation", {"mean", "median", "min", "max"}, "mean"));
+
+  // Relevance must be 0/1 except for normalized_dcg, whose graded relevance
+  // must be >= 0 (checked over the states in finalize, see retrieval_rows.h).
+  ir::AttrMap score_attrs = {{"metric", std::string(MetricAttr(kind))},
+                             {"empty_target_action", action},
+                             {"adaptive_k", adaptive_k}};
+  if (ignore_index.has_value()) score_attrs["ignore_index"] = *ignore_index;
+  if (top_k.has_value()) score_attrs["top_k"] = *top_k;
+  if (aggregation != "mean") score_attrs["aggregation"] = aggregation;
+  MetricBuilder b(args.metric_name(), sig, device);
+  SortedRows rows;
+  if (!ReadRetrievalRows(b, ignore_index, rows)) return b.status();
+  std::vector<Expr> score = b.OpN(ops::OpId::kRetrievalScore, {rows.keys, rows.preds, rows.target}, score_attrs);
+  if (!b.ok()) return b.status();
+  Expr value = b.Op(ops::OpId::kAssertZero, {kind == Kind::kNdcg ? rows.negative : rows.not_binary, score[0]},
+                    {{"message", absl::StrCat(args.metric_name(), ": target: {n} ",
+                                              kind == Kind::kNdcg ? "negative relevance values"
+                                                                  : "values outside {0, 1}")}});
+  if (action == "error") {
+    // Only the whole state tells whether a query lacks positives.
+    value = b.Op(ops::OpId::kAssertZero, {score[1], value},
+                 {{"message", absl::StrCat(args.metric_name(), ": {n} queries without a ",
+                                           kind == Kind::kFallOut ? "negative" : "positive",
+                                           " target (empty_target_action=error)")},
+                  {"whole_state", true}});
+  }
+  b.Output(value);
+  return b.Finish();
+}
+
+template <Kind kKind>
+absl::StatusOr<Metric> Build(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+  return BuildRetrieval(kKind, a, s, d);
+}
+
+}  // namespace
+
+void RegisterRetrievalMetrics(std::vector<MetricInfo>& out) {
+  const std::vector<std::string> in = {"preds", "target", "indexes"};
+  out.push_back({"retrieval_recall", "retrieval", in, Build<Kind::kRecall>});
+  out.push_back({"retrieval_precision", "retrieval", in, Build<Kind::kPrecision>});
+  out.push_back({"retrieval_reciprocal_rank", "retrieval", in, Build<Kind::kReciprocalRank>});
+  out.push_back({"retrieval_hit_rate", "retrieval", in, Build<Kind::kHitRate>});
+  out.push_back({"retrieval_average_precision", "retrieval", in, Build<Kind::kAveragePrecision>});
+  out.push_back({"retrieval_r_precision", "retrieval", in, Build<Kind::kRPrecision>});
+  out.push_back({"retrieval_fall_out", "retrieval", in, Build<Kind::kFallOut>});
+  out.push_back({"retrieval_normalized_dcg", "retrieval", in, Build<Kind::kNdcg>});
+  out.push_back({"retrieval_auroc", "retrieval", in, Build<Kind::kAuroc>});
+}
+
+}  // namespace tally::metrics
