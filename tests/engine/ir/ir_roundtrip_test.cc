@@ -100,7 +100,7 @@ constexpr char kMetaSymbolic[] = R"(module {
 constexpr char kCuda1[] = R"(module {
   state @s.sum_value : f64[]@cuda:1 init=0.0 reducer=sum metric="sum"
   graph @update(%value: f32[N]@cuda:1) {
-    %0 = cast(%value) {dtype="f64"} : f64[N]@cuda:1 loc("metrics/aggregation.cc:62")
+    %0 = cast(%value) {dtype="f64"} : f64[N]@cuda:1 loc("metrics/aggregation/aggregation.cc:62")
     %1 = reduce_sum(%0) : f64[]@cuda:1
     return (s.sum_value: %1)
   }
@@ -242,6 +242,41 @@ TEST(IrRoundTripTest, EmptyGraphs) {
 )";
   TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ir::Module> m, ir::ParseModule(kText));
   EXPECT_EQ(ir::PrintModule(*m), kText);
+}
+
+// Verifies that whole-line `//` comments (the RUN and CHECK lines of the
+// .ir pass tests in tests/passes/ir) are skipped before, inside and after
+// the module, and do not shift the line numbers errors give.
+TEST(IrParserTest, SkipsLineComments) {
+  constexpr char kCommented[] = R"(// RUN: tally_opt %s | FileCheck %s
+module {
+  // a state
+  state @m.s : f64[]@cpu init=0.0 reducer=sum metric="m"
+  graph @update(%x: f64[N]@cpu) {
+    // CHECK: reduce_sum
+    %0 = reduce_sum(%x) : f64[]@cpu
+    return (m.s: %0)
+  }
+  graph @finalize(%m.s: f64[]@cpu) {
+    return (m: %m.s)
+  }
+}
+// CHECK-NOT: module
+)";
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ir::Module> m, ir::ParseModule(kCommented));
+  EXPECT_EQ(ir::PrintModule(*m), R"(module {
+  state @m.s : f64[]@cpu init=0.0 reducer=sum metric="m"
+  graph @update(%x: f64[N]@cpu) {
+    %0 = reduce_sum(%x) : f64[]@cpu
+    return (m.s: %0)
+  }
+  graph @finalize(%m.s: f64[]@cpu) {
+    return (m: %m.s)
+  }
+}
+)");
+  EXPECT_THAT(ir::ParseModule("// c\n// c\nmodule {\n  bogus\n}\n"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("IR line 4: ")));
 }
 
 // Verifies that parser errors are InvalidArgument, carry the line number of
