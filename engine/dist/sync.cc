@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -126,6 +127,335 @@ struct Segment {
   int64_t row_bytes = 0;  // cat: bytes per row; others: bytes of the state
 };
 
+// SyncPlan says how each state travels. It depends only on the module, so
+// every rank derives the same one.
+struct SyncPlan {
+  size_t num_states = 0;
+  std::vector<int> sums;          // sum states, packed per dtype
+  std::vector<Segment> segments;  // everything else travels as bytes
+  int num_cats = 0;
+};
+
+// SumBucket is the sum states of one dtype: one flat buffer, one allreduce.
+struct SumBucket {
+  at::ScalarType dtype;
+  std::vector<int> members;
+};
+
+// RowCounts are, per rank, the row count of every cat state.
+using RowCounts = std::vector<std::vector<int64_t>>;
+
+// SegmentLayout places every segment in each rank's byte buffer (8-byte
+// aligned); `width` is the longest rank's buffer.
+struct SegmentLayout {
+  std::vector<std::vector<int64_t>> offsets;  // [rank][segment]
+  int64_t width = 0;
+};
+
+// Syncing is one rank's side of a Sync.
+struct Syncing {
+  Program& program;
+  const std::vector<at::Tensor>& local;
+  c10::Device dev;
+  int world;
+  int rank;
+  Comm& comm;
+  SyncStats& stats;
+};
+
+// StatesDevice is the device of the program's states; meta holds no values.
+absl::StatusOr<c10::Device> StatesDevice(const Program& program, const Comm& comm) {
+  TALLY_ASSIGN_OR_RETURN(c10::Device dev, ir::ToDevice(program.options().device));
+  if (dev.is_meta()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(comm.who(), ": ", program.metric_names(), ": states on meta hold no values to sync"));
+  }
+  return dev;
+}
+
+// PlanStates sorts the states into sums and byte segments.
+absl::StatusOr<SyncPlan> PlanStates(const Syncing& s) {
+  const auto& decls = s.program.module().states;
+  SyncPlan plan;
+  plan.num_states = decls.size();
+  for (size_t i = 0; i < decls.size(); ++i) {
+    const ir::StateDecl& d = decls[i];
+    const at::Tensor& t = s.local[i];
+    if (t.device() != s.dev) {
+      return absl::FailedPreconditionError(absl::StrCat(s.comm.who(), ": state '", d.name, "' is on ",
+                                                        t.device().str(), ", not ", s.dev.str()));
+    }
+    if (d.reducer == ir::Reducer::kSum) {
+      plan.sums.push_back(i);
+      continue;
+    }
+    Segment seg{static_cast<int>(i), d.reducer};
+    if (d.reducer == ir::Reducer::kCat) {
+      for (size_t k = 1; k < d.type.shape.size(); ++k) {
+        if (d.type.shape[k].is_symbolic()) {
+          return absl::UnimplementedError(absl::StrCat(s.comm.who(), ": cat state '", d.name,
+                                                       "' has a symbolic trailing dim (", d.type.ToString(), ")"));
+        }
+      }
+      seg.cat = plan.num_cats++;
+      seg.row_bytes = t.element_size();
+      for (int64_t k = 1; k < t.dim(); ++k) seg.row_bytes *= t.size(k);
+    } else {
+      seg.row_bytes = t.numel() * t.element_size();
+    }
+    plan.segments.push_back(seg);
+  }
+  return plan;
+}
+
+// CheckHeaders checks the gathered headers (every rank sent one, and every
+// rank compiled the same program) and reads the inline row counts.
+absl::Status CheckHeaders(const Syncing& s, const SyncPlan& plan, const at::Tensor& headers, RowCounts& lengths) {
+  at::Tensor h;
+  TALLY_RETURN_IF_ERROR(support::CatchTorch([&] { h = headers.cpu(); }, s.comm.who()));
+  const int64_t* w = h.data_ptr<int64_t>();
+  auto row = [&](int r) { return w + static_cast<int64_t>(r) * kHeaderWords; };
+  for (int r = 0; r < s.world; ++r) {
+    if (row(r)[0] != kMagic) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          s.comm.who(), ": rank ", r, " did not send a Tally sync header (every rank must call Sync at the same point)"));
+    }
+  }
+  const int num_cats = plan.num_cats;
+  for (int r = 1; r < s.world; ++r) {
+    const int64_t* a = row(0);
+    const int64_t* b = row(r);
+    if (a[1] != b[1] || a[2] != b[2] || a[3] != b[3] || a[4] != b[4]) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          s.comm.who(), ": ranks 0 and ", r, " compiled different programs (sync fingerprints ", Hex(a[1], a[2]),
+          " and ", Hex(b[1], b[2]), "); every rank must compile the same metrics with the same arguments and "
+          "input signature (this rank: ", s.program.metric_names(), ")"));
+    }
+    for (int k = 0; k < num_cats && k < kInlineLengths; ++k) lengths[r][k] = b[kHeaderFixed + k];
+  }
+  for (int k = 0; k < num_cats && k < kInlineLengths; ++k) lengths[0][k] = row(0)[kHeaderFixed + k];
+  return absl::OkStatus();
+}
+
+// GatherRowCounts gathers every rank's cat row counts when the header
+// cannot hold them all.
+absl::Status GatherRowCounts(Syncing& s, const std::vector<int64_t>& own_lengths, RowCounts& lengths) {
+  const int num_cats = static_cast<int>(own_lengths.size());
+  at::Tensor all;
+  at::Tensor mine;
+  TALLY_RETURN_IF_ERROR(support::CatchTorch(
+      [&] {
+        mine = at::tensor(own_lengths, at::kLong).to(s.dev);
+        all = at::empty({s.world, num_cats}, mine.options());
+      },
+      s.comm.who()));
+  s.stats.bytes_sent += mine.nbytes();
+  TALLY_RETURN_IF_ERROR(s.comm.Allgather(mine, all, "allgather of the cat states' row counts"));
+  at::Tensor h;
+  TALLY_RETURN_IF_ERROR(support::CatchTorch([&] { h = all.cpu(); }, s.comm.who()));
+  const int64_t* w = h.data_ptr<int64_t>();
+  for (int r = 0; r < s.world; ++r) {
+    for (int k = 0; k < num_cats; ++k) lengths[r][k] = w[static_cast<int64_t>(r) * num_cats + k];
+  }
+  return absl::OkStatus();
+}
+
+// ExchangeHeaders is step 1: every rank's fingerprint and cat row counts.
+absl::StatusOr<RowCounts> ExchangeHeaders(Syncing& s, const SyncPlan& plan) {
+  const int num_cats = plan.num_cats;
+  auto [fp_a, fp_b] = FingerprintWords(s.program);
+  std::vector<int64_t> own_lengths(num_cats);
+  for (const Segment& seg : plan.segments) {
+    if (seg.cat >= 0) own_lengths[seg.cat] = s.local[seg.state].size(0);
+  }
+  at::Tensor header, headers;
+  TALLY_RETURN_IF_ERROR(support::CatchTorch(
+      [&, fp_a = fp_a, fp_b = fp_b] {  // init-captures: clang 14 cannot capture a binding
+        at::Tensor h = at::zeros({kHeaderWords}, at::kLong);
+        int64_t* w = h.data_ptr<int64_t>();
+        w[0] = kMagic;
+        w[1] = fp_a;
+        w[2] = fp_b;
+        w[3] = static_cast<int64_t>(plan.num_states);
+        w[4] = num_cats;
+        for (int k = 0; k < num_cats && k < kInlineLengths; ++k) w[kHeaderFixed + k] = own_lengths[k];
+        header = h.to(s.dev);
+        headers = at::empty({s.world, kHeaderWords}, header.options());
+      },
+      s.comm.who()));
+  s.stats.bytes_sent += header.nbytes();
+  TALLY_RETURN_IF_ERROR(s.comm.Allgather(header, headers, "allgather of the state header"));
+  RowCounts lengths(s.world, std::vector<int64_t>(num_cats));
+  TALLY_RETURN_IF_ERROR(CheckHeaders(s, plan, headers, lengths));
+  if (num_cats > kInlineLengths) TALLY_RETURN_IF_ERROR(GatherRowCounts(s, own_lengths, lengths));
+  for (int r = 0; r < s.world; ++r) {
+    for (int k = 0; k < num_cats; ++k) {
+      if (lengths[r][k] < 0) {
+        return absl::InternalError(absl::StrCat(s.comm.who(), ": rank ", r, " sent a negative row count"));
+      }
+    }
+  }
+  return lengths;
+}
+
+// BucketSums groups the sum states by dtype, in order of first appearance.
+std::vector<SumBucket> BucketSums(const SyncPlan& plan, const std::vector<at::Tensor>& local) {
+  std::vector<SumBucket> buckets;
+  for (int i : plan.sums) {
+    const at::ScalarType dtype = local[i].scalar_type();
+    auto it = std::find_if(buckets.begin(), buckets.end(), [&](const SumBucket& b) { return b.dtype == dtype; });
+    if (it == buckets.end()) it = buckets.insert(buckets.end(), SumBucket{dtype, {}});
+    it->members.push_back(i);
+  }
+  return buckets;
+}
+
+// AllreduceSums is step 2 for one bucket: pack its states into one flat
+// buffer, allreduce it and unpack the sums into `synced`.
+absl::Status AllreduceSums(Syncing& s, const SumBucket& bucket, std::vector<at::Tensor>& synced) {
+  const at::ScalarType dtype = bucket.dtype;
+  at::Tensor flat;
+  TALLY_RETURN_IF_ERROR(support::CatchTorch(
+      [&] {
+        std::vector<at::Tensor> parts;
+        for (int i : bucket.members) parts.push_back(s.local[i].reshape({-1}));
+        // cat always copies: the allreduce below never writes a local state.
+        flat = at::cat(parts);
+        if (dtype == at::kBool) flat = flat.to(at::kByte);
+      },
+      s.comm.who()));
+  s.stats.bytes_sent += flat.nbytes();
+  TALLY_RETURN_IF_ERROR(
+      s.comm.AllreduceSum(flat, absl::StrCat("allreduce of the ", c10::toString(dtype), " sum states")));
+  return support::CatchTorch(
+      [&] {
+        if (dtype == at::kBool) flat = flat.ne(0);
+        int64_t off = 0;
+        for (int i : bucket.members) {
+          int64_t n = s.local[i].numel();
+          synced[i] = flat.narrow(0, off, n).view(s.local[i].sizes());
+          off += n;
+        }
+      },
+      s.comm.who());
+}
+
+int64_t SegmentBytes(const Segment& seg, const RowCounts& lengths, int r) {
+  return seg.cat >= 0 ? lengths[r][seg.cat] * seg.row_bytes : seg.row_bytes;
+}
+
+// LayOutSegments places the segments in every rank's buffer.
+SegmentLayout LayOutSegments(const SyncPlan& plan, const RowCounts& lengths, int world) {
+  SegmentLayout layout;
+  layout.offsets.assign(world, std::vector<int64_t>(plan.segments.size()));
+  for (int r = 0; r < world; ++r) {
+    int64_t off = 0;
+    for (size_t k = 0; k < plan.segments.size(); ++k) {
+      layout.offsets[r][k] = off;
+      off += AlignUp(SegmentBytes(plan.segments[k], lengths, r));
+    }
+    layout.width = std::max(layout.width, off);
+  }
+  return layout;
+}
+
+// GatherSegments packs this rank's segments into its byte buffer and
+// allgathers every rank's: [world, width] bytes.
+absl::StatusOr<at::Tensor> GatherSegments(Syncing& s, const SyncPlan& plan, const RowCounts& lengths,
+                                          const SegmentLayout& layout) {
+  at::Tensor mine, gathered;
+  TALLY_RETURN_IF_ERROR(support::CatchTorch(
+      [&] {
+        mine = at::zeros({layout.width}, at::TensorOptions().dtype(at::kByte).device(s.dev));
+        for (size_t k = 0; k < plan.segments.size(); ++k) {
+          int64_t n = SegmentBytes(plan.segments[k], lengths, s.rank);
+          if (n > 0) mine.narrow(0, layout.offsets[s.rank][k], n).copy_(AsBytes(s.local[plan.segments[k].state]));
+        }
+        gathered = at::empty({s.world, layout.width}, mine.options());
+      },
+      s.comm.who()));
+  s.stats.bytes_sent += mine.nbytes();
+  TALLY_RETURN_IF_ERROR(s.comm.Allgather(mine, gathered, "allgather of the cat, max/min and custom-merge states"));
+  return gathered;
+}
+
+// UnpackAndFold reads every rank's segments from `gathered`: cat states
+// concatenated and max/min folded (exec::FoldState, as in one process:
+// Gloo's max drops a NaN that at::maximum propagates) into `synced`, in
+// rank order; custom-merge states go to `per_rank` for their merge graphs.
+absl::Status UnpackAndFold(const Syncing& s, const SyncPlan& plan, const RowCounts& lengths,
+                           const SegmentLayout& layout, const at::Tensor& gathered, std::vector<at::Tensor>& synced,
+                           std::vector<std::vector<at::Tensor>>& per_rank) {
+  return support::CatchTorch(
+      [&] {
+        for (size_t k = 0; k < plan.segments.size(); ++k) {
+          const Segment& seg = plan.segments[k];
+          const at::Tensor& t = s.local[seg.state];
+          std::vector<at::Tensor> parts;
+          for (int r = 0; r < s.world; ++r) {
+            std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
+            if (seg.cat >= 0) sizes[0] = lengths[r][seg.cat];
+            at::Tensor bytes = gathered[r].narrow(0, layout.offsets[r][k], SegmentBytes(seg, lengths, r));
+            parts.push_back(FromBytes(bytes, t.scalar_type(), sizes));
+          }
+          switch (seg.reducer) {
+            case ir::Reducer::kCat: synced[seg.state] = at::cat(parts, 0); break;
+            case ir::Reducer::kMax:
+            case ir::Reducer::kMin: {
+              at::Tensor acc = parts[0];
+              for (int r = 1; r < s.world; ++r) acc = exec::FoldState(seg.reducer, acc, parts[r]);
+              synced[seg.state] = acc;
+              break;
+            }
+            default:
+              for (int r = 0; r < s.world; ++r) per_rank[r][seg.state] = parts[r];
+              break;
+          }
+        }
+      },
+      s.comm.who());
+}
+
+// FoldCustomGroups merges the custom-merge groups: rank 0's states, then each
+// next rank's merged in with the program's merge graphs.
+absl::Status FoldCustomGroups(const Syncing& s, const SyncPlan& plan,
+                              const std::vector<std::vector<at::Tensor>>& per_rank, std::vector<at::Tensor>& synced) {
+  bool any_custom = false;
+  for (const Segment& seg : plan.segments) any_custom |= seg.reducer == ir::Reducer::kCustom;
+  if (!any_custom) return absl::OkStatus();
+  std::vector<at::Tensor> acc = per_rank[0];
+  for (int r = 1; r < s.world; ++r) {
+    auto merged = s.program.FoldCustom(acc, per_rank[r]);
+    if (!merged.ok()) {
+      return absl::Status(merged.status().code(), absl::StrCat(s.comm.who(), ": ", merged.status().message()));
+    }
+    acc = *std::move(merged);
+  }
+  for (const Segment& seg : plan.segments) {
+    if (seg.reducer == ir::Reducer::kCustom) synced[seg.state] = acc[seg.state];
+  }
+  return absl::OkStatus();
+}
+
+// SyncSegments is step 3: the cat, max/min and custom states in one byte
+// buffer per rank, gathered, then concatenated or folded in rank order.
+absl::Status SyncSegments(Syncing& s, const SyncPlan& plan, const RowCounts& lengths,
+                          std::vector<at::Tensor>& synced) {
+  const SegmentLayout layout = LayOutSegments(plan, lengths, s.world);
+  if (layout.width == 0) {
+    // Nothing to send: every such state is empty on every rank.
+    return support::CatchTorch(
+        [&] {
+          for (const Segment& seg : plan.segments) synced[seg.state] = s.local[seg.state].clone();
+        },
+        s.comm.who());
+  }
+  TALLY_ASSIGN_OR_RETURN(at::Tensor gathered, GatherSegments(s, plan, lengths, layout));
+  std::vector<std::vector<at::Tensor>> per_rank(s.world, std::vector<at::Tensor>(plan.num_states));
+  TALLY_RETURN_IF_ERROR(UnpackAndFold(s, plan, lengths, layout, gathered, synced, per_rank));
+  return FoldCustomGroups(s, plan, per_rank, synced);
+}
+
 }  // namespace
 
 std::string SyncFingerprint(const Program& program) {
@@ -136,249 +466,22 @@ std::string SyncFingerprint(const Program& program) {
 absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, const SyncOptions& options) {
   const int world = group.getSize();
   const int rank = group.getRank();
-  const auto& decls = program.module().states;
-  const std::vector<at::Tensor>& local = program.states();
   Comm comm(group, options.timeout, absl::StrCat("sync (rank ", rank, " of ", world, ")"));
   SyncStats stats;
   if (world == 1) {
-    TALLY_RETURN_IF_ERROR(program.SetSynced(local));
+    TALLY_RETURN_IF_ERROR(program.SetSynced(program.states()));
     return stats;
   }
-  TALLY_ASSIGN_OR_RETURN(c10::Device dev, ir::ToDevice(program.options().device));
-  if (dev.is_meta()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(comm.who(), ": ", program.metric_names(), ": states on meta hold no values to sync"));
-  }
-
-  // The plan depends only on the module, so every rank derives the same one.
-  std::vector<int> sums;            // sum states, packed per dtype
-  std::vector<Segment> segments;    // everything else travels as bytes
-  int num_cats = 0;
-  for (size_t i = 0; i < decls.size(); ++i) {
-    const ir::StateDecl& d = decls[i];
-    if (local[i].device() != dev) {
-      return absl::FailedPreconditionError(absl::StrCat(comm.who(), ": state '", d.name, "' is on ",
-                                                        local[i].device().str(), ", not ", dev.str()));
-    }
-    if (d.reducer == ir::Reducer::kSum) {
-      sums.push_back(i);
-      continue;
-    }
-    Segment s{static_cast<int>(i), d.reducer};
-    if (d.reducer == ir::Reducer::kCat) {
-      for (size_t k = 1; k < d.type.shape.size(); ++k) {
-        if (d.type.shape[k].is_symbolic()) {
-          return absl::UnimplementedError(absl::StrCat(comm.who(), ": cat state '", d.name,
-                                                       "' has a symbolic trailing dim (", d.type.ToString(), ")"));
-        }
-      }
-      s.cat = num_cats++;
-      s.row_bytes = local[i].element_size();
-      for (int64_t k = 1; k < local[i].dim(); ++k) s.row_bytes *= local[i].size(k);
-    } else {
-      s.row_bytes = local[i].numel() * local[i].element_size();
-    }
-    segments.push_back(s);
-  }
-
+  TALLY_ASSIGN_OR_RETURN(c10::Device dev, StatesDevice(program, comm));
+  Syncing s{program, program.states(), dev, world, rank, comm, stats};
+  TALLY_ASSIGN_OR_RETURN(SyncPlan plan, PlanStates(s));
   // 1. Header: fingerprint and cat row counts, from every rank.
-  auto [fp_a, fp_b] = FingerprintWords(program);
-  std::vector<int64_t> own_lengths(num_cats);
-  for (const Segment& s : segments) {
-    if (s.cat >= 0) own_lengths[s.cat] = local[s.state].size(0);
-  }
-  at::Tensor header, headers;
-  TALLY_RETURN_IF_ERROR(support::CatchTorch(
-      [&, fp_a = fp_a, fp_b = fp_b] {  // init-captures: clang 14 cannot capture a binding
-        at::Tensor h = at::zeros({kHeaderWords}, at::kLong);
-        int64_t* w = h.data_ptr<int64_t>();
-        w[0] = kMagic;
-        w[1] = fp_a;
-        w[2] = fp_b;
-        w[3] = static_cast<int64_t>(decls.size());
-        w[4] = num_cats;
-        for (int k = 0; k < num_cats && k < kInlineLengths; ++k) w[kHeaderFixed + k] = own_lengths[k];
-        header = h.to(dev);
-        headers = at::empty({world, kHeaderWords}, header.options());
-      },
-      comm.who()));
-  stats.bytes_sent += header.nbytes();
-  TALLY_RETURN_IF_ERROR(comm.Allgather(header, headers, "allgather of the state header"));
-  std::vector<std::vector<int64_t>> lengths(world, std::vector<int64_t>(num_cats));
-  {
-    at::Tensor h;
-    TALLY_RETURN_IF_ERROR(support::CatchTorch([&] { h = headers.cpu(); }, comm.who()));
-    const int64_t* w = h.data_ptr<int64_t>();
-    auto row = [&](int r) { return w + static_cast<int64_t>(r) * kHeaderWords; };
-    for (int r = 0; r < world; ++r) {
-      if (row(r)[0] != kMagic) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            comm.who(), ": rank ", r, " did not send a Tally sync header (every rank must call Sync at the same point)"));
-      }
-    }
-    for (int r = 1; r < world; ++r) {
-      const int64_t* a = row(0);
-      const int64_t* b = row(r);
-      if (a[1] != b[1] || a[2] != b[2] || a[3] != b[3] || a[4] != b[4]) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            comm.who(), ": ranks 0 and ", r, " compiled different programs (sync fingerprints ", Hex(a[1], a[2]),
-            " and ", Hex(b[1], b[2]), "); every rank must compile the same metrics with the same arguments and "
-            "input signature (this rank: ", program.metric_names(), ")"));
-      }
-      for (int k = 0; k < num_cats && k < kInlineLengths; ++k) lengths[r][k] = b[kHeaderFixed + k];
-    }
-    for (int k = 0; k < num_cats && k < kInlineLengths; ++k) lengths[0][k] = row(0)[kHeaderFixed + k];
-  }
-  if (num_cats > kInlineLengths) {
-    at::Tensor all;
-    at::Tensor mine;
-    TALLY_RETURN_IF_ERROR(support::CatchTorch(
-        [&] {
-          mine = at::tensor(own_lengths, at::kLong).to(dev);
-          all = at::empty({world, num_cats}, mine.options());
-        },
-        comm.who()));
-    stats.bytes_sent += mine.nbytes();
-    TALLY_RETURN_IF_ERROR(comm.Allgather(mine, all, "allgather of the cat states' row counts"));
-    at::Tensor h;
-    TALLY_RETURN_IF_ERROR(support::CatchTorch([&] { h = all.cpu(); }, comm.who()));
-    const int64_t* w = h.data_ptr<int64_t>();
-    for (int r = 0; r < world; ++r) {
-      for (int k = 0; k < num_cats; ++k) lengths[r][k] = w[static_cast<int64_t>(r) * num_cats + k];
-    }
-  }
-  for (int r = 0; r < world; ++r) {
-    for (int k = 0; k < num_cats; ++k) {
-      if (lengths[r][k] < 0) {
-        return absl::InternalError(absl::StrCat(comm.who(), ": rank ", r, " sent a negative row count"));
-      }
-    }
-  }
-
-  std::vector<at::Tensor> synced(decls.size());
-
+  TALLY_ASSIGN_OR_RETURN(RowCounts lengths, ExchangeHeaders(s, plan));
+  std::vector<at::Tensor> synced(plan.num_states);
   // 2. Sum states: one flat buffer and one allreduce per dtype.
-  std::vector<at::ScalarType> dtypes;
-  for (int i : sums) {
-    if (std::find(dtypes.begin(), dtypes.end(), local[i].scalar_type()) == dtypes.end()) {
-      dtypes.push_back(local[i].scalar_type());
-    }
-  }
-  for (at::ScalarType dtype : dtypes) {
-    std::vector<int> members;
-    for (int i : sums) {
-      if (local[i].scalar_type() == dtype) members.push_back(i);
-    }
-    at::Tensor flat;
-    TALLY_RETURN_IF_ERROR(support::CatchTorch(
-        [&] {
-          std::vector<at::Tensor> parts;
-          for (int i : members) parts.push_back(local[i].reshape({-1}));
-          // cat always copies: the allreduce below never writes a local state.
-          flat = at::cat(parts);
-          if (dtype == at::kBool) flat = flat.to(at::kByte);
-        },
-        comm.who()));
-    stats.bytes_sent += flat.nbytes();
-    TALLY_RETURN_IF_ERROR(
-        comm.AllreduceSum(flat, absl::StrCat("allreduce of the ", c10::toString(dtype), " sum states")));
-    TALLY_RETURN_IF_ERROR(support::CatchTorch(
-        [&] {
-          if (dtype == at::kBool) flat = flat.ne(0);
-          int64_t off = 0;
-          for (int i : members) {
-            int64_t n = local[i].numel();
-            synced[i] = flat.narrow(0, off, n).view(local[i].sizes());
-            off += n;
-          }
-        },
-        comm.who()));
-  }
-
-  // 3. Cat, max/min and custom states: one byte buffer per rank, gathered,
-  // then concatenated or folded in rank order. Max and min fold here with
-  // exec::FoldState, as in one process (Gloo's max drops a NaN that
-  // at::maximum propagates).
-  auto segment_bytes = [&](const Segment& s, int r) {
-    return s.cat >= 0 ? lengths[r][s.cat] * s.row_bytes : s.row_bytes;
-  };
-  std::vector<std::vector<int64_t>> offsets(world, std::vector<int64_t>(segments.size()));
-  int64_t width = 0;
-  for (int r = 0; r < world; ++r) {
-    int64_t off = 0;
-    for (size_t k = 0; k < segments.size(); ++k) {
-      offsets[r][k] = off;
-      off += AlignUp(segment_bytes(segments[k], r));
-    }
-    width = std::max(width, off);
-  }
-  if (width > 0) {
-    at::Tensor mine, gathered;
-    TALLY_RETURN_IF_ERROR(support::CatchTorch(
-        [&] {
-          mine = at::zeros({width}, at::TensorOptions().dtype(at::kByte).device(dev));
-          for (size_t k = 0; k < segments.size(); ++k) {
-            int64_t n = segment_bytes(segments[k], rank);
-            if (n > 0) mine.narrow(0, offsets[rank][k], n).copy_(AsBytes(local[segments[k].state]));
-          }
-          gathered = at::empty({world, width}, mine.options());
-        },
-        comm.who()));
-    stats.bytes_sent += mine.nbytes();
-    TALLY_RETURN_IF_ERROR(comm.Allgather(mine, gathered, "allgather of the cat, max/min and custom-merge states"));
-    std::vector<std::vector<at::Tensor>> per_rank(world, std::vector<at::Tensor>(decls.size()));
-    TALLY_RETURN_IF_ERROR(support::CatchTorch(
-        [&] {
-          for (size_t k = 0; k < segments.size(); ++k) {
-            const Segment& s = segments[k];
-            const at::Tensor& t = local[s.state];
-            std::vector<at::Tensor> parts;
-            for (int r = 0; r < world; ++r) {
-              std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
-              if (s.cat >= 0) sizes[0] = lengths[r][s.cat];
-              at::Tensor bytes = gathered[r].narrow(0, offsets[r][k], segment_bytes(s, r));
-              parts.push_back(FromBytes(bytes, t.scalar_type(), sizes));
-            }
-            switch (s.reducer) {
-              case ir::Reducer::kCat: synced[s.state] = at::cat(parts, 0); break;
-              case ir::Reducer::kMax:
-              case ir::Reducer::kMin: {
-                at::Tensor acc = parts[0];
-                for (int r = 1; r < world; ++r) acc = exec::FoldState(s.reducer, acc, parts[r]);
-                synced[s.state] = acc;
-                break;
-              }
-              default:
-                for (int r = 0; r < world; ++r) per_rank[r][s.state] = parts[r];
-                break;
-            }
-          }
-        },
-        comm.who()));
-    // Custom-merge groups: rank 0's states, then each next rank's merged in.
-    bool any_custom = false;
-    for (const Segment& s : segments) any_custom |= s.reducer == ir::Reducer::kCustom;
-    if (any_custom) {
-      std::vector<at::Tensor> acc = per_rank[0];
-      for (int r = 1; r < world; ++r) {
-        auto merged = program.FoldCustom(acc, per_rank[r]);
-        if (!merged.ok()) {
-          return absl::Status(merged.status().code(), absl::StrCat(comm.who(), ": ", merged.status().message()));
-        }
-        acc = *std::move(merged);
-      }
-      for (const Segment& s : segments) {
-        if (s.reducer == ir::Reducer::kCustom) synced[s.state] = acc[s.state];
-      }
-    }
-  } else {
-    // Nothing to send: every such state is empty on every rank.
-    TALLY_RETURN_IF_ERROR(support::CatchTorch(
-        [&] {
-          for (const Segment& s : segments) synced[s.state] = local[s.state].clone();
-        },
-        comm.who()));
-  }
+  for (const SumBucket& bucket : BucketSums(plan, s.local)) TALLY_RETURN_IF_ERROR(AllreduceSums(s, bucket, synced));
+  // 3. Cat, max/min and custom states: one allgather of bytes.
+  TALLY_RETURN_IF_ERROR(SyncSegments(s, plan, lengths, synced));
   stats.collectives = comm.collectives();
   TALLY_RETURN_IF_ERROR(program.SetSynced(std::move(synced)));
   return stats;
