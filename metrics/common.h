@@ -1,5 +1,6 @@
 // What the metric library's files share: the classification task, the
-// float64 cast most finalizers compute in, and the builder signature.
+// float64 cast most finalizers compute in, and Bound (BuildFns from one
+// builder function).
 #ifndef TALLY_METRICS_COMMON_H_
 #define TALLY_METRICS_COMMON_H_
 
@@ -18,12 +19,13 @@ enum class Task { kBinary, kMulticlass, kMultilabel };
 // F64 casts to float64, the dtype finalizers compute in.
 inline dsl::Expr F64(dsl::Expr x) { return dsl::Cast(x, ir::DType::kFloat64); }
 
-// ForTask is the BuildFn that builds with `build(task, args, sig, device)`:
-// one builder function serves every task without a wrapper per task.
-template <typename F>
-BuildFn ForTask(Task task, F build) {
-  return [task, build = std::move(build)](SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
-    return build(task, args, sig, device);
+// Bound is the BuildFn that builds with `build(lead..., args, sig, device)`:
+// one builder function serves every task and kind it takes as leading
+// arguments, without a wrapper function per (task, kind).
+template <typename F, typename... Lead>
+BuildFn Bound(F build, Lead... lead) {
+  return [build, lead...](SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+    return build(lead..., args, sig, device);
   };
 }
 

@@ -233,7 +233,7 @@ void RegisterCompositeOps(OpTable& t) {
     // reg_stats(preds, target): the per-batch statistics of the regression
     //   metrics. preds, target f32/f64 (each) of one shape [N] or [N, D] (a
     //   1-D input is one column); per column the moments of
-    //   metrics/regression_moments.h for preds, target and the error
+    //   metrics/regression/moments.h for preds, target and the error
     //   target − preds, their co-moment, and the float64 error sums.
     //   -> (n i64[];
     //       f64[D]: mean_preds, mean_lo_preds, m2_preds,
@@ -281,7 +281,7 @@ void RegisterCompositeOps(OpTable& t) {
   {
     // moments_merge(states...) {variables=V[, pairs=[a0, b0, a1, b1, ...]]}:
     //   the fold of two states of a group of centred moments
-    //   (metrics/regression_moments.h). Side A then side B, each: the row
+    //   (metrics/regression/moments.h). Side A then side B, each: the row
     //   count i64[], per variable mean, mean_lo, m2 (f64[d] each), per pair
     //   of variables (a_k, b_k) the co-moment f64[d].
     //   -> the merged side, in the same order

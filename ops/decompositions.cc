@@ -177,7 +177,7 @@ absl::StatusOr<Results> DecomposeCode16Counts(ir::Graph& g, ir::Node& n, dsl::Gr
 // RegStats: what the regression metrics compute per batch without the
 // composite, op for op: the error sums of mean_squared_error and
 // mean_absolute_error (over the flattened elements, and per column), and
-// the two-pass moments of metrics/regression_moments.h for preds, target and
+// the two-pass moments of metrics/regression/moments.h for preds, target and
 // target − preds, with the co-moment of preds and target.
 absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
   Expr preds = dsl::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64);
@@ -223,7 +223,7 @@ absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphB
 }
 
 // BlConfmat: the binary/multilabel labelling, checks and histogram of
-// metrics/classification_stats.cc (MakeBinaryForm, BinaryLabels, Kept,
+// metrics/classification/stats.cc (MakeBinaryForm, BinaryLabels, Kept,
 // BinaryConfmat, MultilabelConfmat), op for op. Label l's 2 x 2 matrix
 // occupies bins [4l, 4l + 4).
 absl::StatusOr<Results> DecomposeBlConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
@@ -268,7 +268,7 @@ absl::StatusOr<Results> DecomposeBlConfmat(ir::Graph& g, ir::Node& n, dsl::Graph
 }
 
 // MomentsMerge: the pairwise update of Chan, Golub and LeVeque with TwoSum
-// means, as metrics/regression_moments.h describes; an empty side leaves the
+// means, as metrics/regression/moments.h describes; an empty side leaves the
 // other unchanged through selects.
 absl::StatusOr<Results> DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
   const int64_t vars = n.GetInt("variables");

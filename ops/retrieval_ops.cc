@@ -1,4 +1,4 @@
-// Composite ops of the retrieval metrics (metrics/retrieval.cc). Each has a
+// Composite ops of the retrieval metrics (metrics/retrieval/retrieval.cc). Each has a
 // decomposition into segment ops (ops/decompositions.cc, the reference path)
 // and a one-pass CPU kernel (ops/fused/retrieval.h).
 //
@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "support/status_macros.h"
 #include "ops/op_registry.h"
+#include "ops/retrieval_metric.h"
 
 namespace tally::ops {
 namespace {
@@ -29,14 +30,6 @@ namespace {
 using ir::DType;
 using ir::TensorType;
 using Types = absl::StatusOr<std::vector<TensorType>>;
-
-// The `metric` attribute values of retrieval_score.
-const std::vector<std::string>& RetrievalMetricNames() {
-  static const auto* names = new std::vector<std::string>{
-      "recall", "precision", "reciprocal_rank", "hit_rate", "average_precision", "r_precision", "fall_out",
-      "normalized_dcg", "auroc"};
-  return *names;
-}
 
 }  // namespace
 
@@ -75,8 +68,7 @@ void RegisterRetrievalOps(OpTable& t) {
         }
       }
       const std::string& metric = std::get<std::string>(a.at("metric"));
-      const auto& names = RetrievalMetricNames();
-      if (std::find(names.begin(), names.end(), metric) == names.end()) {
+      if (!RetrievalMetricNamed(metric)) {
         return absl::InvalidArgumentError(absl::StrCat("unknown retrieval metric '", metric, "'"));
       }
       const std::string& action = std::get<std::string>(a.at("empty_target_action"));

@@ -5,7 +5,7 @@
 //   module {
 //     state @acc.tp : i64[3]@cpu init=0.0 reducer=sum metric="multiclass_accuracy"
 //     graph @update(%preds: f32[N,3]@cpu, %target: i64[N]@cpu) {
-//       %0 = argmax(%preds) {dim=1} : i64[N]@cpu loc("metrics/classification.cc:88")
+//       %0 = argmax(%preds) {dim=1} : i64[N]@cpu loc("metrics/classification/classification.cc:88")
 //       return (acc.tp: %0)
 //     }
 //   }

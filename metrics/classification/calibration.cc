@@ -182,9 +182,9 @@ absl::StatusOr<Metric> Build(Task task, SpecArgs& args, const dsl::Signature& si
 }  // namespace
 
 void RegisterCalibrationMetrics(std::vector<MetricInfo>& out) {
-  out.push_back({"binary_calibration_error", "calibration", {"preds", "target"}, ForTask(Task::kBinary, Build)});
+  out.push_back({"binary_calibration_error", "calibration", {"preds", "target"}, Bound(Build, Task::kBinary)});
   out.push_back(
-      {"multiclass_calibration_error", "calibration", {"preds", "target"}, ForTask(Task::kMulticlass, Build)});
+      {"multiclass_calibration_error", "calibration", {"preds", "target"}, Bound(Build, Task::kMulticlass)});
 }
 
 }  // namespace tally::metrics

@@ -501,40 +501,39 @@ void BuildBody(Task task, Kind kind, const Args& a, MetricBuilder& b) {
   }
 }
 
-template <Task T, Kind K>
-absl::StatusOr<Metric> Build(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
-  TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(T, K, args));
+absl::StatusOr<Metric> Build(Task task, Kind kind, SpecArgs& args, const dsl::Signature& sig,
+                             const ir::Device& device) {
+  TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, kind, args));
   MetricBuilder b(args.metric_name(), sig, device);
-  BuildBody(T, K, a, b);
+  BuildBody(task, kind, a, b);
   return b.Finish();
 }
 
-template <Task T>
-void RegisterTask(const std::string& prefix, bool kappa, bool exact_match, std::vector<MetricInfo>& out) {
+void RegisterTask(Task task, const std::string& prefix, bool kappa, bool exact_match, std::vector<MetricInfo>& out) {
   auto add = [&](const char* name, BuildFn fn) {
     out.push_back({prefix + name, "classification", {"preds", "target"}, fn});
   };
-  add("accuracy", Build<T, Kind::kAccuracy>);
-  add("precision", Build<T, Kind::kPrecision>);
-  add("recall", Build<T, Kind::kRecall>);
-  add("f1_score", Build<T, Kind::kF1>);
-  add("fbeta_score", Build<T, Kind::kFBeta>);
-  add("specificity", Build<T, Kind::kSpecificity>);
-  add("stat_scores", Build<T, Kind::kStatScores>);
-  add("hamming_distance", Build<T, Kind::kHamming>);
-  add("confusion_matrix", Build<T, Kind::kConfusionMatrix>);
-  add("jaccard_index", Build<T, Kind::kJaccard>);
-  add("matthews_corrcoef", Build<T, Kind::kMcc>);
-  if (kappa) add("cohen_kappa", Build<T, Kind::kKappa>);
-  if (exact_match) add("exact_match", Build<T, Kind::kExactMatch>);
+  add("accuracy", Bound(Build, task, Kind::kAccuracy));
+  add("precision", Bound(Build, task, Kind::kPrecision));
+  add("recall", Bound(Build, task, Kind::kRecall));
+  add("f1_score", Bound(Build, task, Kind::kF1));
+  add("fbeta_score", Bound(Build, task, Kind::kFBeta));
+  add("specificity", Bound(Build, task, Kind::kSpecificity));
+  add("stat_scores", Bound(Build, task, Kind::kStatScores));
+  add("hamming_distance", Bound(Build, task, Kind::kHamming));
+  add("confusion_matrix", Bound(Build, task, Kind::kConfusionMatrix));
+  add("jaccard_index", Bound(Build, task, Kind::kJaccard));
+  add("matthews_corrcoef", Bound(Build, task, Kind::kMcc));
+  if (kappa) add("cohen_kappa", Bound(Build, task, Kind::kKappa));
+  if (exact_match) add("exact_match", Bound(Build, task, Kind::kExactMatch));
 }
 
 }  // namespace
 
 void RegisterClassificationMetrics(std::vector<MetricInfo>& out) {
-  RegisterTask<Task::kBinary>("binary_", /*kappa=*/true, /*exact_match=*/false, out);
-  RegisterTask<Task::kMulticlass>("multiclass_", /*kappa=*/true, /*exact_match=*/true, out);
-  RegisterTask<Task::kMultilabel>("multilabel_", /*kappa=*/false, /*exact_match=*/true, out);
+  RegisterTask(Task::kBinary, "binary_", /*kappa=*/true, /*exact_match=*/false, out);
+  RegisterTask(Task::kMulticlass, "multiclass_", /*kappa=*/true, /*exact_match=*/true, out);
+  RegisterTask(Task::kMultilabel, "multilabel_", /*kappa=*/false, /*exact_match=*/true, out);
 }
 
 }  // namespace tally::metrics

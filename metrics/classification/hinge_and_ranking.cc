@@ -242,21 +242,16 @@ absl::StatusOr<Metric> BuildRanking(Ranking kind, SpecArgs& args, const dsl::Sig
   return b.Finish();
 }
 
-template <Ranking K>
-absl::StatusOr<Metric> BuildRankingMetric(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
-  return BuildRanking(K, a, s, d);
-}
-
 }  // namespace
 
 void RegisterHingeAndRankingMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target"};
   out.push_back({"binary_hinge_loss", "hinge", in, BuildBinaryHinge});
   out.push_back({"multiclass_hinge_loss", "hinge", in, BuildMulticlassHinge});
-  out.push_back({"multilabel_coverage_error", "ranking", in, BuildRankingMetric<Ranking::kCoverage>});
+  out.push_back({"multilabel_coverage_error", "ranking", in, Bound(BuildRanking, Ranking::kCoverage)});
   out.push_back(
-      {"multilabel_ranking_average_precision", "ranking", in, BuildRankingMetric<Ranking::kAveragePrecision>});
-  out.push_back({"multilabel_ranking_loss", "ranking", in, BuildRankingMetric<Ranking::kLoss>});
+      {"multilabel_ranking_average_precision", "ranking", in, Bound(BuildRanking, Ranking::kAveragePrecision)});
+  out.push_back({"multilabel_ranking_loss", "ranking", in, Bound(BuildRanking, Ranking::kLoss)});
 }
 
 }  // namespace tally::metrics

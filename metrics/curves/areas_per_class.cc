@@ -59,6 +59,7 @@
 #include "engine/dsl/builder.h"
 #include "support/status_macros.h"
 #include "metrics/curves/common.h"
+#include "metrics/common.h"
 #include "metrics/registry.h"
 
 namespace tally::metrics {
@@ -343,19 +344,14 @@ absl::StatusOr<Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& args, c
   return b.Finish();
 }
 
-template <Task T, Curve K>
-absl::StatusOr<Metric> Build(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
-  return BuildCurveMetric(T, K, a, s, d);
-}
-
 }  // namespace
 
 void RegisterPerClassCurveAreaMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target"};
-  out.push_back({"multiclass_auroc", "curves", in, Build<Task::kMulticlass, Curve::kAuroc>});
-  out.push_back({"multiclass_average_precision", "curves", in, Build<Task::kMulticlass, Curve::kAveragePrecision>});
-  out.push_back({"multilabel_auroc", "curves", in, Build<Task::kMultilabel, Curve::kAuroc>});
-  out.push_back({"multilabel_average_precision", "curves", in, Build<Task::kMultilabel, Curve::kAveragePrecision>});
+  out.push_back({"multiclass_auroc", "curves", in, Bound(BuildCurveMetric, ClassTask::kMulticlass, Curve::kAuroc)});
+  out.push_back({"multiclass_average_precision", "curves", in, Bound(BuildCurveMetric, ClassTask::kMulticlass, Curve::kAveragePrecision)});
+  out.push_back({"multilabel_auroc", "curves", in, Bound(BuildCurveMetric, ClassTask::kMultilabel, Curve::kAuroc)});
+  out.push_back({"multilabel_average_precision", "curves", in, Bound(BuildCurveMetric, ClassTask::kMultilabel, Curve::kAveragePrecision)});
 }
 
 }  // namespace tally::metrics

@@ -344,37 +344,32 @@ absl::StatusOr<Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, const ds
   return b.Finish();
 }
 
-template <Task T, Kind K>
-absl::StatusOr<Metric> Build(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
-  return BuildFixed(T, K, a, s, d);
-}
-
 }  // namespace
 
 void RegisterOperatingPointMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target"};
-  out.push_back({"binary_recall_at_fixed_precision", "curves", in, Build<Task::kBinary, Kind::kRecallAtPrecision>});
+  out.push_back({"binary_recall_at_fixed_precision", "curves", in, Bound(BuildFixed, Task::kBinary, Kind::kRecallAtPrecision)});
   out.push_back(
-      {"multiclass_recall_at_fixed_precision", "curves", in, Build<Task::kMulticlass, Kind::kRecallAtPrecision>});
+      {"multiclass_recall_at_fixed_precision", "curves", in, Bound(BuildFixed, Task::kMulticlass, Kind::kRecallAtPrecision)});
   out.push_back(
-      {"multilabel_recall_at_fixed_precision", "curves", in, Build<Task::kMultilabel, Kind::kRecallAtPrecision>});
-  out.push_back({"binary_precision_at_fixed_recall", "curves", in, Build<Task::kBinary, Kind::kPrecisionAtRecall>});
+      {"multilabel_recall_at_fixed_precision", "curves", in, Bound(BuildFixed, Task::kMultilabel, Kind::kRecallAtPrecision)});
+  out.push_back({"binary_precision_at_fixed_recall", "curves", in, Bound(BuildFixed, Task::kBinary, Kind::kPrecisionAtRecall)});
   out.push_back(
-      {"multiclass_precision_at_fixed_recall", "curves", in, Build<Task::kMulticlass, Kind::kPrecisionAtRecall>});
+      {"multiclass_precision_at_fixed_recall", "curves", in, Bound(BuildFixed, Task::kMulticlass, Kind::kPrecisionAtRecall)});
   out.push_back(
-      {"multilabel_precision_at_fixed_recall", "curves", in, Build<Task::kMultilabel, Kind::kPrecisionAtRecall>});
+      {"multilabel_precision_at_fixed_recall", "curves", in, Bound(BuildFixed, Task::kMultilabel, Kind::kPrecisionAtRecall)});
   out.push_back({"binary_sensitivity_at_specificity", "curves", in,
-                 Build<Task::kBinary, Kind::kSensitivityAtSpecificity>});
+                 Bound(BuildFixed, Task::kBinary, Kind::kSensitivityAtSpecificity)});
   out.push_back({"multiclass_sensitivity_at_specificity", "curves", in,
-                 Build<Task::kMulticlass, Kind::kSensitivityAtSpecificity>});
+                 Bound(BuildFixed, Task::kMulticlass, Kind::kSensitivityAtSpecificity)});
   out.push_back({"multilabel_sensitivity_at_specificity", "curves", in,
-                 Build<Task::kMultilabel, Kind::kSensitivityAtSpecificity>});
+                 Bound(BuildFixed, Task::kMultilabel, Kind::kSensitivityAtSpecificity)});
   out.push_back({"binary_specificity_at_sensitivity", "curves", in,
-                 Build<Task::kBinary, Kind::kSpecificityAtSensitivity>});
+                 Bound(BuildFixed, Task::kBinary, Kind::kSpecificityAtSensitivity)});
   out.push_back({"multiclass_specificity_at_sensitivity", "curves", in,
-                 Build<Task::kMulticlass, Kind::kSpecificityAtSensitivity>});
+                 Bound(BuildFixed, Task::kMulticlass, Kind::kSpecificityAtSensitivity)});
   out.push_back({"multilabel_specificity_at_sensitivity", "curves", in,
-                 Build<Task::kMultilabel, Kind::kSpecificityAtSensitivity>});
+                 Bound(BuildFixed, Task::kMultilabel, Kind::kSpecificityAtSensitivity)});
 }
 
 }  // namespace tally::metrics

@@ -434,21 +434,16 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
   return b.Finish();
 }
 
-template <Task T, Kind K>
-absl::StatusOr<Metric> Build(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
-  return BuildCurve(T, K, a, s, d);
-}
-
 }  // namespace
 
 void RegisterRocAndPrCurveMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target"};
-  out.push_back({"binary_roc", "curves", in, Build<Task::kBinary, Kind::kRoc>});
-  out.push_back({"multiclass_roc", "curves", in, Build<Task::kMulticlass, Kind::kRoc>});
-  out.push_back({"multilabel_roc", "curves", in, Build<Task::kMultilabel, Kind::kRoc>});
-  out.push_back({"binary_precision_recall_curve", "curves", in, Build<Task::kBinary, Kind::kPrc>});
-  out.push_back({"multiclass_precision_recall_curve", "curves", in, Build<Task::kMulticlass, Kind::kPrc>});
-  out.push_back({"multilabel_precision_recall_curve", "curves", in, Build<Task::kMultilabel, Kind::kPrc>});
+  out.push_back({"binary_roc", "curves", in, Bound(BuildCurve, Task::kBinary, Kind::kRoc)});
+  out.push_back({"multiclass_roc", "curves", in, Bound(BuildCurve, Task::kMulticlass, Kind::kRoc)});
+  out.push_back({"multilabel_roc", "curves", in, Bound(BuildCurve, Task::kMultilabel, Kind::kRoc)});
+  out.push_back({"binary_precision_recall_curve", "curves", in, Bound(BuildCurve, Task::kBinary, Kind::kPrc)});
+  out.push_back({"multiclass_precision_recall_curve", "curves", in, Bound(BuildCurve, Task::kMulticlass, Kind::kPrc)});
+  out.push_back({"multilabel_precision_recall_curve", "curves", in, Bound(BuildCurve, Task::kMultilabel, Kind::kPrc)});
 }
 
 }  // namespace tally::metrics

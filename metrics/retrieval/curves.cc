@@ -46,6 +46,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
 #include "support/status_macros.h"
+#include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/retrieval/rows.h"
 
@@ -217,17 +218,12 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
   return b.Finish();
 }
 
-template <Kind kKind>
-absl::StatusOr<Metric> Build(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
-  return BuildCurve(kKind, a, s, d);
-}
-
 }  // namespace
 
 void RegisterRetrievalCurveMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target", "indexes"};
-  out.push_back({"retrieval_precision_recall_curve", "retrieval", in, Build<Kind::kCurve>});
-  out.push_back({"retrieval_recall_at_fixed_precision", "retrieval", in, Build<Kind::kRecallAtFixedPrecision>});
+  out.push_back({"retrieval_precision_recall_curve", "retrieval", in, Bound(BuildCurve, Kind::kCurve)});
+  out.push_back({"retrieval_recall_at_fixed_precision", "retrieval", in, Bound(BuildCurve, Kind::kRecallAtFixedPrecision)});
 }
 
 }  // namespace tally::metrics

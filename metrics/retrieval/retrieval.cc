@@ -27,8 +27,10 @@
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
 #include "support/status_macros.h"
+#include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/retrieval/rows.h"
+#include "ops/retrieval_metric.h"
 
 namespace tally::metrics {
 namespace {
@@ -38,32 +40,9 @@ using dsl::MetricBuilder;
 using ir::DType;
 using ir::Reducer;
 
-enum class Kind {
-  kRecall,
-  kPrecision,
-  kReciprocalRank,
-  kHitRate,
-  kAveragePrecision,
-  kRPrecision,
-  kFallOut,
-  kNdcg,
-  kAuroc
-};
-
-const char* MetricAttr(Kind kind) {
-  switch (kind) {
-    case Kind::kRecall: return "recall";
-    case Kind::kPrecision: return "precision";
-    case Kind::kReciprocalRank: return "reciprocal_rank";
-    case Kind::kHitRate: return "hit_rate";
-    case Kind::kAveragePrecision: return "average_precision";
-    case Kind::kRPrecision: return "r_precision";
-    case Kind::kFallOut: return "fall_out";
-    case Kind::kNdcg: return "normalized_dcg";
-    case Kind::kAuroc: return "auroc";
-  }
-  return "";
-}
+// Kind is the retrieval_score op's per-query metric: one enum with the op
+// and its fused kernel (ops/retrieval_metric.h).
+using Kind = ops::RetrievalMetric;
 
 absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Signature& sig,
                                       const ir::Device& device) {
@@ -87,7 +66,7 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
 
   // Relevance must be 0/1 except for normalized_dcg, whose graded relevance
   // must be >= 0 (checked over the states in finalize, see retrieval_rows.h).
-  ir::AttrMap score_attrs = {{"metric", std::string(MetricAttr(kind))},
+  ir::AttrMap score_attrs = {{"metric", std::string(ops::RetrievalMetricName(kind))},
                              {"empty_target_action", action},
                              {"adaptive_k", adaptive_k}};
   if (ignore_index.has_value()) score_attrs["ignore_index"] = *ignore_index;
@@ -114,24 +93,19 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
   return b.Finish();
 }
 
-template <Kind kKind>
-absl::StatusOr<Metric> Build(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
-  return BuildRetrieval(kKind, a, s, d);
-}
-
 }  // namespace
 
 void RegisterRetrievalMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target", "indexes"};
-  out.push_back({"retrieval_recall", "retrieval", in, Build<Kind::kRecall>});
-  out.push_back({"retrieval_precision", "retrieval", in, Build<Kind::kPrecision>});
-  out.push_back({"retrieval_reciprocal_rank", "retrieval", in, Build<Kind::kReciprocalRank>});
-  out.push_back({"retrieval_hit_rate", "retrieval", in, Build<Kind::kHitRate>});
-  out.push_back({"retrieval_average_precision", "retrieval", in, Build<Kind::kAveragePrecision>});
-  out.push_back({"retrieval_r_precision", "retrieval", in, Build<Kind::kRPrecision>});
-  out.push_back({"retrieval_fall_out", "retrieval", in, Build<Kind::kFallOut>});
-  out.push_back({"retrieval_normalized_dcg", "retrieval", in, Build<Kind::kNdcg>});
-  out.push_back({"retrieval_auroc", "retrieval", in, Build<Kind::kAuroc>});
+  out.push_back({"retrieval_recall", "retrieval", in, Bound(BuildRetrieval, Kind::kRecall)});
+  out.push_back({"retrieval_precision", "retrieval", in, Bound(BuildRetrieval, Kind::kPrecision)});
+  out.push_back({"retrieval_reciprocal_rank", "retrieval", in, Bound(BuildRetrieval, Kind::kReciprocalRank)});
+  out.push_back({"retrieval_hit_rate", "retrieval", in, Bound(BuildRetrieval, Kind::kHitRate)});
+  out.push_back({"retrieval_average_precision", "retrieval", in, Bound(BuildRetrieval, Kind::kAveragePrecision)});
+  out.push_back({"retrieval_r_precision", "retrieval", in, Bound(BuildRetrieval, Kind::kRPrecision)});
+  out.push_back({"retrieval_fall_out", "retrieval", in, Bound(BuildRetrieval, Kind::kFallOut)});
+  out.push_back({"retrieval_normalized_dcg", "retrieval", in, Bound(BuildRetrieval, Kind::kNdcg)});
+  out.push_back({"retrieval_auroc", "retrieval", in, Bound(BuildRetrieval, Kind::kAuroc)});
 }
 
 }  // namespace tally::metrics

@@ -5,7 +5,7 @@
 //
 // Semantics are exactly those of bl_confmat's decomposition
 // (ops/decompositions.cc), which is the primitive path of
-// metrics/classification_stats.cc:
+// metrics/classification/stats.cc:
 //   - float preds are sigmoided when any element (with `logits_over_kept` and
 //     an ignore_index: any element whose target is not ignore_index) is
 //     outside [0, 1] or NaN, then compared `> threshold` in the preds dtype

@@ -49,7 +49,7 @@ inline void TwoSum(double a, double b, double& s, double& err) {
 }
 
 // MergeMoment folds b into a and returns δ = mean_b − mean_a, with the
-// operations of MomentGroup's merge graph (metrics/regression_moments.cc).
+// operations of MomentGroup's merge graph (metrics/regression/moments.cc).
 inline double MergeMoment(Moment& a, const Moment& b, double w_mean, double w_moment) {
   double d = (b.hi - a.hi) + (b.lo - a.lo);
   double t = a.lo + d * w_mean;

@@ -8,7 +8,7 @@
 // target − preds, the two-double mean (hi, lo) and the centred second moment
 // M2 = Σ(x − mean)², the centred co-moment of preds and target, and the
 // float64 sums of squared and of absolute errors — what the decomposition
-// (ops/decompositions.cc; the moments of metrics/regression_moments.h)
+// (ops/decompositions.cc; the moments of metrics/regression/moments.h)
 // computes with about fifty ATen calls and as many passes over the rows.
 //
 // How: rows are cut into blocks of 1024 that stay in L1. Within a block
@@ -53,7 +53,7 @@ std::vector<at::Tensor> RegStatsCpu(const at::Tensor& preds, const at::Tensor& t
 std::vector<at::Tensor> RegStatsMeta(const at::Tensor& preds, const at::Tensor& target, bool error_moments);
 
 // MomentsMergeCpu folds two states of a group of centred moments
-// (metrics/regression_moments.h) as its merge graph does, in one call instead
+// (metrics/regression/moments.h) as its merge graph does, in one call instead
 // of a few dozen: `states` holds side A then side B, each the row count
 // (i64[]), then per variable its mean, mean_lo and m2, then per pair its
 // co-moment (f64 [d] each); `pairs` lists each pair's two variable indices.

@@ -9,9 +9,12 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <string>
 #include <vector>
+
+#include "ops/retrieval_metric.h"
 
 namespace tally::ops::fused {
 namespace {
@@ -52,28 +55,12 @@ Invalid CountInvalidRows(const T* x, int64_t begin, int64_t end, bool has_ignore
 
 // ---- retrieval_score -----------------------------------------------------------
 
-enum class Metric {
-  kRecall,
-  kPrecision,
-  kReciprocalRank,
-  kHitRate,
-  kAveragePrecision,
-  kRPrecision,
-  kFallOut,
-  kNdcg,
-  kAuroc
-};
+using Metric = RetrievalMetric;
 
 Metric ParseMetric(c10::string_view m) {
-  static const std::pair<const char*, Metric> kNames[] = {
-      {"recall", Metric::kRecall},        {"precision", Metric::kPrecision},
-      {"reciprocal_rank", Metric::kReciprocalRank}, {"hit_rate", Metric::kHitRate},
-      {"average_precision", Metric::kAveragePrecision}, {"r_precision", Metric::kRPrecision},
-      {"fall_out", Metric::kFallOut},     {"normalized_dcg", Metric::kNdcg},
-      {"auroc", Metric::kAuroc}};
-  for (const auto& [name, metric] : kNames)
-    if (m == name) return metric;
-  TORCH_CHECK(false, "retrieval_score: unknown metric '", std::string(m), "'");
+  std::optional<Metric> metric = RetrievalMetricNamed(absl::string_view(m.data(), m.size()));
+  TORCH_CHECK(metric.has_value(), "retrieval_score: unknown metric '", std::string(m), "'");
+  return *metric;
 }
 
 struct Options {

@@ -141,7 +141,7 @@ TEST(RemoveHostSyncsTest, RejectsASyncItCannotRewrite) {
   auto m = Parse(R"(module {
   state @acc.s : i64[]@cpu init=0.0 reducer=sum metric="multiclass_accuracy"
   graph @update(%x: i64[N]@cpu) {
-    %0 = nonzero(%x) : i64[M,1]@cpu loc("metrics/classification.cc:88")
+    %0 = nonzero(%x) : i64[M,1]@cpu loc("metrics/classification/classification.cc:88")
     %1 = reduce_sum(%0) : i64[]@cpu
     return (acc.s: %1)
   }
@@ -154,7 +154,7 @@ TEST(RemoveHostSyncsTest, RejectsASyncItCannotRewrite) {
   EXPECT_THAT(pass.Run(*m), StatusIs(absl::StatusCode::kFailedPrecondition,
                                      AllOf(HasSubstr("multiclass_accuracy"), HasSubstr("nonzero"),
                                            HasSubstr("syncs the host inside update"),
-                                           HasSubstr("metrics/classification.cc:88"))));
+                                           HasSubstr("metrics/classification/classification.cc:88"))));
 }
 
 }  // namespace

@@ -100,7 +100,7 @@ constexpr char kMetaSymbolic[] = R"(module {
 constexpr char kCuda1[] = R"(module {
   state @s.sum_value : f64[]@cuda:1 init=0.0 reducer=sum metric="sum"
   graph @update(%value: f32[N]@cuda:1) {
-    %0 = cast(%value) {dtype="f64"} : f64[N]@cuda:1 loc("metrics/aggregation.cc:62")
+    %0 = cast(%value) {dtype="f64"} : f64[N]@cuda:1 loc("metrics/aggregation/aggregation.cc:62")
     %1 = reduce_sum(%0) : f64[]@cuda:1
     return (s.sum_value: %1)
   }
