@@ -199,7 +199,7 @@ def tm_threshold(p, threshold):
 
 
 def harness_chunks(n):
-    """Row ranges tests/golden/golden_test.cc feeds as separate update() calls: all rows, batches of 7, two halves."""
+    """Row ranges tests/integration/golden_test.cc feeds as separate update() calls: all rows, batches of 7, two halves."""
     out = [(0, n)] + [(i, min(i + 7, n)) for i in range(0, n, 7)] + [(0, n // 2), (n // 2, n)]
     return [(a, b) for a, b in out if b > a]
 

@@ -1,4 +1,4 @@
-// Runs the bad-input table (cases.json: data, not code) through the entry
+// Runs the bad-input table (bad_input_cases.json: data, not code) through the entry
 // points each case lists:
 //   eval:    `tally eval` on .npy files (or the special file a case names)
 //            exits non-zero with one clean stderr line naming the culprit;
@@ -44,7 +44,7 @@ namespace {
 using json = nlohmann::json;
 
 json LoadCases() {
-  std::ifstream in("tests/bad_inputs/cases.json");
+  std::ifstream in("tests/integration/bad_input_cases.json");
   std::stringstream ss;
   ss << in.rdbuf();
   return json::parse(ss.str())["cases"];
