@@ -302,6 +302,18 @@ bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_
   return b.ok();
 }
 
+bool ReadCurveInputs(std::optional<ClassTask> task, int64_t num, std::optional<int64_t> ignore_index,
+                     dsl::MetricBuilder& b, ClassInputs& in) {
+  if (task.has_value()) return ReadClassInputs(*task, num, ignore_index, b, in);
+  BinaryInputs bin;
+  if (!ReadBinaryInputs(ignore_index, /*cast_f32=*/true, b, bin)) return false;
+  in.probs = bin.probs;
+  in.label = dsl::Where(bin.valid, bin.target, int64_t{-1});
+  in.stored_target = in.label;
+  in.extra.clear();
+  return b.ok();
+}
+
 bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::MetricBuilder& b, BinaryInputs& in,
                       NanScores nan_scores) {
   Expr preds = b.Input("preds");

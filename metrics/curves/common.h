@@ -196,6 +196,13 @@ struct ClassInputs {
 bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_index, dsl::MetricBuilder& b,
                      ClassInputs& in, NanScores nan_scores = NanScores::kRejected);
 
+// ReadCurveInputs reads any task's inputs into one form: `task` nullopt is
+// binary (ReadBinaryInputs with f32 scores; `label` 1, 0 or -1 for a dropped
+// element, which is also what `stored_target` stores; no `extra`), else
+// ReadClassInputs. False (the builder poisoned) on a bad signature.
+bool ReadCurveInputs(std::optional<ClassTask> task, int64_t num, std::optional<int64_t> ignore_index,
+                     dsl::MetricBuilder& b, ClassInputs& in);
+
 // ClassIndex is arange(C) shaped [C, 1, ..., 1] so that it broadcasts along
 // dim 1 of a tensor of rank `rank` (N, C, ...).
 dsl::Expr ClassIndex(dsl::Expr like, int64_t c, int64_t rank);

@@ -259,23 +259,12 @@ absl::StatusOr<Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, const ds
                                   const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, kind, args));
   MetricBuilder b(args.metric_name(), sig, device);
-  Expr probs, label, stored_target;
-  std::vector<int64_t> extra;
-  if (task == Task::kBinary) {
-    BinaryInputs in;
-    if (!ReadBinaryInputs(a.ignore_index, /*cast_f32=*/true, b, in)) return b.status();
-    probs = in.probs;
-    label = dsl::Where(in.valid, in.target, int64_t{-1});
-    stored_target = label;
-  } else {
-    ClassInputs in;
-    ClassTask ct = task == Task::kMulticlass ? ClassTask::kMulticlass : ClassTask::kMultilabel;
-    if (!ReadClassInputs(ct, a.num, a.ignore_index, b, in)) return b.status();
-    probs = in.probs;
-    label = in.label;
-    stored_target = in.stored_target;
-    extra = in.extra;
-  }
+  ClassInputs in;
+  std::optional<ClassTask> ct;
+  if (task != Task::kBinary) ct = task == Task::kMulticlass ? ClassTask::kMulticlass : ClassTask::kMultilabel;
+  if (!ReadCurveInputs(ct, a.num, a.ignore_index, b, in)) return b.status();
+  Expr probs = in.probs, label = in.label, stored_target = in.stored_target;
+  std::vector<int64_t> extra = in.extra;
   const int64_t c = a.num;
   const int64_t k = task == Task::kBinary ? 1 : c;
 

@@ -101,17 +101,6 @@ absl::StatusOr<Args> ReadArgs(Task task, SpecArgs& args) {
   return a;
 }
 
-// ReadBinaryLabels gives the flattened probabilities and labels (1
-// positive, 0 negative, -1 dropped) of binary inputs, as binary_auroc reads
-// them (ReadBinaryInputs).
-bool ReadBinaryLabels(const Args& a, MetricBuilder& b, Expr* probs, Expr* label) {
-  BinaryInputs in;
-  if (!ReadBinaryInputs(a.ignore_index, /*cast_f32=*/true, b, in)) return false;
-  *probs = in.probs;
-  *label = dsl::Where(in.valid, in.target, int64_t{-1});
-  return b.ok();
-}
-
 Expr MaskedSelect(Expr x, Expr mask, dsl::Loc loc = dsl::Loc::Current()) {
   if (!x.valid()) return x;
   return x.builder()->Op(ops::OpId::kMaskedSelect, {x, mask}, {}, loc);
@@ -325,20 +314,12 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
   }
   MetricBuilder b(args.metric_name(), sig, device);
   // The update's probabilities and labels: binary [M]; else (N, C, ...).
-  Expr probs, label, stored_target;
-  std::vector<int64_t> extra;
-  if (task == Task::kBinary) {
-    if (!ReadBinaryLabels(a, b, &probs, &label)) return b.status();
-    stored_target = label;
-  } else {
-    ClassInputs in;
-    ClassTask ct = task == Task::kMulticlass ? ClassTask::kMulticlass : ClassTask::kMultilabel;
-    if (!ReadClassInputs(ct, a.num, a.ignore_index, b, in)) return b.status();
-    probs = in.probs;
-    label = in.label;
-    stored_target = in.stored_target;
-    extra = in.extra;
-  }
+  ClassInputs in;
+  std::optional<ClassTask> ct;
+  if (task != Task::kBinary) ct = task == Task::kMulticlass ? ClassTask::kMulticlass : ClassTask::kMultilabel;
+  if (!ReadCurveInputs(ct, a.num, a.ignore_index, b, in)) return b.status();
+  Expr probs = in.probs, label = in.label, stored_target = in.stored_target;
+  std::vector<int64_t> extra = in.extra;
   const int64_t c = a.num;
   const bool one_curve = task == Task::kBinary || a.average == "micro";
   const int64_t k = one_curve ? 1 : c;
