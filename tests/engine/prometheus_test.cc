@@ -200,8 +200,7 @@ TEST(SessionExpositionTest, Layout) {
 TEST(SessionExpositionTest, NoWindows) {
   SessionExposition s("p", /*windows=*/false);
   EXPECT_THAT(s.AddWindowMetric("default", "w", "mean", ResultTree::Leaf(at::scalar_tensor(1.0))), Not(IsOk()));
-  ASSERT_THAT(s.AddMetric("a\"b", "acc(num_classes=3)", ResultTree::Leaf(at::tensor({0.5, 1.0}, at::kDouble))),
-              IsOk());
+  ASSERT_THAT(s.AddMetric("a\"b", "acc(num_classes=3)", ResultTree::Leaf(at::tensor({0.5, 1.0}, at::kDouble))), IsOk());
   const std::string text = s.Render();
   EXPECT_THAT(text, Not(HasSubstr("window")));
   EXPECT_THAT(text, HasSubstr("p_metric{set=\"a\\\"b\",metric=\"acc(num_classes=3)\",class=\"0\"} 0.5\n"

@@ -112,7 +112,8 @@ TEST(MetricBuilderTest, MeanBuildsStatesAndGraphs) {
 
   // The f32 sum is cast to the f64 state at the Accumulate line.
   const std::string text = ir::PrintModule(*m.module);
-  EXPECT_TRUE(FileCheck(text, absl::StrReplaceAll(R"(
+  EXPECT_TRUE(FileCheck(
+      text, absl::StrReplaceAll(R"(
     // CHECK: state @sum : f64[]@cpu init=0.0 reducer=sum metric="my_mean"
     // CHECK-NEXT: state @count : i64[]@cpu init=0.0 reducer=sum metric="my_mean"
     // CHECK-NEXT: graph @update(%value: f32[N]@cpu) {
@@ -124,7 +125,8 @@ TEST(MetricBuilderTest, MeanBuildsStatesAndGraphs) {
     // CHECK-NEXT: %0 = cast(%count) {dtype="f64"} : f64[]@cpu loc("CAST")
     // CHECK-NEXT: %1 = div(%sum, %0) : f64[]@cpu
     // CHECK-NEXT: return (value: %1)
-  )", {{"SUM", Here(sum_line)}, {"COUNT", Here(count_line)}, {"CAST", Here(cast_line)}})))
+  )",
+                                {{"SUM", Here(sum_line)}, {"COUNT", Here(count_line)}, {"CAST", Here(cast_line)}})))
       << text;
 }
 
@@ -278,8 +280,7 @@ TEST(MetricBuilderErrorTest, FirstErrorWins) {
   Expr bad = dsl::Maximum(x, w);
   EXPECT_FALSE(bad.valid());
   EXPECT_FALSE(b.ok());
-  const std::string first =
-      absl::StrCat("my_metric: maximum: shapes do not broadcast: dim 3 vs 2 (", Here(line), ")");
+  const std::string first = absl::StrCat("my_metric: maximum: shapes do not broadcast: dim 3 vs 2 (", Here(line), ")");
   EXPECT_THAT(b.status(), StatusIs(absl::StatusCode::kInternal, first));
   // Later failures and ops are ignored: a missing input, a repeated state.
   EXPECT_FALSE(b.Input("target").valid());
@@ -295,8 +296,9 @@ TEST(MetricBuilderErrorTest, MismatchedDTypes) {
   const int line = __LINE__ + 1;
   Expr joined = dsl::Concat({b.Input("value"), b.Input("target")});
   EXPECT_FALSE(joined.valid());
-  EXPECT_THAT(b.Finish(), StatusIs(absl::StatusCode::kInternal,
-                                   absl::StrCat("m: concat: operands differ in dtype (f32 vs i64) (", Here(line), ")")));
+  EXPECT_THAT(b.Finish(),
+              StatusIs(absl::StatusCode::kInternal,
+                       absl::StrCat("m: concat: operands differ in dtype (f32 vs i64) (", Here(line), ")")));
 }
 
 // Verifies a numeric op on a bool is refused.
@@ -365,7 +367,8 @@ TEST(MetricBuilderErrorTest, CatStateShapes) {
   MetricBuilder b("m", kValue);
   State rows = b.AddState("rows", DType::kFloat32, {}, Reducer::kCat);
   b.Accumulate(rows, dsl::Sum(b.Input("value")));
-  EXPECT_THAT(b.Finish(), StatusIs(absl::StatusCode::kInternal, HasSubstr("partial of 'rows' has shape [], state is [R]")));
+  EXPECT_THAT(b.Finish(),
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("partial of 'rows' has shape [], state is [R]")));
 }
 
 // Verifies outputs must be finalize values and operands must share a graph.
@@ -443,9 +446,8 @@ TEST(MetricBuilderTest, CheckAddsCounterState) {
 // Verifies the DSL mean computes (1+...+6)/6 = 3.5 over two updates through Compile/Program.
 TEST(MetricBuilderRunTest, MeanOverTwoUpdates) {
   TALLY_ASSERT_OK_AND_ASSIGN(Metric m, BuildMean());
-  TALLY_ASSERT_OK_AND_ASSIGN(
-      NamedTensors values,
-      RunOne(std::move(m), "mean", {at::tensor({1.f, 2.f, 3.f, 4.f}), at::tensor({5.f, 6.f})}));
+  TALLY_ASSERT_OK_AND_ASSIGN(NamedTensors values,
+                             RunOne(std::move(m), "mean", {at::tensor({1.f, 2.f, 3.f, 4.f}), at::tensor({5.f, 6.f})}));
   ASSERT_EQ(values.size(), 1u);
   EXPECT_EQ(values[0].first, "mean");
   EXPECT_EQ(values[0].second.scalar_type(), at::kDouble);
