@@ -7,11 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/ir/aten_types.h"
-#include "support/torch_status.h"
 #include "engine/ir/attribute.h"
-#include "support/status_macros.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
+#include "support/status_macros.h"
+#include "support/torch_status.h"
 
 namespace tally {
 namespace {
@@ -42,13 +42,13 @@ absl::Status CheckInputNamesAndRows(const NamedTensors& inputs) {
   std::string rows_from;
   for (const auto& [name, t] : inputs) {
     if (std::find(std::begin(kKnownInputs), std::end(kKnownInputs), name) == std::end(kKnownInputs)) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown input name '", name,
-                                                     "' (expected preds, target, indexes, value or weight)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown input name '", name, "' (expected preds, target, indexes, value or weight)"));
     }
     if (t.dim() == 0) continue;
     if (rows >= 0 && t.size(0) != rows) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", name, "' has ", t.size(0),
-                                                     " rows but '", rows_from, "' has ", rows));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", name, "' has ", t.size(0), " rows but '", rows_from, "' has ", rows));
     }
     rows = t.size(0);
     rows_from = name;
@@ -88,8 +88,8 @@ absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, 
     if (!options.transfer_inputs) {
       // Files are read on the CPU; the CLI places them on --device (the
       // program boundary still checks every batch).
-      TALLY_RETURN_IF_ERROR(support::CatchTorch([&, &t = t] { moved = t.to(dev); },
-                                             absl::StrCat("input '", name, "'")));
+      TALLY_RETURN_IF_ERROR(
+          support::CatchTorch([&, &t = t] { moved = t.to(dev); }, absl::StrCat("input '", name, "'")));
     }
     prepared.used.emplace_back(name, moved);
   }
@@ -103,15 +103,15 @@ absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, 
   return prepared;
 }
 
-absl::Status FeedRows(Program& program, const NamedTensors& used, int64_t begin, int64_t end,
-                      int64_t batch_size) {
+absl::Status FeedRows(Program& program, const NamedTensors& used, int64_t begin, int64_t end, int64_t batch_size) {
   const int64_t n = std::max<int64_t>(end - begin, 0);
   const int64_t step = batch_size > 0 ? batch_size : std::max<int64_t>(n, 1);
   int64_t start = begin;
   do {
     int64_t len = std::min(step, end - start);
     NamedTensors batch;
-    for (const auto& [name, t] : used) batch.emplace_back(name, t.dim() == 0 ? t : t.narrow(0, start, std::max<int64_t>(len, 0)));
+    for (const auto& [name, t] : used)
+      batch.emplace_back(name, t.dim() == 0 ? t : t.narrow(0, start, std::max<int64_t>(len, 0)));
     TALLY_RETURN_IF_ERROR(program.Update(batch));
     start += std::max<int64_t>(len, 0);
   } while (start < end);
@@ -131,8 +131,7 @@ absl::StatusOr<std::vector<EvalResult>> CollectResults(const Program& program,
   return results;
 }
 
-absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>& specs,
-                                                 const NamedTensors& inputs,
+absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                                  const EvalOptions& options) {
   TALLY_ASSIGN_OR_RETURN(PreparedEval p, PrepareEval(specs, inputs, options));
   TALLY_RETURN_IF_ERROR(FeedRows(*p.program, p.used, 0, p.rows, options.batch_size));
@@ -143,8 +142,8 @@ std::string ResultsToJson(const std::vector<EvalResult>& results) {
   std::string out = "{\"results\": [";
   for (size_t i = 0; i < results.size(); ++i) {
     if (i) out += ", ";
-    absl::StrAppend(&out, "{\"metric\": ", JsonString(results[i].spec),
-                    ", \"value\": ", ValueToJson(Tree(results[i])), "}");
+    absl::StrAppend(&out, "{\"metric\": ", JsonString(results[i].spec), ", \"value\": ", ValueToJson(Tree(results[i])),
+                    "}");
   }
   return out + "]}";
 }

@@ -27,7 +27,7 @@ struct EvalOptions {
   bool checked = false;
   bool transfer_inputs = false;
   exec::Backend backend = exec::Backend::kEager;  // what runs the plans
-  int64_t max_state_bytes = 0;  // the state budget (0: half the physical memory)
+  int64_t max_state_bytes = 0;                    // the state budget (0: half the physical memory)
 };
 
 // EvalResult is one metric's value.
@@ -46,8 +46,7 @@ using metrics::BuildEntries;
 
 // Evaluate computes every metric over all rows of `inputs`: PrepareEval,
 // FeedRows over every row, CollectResults.
-absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>& specs,
-                                                 const NamedTensors& inputs,
+absl::StatusOr<std::vector<EvalResult>> Evaluate(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                                  const EvalOptions& options);
 
 // CheckInputNamesAndRows checks what eval checks before building anything:
@@ -71,8 +70,7 @@ absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, 
 // FeedRows updates `program` with rows [begin, end) of `used` in consecutive
 // batches of `batch_size` rows (0: one update). An empty range is one empty
 // update, as for inputs without rows.
-absl::Status FeedRows(Program& program, const NamedTensors& used, int64_t begin, int64_t end,
-                      int64_t batch_size);
+absl::Status FeedRows(Program& program, const NamedTensors& used, int64_t begin, int64_t end, int64_t batch_size);
 
 // CollectResults computes `program` and returns one result per spec.
 absl::StatusOr<std::vector<EvalResult>> CollectResults(const Program& program,

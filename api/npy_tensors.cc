@@ -6,19 +6,29 @@
 #include <stdexcept>
 
 #include "engine/ir/aten_types.h"
-#include "support/torch_status.h"
 #include "support/status_macros.h"
+#include "support/torch_status.h"
 
 namespace tally {
 
 absl::StatusOr<at::Tensor> TensorFromNpy(const io::NpyArray& a) {
   at::ScalarType s = at::kFloat;
   switch (a.dtype) {
-    case io::NpyDType::kBool: s = at::kBool; break;
-    case io::NpyDType::kInt32: s = at::kInt; break;
-    case io::NpyDType::kInt64: s = at::kLong; break;
-    case io::NpyDType::kFloat32: s = at::kFloat; break;
-    case io::NpyDType::kFloat64: s = at::kDouble; break;
+    case io::NpyDType::kBool:
+      s = at::kBool;
+      break;
+    case io::NpyDType::kInt32:
+      s = at::kInt;
+      break;
+    case io::NpyDType::kInt64:
+      s = at::kLong;
+      break;
+    case io::NpyDType::kFloat32:
+      s = at::kFloat;
+      break;
+    case io::NpyDType::kFloat64:
+      s = at::kDouble;
+      break;
   }
   at::Tensor t;
   TALLY_RETURN_IF_ERROR(support::CatchTorch(
@@ -42,11 +52,21 @@ absl::StatusOr<io::NpyArray> NpyFromTensor(const at::Tensor& in) {
   auto dtype = ir::FromScalarType(t.scalar_type());
   if (!dtype.ok()) return dtype.status();
   switch (*dtype) {
-    case ir::DType::kBool: a.dtype = io::NpyDType::kBool; break;
-    case ir::DType::kInt32: a.dtype = io::NpyDType::kInt32; break;
-    case ir::DType::kInt64: a.dtype = io::NpyDType::kInt64; break;
-    case ir::DType::kFloat32: a.dtype = io::NpyDType::kFloat32; break;
-    case ir::DType::kFloat64: a.dtype = io::NpyDType::kFloat64; break;
+    case ir::DType::kBool:
+      a.dtype = io::NpyDType::kBool;
+      break;
+    case ir::DType::kInt32:
+      a.dtype = io::NpyDType::kInt32;
+      break;
+    case ir::DType::kInt64:
+      a.dtype = io::NpyDType::kInt64;
+      break;
+    case ir::DType::kFloat32:
+      a.dtype = io::NpyDType::kFloat32;
+      break;
+    case ir::DType::kFloat64:
+      a.dtype = io::NpyDType::kFloat64;
+      break;
     case ir::DType::kFloat16:
     case ir::DType::kBFloat16:
       // Written as float32 (exact; NumPy has no bfloat16), marked for float16.

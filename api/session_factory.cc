@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "support/status_macros.h"
 #include "metrics/collection.h"
+#include "support/status_macros.h"
 
 namespace tally {
 
@@ -20,8 +20,7 @@ absl::StatusOr<std::unique_ptr<Session>> CreateSession(const std::vector<MetricS
 }
 
 absl::StatusOr<std::unique_ptr<Session>> CreateDefaultSession(const std::vector<std::string>& metrics,
-                                                              const dsl::Signature& sig,
-                                                              SessionOptions options) {
+                                                              const dsl::Signature& sig, SessionOptions options) {
   return CreateSession({MetricSetSpec{"default", metrics}}, sig, std::move(options));
 }
 

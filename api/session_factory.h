@@ -26,8 +26,7 @@ absl::StatusOr<std::unique_ptr<Session>> CreateSession(const std::vector<MetricS
                                                        const dsl::Signature& sig, SessionOptions options = {});
 // CreateDefaultSession makes a session of one set named "default".
 absl::StatusOr<std::unique_ptr<Session>> CreateDefaultSession(const std::vector<std::string>& metrics,
-                                                              const dsl::Signature& sig,
-                                                              SessionOptions options = {});
+                                                              const dsl::Signature& sig, SessionOptions options = {});
 
 }  // namespace tally
 

@@ -17,7 +17,7 @@
 #include "api/version.h"          // IWYU pragma: export
 #include "engine/compiler.h"      // IWYU pragma: export
 #include "engine/dsl/builder.h"   // IWYU pragma: export
-#include "engine/dsl/metric.h"        // IWYU pragma: export
+#include "engine/dsl/metric.h"    // IWYU pragma: export
 #include "engine/program.h"       // IWYU pragma: export
 #include "engine/result_text.h"   // IWYU pragma: export
 #include "engine/results.h"       // IWYU pragma: export

@@ -47,9 +47,7 @@ uint64_t Fnv1a64(absl::string_view bytes) {
   return h;
 }
 
-std::string HexHash(absl::string_view bytes) {
-  return absl::StrCat(absl::Hex(Fnv1a64(bytes), absl::kZeroPad16));
-}
+std::string HexHash(absl::string_view bytes) { return absl::StrCat(absl::Hex(Fnv1a64(bytes), absl::kZeroPad16)); }
 
 void PutU64(std::string& out, uint64_t v) { PutLE(out, v, 8); }
 

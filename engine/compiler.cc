@@ -3,8 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "engine/state_budget.h"
 #include "ops/op_registry.h"
-#include "support/status_macros.h"
 #include "passes/registry.h"
+#include "support/status_macros.h"
 
 namespace tally {
 
@@ -56,8 +56,7 @@ absl::StatusOr<std::unique_ptr<Program>> MoveProgram(const Program& p, const ir:
   return moved;
 }
 
-absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entries,
-                                       const CompileOptions& options) {
+absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entries, const CompileOptions& options) {
   // The op table against op_list.h, once: an op a family file forgot fails
   // every compile with its name instead of one program at run time.
   static const absl::Status* const op_table = new absl::Status(ops::CheckOpTable());

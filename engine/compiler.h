@@ -10,8 +10,8 @@
 #include "absl/status/statusor.h"
 #include "engine/dsl/metric.h"
 #include "engine/program.h"
-#include "passes/pipeline.h"
 #include "passes/fuse.h"
+#include "passes/pipeline.h"
 #include "passes/prove_single_device.h"
 #include "passes/registry.h"
 
@@ -40,7 +40,7 @@ struct Compiled {
   std::unique_ptr<ir::Module> linked;  // before any pass
   std::unique_ptr<ir::Module> module;
   std::vector<passes::PassRecord> log;
-  passes::DeviceProof proof;  // from prove-single-device
+  passes::DeviceProof proof;               // from prove-single-device
   std::vector<std::string> fusion_groups;  // from fuse
 };
 
@@ -48,8 +48,7 @@ struct Compiled {
 passes::PassOptions PassOptionsOf(const CompileOptions& options);
 
 // CompileModule links `entries` and runs the default pipeline.
-absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entries,
-                                       const CompileOptions& options);
+absl::StatusOr<Compiled> CompileModule(const std::vector<CollectionEntry>& entries, const CompileOptions& options);
 
 // Recompile runs placement, transfers and the proof again on an already
 // compiled module for another device (what Program::To does).

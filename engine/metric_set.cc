@@ -82,8 +82,8 @@ absl::StatusOr<std::unique_ptr<Session::MetricSet>> MakeMetricSet(BuiltMetricSet
   return set;
 }
 
-absl::Status RouteInputs(const std::vector<Session::MetricSet*>& sets, const NamedTensors& inputs,
-                         bool check_values, bool name_sets, RoutedInputs& routed) {
+absl::Status RouteInputs(const std::vector<Session::MetricSet*>& sets, const NamedTensors& inputs, bool check_values,
+                         bool name_sets, RoutedInputs& routed) {
   absl::Status status;
   routed.filtered.assign(sets.size(), NamedTensors());
   routed.whole.assign(sets.size(), true);
@@ -98,9 +98,9 @@ absl::Status RouteInputs(const std::vector<Session::MetricSet*>& sets, const Nam
         for (const std::string& p : s->params)
           if (std::find(taken.begin(), taken.end(), p) == taken.end()) taken.push_back(p);
       }
-      status = absl::InvalidArgumentError(absl::StrCat("session: unexpected input '", name,
-                                                       "' (no metric of set ", absl::StrJoin(sn, ", "),
-                                                       " takes it; they take ", absl::StrJoin(taken, ", "), ")"));
+      status = absl::InvalidArgumentError(absl::StrCat("session: unexpected input '", name, "' (no metric of set ",
+                                                       absl::StrJoin(sn, ", "), " takes it; they take ",
+                                                       absl::StrJoin(taken, ", "), ")"));
     }
   }
   for (size_t i = 0; i < sets.size() && status.ok(); ++i) {

@@ -29,7 +29,7 @@ struct Session::MetricSet {
   std::vector<std::string> specs;
   std::vector<std::string> labels;
   std::vector<std::string> params;  // inputs the program takes
-  bool batchable = false;  // every input has the same symbolic leading dim
+  bool batchable = false;           // every input has the same symbolic leading dim
   std::unique_ptr<Program> proto;
   std::string fingerprint_hash;
   std::atomic<engine::internal::Shard*> shards{nullptr};
@@ -75,8 +75,8 @@ struct RoutedInputs {
 // pass Program::Validate (and, with `check_values`, the set's CheckValues).
 // `name_sets` prefixes a set's error with its name. `routed` is filled for
 // the sets checked.
-absl::Status RouteInputs(const std::vector<Session::MetricSet*>& sets, const NamedTensors& inputs,
-                         bool check_values, bool name_sets, RoutedInputs& routed);
+absl::Status RouteInputs(const std::vector<Session::MetricSet*>& sets, const NamedTensors& inputs, bool check_values,
+                         bool name_sets, RoutedInputs& routed);
 
 // RowsOf is the leading dim of the first input with one (0 if none).
 int64_t RowsOf(const NamedTensors& inputs);

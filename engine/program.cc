@@ -5,14 +5,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "engine/ir/aten_types.h"
 #include "engine/exec/fold_state.h"
-#include "support/torch_status.h"
 #include "engine/exec/torchscript/plan.h"
+#include "engine/ir/aten_types.h"
 #include "engine/ir/printer.h"
 #include "engine/state_codec.h"
 #include "ops/op_list.h"
 #include "support/status_macros.h"
+#include "support/torch_status.h"
 
 namespace tally {
 namespace {
@@ -46,8 +46,7 @@ absl::StatusOr<std::unique_ptr<exec::PlanRunner>> MakeRunner(const ir::Graph& g,
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Module> m,
-                                                         ProgramOptions options) {
+absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Module> m, ProgramOptions options) {
   std::unique_ptr<Program> p(new Program());
   p->options_ = std::move(options);
   std::vector<std::string> names = m->MetricNames();
@@ -111,8 +110,8 @@ absl::Status Program::CheckInputs(const NamedTensors& inputs, std::vector<at::Te
     }
     const at::Tensor& t = ordered[i];
     auto mismatch = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": input '", name, "': ", what,
-                                                     ": expected ", want.ToString(), ", got ", Describe(t)));
+      return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": input '", name, "': ", what, ": expected ",
+                                                     want.ToString(), ", got ", Describe(t)));
     };
     auto dtype = ir::FromScalarType(t.scalar_type());
     if (!dtype.ok() || *dtype != want.dtype) return mismatch("wrong dtype");
@@ -129,24 +128,21 @@ absl::Status Program::CheckInputs(const NamedTensors& inputs, std::vector<at::Te
         if (t.size(d) != dim.size) return mismatch(absl::StrCat("wrong size of dim ", d));
         continue;
       }
-      auto it = std::find_if(symbols.begin(), symbols.end(),
-                             [&](const auto& e) { return *e.first == dim.symbol; });
+      auto it = std::find_if(symbols.begin(), symbols.end(), [&](const auto& e) { return *e.first == dim.symbol; });
       bool inserted = it == symbols.end();
       if (inserted) {
         symbols.emplace_back(&dim.symbol, t.size(d));
         it = symbols.end() - 1;
       }
       if (!inserted && it->second != t.size(d)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            metric_names_, ": input '", name, "' has ", t.size(d), " rows (dim ", d,
-            ") but another input has ", it->second));
+        return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": input '", name, "' has ", t.size(d),
+                                                       " rows (dim ", d, ") but another input has ", it->second));
       }
     }
     if (!want.device.is_any() && t.device().str() != want.device.name) {
-      return absl::InvalidArgumentError(absl::StrCat(metric_names_, ": input '", name, "' is on ",
-                                                     t.device().str(), " but the program is placed on ",
-                                                     want.device.name,
-                                                     " (compile with transfer_inputs / --transfer-inputs to copy it explicitly)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(metric_names_, ": input '", name, "' is on ", t.device().str(), " but the program is placed on ",
+                       want.device.name, " (compile with transfer_inputs / --transfer-inputs to copy it explicitly)"));
     }
   }
   if (sizes != nullptr) *sizes = SymbolSizes(symbols.begin(), symbols.end());
@@ -169,8 +165,8 @@ absl::Status Program::CheckFinalizeBudget(const std::vector<at::Tensor>& values)
 }
 
 absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tensor>& current,
-                                                      const std::vector<at::Tensor>& incoming,
-                                                      bool skip_sums, bool skip_cats) const {
+                                                      const std::vector<at::Tensor>& incoming, bool skip_sums,
+                                                      bool skip_cats) const {
   std::vector<at::Tensor> next(current.size());
   const auto& states = module_->states;
   absl::Status st = support::CatchTorch(
@@ -187,8 +183,7 @@ absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tens
   return next;
 }
 
-absl::Status Program::RunMergePlans(const std::vector<at::Tensor>& current,
-                                    const std::vector<at::Tensor>& incoming,
+absl::Status Program::RunMergePlans(const std::vector<at::Tensor>& current, const std::vector<at::Tensor>& incoming,
                                     std::vector<at::Tensor>& next) const {
   const auto& states = module_->states;
   for (const auto& [group, plan] : merge_plans_) {
@@ -208,8 +203,8 @@ absl::StatusOr<std::vector<at::Tensor>> Program::FoldCustom(const std::vector<at
                                                             const std::vector<at::Tensor>& incoming) const {
   const size_t n = module_->states.size();
   if (current.size() != n || incoming.size() != n) {
-    return absl::InternalError(absl::StrCat(metric_names_, ": FoldCustom takes ", n, " states, got ",
-                                            current.size(), " and ", incoming.size()));
+    return absl::InternalError(absl::StrCat(metric_names_, ": FoldCustom takes ", n, " states, got ", current.size(),
+                                            " and ", incoming.size()));
   }
   std::vector<at::Tensor> next(n);
   TALLY_RETURN_IF_ERROR(RunMergePlans(current, incoming, next));
@@ -230,8 +225,7 @@ absl::Status Program::Update(const NamedTensors& inputs) {
   std::vector<at::Tensor> ordered;
   SymbolSizes sizes;
   TALLY_RETURN_IF_ERROR(CheckInputs(inputs, ordered, &sizes));
-  TALLY_RETURN_IF_ERROR(CheckFootprint(update_footprint_, sizes, options_.max_bytes, options_.size_args,
-                                       metric_names_,
+  TALLY_RETURN_IF_ERROR(CheckFootprint(update_footprint_, sizes, options_.max_bytes, options_.size_args, metric_names_,
                                        absl::StrCat("an update of ", sizes.empty() ? 0 : sizes[0].second, " rows")));
   auto outs = update_plan_->Run(ordered, options_.checked);
   if (!outs.ok()) {
@@ -265,11 +259,11 @@ absl::Status Program::CheckCounters(const std::vector<at::Tensor>& values) const
   for (size_t i = 0; i < states.size(); ++i) {
     if (states[i].check.empty()) continue;
     int64_t n = 0;
-    TALLY_RETURN_IF_ERROR(support::CatchTorch([&] { n = values[i].item<int64_t>(); },
-                                           absl::StrCat(states[i].metric, ": reading check")));
+    TALLY_RETURN_IF_ERROR(
+        support::CatchTorch([&] { n = values[i].item<int64_t>(); }, absl::StrCat(states[i].metric, ": reading check")));
     if (n > 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          states[i].metric, ": ", absl::StrReplaceAll(states[i].check, {{"{n}", absl::StrCat(n)}})));
+      return absl::InvalidArgumentError(
+          absl::StrCat(states[i].metric, ": ", absl::StrReplaceAll(states[i].check, {{"{n}", absl::StrCat(n)}})));
     }
   }
   return absl::OkStatus();
@@ -319,8 +313,8 @@ absl::Status Program::Reset() { return store_.Reset(); }
 
 absl::Status Program::Merge(const Program& other) {
   if (other.fingerprint_ != fingerprint_) {
-    return absl::FailedPreconditionError(absl::StrCat(metric_names_, ": cannot merge a program of different metrics (",
-                                                      other.metric_names_, ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(metric_names_, ": cannot merge a program of different metrics (", other.metric_names_, ")"));
   }
   std::vector<at::Tensor> incoming;
   TALLY_RETURN_IF_ERROR(support::CatchTorch(
@@ -337,7 +331,8 @@ absl::Status Program::Merge(const Program& other) {
 
 absl::StatusOr<std::unique_ptr<Program>> Program::To(const ir::Device& device) const {
   if (recompiler_ == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(metric_names_, ": this program was not made by the compiler and cannot move"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(metric_names_, ": this program was not made by the compiler and cannot move"));
   }
   return recompiler_(*this, device);
 }

@@ -33,7 +33,7 @@ using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 // ProgramOptions configure execution.
 struct ProgramOptions {
   ir::Device device;
-  bool checked = false;  // verify each node's output against its plan
+  bool checked = false;          // verify each node's output against its plan
   bool transfer_inputs = false;  // the module has explicit input transfers
   // backend runs the plans: the eager interpreter or TorchScript. Everything
   // else (checks, folds, deferred checks) is the same for both.
@@ -49,8 +49,7 @@ struct ProgramOptions {
 class Program {
  public:
   // Create instantiates `m` (already compiled and placed) with initial states.
-  static absl::StatusOr<std::unique_ptr<Program>> Create(std::unique_ptr<ir::Module> m,
-                                                         ProgramOptions options);
+  static absl::StatusOr<std::unique_ptr<Program>> Create(std::unique_ptr<ir::Module> m, ProgramOptions options);
 
   // Update folds one batch of named inputs into the states.
   absl::Status Update(const NamedTensors& inputs);
@@ -133,8 +132,8 @@ class Program {
   // Fold returns the folded states; with `skip_sums` sum states are left
   // undefined (Update adds them in place).
   absl::StatusOr<std::vector<at::Tensor>> Fold(const std::vector<at::Tensor>& current,
-                                               const std::vector<at::Tensor>& incoming,
-                                               bool skip_sums = false, bool skip_cats = false) const;
+                                               const std::vector<at::Tensor>& incoming, bool skip_sums = false,
+                                               bool skip_cats = false) const;
   // CheckInputs also binds the update graph's symbolic dims in `sizes`.
   absl::Status CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered,
                            SymbolSizes* sizes = nullptr) const;

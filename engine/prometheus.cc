@@ -8,8 +8,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "support/torch_status.h"
 #include "engine/ir/attribute.h"
+#include "support/torch_status.h"
 
 namespace tally::prometheus {
 namespace {
@@ -22,9 +22,12 @@ bool NameChar(char c, bool first, bool colon) {
 std::string EscapeHelp(absl::string_view v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out.push_back(c);
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out.push_back(c);
   }
   return out;
 }
@@ -48,10 +51,14 @@ bool IsValidLabelName(absl::string_view name) {
 std::string EscapeLabelValue(absl::string_view v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out.push_back(c);
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out.push_back(c);
   }
   return out;
 }
@@ -104,8 +111,10 @@ void Exposition::AddTensor(const std::string& name, Labels labels, const at::Ten
   std::vector<int64_t> idx(sizes.size(), 0);
   for (int64_t k = 0; k < n; ++k) {
     Labels l = labels;
-    if (sizes.size() == 1) l.emplace_back("class", absl::StrCat(idx[0]));
-    else l.emplace_back("index", absl::StrJoin(idx, ","));
+    if (sizes.size() == 1)
+      l.emplace_back("class", absl::StrCat(idx[0]));
+    else
+      l.emplace_back("index", absl::StrJoin(idx, ","));
     AddSample(name, std::move(l), data[k]);
     for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
       if (++idx[d] < sizes[d]) break;
@@ -126,7 +135,8 @@ absl::Status Exposition::AddResult(const std::string& name, const Labels& labels
       if (r.tensor.defined()) AddTensor(name, std::move(l), r.tensor);
       return;
     }
-    for (size_t i = 0; i < r.parts.size(); ++i) walk(r.parts[i], path.empty() ? absl::StrCat(i) : absl::StrCat(path, "/", i));
+    for (size_t i = 0; i < r.parts.size(); ++i)
+      walk(r.parts[i], path.empty() ? absl::StrCat(i) : absl::StrCat(path, "/", i));
   };
   absl::Status st = support::CatchTorch([&] { walk(result, ""); }, name);
   if (!st.ok()) f->lines.resize(before);
@@ -152,8 +162,7 @@ SessionExposition::SessionExposition(const std::string& prefix, bool windows) : 
   out_.Family(p + "_compute_errors_total", "counter", "Computes that failed (e.g. a deferred value check).");
 }
 
-absl::Status SessionExposition::AddMetric(const std::string& set, const std::string& metric,
-                                          const ResultTree& value) {
+absl::Status SessionExposition::AddMetric(const std::string& set, const std::string& metric, const ResultTree& value) {
   return out_.AddResult(prefix_ + "_metric", {{"set", set}, {"metric", metric}}, value);
 }
 

@@ -21,8 +21,10 @@ std::string Number(double v, bool json) {
 void AppendValue(const at::Tensor& t, std::string& out, bool json) {
   if (t.dim() == 0) {
     // Counts (confusion matrices, stat scores) print as integers.
-    if (!at::isFloatingType(t.scalar_type())) out += absl::StrCat(t.item<int64_t>());
-    else out += Number(t.item<double>(), json);
+    if (!at::isFloatingType(t.scalar_type()))
+      out += absl::StrCat(t.item<int64_t>());
+    else
+      out += Number(t.item<double>(), json);
     return;
   }
   out += "[";
@@ -61,13 +63,23 @@ std::string JsonString(absl::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) absl::StrAppend(&out, "\\u00", absl::Hex(c, absl::kZeroPad2));
-        else out.push_back(c);
+        if (static_cast<unsigned char>(c) < 0x20)
+          absl::StrAppend(&out, "\\u00", absl::Hex(c, absl::kZeroPad2));
+        else
+          out.push_back(c);
     }
   }
   return out + "\"";

@@ -30,8 +30,7 @@ std::atomic<uint64_t> g_next_session_id{1};
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<BuiltMetricSet> sets,
-                                                         const dsl::Signature& sig,
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<BuiltMetricSet> sets, const dsl::Signature& sig,
                                                          SessionOptions options) {
   if (sets.empty()) return absl::InvalidArgumentError("session: no metric set");
   if (!prometheus::IsValidMetricName(options.prometheus_prefix)) {
@@ -44,9 +43,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<BuiltMetric
   s->windows_ = std::make_unique<std::vector<Window>>(std::move(windows));
   if (!options.now_ns) {
     options.now_ns = [] {
-      return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                      std::chrono::steady_clock::now().time_since_epoch())
-                                      .count());
+      return static_cast<int64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+              .count());
     };
   }
   s->options_ = std::move(options);
@@ -54,8 +53,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(std::vector<BuiltMetric
   absl::flat_hash_set<std::string> names;
   for (BuiltMetricSet& spec : sets) {
     if (spec.name.empty() || !names.insert(spec.name).second) {
-      return absl::InvalidArgumentError(absl::StrCat("session: metric set '", spec.name,
-                                                     "': names must be unique and non-empty"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("session: metric set '", spec.name, "': names must be unique and non-empty"));
     }
     TALLY_ASSIGN_OR_RETURN(std::unique_ptr<MetricSet> set,
                            internal::MakeMetricSet(std::move(spec), s->options_, s->windows_.get()));
@@ -80,13 +79,11 @@ absl::StatusOr<Session::MetricSet*> Session::FindSet(absl::string_view name) con
   for (const auto& s : sets_)
     if (s->name == name) return s.get();
   std::vector<std::string> known = set_names();
-  return absl::NotFoundError(absl::StrCat("session: no metric set '", name, "' (sets: ",
-                                          absl::StrJoin(known, ", "), ")"));
+  return absl::NotFoundError(
+      absl::StrCat("session: no metric set '", name, "' (sets: ", absl::StrJoin(known, ", "), ")"));
 }
 
-absl::Status Session::Update(const NamedTensors& inputs) {
-  return UpdateSets(all_sets_, inputs);
-}
+absl::Status Session::Update(const NamedTensors& inputs) { return UpdateSets(all_sets_, inputs); }
 
 absl::Status Session::Update(absl::string_view set, const NamedTensors& inputs) {
   MetricSet* s = nullptr;

@@ -74,8 +74,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/dsl/builder.h"
-#include "engine/exec/plan_runner.h"
 #include "engine/dsl/metric.h"
+#include "engine/exec/plan_runner.h"
 #include "engine/program.h"
 #include "engine/results.h"
 
@@ -101,9 +101,9 @@ struct WindowSpec {
 
 // MicroBatching bounds the per-thread queue of lazy updates.
 struct MicroBatching {
-  int64_t max_rows = 0;        // 0: off; otherwise flush at this many queued rows
-  int64_t max_updates = 64;    // ... or this many queued updates
-  int64_t max_delay_us = 1000; // ... or when an update comes this late after the first
+  int64_t max_rows = 0;         // 0: off; otherwise flush at this many queued rows
+  int64_t max_updates = 64;     // ... or this many queued updates
+  int64_t max_delay_us = 1000;  // ... or when an update comes this late after the first
 };
 
 // SessionOptions configure a Session.
@@ -152,8 +152,7 @@ class Session {
   // Create compiles every set, built for `sig` on options.device. Set names
   // must be unique and non-empty. From spec strings: CreateSession
   // (api/session_factory.h).
-  static absl::StatusOr<std::unique_ptr<Session>> Create(std::vector<BuiltMetricSet> sets,
-                                                         const dsl::Signature& sig,
+  static absl::StatusOr<std::unique_ptr<Session>> Create(std::vector<BuiltMetricSet> sets, const dsl::Signature& sig,
                                                          SessionOptions options = {});
   ~Session();
   Session(const Session&) = delete;
@@ -174,8 +173,7 @@ class Session {
   // Compute returns every metric of `set` over all updates so far.
   absl::StatusOr<std::vector<MetricValue>> Compute(absl::string_view set = "default") const;
   // ComputeWindow returns every metric of `set` over the window `window`.
-  absl::StatusOr<std::vector<MetricValue>> ComputeWindow(absl::string_view set,
-                                                         absl::string_view window) const;
+  absl::StatusOr<std::vector<MetricValue>> ComputeWindow(absl::string_view set, absl::string_view window) const;
   // Snapshot returns copies of `set`'s merged states (the layout of
   // Program::states()).
   absl::StatusOr<std::vector<at::Tensor>> Snapshot(absl::string_view set = "default") const;
@@ -242,7 +240,7 @@ class Session {
   std::unique_ptr<std::vector<Window>> windows_;
   std::vector<std::unique_ptr<MetricSet>> sets_;
   std::vector<MetricSet*> all_sets_;  // sets_, for Update(inputs)
-  mutable std::mutex read_mu_;  // serializes reads; never taken by Update
+  mutable std::mutex read_mu_;        // serializes reads; never taken by Update
 };
 
 }  // namespace tally

@@ -31,7 +31,8 @@ absl::StatusOr<dsl::Signature> ReadSignature(checkpoint::Reader& r, absl::string
   for (dsl::InputSpec& in : sig) {
     std::string dtype;
     uint64_t rank = 0;
-    if (!r.String(in.name) || !r.String(dtype) || !r.U64(rank) || rank > 16) return bad("truncated or corrupt signature");
+    if (!r.String(in.name) || !r.String(dtype) || !r.U64(rank) || rank > 16)
+      return bad("truncated or corrupt signature");
     auto d = ir::ParseDType(dtype);
     if (!d.ok()) return bad(d.status().message());
     in.dtype = *d;
@@ -88,8 +89,8 @@ absl::StatusOr<std::vector<LoadedSet>> ReadPayload(checkpoint::Reader& r, absl::
   // fingerprint check below compares what was compiled.
   bool same = saved.size() == sig.size();
   for (size_t i = 0; same && i < saved.size(); ++i) {
-    same = saved[i].name == sig[i].name && saved[i].dtype == sig[i].dtype &&
-           saved[i].shape.size() == sig[i].shape.size();
+    same =
+        saved[i].name == sig[i].name && saved[i].dtype == sig[i].dtype && saved[i].shape.size() == sig[i].shape.size();
   }
   if (!same) return bad("saved for other inputs (names, dtypes or ranks differ)");
   uint64_t n = 0;

@@ -43,8 +43,7 @@ std::vector<Shard*>& ThreadShardsOf(uint64_t id, const std::vector<std::unique_p
       sh->slot.store(new ShardState(), std::memory_order_relaxed);
       sh->spare = std::make_unique<ShardState>();
       sh->next = set->shards.load(std::memory_order_relaxed);
-      while (!set->shards.compare_exchange_weak(sh->next, sh, std::memory_order_release,
-                                                std::memory_order_relaxed)) {
+      while (!set->shards.compare_exchange_weak(sh->next, sh, std::memory_order_release, std::memory_order_relaxed)) {
       }
       mine.push_back(sh);
     }

@@ -96,11 +96,12 @@ absl::Status CheckStateBudget(const ir::Module& m, const std::vector<CollectionE
   }
   if (total <= static_cast<double>(budget) || largest == nullptr) return absl::OkStatus();
   std::vector<std::string> drivers = SizeDrivers(*largest, entries);
-  return absl::ResourceExhaustedError(absl::StrCat(
-      largest->metric.empty() ? "program" : largest->metric, ": state '", largest->name, "' ", ir::DTypeName(largest->type.dtype),
-      largest->type.ShapeString(), drivers.empty() ? "" : absl::StrCat(" (from ", absl::StrJoin(drivers, ", "), ")"),
-      " needs ", Bytes(largest_bytes), "; the program's fixed-size states need ", Bytes(total),
-      ", over the state budget of ", FormatBytes(budget), " (--max-state-bytes); nothing was allocated"));
+  return absl::ResourceExhaustedError(
+      absl::StrCat(largest->metric.empty() ? "program" : largest->metric, ": state '", largest->name, "' ",
+                   ir::DTypeName(largest->type.dtype), largest->type.ShapeString(),
+                   drivers.empty() ? "" : absl::StrCat(" (from ", absl::StrJoin(drivers, ", "), ")"), " needs ",
+                   Bytes(largest_bytes), "; the program's fixed-size states need ", Bytes(total),
+                   ", over the state budget of ", FormatBytes(budget), " (--max-state-bytes); nothing was allocated"));
 }
 
 std::vector<SizeArg> SizeArgsOf(const std::vector<CollectionEntry>& entries) {
@@ -110,7 +111,6 @@ std::vector<SizeArg> SizeArgsOf(const std::vector<CollectionEntry>& entries) {
   }
   return out;
 }
-
 
 Footprint::Footprint(const ir::Graph& g) : graph_(&g) {
   for (const auto& n : g.nodes()) {
@@ -167,8 +167,7 @@ std::string Footprint::Largest(const SymbolSizes& sizes, const std::vector<SizeA
 }
 
 absl::Status CheckFootprint(const Footprint& f, const SymbolSizes& sizes, int64_t budget,
-                            const std::vector<SizeArg>& args, absl::string_view metric_names,
-                            absl::string_view what) {
+                            const std::vector<SizeArg>& args, absl::string_view metric_names, absl::string_view what) {
   const double need = f.Bytes(sizes);
   if (budget <= 0) budget = DefaultStateBudget();
   if (need <= static_cast<double>(budget)) return absl::OkStatus();

@@ -13,8 +13,8 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "engine/ir/module.h"
 #include "engine/dsl/metric.h"
+#include "engine/ir/module.h"
 
 namespace tally {
 
@@ -79,8 +79,7 @@ class Footprint {
 // DefaultStateBudget()). `what` says what would run ("update of 50 rows",
 // "compute over 50 accumulated rows").
 absl::Status CheckFootprint(const Footprint& f, const SymbolSizes& sizes, int64_t budget,
-                            const std::vector<SizeArg>& args, absl::string_view metric_names,
-                            absl::string_view what);
+                            const std::vector<SizeArg>& args, absl::string_view metric_names, absl::string_view what);
 
 // FormatBytes prints "N bytes (x.y GiB)" (MiB, KiB below a GiB).
 std::string FormatBytes(int64_t bytes);

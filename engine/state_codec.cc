@@ -15,8 +15,8 @@
 
 namespace tally::engine::internal {
 
-absl::StatusOr<std::string> EncodeStates(const std::vector<ir::StateDecl>& decls,
-                                         const std::vector<at::Tensor>& states, absl::string_view what) {
+absl::StatusOr<std::string> EncodeStates(const std::vector<ir::StateDecl>& decls, const std::vector<at::Tensor>& states,
+                                         absl::string_view what) {
   std::string out = "tally-state 1\n";
   absl::Status st = support::CatchTorch(
       [&] {
@@ -55,9 +55,8 @@ absl::StatusOr<std::vector<at::Tensor>> DecodeStates(const std::vector<ir::State
     if (!next_line(line)) return bad(absl::StrCat("missing state '", s.name, "'"));
     std::vector<std::string> f = absl::StrSplit(line, ' ');
     int64_t rank = 0, nbytes = 0;
-    if (f.size() < 4 || f[0] != s.name || f[1] != ir::DTypeName(s.type.dtype) ||
-        !absl::SimpleAtoi(f[2], &rank) || rank != s.type.rank() ||
-        static_cast<int64_t>(f.size()) != 4 + rank || !absl::SimpleAtoi(f.back(), &nbytes)) {
+    if (f.size() < 4 || f[0] != s.name || f[1] != ir::DTypeName(s.type.dtype) || !absl::SimpleAtoi(f[2], &rank) ||
+        rank != s.type.rank() || static_cast<int64_t>(f.size()) != 4 + rank || !absl::SimpleAtoi(f.back(), &nbytes)) {
       return bad(absl::StrCat("state '", s.name, "' does not match: '", line, "'"));
     }
     std::vector<int64_t> sizes;
@@ -65,7 +64,8 @@ absl::StatusOr<std::vector<at::Tensor>> DecodeStates(const std::vector<ir::State
     for (int64_t d = 0; d < rank; ++d) {
       int64_t n;
       if (!absl::SimpleAtoi(f[3 + d], &n) || n < 0) return bad("bad size");
-      if (!s.type.shape[d].is_symbolic() && n != s.type.shape[d].size) return bad(absl::StrCat("state '", s.name, "' has the wrong shape"));
+      if (!s.type.shape[d].is_symbolic() && n != s.type.shape[d].size)
+        return bad(absl::StrCat("state '", s.name, "' has the wrong shape"));
       sizes.push_back(n);
       if (n != 0 && numel > std::numeric_limits<int64_t>::max() / n) return bad("bad size");
       numel *= n;
@@ -86,7 +86,8 @@ absl::StatusOr<std::vector<at::Tensor>> DecodeStates(const std::vector<ir::State
     absl::Status st = support::CatchTorch(
         [&] {
           t = at::empty(sizes, at::TensorOptions().dtype(ir::ToScalarType(s.type.dtype)));
-          if (static_cast<int64_t>(t.numel() * t.element_size()) != nbytes) throw std::runtime_error("byte count mismatch");
+          if (static_cast<int64_t>(t.numel() * t.element_size()) != nbytes)
+            throw std::runtime_error("byte count mismatch");
           if (nbytes > 0) std::memcpy(t.data_ptr(), rest.data(), nbytes);  // an empty tensor may have no data
           t = t.to(dev);
         },

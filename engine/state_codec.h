@@ -21,8 +21,8 @@ namespace tally::engine::internal {
 
 // EncodeStates writes `states`, declared by `decls`; `what` (the program's
 // metrics) starts errors.
-absl::StatusOr<std::string> EncodeStates(const std::vector<ir::StateDecl>& decls,
-                                         const std::vector<at::Tensor>& states, absl::string_view what);
+absl::StatusOr<std::string> EncodeStates(const std::vector<ir::StateDecl>& decls, const std::vector<at::Tensor>& states,
+                                         absl::string_view what);
 
 // DecodeStates reads bytes that EncodeStates wrote for the same `decls`
 // onto `device`: every name, dtype, rank and fixed dim must match, sizes

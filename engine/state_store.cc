@@ -41,13 +41,17 @@ void AddLoop(at::Tensor& state, const at::Tensor& partial) {
   for (int64_t i = 0, n = state.numel(); i < n; ++i) s[i] += p[i];
 }
 void AddInPlace(at::Tensor& state, const at::Tensor& partial) {
-  if (state.is_cpu() && partial.is_cpu() && state.numel() <= 4096 && state.is_contiguous() &&
-      partial.is_contiguous() && state.scalar_type() == partial.scalar_type()) {
+  if (state.is_cpu() && partial.is_cpu() && state.numel() <= 4096 && state.is_contiguous() && partial.is_contiguous() &&
+      state.scalar_type() == partial.scalar_type()) {
     switch (state.scalar_type()) {
-      case at::kLong: return AddLoop<int64_t>(state, partial);
-      case at::kDouble: return AddLoop<double>(state, partial);
-      case at::kFloat: return AddLoop<float>(state, partial);
-      default: break;
+      case at::kLong:
+        return AddLoop<int64_t>(state, partial);
+      case at::kDouble:
+        return AddLoop<double>(state, partial);
+      case at::kFloat:
+        return AddLoop<float>(state, partial);
+      default:
+        break;
     }
   }
   state.add_(partial);
@@ -68,14 +72,16 @@ absl::StatusOr<std::vector<at::Tensor>> StateStore::InitialStates() const {
   TALLY_ASSIGN_OR_RETURN(c10::Device dev, ir::ToDevice(device_));
   // Planning for a device needs no hardware; holding states on it does. Say
   // so plainly instead of passing on ATen's list of dispatch keys.
-  const bool available = dev.is_cuda()  ? at::hasCUDA() && (!dev.has_index() || static_cast<int64_t>(dev.index()) < static_cast<int64_t>(at::getNumGPUs()))
+  const bool available = dev.is_cuda()
+                             ? at::hasCUDA() && (!dev.has_index() || static_cast<int64_t>(dev.index()) <
+                                                                         static_cast<int64_t>(at::getNumGPUs()))
                          : dev.is_mps() ? at::hasMPS()
                                         : true;
   if (!available) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        what_, ": cannot create states on ", device_.name,
-        ": the device is not available on this machine (plan for it with `tally inspect --device ",
-        device_.name, "`)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(what_, ": cannot create states on ", device_.name,
+                     ": the device is not available on this machine (plan for it with `tally inspect --device ",
+                     device_.name, "`)"));
   }
   absl::Status st = support::CatchTorch(
       [&] {
@@ -83,8 +89,7 @@ absl::StatusOr<std::vector<at::Tensor>> StateStore::InitialStates() const {
           std::vector<int64_t> sizes;
           for (const auto& d : s.type.shape) sizes.push_back(d.is_symbolic() ? 0 : d.size);
           auto opts = at::TensorOptions().dtype(ir::ToScalarType(s.type.dtype)).device(dev);
-          out.push_back(s.reducer == ir::Reducer::kCat ? at::empty(sizes, opts)
-                                                       : at::full(sizes, s.init, opts));
+          out.push_back(s.reducer == ir::Reducer::kCat ? at::empty(sizes, opts) : at::full(sizes, s.init, opts));
         }
       },
       absl::StrCat(what_, ": creating states on ", device_.name));
@@ -99,8 +104,8 @@ bool StateStore::SumsFoldInPlace(const std::vector<at::Tensor>& partials) const 
     if (decls[i].reducer != ir::Reducer::kSum) continue;
     const at::Tensor& a = states_[i];
     const at::Tensor& b = partials[i];
-    in_place = a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() && a.device() == b.device() &&
-               a.is_contiguous();
+    in_place =
+        a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() && a.device() == b.device() && a.is_contiguous();
   }
   return in_place;
 }
@@ -123,8 +128,9 @@ absl::Status StateStore::FoldInPlace(const std::vector<at::Tensor>& partials, st
           int64_t len = cur.size(0), n = add.size(0);
           at::Tensor buf = i < cat_buffers_.size() ? cat_buffers_[i] : at::Tensor();
           bool usable = buf.defined() && cur.is_contiguous() && buf.size(0) >= len + n &&
-                        cur.storage().is_alias_of(buf.storage()) && cur.storage_offset() == 0 && buf.scalar_type() == add.scalar_type() &&
-                        buf.device() == add.device() && buf.sizes().slice(1) == add.sizes().slice(1);
+                        cur.storage().is_alias_of(buf.storage()) && cur.storage_offset() == 0 &&
+                        buf.scalar_type() == add.scalar_type() && buf.device() == add.device() &&
+                        buf.sizes().slice(1) == add.sizes().slice(1);
           if (!usable) {
             std::vector<int64_t> sizes(cur.sizes().begin(), cur.sizes().end());
             sizes[0] = std::max<int64_t>(2 * (len + n), 64);
@@ -172,14 +178,14 @@ absl::Status StateStore::Reset() {
 absl::Status StateStore::SetSynced(std::vector<at::Tensor> states) {
   const auto& decls = *decls_;
   if (states.size() != decls.size()) {
-    return absl::InternalError(absl::StrCat(what_, ": a synced copy needs ", decls.size(),
-                                            " states, got ", states.size()));
+    return absl::InternalError(
+        absl::StrCat(what_, ": a synced copy needs ", decls.size(), " states, got ", states.size()));
   }
   for (size_t i = 0; i < decls.size(); ++i) {
     if (!states[i].defined() || states[i].scalar_type() != ir::ToScalarType(decls[i].type.dtype) ||
         states[i].dim() != decls[i].type.rank()) {
-      return absl::InternalError(absl::StrCat(what_, ": synced state '", decls[i].name,
-                                              "' is not a ", decls[i].type.ToString()));
+      return absl::InternalError(
+          absl::StrCat(what_, ": synced state '", decls[i].name, "' is not a ", decls[i].type.ToString()));
     }
   }
   synced_states_ = std::move(states);

@@ -37,7 +37,8 @@ absl::StatusOr<std::vector<Session::Window>> MakeWindows(const std::vector<Windo
     Session::Window win{w, 1};
     if (w.kind == WindowSpec::Kind::kUpdates) {
       if (w.size % w.buckets != 0) {
-        return absl::InvalidArgumentError(absl::StrCat(what, ": buckets (", w.buckets, ") must divide size (", w.size, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": buckets (", w.buckets, ") must divide size (", w.size, ")"));
       }
       win.interval = w.size / w.buckets;
     } else {

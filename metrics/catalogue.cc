@@ -142,8 +142,10 @@ std::string CatalogueMarkdown(const std::vector<MetricDoc>& docs) {
         // `name=default`, or `name` when it is required or its default depends
         // on other arguments (a task wrapper passes it on).
         std::string text = absl::StrCat("`", a.name, a.default_text.empty() ? "" : "=", a.default_text, "`");
-        if (!a.type.empty()) absl::StrAppend(&text, " (", a.type, a.required ? ", required" : "", ")");
-        else if (a.required) absl::StrAppend(&text, " (required)");
+        if (!a.type.empty())
+          absl::StrAppend(&text, " (", a.type, a.required ? ", required" : "", ")");
+        else if (a.required)
+          absl::StrAppend(&text, " (required)");
         args.push_back(std::move(text));
       }
       absl::StrAppend(&out, "| `", m->name, "` | ", absl::StrJoin(m->inputs, ", "), " | ",

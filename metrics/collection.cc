@@ -4,9 +4,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "support/status_macros.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 

@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "engine/dsl/builder.h"
-#include "engine/ir/types.h"
 #include "engine/dsl/metric.h"
+#include "engine/ir/types.h"
 
 namespace tally::metrics {
 

@@ -24,8 +24,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterHingeAndRankingMetrics(*v);
     RegisterOperatingPointMetrics(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics
-    std::sort(v->begin(), v->end(),
-              [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });
+    std::sort(v->begin(), v->end(), [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });
     return v;
   }();
   return *all;
@@ -37,8 +36,7 @@ const MetricInfo* FindMetric(absl::string_view name) {
   return nullptr;
 }
 
-absl::StatusOr<Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature& sig,
-                                   const ir::Device& device) {
+absl::StatusOr<Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature& sig, const ir::Device& device) {
   const MetricInfo* info = FindMetric(spec.name);
   if (info == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("unknown metric '", spec.name, "'"));

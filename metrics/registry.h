@@ -38,8 +38,7 @@ const std::vector<MetricInfo>& AllMetrics();
 const MetricInfo* FindMetric(absl::string_view name);
 // BuildMetric parses nothing: it builds `spec` for `sig`, and fails on unknown
 // names or arguments the builder did not read.
-absl::StatusOr<Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature& sig,
-                                   const ir::Device& device);
+absl::StatusOr<Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature& sig, const ir::Device& device);
 
 // Per-domain registration, one file per domain.
 void RegisterAggregationMetrics(std::vector<MetricInfo>& out);

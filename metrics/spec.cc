@@ -25,22 +25,15 @@
 namespace tally::metrics {
 namespace {
 
-bool IsIdentStart(char c) {
-  return absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
+bool IsIdentStart(char c) { return absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 
-bool IsIdentChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
+bool IsIdentChar(char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-bool IsSpace(char c) {
-  return absl::ascii_isspace(static_cast<unsigned char>(c));
-}
+bool IsSpace(char c) { return absl::ascii_isspace(static_cast<unsigned char>(c)); }
 
 // Characters that end an unquoted value token.
 bool IsTokenEnd(char c) {
-  return IsSpace(c) || c == ',' || c == '(' || c == ')' || c == '[' ||
-         c == ']' || c == '=' || c == '\'' || c == '"';
+  return IsSpace(c) || c == ',' || c == '(' || c == ')' || c == '[' || c == ']' || c == '=' || c == '\'' || c == '"';
 }
 
 bool IsBareWord(absl::string_view s) {
@@ -52,9 +45,8 @@ bool IsBareWord(absl::string_view s) {
 }
 
 bool AllDigits(absl::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return absl::ascii_isdigit(static_cast<unsigned char>(c));
-  });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return absl::ascii_isdigit(static_cast<unsigned char>(c)); });
 }
 
 absl::string_view StripSign(absl::string_view s) {
@@ -68,16 +60,13 @@ bool IsIntSyntax(absl::string_view s) { return AllDigits(StripSign(s)); }
 // exponent, or [+-]?(inf|infinity|nan) in any case.
 bool IsFloatSyntax(absl::string_view s) {
   s = StripSign(s);
-  if (absl::EqualsIgnoreCase(s, "inf") ||
-      absl::EqualsIgnoreCase(s, "infinity") ||
-      absl::EqualsIgnoreCase(s, "nan")) {
+  if (absl::EqualsIgnoreCase(s, "inf") || absl::EqualsIgnoreCase(s, "infinity") || absl::EqualsIgnoreCase(s, "nan")) {
     return true;
   }
   size_t i = 0;
   auto digits = [&]() {
     size_t start = i;
-    while (i < s.size() &&
-           absl::ascii_isdigit(static_cast<unsigned char>(s[i]))) {
+    while (i < s.size() && absl::ascii_isdigit(static_cast<unsigned char>(s[i]))) {
       ++i;
     }
     return i - start;
@@ -189,30 +178,26 @@ class SpecParser {
     SkipSpace();
     if (AtEnd()) return spec;
     if (!Consume('(')) {
-      return Error(absl::StrCat("expected '(' or end of spec after '",
-                                spec.name, "' ", Here()));
+      return Error(absl::StrCat("expected '(' or end of spec after '", spec.name, "' ", Here()));
     }
     absl::Status s = ParseArgs(&spec);
     if (!s.ok()) return s;
     SkipSpace();
     if (!AtEnd()) {
-      return Error(absl::StrCat("unexpected text after ')': '",
-                                text_.substr(pos_), "'"));
+      return Error(absl::StrCat("unexpected text after ')': '", text_.substr(pos_), "'"));
     }
     return spec;
   }
 
  private:
   absl::Status Error(absl::string_view what) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad metric spec '", text_, "': ", what));
+    return absl::InvalidArgumentError(absl::StrCat("bad metric spec '", text_, "': ", what));
   }
 
   // "at column N, found 'c'" / "at end of spec" for the current position.
   std::string Here() const {
     if (AtEnd()) return "at end of spec";
-    return absl::StrCat("at column ", pos_ + 1, ", found '",
-                        text_.substr(pos_, 1), "'");
+    return absl::StrCat("at column ", pos_ + 1, ", found '", text_.substr(pos_, 1), "'");
   }
 
   bool AtEnd() const { return pos_ >= text_.size(); }
@@ -244,8 +229,7 @@ class SpecParser {
       if (AtEnd()) return Error("missing ')'");
       std::string key = ParseIdent();
       if (key.empty()) {
-        return Error(
-            absl::StrCat("expected an argument name (key=value) ", Here()));
+        return Error(absl::StrCat("expected an argument name (key=value) ", Here()));
       }
       SkipSpace();
       if (!Consume('=')) {
@@ -271,8 +255,7 @@ class SpecParser {
       }
       if (Consume(')')) return absl::OkStatus();
       if (AtEnd()) return Error("missing ')'");
-      return Error(absl::StrCat("expected ',' or ')' after the value of '",
-                                spec->args.back().first, "' ", Here()));
+      return Error(absl::StrCat("expected ',' or ')' after the value of '", spec->args.back().first, "' ", Here()));
     }
   }
 
@@ -293,8 +276,7 @@ class SpecParser {
     return text_.substr(start, pos_ - start);
   }
 
-  absl::StatusOr<ArgValue> TokenValue(absl::string_view t,
-                                      absl::string_view key) {
+  absl::StatusOr<ArgValue> TokenValue(absl::string_view t, absl::string_view key) {
     switch (ClassifyToken(t)) {
       case TokenKind::kNone:
         return ArgValue(std::monostate{});
@@ -303,8 +285,7 @@ class SpecParser {
       case TokenKind::kInt: {
         int64_t v;
         if (!absl::SimpleAtoi(t, &v)) {
-          return Error(
-              absl::StrCat("integer ", t, " for '", key, "' is out of range"));
+          return Error(absl::StrCat("integer ", t, " for '", key, "' is out of range"));
         }
         return ArgValue(v);
       }
@@ -320,8 +301,7 @@ class SpecParser {
       case TokenKind::kInvalid:
         break;
     }
-    return Error(absl::StrCat("invalid value '", t, "' for '", key,
-                              "' (quote strings that are not plain words)"));
+    return Error(absl::StrCat("invalid value '", t, "' for '", key, "' (quote strings that are not plain words)"));
   }
 
   absl::StatusOr<ArgValue> ParseQuoted(absl::string_view key) {
@@ -366,17 +346,14 @@ class SpecParser {
       SkipSpace();
       if (AtEnd()) return Error(absl::StrCat("missing ']' for '", key, "'"));
       if (Peek() == '[') {
-        return Error(
-            absl::StrCat("nested lists are not supported (in '", key, "')"));
+        return Error(absl::StrCat("nested lists are not supported (in '", key, "')"));
       }
       if (Peek() == '\'' || Peek() == '"' || Peek() == ',' || Peek() == ']') {
-        return Error(absl::StrCat("list elements for '", key,
-                                  "' must be numbers ", Here()));
+        return Error(absl::StrCat("list elements for '", key, "' must be numbers ", Here()));
       }
       absl::string_view token = ScanToken();
       if (token.empty()) {
-        return Error(
-            absl::StrCat("invalid list element for '", key, "' ", Here()));
+        return Error(absl::StrCat("invalid list element for '", key, "' ", Here()));
       }
       absl::StatusOr<ArgValue> v = TokenValue(token, key);
       if (!v.ok()) return v.status();
@@ -387,8 +364,7 @@ class SpecParser {
         any_double = true;
         doubles.push_back(*d);
       } else {
-        return Error(absl::StrCat("list elements for '", key,
-                                  "' must be numbers, got '", token, "'"));
+        return Error(absl::StrCat("list elements for '", key, "' must be numbers, got '", token, "'"));
       }
       SkipSpace();
       if (Consume(',')) {
@@ -398,8 +374,7 @@ class SpecParser {
       }
       if (Consume(']')) break;
       if (AtEnd()) return Error(absl::StrCat("missing ']' for '", key, "'"));
-      return Error(absl::StrCat("expected ',' or ']' in the list for '", key,
-                                "' ", Here()));
+      return Error(absl::StrCat("expected ',' or ']' in the list for '", key, "' ", Here()));
     }
     if (any_double) return ArgValue(std::move(doubles));
     return ArgValue(std::move(ints));
@@ -418,8 +393,7 @@ size_t EditDistance(absl::string_view a, absl::string_view b) {
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       size_t up = row[j];
-      row[j] = std::min(
-          {row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
       diag = up;
     }
   }
@@ -462,9 +436,7 @@ std::string ArgValueToString(const ArgValue& value) {
       value);
 }
 
-absl::StatusOr<MetricSpec> ParseMetricSpec(absl::string_view text) {
-  return SpecParser(text).Parse();
-}
+absl::StatusOr<MetricSpec> ParseMetricSpec(absl::string_view text) { return SpecParser(text).Parse(); }
 
 namespace {
 
@@ -476,8 +448,7 @@ std::string DefaultText(const std::optional<T>& default_value) {
 
 }  // namespace
 
-SpecArgs::SpecArgs(MetricSpec spec)
-    : spec_(std::move(spec)), used_(spec_.args.size(), false) {}
+SpecArgs::SpecArgs(MetricSpec spec) : spec_(std::move(spec)), used_(spec_.args.size(), false) {}
 
 bool SpecArgs::Has(absl::string_view name) const {
   for (const auto& [key, value] : spec_.args) {
@@ -486,13 +457,11 @@ bool SpecArgs::Has(absl::string_view name) const {
   return false;
 }
 
-const ArgValue* SpecArgs::Lookup(absl::string_view name, absl::string_view type,
-                                 std::string default_text, bool required) {
-  if (std::find(requested_.begin(), requested_.end(), name) ==
-      requested_.end()) {
+const ArgValue* SpecArgs::Lookup(absl::string_view name, absl::string_view type, std::string default_text,
+                                 bool required) {
+  if (std::find(requested_.begin(), requested_.end(), name) == requested_.end()) {
     requested_.emplace_back(name);
-    requests_.push_back(Request{std::string(name), std::string(type),
-                                std::move(default_text), required});
+    requests_.push_back(Request{std::string(name), std::string(type), std::move(default_text), required});
   }
   for (size_t i = 0; i < spec_.args.size(); ++i) {
     if (spec_.args[i].first == name) {
@@ -503,8 +472,7 @@ const ArgValue* SpecArgs::Lookup(absl::string_view name, absl::string_view type,
   return nullptr;
 }
 
-const ArgValue* SpecArgs::Find(absl::string_view name, absl::string_view type,
-                               absl::string_view default_text) {
+const ArgValue* SpecArgs::Find(absl::string_view name, absl::string_view type, absl::string_view default_text) {
   return Lookup(name, type, std::string(default_text));
 }
 
@@ -521,21 +489,15 @@ absl::Status SpecArgs::MissingError(absl::string_view name) const {
                                           "': did you mean '", name, "'?)"));
     }
   }
-  return InvalidArgument(
-      absl::StrCat("missing required argument '", name, "'"));
+  return InvalidArgument(absl::StrCat("missing required argument '", name, "'"));
 }
 
-absl::Status SpecArgs::TypeError(absl::string_view name,
-                                 absl::string_view expected,
-                                 const ArgValue& got) const {
-  return InvalidArgument(absl::StrCat("argument '", name, "' must be ",
-                                      expected, ", got ", Describe(got)));
+absl::Status SpecArgs::TypeError(absl::string_view name, absl::string_view expected, const ArgValue& got) const {
+  return InvalidArgument(absl::StrCat("argument '", name, "' must be ", expected, ", got ", Describe(got)));
 }
 
-absl::StatusOr<int64_t> SpecArgs::GetInt(absl::string_view name,
-                                         std::optional<int64_t> default_value) {
-  const ArgValue* v = Lookup(name, "int", DefaultText(default_value),
-                             !default_value.has_value());
+absl::StatusOr<int64_t> SpecArgs::GetInt(absl::string_view name, std::optional<int64_t> default_value) {
+  const ArgValue* v = Lookup(name, "int", DefaultText(default_value), !default_value.has_value());
   if (v == nullptr) {
     if (default_value.has_value()) return *default_value;
     return MissingError(name);
@@ -544,8 +506,7 @@ absl::StatusOr<int64_t> SpecArgs::GetInt(absl::string_view name,
   return TypeError(name, "an integer", *v);
 }
 
-absl::StatusOr<std::optional<int64_t>> SpecArgs::GetOptionalInt(
-    absl::string_view name) {
+absl::StatusOr<std::optional<int64_t>> SpecArgs::GetOptionalInt(absl::string_view name) {
   const ArgValue* v = Lookup(name, "int", "none");
   if (v == nullptr || std::holds_alternative<std::monostate>(*v)) {
     return std::optional<int64_t>();
@@ -556,10 +517,8 @@ absl::StatusOr<std::optional<int64_t>> SpecArgs::GetOptionalInt(
   return TypeError(name, "an integer or none", *v);
 }
 
-absl::StatusOr<double> SpecArgs::GetDouble(
-    absl::string_view name, std::optional<double> default_value) {
-  const ArgValue* v = Lookup(name, "float", DefaultText(default_value),
-                             !default_value.has_value());
+absl::StatusOr<double> SpecArgs::GetDouble(absl::string_view name, std::optional<double> default_value) {
+  const ArgValue* v = Lookup(name, "float", DefaultText(default_value), !default_value.has_value());
   if (v == nullptr) {
     if (default_value.has_value()) return *default_value;
     return MissingError(name);
@@ -568,13 +527,11 @@ absl::StatusOr<double> SpecArgs::GetDouble(
     if (!std::isfinite(*d)) return TypeError(name, "a finite number", *v);
     return *d;
   }
-  if (const int64_t* i = std::get_if<int64_t>(v))
-    return static_cast<double>(*i);
+  if (const int64_t* i = std::get_if<int64_t>(v)) return static_cast<double>(*i);
   return TypeError(name, "a number", *v);
 }
 
-absl::StatusOr<std::optional<double>> SpecArgs::GetOptionalDouble(
-    absl::string_view name) {
+absl::StatusOr<std::optional<double>> SpecArgs::GetOptionalDouble(absl::string_view name) {
   const ArgValue* v = Lookup(name, "float", "none");
   if (v == nullptr || std::holds_alternative<std::monostate>(*v)) {
     return std::optional<double>();
@@ -589,10 +546,8 @@ absl::StatusOr<std::optional<double>> SpecArgs::GetOptionalDouble(
   return TypeError(name, "a number or none", *v);
 }
 
-absl::StatusOr<bool> SpecArgs::GetBool(absl::string_view name,
-                                       std::optional<bool> default_value) {
-  const ArgValue* v = Lookup(name, "bool", DefaultText(default_value),
-                             !default_value.has_value());
+absl::StatusOr<bool> SpecArgs::GetBool(absl::string_view name, std::optional<bool> default_value) {
+  const ArgValue* v = Lookup(name, "bool", DefaultText(default_value), !default_value.has_value());
   if (v == nullptr) {
     if (default_value.has_value()) return *default_value;
     return MissingError(name);
@@ -601,10 +556,8 @@ absl::StatusOr<bool> SpecArgs::GetBool(absl::string_view name,
   return TypeError(name, "true or false", *v);
 }
 
-absl::StatusOr<std::string> SpecArgs::GetString(
-    absl::string_view name, std::optional<std::string> default_value) {
-  const ArgValue* v = Lookup(name, "string", DefaultText(default_value),
-                             !default_value.has_value());
+absl::StatusOr<std::string> SpecArgs::GetString(absl::string_view name, std::optional<std::string> default_value) {
+  const ArgValue* v = Lookup(name, "string", DefaultText(default_value), !default_value.has_value());
   if (v == nullptr) {
     if (default_value.has_value()) return *std::move(default_value);
     return MissingError(name);
@@ -613,8 +566,7 @@ absl::StatusOr<std::string> SpecArgs::GetString(
   return TypeError(name, "a string", *v);
 }
 
-absl::StatusOr<std::optional<std::string>> SpecArgs::GetOptionalString(
-    absl::string_view name) {
+absl::StatusOr<std::optional<std::string>> SpecArgs::GetOptionalString(absl::string_view name) {
   const ArgValue* v = Lookup(name, "string", "none");
   if (v == nullptr || std::holds_alternative<std::monostate>(*v)) {
     return std::optional<std::string>();
@@ -625,20 +577,16 @@ absl::StatusOr<std::optional<std::string>> SpecArgs::GetOptionalString(
   return TypeError(name, "a string or none", *v);
 }
 
-absl::StatusOr<std::string> SpecArgs::GetEnum(
-    absl::string_view name, absl::Span<const absl::string_view> allowed,
-    std::optional<std::string> default_value) {
-  auto is_allowed = [&](absl::string_view s) {
-    return std::find(allowed.begin(), allowed.end(), s) != allowed.end();
-  };
-  const ArgValue* v = Lookup(name, absl::StrCat("one of ", absl::StrJoin(allowed, ", ")),
-                             default_value.value_or(""), !default_value.has_value());
+absl::StatusOr<std::string> SpecArgs::GetEnum(absl::string_view name, absl::Span<const absl::string_view> allowed,
+                                              std::optional<std::string> default_value) {
+  auto is_allowed = [&](absl::string_view s) { return std::find(allowed.begin(), allowed.end(), s) != allowed.end(); };
+  const ArgValue* v = Lookup(name, absl::StrCat("one of ", absl::StrJoin(allowed, ", ")), default_value.value_or(""),
+                             !default_value.has_value());
   if (v == nullptr) {
     if (!default_value.has_value()) return MissingError(name);
     if (!is_allowed(*default_value)) {
-      return absl::InternalError(absl::StrCat(
-          spec_.name, ": default '", *default_value, "' for argument '", name,
-          "' is not one of ", QuotedList(allowed)));
+      return absl::InternalError(absl::StrCat(spec_.name, ": default '", *default_value, "' for argument '", name,
+                                              "' is not one of ", QuotedList(allowed)));
     }
     return *std::move(default_value);
   }
@@ -650,10 +598,9 @@ absl::StatusOr<std::string> SpecArgs::GetEnum(
   return TypeError(name, absl::StrCat("one of ", QuotedList(allowed)), *v);
 }
 
-absl::StatusOr<std::vector<double>> SpecArgs::GetDoubleList(
-    absl::string_view name, std::optional<std::vector<double>> default_value) {
-  const ArgValue* v = Lookup(name, "float list", DefaultText(default_value),
-                             !default_value.has_value());
+absl::StatusOr<std::vector<double>> SpecArgs::GetDoubleList(absl::string_view name,
+                                                            std::optional<std::vector<double>> default_value) {
+  const ArgValue* v = Lookup(name, "float list", DefaultText(default_value), !default_value.has_value());
   if (v == nullptr) {
     if (default_value.has_value()) return *std::move(default_value);
     return MissingError(name);
@@ -670,10 +617,9 @@ absl::StatusOr<std::vector<double>> SpecArgs::GetDoubleList(
   return TypeError(name, "a list of numbers", *v);
 }
 
-absl::StatusOr<std::vector<int64_t>> SpecArgs::GetIntList(
-    absl::string_view name, std::optional<std::vector<int64_t>> default_value) {
-  const ArgValue* v = Lookup(name, "int list", DefaultText(default_value),
-                             !default_value.has_value());
+absl::StatusOr<std::vector<int64_t>> SpecArgs::GetIntList(absl::string_view name,
+                                                          std::optional<std::vector<int64_t>> default_value) {
+  const ArgValue* v = Lookup(name, "int list", DefaultText(default_value), !default_value.has_value());
   if (v == nullptr) {
     if (default_value.has_value()) return *std::move(default_value);
     return MissingError(name);
@@ -693,20 +639,17 @@ absl::Status SpecArgs::CheckAllUsed() const {
     size_t best_distance = 0;
     for (const std::string& r : requested_) {
       size_t d = EditDistance(key, r);
-      if (d <= std::max<size_t>(1, std::min(key.size(), r.size()) / 3) &&
-          (best == nullptr || d < best_distance)) {
+      if (d <= std::max<size_t>(1, std::min(key.size(), r.size()) / 3) && (best == nullptr || d < best_distance)) {
         best = &r;
         best_distance = d;
       }
     }
-    if (best != nullptr)
-      absl::StrAppend(&problem, " (did you mean '", *best, "'?)");
+    if (best != nullptr) absl::StrAppend(&problem, " (did you mean '", *best, "'?)");
     problems.push_back(std::move(problem));
   }
   if (problems.empty()) return absl::OkStatus();
-  std::string message = absl::StrCat(
-      problems.size() == 1 ? "unknown argument " : "unknown arguments ",
-      absl::StrJoin(problems, ", "));
+  std::string message =
+      absl::StrCat(problems.size() == 1 ? "unknown argument " : "unknown arguments ", absl::StrJoin(problems, ", "));
   if (requested_.empty()) {
     absl::StrAppend(&message, "; this metric takes no arguments");
   } else {

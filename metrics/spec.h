@@ -64,8 +64,7 @@ namespace tally::metrics {
 // (e.g. `int64_t{5}`, `std::string("macro")`); a string literal would
 // otherwise convert to `bool`.
 using ArgValue =
-    std::variant<std::monostate, bool, int64_t, double, std::string,
-                 std::vector<int64_t>, std::vector<double>>;
+    std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
 
 // Formats `value` in spec syntax such that `ParseMetricSpec` reads it back as
 // the same value: `none`, `true`, `5`, `0.3`, `1.0`, `inf`, `macro`,
@@ -128,15 +127,12 @@ class SpecArgs {
   // `type` and `default_text` describe the argument in the metric catalogue
   // (`tally list-metrics --format markdown`), e.g. "a float or a word", "warn";
   // they change nothing here.
-  const ArgValue* Find(absl::string_view name, absl::string_view type = "",
-                       absl::string_view default_text = "");
+  const ArgValue* Find(absl::string_view name, absl::string_view type = "", absl::string_view default_text = "");
 
   // Returns the int64 value of `name`; `default_value` if it is absent.
   // Errors if it is absent without a default, or is not an integer (floats,
   // even integral ones like 3.0, and none are rejected).
-  absl::StatusOr<int64_t> GetInt(
-      absl::string_view name,
-      std::optional<int64_t> default_value = std::nullopt);
+  absl::StatusOr<int64_t> GetInt(absl::string_view name, std::optional<int64_t> default_value = std::nullopt);
 
   // Returns the int64 value of `name`, or nullopt if it is absent or none.
   // Errors if it has any other non-integer value.
@@ -145,54 +141,45 @@ class SpecArgs {
   // Returns the value of `name` as a double (integers are converted);
   // `default_value` if it is absent. Errors if it is absent without a
   // default or is not a number.
-  absl::StatusOr<double> GetDouble(
-      absl::string_view name,
-      std::optional<double> default_value = std::nullopt);
+  absl::StatusOr<double> GetDouble(absl::string_view name, std::optional<double> default_value = std::nullopt);
 
   // Returns the value of `name` as a double (integers are converted), or
   // nullopt if it is absent or none. Errors if it is not a number.
-  absl::StatusOr<std::optional<double>> GetOptionalDouble(
-      absl::string_view name);
+  absl::StatusOr<std::optional<double>> GetOptionalDouble(absl::string_view name);
 
   // Returns the bool value of `name`; `default_value` if it is absent.
   // Errors if it is absent without a default or is not true/false.
-  absl::StatusOr<bool> GetBool(
-      absl::string_view name, std::optional<bool> default_value = std::nullopt);
+  absl::StatusOr<bool> GetBool(absl::string_view name, std::optional<bool> default_value = std::nullopt);
 
   // Returns the string value (bare word or quoted) of `name`;
   // `default_value` if it is absent. Errors if it is absent without a
   // default or is not a string (none, numbers and bools are rejected).
-  absl::StatusOr<std::string> GetString(
-      absl::string_view name,
-      std::optional<std::string> default_value = std::nullopt);
+  absl::StatusOr<std::string> GetString(absl::string_view name,
+                                        std::optional<std::string> default_value = std::nullopt);
 
   // Returns the string value of `name`, or nullopt if it is absent or none.
   // Errors if it has any other non-string value.
-  absl::StatusOr<std::optional<std::string>> GetOptionalString(
-      absl::string_view name);
+  absl::StatusOr<std::optional<std::string>> GetOptionalString(absl::string_view name);
 
   // Returns the value of `name`, which must be one of `allowed` (compared
   // case-sensitively); `default_value` if it is absent. The value `none`
   // (which parses as std::monostate) is returned as "none" when "none" is in
   // `allowed`. Errors list the allowed values. Returns Internal if
   // `default_value` itself is not in `allowed` (a builder bug).
-  absl::StatusOr<std::string> GetEnum(
-      absl::string_view name, absl::Span<const absl::string_view> allowed,
-      std::optional<std::string> default_value = std::nullopt);
+  absl::StatusOr<std::string> GetEnum(absl::string_view name, absl::Span<const absl::string_view> allowed,
+                                      std::optional<std::string> default_value = std::nullopt);
 
   // Returns the list value of `name` as doubles (int lists are converted);
   // `default_value` if it is absent. Errors if it is absent without a
   // default or is not a list.
-  absl::StatusOr<std::vector<double>> GetDoubleList(
-      absl::string_view name,
-      std::optional<std::vector<double>> default_value = std::nullopt);
+  absl::StatusOr<std::vector<double>> GetDoubleList(absl::string_view name,
+                                                    std::optional<std::vector<double>> default_value = std::nullopt);
 
   // Returns the list value of `name`, which must contain only integers;
   // `default_value` if it is absent. Errors if it is absent without a
   // default or is not an integer list.
-  absl::StatusOr<std::vector<int64_t>> GetIntList(
-      absl::string_view name,
-      std::optional<std::vector<int64_t>> default_value = std::nullopt);
+  absl::StatusOr<std::vector<int64_t>> GetIntList(absl::string_view name,
+                                                  std::optional<std::vector<int64_t>> default_value = std::nullopt);
 
   // Returns OK if every argument of the spec was read by some getter (or
   // `Find`), else InvalidArgument naming the unread ones, e.g.
@@ -220,11 +207,10 @@ class SpecArgs {
  private:
   // Marks `name` as requested and returns its value (marking it used), or
   // nullptr if absent.
-  const ArgValue* Lookup(absl::string_view name, absl::string_view type = "",
-                         std::string default_text = "", bool required = false);
+  const ArgValue* Lookup(absl::string_view name, absl::string_view type = "", std::string default_text = "",
+                         bool required = false);
   absl::Status MissingError(absl::string_view name) const;
-  absl::Status TypeError(absl::string_view name, absl::string_view expected,
-                         const ArgValue& got) const;
+  absl::Status TypeError(absl::string_view name, absl::string_view expected, const ArgValue& got) const;
 
   MetricSpec spec_;
   std::vector<bool> used_;              // Parallel to spec_.args.

@@ -49,9 +49,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "support/status_macros.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {

@@ -4,9 +4,9 @@
 // (ops/fused/). The `fuse` pass keeps a composite where its kernel exists and
 // decomposes it everywhere else.
 #include "absl/strings/str_cat.h"
-#include "support/status_macros.h"
 #include "ops/confmat_parts.h"
 #include "ops/op_registry.h"
+#include "support/status_macros.h"
 
 namespace tally::ops {
 namespace {
@@ -25,7 +25,8 @@ Types InferMcConfmat(const std::vector<TensorType>& in, const ir::AttrMap& a, co
   bool scores = ir::IsFloating(p.dtype) && p.rank() == 2 && p.shape[1] == Dim::Fixed(c) && p.shape[0] == t.shape[0];
   bool labels = ir::IsIntegral(p.dtype) && p.rank() == 1 && p.shape[0] == t.shape[0];
   if (!scores && !labels) {
-    return absl::InvalidArgumentError(absl::StrCat("preds must be float [N, ", c, "] or integer [N], got ", p.ToString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("preds must be float [N, ", c, "] or integer [N], got ", p.ToString()));
   }
   TensorType cm{DType::kInt64, {Dim::Fixed(c), Dim::Fixed(c)}, t.device};
   TensorType count{DType::kInt64, {}, t.device};
@@ -149,10 +150,9 @@ void RegisterCompositeOps(OpTable& t) {
     rs.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
       const TensorType& s = in[0];
       const TensorType& p = in[1];
-      if (!ir::IsFloating(s.dtype) || s.rank() != 1 || p.dtype != DType::kBool || p.rank() != 1 ||
-          p.shape != s.shape) {
-        return absl::InvalidArgumentError(absl::StrCat("expects float scores [R] and bool positive [R], got ",
-                                                       s.ToString(), " and ", p.ToString()));
+      if (!ir::IsFloating(s.dtype) || s.rank() != 1 || p.dtype != DType::kBool || p.rank() != 1 || p.shape != s.shape) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("expects float scores [R] and bool positive [R], got ", s.ToString(), " and ", p.ToString()));
       }
       TensorType count{DType::kInt64, {}, s.device};
       TensorType sum{DType::kFloat64, {}, s.device};
@@ -214,10 +214,12 @@ void RegisterCompositeOps(OpTable& t) {
       const TensorType& p = in[0];
       const TensorType& t = in[1];
       if (ir::IsFloating(t.dtype) || (t.rank() != 1 && t.rank() != 2)) {
-        return absl::InvalidArgumentError(absl::StrCat("target must be integer or bool [N] or [N, L], got ", t.ToString()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("target must be integer or bool [N] or [N, L], got ", t.ToString()));
       }
       if (p.shape != t.shape) {
-        return absl::InvalidArgumentError(absl::StrCat("preds must have target's shape ", t.ToString(), ", got ", p.ToString()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("preds must have target's shape ", t.ToString(), ", got ", p.ToString()));
       }
       if (t.rank() == 2 && t.shape[1].is_symbolic()) return absl::InvalidArgumentError("the label dim must be fixed");
       std::vector<Dim> shape{Dim::Fixed(2), Dim::Fixed(2)};
@@ -265,7 +267,8 @@ void RegisterCompositeOps(OpTable& t) {
         }
       }
       if (p.shape != t.shape) {
-        return absl::InvalidArgumentError(absl::StrCat("target ", t.ToString(), " must have the shape of preds ", p.ToString()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("target ", t.ToString(), " must have the shape of preds ", p.ToString()));
       }
       if (p.rank() == 2 && p.shape[1].is_symbolic()) return absl::InvalidArgumentError("the column dim must be fixed");
       Dim d = p.rank() == 2 ? p.shape[1] : Dim::Fixed(1);
@@ -310,8 +313,8 @@ void RegisterCompositeOps(OpTable& t) {
                         : in[i].dtype == DType::kFloat64 && in[i].rank() == 1 && in[i].shape == in[1].shape &&
                               !in[i].shape[0].is_symbolic();
         if (!ok) {
-          return absl::InvalidArgumentError(absl::StrCat("state ", i, " must be ", count ? "i64[]" : "f64[d]", ", got ",
-                                                         in[i].ToString()));
+          return absl::InvalidArgumentError(
+              absl::StrCat("state ", i, " must be ", count ? "i64[]" : "f64[d]", ", got ", in[i].ToString()));
         }
       }
       return std::vector<TensorType>(in.begin(), in.begin() + side);

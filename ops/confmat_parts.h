@@ -31,11 +31,16 @@ inline constexpr ConfmatPart kAllConfmatParts[] = {ConfmatPart::kTp, ConfmatPart
 // ConfmatPartName is the attribute spelling: tp, target, pred, abs_err, sq_err.
 inline absl::string_view ConfmatPartName(ConfmatPart p) {
   switch (p) {
-    case ConfmatPart::kTp: return "tp";
-    case ConfmatPart::kTarget: return "target";
-    case ConfmatPart::kPred: return "pred";
-    case ConfmatPart::kAbsErr: return "abs_err";
-    case ConfmatPart::kSqErr: return "sq_err";
+    case ConfmatPart::kTp:
+      return "tp";
+    case ConfmatPart::kTarget:
+      return "target";
+    case ConfmatPart::kPred:
+      return "pred";
+    case ConfmatPart::kAbsErr:
+      return "abs_err";
+    case ConfmatPart::kSqErr:
+      return "sq_err";
   }
   return "";
 }

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ops/confmat_parts.h"
 #include "ops/graph_builder.h"
 #include "ops/op_list.h"
 #include "support/status_macros.h"
-#include "ops/confmat_parts.h"
 
 namespace tally::ops {
 namespace {
@@ -70,11 +70,21 @@ absl::StatusOr<Results> DecomposeMcMarginals(ir::Graph& g, ir::Node& n, dsl::Gra
   for (ConfmatPart p : parts) {
     Expr h;
     switch (p) {
-      case ConfmatPart::kTp: h = dsl::Histogram(dsl::Where(r.keep && r.label == r.target, r.target, -1.0), c); break;
-      case ConfmatPart::kTarget: h = dsl::Histogram(by_target, c); break;
-      case ConfmatPart::kPred: h = dsl::Histogram(dsl::Where(r.keep, r.label, -1.0), c); break;
-      case ConfmatPart::kAbsErr: h = dsl::Histogram(by_target, dsl::Abs(err), c); break;
-      case ConfmatPart::kSqErr: h = dsl::Histogram(by_target, err * err, c); break;
+      case ConfmatPart::kTp:
+        h = dsl::Histogram(dsl::Where(r.keep && r.label == r.target, r.target, -1.0), c);
+        break;
+      case ConfmatPart::kTarget:
+        h = dsl::Histogram(by_target, c);
+        break;
+      case ConfmatPart::kPred:
+        h = dsl::Histogram(dsl::Where(r.keep, r.label, -1.0), c);
+        break;
+      case ConfmatPart::kAbsErr:
+        h = dsl::Histogram(by_target, dsl::Abs(err), c);
+        break;
+      case ConfmatPart::kSqErr:
+        h = dsl::Histogram(by_target, err * err, c);
+        break;
     }
     rows.push_back(dsl::Unsqueeze(h, 0));
   }
@@ -92,11 +102,16 @@ absl::StatusOr<Results> DecomposeConfmatPart(ir::Graph& g, ir::Node& n, dsl::Gra
   Expr idx = dsl::Arange(cm, c);
   Expr diff = dsl::Unsqueeze(idx, 1) - dsl::Unsqueeze(idx, 0);  // [C, C]: target - pred
   switch (parts.at(0)) {
-    case ConfmatPart::kTp: return Results{dsl::Take(dsl::Flatten(cm), idx * static_cast<double>(c + 1))};
-    case ConfmatPart::kTarget: return Results{dsl::Sum(cm, {1})};
-    case ConfmatPart::kPred: return Results{dsl::Sum(cm, {0})};
-    case ConfmatPart::kAbsErr: return Results{dsl::Sum(cm * dsl::Cast(dsl::Abs(diff), cm.dtype()), {1})};
-    case ConfmatPart::kSqErr: return Results{dsl::Sum(cm * dsl::Cast(diff * diff, cm.dtype()), {1})};
+    case ConfmatPart::kTp:
+      return Results{dsl::Take(dsl::Flatten(cm), idx * static_cast<double>(c + 1))};
+    case ConfmatPart::kTarget:
+      return Results{dsl::Sum(cm, {1})};
+    case ConfmatPart::kPred:
+      return Results{dsl::Sum(cm, {0})};
+    case ConfmatPart::kAbsErr:
+      return Results{dsl::Sum(cm * dsl::Cast(dsl::Abs(diff), cm.dtype()), {1})};
+    case ConfmatPart::kSqErr:
+      return Results{dsl::Sum(cm * dsl::Cast(diff * diff, cm.dtype()), {1})};
   }
   return absl::InternalError("confmat_part: no part");
 }
@@ -134,7 +149,7 @@ absl::StatusOr<Results> DecomposeBinaryRankStats(ir::Graph& g, ir::Node& n, dsl:
 // powers 2^lo .. 2^hi. Every step is exact in float64.
 Expr Code16Of(Expr input, bool bf16) {
   const int64_t lo = bf16 ? -126 : -14, hi = bf16 ? 127 : 15;
-  const double m = bf16 ? 128.0 : 1024.0;  // 2^M
+  const double m = bf16 ? 128.0 : 1024.0;            // 2^M
   Expr x = dsl::Cast(input, DType::kFloat64) + 0.0;  // -0 becomes +0
   Expr h = dsl::Cast(dsl::Cast(x, bf16 ? DType::kBFloat16 : DType::kFloat16), DType::kFloat64);
   Expr a = dsl::Abs(h);
@@ -218,8 +233,7 @@ absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphB
     me.hi = me.lo = me.m2 = dsl::Sum(dsl::FullLike(t, 0.0, DType::kFloat64), {0});
   }
   Expr c = dsl::Sum(mp.centred * mt.centred, {0});
-  return Results{rows,  mp.hi, mp.lo, mp.m2, mt.hi, mt.lo, mt.m2, me.hi,
-                 me.lo, me.m2, c,     sse,   sae,   sse_all, sae_all};
+  return Results{rows, mp.hi, mp.lo, mp.m2, mt.hi, mt.lo, mt.m2, me.hi, me.lo, me.m2, c, sse, sae, sse_all, sae_all};
 }
 
 // BlConfmat: the binary/multilabel labelling, checks and histogram of
@@ -468,8 +482,8 @@ absl::Status Decompose(ir::Graph& g, ir::Node& n) {
   // one value per result.
   if (!b.ok()) return b.status();
   if (results->size() != n.outputs().size()) {
-    return absl::InternalError(absl::StrCat(n.op(), ": decomposition gives ", results->size(), " results, the op has ",
-                                            n.outputs().size()));
+    return absl::InternalError(
+        absl::StrCat(n.op(), ": decomposition gives ", results->size(), " results, the op has ", n.outputs().size()));
   }
   for (size_t i = 0; i < results->size(); ++i) g.ReplaceAllUsesWith(n.output(i), (*results)[i].value());
   return absl::OkStatus();

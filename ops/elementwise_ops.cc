@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "support/status_macros.h"
 #include "ops/op_registry.h"
+#include "support/status_macros.h"
 
 namespace tally::ops {
 namespace {
@@ -15,8 +15,7 @@ using ir::TensorType;
 // Dtype of true division / float math on `d`: integers and bools become f32.
 DType FloatOf(DType d) { return ir::IsFloating(d) ? d : DType::kFloat32; }
 
-OpDef Binary(std::string name, bool commutative,
-             std::function<DType(DType, DType)> result) {
+OpDef Binary(std::string name, bool commutative, std::function<DType(DType, DType)> result) {
   OpDef d;
   d.name = std::move(name);
   d.min_inputs = d.max_inputs = 2;
@@ -29,8 +28,7 @@ OpDef Binary(std::string name, bool commutative,
   return d;
 }
 
-OpDef Unary(std::string name, std::function<absl::StatusOr<DType>(DType)> result,
-            std::vector<AttrSpec> attrs = {}) {
+OpDef Unary(std::string name, std::function<absl::StatusOr<DType>(DType)> result, std::vector<AttrSpec> attrs = {}) {
   OpDef d;
   d.name = std::move(name);
   d.min_inputs = d.max_inputs = 1;
@@ -46,9 +44,7 @@ OpDef Unary(std::string name, std::function<absl::StatusOr<DType>(DType)> result
 // Folding(d, f) gives `d` the scalar fold `f` (canonicalize's constant
 // folding), so an op's algebra is written beside its definition.
 OpDef Folding(OpDef d, std::function<double(const std::vector<double>&)> f) {
-  d.fold = [f = std::move(f)](const ir::Node&, const std::vector<double>& x) -> std::optional<double> {
-    return f(x);
-  };
+  d.fold = [f = std::move(f)](const ir::Node&, const std::vector<double>& x) -> std::optional<double> { return f(x); };
   return d;
 }
 
@@ -76,8 +72,7 @@ void RegisterElementwiseOps(OpTable& t) {
   {
     // safe_div: num / den, and `zero_division` where den == 0 (TorchMetrics'
     // _safe_divide). Always floating.
-    OpDef d = Binary("safe_div", false,
-                     [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); });
+    OpDef d = Binary("safe_div", false, [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); });
     d.attrs = {{"zero_division", AttrKind::kDouble, false}};
     d.fold = [](const ir::Node& n, X x) -> std::optional<double> {
       return x[1] != 0 ? x[0] / x[1] : n.GetDouble("zero_division", 0.0);

@@ -37,11 +37,9 @@ Expr ScalarOf(Expr like, double v, DType dtype, Loc loc) {
   return like.builder()->Constant(like.graph(), v, dtype, loc);
 }
 
-#define DSL_BINARY(OP, NAME)                                                        \
+#define DSL_BINARY(OP, NAME)                                                           \
   Expr operator OP(Expr a, Expr b) { return Call(NAME, {a, b}, {}, Loc{nullptr, 0}); } \
-  Expr operator OP(Expr a, double b) {                                              \
-    return Call(NAME, {a, Scalar(a, b, Loc{nullptr, 0})}, {}, Loc{nullptr, 0});     \
-  }
+  Expr operator OP(Expr a, double b) { return Call(NAME, {a, Scalar(a, b, Loc{nullptr, 0})}, {}, Loc{nullptr, 0}); }
 DSL_BINARY(+, ops::OpId::kAdd)
 DSL_BINARY(-, ops::OpId::kSub)
 DSL_BINARY(*, ops::OpId::kMul)
@@ -168,25 +166,24 @@ Expr Concat(std::vector<Expr> xs, Loc loc) {
 Expr Take(Expr x, Expr idx, Loc loc) { return Call(ops::OpId::kTake, {x, idx}, {}, loc); }
 Expr Full(Expr like, std::vector<int64_t> shape, double value, DType dtype, Loc loc) {
   if (!like.valid()) return like;
-  return like.builder()->Op(ops::OpId::kFull, {},
-                            {{"shape", std::move(shape)}, {"value", value},
-                             {"dtype", std::string(ir::DTypeName(dtype))}},
-                            loc, like.graph());
+  return like.builder()->Op(
+      ops::OpId::kFull, {},
+      {{"shape", std::move(shape)}, {"value", value}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc, like.graph());
 }
 Expr FullLike(Expr x, double value, DType dtype, Loc loc) {
   return Call(ops::OpId::kFullLike, {x}, {{"value", value}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc);
 }
 Expr Linspace(Expr like, double start, double end, int64_t steps, DType dtype, Loc loc) {
   if (!like.valid()) return like;
-  return like.builder()->Op(ops::OpId::kLinspace, {},
-                            {{"start", start}, {"end", end}, {"steps", steps},
-                             {"dtype", std::string(ir::DTypeName(dtype))}},
-                            loc, like.graph());
+  return like.builder()->Op(
+      ops::OpId::kLinspace, {},
+      {{"start", start}, {"end", end}, {"steps", steps}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc,
+      like.graph());
 }
 Expr Arange(Expr like, int64_t n, DType dtype, Loc loc) {
   if (!like.valid()) return like;
-  return like.builder()->Op(ops::OpId::kArange, {}, {{"n", n}, {"dtype", std::string(ir::DTypeName(dtype))}},
-                            loc, like.graph());
+  return like.builder()->Op(ops::OpId::kArange, {}, {{"n", n}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc,
+                            like.graph());
 }
 
 }  // namespace tally::dsl

@@ -15,8 +15,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "support/status_macros.h"
 #include "ops/op_registry.h"
+#include "support/status_macros.h"
 
 namespace tally::ops {
 namespace {
@@ -29,32 +29,35 @@ using Types = absl::StatusOr<std::vector<TensorType>>;
 
 void RegisterGatherOps(OpTable& t) {
   auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
-  add(MakeOp("concat", 1, -1, {}, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-    const TensorType& first = in[0];
-    if (first.rank() < 1) return absl::InvalidArgumentError("expects operands of rank >= 1");
-    int64_t fixed = 0;
-    std::vector<std::string> symbols;
-    for (const TensorType& x : in) {
-      if (x.dtype != first.dtype) {
-        return absl::InvalidArgumentError(absl::StrCat("operands differ in dtype (", ir::DTypeName(first.dtype),
-                                                       " vs ", ir::DTypeName(x.dtype), ")"));
-      }
-      if (x.rank() != first.rank() || !std::equal(x.shape.begin() + 1, x.shape.end(), first.shape.begin() + 1)) {
-        return absl::InvalidArgumentError(absl::StrCat("operands differ in their trailing dims (", first.ToString(),
-                                                       " vs ", x.ToString(), ")"));
-      }
-      if (x.shape[0].is_symbolic()) symbols.push_back(x.shape[0].symbol);
-      else fixed += x.shape[0].size;
-    }
-    TensorType out = first;
-    if (symbols.empty()) {
-      out.shape[0] = Dim::Fixed(fixed);
-    } else {
-      if (fixed != 0) symbols.push_back(absl::StrCat(fixed));
-      out.shape[0] = Dim::Symbol(absl::StrJoin(symbols, "+"));
-    }
-    return std::vector<TensorType>{out};
-  }));
+  add(MakeOp(
+      "concat", 1, -1, {}, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+        const TensorType& first = in[0];
+        if (first.rank() < 1) return absl::InvalidArgumentError("expects operands of rank >= 1");
+        int64_t fixed = 0;
+        std::vector<std::string> symbols;
+        for (const TensorType& x : in) {
+          if (x.dtype != first.dtype) {
+            return absl::InvalidArgumentError(absl::StrCat("operands differ in dtype (", ir::DTypeName(first.dtype),
+                                                           " vs ", ir::DTypeName(x.dtype), ")"));
+          }
+          if (x.rank() != first.rank() || !std::equal(x.shape.begin() + 1, x.shape.end(), first.shape.begin() + 1)) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("operands differ in their trailing dims (", first.ToString(), " vs ", x.ToString(), ")"));
+          }
+          if (x.shape[0].is_symbolic())
+            symbols.push_back(x.shape[0].symbol);
+          else
+            fixed += x.shape[0].size;
+        }
+        TensorType out = first;
+        if (symbols.empty()) {
+          out.shape[0] = Dim::Fixed(fixed);
+        } else {
+          if (fixed != 0) symbols.push_back(absl::StrCat(fixed));
+          out.shape[0] = Dim::Symbol(absl::StrJoin(symbols, "+"));
+        }
+        return std::vector<TensorType>{out};
+      }));
   add(MakeOp("take", 2, 2, {}, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
     if (in[0].rank() != 1) return absl::InvalidArgumentError("expects a rank-1 source");
     if (!ir::IsIntegral(in[1].dtype)) return absl::InvalidArgumentError("expects integer indices");

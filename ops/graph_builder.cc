@@ -8,9 +8,7 @@
 
 namespace tally::dsl {
 
-std::string Loc::ToString() const {
-  return file == nullptr ? "" : absl::StrCat(file, ":", line);
-}
+std::string Loc::ToString() const { return file == nullptr ? "" : absl::StrCat(file, ":", line); }
 
 const ir::TensorType& Expr::type() const {
   static const ir::TensorType* invalid = new ir::TensorType();
@@ -28,22 +26,20 @@ Expr GraphBuilder::Constant(ir::Graph* g, double value, DType dtype, Loc loc) {
   return Op(ops::OpId::kConstant, {}, {{"value", value}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc, g);
 }
 
-Expr GraphBuilder::Op(ops::OpId op, std::vector<Expr> inputs, ir::AttrMap attrs,
-                       Loc loc, ir::Graph* g) {
+Expr GraphBuilder::Op(ops::OpId op, std::vector<Expr> inputs, ir::AttrMap attrs, Loc loc, ir::Graph* g) {
   auto outs = OpN(op, std::move(inputs), std::move(attrs), loc, g);
   return outs.empty() ? Expr() : outs[0];
 }
 
-std::vector<Expr> GraphBuilder::OpN(ops::OpId op, std::vector<Expr> inputs,
-                                     ir::AttrMap attrs, Loc loc, ir::Graph* g) {
+std::vector<Expr> GraphBuilder::OpN(ops::OpId op, std::vector<Expr> inputs, ir::AttrMap attrs, Loc loc, ir::Graph* g) {
   if (!ok()) return {};
   std::vector<ir::Value*> values;
   for (const Expr& e : inputs) {
     if (!e.valid()) return {};
     if (g == nullptr) g = e.graph();
     if (e.graph() != g) {
-      Fail(absl::InternalError(absl::StrCat(ops::OpName(op), ": operands come from different graphs (",
-                                            loc.ToString(), ")")));
+      Fail(absl::InternalError(
+          absl::StrCat(ops::OpName(op), ": operands come from different graphs (", loc.ToString(), ")")));
       return {};
     }
     values.push_back(e.value());

@@ -26,9 +26,7 @@ using ir::DType;
 struct Loc {
   const char* file;
   int line;
-  static Loc Current(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
-    return Loc{file, line};
-  }
+  static Loc Current(const char* file = __builtin_FILE(), int line = __builtin_LINE()) { return Loc{file, line}; }
   std::string ToString() const;
 };
 
@@ -59,8 +57,7 @@ class Expr {
 // states and outputs, and op decompositions use it directly on a graph.
 class GraphBuilder {
  public:
-  GraphBuilder(std::string context, ir::Device device)
-      : name_(std::move(context)), device_(std::move(device)) {}
+  GraphBuilder(std::string context, ir::Device device) : name_(std::move(context)), device_(std::move(device)) {}
   virtual ~GraphBuilder() = default;
   GraphBuilder(const GraphBuilder&) = delete;
   GraphBuilder& operator=(const GraphBuilder&) = delete;
@@ -72,11 +69,11 @@ class GraphBuilder {
   // Constant makes a scalar constant of `dtype` in `g`.
   Expr Constant(ir::Graph* g, double value, DType dtype, Loc loc = Loc::Current());
   // Op appends a node to the graph of its operands (or `g` when none).
-  Expr Op(ops::OpId op, std::vector<Expr> inputs, ir::AttrMap attrs = {},
-          Loc loc = Loc::Current(), ir::Graph* g = nullptr);
+  Expr Op(ops::OpId op, std::vector<Expr> inputs, ir::AttrMap attrs = {}, Loc loc = Loc::Current(),
+          ir::Graph* g = nullptr);
   // OpN is Op for multi-result ops.
-  std::vector<Expr> OpN(ops::OpId op, std::vector<Expr> inputs, ir::AttrMap attrs,
-                        Loc loc = Loc::Current(), ir::Graph* g = nullptr);
+  std::vector<Expr> OpN(ops::OpId op, std::vector<Expr> inputs, ir::AttrMap attrs, Loc loc = Loc::Current(),
+                        ir::Graph* g = nullptr);
 
   // Fail poisons the builder with `status` (the first failure wins); the
   // message is prefixed with the context (the metric name).
@@ -190,8 +187,7 @@ struct TopKResult {
 };
 // TopK is the `k` largest (or smallest) elements of `x` along `dim`, sorted
 // by value when `sorted`, and their indices.
-TopKResult TopK(Expr x, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true,
-                Loc loc = Loc::Current());
+TopKResult TopK(Expr x, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true, Loc loc = Loc::Current());
 // Argsort is the permutation (i64) that sorts `x` along `dim`; ties keep
 // their order when `stable`.
 Expr Argsort(Expr x, int64_t dim = -1, bool descending = false, bool stable = true, Loc loc = Loc::Current());

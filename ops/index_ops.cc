@@ -3,8 +3,8 @@
 // one_hot, topk_mask, histogram, sort, rank_average.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "support/status_macros.h"
 #include "ops/op_registry.h"
+#include "support/status_macros.h"
 
 namespace tally::ops {
 namespace {
@@ -22,9 +22,7 @@ std::vector<int64_t> IntsAttr(const ir::AttrMap& a, const std::string& k) {
   auto it = a.find(k);
   return it == a.end() ? std::vector<int64_t>{} : std::get<std::vector<int64_t>>(it->second);
 }
-absl::StatusOr<DType> DTypeAttr(const ir::AttrMap& a) {
-  return ir::ParseDType(std::get<std::string>(a.at("dtype")));
-}
+absl::StatusOr<DType> DTypeAttr(const ir::AttrMap& a) { return ir::ParseDType(std::get<std::string>(a.at("dtype"))); }
 
 }  // namespace
 
@@ -32,37 +30,34 @@ void RegisterIndexOps(OpTable& t) {
   auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
   {
     OpDef d = MakeOp("constant", 0, 0, {{"value", AttrKind::kDouble}, {"dtype", AttrKind::kString}},
-                   [](const std::vector<TensorType>&, const ir::AttrMap& a,
-                      const ir::Device& dev) -> Types {
-                     TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
-                     return std::vector<TensorType>{{dt, {}, dev}};
-                   });
+                     [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
+                       TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
+                       return std::vector<TensorType>{{dt, {}, dev}};
+                     });
     d.traits.creates = true;
     add(std::move(d));
   }
   {
-    OpDef d = MakeOp("full", 0, 0,
-                   {{"shape", AttrKind::kInts}, {"value", AttrKind::kDouble}, {"dtype", AttrKind::kString}},
-                   [](const std::vector<TensorType>&, const ir::AttrMap& a,
-                      const ir::Device& dev) -> Types {
-                     TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
-                     ir::Shape s;
-                     for (int64_t n : IntsAttr(a, "shape")) {
-                       if (n < 0) return absl::InvalidArgumentError("negative size");
-                       s.push_back(Dim::Fixed(n));
-                     }
-                     return std::vector<TensorType>{{dt, s, dev}};
-                   });
+    OpDef d =
+        MakeOp("full", 0, 0, {{"shape", AttrKind::kInts}, {"value", AttrKind::kDouble}, {"dtype", AttrKind::kString}},
+               [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
+                 TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
+                 ir::Shape s;
+                 for (int64_t n : IntsAttr(a, "shape")) {
+                   if (n < 0) return absl::InvalidArgumentError("negative size");
+                   s.push_back(Dim::Fixed(n));
+                 }
+                 return std::vector<TensorType>{{dt, s, dev}};
+               });
     d.traits.creates = true;
     add(std::move(d));
   }
   {
     OpDef d = MakeOp("arange", 0, 0, {{"n", AttrKind::kInt}, {"dtype", AttrKind::kString}},
-                   [](const std::vector<TensorType>&, const ir::AttrMap& a,
-                      const ir::Device& dev) -> Types {
-                     TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
-                     return std::vector<TensorType>{{dt, {Dim::Fixed(IntAttr(a, "n"))}, dev}};
-                   });
+                     [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
+                       TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
+                       return std::vector<TensorType>{{dt, {Dim::Fixed(IntAttr(a, "n"))}, dev}};
+                     });
     d.traits.creates = true;
     add(std::move(d));
   }
@@ -72,161 +67,168 @@ void RegisterIndexOps(OpTable& t) {
   // them: ATen's rounding is not a formula the IR can restate.
   {
     OpDef d = MakeOp("linspace", 0, 0,
-                   {{"start", AttrKind::kDouble}, {"end", AttrKind::kDouble}, {"steps", AttrKind::kInt},
-                    {"dtype", AttrKind::kString}},
-                   [](const std::vector<TensorType>&, const ir::AttrMap& a,
-                      const ir::Device& dev) -> Types {
-                     TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
-                     if (!ir::IsFloating(dt)) return absl::InvalidArgumentError("expects a float dtype");
-                     int64_t steps = IntAttr(a, "steps");
-                     if (steps < 0) return absl::InvalidArgumentError("negative number of steps");
-                     return std::vector<TensorType>{{dt, {Dim::Fixed(steps)}, dev}};
-                   });
+                     {{"start", AttrKind::kDouble},
+                      {"end", AttrKind::kDouble},
+                      {"steps", AttrKind::kInt},
+                      {"dtype", AttrKind::kString}},
+                     [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
+                       TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
+                       if (!ir::IsFloating(dt)) return absl::InvalidArgumentError("expects a float dtype");
+                       int64_t steps = IntAttr(a, "steps");
+                       if (steps < 0) return absl::InvalidArgumentError("negative number of steps");
+                       return std::vector<TensorType>{{dt, {Dim::Fixed(steps)}, dev}};
+                     });
     d.traits.creates = true;
     add(std::move(d));
   }
   // full_like: the input's shape filled with `value`.
   add(MakeOp("full_like", 1, 1, {{"value", AttrKind::kDouble}, {"dtype", AttrKind::kString}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
-             return std::vector<TensorType>{{dt, in[0].shape, in[0].device}};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
+               return std::vector<TensorType>{{dt, in[0].shape, in[0].device}};
+             }));
   // transfer: the one op that changes device — an explicit, visible copy of
   // a program input to the program's device (opt-in, --transfer-inputs).
   {
     OpDef d = MakeOp("transfer", 1, 1, {{"device", AttrKind::kString}},
-                   [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-                     TALLY_ASSIGN_OR_RETURN(ir::Device dev, ir::ParseDevice(std::get<std::string>(a.at("device"))));
-                     TensorType t = in[0];
-                     t.device = dev;
-                     return std::vector<TensorType>{t};
-                   });
+                     [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+                       TALLY_ASSIGN_OR_RETURN(ir::Device dev, ir::ParseDevice(std::get<std::string>(a.at("device"))));
+                       TensorType t = in[0];
+                       t.device = dev;
+                       return std::vector<TensorType>{t};
+                     });
     d.traits.preserves_device = false;
     add(std::move(d));
   }
   // size: a dim's size as an i64 scalar on the device; metadata only.
   add(MakeOp("size", 1, 1, {{"dim", AttrKind::kInt}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim"), in[0].rank()).status());
-             return std::vector<TensorType>{{DType::kInt64, {}, in[0].device}};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim"), in[0].rank()).status());
+               return std::vector<TensorType>{{DType::kInt64, {}, in[0].device}};
+             }));
   add(MakeOp("reshape", 1, 1, {{"shape", AttrKind::kInts}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             // Only fixed shapes reshape; symbolic inputs use flatten/unsqueeze.
-             int64_t numel = 1;
-             for (const Dim& d : in[0].shape) {
-               if (d.is_symbolic()) return absl::InvalidArgumentError("reshape of a symbolic shape");
-               numel *= d.size;
-             }
-             ir::Shape s;
-             int64_t prod = 1;
-             for (int64_t n : IntsAttr(a, "shape")) { s.push_back(Dim::Fixed(n)); prod *= n; }
-             if (prod != numel) return absl::InvalidArgumentError("reshape changes the element count");
-             return std::vector<TensorType>{{in[0].dtype, s, in[0].device}};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               // Only fixed shapes reshape; symbolic inputs use flatten/unsqueeze.
+               int64_t numel = 1;
+               for (const Dim& d : in[0].shape) {
+                 if (d.is_symbolic()) return absl::InvalidArgumentError("reshape of a symbolic shape");
+                 numel *= d.size;
+               }
+               ir::Shape s;
+               int64_t prod = 1;
+               for (int64_t n : IntsAttr(a, "shape")) {
+                 s.push_back(Dim::Fixed(n));
+                 prod *= n;
+               }
+               if (prod != numel) return absl::InvalidArgumentError("reshape changes the element count");
+               return std::vector<TensorType>{{in[0].dtype, s, in[0].device}};
+             }));
   add(MakeOp("flatten", 1, 1, {},
-           [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-             // The flattened size of symbolic dims is the product symbol `N*3`.
-             int64_t fixed = 1;
-             std::vector<std::string> syms;
-             for (const Dim& d : in[0].shape) {
-               if (d.is_symbolic()) syms.push_back(d.symbol); else fixed *= d.size;
-             }
-             Dim out = Dim::Fixed(fixed);
-             if (!syms.empty()) {
-               if (fixed != 1) syms.push_back(absl::StrCat(fixed));
-               out = Dim::Symbol(absl::StrJoin(syms, "*"));
-             }
-             return std::vector<TensorType>{{in[0].dtype, {out}, in[0].device}};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+               // The flattened size of symbolic dims is the product symbol `N*3`.
+               int64_t fixed = 1;
+               std::vector<std::string> syms;
+               for (const Dim& d : in[0].shape) {
+                 if (d.is_symbolic())
+                   syms.push_back(d.symbol);
+                 else
+                   fixed *= d.size;
+               }
+               Dim out = Dim::Fixed(fixed);
+               if (!syms.empty()) {
+                 if (fixed != 1) syms.push_back(absl::StrCat(fixed));
+                 out = Dim::Symbol(absl::StrJoin(syms, "*"));
+               }
+               return std::vector<TensorType>{{in[0].dtype, {out}, in[0].device}};
+             }));
   add(MakeOp("unsqueeze", 1, 1, {{"dim", AttrKind::kInt}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim"), in[0].rank() + 1));
-             TensorType t = in[0];
-             t.shape.insert(t.shape.begin() + d, Dim::Fixed(1));
-             return std::vector<TensorType>{t};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim"), in[0].rank() + 1));
+               TensorType t = in[0];
+               t.shape.insert(t.shape.begin() + d, Dim::Fixed(1));
+               return std::vector<TensorType>{t};
+             }));
   add(MakeOp("squeeze", 1, 1, {{"dim", AttrKind::kInt}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim"), in[0].rank()));
-             if (in[0].shape[d] != Dim::Fixed(1)) return absl::InvalidArgumentError("squeeze of a dim that is not 1");
-             TensorType t = in[0];
-             t.shape.erase(t.shape.begin() + d);
-             return std::vector<TensorType>{t};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim"), in[0].rank()));
+               if (in[0].shape[d] != Dim::Fixed(1)) return absl::InvalidArgumentError("squeeze of a dim that is not 1");
+               TensorType t = in[0];
+               t.shape.erase(t.shape.begin() + d);
+               return std::vector<TensorType>{t};
+             }));
   add(MakeOp("select", 1, 1, {{"dim", AttrKind::kInt}, {"index", AttrKind::kInt}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim"), in[0].rank()));
-             const Dim& dim = in[0].shape[d];
-             int64_t idx = IntAttr(a, "index");
-             if (dim.is_symbolic() || idx < 0 || idx >= dim.size) {
-               return absl::InvalidArgumentError("select index out of range of a fixed dim");
-             }
-             TensorType t = in[0];
-             t.shape.erase(t.shape.begin() + d);
-             return std::vector<TensorType>{t};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim"), in[0].rank()));
+               const Dim& dim = in[0].shape[d];
+               int64_t idx = IntAttr(a, "index");
+               if (dim.is_symbolic() || idx < 0 || idx >= dim.size) {
+                 return absl::InvalidArgumentError("select index out of range of a fixed dim");
+               }
+               TensorType t = in[0];
+               t.shape.erase(t.shape.begin() + d);
+               return std::vector<TensorType>{t};
+             }));
   add(MakeOp("transpose", 1, 1, {{"dim0", AttrKind::kInt}, {"dim1", AttrKind::kInt}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             TALLY_ASSIGN_OR_RETURN(int64_t d0, NormalizeDim(IntAttr(a, "dim0"), in[0].rank()));
-             TALLY_ASSIGN_OR_RETURN(int64_t d1, NormalizeDim(IntAttr(a, "dim1"), in[0].rank()));
-             TensorType t = in[0];
-             std::swap(t.shape[d0], t.shape[d1]);
-             return std::vector<TensorType>{t};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               TALLY_ASSIGN_OR_RETURN(int64_t d0, NormalizeDim(IntAttr(a, "dim0"), in[0].rank()));
+               TALLY_ASSIGN_OR_RETURN(int64_t d1, NormalizeDim(IntAttr(a, "dim1"), in[0].rank()));
+               TensorType t = in[0];
+               std::swap(t.shape[d0], t.shape[d1]);
+               return std::vector<TensorType>{t};
+             }));
   // one_hot: i1[..., C], true where x == class; values outside [0, C) give an
   // all-false row instead of failing, so it never needs a host check.
   add(MakeOp("one_hot", 1, 1, {{"num_classes", AttrKind::kInt}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             if (!ir::IsIntegral(in[0].dtype)) return absl::InvalidArgumentError("expects integer labels");
-             TensorType t = in[0];
-             t.dtype = DType::kBool;
-             t.shape.push_back(Dim::Fixed(IntAttr(a, "num_classes")));
-             return std::vector<TensorType>{t};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               if (!ir::IsIntegral(in[0].dtype)) return absl::InvalidArgumentError("expects integer labels");
+               TensorType t = in[0];
+               t.dtype = DType::kBool;
+               t.shape.push_back(Dim::Fixed(IntAttr(a, "num_classes")));
+               return std::vector<TensorType>{t};
+             }));
   // topk_mask: i1 of the input's shape, true at the k largest of the last dim.
   add(MakeOp("topk_mask", 1, 1, {{"k", AttrKind::kInt}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
-             const Dim& last = in[0].shape.back();
-             int64_t k = IntAttr(a, "k");
-             if (k < 1 || (!last.is_symbolic() && k > last.size)) {
-               return absl::InvalidArgumentError(absl::StrCat("k=", k, " out of range of the last dim"));
-             }
-             TensorType t = in[0];
-             t.dtype = DType::kBool;
-             return std::vector<TensorType>{t};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
+               const Dim& last = in[0].shape.back();
+               int64_t k = IntAttr(a, "k");
+               if (k < 1 || (!last.is_symbolic() && k > last.size)) {
+                 return absl::InvalidArgumentError(absl::StrCat("k=", k, " out of range of the last dim"));
+               }
+               TensorType t = in[0];
+               t.dtype = DType::kBool;
+               return std::vector<TensorType>{t};
+             }));
   // histogram(idx[, weights]): counts (or weight sums) of idx into a buffer of
   // fixed `size`; rows whose idx is outside [0, size) are dropped on device.
   add(MakeOp("histogram", 1, 2, {{"size", AttrKind::kInt}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             if (!ir::IsIntegral(in[0].dtype) || in[0].rank() != 1) {
-               return absl::InvalidArgumentError("expects a rank-1 integer index");
-             }
-             DType dt = DType::kInt64;
-             if (in.size() == 2) {
-               if (in[1].shape != in[0].shape) return absl::InvalidArgumentError("weights must match the index");
-               dt = ir::IsFloating(in[1].dtype) ? in[1].dtype : DType::kInt64;
-             }
-             return std::vector<TensorType>{{dt, {Dim::Fixed(IntAttr(a, "size"))}, in[0].device}};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               if (!ir::IsIntegral(in[0].dtype) || in[0].rank() != 1) {
+                 return absl::InvalidArgumentError("expects a rank-1 integer index");
+               }
+               DType dt = DType::kInt64;
+               if (in.size() == 2) {
+                 if (in[1].shape != in[0].shape) return absl::InvalidArgumentError("weights must match the index");
+                 dt = ir::IsFloating(in[1].dtype) ? in[1].dtype : DType::kInt64;
+               }
+               return std::vector<TensorType>{{dt, {Dim::Fixed(IntAttr(a, "size"))}, in[0].device}};
+             }));
   add(MakeOp("sort", 1, 1, {{"dim", AttrKind::kInt}, {"descending", AttrKind::kBool, false}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim"), in[0].rank()).status());
-             TensorType idx = in[0];
-             idx.dtype = DType::kInt64;
-             return std::vector<TensorType>{in[0], idx};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim"), in[0].rank()).status());
+               TensorType idx = in[0];
+               idx.dtype = DType::kInt64;
+               return std::vector<TensorType>{in[0], idx};
+             }));
   // rank_average: 1-based ranks along dim 0 with ties given their mean rank
   // (scipy.stats.rankdata "average"), in f64.
   add(MakeOp("rank_average", 1, 1, {},
-           [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-             if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
-             TensorType t = in[0];
-             t.dtype = DType::kFloat64;
-             return std::vector<TensorType>{t};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+               if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
+               TensorType t = in[0];
+               t.dtype = DType::kFloat64;
+               return std::vector<TensorType>{t};
+             }));
 }
 
 }  // namespace tally::ops

@@ -4,40 +4,36 @@
 
 #include <cmath>
 #include <limits>
-#include <string>
 #include <optional>
+#include <string>
 #include <tuple>
 
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/InferenceMode.h>
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_replace.h"
 #include "engine/ir/aten_types.h"
-#include "support/torch_status.h"
-#include "ops/meta_kernels.h"
 #include "ops/fused/bl_confmat.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/rank_stats.h"
-#include "ops/fused/score_code.h"
 #include "ops/fused/reg_stats.h"
 #include "ops/fused/retrieval.h"
-#include <ATen/core/dispatch/Dispatcher.h>
-#include <c10/core/InferenceMode.h>
+#include "ops/fused/score_code.h"
+#include "ops/meta_kernels.h"
+#include "support/torch_status.h"
 
 namespace tally::ops {
 namespace {
 
 using ir::ToScalarType;
 
-at::ScalarType OutType(const ir::Node& n, int i = 0) {
-  return ir::ToScalarType(n.output(i)->type().dtype);
-}
+at::ScalarType OutType(const ir::Node& n, int i = 0) { return ir::ToScalarType(n.output(i)->type().dtype); }
 at::TensorOptions CreateOptions(const ir::Node& n) {
   return at::TensorOptions().dtype(OutType(n)).device(c10::Device(n.output(0)->type().device.name));
 }
 // Operands of arithmetic are brought to the result dtype first, so the IR's
 // type inference is what runs (not ATen's promotion of 0-d tensors).
-at::Tensor As(const at::Tensor& t, at::ScalarType s) {
-  return t.scalar_type() == s ? t : t.to(s);
-}
+at::Tensor As(const at::Tensor& t, at::ScalarType s) { return t.scalar_type() == s ? t : t.to(s); }
 // Comparisons compare in the promoted dtype of their operands.
 std::pair<at::Tensor, at::Tensor> Promoted(const at::Tensor& a, const at::Tensor& b) {
   at::ScalarType s = at::promote_types(a.scalar_type(), b.scalar_type());
@@ -46,24 +42,26 @@ std::pair<at::Tensor, at::Tensor> Promoted(const at::Tensor& a, const at::Tensor
 // WriteResults moves a multi-result ATen or fused call's results into `out`.
 template <typename... T>
 void WriteResults(std::tuple<T...> r, at::Tensor* out) {
-  std::apply([out](auto&... t) {
-    int i = 0;
-    ((out[i++] = std::move(t)), ...);
-  }, r);
+  std::apply(
+      [out](auto&... t) {
+        int i = 0;
+        ((out[i++] = std::move(t)), ...);
+      },
+      r);
 }
 void WriteResults(std::vector<at::Tensor> r, at::Tensor* out) {
   for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
 }
 
-#define BINARY(NAME, EXPR)                                                   \
-  void NAME(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {     \
-    at::ScalarType s = OutType(n);                                           \
-    const at::Tensor a = As(in[0], s), b = As(in[1], s);                     \
-    out[0] = (EXPR);                                                         \
+#define BINARY(NAME, EXPR)                                              \
+  void NAME(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { \
+    at::ScalarType s = OutType(n);                                      \
+    const at::Tensor a = As(in[0], s), b = As(in[1], s);                \
+    out[0] = (EXPR);                                                    \
   }
 BINARY(Add, a + b)
 BINARY(Sub, a - b)
-BINARY(Mul, a * b)
+BINARY(Mul, a* b)
 BINARY(Div, a / b)
 BINARY(Pow, at::pow(a, b))
 BINARY(Maximum, at::maximum(a, b))
@@ -76,10 +74,10 @@ void SafeDiv(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = at::where(b != 0, a / b, at::scalar_tensor(n.GetDouble("zero_division", 0.0), a.options()));
 }
 
-#define COMPARE(NAME, EXPR)                                                  \
-  void NAME(const ir::Node&, const at::Tensor* in, at::Tensor* out) {       \
-    auto [a, b] = Promoted(in[0], in[1]);                                    \
-    out[0] = (EXPR);                                                         \
+#define COMPARE(NAME, EXPR)                                           \
+  void NAME(const ir::Node&, const at::Tensor* in, at::Tensor* out) { \
+    auto [a, b] = Promoted(in[0], in[1]);                             \
+    out[0] = (EXPR);                                                  \
   }
 COMPARE(Eq, at::eq(a, b))
 COMPARE(Ne, at::ne(a, b))
@@ -97,10 +95,10 @@ void IsNan(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at
 void Neg(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::neg(in[0]); }
 void Abs(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::abs(in[0]); }
 
-#define FLOAT_UNARY(NAME, EXPR)                                              \
-  void NAME(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {     \
-    const at::Tensor x = As(in[0], OutType(n));                              \
-    out[0] = (EXPR);                                                         \
+#define FLOAT_UNARY(NAME, EXPR)                                         \
+  void NAME(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { \
+    const at::Tensor x = As(in[0], OutType(n));                         \
+    out[0] = (EXPR);                                                    \
   }
 FLOAT_UNARY(Exp, at::exp(x))
 FLOAT_UNARY(Log, at::log(x))
@@ -134,8 +132,10 @@ void Where(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 // Reductions.
 std::vector<int64_t> ReduceDims(const ir::Node& n, int64_t rank) {
   std::vector<int64_t> dims = n.GetInts("dims");
-  if (dims.empty()) for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
-  for (auto& d : dims) if (d < 0) d += rank;
+  if (dims.empty())
+    for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
+  for (auto& d : dims)
+    if (d < 0) d += rank;
   return dims;
 }
 void ReduceSum(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
@@ -146,8 +146,10 @@ std::vector<int64_t> ReducedSizes(const at::Tensor& x, const std::vector<int64_t
   std::vector<int64_t> sizes;
   for (int64_t i = 0; i < x.dim(); ++i) {
     bool r = std::find(dims.begin(), dims.end(), i) != dims.end();
-    if (!r) sizes.push_back(x.size(i));
-    else if (keepdim) sizes.push_back(1);
+    if (!r)
+      sizes.push_back(x.size(i));
+    else if (keepdim)
+      sizes.push_back(1);
   }
   return sizes;
 }
@@ -158,13 +160,19 @@ void ReduceExtreme(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   bool keepdim = n.GetBool("keepdim");
   bool empty = false;
   for (int64_t d : dims) empty |= x.size(d) == 0;
-  if (x.dim() == 0) { out[0] = x.clone(); return; }
+  if (x.dim() == 0) {
+    out[0] = x.clone();
+    return;
+  }
   if (empty) {
     // The identity of max/min: an empty reduction needs no host check.
     at::Scalar fill;
-    if (at::isFloatingType(x.scalar_type())) fill = kMax ? -INFINITY : INFINITY;
-    else fill = kMax ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
-    if (x.scalar_type() == at::kInt) fill = kMax ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
+    if (at::isFloatingType(x.scalar_type()))
+      fill = kMax ? -INFINITY : INFINITY;
+    else
+      fill = kMax ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+    if (x.scalar_type() == at::kInt)
+      fill = kMax ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
     out[0] = at::full(ReducedSizes(x, dims, keepdim), fill, x.options());
     return;
   }
@@ -176,7 +184,10 @@ void ReduceBool(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   auto dims = ReduceDims(n, x.dim());
   std::sort(dims.rbegin(), dims.rend());
   bool keepdim = n.GetBool("keepdim");
-  if (x.dim() == 0) { out[0] = x.clone(); return; }
+  if (x.dim() == 0) {
+    out[0] = x.clone();
+    return;
+  }
   for (int64_t d : dims) x = kAny ? at::any(x, d, keepdim) : at::all(x, d, keepdim);
   out[0] = x;
 }
@@ -213,7 +224,9 @@ void Reshape(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] 
 void Flatten(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].reshape({-1}); }
 void Unsqueeze(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].unsqueeze(n.GetInt("dim")); }
 void Squeeze(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].squeeze(n.GetInt("dim")); }
-void Select(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].select(n.GetInt("dim"), n.GetInt("index")); }
+void Select(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = in[0].select(n.GetInt("dim"), n.GetInt("index"));
+}
 void Transpose(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = in[0].transpose(n.GetInt("dim0"), n.GetInt("dim1"));
 }
@@ -232,7 +245,10 @@ void Histogram(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   at::ScalarType s = OutType(n);
   at::Tensor w = n.inputs().size() > 1 ? As(in[1], s) : at::ones_like(idx, idx.options().dtype(s));
   // An empty batch adds nothing (and ATen's meta index_add_ rejects it).
-  if (idx.numel() == 0) { out[0] = at::zeros({size}, w.options()); return; }
+  if (idx.numel() == 0) {
+    out[0] = at::zeros({size}, w.options());
+    return;
+  }
   w = at::where(valid, w, at::zeros({}, w.options()));
   idx = at::where(valid, idx, at::zeros({}, idx.options()));
   out[0] = at::zeros({size}, w.options()).index_add_(0, idx, w);
@@ -291,10 +307,16 @@ at::Tensor RankAverage1D(const at::Tensor& v) {
 }
 void RankAverage(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
   const at::Tensor& x = in[0];
-  if (x.dim() == 1) { out[0] = RankAverage1D(x); return; }
+  if (x.dim() == 1) {
+    out[0] = RankAverage1D(x);
+    return;
+  }
   int64_t columns = 1;  // not reshape(-1): that is ambiguous for an empty batch
   for (int64_t d = 1; d < x.dim(); ++d) columns *= x.size(d);
-  if (columns == 0) { out[0] = at::zeros(x.sizes(), x.options().dtype(at::kDouble)); return; }
+  if (columns == 0) {
+    out[0] = at::zeros(x.sizes(), x.options().dtype(at::kDouble));
+    return;
+  }
   at::Tensor flat = x.reshape({x.size(0), columns});
   std::vector<at::Tensor> cols;
   for (int64_t j = 0; j < flat.size(1); ++j) cols.push_back(RankAverage1D(flat.select(1, j)));
@@ -305,9 +327,7 @@ void RankAverage(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
 void Bincount(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = at::bincount(in[0], {}, n.GetInt("minlength"));
 }
-void MaskedSelect(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
-  out[0] = at::masked_select(in[0], in[1]);
-}
+void MaskedSelect(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::masked_select(in[0], in[1]); }
 void Nonzero(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::nonzero(in[0]); }
 
 // Fused composite ops: CPU tensors call the kernel directly (no dispatcher
@@ -321,7 +341,6 @@ R CallFused(const char* schema, R (*cpu)(Args...), bool on_cpu, Vals&&... vals) 
   c10::InferenceMode guard;
   return op.call(std::forward<Vals>(vals)...);
 }
-
 
 c10::optional<int64_t> IgnoreIndex(const ir::Node& n) {
   if (!n.HasAttr("ignore_index")) return c10::nullopt;
@@ -338,9 +357,18 @@ void McConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 void ConfmatPartKernel(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const at::Tensor& cm = in[0];
   const std::string part = n.GetString("part");
-  if (part == "tp") { out[0] = cm.diagonal().clone(); return; }
-  if (part == "target") { out[0] = cm.sum(1, false, cm.scalar_type()); return; }
-  if (part == "pred") { out[0] = cm.sum(0, false, cm.scalar_type()); return; }
+  if (part == "tp") {
+    out[0] = cm.diagonal().clone();
+    return;
+  }
+  if (part == "target") {
+    out[0] = cm.sum(1, false, cm.scalar_type());
+    return;
+  }
+  if (part == "pred") {
+    out[0] = cm.sum(0, false, cm.scalar_type());
+    return;
+  }
   at::Tensor idx = at::arange(cm.size(0), cm.options().dtype(at::kLong));
   at::Tensor diff = (idx.unsqueeze(1) - idx.unsqueeze(0)).to(cm.scalar_type());
   at::Tensor w = part == "abs_err" ? diff.abs() : diff * diff;
@@ -378,8 +406,8 @@ void RegStats(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 void MomentsMerge(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   std::vector<at::Tensor> states(in, in + n.inputs().size());
   std::vector<int64_t> pairs = n.GetInts("pairs");
-  WriteResults(CallFused("tally::moments_merge", &fused::MomentsMergeCpu, in[0].is_cpu(),
-                         at::TensorList(states), n.GetInt("variables"), at::IntArrayRef(pairs)),
+  WriteResults(CallFused("tally::moments_merge", &fused::MomentsMergeCpu, in[0].is_cpu(), at::TensorList(states),
+                         n.GetInt("variables"), at::IntArrayRef(pairs)),
                out);
 }
 
@@ -390,8 +418,7 @@ void BlConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 }
 
 void CountInvalid(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  WriteResults(CallFused("tally::count_invalid", &fused::CountInvalidCpu, in[0].is_cpu(), in[0], IgnoreIndex(n)),
-               out);
+  WriteResults(CallFused("tally::count_invalid", &fused::CountInvalidCpu, in[0].is_cpu(), in[0], IgnoreIndex(n)), out);
 }
 
 void RetrievalScore(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {

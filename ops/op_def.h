@@ -24,7 +24,7 @@ struct OpTraits {
   bool data_dependent_shape = false;  // output shape depends on values
   bool preserves_device = true;       // outputs live on the inputs' device
   bool pure = true;                   // no side effects: CSE/DCE may touch it
-  bool commutative = false;          // op(a, b) == op(b, a): CSE keys its operands unordered
+  bool commutative = false;           // op(a, b) == op(b, a): CSE keys its operands unordered
   bool creates = false;               // no tensor inputs; materialized on the program device
   // composite: defined by a decomposition into primitive ops (the reference
   // path); `fused_devices` lists where a one-pass kernel of Tally's exists.
@@ -44,8 +44,7 @@ struct AttrSpec {
 // InferFn computes output types from input types and attributes. `device` is
 // the device for ops that create tensors (no inputs).
 using InferFn = std::function<absl::StatusOr<std::vector<ir::TensorType>>(
-    const std::vector<ir::TensorType>& inputs, const ir::AttrMap& attrs,
-    const ir::Device& device)>;
+    const std::vector<ir::TensorType>& inputs, const ir::AttrMap& attrs, const ir::Device& device)>;
 
 // PruneFn narrows a composite node's attributes to the results in use
 // (`live[i]`: result i has a use), so that its kernel skips work nobody

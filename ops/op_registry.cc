@@ -1,8 +1,8 @@
 #include "ops/op_registry.h"
 
+#include <array>
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include <array>
 #include "support/status_macros.h"
 
 namespace tally::ops {
@@ -10,15 +10,18 @@ namespace {
 
 bool AttrMatches(const ir::Attr& a, AttrKind k) {
   switch (k) {
-    case AttrKind::kInt: return std::holds_alternative<int64_t>(a);
+    case AttrKind::kInt:
+      return std::holds_alternative<int64_t>(a);
     case AttrKind::kDouble:
       return std::holds_alternative<double>(a) || std::holds_alternative<int64_t>(a);
-    case AttrKind::kBool: return std::holds_alternative<bool>(a);
-    case AttrKind::kString: return std::holds_alternative<std::string>(a);
-    case AttrKind::kInts: return std::holds_alternative<std::vector<int64_t>>(a);
+    case AttrKind::kBool:
+      return std::holds_alternative<bool>(a);
+    case AttrKind::kString:
+      return std::holds_alternative<std::string>(a);
+    case AttrKind::kInts:
+      return std::holds_alternative<std::vector<int64_t>>(a);
     case AttrKind::kDoubles:
-      return std::holds_alternative<std::vector<double>>(a) ||
-             std::holds_alternative<std::vector<int64_t>>(a);
+      return std::holds_alternative<std::vector<double>>(a) || std::holds_alternative<std::vector<int64_t>>(a);
   }
   return false;
 }
@@ -94,7 +97,8 @@ absl::Status CheckOpTable() {
     if (d == nullptr) {
       errors.push_back(absl::StrCat("op '", kOpNames[i], "' is in op_list.h but has no definition"));
     } else if (d->traits.composite != (kOpKinds[i] == OpKind::kComposite)) {
-      errors.push_back(absl::StrCat("op '", kOpNames[i], "': its definition's composite trait disagrees with op_list.h"));
+      errors.push_back(
+          absl::StrCat("op '", kOpNames[i], "': its definition's composite trait disagrees with op_list.h"));
     }
   }
   if (errors.empty()) return absl::OkStatus();
@@ -137,17 +141,15 @@ bool HasFusedKernel(const ir::Node& n, const ir::Device& device) {
   return std::find(d->fused_devices.begin(), d->fused_devices.end(), type) != d->fused_devices.end();
 }
 
-absl::StatusOr<std::vector<ir::TensorType>> InferTypes(
-    absl::string_view op, const std::vector<ir::TensorType>& inputs,
-    const ir::AttrMap& attrs, const ir::Device& device) {
+absl::StatusOr<std::vector<ir::TensorType>> InferTypes(absl::string_view op, const std::vector<ir::TensorType>& inputs,
+                                                       const ir::AttrMap& attrs, const ir::Device& device) {
   const OpDef* d = FindOp(op);
   if (d == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown op '", op, "'"));
   int n = static_cast<int>(inputs.size());
   if (n < d->min_inputs || (d->max_inputs >= 0 && n > d->max_inputs)) {
     return absl::InvalidArgumentError(absl::StrCat(
         op, ": takes ", d->min_inputs,
-        d->max_inputs == d->min_inputs ? "" :
-            (d->max_inputs < 0 ? " or more" : absl::StrCat(" to ", d->max_inputs)),
+        d->max_inputs == d->min_inputs ? "" : (d->max_inputs < 0 ? " or more" : absl::StrCat(" to ", d->max_inputs)),
         " inputs, got ", n));
   }
   for (const AttrSpec& s : d->attrs) {
@@ -159,8 +161,7 @@ absl::StatusOr<std::vector<ir::TensorType>> InferTypes(
       continue;
     }
     if (!AttrMatches(it->second, s.kind)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(op, ": attribute '", s.name, "' has the wrong kind"));
+      return absl::InvalidArgumentError(absl::StrCat(op, ": attribute '", s.name, "' has the wrong kind"));
     }
   }
   for (const auto& [k, v] : attrs) {
@@ -171,9 +172,8 @@ absl::StatusOr<std::vector<ir::TensorType>> InferTypes(
   if (d->traits.preserves_device && !inputs.empty()) {
     for (const auto& t : inputs) {
       if (t.device != inputs[0].device) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            op, ": inputs on different devices (", inputs[0].device.name, " and ",
-            t.device.name, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(op, ": inputs on different devices (", inputs[0].device.name, " and ", t.device.name, ")"));
       }
     }
   }
@@ -184,31 +184,28 @@ absl::StatusOr<std::vector<ir::TensorType>> InferTypes(
   return out;
 }
 
-absl::StatusOr<ir::Node*> Build(ir::Graph& g, absl::string_view op,
-                                std::vector<ir::Value*> inputs, ir::AttrMap attrs,
+absl::StatusOr<ir::Node*> Build(ir::Graph& g, absl::string_view op, std::vector<ir::Value*> inputs, ir::AttrMap attrs,
                                 const ir::Device& device, std::string loc) {
   std::vector<ir::TensorType> types;
   for (ir::Value* v : inputs) types.push_back(v->type());
   TALLY_ASSIGN_OR_RETURN(std::vector<ir::TensorType> outs, InferTypes(op, types, attrs, device));
-  return g.AddNode(std::string(op), std::move(inputs), std::move(attrs), std::move(outs),
-                   std::move(loc));
+  return g.AddNode(std::string(op), std::move(inputs), std::move(attrs), std::move(outs), std::move(loc));
 }
 
 absl::Status CheckNode(const ir::Node& n) {
   std::vector<ir::TensorType> types;
   for (ir::Value* v : n.inputs()) types.push_back(v->type());
   ir::Device device = n.outputs().empty() ? ir::Device{} : n.output(0)->type().device;
-  TALLY_ASSIGN_OR_RETURN(std::vector<ir::TensorType> outs,
-                         InferTypes(n.op(), types, n.attrs(), device));
+  TALLY_ASSIGN_OR_RETURN(std::vector<ir::TensorType> outs, InferTypes(n.op(), types, n.attrs(), device));
   if (outs.size() != n.outputs().size()) {
-    return absl::InvalidArgumentError(absl::StrCat(n.op(), ": expected ", outs.size(),
-                                                   " results, has ", n.outputs().size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(n.op(), ": expected ", outs.size(), " results, has ", n.outputs().size()));
   }
   for (size_t i = 0; i < outs.size(); ++i) {
     if (outs[i] != n.output(i)->type()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          n.op(), ": result ", i, " has type ", n.output(i)->type().ToString(),
-          " but the op gives ", outs[i].ToString()));
+      return absl::InvalidArgumentError(absl::StrCat(n.op(), ": result ", i, " has type ",
+                                                     n.output(i)->type().ToString(), " but the op gives ",
+                                                     outs[i].ToString()));
     }
   }
   return absl::OkStatus();
@@ -220,13 +217,28 @@ absl::StatusOr<ir::Shape> BroadcastShapes(const ir::Shape& a, const ir::Shape& b
   for (size_t i = 0; i < rank; ++i) {
     const ir::Dim* da = i < rank - a.size() ? nullptr : &a[i - (rank - a.size())];
     const ir::Dim* db = i < rank - b.size() ? nullptr : &b[i - (rank - b.size())];
-    if (!da) { out[i] = *db; continue; }
-    if (!db) { out[i] = *da; continue; }
-    if (*da == *db) { out[i] = *da; continue; }
-    if (!da->is_symbolic() && da->size == 1) { out[i] = *db; continue; }
-    if (!db->is_symbolic() && db->size == 1) { out[i] = *da; continue; }
-    return absl::InvalidArgumentError(absl::StrCat("shapes do not broadcast: dim ",
-                                                   da->ToString(), " vs ", db->ToString()));
+    if (!da) {
+      out[i] = *db;
+      continue;
+    }
+    if (!db) {
+      out[i] = *da;
+      continue;
+    }
+    if (*da == *db) {
+      out[i] = *da;
+      continue;
+    }
+    if (!da->is_symbolic() && da->size == 1) {
+      out[i] = *db;
+      continue;
+    }
+    if (!db->is_symbolic() && db->size == 1) {
+      out[i] = *da;
+      continue;
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("shapes do not broadcast: dim ", da->ToString(), " vs ", db->ToString()));
   }
   return out;
 }

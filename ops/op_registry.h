@@ -38,18 +38,16 @@ bool IsComposite(const ir::Node& n);
 bool HasFusedKernel(const ir::Node& n, const ir::Device& device);
 
 // InferTypes checks arity and attributes and infers the output types.
-absl::StatusOr<std::vector<ir::TensorType>> InferTypes(
-    absl::string_view op, const std::vector<ir::TensorType>& inputs,
-    const ir::AttrMap& attrs, const ir::Device& device);
+absl::StatusOr<std::vector<ir::TensorType>> InferTypes(absl::string_view op, const std::vector<ir::TensorType>& inputs,
+                                                       const ir::AttrMap& attrs, const ir::Device& device);
 
 // Build appends a node to `g` after inferring its output types.
-absl::StatusOr<ir::Node*> Build(ir::Graph& g, absl::string_view op,
-                                std::vector<ir::Value*> inputs, ir::AttrMap attrs,
+absl::StatusOr<ir::Node*> Build(ir::Graph& g, absl::string_view op, std::vector<ir::Value*> inputs, ir::AttrMap attrs,
                                 const ir::Device& device, std::string loc = "");
 
 // Build by op id: what library code uses (names are for text IR).
-inline absl::StatusOr<ir::Node*> Build(ir::Graph& g, OpId op, std::vector<ir::Value*> inputs,
-                                       ir::AttrMap attrs, const ir::Device& device, std::string loc = "") {
+inline absl::StatusOr<ir::Node*> Build(ir::Graph& g, OpId op, std::vector<ir::Value*> inputs, ir::AttrMap attrs,
+                                       const ir::Device& device, std::string loc = "") {
   return Build(g, OpName(op), std::move(inputs), std::move(attrs), device, std::move(loc));
 }
 

@@ -2,8 +2,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "support/status_macros.h"
 #include "ops/op_registry.h"
+#include "support/status_macros.h"
 
 namespace tally::ops {
 namespace {
@@ -12,8 +12,7 @@ using ir::DType;
 using ir::TensorType;
 
 // ReducedShape drops (or keeps as 1) the reduced dims; empty dims = all.
-absl::StatusOr<ir::Shape> ReducedShape(const ir::Shape& s, std::vector<int64_t> dims,
-                                       bool keepdim) {
+absl::StatusOr<ir::Shape> ReducedShape(const ir::Shape& s, std::vector<int64_t> dims, bool keepdim) {
   int64_t rank = static_cast<int64_t>(s.size());
   std::vector<bool> reduce(rank, dims.empty());
   for (int64_t d : dims) {
@@ -22,8 +21,10 @@ absl::StatusOr<ir::Shape> ReducedShape(const ir::Shape& s, std::vector<int64_t> 
   }
   ir::Shape out;
   for (int64_t i = 0; i < rank; ++i) {
-    if (!reduce[i]) out.push_back(s[i]);
-    else if (keepdim) out.push_back(ir::Dim::Fixed(1));
+    if (!reduce[i])
+      out.push_back(s[i]);
+    else if (keepdim)
+      out.push_back(ir::Dim::Fixed(1));
   }
   return out;
 }
@@ -66,8 +67,7 @@ void RegisterReduceOps(OpTable& t) {
                  const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
       bool keepdim = false;
       if (auto it = attrs.find("keepdim"); it != attrs.end()) keepdim = std::get<bool>(it->second);
-      TALLY_ASSIGN_OR_RETURN(
-          ir::Shape s, ReducedShape(in[0].shape, {std::get<int64_t>(attrs.at("dim"))}, keepdim));
+      TALLY_ASSIGN_OR_RETURN(ir::Shape s, ReducedShape(in[0].shape, {std::get<int64_t>(attrs.at("dim"))}, keepdim));
       return std::vector<TensorType>{{DType::kInt64, s, in[0].device}};
     };
     add(std::move(d));

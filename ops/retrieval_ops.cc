@@ -20,9 +20,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "support/status_macros.h"
 #include "ops/op_registry.h"
 #include "ops/retrieval_metric.h"
+#include "support/status_macros.h"
 
 namespace tally::ops {
 namespace {
@@ -52,12 +52,9 @@ void RegisterRetrievalOps(OpTable& t) {
     OpDef d;
     d.name = "retrieval_score";
     d.min_inputs = d.max_inputs = 3;
-    d.attrs = {{"metric", AttrKind::kString},
-               {"empty_target_action", AttrKind::kString},
-               {"adaptive_k", AttrKind::kBool},
-               {"top_k", AttrKind::kInt, false},
-               {"ignore_index", AttrKind::kInt, false},
-               {"aggregation", AttrKind::kString, false}};
+    d.attrs = {{"metric", AttrKind::kString},           {"empty_target_action", AttrKind::kString},
+               {"adaptive_k", AttrKind::kBool},         {"top_k", AttrKind::kInt, false},
+               {"ignore_index", AttrKind::kInt, false}, {"aggregation", AttrKind::kString, false}};
     d.traits.composite = true;
     d.fused_devices = {"cpu", "meta"};
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {

@@ -23,8 +23,8 @@
 // argsort(x) {dim=-1, descending=false, stable=true} is the permutation that
 // sorts x along `dim` (ties keep their order when stable), i64.
 #include "absl/strings/str_cat.h"
-#include "support/status_macros.h"
 #include "ops/op_registry.h"
+#include "support/status_macros.h"
 
 namespace tally::ops {
 namespace {
@@ -43,63 +43,66 @@ int64_t IntAttr(const ir::AttrMap& a, const std::string& k, int64_t dflt) {
 void RegisterSortOps(OpTable& t) {
   auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
   add(MakeOp("searchsorted", 2, 2, {{"right", AttrKind::kBool, false}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-             if (in[0].rank() != 1) return absl::InvalidArgumentError("expects a rank-1 sorted sequence");
-             if (in[0].dtype != in[1].dtype) {
-               return absl::InvalidArgumentError(absl::StrCat("sorted sequence and values differ in dtype (",
-                                                              ir::DTypeName(in[0].dtype), " vs ",
-                                                              ir::DTypeName(in[1].dtype), ")"));
-             }
-             TensorType out = in[1];
-             out.dtype = DType::kInt64;
-             return std::vector<TensorType>{out};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+               if (in[0].rank() != 1) return absl::InvalidArgumentError("expects a rank-1 sorted sequence");
+               if (in[0].dtype != in[1].dtype) {
+                 return absl::InvalidArgumentError(absl::StrCat("sorted sequence and values differ in dtype (",
+                                                                ir::DTypeName(in[0].dtype), " vs ",
+                                                                ir::DTypeName(in[1].dtype), ")"));
+               }
+               TensorType out = in[1];
+               out.dtype = DType::kInt64;
+               return std::vector<TensorType>{out};
+             }));
   add(MakeOp("bucketize", 2, 2, {{"right", AttrKind::kBool, false}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-             if (in[1].rank() != 1) return absl::InvalidArgumentError("expects rank-1 boundaries");
-             if (in[0].dtype == DType::kBool || in[1].dtype == DType::kBool) {
-               return absl::InvalidArgumentError("expects numeric operands, got i1");
-             }
-             TensorType out = in[0];
-             out.dtype = DType::kInt64;
-             return std::vector<TensorType>{out};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+               if (in[1].rank() != 1) return absl::InvalidArgumentError("expects rank-1 boundaries");
+               if (in[0].dtype == DType::kBool || in[1].dtype == DType::kBool) {
+                 return absl::InvalidArgumentError("expects numeric operands, got i1");
+               }
+               TensorType out = in[0];
+               out.dtype = DType::kInt64;
+               return std::vector<TensorType>{out};
+             }));
   add(MakeOp("cumsum", 1, 1, {{"dim", AttrKind::kInt}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
-             TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim", 0), in[0].rank()).status());
-             TensorType out = in[0];
-             if (!ir::IsFloating(out.dtype)) out.dtype = DType::kInt64;
-             return std::vector<TensorType>{out};
-           }));
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
+               TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim", 0), in[0].rank()).status());
+               TensorType out = in[0];
+               if (!ir::IsFloating(out.dtype)) out.dtype = DType::kInt64;
+               return std::vector<TensorType>{out};
+             }));
   add(MakeOp("topk", 1, 1,
-           {{"k", AttrKind::kInt}, {"dim", AttrKind::kInt, false}, {"largest", AttrKind::kBool, false},
-            {"sorted", AttrKind::kBool, false}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
-             if (in[0].dtype == DType::kBool) return absl::InvalidArgumentError("expects a numeric input, got i1");
-             TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim", -1), in[0].rank()));
-             const ir::Dim& dim = in[0].shape[d];
-             int64_t k = IntAttr(a, "k", 0);
-             if (k < 0 || (!dim.is_symbolic() && k > dim.size)) {
-               return absl::InvalidArgumentError(absl::StrCat("k=", k, " out of range of dim ", d, " (size ",
-                                                              dim.ToString(), ")"));
-             }
-             TensorType values = in[0];
-             values.shape[d] = ir::Dim::Fixed(k);
-             TensorType indices = values;
-             indices.dtype = DType::kInt64;
-             return std::vector<TensorType>{values, indices};
-           }));
-  add(MakeOp("argsort", 1, 1,
-           {{"dim", AttrKind::kInt, false}, {"descending", AttrKind::kBool, false}, {"stable", AttrKind::kBool, false}},
-           [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-             if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
-             TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim", -1), in[0].rank()).status());
-             TensorType out = in[0];
-             out.dtype = DType::kInt64;
-             return std::vector<TensorType>{out};
-           }));
+             {{"k", AttrKind::kInt},
+              {"dim", AttrKind::kInt, false},
+              {"largest", AttrKind::kBool, false},
+              {"sorted", AttrKind::kBool, false}},
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
+               if (in[0].dtype == DType::kBool) return absl::InvalidArgumentError("expects a numeric input, got i1");
+               TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim", -1), in[0].rank()));
+               const ir::Dim& dim = in[0].shape[d];
+               int64_t k = IntAttr(a, "k", 0);
+               if (k < 0 || (!dim.is_symbolic() && k > dim.size)) {
+                 return absl::InvalidArgumentError(
+                     absl::StrCat("k=", k, " out of range of dim ", d, " (size ", dim.ToString(), ")"));
+               }
+               TensorType values = in[0];
+               values.shape[d] = ir::Dim::Fixed(k);
+               TensorType indices = values;
+               indices.dtype = DType::kInt64;
+               return std::vector<TensorType>{values, indices};
+             }));
+  add(MakeOp(
+      "argsort", 1, 1,
+      {{"dim", AttrKind::kInt, false}, {"descending", AttrKind::kBool, false}, {"stable", AttrKind::kBool, false}},
+      [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+        if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
+        TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim", -1), in[0].rank()).status());
+        TensorType out = in[0];
+        out.dtype = DType::kInt64;
+        return std::vector<TensorType>{out};
+      }));
 }
 
 }  // namespace tally::ops

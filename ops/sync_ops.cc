@@ -3,8 +3,8 @@
 // the familiar PyTorch way can be expressed, and so that remove-host-syncs
 // can rewrite them into sync-free forms; none may remain in an update plan.
 #include "absl/strings/str_cat.h"
-#include "support/status_macros.h"
 #include "ops/op_registry.h"
+#include "support/status_macros.h"
 
 namespace tally::ops {
 namespace {
@@ -44,11 +44,9 @@ void RegisterSyncOps(OpTable& t) {
                 return std::vector<TensorType>{{in[0].dtype, {Dim::Symbol("M")}, in[0].device}};
               }));
   // nonzero(x): i64[M, rank] indices of the non-zero elements.
-  add(Syncing("nonzero", 1, {},
-              [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-                return std::vector<TensorType>{
-                    {DType::kInt64, {Dim::Symbol("M"), Dim::Fixed(in[0].rank())}, in[0].device}};
-              }));
+  add(Syncing("nonzero", 1, {}, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+    return std::vector<TensorType>{{DType::kInt64, {Dim::Symbol("M"), Dim::Fixed(in[0].rank())}, in[0].device}};
+  }));
   // assert_zero(count, value) {message, whole_state}: `value`, once the host
   // has read `count` and found it 0; otherwise an error with the message
   // ("{n}" stands for the count). The finalize form of a deferred check.

@@ -3,11 +3,10 @@
 #include <cmath>
 #include <optional>
 
-
-#include "support/status_macros.h"
 #include "ops/op_registry.h"
 #include "passes/eliminate_dead_states.h"
 #include "support/rewrite_log.h"
+#include "support/status_macros.h"
 
 namespace tally::passes {
 namespace {
@@ -25,13 +24,19 @@ std::optional<double> ScalarConstant(const Value* v) {
 // RoundTo gives the value an op of dtype `dt` would hold.
 double RoundTo(double v, DType dt) {
   switch (dt) {
-    case DType::kBool: return v != 0 ? 1 : 0;
-    case DType::kInt32: return static_cast<double>(static_cast<int32_t>(v));
-    case DType::kInt64: return static_cast<double>(static_cast<int64_t>(v));
-    case DType::kFloat32: return static_cast<double>(static_cast<float>(v));
-    case DType::kFloat64: return v;
+    case DType::kBool:
+      return v != 0 ? 1 : 0;
+    case DType::kInt32:
+      return static_cast<double>(static_cast<int32_t>(v));
+    case DType::kInt64:
+      return static_cast<double>(static_cast<int64_t>(v));
+    case DType::kFloat32:
+      return static_cast<double>(static_cast<float>(v));
+    case DType::kFloat64:
+      return v;
     case DType::kFloat16:
-    case DType::kBFloat16: return std::nan("");  // never folded (see Fold)
+    case DType::kBFloat16:
+      return std::nan("");  // never folded (see Fold)
   }
   return v;
 }
@@ -58,7 +63,10 @@ int FoldConstants(ir::Graph& g) {
     DType compute = n->output()->type().dtype;
     for (Value* in : n->inputs()) {
       auto c = ScalarConstant(in);
-      if (!c || in->type().rank() != 0) { all = false; break; }
+      if (!c || in->type().rank() != 0) {
+        all = false;
+        break;
+      }
       xs.push_back(*c);
     }
     if (!all) continue;
@@ -95,19 +103,28 @@ int RemoveIdentities(ir::Graph& g) {
     const ir::TensorType& out = n->output()->type();
     Value* repl = nullptr;
     auto same = [&](Value* v) { return v->type() == out ? v : nullptr; };
-    if (*op == OpId::kAdd && IsConstant(n->input(1), 0)) repl = same(n->input(0));
-    else if (*op == OpId::kAdd && IsConstant(n->input(0), 0)) repl = same(n->input(1));
-    else if (*op == OpId::kSub && IsConstant(n->input(1), 0)) repl = same(n->input(0));
-    else if (*op == OpId::kMul && IsConstant(n->input(1), 1)) repl = same(n->input(0));
-    else if (*op == OpId::kMul && IsConstant(n->input(0), 1)) repl = same(n->input(1));
-    else if (*op == OpId::kDiv && IsConstant(n->input(1), 1)) repl = same(n->input(0));
-    else if (*op == OpId::kCast && n->input(0)->type().dtype == out.dtype) repl = same(n->input(0));
-    else if (*op == OpId::kWhere && n->input(1) == n->input(2)) repl = same(n->input(1));
+    if (*op == OpId::kAdd && IsConstant(n->input(1), 0))
+      repl = same(n->input(0));
+    else if (*op == OpId::kAdd && IsConstant(n->input(0), 0))
+      repl = same(n->input(1));
+    else if (*op == OpId::kSub && IsConstant(n->input(1), 0))
+      repl = same(n->input(0));
+    else if (*op == OpId::kMul && IsConstant(n->input(1), 1))
+      repl = same(n->input(0));
+    else if (*op == OpId::kMul && IsConstant(n->input(0), 1))
+      repl = same(n->input(1));
+    else if (*op == OpId::kDiv && IsConstant(n->input(1), 1))
+      repl = same(n->input(0));
+    else if (*op == OpId::kCast && n->input(0)->type().dtype == out.dtype)
+      repl = same(n->input(0));
+    else if (*op == OpId::kWhere && n->input(1) == n->input(2))
+      repl = same(n->input(1));
     else if (*op == OpId::kLogicalNot && ops::Is(n->input(0)->producer(), OpId::kLogicalNot)) {
       repl = same(n->input(0)->producer()->input(0));
     }
     if (repl) {
-      TALLY_GRAPH_UPDATE("@", g.name(), ": identity ", n->op(), " -> %", n->output()->id(), " replaced by %", repl->id());
+      TALLY_GRAPH_UPDATE("@", g.name(), ": identity ", n->op(), " -> %", n->output()->id(), " replaced by %",
+                         repl->id());
       g.ReplaceAllUsesWith(n->output(), repl);
       ++removed;
     }
@@ -152,8 +169,7 @@ absl::StatusOr<bool> Canonicalize::Run(ir::Module& m) {
     identities += i;
     widened += w;
   }
-  counters_ = {{"constants_folded", folded}, {"identities_removed", identities},
-               {"accumulators_widened", widened}};
+  counters_ = {{"constants_folded", folded}, {"identities_removed", identities}, {"accumulators_widened", widened}};
   return folded + identities + widened > 0;
 }
 

@@ -44,7 +44,10 @@ bool TryMergeStates(ir::Module& m) {
       m.finalize->RemoveParam(pb);
       auto& rets = m.update->mutable_returns();
       for (auto it = rets.begin(); it != rets.end(); ++it) {
-        if (it->first == b.name) { rets.erase(it); break; }
+        if (it->first == b.name) {
+          rets.erase(it);
+          break;
+        }
       }
       m.states.erase(m.states.begin() + j);
       return true;

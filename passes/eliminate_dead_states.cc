@@ -34,15 +34,21 @@ absl::StatusOr<bool> EliminateDeadStates::Run(ir::Module& m) {
   int removed = 0;
   for (const auto& s : m.states) {
     ir::Value* p = m.finalize->FindParam(s.name);
-    bool live = uses[p->id()] > 0 || !s.check.empty() ||
-                (s.reducer == ir::Reducer::kCustom && live_groups.contains(s.group));
-    if (live) { kept.push_back(s); continue; }
+    bool live =
+        uses[p->id()] > 0 || !s.check.empty() || (s.reducer == ir::Reducer::kCustom && live_groups.contains(s.group));
+    if (live) {
+      kept.push_back(s);
+      continue;
+    }
     ++removed;
     TALLY_GRAPH_UPDATE("state ", s.name, " removed: finalize does not read it");
     m.finalize->RemoveParam(p);
     auto& rets = m.update->mutable_returns();
     for (auto it = rets.begin(); it != rets.end(); ++it) {
-      if (it->first == s.name) { rets.erase(it); break; }
+      if (it->first == s.name) {
+        rets.erase(it);
+        break;
+      }
     }
   }
   m.states = std::move(kept);

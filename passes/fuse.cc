@@ -3,10 +3,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "support/status_macros.h"
 #include "ops/decompositions.h"
 #include "ops/op_registry.h"
 #include "passes/eliminate_dead_states.h"
+#include "support/status_macros.h"
 
 namespace tally::passes {
 namespace {
@@ -62,8 +62,8 @@ absl::StatusOr<bool> Fuse::Run(ir::Module& m) {
       }
       if (policy_ == FusePolicy::kFused && ops::HasFusedKernel(*n, device_)) {
         ++kept;
-        groups_.push_back(absl::StrCat(Describe(*n), ": 1 fused kernel for ", PrimitiveSize(*n),
-                                       " ATen ops (@", g->name(), ")"));
+        groups_.push_back(
+            absl::StrCat(Describe(*n), ": 1 fused kernel for ", PrimitiveSize(*n), " ATen ops (@", g->name(), ")"));
         continue;
       }
       TALLY_RETURN_IF_ERROR(ops::Decompose(*g, *n));
@@ -72,7 +72,9 @@ absl::StatusOr<bool> Fuse::Run(ir::Module& m) {
     g->TopologicalSort();
     RemoveDeadNodes(*g);
   }
-  counters_ = {{"fused_groups", kept}, {"decomposed", decomposed}, {"pruned", pruned},
+  counters_ = {{"fused_groups", kept},
+               {"decomposed", decomposed},
+               {"pruned", pruned},
                {"aten_calls_per_update", CountAtenCalls(*m.update)}};
   return decomposed > 0 || pruned > 0;
 }

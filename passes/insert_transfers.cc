@@ -26,9 +26,7 @@ absl::StatusOr<bool> InsertTransfers::Run(ir::Module& m) {
     transfers.insert(t);
     ++inserted;
   }
-  g.SortNodes([&](const ir::Node* a, const ir::Node* b) {
-    return transfers.contains(a) && !transfers.contains(b);
-  });
+  g.SortNodes([&](const ir::Node* a, const ir::Node* b) { return transfers.contains(a) && !transfers.contains(b); });
   counters_ = {{"transfers_inserted", inserted}};
   return inserted > 0;
 }

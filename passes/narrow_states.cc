@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
-#include "support/status_macros.h"
 #include "ops/confmat_parts.h"
 #include "ops/op_registry.h"
 #include "passes/eliminate_dead_states.h"
+#include "support/status_macros.h"
 
 namespace tally::passes {
 namespace {
@@ -27,8 +27,10 @@ MatrixReads FindReads(ir::Graph& finalize, Value* param) {
   for (const auto& n : finalize.nodes()) {
     for (Value* in : n->inputs()) {
       if (in != param) continue;
-      if (ops::Is(*n, ops::OpId::kConfmatPart)) r.parts.push_back(n.get());
-      else r.whole = true;
+      if (ops::Is(*n, ops::OpId::kConfmatPart))
+        r.parts.push_back(n.get());
+      else
+        r.whole = true;
     }
   }
   for (const auto& [label, v] : finalize.returns()) r.whole |= v == param;
@@ -58,8 +60,7 @@ std::vector<Node*> TotalsOf(const ir::Graph& g, const Node* read) {
 // NarrowConfmat rewrites one state if it is a narrowable matrix; returns
 // whether it did.
 absl::StatusOr<bool> NarrowConfmat(ir::Module& m, ir::StateDecl& s) {
-  if (s.reducer != ir::Reducer::kSum || s.type.dtype != ir::DType::kInt64 || s.type.rank() != 2 ||
-      !s.check.empty()) {
+  if (s.reducer != ir::Reducer::kSum || s.type.dtype != ir::DType::kInt64 || s.type.rank() != 2 || !s.check.empty()) {
     return false;
   }
   Value* partial = m.update->FindReturn(s.name);
@@ -102,9 +103,9 @@ absl::StatusOr<bool> NarrowConfmat(ir::Module& m, ir::StateDecl& s) {
     // in place of each sum that read it.
     std::vector<Node*> users = totals ? TotalsOf(*m.finalize, read) : std::vector<Node*>{read};
     for (Node* user : users) {
-      TALLY_ASSIGN_OR_RETURN(Node * sel, ops::Build(*m.finalize, "select", {param},
-                                                    {{"dim", int64_t{0}}, {"index", row}}, param->type().device,
-                                                    read->loc()));
+      TALLY_ASSIGN_OR_RETURN(Node * sel,
+                             ops::Build(*m.finalize, "select", {param}, {{"dim", int64_t{0}}, {"index", row}},
+                                        param->type().device, read->loc()));
       m.finalize->ReplaceAllUsesWith(user->output(0), sel->output(0));
     }
   }
@@ -124,7 +125,8 @@ absl::StatusOr<bool> NarrowStates::Run(ir::Module& m) {
     TALLY_ASSIGN_OR_RETURN(bool changed, NarrowConfmat(m, s));
     narrowed += changed;
   }
-  counters_ = {{"states_narrowed", narrowed}, {"state_bytes_before", before}, {"state_bytes_after", m.FixedStateBytes()}};
+  counters_ = {
+      {"states_narrowed", narrowed}, {"state_bytes_before", before}, {"state_bytes_after", m.FixedStateBytes()}};
   return narrowed > 0;
 }
 

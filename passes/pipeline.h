@@ -43,9 +43,7 @@ class PassPipeline : public Pass {
 
   // Invariants: the verifier by default.
   void ClearInvariants() { invariants_.clear(); }
-  void AddInvariant(std::string name, Invariant check) {
-    invariants_.emplace_back(std::move(name), std::move(check));
-  }
+  void AddInvariant(std::string name, Invariant check) { invariants_.emplace_back(std::move(name), std::move(check)); }
 
   // set_dump_after selects dumps: a pass name, "all", or "" for none.
   void set_dump_after(std::string d) { dump_after_ = std::move(d); }

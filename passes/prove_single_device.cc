@@ -9,10 +9,10 @@ namespace {
 
 absl::Status CheckGraph(const ir::Graph& g, const ir::Device& d, DeviceProof& proof) {
   auto fail = [&](const ir::Node* n, const ir::Value* v, absl::string_view what) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "device proof failed in @", g.name(), ": ", what, " ", v->type().ToString(),
-        n ? absl::StrCat(" at ", n->op(), n->loc().empty() ? "" : " (" + n->loc() + ")") : "",
-        "; the program is placed on ", d.name));
+    return absl::FailedPreconditionError(
+        absl::StrCat("device proof failed in @", g.name(), ": ", what, " ", v->type().ToString(),
+                     n ? absl::StrCat(" at ", n->op(), n->loc().empty() ? "" : " (" + n->loc() + ")") : "",
+                     "; the program is placed on ", d.name));
   };
   for (const ir::Value* p : g.params()) {
     // An input opted into transfer arrives anywhere (Device::Any()) and may only feed

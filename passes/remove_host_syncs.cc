@@ -7,9 +7,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "engine/ir/printer.h"
-#include "support/status_macros.h"
 #include "ops/op_registry.h"
 #include "passes/eliminate_dead_states.h"
+#include "support/status_macros.h"
 
 namespace tally::passes {
 namespace {
@@ -18,10 +18,9 @@ using ir::Node;
 using ir::Value;
 
 // Builder appends nodes right away; the graph is re-sorted afterwards.
-absl::StatusOr<Value*> Emit(ir::Graph& g, ops::OpId op, std::vector<Value*> in,
-                            ir::AttrMap attrs, const Node& origin) {
-  TALLY_ASSIGN_OR_RETURN(Node * n, ops::Build(g, op, std::move(in), std::move(attrs),
-                                              origin.output(0)->type().device, origin.loc()));
+absl::StatusOr<Value*> Emit(ir::Graph& g, ops::OpId op, std::vector<Value*> in, ir::AttrMap attrs, const Node& origin) {
+  TALLY_ASSIGN_OR_RETURN(
+      Node * n, ops::Build(g, op, std::move(in), std::move(attrs), origin.output(0)->type().device, origin.loc()));
   return n->output(0);
 }
 
@@ -73,9 +72,9 @@ struct Rewriter {
           ops::Is(src, OpId::kMaskedSelect) && n->GetInts("dims").empty()) {
         Value* x = src->input(0);
         Value* mask = src->input(1);
-        TALLY_ASSIGN_OR_RETURN(Value* id, Constant(g, Identity(*op, x->type().dtype), x->type().dtype, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* w, Emit(g, ops::OpId::kWhere, {mask, x, id}, {}, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* r, Emit(g, *op, {w}, n->attrs(), *n));
+        TALLY_ASSIGN_OR_RETURN(Value * id, Constant(g, Identity(*op, x->type().dtype), x->type().dtype, *n));
+        TALLY_ASSIGN_OR_RETURN(Value * w, Emit(g, ops::OpId::kWhere, {mask, x, id}, {}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value * r, Emit(g, *op, {w}, n->attrs(), *n));
         g.ReplaceAllUsesWith(n->output(), r);
         ++removed;
       } else if (*op == OpId::kSize && n->GetInt("dim") == 0 &&
@@ -83,28 +82,29 @@ struct Rewriter {
         Value* flag;
         if (ops::Is(*src, OpId::kNonzero)) {
           Value* x = src->input(0);
-          TALLY_ASSIGN_OR_RETURN(Value* zero, Constant(g, 0, x->type().dtype, *n));
+          TALLY_ASSIGN_OR_RETURN(Value * zero, Constant(g, 0, x->type().dtype, *n));
           TALLY_ASSIGN_OR_RETURN(flag, Emit(g, ops::OpId::kNe, {x, zero}, {}, *n));
         } else {
           Value* x = src->input(0);
-          TALLY_ASSIGN_OR_RETURN(Value* t, Emit(g, ops::OpId::kFullLike, {x}, {{"value", 1.0}, {"dtype", std::string("i1")}}, *n));
+          TALLY_ASSIGN_OR_RETURN(
+              Value * t, Emit(g, ops::OpId::kFullLike, {x}, {{"value", 1.0}, {"dtype", std::string("i1")}}, *n));
           TALLY_ASSIGN_OR_RETURN(flag, Emit(g, ops::OpId::kLogicalAnd, {src->input(1), t}, {}, *n));
         }
-        TALLY_ASSIGN_OR_RETURN(Value* r, Emit(g, ops::OpId::kReduceSum, {flag}, {}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value * r, Emit(g, ops::OpId::kReduceSum, {flag}, {}, *n));
         g.ReplaceAllUsesWith(n->output(), r);
         ++removed;
       } else if (*op == OpId::kBincount && is_update) {
         int64_t k = n->GetInt("minlength");
         Value* x = n->input(0);
         std::string metric = MetricOf(m, g, n);
-        TALLY_ASSIGN_OR_RETURN(Value* h, Emit(g, ops::OpId::kHistogram, {x}, {{"size", k}}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value * h, Emit(g, ops::OpId::kHistogram, {x}, {{"size", k}}, *n));
         // Values outside [0, K) become a deferred check instead of a bigger output.
-        TALLY_ASSIGN_OR_RETURN(Value* lo, Constant(g, 0, x->type().dtype, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* hi, Constant(g, static_cast<double>(k), x->type().dtype, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* below, Emit(g, ops::OpId::kLt, {x, lo}, {}, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* above, Emit(g, ops::OpId::kGe, {x, hi}, {}, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* bad, Emit(g, ops::OpId::kLogicalOr, {below, above}, {}, *n));
-        TALLY_ASSIGN_OR_RETURN(Value* count, Emit(g, ops::OpId::kReduceSum, {bad}, {}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value * lo, Constant(g, 0, x->type().dtype, *n));
+        TALLY_ASSIGN_OR_RETURN(Value * hi, Constant(g, static_cast<double>(k), x->type().dtype, *n));
+        TALLY_ASSIGN_OR_RETURN(Value * below, Emit(g, ops::OpId::kLt, {x, lo}, {}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value * above, Emit(g, ops::OpId::kGe, {x, hi}, {}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value * bad, Emit(g, ops::OpId::kLogicalOr, {below, above}, {}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value * count, Emit(g, ops::OpId::kReduceSum, {bad}, {}, *n));
         g.ReplaceAllUsesWith(n->output(), h);
         ir::StateDecl s;
         s.name = absl::StrCat("sync_check", checks++);
@@ -131,10 +131,10 @@ absl::Status CheckSyncFree(const ir::Module& m, const ir::Graph& g) {
   for (const auto& n : g.nodes()) {
     if (!ops::SyncsHost(*n) && !ops::HasDataDependentShape(*n)) continue;
     std::string metric = MetricOf(m, g, n.get());
-    return absl::FailedPreconditionError(absl::StrCat(
-        metric, ": ", n->op(), " in @", g.name(), ": ",
-        ops::SyncsHost(*n) ? "syncs the host" : "has a data-dependent shape",
-        " inside update and has no sync-free rewrite", n->loc().empty() ? "" : " (" + n->loc() + ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(metric, ": ", n->op(), " in @", g.name(), ": ",
+                     ops::SyncsHost(*n) ? "syncs the host" : "has a data-dependent shape",
+                     " inside update and has no sync-free rewrite", n->loc().empty() ? "" : " (" + n->loc() + ")"));
   }
   return absl::OkStatus();
 }

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
 namespace tally::support {

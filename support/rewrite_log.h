@@ -26,11 +26,11 @@ void RewriteLog(absl::string_view file, int line, absl::string_view message);
 
 }  // namespace tally::support
 
-#define TALLY_GRAPH_UPDATE(...)                                                    \
-  do {                                                                             \
-    if (::tally::support::RewriteLogEnabled(__FILE__)) {                           \
+#define TALLY_GRAPH_UPDATE(...)                                                      \
+  do {                                                                               \
+    if (::tally::support::RewriteLogEnabled(__FILE__)) {                             \
       ::tally::support::RewriteLog(__FILE__, __LINE__, ::absl::StrCat(__VA_ARGS__)); \
-    }                                                                              \
+    }                                                                                \
   } while (0)
 
 #endif  // TALLY_SUPPORT_REWRITE_LOG_H_

@@ -13,10 +13,10 @@
 #define TALLY_CONCAT_(a, b) TALLY_CONCAT_INNER_(a, b)
 
 // TALLY_RETURN_IF_ERROR returns the status of `expr` when it is not OK.
-#define TALLY_RETURN_IF_ERROR(expr)                 \
-  do {                                              \
-    ::absl::Status tally_status_ = (expr);          \
-    if (!tally_status_.ok()) return tally_status_;  \
+#define TALLY_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::absl::Status tally_status_ = (expr);         \
+    if (!tally_status_.ok()) return tally_status_; \
   } while (0)
 
 // TALLY_ASSIGN_OR_RETURN(lhs, expr) assigns the value of a StatusOr or returns
@@ -29,11 +29,10 @@
   lhs = std::move(tmp).value()
 
 // TALLY_RET_CHECK(cond) returns an Internal error naming the broken invariant.
-#define TALLY_RET_CHECK(cond)                                                 \
-  do {                                                                        \
-    if (!(cond))                                                              \
-      return ::absl::InternalError(::absl::StrCat(                            \
-          "invariant failed: ", #cond, " (", __FILE__, ":", __LINE__, ")")); \
+#define TALLY_RET_CHECK(cond)                                                                                        \
+  do {                                                                                                               \
+    if (!(cond))                                                                                                     \
+      return ::absl::InternalError(::absl::StrCat("invariant failed: ", #cond, " (", __FILE__, ":", __LINE__, ")")); \
   } while (0)
 
 #endif  // TALLY_SUPPORT_STATUS_MACROS_H_

@@ -57,8 +57,8 @@ int Group::size() const { return impl_->pg->getSize(); }
 
 absl::StatusOr<std::unique_ptr<Group>> ConnectGloo(const Rendezvous& rv) {
   const std::string where = absl::StrCat(rv.host, ":", rv.port);
-  const std::string who = absl::StrCat("joining the process group at ", where, " as rank ", rv.rank, " of ",
-                                       rv.world_size);
+  const std::string who =
+      absl::StrCat("joining the process group at ", where, " as rank ", rv.rank, " of ", rv.world_size);
   if (rv.world_size < 1 || rv.rank < 0 || rv.rank >= rv.world_size) {
     return absl::InvalidArgumentError(absl::StrCat(who, ": the rank must be in [0, world size)"));
   }
@@ -81,8 +81,8 @@ absl::StatusOr<std::unique_ptr<Group>> ConnectGloo(const Rendezvous& rv) {
     std::string lower = absl::AsciiStrToLower(msg);
     if (absl::StrContains(lower, "timeout") || absl::StrContains(lower, "timed out")) {
       return absl::DeadlineExceededError(absl::StrCat(who, ": ", step, ": not every rank joined within ",
-                                                      absl::FormatDuration(rv.timeout), " (a rank died or never started): ",
-                                                      msg));
+                                                      absl::FormatDuration(rv.timeout),
+                                                      " (a rank died or never started): ", msg));
     }
     return absl::UnavailableError(absl::StrCat(who, ": ", step, ": ", msg));
   }

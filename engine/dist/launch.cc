@@ -163,7 +163,8 @@ absl::StatusOr<std::vector<RankOutcome>> RunRanks(int world_size, const LaunchOp
     int a[2], b[2];
     if (pipe(a) != 0 || pipe(b) != 0) {
       close_all();
-      return absl::ResourceExhaustedError(absl::StrCat("cannot create pipes for ", world_size, " ranks: ", strerror(errno)));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot create pipes for ", world_size, " ranks: ", strerror(errno)));
     }
     report_read[r] = a[0];
     report_write[r] = a[1];
@@ -283,8 +284,8 @@ absl::StatusOr<std::vector<RankOutcome>> RunRanks(int world_size, const LaunchOp
     o.rank = r;
     if (o.stopped) {
       o.abnormal = true;
-      o.status = absl::DeadlineExceededError(absl::StrCat(
-          "did not finish within ", absl::FormatDuration(grace), " after another rank failed; stopped"));
+      o.status = absl::DeadlineExceededError(
+          absl::StrCat("did not finish within ", absl::FormatDuration(grace), " after another rank failed; stopped"));
     } else if (!reported[r]) {
       o.abnormal = true;
       o.status = absl::AbortedError(absl::StrCat("died before reporting: it ", DescribeWait(status)));

@@ -21,8 +21,8 @@
 #ifndef TALLY_ENGINE_DIST_LAUNCH_H_
 #define TALLY_ENGINE_DIST_LAUNCH_H_
 
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>

@@ -15,10 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "engine/ir/aten_types.h"
 #include "engine/exec/fold_state.h"
-#include "support/torch_status.h"
+#include "engine/ir/aten_types.h"
 #include "support/status_macros.h"
+#include "support/torch_status.h"
 
 namespace tally::dist {
 namespace {
@@ -95,10 +95,9 @@ class Comm {
       std::string msg = support::FirstLine(e.what());
       std::string lower = absl::AsciiStrToLower(msg);
       bool timed_out = absl::StrContains(lower, "timed out") || absl::StrContains(lower, "timeout");
-      std::string why =
-          timed_out ? absl::StrCat("no answer from every rank within ", absl::FormatDuration(timeout_),
-                                   " (a rank died, hangs, or never called sync)")
-                    : "a rank died or left the group";
+      std::string why = timed_out ? absl::StrCat("no answer from every rank within ", absl::FormatDuration(timeout_),
+                                                 " (a rank died, hangs, or never called sync)")
+                                  : "a rank died or left the group";
       std::string text = absl::StrCat(who_, ": ", what, " failed: ", why, ": ", msg);
       return timed_out ? absl::DeadlineExceededError(text) : absl::UnavailableError(text);
     }
@@ -182,8 +181,8 @@ absl::StatusOr<SyncPlan> PlanStates(const Syncing& s) {
     const ir::StateDecl& d = decls[i];
     const at::Tensor& t = s.local[i];
     if (t.device() != s.dev) {
-      return absl::FailedPreconditionError(absl::StrCat(s.comm.who(), ": state '", d.name, "' is on ",
-                                                        t.device().str(), ", not ", s.dev.str()));
+      return absl::FailedPreconditionError(
+          absl::StrCat(s.comm.who(), ": state '", d.name, "' is on ", t.device().str(), ", not ", s.dev.str()));
     }
     if (d.reducer == ir::Reducer::kSum) {
       plan.sums.push_back(i);
@@ -217,8 +216,9 @@ absl::Status CheckHeaders(const Syncing& s, const SyncPlan& plan, const at::Tens
   auto row = [&](int r) { return w + static_cast<int64_t>(r) * kHeaderWords; };
   for (int r = 0; r < s.world; ++r) {
     if (row(r)[0] != kMagic) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          s.comm.who(), ": rank ", r, " did not send a Tally sync header (every rank must call Sync at the same point)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(s.comm.who(), ": rank ", r,
+                       " did not send a Tally sync header (every rank must call Sync at the same point)"));
     }
   }
   const int num_cats = plan.num_cats;
@@ -226,10 +226,12 @@ absl::Status CheckHeaders(const Syncing& s, const SyncPlan& plan, const at::Tens
     const int64_t* a = row(0);
     const int64_t* b = row(r);
     if (a[1] != b[1] || a[2] != b[2] || a[3] != b[3] || a[4] != b[4]) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          s.comm.who(), ": ranks 0 and ", r, " compiled different programs (sync fingerprints ", Hex(a[1], a[2]),
-          " and ", Hex(b[1], b[2]), "); every rank must compile the same metrics with the same arguments and "
-          "input signature (this rank: ", s.program.metric_names(), ")"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(s.comm.who(), ": ranks 0 and ", r, " compiled different programs (sync fingerprints ",
+                       Hex(a[1], a[2]), " and ", Hex(b[1], b[2]),
+                       "); every rank must compile the same metrics with the same arguments and "
+                       "input signature (this rank: ",
+                       s.program.metric_names(), ")"));
     }
     for (int k = 0; k < num_cats && k < kInlineLengths; ++k) lengths[r][k] = b[kHeaderFixed + k];
   }
@@ -399,7 +401,9 @@ absl::Status UnpackAndFold(const Syncing& s, const SyncPlan& plan, const RowCoun
             parts.push_back(FromBytes(bytes, t.scalar_type(), sizes));
           }
           switch (seg.reducer) {
-            case ir::Reducer::kCat: synced[seg.state] = at::cat(parts, 0); break;
+            case ir::Reducer::kCat:
+              synced[seg.state] = at::cat(parts, 0);
+              break;
             case ir::Reducer::kMax:
             case ir::Reducer::kMin: {
               at::Tensor acc = parts[0];
@@ -439,8 +443,7 @@ absl::Status FoldCustomGroups(const Syncing& s, const SyncPlan& plan,
 
 // SyncSegments is step 3: the cat, max/min and custom states in one byte
 // buffer per rank, gathered, then concatenated or folded in rank order.
-absl::Status SyncSegments(Syncing& s, const SyncPlan& plan, const RowCounts& lengths,
-                          std::vector<at::Tensor>& synced) {
+absl::Status SyncSegments(Syncing& s, const SyncPlan& plan, const RowCounts& lengths, std::vector<at::Tensor>& synced) {
   const SegmentLayout layout = LayOutSegments(plan, lengths, s.world);
   if (layout.width == 0) {
     // Nothing to send: every such state is empty on every rank.

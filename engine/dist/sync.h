@@ -60,8 +60,7 @@ struct SyncStats {
 // Sync folds the states of every rank of `group` into a synced copy of
 // `program`'s states (Program::SetSynced). On error the program is left as it
 // was (not synced). World size 1 syncs with no collective.
-absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group,
-                               const SyncOptions& options = {});
+absl::StatusOr<SyncStats> Sync(Program& program, c10d::ProcessGroup& group, const SyncOptions& options = {});
 
 // SyncFingerprint is the 128-bit digest of `program`'s module that ranks
 // compare before syncing, as 32 hex digits. Device names are left out, so

@@ -6,14 +6,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "ops/op_registry.h"
 #include "ops/op_verifier.h"
 #include "support/status_macros.h"
-#include "ops/op_registry.h"
 
 namespace tally::dsl {
 
 MetricBuilder::MetricBuilder(std::string metric_name, Signature sig, ir::Device device)
-    : GraphBuilder(std::move(metric_name), std::move(device)), sig_(std::move(sig)),
+    : GraphBuilder(std::move(metric_name), std::move(device)),
+      sig_(std::move(sig)),
       module_(std::make_unique<ir::Module>()) {
   module_->update = std::make_unique<ir::Graph>("update");
   module_->finalize = std::make_unique<ir::Graph>("finalize");
@@ -54,8 +55,8 @@ Expr MetricBuilder::RawInput(const std::string& name) {
   return Expr(this, update_graph(), module_->update->AddParam(name, t));
 }
 
-State MetricBuilder::AddState(const std::string& name, DType dtype, std::vector<int64_t> shape,
-                              Reducer reducer, double init, const std::string& group) {
+State MetricBuilder::AddState(const std::string& name, DType dtype, std::vector<int64_t> shape, Reducer reducer,
+                              double init, const std::string& group) {
   ir::StateDecl s;
   s.name = name;
   s.type.dtype = dtype;
@@ -91,9 +92,8 @@ void MetricBuilder::Accumulate(const State& s, Expr partial, Loc loc) {
                       ? ps.size() == ss.size() && std::equal(ps.begin() + 1, ps.end(), ss.begin() + 1)
                       : ps == ss;
   if (!ok_shape) {
-    Fail(absl::InternalError(absl::StrCat("partial of '", s.name, "' has shape ",
-                                          partial.type().ShapeString(), ", state is ",
-                                          decl.type.ShapeString(), " (", loc.ToString(), ")")));
+    Fail(absl::InternalError(absl::StrCat("partial of '", s.name, "' has shape ", partial.type().ShapeString(),
+                                          ", state is ", decl.type.ShapeString(), " (", loc.ToString(), ")")));
     return;
   }
   state_partials_[s.index] = partial.value();
@@ -206,8 +206,7 @@ absl::StatusOr<Metric> MetricBuilder::Finish() {
   TALLY_RETURN_IF_ERROR(status_);
   for (size_t i = 0; i < module_->states.size(); ++i) {
     if (state_partials_[i] == nullptr) {
-      return absl::InternalError(absl::StrCat(name_, ": state '", module_->states[i].name,
-                                              "' is never accumulated"));
+      return absl::InternalError(absl::StrCat(name_, ": state '", module_->states[i].name, "' is never accumulated"));
     }
     module_->update->AddReturn(module_->states[i].name, state_partials_[i]);
   }

@@ -26,8 +26,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "engine/ir/module.h"
 #include "engine/dsl/metric.h"
+#include "engine/ir/module.h"
 #include "ops/graph_builder.h"
 
 namespace tally::dsl {
@@ -89,15 +89,14 @@ class MetricBuilder : public GraphBuilder {
   Expr RawInput(const std::string& name);
   // AddState declares a state of fixed `shape` (a cat state: the trailing dims
   // of each row; its leading dim is the symbolic `R`).
-  State AddState(const std::string& name, DType dtype, std::vector<int64_t> shape,
-                 Reducer reducer, double init = 0, const std::string& group = "");
+  State AddState(const std::string& name, DType dtype, std::vector<int64_t> shape, Reducer reducer, double init = 0,
+                 const std::string& group = "");
   // Accumulate sets the update's partial for `s` (cast to the state dtype).
   void Accumulate(const State& s, Expr partial, Loc loc = Loc::Current());
   // Check declares a deferred validation counter: `count` (an integer scalar
   // computed in the update) is summed on device and `Compute` fails with
   // "<metric>: <input>: <n> <message>" when it is non-zero.
-  void Check(const std::string& input, const std::string& message, Expr count,
-             Loc loc = Loc::Current());
+  void Check(const std::string& input, const std::string& message, Expr count, Loc loc = Loc::Current());
   // Read returns a state as a finalize-graph value.
   Expr Read(const State& s);
   // MergeA/MergeB return a custom-merge state's two operands in its group's

@@ -26,8 +26,7 @@ bool ParsePartLabel(absl::string_view label, std::string* base, std::vector<int>
   return true;
 }
 
-absl::StatusOr<std::unique_ptr<ir::Module>> LinkCollection(
-    const std::vector<CollectionEntry>& entries) {
+absl::StatusOr<std::unique_ptr<ir::Module>> LinkCollection(const std::vector<CollectionEntry>& entries) {
   auto out = std::make_unique<ir::Module>();
   out->update = std::make_unique<ir::Graph>("update");
   out->finalize = std::make_unique<ir::Graph>("finalize");
@@ -46,9 +45,8 @@ absl::StatusOr<std::unique_ptr<ir::Module>> LinkCollection(
       if (shared == nullptr) {
         shared = out->update->AddParam(p->name(), p->type());
       } else if (shared->type() != p->type()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            e.label, ": input '", p->name(), "' is ", p->type().ToString(),
-            " here but ", shared->type().ToString(), " for another metric"));
+        return absl::InvalidArgumentError(absl::StrCat(e.label, ": input '", p->name(), "' is ", p->type().ToString(),
+                                                       " here but ", shared->type().ToString(), " for another metric"));
       }
       map[p] = shared;
     }

@@ -16,8 +16,8 @@
 #ifndef TALLY_ENGINE_DSL_METRIC_H_
 #define TALLY_ENGINE_DSL_METRIC_H_
 
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,8 +30,8 @@ namespace tally {
 
 // Metric is what a DSL builder produces.
 struct Metric {
-  std::string name;                   // the function name, e.g. "multiclass_accuracy"
-  std::unique_ptr<ir::Module> module; // states named "<state>", output "value" or "value/<path>"
+  std::string name;                    // the function name, e.g. "multiclass_accuracy"
+  std::unique_ptr<ir::Module> module;  // states named "<state>", output "value" or "value/<path>"
 };
 
 // kResultLabel labels a metric's result in its own finalize graph.
@@ -61,8 +61,7 @@ struct CollectionEntry {
 // share parameters by name (their types must agree), and the finalize graph
 // returns each entry's result labelled with the entry's label ("<label>", or
 // "<label>/<path>" per tensor of a multi-part result).
-absl::StatusOr<std::unique_ptr<ir::Module>> LinkCollection(
-    const std::vector<CollectionEntry>& entries);
+absl::StatusOr<std::unique_ptr<ir::Module>> LinkCollection(const std::vector<CollectionEntry>& entries);
 
 }  // namespace tally
 

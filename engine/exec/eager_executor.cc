@@ -4,9 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/ir/aten_types.h"
-#include "support/torch_status.h"
-#include "support/status_macros.h"
 #include "ops/op_registry.h"
+#include "support/status_macros.h"
+#include "support/torch_status.h"
 
 namespace tally::exec {
 
@@ -52,21 +52,19 @@ absl::Status EagerPlan::RunStep(const Step& s, std::vector<at::Tensor>& env, boo
     outs = big_outs.data();
   }
   absl::Status st = support::CatchTorch([&] { s.kernel(*s.node, in_ptr, outs); },
-                               absl::StrCat(s.node->op(), s.node->loc().empty() ? "" : " at ",
-                                            s.node->loc()));
+                                        absl::StrCat(s.node->op(), s.node->loc().empty() ? "" : " at ", s.node->loc()));
   if (!st.ok()) return st;
   for (size_t i = 0; i < s.out.size(); ++i) {
     if (checked) {
       const ir::TensorType& t = s.node->output(i)->type();
       std::string dev = outs[i].device().str();
       if (dev != t.device.name) {
-        return absl::InternalError(absl::StrCat(s.node->op(), ": produced a tensor on ", dev,
-                                                " but the plan places it on ", t.device.name));
+        return absl::InternalError(
+            absl::StrCat(s.node->op(), ": produced a tensor on ", dev, " but the plan places it on ", t.device.name));
       }
       if (outs[i].scalar_type() != ir::ToScalarType(t.dtype) || outs[i].dim() != t.rank()) {
-        return absl::InternalError(absl::StrCat(s.node->op(), ": produced ",
-                                                c10::toString(outs[i].scalar_type()), " rank ",
-                                                outs[i].dim(), " but planned ", t.ToString()));
+        return absl::InternalError(absl::StrCat(s.node->op(), ": produced ", c10::toString(outs[i].scalar_type()),
+                                                " rank ", outs[i].dim(), " but planned ", t.ToString()));
       }
     }
     env[s.out[i]] = std::move(outs[i]);
@@ -74,12 +72,10 @@ absl::Status EagerPlan::RunStep(const Step& s, std::vector<at::Tensor>& env, boo
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<at::Tensor>> EagerPlan::Run(const std::vector<at::Tensor>& params,
-                                                       bool checked) const {
+absl::StatusOr<std::vector<at::Tensor>> EagerPlan::Run(const std::vector<at::Tensor>& params, bool checked) const {
   if (params.size() != param_slots_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(graph_.name(), ": expected ",
-                                                   param_slots_.size(), " inputs, got ",
-                                                   params.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(graph_.name(), ": expected ", param_slots_.size(), " inputs, got ", params.size()));
   }
   std::call_once(hoist_once_, [&] {
     hoisted_.resize(graph_.num_values());

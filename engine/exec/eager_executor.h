@@ -30,8 +30,7 @@ class EagerPlan {
 
   // Run executes with `params` in the graph's parameter order and returns the
   // graph's results in order. `checked` verifies every node's output.
-  absl::StatusOr<std::vector<at::Tensor>> Run(const std::vector<at::Tensor>& params,
-                                              bool checked = false) const;
+  absl::StatusOr<std::vector<at::Tensor>> Run(const std::vector<at::Tensor>& params, bool checked = false) const;
 
   // num_kernel_calls is the number of kernels one Run dispatches.
   int num_kernel_calls() const;

@@ -6,11 +6,16 @@ namespace tally::exec {
 
 at::Tensor FoldState(ir::Reducer reducer, const at::Tensor& a, const at::Tensor& b) {
   switch (reducer) {
-    case ir::Reducer::kSum: return a + b;
-    case ir::Reducer::kMax: return at::maximum(a, b);
-    case ir::Reducer::kMin: return at::minimum(a, b);
-    case ir::Reducer::kCat: return at::cat({a, b}, 0);
-    case ir::Reducer::kCustom: break;
+    case ir::Reducer::kSum:
+      return a + b;
+    case ir::Reducer::kMax:
+      return at::maximum(a, b);
+    case ir::Reducer::kMin:
+      return at::minimum(a, b);
+    case ir::Reducer::kCat:
+      return at::cat({a, b}, 0);
+    case ir::Reducer::kCustom:
+      break;
   }
   return at::Tensor();
 }

@@ -6,8 +6,10 @@ namespace tally::exec {
 
 absl::string_view BackendName(Backend b) {
   switch (b) {
-    case Backend::kEager: return "eager";
-    case Backend::kTorchScript: return "torchscript";
+    case Backend::kEager:
+      return "eager";
+    case Backend::kTorchScript:
+      return "torchscript";
   }
   return "eager";
 }

@@ -35,8 +35,7 @@ class PlanRunner {
   // Run executes with `params` in the graph's parameter order and returns the
   // graph's results in order. `checked` verifies produced tensors against
   // their planned types and device.
-  virtual absl::StatusOr<std::vector<at::Tensor>> Run(const std::vector<at::Tensor>& params,
-                                                      bool checked) const = 0;
+  virtual absl::StatusOr<std::vector<at::Tensor>> Run(const std::vector<at::Tensor>& params, bool checked) const = 0;
   // num_kernel_calls is the number of kernels one Run dispatches.
   virtual int num_kernel_calls() const = 0;
 };

@@ -58,9 +58,7 @@ struct FileDType {
   NpyDType target = NpyDType::kBool;
 
   // True if the file bytes already are the bytes of `target`.
-  bool IsNative() const {
-    return !big_endian && kind != 'u' && size == NpyDTypeSize(target);
-  }
+  bool IsNative() const { return !big_endian && kind != 'u' && size == NpyDTypeSize(target); }
 };
 
 // Maps a NumPy `descr` to the file's element type, or says (without the file
@@ -68,16 +66,13 @@ struct FileDType {
 absl::StatusOr<FileDType> ParseDescr(absl::string_view descr) {
   auto unsupported = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unsupported dtype '", descr, "' (", why,
-                     "); supported dtypes are ", kSupportedDTypes));
+        absl::StrCat("unsupported dtype '", descr, "' (", why, "); supported dtypes are ", kSupportedDTypes));
   };
   // NumPy writes '|b1'; numpy.load also reads a bare '?'.
-  if (descr == "?" || descr == "|?" || descr == "<?" || descr == ">?" ||
-      descr == "=?") {
+  if (descr == "?" || descr == "|?" || descr == "<?" || descr == ">?" || descr == "=?") {
     return FileDType{'b', 1, false, NpyDType::kBool};
   }
-  if (descr.size() < 2 ||
-      absl::string_view("<>|=").find(descr[0]) == absl::string_view::npos) {
+  if (descr.size() < 2 || absl::string_view("<>|=").find(descr[0]) == absl::string_view::npos) {
     return unsupported("not a NumPy type string");
   }
   const char order = descr[0];
@@ -110,9 +105,7 @@ absl::StatusOr<FileDType> ParseDescr(absl::string_view descr) {
   int size = 0;
   if (digits.empty() || digits.size() > 3 ||
       !std::all_of(digits.begin(), digits.end(),
-                   [](char c) {
-                     return absl::ascii_isdigit(static_cast<unsigned char>(c));
-                   }) ||
+                   [](char c) { return absl::ascii_isdigit(static_cast<unsigned char>(c)); }) ||
       !absl::SimpleAtoi(digits, &size)) {
     return unsupported("not a NumPy type string");
   }
@@ -130,8 +123,7 @@ absl::StatusOr<FileDType> ParseDescr(absl::string_view descr) {
       if (size != 1 && size != 2 && size != 4 && size != 8) {
         return unsupported("integer size must be 1, 2, 4 or 8 bytes");
       }
-      t.target = size <= 2 || (kind == 'i' && size == 4) ? NpyDType::kInt32
-                                                         : NpyDType::kInt64;
+      t.target = size <= 2 || (kind == 'i' && size == 4) ? NpyDType::kInt32 : NpyDType::kInt64;
       break;
     case 'f':
       if (size != 2 && size != 4 && size != 8) {
@@ -158,8 +150,7 @@ std::string ShapeToString(const std::vector<int64_t>& shape) {
 
 // Returns the element count of `shape`, or nullopt on a negative dimension
 // or if the byte size of the array would overflow int64 for `item_size`.
-std::optional<int64_t> CheckedNumel(const std::vector<int64_t>& shape,
-                                    int64_t item_size) {
+std::optional<int64_t> CheckedNumel(const std::vector<int64_t>& shape, int64_t item_size) {
   int64_t n = 1;
   bool zero = false;
   for (int64_t d : shape) {
@@ -175,12 +166,10 @@ std::optional<int64_t> CheckedNumel(const std::vector<int64_t>& shape,
   return n;
 }
 
-uint32_t ReadLittleEndian(absl::string_view bytes, size_t offset,
-                          size_t width) {
+uint32_t ReadLittleEndian(absl::string_view bytes, size_t offset, size_t width) {
   uint32_t v = 0;
   for (size_t i = 0; i < width; ++i) {
-    v |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[offset + i]))
-         << (8 * i);
+    v |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[offset + i])) << (8 * i);
   }
   return v;
 }
@@ -211,17 +200,16 @@ class HeaderParser {
       std::string key;
       if (!ParseString(&key)) return Error("expected a quoted key");
       SkipSpace();
-      if (!Consume(':'))
-        return Error(absl::StrCat("expected ':' after '", key, "'"));
+      if (!Consume(':')) return Error(absl::StrCat("expected ':' after '", key, "'"));
       SkipSpace();
       if (key == "descr") {
         if (seen_descr) return Error("duplicate key 'descr'");
         seen_descr = true;
         if (Peek() == '[' || Peek() == '(') {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "unsupported dtype: structured dtypes are not supported; "
-              "supported dtypes are ",
-              kSupportedDTypes));
+          return absl::InvalidArgumentError(
+              absl::StrCat("unsupported dtype: structured dtypes are not supported; "
+                           "supported dtypes are ",
+                           kSupportedDTypes));
         }
         if (!ParseString(&h.descr)) return Error("'descr' must be a string");
       } else if (key == "fortran_order") {
@@ -260,16 +248,14 @@ class HeaderParser {
     constexpr size_t kMaxShown = 200;
     std::string shown(absl::StripTrailingAsciiWhitespace(text_));
     if (shown.size() > kMaxShown) shown = shown.substr(0, kMaxShown) + "...";
-    return absl::InvalidArgumentError(absl::StrCat("malformed header: ", what,
-                                                   " at offset ", pos_,
-                                                   " in \"", shown, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed header: ", what, " at offset ", pos_, " in \"", shown, "\""));
   }
 
   char Peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
 
   void SkipSpace() {
-    while (pos_ < text_.size() &&
-           absl::ascii_isspace(static_cast<unsigned char>(text_[pos_]))) {
+    while (pos_ < text_.size() && absl::ascii_isspace(static_cast<unsigned char>(text_[pos_]))) {
       ++pos_;
     }
   }
@@ -284,9 +270,7 @@ class HeaderParser {
   bool ConsumeWord(absl::string_view word) {
     if (text_.substr(pos_, word.size()) != word) return false;
     size_t end = pos_ + word.size();
-    if (end < text_.size() &&
-        (absl::ascii_isalnum(static_cast<unsigned char>(text_[end])) ||
-         text_[end] == '_')) {
+    if (end < text_.size() && (absl::ascii_isalnum(static_cast<unsigned char>(text_[end])) || text_[end] == '_')) {
       return false;
     }
     pos_ = end;
@@ -350,8 +334,7 @@ absl::Status CheckBoolBytes(absl::string_view data) {
     unsigned char b = static_cast<unsigned char>(data[i]);
     if (b > 1) {
       return absl::InvalidArgumentError(
-          absl::StrCat("bool element ", i, " has byte value ", b,
-                       "; bool data must be 0 or 1"));
+          absl::StrCat("bool element ", i, " has byte value ", b, "; bool data must be 0 or 1"));
     }
   }
   return absl::OkStatus();
@@ -359,8 +342,7 @@ absl::Status CheckBoolBytes(absl::string_view data) {
 
 // Returns the elements of a Fortran-order array (first index fastest) in C
 // order (last index fastest); `item` is the element size in bytes.
-std::string FortranToC(absl::string_view data,
-                       const std::vector<int64_t>& shape, size_t item) {
+std::string FortranToC(absl::string_view data, const std::vector<int64_t>& shape, size_t item) {
   std::string out(data.size(), '\0');
   const size_t rank = shape.size();
   const size_t n = data.size() / item;
@@ -409,8 +391,7 @@ uint32_t HalfToFloatBits(uint16_t h) {
   const uint32_t exponent = (h >> 10) & 0x1Fu;
   uint32_t mantissa = h & 0x3FFu;
   if (exponent == 0x1F) return sign | 0x7F800000u | (mantissa << 13);
-  if (exponent != 0)
-    return sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  if (exponent != 0) return sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
   if (mantissa == 0) return sign;
   // Subnormal: mantissa * 2^-24. Normalize so the leading 1 is bit 10.
   int shift = 0;
@@ -435,8 +416,7 @@ std::string IndexToString(int64_t flat, const std::vector<int64_t>& shape) {
 // Converts `data` (C order, `n` elements of `from`) to the little-endian
 // bytes of `from.target`. Fails only for uint64 values above int64's range.
 template <int Size, bool BigEndian>
-absl::StatusOr<std::string> ConvertAs(absl::string_view data, int64_t n,
-                                      const FileDType& from,
+absl::StatusOr<std::string> ConvertAs(absl::string_view data, int64_t n, const FileDType& from,
                                       const std::vector<int64_t>& shape) {
   const int out_size = static_cast<int>(NpyDTypeSize(from.target));
   std::string out(static_cast<size_t>(n) * out_size, '\0');
@@ -448,13 +428,10 @@ absl::StatusOr<std::string> ConvertAs(absl::string_view data, int64_t n,
       // Sign-extend to 64 bits; StoreBits keeps the low out_size bytes.
       const uint64_t sign_bit = uint64_t{1} << (8 * Size - 1);
       out_bits = (bits ^ sign_bit) - sign_bit;
-    } else if (from.kind == 'u' && Size == 8 &&
-               bits >
-                   static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "uint64 element ", i, " (index ", IndexToString(i, shape),
-          ") has value ", bits, ", which does not fit in int64 (max ",
-          std::numeric_limits<int64_t>::max(), ")"));
+    } else if (from.kind == 'u' && Size == 8 && bits > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return absl::InvalidArgumentError(absl::StrCat("uint64 element ", i, " (index ", IndexToString(i, shape),
+                                                     ") has value ", bits, ", which does not fit in int64 (max ",
+                                                     std::numeric_limits<int64_t>::max(), ")"));
     } else if (from.kind == 'f' && Size == 2) {
       out_bits = HalfToFloatBits(static_cast<uint16_t>(bits));
     }
@@ -464,8 +441,7 @@ absl::StatusOr<std::string> ConvertAs(absl::string_view data, int64_t n,
 }
 
 template <bool BigEndian>
-absl::StatusOr<std::string> ConvertOrder(absl::string_view data, int64_t n,
-                                         const FileDType& from,
+absl::StatusOr<std::string> ConvertOrder(absl::string_view data, int64_t n, const FileDType& from,
                                          const std::vector<int64_t>& shape) {
   switch (from.size) {
     case 1:
@@ -479,11 +455,9 @@ absl::StatusOr<std::string> ConvertOrder(absl::string_view data, int64_t n,
   }
 }
 
-absl::StatusOr<std::string> Convert(absl::string_view data, int64_t n,
-                                    const FileDType& from,
+absl::StatusOr<std::string> Convert(absl::string_view data, int64_t n, const FileDType& from,
                                     const std::vector<int64_t>& shape) {
-  return from.big_endian ? ConvertOrder<true>(data, n, from, shape)
-                         : ConvertOrder<false>(data, n, from, shape);
+  return from.big_endian ? ConvertOrder<true>(data, n, from, shape) : ConvertOrder<false>(data, n, from, shape);
 }
 
 absl::Status Prefixed(absl::string_view name, const absl::Status& s) {
@@ -533,35 +507,29 @@ int64_t NpyArray::numel() const {
 
 absl::Status ValidateNpyArray(const NpyArray& a) {
   if (NpyDTypeName(a.dtype) == "unknown") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid NpyDType value ", static_cast<int>(a.dtype)));
+    return absl::InvalidArgumentError(absl::StrCat("invalid NpyDType value ", static_cast<int>(a.dtype)));
   }
   std::optional<int64_t> numel = CheckedNumel(a.shape, NpyDTypeSize(a.dtype));
   if (!numel.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid shape ", ShapeToString(a.shape),
-                     ": dimensions must be non-negative and the array must "
-                     "fit in 2^63 bytes"));
+    return absl::InvalidArgumentError(absl::StrCat("invalid shape ", ShapeToString(a.shape),
+                                                   ": dimensions must be non-negative and the array must "
+                                                   "fit in 2^63 bytes"));
   }
   const int64_t want = *numel * NpyDTypeSize(a.dtype);
   if (static_cast<int64_t>(a.data.size()) != want) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "shape ", ShapeToString(a.shape), " of ", NpyDTypeName(a.dtype),
-        " needs ", want, " bytes of data, array has ", a.data.size()));
+    return absl::InvalidArgumentError(absl::StrCat("shape ", ShapeToString(a.shape), " of ", NpyDTypeName(a.dtype),
+                                                   " needs ", want, " bytes of data, array has ", a.data.size()));
   }
   if (a.dtype == NpyDType::kBool) return CheckBoolBytes(a.data);
   return absl::OkStatus();
 }
 
-absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes,
-                                  absl::string_view name_for_errors) {
+absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes, absl::string_view name_for_errors) {
   auto error = [&](absl::string_view what) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name_for_errors, ": ", what));
+    return absl::InvalidArgumentError(absl::StrCat(name_for_errors, ": ", what));
   };
   if (bytes.size() < kMagicSize || bytes.substr(0, kMagicSize) != kMagic) {
-    return error(
-        "not a .npy file: missing the \\x93NUMPY magic string at the start");
+    return error("not a .npy file: missing the \\x93NUMPY magic string at the start");
   }
   if (bytes.size() < kMagicSize + 2) {
     return error("truncated: file ends inside the format version");
@@ -569,8 +537,7 @@ absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes,
   const int major = static_cast<unsigned char>(bytes[kMagicSize]);
   const int minor = static_cast<unsigned char>(bytes[kMagicSize + 1]);
   if (minor != 0 || (major != 1 && major != 2 && major != 3)) {
-    return error(absl::StrCat("unsupported .npy format version ", major, ".",
-                              minor, " (supported: 1.0, 2.0, 3.0)"));
+    return error(absl::StrCat("unsupported .npy format version ", major, ".", minor, " (supported: 1.0, 2.0, 3.0)"));
   }
   const size_t len_width = major == 1 ? 2 : 4;
   const size_t preamble = kMagicSize + 2 + len_width;
@@ -579,12 +546,10 @@ absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes,
   }
   const size_t header_len = ReadLittleEndian(bytes, kMagicSize + 2, len_width);
   if (bytes.size() - preamble < header_len) {
-    return error(absl::StrCat("truncated: header length is ", header_len,
-                              " bytes, file has ", bytes.size() - preamble,
+    return error(absl::StrCat("truncated: header length is ", header_len, " bytes, file has ", bytes.size() - preamble,
                               " bytes after the preamble"));
   }
-  absl::StatusOr<Header> header =
-      HeaderParser(bytes.substr(preamble, header_len)).Parse();
+  absl::StatusOr<Header> header = HeaderParser(bytes.substr(preamble, header_len)).Parse();
   if (!header.ok()) return Prefixed(name_for_errors, header.status());
 
   absl::StatusOr<FileDType> from = ParseDescr(header->descr);
@@ -595,18 +560,14 @@ absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes,
   out.float16 = from->kind == 'f' && from->size == 2;
   out.shape = std::move(header->shape);
   // The converted array may be wider than the file's (uint8 -> int32).
-  std::optional<int64_t> numel = CheckedNumel(
-      out.shape, std::max<int64_t>(from->size, NpyDTypeSize(from->target)));
+  std::optional<int64_t> numel = CheckedNumel(out.shape, std::max<int64_t>(from->size, NpyDTypeSize(from->target)));
   if (!numel.has_value()) {
-    return error(
-        absl::StrCat("shape ", ShapeToString(out.shape), " is too large"));
+    return error(absl::StrCat("shape ", ShapeToString(out.shape), " is too large"));
   }
-  const uint64_t want =
-      static_cast<uint64_t>(*numel) * static_cast<uint64_t>(from->size);
+  const uint64_t want = static_cast<uint64_t>(*numel) * static_cast<uint64_t>(from->size);
   const uint64_t have = bytes.size() - preamble - header_len;
   if (have < want) {
-    return error(absl::StrCat("truncated: header says ", want,
-                              " bytes of data, file has ", have));
+    return error(absl::StrCat("truncated: header says ", want, " bytes of data, file has ", have));
   }
   if (have > want) {
     return error(absl::StrCat(have - want,
@@ -623,8 +584,7 @@ absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes,
   if (from->IsNative()) {
     out.data = std::string(file_data);
   } else {
-    absl::StatusOr<std::string> converted =
-        Convert(file_data, *numel, *from, out.shape);
+    absl::StatusOr<std::string> converted = Convert(file_data, *numel, *from, out.shape);
     if (!converted.ok()) return Prefixed(name_for_errors, converted.status());
     out.data = *std::move(converted);
   }
@@ -642,9 +602,8 @@ absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
 }
 
 std::string SerializeNpy(const NpyArray& a) {
-  std::string dict = absl::StrCat(
-      "{'descr': '", Descr(a.dtype),
-      "', 'fortran_order': False, 'shape': ", ShapeToString(a.shape), ", }");
+  std::string dict = absl::StrCat("{'descr': '", Descr(a.dtype),
+                                  "', 'fortran_order': False, 'shape': ", ShapeToString(a.shape), ", }");
   // Pad with spaces and a final newline so the data is aligned.
   auto padded_len = [&](size_t preamble) {
     size_t total = preamble + dict.size() + 1;
@@ -679,19 +638,16 @@ absl::Status WriteNpy(const std::string& path, const NpyArray& a) {
   const std::string bytes = SerializeNpy(a);
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) {
-    return absl::ErrnoToStatus(
-        errno, absl::StrCat("cannot open '", path, "' for writing"));
+    return absl::ErrnoToStatus(errno, absl::StrCat("cannot open '", path, "' for writing"));
   }
   size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
   int write_errno = errno;
   if (written != bytes.size()) {
     std::fclose(f);
-    return absl::ErrnoToStatus(write_errno,
-                               absl::StrCat("cannot write '", path, "'"));
+    return absl::ErrnoToStatus(write_errno, absl::StrCat("cannot write '", path, "'"));
   }
   if (std::fclose(f) != 0) {
-    return absl::ErrnoToStatus(errno,
-                               absl::StrCat("cannot write '", path, "'"));
+    return absl::ErrnoToStatus(errno, absl::StrCat("cannot write '", path, "'"));
   }
   return absl::OkStatus();
 }

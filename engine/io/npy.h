@@ -113,8 +113,7 @@ absl::Status ValidateNpyArray(const NpyArray& a);
 // malformed header, an unsupported dtype, a uint64 value above int64's range,
 // fewer data bytes than the shape requires (truncation) and extra bytes after
 // the data.
-absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes,
-                                  absl::string_view name_for_errors);
+absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes, absl::string_view name_for_errors);
 
 // Reads and parses the `.npy` file at `path`. Returns NotFound if the file
 // does not exist, another errno-derived status if it cannot be read, and the

@@ -13,13 +13,20 @@ namespace tally::io {
 
 const char* FileKind(unsigned mode) {
   switch (mode & S_IFMT) {
-    case S_IFREG: return "a regular file";
-    case S_IFDIR: return "a directory";
-    case S_IFIFO: return "a FIFO";
-    case S_IFSOCK: return "a socket";
-    case S_IFCHR: return "a character device";
-    case S_IFBLK: return "a block device";
-    default: return "not a regular file";
+    case S_IFREG:
+      return "a regular file";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFSOCK:
+      return "a socket";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    default:
+      return "not a regular file";
   }
 }
 

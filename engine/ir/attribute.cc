@@ -30,8 +30,7 @@ absl::StatusOr<double> ParseDoubleToken(absl::string_view t) {
 }
 
 bool LooksFloat(absl::string_view t) {
-  return t.find_first_of(".eE") != absl::string_view::npos || t == "inf" ||
-         t == "-inf" || t == "nan";
+  return t.find_first_of(".eE") != absl::string_view::npos || t == "inf" || t == "-inf" || t == "nan";
 }
 
 }  // namespace

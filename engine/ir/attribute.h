@@ -18,8 +18,7 @@
 namespace tally::ir {
 
 // Attr is one attribute value.
-using Attr = std::variant<int64_t, double, bool, std::string,
-                          std::vector<int64_t>, std::vector<double>>;
+using Attr = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>, std::vector<double>>;
 
 // AttrMap is ordered so that printing is deterministic.
 using AttrMap = std::map<std::string, Attr>;

@@ -43,8 +43,7 @@ std::vector<double> Node::GetDoubles(const std::string& key) const {
   auto it = attrs_.find(key);
   if (it == attrs_.end()) return {};
   if (auto* v = std::get_if<std::vector<double>>(&it->second)) return *v;
-  if (auto* v = std::get_if<std::vector<int64_t>>(&it->second))
-    return std::vector<double>(v->begin(), v->end());
+  if (auto* v = std::get_if<std::vector<int64_t>>(&it->second)) return std::vector<double>(v->begin(), v->end());
   return {};
 }
 
@@ -63,8 +62,8 @@ Value* Graph::AddParam(std::string name, TensorType type) {
   return v;
 }
 
-Node* Graph::AddNode(std::string op, std::vector<Value*> inputs, AttrMap attrs,
-                     std::vector<TensorType> output_types, std::string loc) {
+Node* Graph::AddNode(std::string op, std::vector<Value*> inputs, AttrMap attrs, std::vector<TensorType> output_types,
+                     std::string loc) {
   auto n = std::make_unique<Node>();
   n->op_ = std::move(op);
   n->inputs_ = std::move(inputs);
@@ -126,9 +125,7 @@ void Graph::TopologicalSort() {
   nodes_ = std::move(order);
 }
 
-void Graph::RemoveParam(Value* v) {
-  params_.erase(std::remove(params_.begin(), params_.end(), v), params_.end());
-}
+void Graph::RemoveParam(Value* v) { params_.erase(std::remove(params_.begin(), params_.end(), v), params_.end()); }
 
 std::vector<int> Graph::UseCounts() const {
   std::vector<int> uses(next_id_, 0);
@@ -138,9 +135,8 @@ std::vector<int> Graph::UseCounts() const {
   return uses;
 }
 
-absl::flat_hash_map<const Value*, Value*> Graph::CloneInto(
-    Graph& dst, absl::flat_hash_map<const Value*, Value*> map,
-    const std::string& param_prefix) const {
+absl::flat_hash_map<const Value*, Value*> Graph::CloneInto(Graph& dst, absl::flat_hash_map<const Value*, Value*> map,
+                                                           const std::string& param_prefix) const {
   for (Value* p : params_) {
     if (!map.contains(p)) map[p] = dst.AddParam(param_prefix + p->name(), p->type());
   }

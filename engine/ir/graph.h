@@ -88,8 +88,8 @@ class Graph {
   // AddParam appends a named parameter.
   Value* AddParam(std::string name, TensorType type);
   // AddNode appends a node whose output types are already known.
-  Node* AddNode(std::string op, std::vector<Value*> inputs, AttrMap attrs,
-                std::vector<TensorType> output_types, std::string loc = "");
+  Node* AddNode(std::string op, std::vector<Value*> inputs, AttrMap attrs, std::vector<TensorType> output_types,
+                std::string loc = "");
   // AddReturn appends a labelled result.
   void AddReturn(std::string label, Value* v) { returns_.emplace_back(std::move(label), v); }
 
@@ -110,8 +110,11 @@ class Graph {
     int removed = 0;
     std::vector<std::unique_ptr<Node>> kept;
     for (auto& n : nodes_) {
-      if (dead(n.get())) { ++removed; graveyard_.push_back(std::move(n)); }
-      else kept.push_back(std::move(n));
+      if (dead(n.get())) {
+        ++removed;
+        graveyard_.push_back(std::move(n));
+      } else
+        kept.push_back(std::move(n));
     }
     nodes_ = std::move(kept);
     return removed;
@@ -119,10 +122,9 @@ class Graph {
   // SortNodes reorders nodes (stable) by `less`; callers keep SSA order valid.
   template <typename Less>
   void SortNodes(Less less) {
-    std::stable_sort(nodes_.begin(), nodes_.end(),
-                     [&](const std::unique_ptr<Node>& a, const std::unique_ptr<Node>& b) {
-                       return less(a.get(), b.get());
-                     });
+    std::stable_sort(nodes_.begin(), nodes_.end(), [&](const std::unique_ptr<Node>& a, const std::unique_ptr<Node>& b) {
+      return less(a.get(), b.get());
+    });
   }
   // TopologicalSort restores definition-before-use after rewrites appended
   // nodes, keeping the existing order where it is already valid.
@@ -135,9 +137,8 @@ class Graph {
   // CloneInto copies this graph's nodes into `dst`, mapping each parameter
   // through `param_map` (missing entries become new params of `dst`), and
   // returns the mapping of every value. Result labels are not copied.
-  absl::flat_hash_map<const Value*, Value*> CloneInto(
-      Graph& dst, absl::flat_hash_map<const Value*, Value*> param_map,
-      const std::string& param_prefix = "") const;
+  absl::flat_hash_map<const Value*, Value*> CloneInto(Graph& dst, absl::flat_hash_map<const Value*, Value*> param_map,
+                                                      const std::string& param_prefix = "") const;
   // Clone returns a deep copy (with results).
   std::unique_ptr<Graph> Clone() const;
 

@@ -8,11 +8,16 @@ namespace tally::ir {
 
 absl::string_view ReducerName(Reducer r) {
   switch (r) {
-    case Reducer::kSum: return "sum";
-    case Reducer::kMax: return "max";
-    case Reducer::kMin: return "min";
-    case Reducer::kCat: return "cat";
-    case Reducer::kCustom: return "custom";
+    case Reducer::kSum:
+      return "sum";
+    case Reducer::kMax:
+      return "max";
+    case Reducer::kMin:
+      return "min";
+    case Reducer::kCat:
+      return "cat";
+    case Reducer::kCustom:
+      return "custom";
   }
   return "?";
 }

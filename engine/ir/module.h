@@ -29,13 +29,13 @@ absl::StatusOr<Reducer> ParseReducer(absl::string_view s);
 
 // StateDecl declares one accumulator.
 struct StateDecl {
-  std::string name;      // "metric.state", unique in a module
-  TensorType type;       // cat states have a symbolic leading dim
-  double init = 0;       // every element's initial value (cat: starts empty)
+  std::string name;  // "metric.state", unique in a module
+  TensorType type;   // cat states have a symbolic leading dim
+  double init = 0;   // every element's initial value (cat: starts empty)
   Reducer reducer = Reducer::kSum;
-  std::string group;     // merge group for kCustom
-  std::string check;     // non-empty: a deferred validation counter with this message
-  std::string metric;    // the metric that owns it (for error messages)
+  std::string group;   // merge group for kCustom
+  std::string check;   // non-empty: a deferred validation counter with this message
+  std::string metric;  // the metric that owns it (for error messages)
 
   // Bytes is the state's memory: all of it for a fixed shape; for a cat
   // state, the bytes of one accumulated row (its leading dim is symbolic).

@@ -28,8 +28,10 @@ std::vector<std::string> SplitTopLevel(absl::string_view s, char sep) {
     char c = s[i];
     if (in_str) {
       cur.push_back(c);
-      if (c == '\\' && i + 1 < s.size()) cur.push_back(s[++i]);
-      else if (c == '"') in_str = false;
+      if (c == '\\' && i + 1 < s.size())
+        cur.push_back(s[++i]);
+      else if (c == '"')
+        in_str = false;
       continue;
     }
     if (c == '"') in_str = true;
@@ -54,12 +56,16 @@ size_t FindClosing(absl::string_view s, size_t open) {
   for (size_t i = open; i < s.size(); ++i) {
     char c = s[i];
     if (in_str) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_str = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_str = false;
       continue;
     }
-    if (c == '"') in_str = true;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == '"')
+      in_str = true;
+    else if (c == '(' || c == '[' || c == '{')
+      ++depth;
     else if (c == ')' || c == ']' || c == '}') {
       if (--depth == 0) return i;
     }
@@ -126,8 +132,7 @@ struct GraphParser {
     return Error(header_line, h, "graph is not closed by 'return (...)' and '}'");
   }
 
-  absl::Status ParseNode(absl::string_view l, int ln, Graph& g,
-                         absl::flat_hash_map<std::string, Value*>& env) {
+  absl::Status ParseNode(absl::string_view l, int ln, Graph& g, absl::flat_hash_map<std::string, Value*>& env) {
     size_t eq = l.find(" = ");
     if (eq == absl::string_view::npos) return Error(ln, l, "expected '%x = op(...)'");
     std::vector<std::string> outs = SplitTopLevel(l.substr(0, eq), ',');
@@ -216,9 +221,12 @@ absl::StatusOr<StateDecl> ParseState(absl::string_view l, int ln) {
     auto v = ParseAttr(val);
     if (!v.ok()) return Error(ln, toks[i], v.status().message());
     if (key == "init") {
-      if (auto* d = std::get_if<double>(&*v)) s.init = *d;
-      else if (auto* n = std::get_if<int64_t>(&*v)) s.init = static_cast<double>(*n);
-      else return Error(ln, toks[i], "init must be a number");
+      if (auto* d = std::get_if<double>(&*v))
+        s.init = *d;
+      else if (auto* n = std::get_if<int64_t>(&*v))
+        s.init = static_cast<double>(*n);
+      else
+        return Error(ln, toks[i], "init must be a number");
     } else if (key == "group" || key == "check" || key == "metric") {
       if (!std::holds_alternative<std::string>(*v)) return Error(ln, toks[i], "expected a string");
       (key == "group" ? s.group : key == "check" ? s.check : s.metric) = std::get<std::string>(*v);
@@ -247,7 +255,10 @@ absl::StatusOr<std::unique_ptr<Module>> ParseModule(absl::string_view text) {
   while (p.pos < p.lines.size()) {
     int ln = p.pos + 1;
     absl::string_view l = absl::StripAsciiWhitespace(p.lines[p.pos]);
-    if (l.empty() || absl::StartsWith(l, "//")) { ++p.pos; continue; }
+    if (l.empty() || absl::StartsWith(l, "//")) {
+      ++p.pos;
+      continue;
+    }
     if (closed) return Error(ln, l, "text after the end of the module");
     if (!opened) {
       if (l != "module {") return Error(ln, l, "expected 'module {'");
@@ -255,7 +266,11 @@ absl::StatusOr<std::unique_ptr<Module>> ParseModule(absl::string_view text) {
       ++p.pos;
       continue;
     }
-    if (l == "}") { closed = true; ++p.pos; continue; }
+    if (l == "}") {
+      closed = true;
+      ++p.pos;
+      continue;
+    }
     if (absl::StartsWith(l, "state ")) {
       TALLY_ASSIGN_OR_RETURN(StateDecl s, ParseState(l, ln));
       if (m->FindState(s.name)) return Error(ln, l, "duplicate state");

@@ -7,8 +7,7 @@
 namespace tally::ir {
 
 std::string PrintStateDecl(const StateDecl& s) {
-  std::string out = absl::StrCat("state @", s.name, " : ", s.type.ToString(),
-                                 " init=", FormatDouble(s.init),
+  std::string out = absl::StrCat("state @", s.name, " : ", s.type.ToString(), " init=", FormatDouble(s.init),
                                  " reducer=", ReducerName(s.reducer));
   if (!s.group.empty()) absl::StrAppend(&out, " group=", AttrToString(s.group));
   if (!s.check.empty()) absl::StrAppend(&out, " check=", AttrToString(s.check));
@@ -24,8 +23,7 @@ std::string PrintGraph(const Graph& g, int indent) {
     names[p] = "%" + p->name();
     params.push_back(absl::StrCat(names[p], ": ", p->type().ToString()));
   }
-  std::string out = absl::StrCat(pad, "graph @", g.name(), "(",
-                                 absl::StrJoin(params, ", "), ") {\n");
+  std::string out = absl::StrCat(pad, "graph @", g.name(), "(", absl::StrJoin(params, ", "), ") {\n");
   int counter = 0;
   for (const auto& n : g.nodes()) {
     std::vector<std::string> outs, types, ins;
@@ -38,8 +36,7 @@ std::string PrintGraph(const Graph& g, int indent) {
       auto it = names.find(v);
       ins.push_back(it == names.end() ? "%<undef>" : it->second);
     }
-    absl::StrAppend(&out, pad, "  ", absl::StrJoin(outs, ", "), " = ", n->op(), "(",
-                    absl::StrJoin(ins, ", "), ")");
+    absl::StrAppend(&out, pad, "  ", absl::StrJoin(outs, ", "), " = ", n->op(), "(", absl::StrJoin(ins, ", "), ")");
     if (!n->attrs().empty()) {
       std::vector<std::string> attrs;
       for (const auto& [k, v] : n->attrs()) attrs.push_back(absl::StrCat(k, "=", AttrToString(v)));

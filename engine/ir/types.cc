@@ -1,8 +1,8 @@
 #include "engine/ir/types.h"
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -11,13 +11,20 @@ namespace tally::ir {
 
 absl::string_view DTypeName(DType d) {
   switch (d) {
-    case DType::kBool: return "i1";
-    case DType::kInt32: return "i32";
-    case DType::kInt64: return "i64";
-    case DType::kFloat32: return "f32";
-    case DType::kFloat64: return "f64";
-    case DType::kFloat16: return "f16";
-    case DType::kBFloat16: return "bf16";
+    case DType::kBool:
+      return "i1";
+    case DType::kInt32:
+      return "i32";
+    case DType::kInt64:
+      return "i64";
+    case DType::kFloat32:
+      return "f32";
+    case DType::kFloat64:
+      return "f64";
+    case DType::kFloat16:
+      return "f16";
+    case DType::kBFloat16:
+      return "bf16";
   }
   return "?";
 }
@@ -40,12 +47,16 @@ bool IsIntegral(DType d) { return d == DType::kInt32 || d == DType::kInt64; }
 
 int64_t DTypeSize(DType d) {
   switch (d) {
-    case DType::kBool: return 1;
+    case DType::kBool:
+      return 1;
     case DType::kFloat16:
-    case DType::kBFloat16: return 2;
+    case DType::kBFloat16:
+      return 2;
     case DType::kInt32:
-    case DType::kFloat32: return 4;
-    default: return 8;
+    case DType::kFloat32:
+      return 4;
+    default:
+      return 8;
   }
 }
 
@@ -54,13 +65,19 @@ namespace {
 // f16, bf16 < f32 < f64.
 int Rank(DType d) {
   switch (d) {
-    case DType::kBool: return 0;
-    case DType::kInt32: return 1;
-    case DType::kInt64: return 2;
+    case DType::kBool:
+      return 0;
+    case DType::kInt32:
+      return 1;
+    case DType::kInt64:
+      return 2;
     case DType::kFloat16:
-    case DType::kBFloat16: return 3;
-    case DType::kFloat32: return 4;
-    case DType::kFloat64: return 5;
+    case DType::kBFloat16:
+      return 3;
+    case DType::kFloat32:
+      return 4;
+    case DType::kFloat64:
+      return 5;
   }
   return 0;
 }
@@ -71,9 +88,7 @@ DType PromoteTypes(DType a, DType b) {
   return Rank(a) >= Rank(b) ? a : b;
 }
 
-std::string Dim::ToString() const {
-  return is_symbolic() ? symbol : absl::StrCat(size);
-}
+std::string Dim::ToString() const { return is_symbolic() ? symbol : absl::StrCat(size); }
 
 absl::StatusOr<Device> ParseDevice(absl::string_view s) {
   s = absl::StripAsciiWhitespace(s);
@@ -88,20 +103,15 @@ absl::StatusOr<Device> ParseDevice(absl::string_view s) {
       return Device{std::string(s)};
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown device '", s, "' (expected cpu, meta, mps, cuda or cuda:N)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown device '", s, "' (expected cpu, meta, mps, cuda or cuda:N)"));
 }
 
 std::string TensorType::ShapeString() const {
-  return absl::StrCat(
-      "[", absl::StrJoin(shape, ",", [](std::string* out, const Dim& d) {
-        out->append(d.ToString());
-      }), "]");
+  return absl::StrCat("[", absl::StrJoin(shape, ",", [](std::string* out, const Dim& d) { out->append(d.ToString()); }),
+                      "]");
 }
 
-std::string TensorType::ToString() const {
-  return absl::StrCat(DTypeName(dtype), ShapeString(), "@", device.name);
-}
+std::string TensorType::ToString() const { return absl::StrCat(DTypeName(dtype), ShapeString(), "@", device.name); }
 
 absl::StatusOr<TensorType> ParseTensorType(absl::string_view s) {
   s = absl::StripAsciiWhitespace(s);

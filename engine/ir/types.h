@@ -46,9 +46,7 @@ struct Dim {
   static Dim Fixed(int64_t n) { return Dim{n, ""}; }
   static Dim Symbol(std::string s) { return Dim{0, std::move(s)}; }
   bool is_symbolic() const { return !symbol.empty(); }
-  bool operator==(const Dim& o) const {
-    return symbol == o.symbol && (is_symbolic() || size == o.size);
-  }
+  bool operator==(const Dim& o) const { return symbol == o.symbol && (is_symbolic() || size == o.size); }
   bool operator!=(const Dim& o) const { return !(*this == o); }
   std::string ToString() const;
 };
@@ -77,9 +75,7 @@ struct TensorType {
   Device device;
 
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
-  bool operator==(const TensorType& o) const {
-    return dtype == o.dtype && shape == o.shape && device == o.device;
-  }
+  bool operator==(const TensorType& o) const { return dtype == o.dtype && shape == o.shape && device == o.device; }
   bool operator!=(const TensorType& o) const { return !(*this == o); }
   // ToString prints `f32[N,3]@cpu`.
   std::string ToString() const;

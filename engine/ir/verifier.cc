@@ -51,20 +51,21 @@ absl::Status VerifyModule(const Module& m, const NodeCheck& check) {
   TALLY_RETURN_IF_ERROR(VerifyGraph(*m.finalize, check));
   absl::flat_hash_set<std::string> seen;
   for (const StateDecl& s : m.states) {
-    if (!seen.insert(s.name).second) return absl::InvalidArgumentError(absl::StrCat("verifier: duplicate state @", s.name));
+    if (!seen.insert(s.name).second)
+      return absl::InvalidArgumentError(absl::StrCat("verifier: duplicate state @", s.name));
     Value* partial = m.update->FindReturn(s.name);
     if (partial == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("verifier: state @", s.name, " has no partial in @update"));
     }
     const TensorType& pt = partial->type();
-    bool shape_ok = s.reducer == Reducer::kCat ? SameTrailing(pt.shape, s.type.shape)
-                                               : pt.shape == s.type.shape;
+    bool shape_ok = s.reducer == Reducer::kCat ? SameTrailing(pt.shape, s.type.shape) : pt.shape == s.type.shape;
     if (pt.dtype != s.type.dtype || !shape_ok || pt.device != s.type.device) {
-      return absl::InvalidArgumentError(absl::StrCat("verifier: partial of @", s.name, " is ",
-                                                     pt.ToString(), ", state is ", s.type.ToString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("verifier: partial of @", s.name, " is ", pt.ToString(), ", state is ", s.type.ToString()));
     }
     if (s.reducer == Reducer::kCustom && !m.merges.count(s.group)) {
-      return absl::InvalidArgumentError(absl::StrCat("verifier: state @", s.name, " has no merge graph for group '", s.group, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("verifier: state @", s.name, " has no merge graph for group '", s.group, "'"));
     }
   }
   if (m.update->returns().size() != m.states.size()) {
@@ -77,9 +78,8 @@ absl::Status VerifyModule(const Module& m, const NodeCheck& check) {
     const Value* p = m.finalize->params()[i];
     if (p->name() != m.states[i].name || p->type() != m.states[i].type) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "verifier: @finalize parameter ", i, " is %", p->name(), ": ", p->type().ToString(),
-          ", expected %", m.states[i].name, ": ", m.states[i].type.ToString(),
-          " (@finalize takes every state, in order)"));
+          "verifier: @finalize parameter ", i, " is %", p->name(), ": ", p->type().ToString(), ", expected %",
+          m.states[i].name, ": ", m.states[i].type.ToString(), " (@finalize takes every state, in order)"));
     }
   }
   for (const auto& [group, g] : m.merges) {
@@ -87,18 +87,20 @@ absl::Status VerifyModule(const Module& m, const NodeCheck& check) {
     std::vector<const StateDecl*> members;
     for (const StateDecl& s : m.states)
       if (s.group == group) members.push_back(&s);
-    if (members.empty()) return absl::InvalidArgumentError(absl::StrCat("verifier: merge group '", group, "' has no states"));
+    if (members.empty())
+      return absl::InvalidArgumentError(absl::StrCat("verifier: merge group '", group, "' has no states"));
     if (g->params().size() != 2 * members.size() || g->returns().size() != members.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("verifier: merge graph of '", group, "' must take a.* and b.* of its ", members.size(), " states"));
+      return absl::InvalidArgumentError(absl::StrCat("verifier: merge graph of '", group,
+                                                     "' must take a.* and b.* of its ", members.size(), " states"));
     }
     for (size_t i = 0; i < members.size(); ++i) {
       const Value* pa = g->params()[i];
       const Value* pb = g->params()[members.size() + i];
       if (pa->name() != "a." + members[i]->name || pb->name() != "b." + members[i]->name ||
           pa->type() != members[i]->type || pb->type() != members[i]->type ||
-          g->returns()[i].first != members[i]->name ||
-          g->returns()[i].second->type() != members[i]->type) {
-        return absl::InvalidArgumentError(absl::StrCat("verifier: merge graph of '", group, "' does not match state @", members[i]->name));
+          g->returns()[i].first != members[i]->name || g->returns()[i].second->type() != members[i]->type) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("verifier: merge graph of '", group, "' does not match state @", members[i]->name));
       }
     }
   }

@@ -26,12 +26,12 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "engine/ir/types.h"
 #include "api/tally.h"
-#include "support/status_macros.h"
+#include "engine/ir/types.h"
 #include "examples/inference_server/model.h"
 #include "examples/inference_server/self_test.h"
 #include "examples/inference_server/server.h"
+#include "support/status_macros.h"
 
 namespace tally::examples {
 namespace {
@@ -92,10 +92,10 @@ absl::Status Run(int argc, char** argv) {
   TALLY_ASSIGN_OR_RETURN(
       std::unique_ptr<Session> session,
       tally::CreateDefaultSession({absl::StrCat("multiclass_accuracy(", c, ", average=micro)"),
-                              absl::StrCat("multiclass_f1_score(", c, ", average=macro)"),
-                              absl::StrCat("multiclass_confusion_matrix(", c, ")")},
-                             {{"preds", ir::DType::kFloat32, {1, classes}}, {"target", ir::DType::kInt64, {1}}},
-                             options));
+                                   absl::StrCat("multiclass_f1_score(", c, ", average=macro)"),
+                                   absl::StrCat("multiclass_confusion_matrix(", c, ")")},
+                                  {{"preds", ir::DType::kFloat32, {1, classes}}, {"target", ir::DType::kInt64, {1}}},
+                                  options));
 
   InferenceServer server(**model, *session);
   TALLY_ASSIGN_OR_RETURN(const int bound, server.Bind(static_cast<int>(port)));

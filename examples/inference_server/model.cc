@@ -9,8 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "support/torch_status.h"
 #include "support/status_macros.h"
+#include "support/torch_status.h"
 
 namespace tally::examples {
 

@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "support/torch_status.h"
 #include "engine/result_text.h"
 #include "examples/inference_server/request.h"
+#include "support/torch_status.h"
 
 namespace tally::examples {
 namespace {

@@ -12,9 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
 #include "metrics/registry.h"
 #include "ops/op_registry.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {
@@ -45,15 +45,14 @@ absl::StatusOr<NanPolicy> ReadNanStrategy(SpecArgs& args) {
   } else if (std::holds_alternative<int64_t>(*v)) {
     // TorchMetrics' isinstance(nan_strategy, float) turns an int away: 0 is
     // an error, 0.0 the replacement.
-    return args.InvalidArgument(absl::StrCat("nan_strategy must be a float such as ", ArgValueToString(*v),
-                                             ".0, not an integer"));
+    return args.InvalidArgument(
+        absl::StrCat("nan_strategy must be a float such as ", ArgValueToString(*v), ".0, not an integer"));
   }
-  return args.InvalidArgument(absl::StrCat("nan_strategy must be one of warn, ignore, error, disable or a float, got ",
-                                           ArgValueToString(*v)));
+  return args.InvalidArgument(
+      absl::StrCat("nan_strategy must be one of warn, ignore, error, disable or a float, got ", ArgValueToString(*v)));
 }
 
-absl::StatusOr<Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl::Signature& sig,
-                                        const ir::Device& device) {
+absl::StatusOr<Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(NanPolicy nan, ReadNanStrategy(args));
   MetricBuilder b(args.metric_name(), sig, device);
   std::string value_name = b.FindInput("value") ? "value" : "preds";
@@ -71,8 +70,8 @@ absl::StatusOr<Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl::Sig
     if (b.ok()) {
       auto bshape = ops::BroadcastShapes(value.type().shape, weight.type().shape);
       if (!bshape.ok() || *bshape != value.type().shape) {
-        b.FailInput("weight", absl::StrCat("shape ", weight.type().ShapeString(),
-                                           " does not broadcast to value's ", value.type().ShapeString()));
+        b.FailInput("weight", absl::StrCat("shape ", weight.type().ShapeString(), " does not broadcast to value's ",
+                                           value.type().ShapeString()));
       }
     }
     weight = dsl::Cast(weight, DType::kFloat64);
@@ -87,8 +86,8 @@ absl::StatusOr<Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl::Sig
     if (kind == Agg::kMean && (!has_weight || weight.rank() == 0)) {
       // TorchMetrics writes the replacement into the broadcast (expanded)
       // weight, so one NaN in a batch sets every weight of that batch to it.
-      Expr w = has_weight ? weight + dsl::FullLike(value, 0.0, DType::kFloat64)
-                          : dsl::FullLike(value, 1.0, DType::kFloat64);
+      Expr w =
+          has_weight ? weight + dsl::FullLike(value, 0.0, DType::kFloat64) : dsl::FullLike(value, 1.0, DType::kFloat64);
       weight = dsl::Where(dsl::Any(nans), dsl::FullLike(value, nan.replacement, DType::kFloat64), w);
       has_weight = true;
     } else if (has_weight) {

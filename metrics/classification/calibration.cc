@@ -33,10 +33,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
 #include "metrics/common.h"
 #include "metrics/curves/common.h"
 #include "metrics/registry.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {
@@ -46,7 +46,6 @@ using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
 using ir::Reducer;
-
 
 struct Args {
   int64_t num_classes = 0;
@@ -108,8 +107,8 @@ bool MulticlassInputs(MetricBuilder& b, const Args& a, Binned& out) {
   } else if (!ir::IsFloating(preds.dtype())) {
     b.FailInput("preds", absl::StrCat("expected floating point probabilities or logits of shape (N, ", c,
                                       ", ...), got ", ir::DTypeName(preds.dtype())));
-  } else if (ps.size() != ts.size() + 1 || ps[1] != c ||
-             !std::equal(ps.begin() + 2, ps.end(), ts.begin() + 1) || ps[0] != ts[0]) {
+  } else if (ps.size() != ts.size() + 1 || ps[1] != c || !std::equal(ps.begin() + 2, ps.end(), ts.begin() + 1) ||
+             ps[0] != ts[0]) {
     b.FailInput("preds", absl::StrCat("expected scores of shape (N, ", c, ", ...) for num_classes=", c,
                                       " and target's shape ", ShapeString(ts), ", got ", ShapeString(ps)));
   }
@@ -183,8 +182,7 @@ absl::StatusOr<Metric> Build(Task task, SpecArgs& args, const dsl::Signature& si
 
 void RegisterCalibrationMetrics(std::vector<MetricInfo>& out) {
   out.push_back({"binary_calibration_error", "calibration", {"preds", "target"}, Bound(Build, Task::kBinary)});
-  out.push_back(
-      {"multiclass_calibration_error", "calibration", {"preds", "target"}, Bound(Build, Task::kMulticlass)});
+  out.push_back({"multiclass_calibration_error", "calibration", {"preds", "target"}, Bound(Build, Task::kMulticlass)});
 }
 
 }  // namespace tally::metrics

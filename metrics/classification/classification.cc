@@ -29,10 +29,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
-#include "metrics/common.h"
 #include "metrics/classification/stats.h"
+#include "metrics/common.h"
 #include "metrics/registry.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {
@@ -41,7 +41,6 @@ using dsl::Expr;
 using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
-
 
 enum class Kind {
   kAccuracy,
@@ -97,8 +96,8 @@ absl::StatusOr<std::string> ReadNormalize(SpecArgs& args) {
   if (auto* s = std::get_if<std::string>(v)) {
     if (*s == "true" || *s == "pred" || *s == "all" || *s == "none") return *s;
   }
-  return args.InvalidArgument(absl::StrCat("normalize must be one of true, pred, all, none, got ",
-                                           ArgValueToString(*v)));
+  return args.InvalidArgument(
+      absl::StrCat("normalize must be one of true, pred, all, none, got ", ArgValueToString(*v)));
 }
 
 absl::StatusOr<Args> ReadArgs(Task task, Kind kind, SpecArgs& args) {
@@ -118,10 +117,10 @@ absl::StatusOr<Args> ReadArgs(Task task, Kind kind, SpecArgs& args) {
   }
   if (task != Task::kMulticlass) {
     // TorchMetrics requires a float: `threshold=1` raises there, `threshold=1.0` does not.
-    if (const ArgValue* v = args.Find("threshold", "float", "0.5"); v != nullptr && std::holds_alternative<int64_t>(*v)) {
-      return args.InvalidArgument(absl::StrCat("threshold must be a float in [0, 1] (write ",
-                                               std::get<int64_t>(*v), ".0), got the integer ",
-                                               std::get<int64_t>(*v)));
+    if (const ArgValue* v = args.Find("threshold", "float", "0.5");
+        v != nullptr && std::holds_alternative<int64_t>(*v)) {
+      return args.InvalidArgument(absl::StrCat("threshold must be a float in [0, 1] (write ", std::get<int64_t>(*v),
+                                               ".0), got the integer ", std::get<int64_t>(*v)));
     }
     TALLY_ASSIGN_OR_RETURN(a.threshold, args.GetDouble("threshold", 0.5));
     if (!(a.threshold >= 0 && a.threshold <= 1)) {
@@ -134,13 +133,11 @@ absl::StatusOr<Args> ReadArgs(Task task, Kind kind, SpecArgs& args) {
   if (task == Task::kMulticlass && stat) {
     TALLY_ASSIGN_OR_RETURN(a.top_k, args.GetInt("top_k", 1));
     if (a.top_k < 1 || a.top_k > a.num) {
-      return args.InvalidArgument(
-          absl::StrCat("top_k must be in [1, num_classes=", a.num, "], got ", a.top_k));
+      return args.InvalidArgument(absl::StrCat("top_k must be in [1, num_classes=", a.num, "], got ", a.top_k));
     }
   }
   if (stat || kind == Kind::kExactMatch) {
-    TALLY_ASSIGN_OR_RETURN(std::string md,
-                           args.GetEnum("multidim_average", {"global", "samplewise"}, "global"));
+    TALLY_ASSIGN_OR_RETURN(std::string md, args.GetEnum("multidim_average", {"global", "samplewise"}, "global"));
     a.samplewise = md == "samplewise";
   }
   TALLY_ASSIGN_OR_RETURN(a.ignore_index, args.GetOptionalInt("ignore_index"));
@@ -168,9 +165,7 @@ struct Counts {
   Expr tp, fp, tn, fn;
 };
 
-Expr At2(Expr m, int64_t dim, int64_t i, int64_t j) {
-  return dsl::Select(dsl::Select(m, dim, i), dim, j);
-}
+Expr At2(Expr m, int64_t dim, int64_t i, int64_t j) { return dsl::Select(dsl::Select(m, dim, i), dim, j); }
 
 // Marginals are the per-class statistics of a C x C confusion matrix that
 // every metric but the matrix itself reads (confmat_part): the diagonal, the
@@ -293,7 +288,7 @@ Expr StatScores(Task task, const Counts& c, const std::string& average, bool sam
 Expr NormalizeConfmat(Expr cm, const std::string& normalize) {
   if (normalize == "none") return cm + 0.0;
   Expr f = F64(cm);
-  std::vector<int64_t> dims = normalize == "true" ? std::vector<int64_t>{-1}
+  std::vector<int64_t> dims = normalize == "true"   ? std::vector<int64_t>{-1}
                               : normalize == "pred" ? std::vector<int64_t>{-2}
                                                     : std::vector<int64_t>{-2, -1};
   // 0/0 becomes 0, as TorchMetrics replaces NaNs.
@@ -353,8 +348,8 @@ Expr Mcc(Task task, Expr cm) {
   Expr a = dsl::Where(c1, tp, dsl::Where(c2, tp, dsl::Where(c3, tn, tn)));
   Expr b = dsl::Where(c1, fp, dsl::Where(c2, fn, dsl::Where(c3, fp, fn)));
   const double eps = 1.1920928955078125e-07;  // float32 machine epsilon
-  Expr eps_mcc = std::sqrt(eps) * (a - b) /
-                 dsl::Sqrt((tp + fp + eps) * (tp + fn + eps) * (tn + fp + eps) * (tn + fn + eps));
+  Expr eps_mcc =
+      std::sqrt(eps) * (a - b) / dsl::Sqrt((tp + fp + eps) * (tp + fn + eps) * (tn + fp + eps) * (tn + fn + eps));
   mcc = dsl::Where(denom == 0.0, eps_mcc, mcc);
   Expr right = tp + tn, wrong = fp + fn;
   mcc = dsl::Where(right == 0.0 && wrong != 0.0, -1.0, mcc);
@@ -409,7 +404,7 @@ void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
     if (!b.ok()) return;
     counts = {b.Read(s.tp), b.Read(s.fp), b.Read(s.tn), b.Read(s.fn)};
   } else {
-    State cm = task == Task::kBinary ? BinaryConfmat(b, a.threshold, a.ignore_index, LogitCheck::kAllElements)
+    State cm = task == Task::kBinary       ? BinaryConfmat(b, a.threshold, a.ignore_index, LogitCheck::kAllElements)
                : task == Task::kMultilabel ? MultilabelConfmat(b, a.num, a.threshold, a.ignore_index)
                                            : MulticlassConfmat(b, a.num, a.ignore_index);
     if (!b.ok()) return;
@@ -442,8 +437,7 @@ void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
     return;
   }
   // Only accuracy, precision and recall pass top_k on to the macro weights.
-  bool topk_rule = a.top_k > 1 && (kind == Kind::kAccuracy || kind == Kind::kPrecision ||
-                                   kind == Kind::kRecall);
+  bool topk_rule = a.top_k > 1 && (kind == Kind::kAccuracy || kind == Kind::kPrecision || kind == Kind::kRecall);
   b.Output(Average(Score(kind, task, c, a), a.average, c, task == Task::kMultilabel, topk_rule, a.samplewise));
 }
 
@@ -474,9 +468,8 @@ void BuildBody(Task task, Kind kind, const Args& a, MetricBuilder& b) {
     return;
   }
   if (kind == Kind::kExactMatch) {
-    ExactMatchCounts c = task == Task::kMulticlass
-                             ? MulticlassExactMatch(b, a.num, a.ignore_index)
-                             : MultilabelExactMatch(b, a.num, a.threshold, a.ignore_index);
+    ExactMatchCounts c = task == Task::kMulticlass ? MulticlassExactMatch(b, a.num, a.ignore_index)
+                                                   : MultilabelExactMatch(b, a.num, a.threshold, a.ignore_index);
     if (b.ok()) b.Output(dsl::SafeDiv(F64(b.Read(c.correct)), F64(b.Read(c.total))));
     return;
   }

@@ -53,10 +53,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
 #include "metrics/common.h"
 #include "metrics/curves/common.h"
 #include "metrics/registry.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {
@@ -66,7 +66,6 @@ using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
 using ir::Reducer;
-
 
 // OutDType is the result dtype of a hinge loss: the (read) preds dtype.
 DType OutDType(Expr probs) { return probs.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32; }
@@ -118,7 +117,7 @@ absl::StatusOr<Metric> BuildMulticlassHinge(SpecArgs& args, const dsl::Signature
   MetricBuilder b(args.metric_name(), sig, device);
   ClassInputs in;
   if (!ReadClassInputs(ClassTask::kMulticlass, c, ignore_index, b, in, NanScores::kPropagated)) return b.status();
-  Expr p = F64(in.probs);                           // (N, C, ...)
+  Expr p = F64(in.probs);                                  // (N, C, ...)
   Expr valid = dsl::Select(in.label, 1, 0) >= int64_t{0};  // (N, ...)
   std::vector<int64_t> all_but_class = {0};
   for (int64_t d = 2; d < p.rank(); ++d) all_but_class.push_back(d);
@@ -156,7 +155,8 @@ enum class Ranking { kCoverage, kAveragePrecision, kLoss };
 Expr SortedRankingRows(Ranking kind, MetricBuilder& b, Expr p, Expr relevant, Expr nrel, int64_t l) {
   const double lf = static_cast<double>(l);
   Expr row = dsl::Cumsum(dsl::FullLike(p, 1.0, DType::kInt64), 0) - int64_t{1};  // (N, L): the row index
-  std::vector<Expr> sorted = b.OpN(ops::OpId::kSegmentSort, {dsl::Flatten(row), dsl::Flatten(p), dsl::Flatten(F64(relevant))}, {});
+  std::vector<Expr> sorted =
+      b.OpN(ops::OpId::kSegmentSort, {dsl::Flatten(row), dsl::Flatten(p), dsl::Flatten(F64(relevant))}, {});
   if (sorted.size() != 3) return Expr();
   Expr ks = sorted[0], ss = sorted[1], rs = sorted[2];
   Expr ones = dsl::FullLike(ss, 1.0, DType::kFloat64);
@@ -179,13 +179,11 @@ Expr SortedRankingRows(Ranking kind, MetricBuilder& b, Expr p, Expr relevant, Ex
   }
   Expr above_all = row_all - tie_all * 2.0 + tie_all_total;
   Expr above_rel = row_rel - tie_rel * 2.0 + tie_rel_total;
-  Expr contrib = dsl::Where(rs > 0.0 && !special,
-                            dsl::SafeDiv(above_all - above_rel, nrel_e * (lf - nrel_e)), 0.0);
+  Expr contrib = dsl::Where(rs > 0.0 && !special, dsl::SafeDiv(above_all - above_rel, nrel_e * (lf - nrel_e)), 0.0);
   return contrib;
 }
 
-absl::StatusOr<Metric> BuildRanking(Ranking kind, SpecArgs& args, const dsl::Signature& sig,
-                                    const ir::Device& device) {
+absl::StatusOr<Metric> BuildRanking(Ranking kind, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(int64_t l, ReadNum(args, "num_labels"));
   std::optional<int64_t> ignore_index;
   TALLY_RETURN_IF_ERROR(ReadCommon(args, &ignore_index).status());

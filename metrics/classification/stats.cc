@@ -18,9 +18,7 @@ using dsl::State;
 using ir::DType;
 using ir::Reducer;
 
-std::string ShapeString(const std::vector<int64_t>& s) {
-  return absl::StrCat("[", absl::StrJoin(s, ", "), "]");
-}
+std::string ShapeString(const std::vector<int64_t>& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
 
 // Inputs are preds and target with their full (host) shapes.
 struct Inputs {
@@ -39,16 +37,15 @@ bool ReadInputs(MetricBuilder& b, Inputs& in) {
   if (in.tshape.empty()) {
     b.FailInput("target", "expected a tensor of shape (N, ...), got a scalar");
   } else if (ir::IsFloating(in.target.dtype())) {
-    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ",
-                                       ir::DTypeName(in.target.dtype())));
+    b.FailInput("target", absl::StrCat("expected integer or bool labels, got ", ir::DTypeName(in.target.dtype())));
   }
   return b.ok();
 }
 
 bool RequireSameShape(MetricBuilder& b, const Inputs& in) {
   if (in.pshape != in.tshape) {
-    b.FailInput("preds", absl::StrCat("shape ", ShapeString(in.pshape),
-                                      " does not match target's shape ", ShapeString(in.tshape)));
+    b.FailInput("preds", absl::StrCat("shape ", ShapeString(in.pshape), " does not match target's shape ",
+                                      ShapeString(in.tshape)));
   }
   return b.ok();
 }
@@ -91,8 +88,8 @@ struct BinaryForm {
   Expr bad;      // bool: an invalid value of target or preds
 };
 
-bool MakeBinaryForm(MetricBuilder& b, const Inputs& in, double threshold,
-                    std::optional<int64_t> ignore_index, LogitCheck logit_check, BinaryForm& f) {
+bool MakeBinaryForm(MetricBuilder& b, const Inputs& in, double threshold, std::optional<int64_t> ignore_index,
+                    LogitCheck logit_check, BinaryForm& f) {
   f.target = in.target;
   if (ignore_index) f.ignored = in.target == static_cast<double>(*ignore_index);
   Expr bad_t = !(in.target == 0.0 || in.target == 1.0);
@@ -122,8 +119,8 @@ Expr Kept(const BinaryForm& f) {
 bool MultilabelInputs(MetricBuilder& b, int64_t num_labels, Inputs& in) {
   if (!ReadInputs(b, in) || !RequireSameShape(b, in)) return false;
   if (in.pshape.size() < 2 || in.pshape[1] != num_labels) {
-    b.FailInput("preds", absl::StrCat("expected shape (N, ", num_labels, ", ...) for num_labels=",
-                                      num_labels, ", got ", ShapeString(in.pshape)));
+    b.FailInput("preds", absl::StrCat("expected shape (N, ", num_labels, ", ...) for num_labels=", num_labels, ", got ",
+                                      ShapeString(in.pshape)));
   }
   return b.ok();
 }
@@ -137,8 +134,8 @@ struct MulticlassForm {
   Expr bad;      // bool, target's shape
 };
 
-bool MakeMulticlassForm(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index,
-                        int64_t top_k, MulticlassForm& f) {
+bool MakeMulticlassForm(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index, int64_t top_k,
+                        MulticlassForm& f) {
   Inputs in;
   if (!ReadInputs(b, in)) return false;
   const auto& ps = in.pshape;
@@ -149,16 +146,16 @@ bool MakeMulticlassForm(MetricBuilder& b, int64_t num_classes, std::optional<int
       b.FailInput("preds", absl::StrCat("has one more dim than target, so it must hold float scores (N, C, ...), got ",
                                         ir::DTypeName(in.preds.dtype())));
     } else if (ps[1] != num_classes) {
-      b.FailInput("preds", absl::StrCat("expected scores of shape (N, ", num_classes, ", ...) for num_classes=",
-                                        num_classes, ", got ", ShapeString(ps)));
+      b.FailInput("preds", absl::StrCat("expected scores of shape (N, ", num_classes,
+                                        ", ...) for num_classes=", num_classes, ", got ", ShapeString(ps)));
     } else if (!std::equal(ps.begin() + 2, ps.end(), ts.begin() + 1)) {
       b.FailInput("preds", absl::StrCat("scores of shape ", ShapeString(ps), " do not match target's shape ",
                                         ShapeString(ts), " (expected (N, C, ...) and (N, ...))"));
     }
   } else if (ps.size() == ts.size()) {
     if (ps != ts) {
-      b.FailInput("preds", absl::StrCat("labels of shape ", ShapeString(ps), " do not match target's shape ",
-                                        ShapeString(ts)));
+      b.FailInput("preds",
+                  absl::StrCat("labels of shape ", ShapeString(ps), " do not match target's shape ", ShapeString(ts)));
     } else if (top_k > 1) {
       b.FailInput("preds", absl::StrCat("top_k=", top_k, " needs float scores of shape (N, ", num_classes,
                                         ", ...), got labels of shape ", ShapeString(ps)));
@@ -188,9 +185,7 @@ bool MakeMulticlassForm(MetricBuilder& b, int64_t num_classes, std::optional<int
   return b.ok();
 }
 
-Expr Labels(const MulticlassForm& f) {
-  return f.labels.valid() ? f.labels : dsl::Argmax(f.scores, 1);
-}
+Expr Labels(const MulticlassForm& f) { return f.labels.valid() ? f.labels : dsl::Argmax(f.scores, 1); }
 
 // IsSimpleBinary is the form the composite bl_confmat (one fused kernel)
 // covers: preds and target of one shape of `rank` (1: binary [N], 2:
@@ -212,9 +207,8 @@ bool IsSimpleBinary(MetricBuilder& b, size_t rank, std::optional<int64_t> ignore
 
 // FusedBinaryConfmat is BinaryConfmat/MultilabelConfmat as one bl_confmat
 // node, with the same checks (in the same order) and state.
-State FusedBinaryConfmat(MetricBuilder& b, const Inputs& in, double threshold,
-                         std::optional<int64_t> ignore_index, bool logits_over_kept,
-                         std::vector<int64_t> shape) {
+State FusedBinaryConfmat(MetricBuilder& b, const Inputs& in, double threshold, std::optional<int64_t> ignore_index,
+                         bool logits_over_kept, std::vector<int64_t> shape) {
   ir::AttrMap attrs{{"threshold", threshold}, {"logits_over_kept", logits_over_kept}};
   if (ignore_index) attrs["ignore_index"] = *ignore_index;
   std::vector<Expr> outs = b.OpN(ops::OpId::kBlConfmat, {in.preds, in.target}, attrs);
@@ -233,8 +227,7 @@ State FusedBinaryConfmat(MetricBuilder& b, const Inputs& in, double threshold,
 
 }  // namespace
 
-State BinaryConfmat(MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index,
-                    LogitCheck logit_check) {
+State BinaryConfmat(MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index, LogitCheck logit_check) {
   Inputs in;
   if (!ReadInputs(b, in) || !RequireSameShape(b, in)) return State{};
   if (IsSimpleBinary(b, 1, ignore_index)) {
@@ -321,8 +314,7 @@ MulticlassTopkCounts MulticlassTopk(MetricBuilder& b, int64_t num_classes, int64
   return c;
 }
 
-State MultilabelConfmat(MetricBuilder& b, int64_t num_labels, double threshold,
-                        std::optional<int64_t> ignore_index) {
+State MultilabelConfmat(MetricBuilder& b, int64_t num_labels, double threshold, std::optional<int64_t> ignore_index) {
   Inputs in;
   if (!MultilabelInputs(b, num_labels, in)) return State{};
   if (IsSimpleBinary(b, 2, ignore_index)) {
@@ -343,8 +335,7 @@ State MultilabelConfmat(MetricBuilder& b, int64_t num_labels, double threshold,
   return cm;
 }
 
-ExactMatchCounts MulticlassExactMatch(MetricBuilder& b, int64_t num_classes,
-                                      std::optional<int64_t> ignore_index) {
+ExactMatchCounts MulticlassExactMatch(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index) {
   MulticlassForm f;
   if (!MakeMulticlassForm(b, num_classes, ignore_index, /*top_k=*/1, f)) return {};
   Expr same = Labels(f) == f.target;
@@ -411,8 +402,8 @@ Expr SampleCounts(Expr pred, Expr pos, Expr neg, const std::vector<int64_t>& dim
   Expr fp = dsl::Sum(pred && neg, dims);
   Expr tn = dsl::Sum(!pred && neg, dims);
   Expr fn = dsl::Sum(!pred && pos, dims);
-  Expr stacked = dsl::Concat({dsl::Unsqueeze(tp, 0), dsl::Unsqueeze(fp, 0), dsl::Unsqueeze(tn, 0),
-                              dsl::Unsqueeze(fn, 0)});  // [4, N, ...]
+  Expr stacked = dsl::Concat(
+      {dsl::Unsqueeze(tp, 0), dsl::Unsqueeze(fp, 0), dsl::Unsqueeze(tn, 0), dsl::Unsqueeze(fn, 0)});  // [4, N, ...]
   return dsl::Transpose(stacked, 0, 1);
 }
 
@@ -425,21 +416,19 @@ Expr BinaryFormCounts(const BinaryForm& f, const std::vector<int64_t>& dims) {
 
 // SamplewiseMulticlassForm is MakeMulticlassForm plus the rank samplewise
 // needs: labels (N, ...) or scores (N, C, ...) with at least one position dim.
-bool SamplewiseMulticlassForm(MetricBuilder& b, int64_t num_classes, int64_t top_k,
-                              std::optional<int64_t> ignore_index, MulticlassForm& f) {
+bool SamplewiseMulticlassForm(MetricBuilder& b, int64_t num_classes, int64_t top_k, std::optional<int64_t> ignore_index,
+                              MulticlassForm& f) {
   if (!MakeMulticlassForm(b, num_classes, ignore_index, top_k, f)) return false;
   const std::vector<int64_t>& ps = b.FindInput("preds")->shape;
-  return f.scores.valid()
-             ? RequireSamplewiseRank(b, "preds", ps, 3, absl::StrCat("(N, ", num_classes, ", ...)"))
-             : RequireSamplewiseRank(b, "preds", ps, 2, "(N, ...)");
+  return f.scores.valid() ? RequireSamplewiseRank(b, "preds", ps, 3, absl::StrCat("(N, ", num_classes, ", ...)"))
+                          : RequireSamplewiseRank(b, "preds", ps, 2, "(N, ...)");
 }
 
 }  // namespace
 
 State BinarySamplewise(MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index) {
   Inputs in;
-  if (!ReadInputs(b, in) || !RequireSameShape(b, in) ||
-      !RequireSamplewiseRank(b, "preds", in.pshape, 2, "(N, ...)")) {
+  if (!ReadInputs(b, in) || !RequireSameShape(b, in) || !RequireSamplewiseRank(b, "preds", in.pshape, 2, "(N, ...)")) {
     return State{};
   }
   BinaryForm f;
@@ -463,8 +452,7 @@ State MultilabelSamplewise(MetricBuilder& b, int64_t num_labels, double threshol
   return s;
 }
 
-State MulticlassSamplewise(MetricBuilder& b, int64_t num_classes, int64_t top_k,
-                           std::optional<int64_t> ignore_index) {
+State MulticlassSamplewise(MetricBuilder& b, int64_t num_classes, int64_t top_k, std::optional<int64_t> ignore_index) {
   MulticlassForm f;
   if (!SamplewiseMulticlassForm(b, num_classes, top_k, ignore_index, f)) return State{};
   Expr keep = !RowAny(f.bad, /*keepdim=*/true);
@@ -486,8 +474,7 @@ State MulticlassSamplewise(MetricBuilder& b, int64_t num_classes, int64_t top_k,
   return s;
 }
 
-State MulticlassSamplewiseExactMatch(MetricBuilder& b, int64_t num_classes,
-                                     std::optional<int64_t> ignore_index) {
+State MulticlassSamplewiseExactMatch(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index) {
   MulticlassForm f;
   if (!SamplewiseMulticlassForm(b, num_classes, /*top_k=*/1, ignore_index, f)) return State{};
   Expr same = Labels(f) == f.target;
@@ -511,8 +498,8 @@ State MultilabelSamplewiseExactMatch(MetricBuilder& b, int64_t num_labels, doubl
   for (size_t d = 2; d < in.pshape.size(); ++d) *positions *= in.pshape[d];
   Expr same = dsl::Cast(f.label, DType::kInt64) == dsl::Cast(f.target, DType::kInt64);
   if (f.ignored.valid()) same = same && !f.ignored;  // TorchMetrics sets an ignored target to -1
-  Expr match = dsl::All(same, {1});                   // (N, positions...)
-  Expr count = dsl::Sum(match, DimsFrom(match, 1));   // [N]
+  Expr match = dsl::All(same, {1});                  // (N, positions...)
+  Expr count = dsl::Sum(match, DimsFrom(match, 1));  // [N]
   Expr valid = !RowAny(f.bad, /*keepdim=*/false);
   State s = b.AddState("samplewise_correct", DType::kInt64, {}, Reducer::kCat);
   b.Accumulate(s, dsl::Where(valid, count, 0.0));

@@ -46,15 +46,14 @@ enum class LogitCheck { kAllElements, kKeptElements };
 // BinaryConfmat accumulates the binary confusion matrix [[tn, fp], [fn, tp]]
 // of `preds` (float probabilities or logits, or int/bool labels) against
 // `target` (int/bool in {0, 1}), both (N, ...) and flattened.
-dsl::State BinaryConfmat(dsl::MetricBuilder& b, double threshold,
-                         std::optional<int64_t> ignore_index, LogitCheck logit_check);
+dsl::State BinaryConfmat(dsl::MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index,
+                         LogitCheck logit_check);
 
 // MulticlassConfmat accumulates the C x C confusion matrix cm[target][pred]
 // of `preds` (float (N, C, ...) scores -> argmax, or int (N, ...) labels)
 // against int `target` (N, ...). Positions whose target is `ignore_index` are
 // dropped.
-dsl::State MulticlassConfmat(dsl::MetricBuilder& b, int64_t num_classes,
-                             std::optional<int64_t> ignore_index);
+dsl::State MulticlassConfmat(dsl::MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index);
 
 // MulticlassTopkCounts are per-class tp, fp, tn, fn states.
 struct MulticlassTopkCounts {
@@ -80,8 +79,7 @@ struct ExactMatchCounts {
 // MulticlassExactMatch counts samples whose every position matches; positions
 // whose target is `ignore_index` count as matching (TorchMetrics overwrites
 // the prediction there).
-ExactMatchCounts MulticlassExactMatch(dsl::MetricBuilder& b, int64_t num_classes,
-                                      std::optional<int64_t> ignore_index);
+ExactMatchCounts MulticlassExactMatch(dsl::MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index);
 
 // MultilabelExactMatch counts samples (and extra positions) whose L labels
 // all match; an ignored element makes its sample a non-match (TorchMetrics

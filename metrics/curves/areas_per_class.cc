@@ -57,10 +57,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
-#include "metrics/curves/common.h"
 #include "metrics/common.h"
+#include "metrics/curves/common.h"
 #include "metrics/registry.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {
@@ -236,8 +236,8 @@ BinnedCounts CountsFromHistogram(MetricBuilder& b, Expr hist, int64_t k, const S
                       perm);
   }
   Expr sel = dsl::Unsqueeze(dsl::Arange(hist, t + 1), 0) == dsl::Unsqueeze(perm, 1);  // [T, T+1]
-  Expr ge_user = dsl::Sum(dsl::Where(sel, dsl::Unsqueeze(ge, 2), 0.0), {3});         // [K, 2, T]
-  Expr shift = dsl::Unsqueeze(dsl::Arange(hist, t), 0) == rows + int64_t{1};         // [T, T]
+  Expr ge_user = dsl::Sum(dsl::Where(sel, dsl::Unsqueeze(ge, 2), 0.0), {3});          // [K, 2, T]
+  Expr shift = dsl::Unsqueeze(dsl::Arange(hist, t), 0) == rows + int64_t{1};          // [T, T]
   c.head = ge_user;
   c.tail = dsl::Sum(dsl::Where(shift, dsl::Unsqueeze(ge_user, 2), 0.0), {3});
   Expr j = dsl::Arange(hist, t);
@@ -300,8 +300,8 @@ absl::StatusOr<Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& args, c
     pc = Exact16PerClass(kind, task, b.Read(counts), k);
   } else if (!a.thresholds.binned) {
     const std::vector<int64_t>& target_row = task == Task::kMulticlass ? in.extra : row_shape;
-    ExactRows rows = AccumulateExactRows(b, in.probs, in.stored_target, task == Task::kMulticlass, row_shape,
-                                         target_row);
+    ExactRows rows =
+        AccumulateExactRows(b, in.probs, in.stored_target, task == Task::kMulticlass, row_shape, target_row);
     if (!b.ok()) return b.status();
     Expr scores = rows.scores;
     Expr y = rows.y;
@@ -349,9 +349,11 @@ absl::StatusOr<Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& args, c
 void RegisterPerClassCurveAreaMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target"};
   out.push_back({"multiclass_auroc", "curves", in, Bound(BuildCurveMetric, ClassTask::kMulticlass, Curve::kAuroc)});
-  out.push_back({"multiclass_average_precision", "curves", in, Bound(BuildCurveMetric, ClassTask::kMulticlass, Curve::kAveragePrecision)});
+  out.push_back({"multiclass_average_precision", "curves", in,
+                 Bound(BuildCurveMetric, ClassTask::kMulticlass, Curve::kAveragePrecision)});
   out.push_back({"multilabel_auroc", "curves", in, Bound(BuildCurveMetric, ClassTask::kMultilabel, Curve::kAuroc)});
-  out.push_back({"multilabel_average_precision", "curves", in, Bound(BuildCurveMetric, ClassTask::kMultilabel, Curve::kAveragePrecision)});
+  out.push_back({"multilabel_average_precision", "curves", in,
+                 Bound(BuildCurveMetric, ClassTask::kMultilabel, Curve::kAveragePrecision)});
 }
 
 }  // namespace tally::metrics

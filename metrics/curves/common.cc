@@ -22,9 +22,10 @@ absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args, bool allow_exact16) {
   if (auto* name = std::get_if<std::string>(v)) {
     if (*name == "exact16" || *name == "exact_fp16" || *name == "exact_bf16") {
       if (!allow_exact16) {
-        return args.InvalidArgument(absl::StrCat("thresholds=", *name,
-                                                 " is implemented for the auroc, average_precision, roc and "
-                                                 "precision_recall_curve metrics; use thresholds=None for the exact form"));
+        return args.InvalidArgument(
+            absl::StrCat("thresholds=", *name,
+                         " is implemented for the auroc, average_precision, roc and "
+                         "precision_recall_curve metrics; use thresholds=None for the exact form"));
       }
       t.exact16 = *name == "exact16" ? "auto" : *name == "exact_fp16" ? "fp16" : "bf16";
       return t;
@@ -39,8 +40,8 @@ absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args, bool allow_exact16) {
   if (auto* l = std::get_if<std::vector<double>>(v)) t.values = *l;
   if (auto* l = std::get_if<std::vector<int64_t>>(v)) t.values.assign(l->begin(), l->end());
   if (t.values.empty()) {
-    return args.InvalidArgument(absl::StrCat("thresholds must be none, an int or a non-empty list of floats in [0, 1], got ",
-                                             ArgValueToString(*v)));
+    return args.InvalidArgument(absl::StrCat(
+        "thresholds must be none, an int or a non-empty list of floats in [0, 1], got ", ArgValueToString(*v)));
   }
   for (double x : t.values) {
     if (!(x >= 0.0 && x <= 1.0)) {
@@ -52,8 +53,9 @@ absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args, bool allow_exact16) {
 
 absl::Status RequireAscending(SpecArgs& args, const Thresholds& t) {
   if (std::is_sorted(t.values.begin(), t.values.end())) return absl::OkStatus();
-  return args.InvalidArgument(absl::StrCat("thresholds must be sorted in increasing order for an area under the curve, got [",
-                                           absl::StrJoin(t.values, ", "), "]"));
+  return args.InvalidArgument(
+      absl::StrCat("thresholds must be sorted in increasing order for an area under the curve, got [",
+                   absl::StrJoin(t.values, ", "), "]"));
 }
 
 Expr ThresholdTensor(Expr like, const Thresholds& t) {
@@ -64,8 +66,8 @@ Expr ThresholdTensor(Expr like, const Thresholds& t) {
   Expr ar = dsl::Arange(like, n, DType::kFloat32);
   Expr out = dsl::FullLike(ar, 0.0, DType::kFloat32);
   for (int64_t i = 0; i < n; ++i) {
-    out = dsl::Where(ar == static_cast<double>(i),
-                     dsl::ScalarOf(ar, static_cast<float>(t.values[i]), DType::kFloat32), out);
+    out = dsl::Where(ar == static_cast<double>(i), dsl::ScalarOf(ar, static_cast<float>(t.values[i]), DType::kFloat32),
+                     out);
   }
   return out;
 }
@@ -179,14 +181,13 @@ std::string Exact16Format(const Thresholds& t, DType preds_dtype) {
 
 Expr Exact16Histogram(Expr probs, Expr label, int64_t k, const std::string& format) {
   // One fused pass on the CPU (ops/fused/score_code.h); a histogram elsewhere.
-  return probs.builder()->Op(ops::OpId::kCode16Counts, {probs, label},
-                             {{"format", format}, {"classes", k}});
+  return probs.builder()->Op(ops::OpId::kCode16Counts, {probs, label}, {{"format", format}, {"classes", k}});
 }
 
 Expr DecodeCode16(Expr codes, const std::string& format) {
   const bool bf16 = format == "bf16";
   const int64_t lo = bf16 ? -126 : -14;
-  const int64_t emax = bf16 ? 255 : 31;  // the all-ones exponent: inf and NaN
+  const int64_t emax = bf16 ? 255 : 31;    // the all-ones exponent: inf and NaN
   const double m = bf16 ? 128.0 : 1024.0;  // 2^M
   Expr c = dsl::Cast(codes, DType::kFloat64);
   Expr negative = c < 32768.0;
@@ -199,7 +200,8 @@ Expr DecodeCode16(Expr codes, const std::string& format) {
   Expr normal = (f / m + 1.0) * dsl::Pow(two, e + static_cast<double>(lo - 1));
   Expr sub = f * std::ldexp(1.0, static_cast<int>(lo) - static_cast<int>(std::log2(m)));
   Expr v = dsl::Where(e == 0.0, sub, normal);
-  v = dsl::Where(e == static_cast<double>(emax), dsl::Where(f == 0.0, dsl::FullLike(v, INFINITY, DType::kFloat64), NAN), v);
+  v = dsl::Where(e == static_cast<double>(emax), dsl::Where(f == 0.0, dsl::FullLike(v, INFINITY, DType::kFloat64), NAN),
+                 v);
   return dsl::Cast(dsl::Where(negative, -v, v), DType::kFloat32);
 }
 
@@ -244,8 +246,8 @@ bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_
   const int64_t c = num;
   const char* num_name = task == ClassTask::kMulticlass ? "num_classes" : "num_labels";
   if (!ir::IsFloating(preds.dtype())) {
-    b.FailInput("preds", absl::StrCat("expected floating point probabilities or logits, got ",
-                                      ir::DTypeName(preds.dtype())));
+    b.FailInput("preds",
+                absl::StrCat("expected floating point probabilities or logits, got ", ir::DTypeName(preds.dtype())));
   } else if (ir::IsFloating(target.dtype())) {
     b.FailInput("target", absl::StrCat("expected integer or bool labels, got ", ir::DTypeName(target.dtype())));
   } else if (task == ClassTask::kMulticlass) {
@@ -262,8 +264,8 @@ bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_
   } else if (ps != ts) {
     b.FailInput("preds", absl::StrCat("shape ", ShapeString(ps), " does not match target's shape ", ShapeString(ts)));
   } else if (ps.size() < 2 || ps[1] != c) {
-    b.FailInput("preds", absl::StrCat("expected shape (N, ", c, ", ...) for ", num_name, "=", c, ", got ",
-                                      ShapeString(ps)));
+    b.FailInput("preds",
+                absl::StrCat("expected shape (N, ", c, ", ...) for ", num_name, "=", c, ", got ", ShapeString(ps)));
   }
   if (!b.ok()) return false;
   in.extra.assign(ps.begin() + 2, ps.end());
@@ -323,8 +325,8 @@ bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::M
   const std::vector<int64_t>& ps = b.FindInput("preds")->shape;
   const std::vector<int64_t>& ts = b.FindInput("target")->shape;
   if (!ir::IsFloating(preds.dtype())) {
-    b.FailInput("preds", absl::StrCat("expected floating point probabilities or logits, got ",
-                                      ir::DTypeName(preds.dtype())));
+    b.FailInput("preds",
+                absl::StrCat("expected floating point probabilities or logits, got ", ir::DTypeName(preds.dtype())));
   } else if (ir::IsFloating(target.dtype())) {
     b.FailInput("target", absl::StrCat("expected integer or bool labels, got ", ir::DTypeName(target.dtype())));
   } else if (ps.empty()) {

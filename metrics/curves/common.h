@@ -175,9 +175,9 @@ enum class ClassTask { kMulticlass, kMultilabel };
 // label (1 positive, 0 negative, -1 dropped) and the compact form an exact
 // `target` state stores.
 struct ClassInputs {
-  dsl::Expr probs;          // float (N, C, ...)
-  dsl::Expr label;          // i64 (N, C, ...)
-  dsl::Expr stored_target;  // multiclass: i64 (N, ...) with -1 for dropped samples; multilabel: `label`
+  dsl::Expr probs;             // float (N, C, ...)
+  dsl::Expr label;             // i64 (N, C, ...)
+  dsl::Expr stored_target;     // multiclass: i64 (N, ...) with -1 for dropped samples; multilabel: `label`
   std::vector<int64_t> extra;  // the trailing dims (...)
 };
 

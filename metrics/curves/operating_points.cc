@@ -60,10 +60,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
 #include "metrics/common.h"
 #include "metrics/curves/common.h"
 #include "metrics/registry.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {
@@ -218,9 +218,10 @@ Candidates BinnedCandidates(Kind kind, const Args& a, Expr hist, int64_t k, cons
   Expr ge = total - dsl::Cumsum(hist, 2);  // at or above the j-th sorted threshold
   Expr base = dsl::Reshape(dsl::Arange(hist, k * 2), {k, 2, 1}) * static_cast<double>(t + 1);
   Expr at = dsl::Take(dsl::Flatten(ge), base + dsl::Reshape(PermIndex(hist, st), {1, 1, t}));
-  Expr fp = F32(dsl::Select(at, 1, 0)), tp = F32(dsl::Select(at, 1, 1));  // [K, T]
+  Expr fp = F32(dsl::Select(at, 1, 0)), tp = F32(dsl::Select(at, 1, 1));              // [K, T]
   Expr n_neg = F32(dsl::Select(total, 1, 0)), n_pos = F32(dsl::Select(total, 1, 1));  // [K, 1]
-  Expr thresholds = dsl::Unsqueeze(ThresholdTensor(hist, a.thresholds), 0) + dsl::Full(hist, {k, 1}, 0.0, DType::kFloat32);
+  Expr thresholds =
+      dsl::Unsqueeze(ThresholdTensor(hist, a.thresholds), 0) + dsl::Full(hist, {k, 1}, 0.0, DType::kFloat32);
   const float min = static_cast<float>(a.min);
   Candidates c;
   c.thr = thresholds;
@@ -309,8 +310,7 @@ absl::StatusOr<Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, const ds
   Expr labels = y;  // (R, C, ...): 1, 0, -1 per element
   if (task == Task::kMulticlass) {
     Expr y1 = dsl::Unsqueeze(y, 1);
-    labels = dsl::Where(y1 >= int64_t{0}, dsl::Cast(y1 == ClassIndex(y, c, scores.rank()), DType::kInt64),
-                        int64_t{-1});
+    labels = dsl::Where(y1 >= int64_t{0}, dsl::Cast(y1 == ClassIndex(y, c, scores.rank()), DType::kInt64), int64_t{-1});
   }
   Expr kept = dsl::Cast(labels >= int64_t{0}, DType::kInt64);
   std::vector<int64_t> other_dims = {0};
@@ -324,7 +324,8 @@ absl::StatusOr<Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, const ds
   for (int64_t i = 0; i < c; ++i) {
     Expr s = dsl::Flatten(dsl::Select(scores, 1, i));
     Expr l = dsl::Flatten(dsl::Select(labels, 1, i));
-    Expr recall_one = all_class0.valid() ? all_class0 : dsl::Sum(dsl::Cast(l == int64_t{1}, DType::kInt64)) == int64_t{0};
+    Expr recall_one =
+        all_class0.valid() ? all_class0 : dsl::Sum(dsl::Cast(l == int64_t{1}, DType::kInt64)) == int64_t{0};
     auto [value, thr] = Pick(kind, ExactCandidates(kind, a, s, l, recall_one));
     values.push_back(dsl::Unsqueeze(value, 0));
     thrs.push_back(dsl::Unsqueeze(thr, 0));
@@ -337,16 +338,18 @@ absl::StatusOr<Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, const ds
 
 void RegisterOperatingPointMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target"};
-  out.push_back({"binary_recall_at_fixed_precision", "curves", in, Bound(BuildFixed, Task::kBinary, Kind::kRecallAtPrecision)});
   out.push_back(
-      {"multiclass_recall_at_fixed_precision", "curves", in, Bound(BuildFixed, Task::kMulticlass, Kind::kRecallAtPrecision)});
+      {"binary_recall_at_fixed_precision", "curves", in, Bound(BuildFixed, Task::kBinary, Kind::kRecallAtPrecision)});
+  out.push_back({"multiclass_recall_at_fixed_precision", "curves", in,
+                 Bound(BuildFixed, Task::kMulticlass, Kind::kRecallAtPrecision)});
+  out.push_back({"multilabel_recall_at_fixed_precision", "curves", in,
+                 Bound(BuildFixed, Task::kMultilabel, Kind::kRecallAtPrecision)});
   out.push_back(
-      {"multilabel_recall_at_fixed_precision", "curves", in, Bound(BuildFixed, Task::kMultilabel, Kind::kRecallAtPrecision)});
-  out.push_back({"binary_precision_at_fixed_recall", "curves", in, Bound(BuildFixed, Task::kBinary, Kind::kPrecisionAtRecall)});
-  out.push_back(
-      {"multiclass_precision_at_fixed_recall", "curves", in, Bound(BuildFixed, Task::kMulticlass, Kind::kPrecisionAtRecall)});
-  out.push_back(
-      {"multilabel_precision_at_fixed_recall", "curves", in, Bound(BuildFixed, Task::kMultilabel, Kind::kPrecisionAtRecall)});
+      {"binary_precision_at_fixed_recall", "curves", in, Bound(BuildFixed, Task::kBinary, Kind::kPrecisionAtRecall)});
+  out.push_back({"multiclass_precision_at_fixed_recall", "curves", in,
+                 Bound(BuildFixed, Task::kMulticlass, Kind::kPrecisionAtRecall)});
+  out.push_back({"multilabel_precision_at_fixed_recall", "curves", in,
+                 Bound(BuildFixed, Task::kMultilabel, Kind::kPrecisionAtRecall)});
   out.push_back({"binary_sensitivity_at_specificity", "curves", in,
                  Bound(BuildFixed, Task::kBinary, Kind::kSensitivityAtSpecificity)});
   out.push_back({"multiclass_sensitivity_at_specificity", "curves", in,

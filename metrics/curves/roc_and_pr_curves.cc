@@ -60,10 +60,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
 #include "metrics/common.h"
 #include "metrics/curves/common.h"
 #include "metrics/registry.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {
@@ -258,7 +258,7 @@ Curve BinnedCurves(Kind kind, Expr hist, int64_t k, const Thresholds& th, const 
   Expr base = dsl::Reshape(dsl::Arange(hist, k * 2), {k, 2, 1}) * static_cast<double>(t + 1);
   Expr position = PermIndex(hist, st, /*reversed=*/kind == Kind::kRoc);
   Expr at = dsl::Take(dsl::Flatten(ge), base + dsl::Reshape(position, {1, 1, t}));
-  Expr fp = F32(dsl::Select(at, 1, 0)), tp = F32(dsl::Select(at, 1, 1));  // [K, T]
+  Expr fp = F32(dsl::Select(at, 1, 0)), tp = F32(dsl::Select(at, 1, 1));              // [K, T]
   Expr n_neg = F32(dsl::Select(total, 1, 0)), n_pos = F32(dsl::Select(total, 1, 1));  // [K, 1]
   Expr fn = n_pos - tp, tn = n_neg - fp;
   Expr thresholds = ThresholdTensor(hist, th);
@@ -284,8 +284,7 @@ Curve BinnedCurves(Kind kind, Expr hist, int64_t k, const Thresholds& th, const 
 
 // OutputPerClass outputs exact per-class curves: their macro average, or
 // the list of them; `empty` (a class without kept elements) poisons them.
-void OutputPerClass(MetricBuilder& b, Kind kind, const std::string& average, std::vector<Curve> per_class,
-                    Expr empty) {
+void OutputPerClass(MetricBuilder& b, Kind kind, const std::string& average, std::vector<Curve> per_class, Expr empty) {
   if (average == "macro") {
     std::vector<Expr> xs, ts;
     for (const Curve& pc : per_class) {
@@ -363,14 +362,15 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
     Expr scores = rows.scores;
     Expr y = rows.y;
     if (task == Task::kBinary) {
-      b.Output(ToParts(Poisoned(ExactCurve(kind, scores, y), dsl::Sum(dsl::Cast(y >= int64_t{0}, DType::kInt64)) == int64_t{0})));
+      b.Output(ToParts(
+          Poisoned(ExactCurve(kind, scores, y), dsl::Sum(dsl::Cast(y >= int64_t{0}, DType::kInt64)) == int64_t{0})));
       return b.Finish();
     }
     Expr labels = y;  // (R, C, ...): 1, 0, -1 per element
     if (task == Task::kMulticlass) {
       Expr y1 = dsl::Unsqueeze(y, 1);
-      labels = dsl::Where(y1 >= int64_t{0}, dsl::Cast(y1 == ClassIndex(y, c, scores.rank()), DType::kInt64),
-                          int64_t{-1});
+      labels =
+          dsl::Where(y1 >= int64_t{0}, dsl::Cast(y1 == ClassIndex(y, c, scores.rank()), DType::kInt64), int64_t{-1});
     }
     Expr kept = dsl::Cast(labels >= int64_t{0}, DType::kInt64);
     if (one_curve) {
@@ -405,7 +405,8 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
     b.Output(ToParts(Row(curves, 0)));
   } else if (a.average == "macro") {
     // TorchMetrics repeats the thresholds once per class.
-    Expr repeated = dsl::Flatten(dsl::Unsqueeze(curves.thresholds, 0) + dsl::Full(counts, {c, 1}, 0.0, DType::kFloat32));
+    Expr repeated =
+        dsl::Flatten(dsl::Unsqueeze(curves.thresholds, 0) + dsl::Full(counts, {c, 1}, 0.0, DType::kFloat32));
     std::vector<Curve> per_class;
     for (int64_t i = 0; i < c; ++i) per_class.push_back(Row(curves, i));
     b.Output(ToParts(Macro(kind, per_class, dsl::Flatten(curves.x), repeated)));

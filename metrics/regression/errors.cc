@@ -42,11 +42,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
 #include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/regression/moments.h"
 #include "metrics/regression/operands.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {
@@ -63,7 +63,6 @@ constexpr double kPercentEpsilon = 1.17e-06;
 // Below this |r| = |target − preds| / preds the tweedie deviances of power 1
 // and 2 use their series (truncation < 1e-13 relative).
 constexpr double kTweedieSeriesBound = 0.01;
-
 
 // Log1p is log(1 + x) to a few ulps for small |x| (Goldberg's
 // log(u)·x/(u − 1) with u = 1 + x), +inf at +inf, NaN below −1.
@@ -87,8 +86,7 @@ Expr MeanOfAll(MetricBuilder& b, const std::string& name, Expr values) {
 
 // --- mean_squared_log_error --------------------------------------------------
 
-absl::StatusOr<Metric> BuildMeanSquaredLogError(SpecArgs& args, const dsl::Signature& sig,
-                                                const ir::Device& device) {
+absl::StatusOr<Metric> BuildMeanSquaredLogError(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
@@ -132,8 +130,7 @@ absl::StatusOr<Metric> BuildWeightedMape(SpecArgs& args, const dsl::Signature& s
 
 // --- relative_squared_error ----------------------------------------------------
 
-absl::StatusOr<Metric> BuildRelativeSquaredError(SpecArgs& args, const dsl::Signature& sig,
-                                                 const ir::Device& device) {
+absl::StatusOr<Metric> BuildRelativeSquaredError(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(bool squared, args.GetBool("squared", true));
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> num_outputs, args.GetOptionalInt("num_outputs"));
   if (num_outputs.has_value() && *num_outputs < 1) {
@@ -149,9 +146,9 @@ absl::StatusOr<Metric> BuildRelativeSquaredError(SpecArgs& args, const dsl::Sign
     int64_t k = *num_outputs;
     bool ok = k == 1 ? d == 1 : (!one_dim && d == k);
     if (!ok) {
-      b.FailInput("preds", absl::StrCat("num_outputs=", k, " expects shape ",
-                                        k == 1 ? "[N] or [N, 1]" : absl::StrCat("[N, ", k, "]"), ", got ",
-                                        ShapeText(in.shape)));
+      b.FailInput("preds",
+                  absl::StrCat("num_outputs=", k, " expects shape ",
+                               k == 1 ? "[N] or [N, 1]" : absl::StrCat("[N, ", k, "]"), ", got ", ShapeText(in.shape)));
       return b.status();
     }
   }
@@ -173,8 +170,8 @@ absl::StatusOr<Metric> BuildRelativeSquaredError(SpecArgs& args, const dsl::Sign
   // reg/rse.py: rss / max(tss, eps) per output, eps of the (promoted) input
   // dtype; sqrt when not squared; then the mean over outputs.
   const bool f64 = in.preds_dtype == DType::kFloat64 || in.target_dtype == DType::kFloat64;
-  const double eps = f64 ? std::numeric_limits<double>::epsilon()
-                         : static_cast<double>(std::numeric_limits<float>::epsilon());
+  const double eps =
+      f64 ? std::numeric_limits<double>::epsilon() : static_cast<double>(std::numeric_limits<float>::epsilon());
   Expr rse = b.Read(rss_state) / dsl::Clamp(moments.M2(target), eps, std::nullopt);
   if (!squared) rse = dsl::Sqrt(rse);
   Expr mean = dsl::Sum(rse) / static_cast<double>(d);
@@ -184,8 +181,7 @@ absl::StatusOr<Metric> BuildRelativeSquaredError(SpecArgs& args, const dsl::Sign
 
 // --- minkowski_distance ------------------------------------------------------
 
-absl::StatusOr<Metric> BuildMinkowskiDistance(SpecArgs& args, const dsl::Signature& sig,
-                                              const ir::Device& device) {
+absl::StatusOr<Metric> BuildMinkowskiDistance(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(double p, args.GetDouble("p"));
   if (!(p >= 1.0)) {
     return args.InvalidArgument(absl::StrCat("p must be a float or int >= 1, got ", p));
@@ -210,8 +206,8 @@ Expr CountOf(Expr mask) { return dsl::Sum(dsl::Cast(dsl::Flatten(mask), DType::k
 absl::StatusOr<Metric> BuildTweedieDeviance(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(double power, args.GetDouble("power", 0.0));
   if (std::isnan(power) || (power > 0.0 && power < 1.0)) {
-    return args.InvalidArgument(absl::StrCat("the deviance score is not defined for power=", power,
-                                             " (0 < power < 1)"));
+    return args.InvalidArgument(
+        absl::StrCat("the deviance score is not defined for power=", power, " (0 < power < 1)"));
   }
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
@@ -258,8 +254,8 @@ absl::StatusOr<Metric> BuildTweedieDeviance(SpecArgs& args, const dsl::Signature
   } else {
     // reg/tweedie_deviance.py's general form.
     Expr safe_p = dsl::Where(p <= 0.0, 1.0, p);
-    Expr term1 = dsl::Pow(dsl::Maximum(t, dsl::Scalar(t, 0.0)), dsl::Scalar(t, 2.0 - power)) /
-                 ((1.0 - power) * (2.0 - power));
+    Expr term1 =
+        dsl::Pow(dsl::Maximum(t, dsl::Scalar(t, 0.0)), dsl::Scalar(t, 2.0 - power)) / ((1.0 - power) * (2.0 - power));
     Expr term2 = t * dsl::Pow(safe_p, dsl::Scalar(p, 1.0 - power)) / (1.0 - power);
     Expr term3 = dsl::Pow(safe_p, dsl::Scalar(p, 2.0 - power)) / (2.0 - power);
     dev = 2.0 * (term1 - term2 + term3);
@@ -279,8 +275,7 @@ Expr AtLeast(Expr x, DType dtype, double threshold) {
   return f >= dsl::ScalarOf(f, static_cast<float>(threshold), DType::kFloat32);
 }
 
-absl::StatusOr<Metric> BuildCriticalSuccessIndex(SpecArgs& args, const dsl::Signature& sig,
-                                                 const ir::Device& device) {
+absl::StatusOr<Metric> BuildCriticalSuccessIndex(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(double threshold, args.GetDouble("threshold"));
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> keep, args.GetOptionalInt("keep_sequence_dim"));
   MetricBuilder b(args.metric_name(), sig, device);

@@ -36,10 +36,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
 #include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/regression/operands.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {
@@ -60,9 +60,9 @@ Expr I64(Expr x) { return dsl::Cast(x, DType::kInt64); }
 // Columns are the d columns of an [n, d] state laid end to end (column-major,
 // length n·d) with, per element, its column and its row position.
 struct Columns {
-  Expr col;    // i64 column of every element
-  Expr pos;    // i64 position within its column
-  Expr n_i;    // i64 scalar rows
+  Expr col;  // i64 column of every element
+  Expr pos;  // i64 position within its column
+  Expr n_i;  // i64 scalar rows
   int64_t d;
   // PerColumn sums f64 `values` (one per element) into an f64 [d].
   Expr PerColumn(Expr values) const { return dsl::Histogram(col, F64(values), d); }
@@ -105,8 +105,8 @@ Expr NormalCdf(Expr z) {
   Expr x = z * (-1.0 / std::sqrt(2.0));
   Expr a = dsl::Abs(x);
   Expr t = 1.0 / (1.0 + 0.5 * a);
-  const double c[] = {-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
-                      0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277};
+  const double c[] = {-1.26551223, 1.00002368,  0.37409196, 0.09678418,  -0.18628806,
+                      0.27886807,  -1.13520398, 1.48851587, -0.82215223, 0.17087277};
   Expr poly = dsl::Scalar(t, c[9]);
   for (int k = 8; k >= 0; --k) poly = poly * t + c[k];
   Expr erfc_a = t * dsl::Exp(poly - a * a);
@@ -157,7 +157,7 @@ KendallResult Kendall(Expr preds, Expr target, int64_t d, const std::string& var
   Expr n = n_f;
   Expr n0 = n * (n - 1.0) / 2.0;
   Expr untied = n0 - tx.pairs - ty.pairs + txy.pairs;  // C + D
-  Expr con_min_dis = untied - 2.0 * discordant;         // C − D
+  Expr con_min_dis = untied - 2.0 * discordant;        // C − D
   Expr tau;
   if (variant == "a") {
     tau = con_min_dis / untied;
@@ -180,8 +180,7 @@ KendallResult Kendall(Expr preds, Expr target, int64_t d, const std::string& var
       t = 3.0 * con_min_dis / dsl::Sqrt(base / 2.0);
     } else {
       Expr m = n * (n - 1.0);
-      Expr var = (base - tx.p2 - ty.p2) / 18.0 + 2.0 * tx.pairs * ty.pairs / m +
-                 tx.p1 * ty.p1 / (9.0 * m * (n - 2.0));
+      Expr var = (base - tx.p2 - ty.p2) / 18.0 + 2.0 * tx.pairs * ty.pairs / m + tx.p1 * ty.p1 / (9.0 * m * (n - 2.0));
       t = con_min_dis / dsl::Sqrt(var);
     }
     if (*alternative == "two-sided") t = dsl::Abs(t);
@@ -217,7 +216,9 @@ absl::StatusOr<Metric> BuildKendall(SpecArgs& args, const dsl::Signature& sig, c
   const int64_t rank = in.rank();
   const bool one_dim = rank == 1;
   const int64_t d = one_dim ? 1 : ps->shape[1];
-  auto row_dtype = [](const dsl::InputSpec* s) { return s->dtype == DType::kFloat32 ? DType::kFloat32 : DType::kFloat64; };
+  auto row_dtype = [](const dsl::InputSpec* s) {
+    return s->dtype == DType::kFloat32 ? DType::kFloat32 : DType::kFloat64;
+  };
   State preds_rows = b.AddState("preds", row_dtype(ps), {d}, Reducer::kCat);
   State target_rows = b.AddState("target", row_dtype(ts), {d}, Reducer::kCat);
   auto columns = [&](Expr x, DType dtype) {

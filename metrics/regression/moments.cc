@@ -32,8 +32,8 @@ int MomentGroup::AddVariable(const std::string& name, const BatchMoments& batch)
 
 int MomentGroup::AddCoMoment(int a, int b, Expr batch) {
   Pair p{a, b, {}};
-  p.c = b_.AddState(absl::StrCat("c_", vars_[a].name, "_", vars_[b].name), DType::kFloat64, {d_},
-                    Reducer::kCustom, 0, group_);
+  p.c = b_.AddState(absl::StrCat("c_", vars_[a].name, "_", vars_[b].name), DType::kFloat64, {d_}, Reducer::kCustom, 0,
+                    group_);
   b_.Accumulate(p.c, batch);
   pairs_.push_back(p);
   return static_cast<int>(pairs_.size()) - 1;

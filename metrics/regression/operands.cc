@@ -5,9 +5,7 @@
 
 namespace tally::metrics {
 
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
-}
+std::string ShapeText(const std::vector<int64_t>& shape) { return absl::StrCat("[", absl::StrJoin(shape, ", "), "]"); }
 
 bool ReadOperands(dsl::MetricBuilder& b, Operands& out, int64_t max_rank, int64_t exact_rank) {
   out.preds = b.Input("preds");
@@ -19,8 +17,8 @@ bool ReadOperands(dsl::MetricBuilder& b, Operands& out, int64_t max_rank, int64_
     if (s->dtype == ir::DType::kBool) b.FailInput(s->name, "expected a numeric tensor, got bool");
   }
   if (ps->shape != ts->shape) {
-    b.FailInput("target", absl::StrCat("shape ", ShapeText(ts->shape), " does not match preds shape ",
-                                       ShapeText(ps->shape)));
+    b.FailInput("target",
+                absl::StrCat("shape ", ShapeText(ts->shape), " does not match preds shape ", ShapeText(ps->shape)));
   }
   const int64_t rank = static_cast<int64_t>(ps->shape.size());
   if (exact_rank > 0 && rank != exact_rank) {

@@ -39,11 +39,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
 #include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/regression/moments.h"
 #include "metrics/regression/operands.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {
@@ -60,7 +60,6 @@ constexpr double kMapeEpsilon = 1.17e-06;
 constexpr double kR2Atol = 1e-4;
 // TorchMetrics' eps added to the denominator of spearman (reg/spearman.py).
 constexpr double kSpearmanEpsilon = 1e-6;
-
 
 // Columns are (N) or (N, d) operands: d columns.
 struct Columns {
@@ -92,7 +91,7 @@ Columns AsColumns(const Operands& in) {
 // fused kernel (ops/fused/reg_stats.h) — or, where none exists, its
 // decomposition, which is this file's former per-metric ATen code.
 struct BatchStats {
-  Expr n;  // rows, i64 scalar
+  Expr n;                             // rows, i64 scalar
   BatchMoments preds, target, error;  // error = target − preds
   Expr c_preds_target;
   Expr sse, sae;          // Σ(preds − target)², Σ|preds − target|
@@ -131,8 +130,9 @@ bool ReadColumns(MetricBuilder& b, std::optional<int64_t> num_outputs, Columns& 
     int64_t k = *num_outputs;
     bool ok = k == 1 ? in.rank() == 1 || in.shape[1] == 1 : in.rank() == 2 && in.shape[1] == k;
     if (!ok) {
-      b.FailInput("preds", absl::StrCat("num_outputs=", k, " expects shape ", k == 1 ? "[N] or [N, 1]" : absl::StrCat("[N, ", k, "]"),
-                                        ", got ", ShapeText(in.shape)));
+      b.FailInput("preds",
+                  absl::StrCat("num_outputs=", k, " expects shape ",
+                               k == 1 ? "[N] or [N, 1]" : absl::StrCat("[N, ", k, "]"), ", got ", ShapeText(in.shape)));
       return false;
     }
   }
@@ -173,15 +173,14 @@ absl::StatusOr<Metric> BuildMeanError(ErrorKind kind, SpecArgs& args, const dsl:
   std::vector<int64_t> shape;
   if (num_outputs != 1) {
     if (in.rank() != 2 || in.shape[1] != num_outputs) {
-      b.FailInput("preds", absl::StrCat("num_outputs=", num_outputs, " expects shape [N, ", num_outputs,
-                                        "], got ", ShapeText(in.shape)));
+      b.FailInput("preds", absl::StrCat("num_outputs=", num_outputs, " expects shape [N, ", num_outputs, "], got ",
+                                        ShapeText(in.shape)));
       return b.status();
     }
     shape = {num_outputs};
   }
   const bool squared_error = kind == ErrorKind::kSquared;
-  State sum = b.AddState(squared_error ? "sum_squared_error" : "sum_abs_error", DType::kFloat64, shape,
-                         Reducer::kSum);
+  State sum = b.AddState(squared_error ? "sum_squared_error" : "sum_abs_error", DType::kFloat64, shape, Reducer::kSum);
   State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
   if (in.rank() <= 2) {
     // The shared statistics node (an (N) input is one column).
@@ -262,8 +261,7 @@ absl::StatusOr<Metric> BuildR2Score(SpecArgs& args, const dsl::Signature& sig, c
   Expr tss = moments.M2(target);
   Expr rss = b.Read(rss_state);
   // rss ≈ 0 (atol 1e-4) scores 1 whatever tss; else tss ≈ 0 scores 0.
-  Expr raw = dsl::Where(dsl::Abs(rss) <= kR2Atol, 1.0,
-                        dsl::Where(dsl::Abs(tss) <= kR2Atol, 0.0, 1.0 - rss / tss));
+  Expr raw = dsl::Where(dsl::Abs(rss) <= kR2Atol, 1.0, dsl::Where(dsl::Abs(tss) <= kR2Atol, 0.0, 1.0 - rss / tss));
   Expr r2 = ReduceOutputs(multioutput, raw, tss, c);
   if (adjusted != 0) {
     // adjusted >= n − 1 falls back to plain r2 (TorchMetrics warns).
@@ -275,8 +273,7 @@ absl::StatusOr<Metric> BuildR2Score(SpecArgs& args, const dsl::Signature& sig, c
   return b.Finish();
 }
 
-absl::StatusOr<Metric> BuildExplainedVariance(SpecArgs& args, const dsl::Signature& sig,
-                                              const ir::Device& device) {
+absl::StatusOr<Metric> BuildExplainedVariance(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(std::string multioutput, args.GetEnum("multioutput", kMultioutput, "uniform_average"));
   MetricBuilder b(args.metric_name(), sig, device);
   Columns c;
@@ -373,8 +370,7 @@ absl::StatusOr<Metric> BuildSpearman(SpecArgs& args, const dsl::Signature& sig, 
 
 // --- cosine_similarity ------------------------------------------------------
 
-absl::StatusOr<Metric> BuildCosineSimilarity(SpecArgs& args, const dsl::Signature& sig,
-                                             const ir::Device& device) {
+absl::StatusOr<Metric> BuildCosineSimilarity(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(std::string reduction, args.GetEnum("reduction", {"sum", "mean", "none"}, "sum"));
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;

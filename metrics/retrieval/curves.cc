@@ -45,10 +45,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
 #include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/retrieval/rows.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {
@@ -108,9 +108,8 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
     return r.size() == 2 ? std::make_pair(r[0], r[1]) : std::make_pair(Expr(), Expr());
   };
   // v: 1 for a row that counts (its target is not ignore_index); rel: its relevance.
-  Expr v = a.ignore_index.has_value()
-               ? dsl::Cast(!(t == static_cast<double>(*a.ignore_index)), DType::kFloat64)
-               : dsl::FullLike(t, 1.0, DType::kFloat64);
+  Expr v = a.ignore_index.has_value() ? dsl::Cast(!(t == static_cast<double>(*a.ignore_index)), DType::kFloat64)
+                                      : dsl::FullLike(t, 1.0, DType::kFloat64);
   Expr rel = v * t;
   auto [row_no, rows] = scan(dsl::FullLike(v, 1.0, DType::kFloat64));
   auto [pos, count] = scan(v);  // pos: 1-based rank among the query's counted rows
@@ -141,9 +140,7 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
   Expr empty_col = dsl::Unsqueeze(empty, 1);
   const double fill = a.action == "pos" ? 1.0 : 0.0;
   // Each query's curve in float32, as TorchMetrics computes it.
-  auto per_query = [&](Expr value) {
-    return dsl::Cast(dsl::Where(empty_col, fill, value), DType::kFloat32);
-  };
+  auto per_query = [&](Expr value) { return dsl::Cast(dsl::Where(empty_col, fill, value), DType::kFloat32); };
   Expr precision_q = per_query(dsl::SafeDiv(hits, denom));
   Expr recall_q = per_query(dsl::SafeDiv(hits, dsl::Unsqueeze(npos, 1)));
 
@@ -166,9 +163,11 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
       picked = dsl::Max(vals, {0});
     } else {  // the lower of the two middle values of each column
       Expr sorted = dsl::SortValues(vals, 0);
-      Expr row = dsl::Cumsum(dsl::Concat({dsl::FullLike(count, 1.0, DType::kFloat64),
-                                          dsl::Full(count, {1}, 1.0, DType::kFloat64)}),
-                             0) - 1.0;
+      Expr row =
+          dsl::Cumsum(
+              dsl::Concat({dsl::FullLike(count, 1.0, DType::kFloat64), dsl::Full(count, {1}, 1.0, DType::kFloat64)}),
+              0) -
+          1.0;
       Expr middle = dsl::Cast(dsl::Cast((queries - 1.0) / 2.0, DType::kInt64), DType::kFloat64);
       picked = dsl::Sum(dsl::Where(dsl::Unsqueeze(row == middle, 1), sorted, 0.0), {0});
     }
@@ -223,7 +222,8 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
 void RegisterRetrievalCurveMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target", "indexes"};
   out.push_back({"retrieval_precision_recall_curve", "retrieval", in, Bound(BuildCurve, Kind::kCurve)});
-  out.push_back({"retrieval_recall_at_fixed_precision", "retrieval", in, Bound(BuildCurve, Kind::kRecallAtFixedPrecision)});
+  out.push_back(
+      {"retrieval_recall_at_fixed_precision", "retrieval", in, Bound(BuildCurve, Kind::kRecallAtFixedPrecision)});
 }
 
 }  // namespace tally::metrics

@@ -26,11 +26,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
 #include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/retrieval/rows.h"
 #include "ops/retrieval_metric.h"
+#include "support/status_macros.h"
 
 namespace tally::metrics {
 namespace {
@@ -44,8 +44,7 @@ using ir::Reducer;
 // and its fused kernel (ops/retrieval_metric.h).
 using Kind = ops::RetrievalMetric;
 
-absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Signature& sig,
-                                      const ir::Device& device) {
+absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> top_k, args.GetOptionalInt("top_k"));
   if (top_k.has_value() && *top_k <= 0) return args.InvalidArgument("top_k must be a positive integer or none");
   if (kind == Kind::kRPrecision && top_k.has_value()) return args.InvalidArgument("unknown argument 'top_k'");
@@ -57,9 +56,8 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
   if (kind == Kind::kPrecision) {
     TALLY_ASSIGN_OR_RETURN(adaptive_k, args.GetBool("adaptive_k", false));
   }
-  TALLY_ASSIGN_OR_RETURN(std::string action,
-                         args.GetEnum("empty_target_action", {"neg", "pos", "skip", "error"},
-                                      kind == Kind::kFallOut ? "pos" : "neg"));
+  TALLY_ASSIGN_OR_RETURN(std::string action, args.GetEnum("empty_target_action", {"neg", "pos", "skip", "error"},
+                                                          kind == Kind::kFallOut ? "pos" : "neg"));
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> ignore_index, args.GetOptionalInt("ignore_index"));
   TALLY_ASSIGN_OR_RETURN(std::string aggregation,
                          args.GetEnum("aggregation", {"mean", "median", "min", "max"}, "mean"));
@@ -77,10 +75,10 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
   if (!ReadRetrievalRows(b, ignore_index, rows)) return b.status();
   std::vector<Expr> score = b.OpN(ops::OpId::kRetrievalScore, {rows.keys, rows.preds, rows.target}, score_attrs);
   if (!b.ok()) return b.status();
-  Expr value = b.Op(ops::OpId::kAssertZero, {kind == Kind::kNdcg ? rows.negative : rows.not_binary, score[0]},
-                    {{"message", absl::StrCat(args.metric_name(), ": target: {n} ",
-                                              kind == Kind::kNdcg ? "negative relevance values"
-                                                                  : "values outside {0, 1}")}});
+  Expr value =
+      b.Op(ops::OpId::kAssertZero, {kind == Kind::kNdcg ? rows.negative : rows.not_binary, score[0]},
+           {{"message", absl::StrCat(args.metric_name(), ": target: {n} ",
+                                     kind == Kind::kNdcg ? "negative relevance values" : "values outside {0, 1}")}});
   if (action == "error") {
     // Only the whole state tells whether a query lacks positives.
     value = b.Op(ops::OpId::kAssertZero, {score[1], value},

@@ -43,7 +43,8 @@ bool ReadRetrievalRows(dsl::MetricBuilder& b, std::optional<int64_t> ignore_inde
   ir::AttrMap check_attrs;
   if (ignore_index.has_value()) check_attrs["ignore_index"] = *ignore_index;
   std::vector<dsl::Expr> invalid = b.OpN(ops::OpId::kCountInvalid, {b.Read(target_rows)}, check_attrs);
-  std::vector<dsl::Expr> s = b.OpN(ops::OpId::kSegmentSort, {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)}, {});
+  std::vector<dsl::Expr> s =
+      b.OpN(ops::OpId::kSegmentSort, {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)}, {});
   if (!b.ok()) return false;
   // A NaN score has no rank (curve_common.h, NanScores): checked over the
   // rows in finalize too, so the update stays three appends.

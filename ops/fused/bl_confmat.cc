@@ -56,7 +56,8 @@ __attribute__((target("avx2"))) bool AnyOutsideAvx2(const float* p, int64_t begi
   for (; i + 8 <= end; i += 8) {
     __m256 v = _mm256_loadu_ps(p + i);
     // Ordered comparisons: false for NaN.
-    inside = _mm256_and_ps(inside, _mm256_and_ps(_mm256_cmp_ps(v, zero, _CMP_GE_OQ), _mm256_cmp_ps(v, one, _CMP_LE_OQ)));
+    inside =
+        _mm256_and_ps(inside, _mm256_and_ps(_mm256_cmp_ps(v, zero, _CMP_GE_OQ), _mm256_cmp_ps(v, one, _CMP_LE_OQ)));
   }
   bool any = _mm256_movemask_ps(inside) != 0xff;
   for (; i < end; ++i) any |= Outside(p[i]);
@@ -69,7 +70,8 @@ __attribute__((target("avx2"))) bool AnyOutsideAvx2(const double* p, int64_t beg
   int64_t i = begin;
   for (; i + 4 <= end; i += 4) {
     __m256d v = _mm256_loadu_pd(p + i);
-    inside = _mm256_and_pd(inside, _mm256_and_pd(_mm256_cmp_pd(v, zero, _CMP_GE_OQ), _mm256_cmp_pd(v, one, _CMP_LE_OQ)));
+    inside =
+        _mm256_and_pd(inside, _mm256_and_pd(_mm256_cmp_pd(v, zero, _CMP_GE_OQ), _mm256_cmp_pd(v, one, _CMP_LE_OQ)));
   }
   bool any = _mm256_movemask_pd(inside) != 0xf;
   for (; i < end; ++i) any |= Outside(p[i]);
@@ -97,9 +99,12 @@ bool AnyOutside(const P* p, const T* t, int64_t count, bool masked, int64_t igno
 // Label is the decomposition's label of one (probability) value.
 template <typename P>
 inline int64_t Label(P v, P threshold) {
-  if constexpr (std::is_floating_point<P>::value) return v > threshold;
-  else if constexpr (std::is_same<P, bool>::value) return v;
-  else return v == 1;
+  if constexpr (std::is_floating_point<P>::value)
+    return v > threshold;
+  else if constexpr (std::is_same<P, bool>::value)
+    return v;
+  else
+    return v == 1;
 }
 
 // CountRows counts rows [begin, end) of `v` (float probabilities, or int or
@@ -194,7 +199,7 @@ __attribute__((target("avx2"))) inline void TargetBits8(const int32_t* t, int64_
 // element only drops itself.
 template <typename P, typename T>
 __attribute__((target("avx2,popcnt"))) void CountBinaryAvx2(const P* v, const T* t, P threshold, const Args& a,
-                                                             int64_t begin, int64_t end, Counts& out) {
+                                                            int64_t begin, int64_t end, Counts& out) {
   int64_t kept = 0, target1 = 0, label1 = 0, both = 0, bad_t = 0;
   int64_t i = begin;
   for (; i + 8 <= end; i += 8) {
@@ -275,9 +280,8 @@ std::vector<int64_t> ConfmatShape(const at::Tensor& target) {
 
 }  // namespace
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> BlConfmatCpu(const at::Tensor& preds_in,
-                                                            const at::Tensor& target_in, double threshold,
-                                                            bool logits_over_kept,
+std::tuple<at::Tensor, at::Tensor, at::Tensor> BlConfmatCpu(const at::Tensor& preds_in, const at::Tensor& target_in,
+                                                            double threshold, bool logits_over_kept,
                                                             c10::optional<int64_t> ignore_index) {
   TORCH_CHECK(target_in.dim() == 1 || target_in.dim() == 2, "bl_confmat: target must be [N] or [N, L]");
   TORCH_CHECK(preds_in.sizes() == target_in.sizes(), "bl_confmat: preds and target must have one shape");
@@ -287,19 +291,37 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> BlConfmatCpu(const at::Tensor& pr
   auto dispatch_target = [&](auto p_tag) {
     using P = decltype(p_tag);
     switch (target.scalar_type()) {
-      case at::kLong: Run<P, int64_t>(preds_in, preds, target, threshold, logits_over_kept, ignore_index, total); break;
-      case at::kInt: Run<P, int32_t>(preds_in, preds, target, threshold, logits_over_kept, ignore_index, total); break;
-      case at::kBool: Run<P, bool>(preds_in, preds, target, threshold, logits_over_kept, ignore_index, total); break;
-      default: TORCH_CHECK(false, "bl_confmat: target must be int32, int64 or bool");
+      case at::kLong:
+        Run<P, int64_t>(preds_in, preds, target, threshold, logits_over_kept, ignore_index, total);
+        break;
+      case at::kInt:
+        Run<P, int32_t>(preds_in, preds, target, threshold, logits_over_kept, ignore_index, total);
+        break;
+      case at::kBool:
+        Run<P, bool>(preds_in, preds, target, threshold, logits_over_kept, ignore_index, total);
+        break;
+      default:
+        TORCH_CHECK(false, "bl_confmat: target must be int32, int64 or bool");
     }
   };
   switch (preds.scalar_type()) {
-    case at::kFloat: dispatch_target(float{}); break;
-    case at::kDouble: dispatch_target(double{}); break;
-    case at::kLong: dispatch_target(int64_t{}); break;
-    case at::kInt: dispatch_target(int32_t{}); break;
-    case at::kBool: dispatch_target(bool{}); break;
-    default: TORCH_CHECK(false, "bl_confmat: unsupported preds dtype");
+    case at::kFloat:
+      dispatch_target(float{});
+      break;
+    case at::kDouble:
+      dispatch_target(double{});
+      break;
+    case at::kLong:
+      dispatch_target(int64_t{});
+      break;
+    case at::kInt:
+      dispatch_target(int32_t{});
+      break;
+    case at::kBool:
+      dispatch_target(bool{});
+      break;
+    default:
+      TORCH_CHECK(false, "bl_confmat: unsupported preds dtype");
   }
   auto opts = target.options().dtype(at::kLong);
   at::Tensor cm = at::empty(ConfmatShape(target), opts);
@@ -307,8 +329,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> BlConfmatCpu(const at::Tensor& pr
   return {cm, at::scalar_tensor(total.bad_t, opts), at::scalar_tensor(total.bad_p, opts)};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> BlConfmatMeta(const at::Tensor&, const at::Tensor& target, double,
-                                                             bool, c10::optional<int64_t>) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> BlConfmatMeta(const at::Tensor&, const at::Tensor& target, double, bool,
+                                                             c10::optional<int64_t>) {
   auto opts = target.options().dtype(at::kLong);
   return {at::empty(ConfmatShape(target), opts), at::empty({}, opts), at::empty({}, opts)};
 }

@@ -33,14 +33,12 @@ namespace tally::ops::fused {
 // BlConfmatCpu takes preds and target of one shape, [N] or [N, L], and
 // returns (confmat i64[2, 2] for [N] inputs or i64[L, 2, 2] for [N, L],
 // indexed [label][target][pred]; bad_target i64[]; bad_preds i64[]).
-std::tuple<at::Tensor, at::Tensor, at::Tensor> BlConfmatCpu(const at::Tensor& preds,
-                                                            const at::Tensor& target, double threshold,
-                                                            bool logits_over_kept,
+std::tuple<at::Tensor, at::Tensor, at::Tensor> BlConfmatCpu(const at::Tensor& preds, const at::Tensor& target,
+                                                            double threshold, bool logits_over_kept,
                                                             c10::optional<int64_t> ignore_index);
 // BlConfmatMeta returns tensors of the result shapes on the inputs' device.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> BlConfmatMeta(const at::Tensor& preds,
-                                                             const at::Tensor& target, double threshold,
-                                                             bool logits_over_kept,
+std::tuple<at::Tensor, at::Tensor, at::Tensor> BlConfmatMeta(const at::Tensor& preds, const at::Tensor& target,
+                                                             double threshold, bool logits_over_kept,
                                                              c10::optional<int64_t> ignore_index);
 
 }  // namespace tally::ops::fused

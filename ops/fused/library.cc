@@ -6,16 +6,18 @@
 #include "ops/fused/bl_confmat.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/rank_stats.h"
-#include "ops/fused/score_code.h"
 #include "ops/fused/reg_stats.h"
 #include "ops/fused/retrieval.h"
+#include "ops/fused/score_code.h"
 
 TORCH_LIBRARY(tally, m) {
   m.def("mc_confmat(Tensor preds, Tensor target, int num_classes, int? ignore_index) -> (Tensor, Tensor, Tensor)");
-  m.def("mc_marginals(Tensor preds, Tensor target, int num_classes, int? ignore_index, str parts, "
-        "bool totals=False) -> (Tensor, Tensor, Tensor)");
-  m.def("bl_confmat(Tensor preds, Tensor target, float threshold, bool logits_over_kept, int? ignore_index) -> "
-        "(Tensor, Tensor, Tensor)");
+  m.def(
+      "mc_marginals(Tensor preds, Tensor target, int num_classes, int? ignore_index, str parts, "
+      "bool totals=False) -> (Tensor, Tensor, Tensor)");
+  m.def(
+      "bl_confmat(Tensor preds, Tensor target, float threshold, bool logits_over_kept, int? ignore_index) -> "
+      "(Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(tally, CPU, m) {
@@ -31,7 +33,9 @@ TORCH_LIBRARY_IMPL(tally, Meta, m) {
 }
 
 // reg_stats -> (n, then the statistics; ops/fused/reg_stats.h).
-TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("reg_stats(Tensor preds, Tensor target, bool error_moments=True) -> Tensor[]"); }
+TORCH_LIBRARY_FRAGMENT(tally, m) {
+  m.def("reg_stats(Tensor preds, Tensor target, bool error_moments=True) -> Tensor[]");
+}
 TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("reg_stats", &tally::ops::fused::RegStatsCpu); }
 TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("reg_stats", &tally::ops::fused::RegStatsMeta); }
 
@@ -43,8 +47,9 @@ TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("moments_merge", &tally::ops::fused:
 // The retrieval metrics' update check and per-query scores (ops/fused/retrieval.h).
 TORCH_LIBRARY_FRAGMENT(tally, m) {
   m.def("count_invalid(Tensor target, int? ignore_index) -> (Tensor, Tensor)");
-  m.def("retrieval_score(Tensor keys, Tensor preds, Tensor target, str metric, str empty_target_action, "
-        "bool adaptive_k, int? top_k, int? ignore_index, str aggregation=\"mean\") -> (Tensor, Tensor)");
+  m.def(
+      "retrieval_score(Tensor keys, Tensor preds, Tensor target, str metric, str empty_target_action, "
+      "bool adaptive_k, int? top_k, int? ignore_index, str aggregation=\"mean\") -> (Tensor, Tensor)");
 }
 TORCH_LIBRARY_IMPL(tally, CPU, m) {
   m.impl("count_invalid", &tally::ops::fused::CountInvalidCpu);

@@ -147,8 +147,8 @@ struct Counts {
 // compile time (small C: the argmax loop unrolls into selects); kC == 0 reads
 // it from `c`.
 template <bool kMatrix, int kC, typename P, typename L>
-void CountRows(const P* preds, const L* target, bool scores, const Layout& lay, bool has_ignore,
-               int64_t ignore, int64_t begin, int64_t end, Counts& out) {
+void CountRows(const P* preds, const L* target, bool scores, const Layout& lay, bool has_ignore, int64_t ignore,
+               int64_t begin, int64_t end, Counts& out) {
   const int64_t c = kC > 0 ? kC : lay.c;
   const bool wide = std::is_same<P, float>::value && kC == 0 && c >= 32 && HasAvx2();
   int64_t* cm = out.cm;
@@ -184,8 +184,8 @@ void CountRows(const P* preds, const L* target, bool scores, const Layout& lay, 
 // RowArgmaxSlow. About 4x fewer instructions per row than the scalar loop.
 template <bool kMatrix, typename L>
 __attribute__((target("avx2,bmi"))) void CountRowsAvx2(const float* preds, const L* target, const Layout& lay,
-                                                        bool has_ignore, int64_t ignore, int64_t begin,
-                                                        int64_t end, Counts& out) {
+                                                       bool has_ignore, int64_t ignore, int64_t begin, int64_t end,
+                                                       Counts& out) {
   const int64_t c = lay.c;
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i mask0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(c, 8))), lane);
@@ -203,8 +203,8 @@ __attribute__((target("avx2,bmi"))) void CountRowsAvx2(const float* preds, const
     const float* row = preds + i * c;
     __m256 v0 = _mm256_blendv_ps(ninf, _mm256_maskload_ps(row, mask0), _mm256_castsi256_ps(mask0));
     __m256 v1 = _mm256_blendv_ps(ninf, _mm256_maskload_ps(row + 8, mask1), _mm256_castsi256_ps(mask1));
-    int nan = _mm256_movemask_ps(
-        _mm256_or_ps(_mm256_cmp_ps(v0, v0, _CMP_UNORD_Q), _mm256_cmp_ps(v1, v1, _CMP_UNORD_Q)));
+    int nan =
+        _mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(v0, v0, _CMP_UNORD_Q), _mm256_cmp_ps(v1, v1, _CMP_UNORD_Q)));
     int64_t label;
     if (nan) {
       label = RowArgmaxSlow(row, c);
@@ -240,9 +240,10 @@ void Run(const at::Tensor& preds, const at::Tensor& target, bool scores, const L
   const int64_t c = lay.c;
   int64_t n = target.size(0);
   int64_t threads = at::get_num_threads();
-  CountFn<P, L> count =
-      scores ? PickCounter<kMatrix, P, L>(c, std::integer_sequence<int, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16>{})
-             : &CountRows<kMatrix, 0, P, L>;
+  CountFn<P, L> count = scores
+                            ? PickCounter<kMatrix, P, L>(
+                                  c, std::integer_sequence<int, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16>{})
+                            : &CountRows<kMatrix, 0, P, L>;
   bool avx2 = scores && std::is_same<P, float>::value && c >= 2 && c <= 16 && HasAvx2();
   auto count_range = [&](int64_t begin, int64_t end, Counts& into) {
     if constexpr (std::is_same<P, float>::value) {
@@ -269,9 +270,8 @@ void Run(const at::Tensor& preds, const at::Tensor& target, bool scores, const L
     part.owned.assign(lay.size, 0);
     part.cm = part.owned.data();
   }
-  at::parallel_for(0, n, grain, [&](int64_t begin, int64_t end) {
-    count_range(begin, end, parts[at::get_thread_num()]);
-  });
+  at::parallel_for(0, n, grain,
+                   [&](int64_t begin, int64_t end) { count_range(begin, end, parts[at::get_thread_num()]); });
   std::fill(out, out + lay.size, int64_t{0});
   for (const auto& part : parts) {
     for (int64_t k = 0; k < lay.size; ++k) out[k] += part.cm[k];
@@ -288,23 +288,35 @@ std::pair<int64_t, int64_t> Count(const char* op, const at::Tensor& preds_in, co
   const int64_t c = lay.c;
   TORCH_CHECK(target_in.dim() == 1, op, ": target must be [N]");
   bool scores = at::isFloatingType(preds_in.scalar_type());
-  TORCH_CHECK(scores ? (preds_in.dim() == 2 && preds_in.size(1) == c) : preds_in.dim() == 1,
-              op, ": preds must be [N, C] scores or [N] labels");
+  TORCH_CHECK(scores ? (preds_in.dim() == 2 && preds_in.size(1) == c) : preds_in.dim() == 1, op,
+              ": preds must be [N, C] scores or [N] labels");
   at::Tensor preds = preds_in.contiguous();
   at::Tensor target = target_in.contiguous();
   Counts total;
   auto dispatch_target = [&](auto p_tag) {
     using P = decltype(p_tag);
-    if (target.scalar_type() == at::kLong) Run<kMatrix, P, int64_t>(preds, target, scores, lay, ignore_index, out, total);
-    else if (target.scalar_type() == at::kInt) Run<kMatrix, P, int32_t>(preds, target, scores, lay, ignore_index, out, total);
-    else TORCH_CHECK(false, op, ": target must be int32 or int64");
+    if (target.scalar_type() == at::kLong)
+      Run<kMatrix, P, int64_t>(preds, target, scores, lay, ignore_index, out, total);
+    else if (target.scalar_type() == at::kInt)
+      Run<kMatrix, P, int32_t>(preds, target, scores, lay, ignore_index, out, total);
+    else
+      TORCH_CHECK(false, op, ": target must be int32 or int64");
   };
   switch (preds.scalar_type()) {
-    case at::kFloat: dispatch_target(float{}); break;
-    case at::kDouble: dispatch_target(double{}); break;
-    case at::kLong: dispatch_target(int64_t{}); break;
-    case at::kInt: dispatch_target(int32_t{}); break;
-    default: TORCH_CHECK(false, op, ": unsupported preds dtype");
+    case at::kFloat:
+      dispatch_target(float{});
+      break;
+    case at::kDouble:
+      dispatch_target(double{});
+      break;
+    case at::kLong:
+      dispatch_target(int64_t{});
+      break;
+    case at::kInt:
+      dispatch_target(int32_t{});
+      break;
+    default:
+      TORCH_CHECK(false, op, ": unsupported preds dtype");
   }
   return {total.bad_t, total.bad_p};
 }
@@ -317,11 +329,21 @@ Layout MarginalLayout(int64_t c, const std::vector<ConfmatPart>& parts) {
   for (size_t i = 0; i < parts.size(); ++i) {
     int64_t off = c * static_cast<int64_t>(i);
     switch (parts[i]) {
-      case ConfmatPart::kTp: lay.tp = off; break;
-      case ConfmatPart::kTarget: lay.target = off; break;
-      case ConfmatPart::kPred: lay.pred = off; break;
-      case ConfmatPart::kAbsErr: lay.abs_err = off; break;
-      case ConfmatPart::kSqErr: lay.sq_err = off; break;
+      case ConfmatPart::kTp:
+        lay.tp = off;
+        break;
+      case ConfmatPart::kTarget:
+        lay.target = off;
+        break;
+      case ConfmatPart::kPred:
+        lay.pred = off;
+        break;
+      case ConfmatPart::kAbsErr:
+        lay.abs_err = off;
+        break;
+      case ConfmatPart::kSqErr:
+        lay.sq_err = off;
+        break;
     }
   }
   return lay;
@@ -366,8 +388,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> McMarginalsMeta(const at::Tensor&
   return {totals ? at::empty({rows}, opts) : at::empty({rows, c}, opts), at::empty({}, opts), at::empty({}, opts)};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatMeta(const at::Tensor&, const at::Tensor& target,
-                                                             int64_t c, c10::optional<int64_t>) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatMeta(const at::Tensor&, const at::Tensor& target, int64_t c,
+                                                             c10::optional<int64_t>) {
   auto opts = target.options().dtype(at::kLong);
   return {at::empty({c, c}, opts), at::empty({}, opts), at::empty({}, opts)};
 }

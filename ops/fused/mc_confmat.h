@@ -18,15 +18,11 @@
 namespace tally::ops::fused {
 
 // McConfmatCpu returns (confmat i64[C, C], bad_target i64[], bad_preds i64[]).
-std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatCpu(const at::Tensor& preds,
-                                                            const at::Tensor& target,
-                                                            int64_t num_classes,
-                                                            c10::optional<int64_t> ignore_index);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatCpu(const at::Tensor& preds, const at::Tensor& target,
+                                                            int64_t num_classes, c10::optional<int64_t> ignore_index);
 // McConfmatMeta returns tensors of the result shapes on the inputs' device.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatMeta(const at::Tensor& preds,
-                                                             const at::Tensor& target,
-                                                             int64_t num_classes,
-                                                             c10::optional<int64_t> ignore_index);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatMeta(const at::Tensor& preds, const at::Tensor& target,
+                                                             int64_t num_classes, c10::optional<int64_t> ignore_index);
 
 // McMarginalsCpu is mc_marginals: the same rows and checks, counted into the
 // per-class parts listed in `parts` ("tp,target,pred,abs_err,sq_err", any

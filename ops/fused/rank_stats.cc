@@ -74,7 +74,8 @@ Stats Scan(size_t n, KeyOf key_of, LabelOf label_of) {
     s.u2 += q * (2 * pos_above + p);
     pos_above += p;
     rows_above += p + q;
-    if (p > 0) s.precision_sum += static_cast<double>(p) * static_cast<double>(pos_above) / static_cast<double>(rows_above);
+    if (p > 0)
+      s.precision_sum += static_cast<double>(p) * static_cast<double>(pos_above) / static_cast<double>(rows_above);
     s.n_pos += p;
     s.n_neg += q;
     end = i;
@@ -93,7 +94,8 @@ Stats Run(const T* scores, const bool* positive, int64_t n) {
       v.push_back((static_cast<uint64_t>(OrderedBits(scores[i])) << 1) | (positive[i] ? 1 : 0));
     }
     RadixSort(v, 33);
-    return Scan<uint64_t>(v.size(), [&](size_t i) { return v[i] >> 1; }, [&](size_t i) { return (v[i] & 1) != 0; });
+    return Scan<uint64_t>(
+        v.size(), [&](size_t i) { return v[i] >> 1; }, [&](size_t i) { return (v[i] & 1) != 0; });
   } else {
     std::vector<std::pair<uint64_t, bool>> v;
     v.reserve(n);
@@ -102,7 +104,8 @@ Stats Run(const T* scores, const bool* positive, int64_t n) {
       v.emplace_back(OrderedBits(scores[i]), positive[i]);
     }
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    return Scan<uint64_t>(v.size(), [&](size_t i) { return v[i].first; }, [&](size_t i) { return v[i].second; });
+    return Scan<uint64_t>(
+        v.size(), [&](size_t i) { return v[i].first; }, [&](size_t i) { return v[i].second; });
   }
 }
 

@@ -401,8 +401,8 @@ void Run(const P* p, const T* t, int64_t n, int64_t d, bool error_moments, Colum
 }
 
 void CheckInputs(const at::Tensor& preds, const at::Tensor& target) {
-  TORCH_CHECK(preds.sizes() == target.sizes(), "reg_stats: preds ", preds.sizes(), " and target ",
-              target.sizes(), " differ in shape");
+  TORCH_CHECK(preds.sizes() == target.sizes(), "reg_stats: preds ", preds.sizes(), " and target ", target.sizes(),
+              " differ in shape");
   TORCH_CHECK(preds.dim() == 1 || preds.dim() == 2, "reg_stats: inputs must be [N] or [N, D]");
   for (const at::Tensor* x : {&preds, &target}) {
     TORCH_CHECK(x->scalar_type() == at::kFloat || x->scalar_type() == at::kDouble,
@@ -429,8 +429,10 @@ std::vector<at::Tensor> RegStatsCpu(const at::Tensor& preds_in, const at::Tensor
         Run<P, double>(p, target.data_ptr<double>(), n, d, error_moments, total.data());
       }
     };
-    if (preds.scalar_type() == at::kFloat) dispatch_target(float{});
-    else dispatch_target(double{});
+    if (preds.scalar_type() == at::kFloat)
+      dispatch_target(float{});
+    else
+      dispatch_target(double{});
   }
   // One allocation: the per-column results are slices of `values`.
   at::Tensor values = at::empty({12 * d + 2}, preds.options().dtype(at::kDouble));
@@ -464,8 +466,8 @@ std::vector<at::Tensor> RegStatsCpu(const at::Tensor& preds_in, const at::Tensor
 std::vector<at::Tensor> MomentsMergeCpu(at::TensorList states, int64_t variables, at::IntArrayRef pairs) {
   const int64_t npairs = static_cast<int64_t>(pairs.size()) / 2;
   const int64_t side = 1 + 3 * variables + npairs;
-  TORCH_CHECK(pairs.size() % 2 == 0 && static_cast<int64_t>(states.size()) == 2 * side,
-              "moments_merge: expected ", 2 * side, " states");
+  TORCH_CHECK(pairs.size() % 2 == 0 && static_cast<int64_t>(states.size()) == 2 * side, "moments_merge: expected ",
+              2 * side, " states");
   std::vector<at::Tensor> in(states.size());
   for (size_t i = 0; i < states.size(); ++i) {
     bool count = i == 0 || static_cast<int64_t>(i) == side;

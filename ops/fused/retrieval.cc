@@ -10,8 +10,8 @@
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ops/retrieval_metric.h"
@@ -118,14 +118,18 @@ Outcome ScoreRows(int64_t n, Rel rel, Pred pred, const Options& o, Scratch& s, d
   bool empty = npos == 0.0;
   double value = 0;
   switch (o.metric) {
-    case Metric::kRecall: value = SafeDiv(hits, npos); break;
+    case Metric::kRecall:
+      value = SafeDiv(hits, npos);
+      break;
     case Metric::kPrecision: {
       double denom = static_cast<double>(n);
       if (o.top_k >= 0) denom = o.adaptive_k ? static_cast<double>(std::min(o.top_k, n)) : static_cast<double>(o.top_k);
       value = SafeDiv(hits, denom);
       break;
     }
-    case Metric::kHitRate: value = hits > 0.0 ? 1.0 : 0.0; break;
+    case Metric::kHitRate:
+      value = hits > 0.0 ? 1.0 : 0.0;
+      break;
     case Metric::kReciprocalRank: {
       double seen = 0;
       for (int64_t j = 0; j < k; ++j) {
@@ -213,8 +217,7 @@ Outcome ScoreRows(int64_t n, Rel rel, Pred pred, const Options& o, Scratch& s, d
 // ScoreQuery scores rows [b, e) of one query: in place without ignore_index,
 // else over a compacted copy of the counted rows.
 template <typename P, typename T>
-Outcome ScoreQuery(const P* preds, const T* target, int64_t b, int64_t e, const Options& o, Scratch& s,
-                   double* score) {
+Outcome ScoreQuery(const P* preds, const T* target, int64_t b, int64_t e, const Options& o, Scratch& s, double* score) {
   if (!o.has_ignore) {
     return ScoreRows(
         e - b, [target, b](int64_t j) { return static_cast<double>(target[b + j]); },
@@ -247,7 +250,8 @@ void ScoreAll(const int64_t* keys, const P* preds, const T* target, int64_t n, c
   std::vector<Outcome> outcomes(queries, Outcome::kAbsent);
   at::parallel_for(0, queries, 256, [&](int64_t begin, int64_t end) {
     Scratch s;
-    for (int64_t q = begin; q < end; ++q) outcomes[q] = ScoreQuery(preds, target, starts[q], starts[q + 1], o, s, &scores[q]);
+    for (int64_t q = begin; q < end; ++q)
+      outcomes[q] = ScoreQuery(preds, target, starts[q], starts[q + 1], o, s, &scores[q]);
   });
   // Summed in query order, whatever the threads did.
   double sum = 0, count = 0;
@@ -410,8 +414,7 @@ std::tuple<at::Tensor, at::Tensor> CountInvalidMeta(const at::Tensor& target, c1
 std::tuple<at::Tensor, at::Tensor> RetrievalScoreCpu(const at::Tensor& keys, const at::Tensor& preds,
                                                      const at::Tensor& target, c10::string_view metric,
                                                      c10::string_view empty_target_action, bool adaptive_k,
-                                                     c10::optional<int64_t> top_k,
-                                                     c10::optional<int64_t> ignore_index,
+                                                     c10::optional<int64_t> top_k, c10::optional<int64_t> ignore_index,
                                                      c10::string_view aggregation) {
   TORCH_CHECK(keys.scalar_type() == at::kLong, "retrieval_score: keys must be int64");
   TORCH_CHECK(aggregation == "mean" || aggregation == "median" || aggregation == "min" || aggregation == "max",
@@ -443,9 +446,8 @@ std::tuple<at::Tensor, at::Tensor> RetrievalScoreCpu(const at::Tensor& keys, con
 }
 
 std::tuple<at::Tensor, at::Tensor> RetrievalScoreMeta(const at::Tensor& keys, const at::Tensor&, const at::Tensor&,
-                                                      c10::string_view, c10::string_view, bool,
-                                                      c10::optional<int64_t>, c10::optional<int64_t>,
-                                                      c10::string_view) {
+                                                      c10::string_view, c10::string_view, bool, c10::optional<int64_t>,
+                                                      c10::optional<int64_t>, c10::string_view) {
   return {at::empty({}, keys.options().dtype(at::kDouble)), at::empty({}, keys.options().dtype(at::kLong))};
 }
 

@@ -26,14 +26,12 @@ std::tuple<at::Tensor, at::Tensor> CountInvalidMeta(const at::Tensor& target, c1
 std::tuple<at::Tensor, at::Tensor> RetrievalScoreCpu(const at::Tensor& keys, const at::Tensor& preds,
                                                      const at::Tensor& target, c10::string_view metric,
                                                      c10::string_view empty_target_action, bool adaptive_k,
-                                                     c10::optional<int64_t> top_k,
-                                                     c10::optional<int64_t> ignore_index,
+                                                     c10::optional<int64_t> top_k, c10::optional<int64_t> ignore_index,
                                                      c10::string_view aggregation);
 std::tuple<at::Tensor, at::Tensor> RetrievalScoreMeta(const at::Tensor& keys, const at::Tensor& preds,
                                                       const at::Tensor& target, c10::string_view metric,
                                                       c10::string_view empty_target_action, bool adaptive_k,
-                                                      c10::optional<int64_t> top_k,
-                                                      c10::optional<int64_t> ignore_index,
+                                                      c10::optional<int64_t> top_k, c10::optional<int64_t> ignore_index,
                                                       c10::string_view aggregation);
 
 // SegmentSortPermutationCpu returns the i64 permutation that orders rows by

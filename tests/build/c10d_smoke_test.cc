@@ -39,8 +39,7 @@ TEST(C10dSmoke, SingleRankAllreduce) {
   EXPECT_EQ(store->get("k"), (std::vector<uint8_t>{1, 2, 3}));
 
   auto options = c10d::ProcessGroupGloo::Options::create();
-  options->devices.push_back(
-      c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
   c10d::ProcessGroupGloo pg(store, /*rank=*/0, /*size=*/1, options);
   std::vector<at::Tensor> tensors{at::arange(4, at::kFloat)};
   pg.allreduce(tensors)->wait();

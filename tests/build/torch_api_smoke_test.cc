@@ -1,8 +1,8 @@
 // Build smoke test: the LibTorch C++ API include path
 // (-isystem /usr/include/torch/csrc/api/include) and TorchScript headers work.
+#include <torch/csrc/jit/testing/file_check.h>
 #include <torch/script.h>
 #include <torch/torch.h>
-#include <torch/csrc/jit/testing/file_check.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

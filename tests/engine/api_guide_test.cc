@@ -24,9 +24,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-dsl::Signature FloatPair() {
-  return {{"preds", ir::DType::kFloat32, {8}}, {"target", ir::DType::kFloat32, {8}}};
-}
+dsl::Signature FloatPair() { return {{"preds", ir::DType::kFloat32, {8}}, {"target", ir::DType::kFloat32, {8}}}; }
 
 TEST(ApiGuide, DslMetricIsTheMeanAbsoluteError) {
   absl::StatusOr<Metric> mine = guide::BuildMyMae(FloatPair(), ir::Device{});
@@ -42,10 +40,10 @@ TEST(ApiGuide, DslMetricIsTheMeanAbsoluteError) {
   absl::StatusOr<NamedTensors> values = (*program)->Compute();
   ASSERT_TRUE(values.ok()) << values.status();
   ASSERT_EQ(values->size(), 1u);
-  const double expected = at::cat({(p1.to(at::kDouble) - t1.to(at::kDouble)).abs(),
-                                   (p2.to(at::kDouble) - t2.to(at::kDouble)).abs()})
-                              .mean()
-                              .item<double>();
+  const double expected =
+      at::cat({(p1.to(at::kDouble) - t1.to(at::kDouble)).abs(), (p2.to(at::kDouble) - t2.to(at::kDouble)).abs()})
+          .mean()
+          .item<double>();
   EXPECT_DOUBLE_EQ(values->front().second.item<double>(), expected);
   EXPECT_EQ(values->front().second.scalar_type(), at::kDouble);
 }

@@ -35,14 +35,11 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 const dsl::Signature kValue = {{"value", ir::DType::kFloat32, {4}}};
-const dsl::Signature kValueWeight = {{"value", ir::DType::kFloat32, {4}},
-                                     {"weight", ir::DType::kFloat32, {4}}};
+const dsl::Signature kValueWeight = {{"value", ir::DType::kFloat32, {4}}, {"weight", ir::DType::kFloat32, {4}}};
 
 // MakeProgram builds `specs` for `sig` and compiles them for `device`.
-absl::StatusOr<std::unique_ptr<Program>> MakeProgram(const std::vector<std::string>& specs,
-                                                     const dsl::Signature& sig,
-                                                     const std::string& device = "cpu",
-                                                     bool checked = false) {
+absl::StatusOr<std::unique_ptr<Program>> MakeProgram(const std::vector<std::string>& specs, const dsl::Signature& sig,
+                                                     const std::string& device = "cpu", bool checked = false) {
   std::vector<CollectionEntry> entries;
   for (const std::string& text : specs) {
     auto spec = metrics::ParseMetricSpec(text);
@@ -139,16 +136,21 @@ TEST(ProgramTest, BadInputsAreRejectedAndLeaveStatesUnchanged) {
       {"missing input", {{"value", v3}}, "weight", "missing input 'weight'"},
       {"unexpected input", {{"value", v3}, {"weight", w3}, {"target", v3}}, "target", "unexpected input 'target'"},
       {"input given twice", {{"value", v3}, {"value", v3}, {"weight", w3}}, "value", "given twice"},
-      {"wrong dtype", {{"value", v3.to(at::kDouble)}, {"weight", w3}}, "value",
+      {"wrong dtype",
+       {{"value", v3.to(at::kDouble)}, {"weight", w3}},
+       "value",
        "wrong dtype: expected f32[N]@cpu, got f64[3]@cpu"},
       {"int dtype", {{"value", v3}, {"weight", w3.to(at::kLong)}}, "weight", "wrong dtype"},
       {"wrong rank", {{"value", v3.reshape({3, 1})}, {"weight", w3}}, "value", "wrong rank: expected f32[N]@cpu"},
       {"scalar", {{"value", at::scalar_tensor(1.0, at::kFloat)}, {"weight", w3}}, "value", "wrong rank"},
-      {"mismatched rows", {{"value", v3}, {"weight", F32({1, 1, 1, 1})}}, "weight",
+      {"mismatched rows",
+       {{"value", v3}, {"weight", F32({1, 1, 1, 1})}},
+       "weight",
        "has 4 rows (dim 0) but another input has 3"},
-      {"wrong device", {{"value", at::empty({3}, at::TensorOptions().dtype(at::kFloat).device(at::kMeta))},
-                        {"weight", w3}},
-       "value", "is on meta but the program is placed on cpu"},
+      {"wrong device",
+       {{"value", at::empty({3}, at::TensorOptions().dtype(at::kFloat).device(at::kMeta))}, {"weight", w3}},
+       "value",
+       "is on meta but the program is placed on cpu"},
       {"undefined tensor", {{"value", at::Tensor()}, {"weight", w3}}, "value", "undefined tensor"},
   };
   for (const BadInput& c : cases) {
@@ -183,10 +185,10 @@ constexpr char kTopk[] = R"(module {
 TEST(ProgramTest, FixedDimMismatchIsRejected) {
   TALLY_ASSERT_OK_AND_ASSIGN(auto p, FromText(kTopk));
   EXPECT_EQ(p->metric_names(), "handmade");
-  EXPECT_THAT(p->Update({{"x", at::ones({4, 2}, at::kDouble)}, {"y", at::ones({4}, at::kDouble)}}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("handmade: input 'x': wrong size of dim 1"),
-                             HasSubstr("expected f64[N,3]@cpu, got f64[4,2]@cpu"))));
+  EXPECT_THAT(
+      p->Update({{"x", at::ones({4, 2}, at::kDouble)}, {"y", at::ones({4}, at::kDouble)}}),
+      StatusIs(absl::StatusCode::kInvalidArgument, AllOf(HasSubstr("handmade: input 'x': wrong size of dim 1"),
+                                                         HasSubstr("expected f64[N,3]@cpu, got f64[4,2]@cpu"))));
 }
 
 // Verifies that a kernel failing in the middle of an update (after another
@@ -196,9 +198,9 @@ TEST(ProgramTest, KernelFailureMidUpdateLeavesStatesUnchanged) {
   TALLY_ASSERT_OK_AND_ASSIGN(auto p, FromText(kTopk));
   TALLY_ASSERT_OK(p->Update({{"x", at::ones({4, 3}, at::kDouble)}, {"y", at::arange(4, at::kDouble)}}));
   const std::string before = Saved(*p);
-  EXPECT_THAT(p->Update({{"x", at::ones({2, 3}, at::kDouble)}, {"y", at::arange(2, at::kDouble)}}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("handmade: update: topk_mask at handmade.cc:7"))));
+  EXPECT_THAT(
+      p->Update({{"x", at::ones({2, 3}, at::kDouble)}, {"y", at::arange(2, at::kDouble)}}),
+      StatusIs(absl::StatusCode::kInvalidArgument, AllOf(HasSubstr("handmade: update: topk_mask at handmade.cc:7"))));
   EXPECT_EQ(Saved(*p), before);
   EXPECT_EQ(Results(*p)["h"], 12.0);
 }
@@ -438,9 +440,10 @@ TEST(ProgramTest, CheckedModeCatchesAMisplannedNode) {
   TALLY_ASSERT_OK_AND_ASSIGN(auto checked, FromText(kMisplanned, "cpu", /*checked=*/true));
   TALLY_ASSERT_OK_AND_ASSIGN(auto plain, FromText(kMisplanned));
   const at::Tensor x = at::tensor({1.0, 2.0}, at::kDouble);
-  EXPECT_THAT(checked->Update({{"x", x}}),
-              StatusIs(absl::StatusCode::kInternal,
-                       AllOf(HasSubstr("misplanned: update"), HasSubstr("neg: produced Double rank 1 but planned f32[N]@cpu"))));
+  EXPECT_THAT(
+      checked->Update({{"x", x}}),
+      StatusIs(absl::StatusCode::kInternal, AllOf(HasSubstr("misplanned: update"),
+                                                  HasSubstr("neg: produced Double rank 1 but planned f32[N]@cpu"))));
   EXPECT_THAT(plain->Update({{"x", x}}), IsOk());
 }
 
@@ -471,9 +474,9 @@ NamedTensors MetaInputs(const dsl::Signature& sig, int64_t rows) {
   for (const dsl::InputSpec& s : sig) {
     std::vector<int64_t> sizes = s.shape;
     if (!sizes.empty()) sizes[0] = rows;
-    at::ScalarType dt = s.dtype == ir::DType::kBool    ? at::kBool
-                        : s.dtype == ir::DType::kInt32 ? at::kInt
-                        : s.dtype == ir::DType::kInt64 ? at::kLong
+    at::ScalarType dt = s.dtype == ir::DType::kBool      ? at::kBool
+                        : s.dtype == ir::DType::kInt32   ? at::kInt
+                        : s.dtype == ir::DType::kInt64   ? at::kLong
                         : s.dtype == ir::DType::kFloat64 ? at::kDouble
                                                          : at::kFloat;
     out.emplace_back(s.name, at::empty(sizes, at::TensorOptions().dtype(dt).device(at::kMeta)));
@@ -490,9 +493,9 @@ TEST(ProgramTest, EveryRegisteredMetricUpdatesOnMeta) {
   for (const metrics::MetricInfo& info : metrics::AllMetrics()) {
     const int ran_before = ran;
     std::vector<std::pair<std::string, dsl::Signature>> candidates;
-    for (const char* args : {"", "num_classes=3", "num_labels=3", "beta=2.0", "beta=2.0, num_classes=3",
-                             "beta=2.0, num_labels=3", "task=binary", "task=multiclass, num_classes=3",
-                             "p=3.0", "threshold=0.5"}) {
+    for (const char* args :
+         {"", "num_classes=3", "num_labels=3", "beta=2.0", "beta=2.0, num_classes=3", "beta=2.0, num_labels=3",
+          "task=binary", "task=multiclass, num_classes=3", "p=3.0", "threshold=0.5"}) {
       std::string text = *args ? absl::StrCat(info.name, "(", args, ")") : info.name;
       candidates.emplace_back(text, tools::DefaultSignature({text}));
     }
@@ -508,8 +511,8 @@ TEST(ProgramTest, EveryRegisteredMetricUpdatesOnMeta) {
         candidates.emplace_back(text, tools::DefaultSignature({text}));
       }
     }
-    candidates.emplace_back(info.name, dsl::Signature{{"preds", ir::DType::kFloat32, {8, 3}},
-                                                      {"target", ir::DType::kFloat32, {8, 3}}});
+    candidates.emplace_back(
+        info.name, dsl::Signature{{"preds", ir::DType::kFloat32, {8, 3}}, {"target", ir::DType::kFloat32, {8, 3}}});
     for (const auto& [text, sig] : candidates) {
       auto p = MakeProgram({text}, sig, "meta");
       if (!p.ok()) continue;
@@ -535,7 +538,8 @@ TEST(ProgramTest, MissingDeviceIsAStatusNotAThrow) {
   EXPECT_THAT(p, StatusIs(absl::StatusCode::kFailedPrecondition,
                           HasSubstr("mean: cannot create states on cuda:1: the device is not available")));
   auto q = FromText(kTopk, "cuda:1");
-  EXPECT_THAT(q, StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("handmade: cannot create states on cuda:1")));
+  EXPECT_THAT(q,
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("handmade: cannot create states on cuda:1")));
   EXPECT_THAT(FromText(kTopk, "mps"), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("mps")));
 }
 

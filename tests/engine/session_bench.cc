@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/compiler.h"
 #include "api/tally.h"
+#include "engine/compiler.h"
 
 namespace {
 
@@ -51,8 +51,9 @@ int main(int argc, char** argv) {
       batches[t].push_back(std::move(b));
     }
   }
-  std::printf("collection: %zu classification metrics (one confusion matrix), %d rows per update, %u hardware threads\n",
-              specs.size(), batch, std::thread::hardware_concurrency());
+  std::printf(
+      "collection: %zu classification metrics (one confusion matrix), %d rows per update, %u hardware threads\n",
+      specs.size(), batch, std::thread::hardware_concurrency());
   {
     auto entries = tally::BuildEntries(specs, *sig, {});
     auto program = tally::Compile(*entries, {});
@@ -62,28 +63,28 @@ int main(int argc, char** argv) {
     std::printf("bare Program, 1 thread: %.0f updates/s (%.2f us/update)\n", updates / s, 1e6 * s / updates);
   }
   for (int micro : {0, 64})
-  for (int threads : thread_counts) {
-    tally::SessionOptions options;
-    options.micro_batching.max_rows = micro;
-    auto session = tally::CreateDefaultSession(specs, *sig, options);
-    if (!session.ok()) {
-      std::fprintf(stderr, "%s\n", session.status().ToString().c_str());
-      return 1;
+    for (int threads : thread_counts) {
+      tally::SessionOptions options;
+      options.micro_batching.max_rows = micro;
+      auto session = tally::CreateDefaultSession(specs, *sig, options);
+      if (!session.ok()) {
+        std::fprintf(stderr, "%s\n", session.status().ToString().c_str());
+        return 1;
+      }
+      auto t0 = std::chrono::steady_clock::now();
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+          for (const auto& b : batches[t]) (void)(*session)->Update(b);
+        });
+      }
+      for (auto& th : pool) th.join();
+      double s = Seconds(t0);
+      auto counters = (*session)->Counters();
+      const double total = double(threads) * updates;
+      std::printf("Session%s, %d thread(s): %.0f updates/s (%.2f us/update per thread), counted %lld updates\n",
+                  micro ? " (micro-batching, max_rows=64)" : "", threads, total / s, 1e6 * s * threads / total,
+                  static_cast<long long>(counters->updates));
     }
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&, t] {
-        for (const auto& b : batches[t]) (void)(*session)->Update(b);
-      });
-    }
-    for (auto& th : pool) th.join();
-    double s = Seconds(t0);
-    auto counters = (*session)->Counters();
-    const double total = double(threads) * updates;
-    std::printf("Session%s, %d thread(s): %.0f updates/s (%.2f us/update per thread), counted %lld updates\n",
-                micro ? " (micro-batching, max_rows=64)" : "", threads, total / s, 1e6 * s * threads / total,
-                static_cast<long long>(counters->updates));
-  }
   return 0;
 }

@@ -75,8 +75,8 @@ class EightThreadsTest : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(EightThreadsTest, GiveExactlyTheSingleThreadedResultWhileReadersRace) {
   constexpr int kThreads = 8, kUpdates = 10000, kBatch = 4;
-  constexpr int kBadEvery = kUpdates / 10;       // 10 rejected updates per thread
-  constexpr int kWindow = 1000, kBuckets = 4;    // "last_1000": 4 intervals of 250 updates
+  constexpr int kBadEvery = kUpdates / 10;     // 10 rejected updates per thread
+  constexpr int kWindow = 1000, kBuckets = 4;  // "last_1000": 4 intervals of 250 updates
   static_assert(kThreads * kUpdates % (kWindow / kBuckets) == 0 && kThreads * kUpdates >= kWindow,
                 "the last interval is full, so the window holds exactly kWindow updates at the end");
   const std::string path = TempPath(absl::StrCat("ckpt_eight_", GetParam().name));
@@ -180,8 +180,8 @@ TEST_P(EightThreadsTest, GiveExactlyTheSingleThreadedResultWhileReadersRace) {
     TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> want_states, ref->Snapshot(set));
     ASSERT_EQ(got_states.size(), want_states.size());
     for (size_t i = 0; i < got_states.size(); ++i) {
-      EXPECT_TRUE(at::equal(got_states[i], want_states[i])) << "state " << i << ": " << got_states[i] << " vs "
-                                                            << want_states[i];
+      EXPECT_TRUE(at::equal(got_states[i], want_states[i]))
+          << "state " << i << ": " << got_states[i] << " vs " << want_states[i];
     }
     TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters c, s->Counters(set));
     EXPECT_EQ(c.updates, kThreads * kUpdates);
@@ -205,8 +205,7 @@ TEST_P(EightThreadsTest, GiveExactlyTheSingleThreadedResultWhileReadersRace) {
   std::remove(path.c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, EightThreadsTest,
-                         ::testing::Values(Mode{"Direct", 0}, Mode{"MicroBatched", 32}),
+INSTANTIATE_TEST_SUITE_P(Modes, EightThreadsTest, ::testing::Values(Mode{"Direct", 0}, Mode{"MicroBatched", 32}),
                          [](const ::testing::TestParamInfo<Mode>& info) { return std::string(info.param.name); });
 
 TEST(SessionConcurrencyTest, ThreadsThatComeAndGoAndSessionsSharingThreadsAreAllCounted) {
@@ -325,7 +324,8 @@ TEST(SessionConcurrencyTest, MicroBatchedUpdatesGiveTheSameResults) {
       NamedTensors reused = Slice(data[t], 0, kBatch);
       for (auto& in : reused) in.second = in.second.clone();
       for (int u = 0; u < kUpdates; ++u) {
-        for (size_t j = 0; j < reused.size(); ++j) reused[j].second.copy_(data[t][j].second.narrow(0, u * kBatch, kBatch));
+        for (size_t j = 0; j < reused.size(); ++j)
+          reused[j].second.copy_(data[t][j].second.narrow(0, u * kBatch, kBatch));
         ASSERT_THAT(s->Update(reused), IsOk());
       }
     });

@@ -99,8 +99,8 @@ TEST(SessionTest, RejectInvalidValuesRefusesABadBatchAndChangesNothing) {
   out_of_range[1].second = out_of_range[1].second.clone();
   out_of_range[1].second[3] = 7;
   EXPECT_THAT(s->Update(out_of_range),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       ::testing::AllOf(HasSubstr("metric set 'cls': multiclass"), HasSubstr("1 values outside [0, 3)"))));
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::AllOf(HasSubstr("metric set 'cls': multiclass"),
+                                                                            HasSubstr("1 values outside [0, 3)"))));
   TALLY_ASSERT_OK_AND_ASSIGN(auto cls1, s->Compute("cls"));
   ExpectSameValues(cls0, cls1);
   TALLY_ASSERT_OK_AND_ASSIGN(SessionCounters c, s->Counters("cls"));
@@ -128,7 +128,7 @@ TEST(SessionTest, RejectInvalidValuesJudgesRetrievalTargetsNotMissingPositives) 
   TALLY_ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Session> s,
       tally::CreateDefaultSession({"retrieval_recall(empty_target_action=error)", "retrieval_reciprocal_rank"}, sig,
-                             options));
+                                  options));
   // Query 0 has no positive yet: only the whole state can tell, so the batch
   // is accepted (Compute reports it), and a later batch completes it.
   ASSERT_THAT(s->Update(q), IsOk());
@@ -191,7 +191,8 @@ TEST(SessionTest, UpdateCountWindowCoversTheLastIntervals) {
   EXPECT_EQ(Sum(w), 11 + 12 + 13);
   EXPECT_THAT(s->ComputeWindow("default", "nope"), StatusIs(absl::StatusCode::kNotFound));
   o.windows = {{"bad", WindowSpec::Kind::kUpdates, 5, 2}};
-  EXPECT_THAT(tally::CreateDefaultSession({"sum"}, Sig(), o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("divide")));
+  EXPECT_THAT(tally::CreateDefaultSession({"sum"}, Sig(), o),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("divide")));
 }
 
 TEST(SessionTest, CheckpointRestoresUpdateWindowsAndRestartsTimeWindows) {
@@ -285,7 +286,8 @@ bool ValidName(const std::string& n) {
   if (n.empty()) return false;
   for (size_t i = 0; i < n.size(); ++i) {
     char c = n[i];
-    bool ok = std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':' || (i > 0 && std::isdigit(static_cast<unsigned char>(c)));
+    bool ok = std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':' ||
+              (i > 0 && std::isdigit(static_cast<unsigned char>(c)));
     if (!ok) return false;
   }
   return true;
@@ -349,10 +351,14 @@ Parsed ParseExposition(const std::string& text) {
     }
     EXPECT_EQ(line[i], ' ') << line;
     std::string v = line.substr(i + 1);
-    if (v == "NaN") s.value = std::nan("");
-    else if (v == "+Inf") s.value = INFINITY;
-    else if (v == "-Inf") s.value = -INFINITY;
-    else EXPECT_TRUE(absl::SimpleAtod(v, &s.value) && v.find_first_of("in") == std::string::npos) << line;
+    if (v == "NaN")
+      s.value = std::nan("");
+    else if (v == "+Inf")
+      s.value = INFINITY;
+    else if (v == "-Inf")
+      s.value = -INFINITY;
+    else
+      EXPECT_TRUE(absl::SimpleAtod(v, &s.value) && v.find_first_of("in") == std::string::npos) << line;
     p.samples.push_back(s);
   }
   return p;
@@ -364,11 +370,10 @@ TEST(SessionTest, PrometheusExportParsesBackToEveryValue) {
   const std::string weird = "we\"ird\\set\nname";
   SessionOptions o;
   o.windows.push_back({"last4", WindowSpec::Kind::kUpdates, 4, 2});
-  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> s,
-                             tally::CreateSession({{"cls", {kAcc, kConfmat, kF1}},
-                                              {weird, {"sum", "mean", "max", "min"}},
-                                              {"empty", {"mean"}}},
-                                             Sig(), o));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Session> s,
+      tally::CreateSession(
+          {{"cls", {kAcc, kConfmat, kF1}}, {weird, {"sum", "mean", "max", "min"}}, {"empty", {"mean"}}}, Sig(), o));
   NamedTensors rows = Rows(12, 3);
   ASSERT_THAT(s->Update("cls", Only(rows, {"preds", "target"})), IsOk());
   ASSERT_THAT(s->Update(weird, {{"value", at::tensor({INFINITY, 1.5}, at::kDouble)}}), IsOk());
@@ -426,12 +431,15 @@ TEST(SessionTest, PrometheusExportParsesBackToEveryValue) {
   EXPECT_TRUE(std::isnan(find("tally_metric", {{"set", "empty"}, {"metric", "mean"}})));
   EXPECT_EQ(find("tally_rejected_updates_total", {{"set", weird}}), 1);
   EXPECT_EQ(find("tally_rows_total", {{"set", "cls"}}), 12);
-  EXPECT_THAT(text, HasSubstr("tally_metric{set=\"cls\",metric=\"multiclass_accuracy(num_classes=3, average=none)\",class=\"2\"} "));
+  EXPECT_THAT(
+      text,
+      HasSubstr("tally_metric{set=\"cls\",metric=\"multiclass_accuracy(num_classes=3, average=none)\",class=\"2\"} "));
   EXPECT_THAT(text, HasSubstr("set=\"we\\\"ird\\\\set\\nname\""));
   EXPECT_THAT(text, HasSubstr(" +Inf\n"));
   EXPECT_THAT(text, HasSubstr(" NaN\n"));
   o.prometheus_prefix = "9bad";
-  EXPECT_THAT(tally::CreateDefaultSession({"sum"}, Sig(), o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prometheus_prefix")));
+  EXPECT_THAT(tally::CreateDefaultSession({"sum"}, Sig(), o),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prometheus_prefix")));
 }
 
 TEST(SessionTest, PrometheusLabelsTuplePartsAndMatrixCells) {
@@ -546,7 +554,8 @@ TEST(SessionTest, CorruptTruncatedOrForeignCheckpointsAreRejectedAndChangeNothin
   unchanged();
   EXPECT_THAT(s->LoadCheckpoint(bad_path + ".missing"), StatusIs(absl::StatusCode::kNotFound));
   WriteAll(bad_path, good.substr(0, 20) + "x" + good.substr(20));
-  EXPECT_THAT(s->LoadCheckpoint(bad_path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("truncated or padded")));
+  EXPECT_THAT(s->LoadCheckpoint(bad_path),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("truncated or padded")));
   std::string flipped = good;
   flipped[good.size() / 2] ^= 4;
   WriteAll(bad_path, flipped);
@@ -554,10 +563,14 @@ TEST(SessionTest, CorruptTruncatedOrForeignCheckpointsAreRejectedAndChangeNothin
 
   // Other metric sets: other specs, other set names, other inputs for the
   // same specs (float32 values), fewer sets.
-  TALLY_ASSERT_OK_AND_ASSIGN(auto other_specs, tally::CreateSession({{"cls", {kAcc, kF1}}, {"agg", {"sum", "mean"}}}, Sig()));
-  EXPECT_THAT(other_specs->LoadCheckpoint(path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("other metrics")));
-  TALLY_ASSERT_OK_AND_ASSIGN(auto other_names, tally::CreateSession({{"x", {kAcc, kConfmat, kF1}}, {"agg", {"sum", "mean"}}}, Sig()));
-  EXPECT_THAT(other_names->LoadCheckpoint(path), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metric set 'cls'")));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto other_specs,
+                             tally::CreateSession({{"cls", {kAcc, kF1}}, {"agg", {"sum", "mean"}}}, Sig()));
+  EXPECT_THAT(other_specs->LoadCheckpoint(path),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("other metrics")));
+  TALLY_ASSERT_OK_AND_ASSIGN(auto other_names,
+                             tally::CreateSession({{"x", {kAcc, kConfmat, kF1}}, {"agg", {"sum", "mean"}}}, Sig()));
+  EXPECT_THAT(other_names->LoadCheckpoint(path),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metric set 'cls'")));
   dsl::Signature f32 = Sig();
   for (auto& in : f32)
     if (in.name == "value") in.dtype = ir::DType::kFloat32;

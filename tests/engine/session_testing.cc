@@ -7,9 +7,9 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "gtest/gtest.h"
 #include "tests/testlib/status_matchers.h"
-#include "api/tally.h"
 
 namespace tally::testing {
 

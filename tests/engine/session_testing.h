@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "engine/dsl/builder.h"
 #include "api/tally.h"
+#include "engine/dsl/builder.h"
 
 namespace tally::testing {
 

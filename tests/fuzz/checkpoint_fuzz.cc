@@ -6,8 +6,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "engine/checkpoint_format.h"
 #include "api/tally.h"
+#include "engine/checkpoint_format.h"
 #include "tests/fuzz/fuzz_fixtures.h"
 #include "tests/fuzz/targets.h"
 

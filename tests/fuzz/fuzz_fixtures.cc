@@ -40,9 +40,9 @@ const std::vector<std::unique_ptr<Program>>& StatePrograms() {
   static const auto* programs = [] {
     auto* out = new std::vector<std::unique_ptr<Program>>;
     out->push_back(CompileForFuzz({"binary_accuracy", "binary_auroc"},
-                               {{"preds", ir::DType::kFloat32, {4}}, {"target", ir::DType::kInt64, {4}}}));
+                                  {{"preds", ir::DType::kFloat32, {4}}, {"target", ir::DType::kInt64, {4}}}));
     out->push_back(CompileForFuzz({"multiclass_accuracy(num_classes=3)", "multiclass_auroc(num_classes=3)"},
-                               {{"preds", ir::DType::kFloat32, {4, 3}}, {"target", ir::DType::kInt64, {4}}}));
+                                  {{"preds", ir::DType::kFloat32, {4, 3}}, {"target", ir::DType::kInt64, {4}}}));
     return out;
   }();
   return *programs;
@@ -60,9 +60,8 @@ std::unique_ptr<Session> NewCheckpointSession() {
   SessionOptions o;
   o.windows.push_back({"last4", WindowSpec::Kind::kUpdates, 4, 2});
   o.windows.push_back({"last10s", WindowSpec::Kind::kSeconds, 10, 2});
-  const dsl::Signature sig = {{"preds", ir::DType::kInt64, {4}},
-                              {"target", ir::DType::kInt64, {4}},
-                              {"value", ir::DType::kFloat64, {4}}};
+  const dsl::Signature sig = {
+      {"preds", ir::DType::kInt64, {4}}, {"target", ir::DType::kInt64, {4}}, {"value", ir::DType::kFloat64, {4}}};
   return OrDie(tally::CreateSession({{"cls", {"multiclass_accuracy(num_classes=3)"}}, {"agg", {"sum"}}}, sig, o));
 }
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/program.h"
 #include "api/tally.h"
+#include "engine/program.h"
 
 namespace tally::fuzz {
 

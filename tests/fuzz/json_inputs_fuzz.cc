@@ -12,7 +12,9 @@ namespace {
 const std::vector<dsl::Signature>& Signatures() {
   static const auto* sigs = new std::vector<dsl::Signature>{
       {{"preds", ir::DType::kFloat32, {4}}, {"target", ir::DType::kInt64, {4}}},
-      {{"preds", ir::DType::kFloat16, {4, 3}}, {"target", ir::DType::kInt32, {4}}, {"weight", ir::DType::kFloat64, {4}}},
+      {{"preds", ir::DType::kFloat16, {4, 3}},
+       {"target", ir::DType::kInt32, {4}},
+       {"weight", ir::DType::kFloat64, {4}}},
   };
   return *sigs;
 }

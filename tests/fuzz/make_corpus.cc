@@ -6,22 +6,22 @@
 // Rewrites the files it names and leaves others (hand-added seeds) alone.
 #include <ATen/ATen.h>
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
-#include <utility>
-#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "engine/checkpoint_format.h"
 #include "engine/io/npy.h"
 #include "engine/ir/printer.h"
-#include "api/tally.h"
 #include "tests/fuzz/fuzz_fixtures.h"
 
 namespace tally::fuzz {

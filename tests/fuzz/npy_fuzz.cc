@@ -1,10 +1,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "engine/io/npy.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/targets.h"
-#include "api/tally.h"
 
 namespace tally::fuzz {
 

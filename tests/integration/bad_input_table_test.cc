@@ -25,13 +25,13 @@
 #include <string>
 #include <vector>
 
+#include <httplib.h>
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/io/npy.h"
 #include "api/tally.h"
+#include "engine/io/npy.h"
 #include "gtest/gtest.h"
-#include <httplib.h>
 
 #include "nlohmann/json.hpp"
 #include "tests/tools/cli_testing.h"
@@ -88,7 +88,8 @@ std::vector<std::string> Names(const json& c) { return c["names"].get<std::vecto
 
 bool Lists(const json& c, const std::string& entry) {
   if (!c.contains("entries")) return true;
-  for (const json& e : c["entries"]) if (e == entry) return true;
+  for (const json& e : c["entries"])
+    if (e == entry) return true;
   return false;
 }
 
@@ -272,7 +273,8 @@ std::string BodyOf(const json& batch) { return batch.dump(); }
 bool HasNaN(const json& v) {
   if (v.is_string()) return true;
   if (v.is_array() || v.is_object()) {
-    for (const json& x : v) if (HasNaN(x)) return true;
+    for (const json& x : v)
+      if (HasNaN(x)) return true;
   }
   return false;
 }

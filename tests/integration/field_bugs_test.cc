@@ -7,13 +7,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/exec/torchscript/plan.h"
 #include "engine/ir/parser.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "ops/op_registry.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -167,8 +167,7 @@ TEST(FieldBugs, RankingOpsKeepTheDataDevice) {
   }
   CompileOptions co;
   co.device = ir::Device{"cuda:1"};
-  for (const auto& [specs, like] :
-       std::vector<std::pair<std::vector<std::string>, NamedTensors>>{
+  for (const auto& [specs, like] : std::vector<std::pair<std::vector<std::string>, NamedTensors>>{
            {binary, {{"preds", probs}, {"target", labels}}}, {multiclass, {{"preds", scores}, {"target", classes}}}}) {
     auto sig = tally::SignatureOf(like);
     ASSERT_TRUE(sig.ok());
@@ -228,7 +227,8 @@ TEST(FieldBugs, MixedDeviceInputsAreABoundaryErrorOrOneVisibleTransfer) {
   at::Tensor target_cpu = at::tensor({0, 1, 2, 1}, at::kLong);
   CompileOptions co;
   co.device = ir::Device{"meta"};
-  auto strict = Make({"multiclass_accuracy(num_classes=3)"}, {{"preds", at::empty({4, 3})}, {"target", target_cpu}}, co);
+  auto strict =
+      Make({"multiclass_accuracy(num_classes=3)"}, {{"preds", at::empty({4, 3})}, {"target", target_cpu}}, co);
   ASSERT_TRUE(strict.ok()) << strict.status();
   absl::Status st = (*strict)->Update({{"preds", preds_meta}, {"target", target_cpu}});
   EXPECT_FALSE(st.ok());
@@ -236,7 +236,8 @@ TEST(FieldBugs, MixedDeviceInputsAreABoundaryErrorOrOneVisibleTransfer) {
   EXPECT_TRUE(absl::StrContains(st.message(), "cpu")) << st;
   EXPECT_TRUE(absl::StrContains(st.message(), "meta")) << st;
   co.transfer_inputs = true;
-  auto lenient = Make({"multiclass_accuracy(num_classes=3)"}, {{"preds", at::empty({4, 3})}, {"target", target_cpu}}, co);
+  auto lenient =
+      Make({"multiclass_accuracy(num_classes=3)"}, {{"preds", at::empty({4, 3})}, {"target", target_cpu}}, co);
   ASSERT_TRUE(lenient.ok()) << lenient.status();
   int transfers = 0;
   for (const auto& n : (*lenient)->module().update->nodes()) transfers += n->op() == "transfer";

@@ -15,13 +15,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/ir/aten_types.h"
 #include "engine/results.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "nlohmann/json.hpp"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -57,9 +57,12 @@ at::Tensor ToTensor(const json& spec) {
   std::vector<int64_t> shape = spec["shape"].get<std::vector<int64_t>>();
   std::vector<double> values;
   for (const auto& v : spec["data"]) {
-    if (v.is_null()) values.push_back(NAN);
-    else if (v.is_boolean()) values.push_back(v.get<bool>() ? 1 : 0);
-    else values.push_back(v.get<double>());
+    if (v.is_null())
+      values.push_back(NAN);
+    else if (v.is_boolean())
+      values.push_back(v.get<bool>() ? 1 : 0);
+    else
+      values.push_back(v.get<double>());
   }
   at::Tensor t = at::tensor(values, at::kDouble).reshape(shape);
   if (dtype == "float32") return t.to(at::kFloat);
@@ -78,7 +81,8 @@ void FlattenExpected(const json& e, std::vector<double>& values, std::vector<int
     for (const auto& x : e) FlattenExpected(x, values, shape, depth + 1);
     return;
   }
-  if (e.is_null()) values.push_back(NAN);
+  if (e.is_null())
+    values.push_back(NAN);
   else if (e.is_string()) {
     std::string s = e.get<std::string>();
     values.push_back(s == "inf" || s == "Infinity" ? INFINITY : s == "-inf" || s == "-Infinity" ? -INFINITY : NAN);
@@ -94,17 +98,16 @@ void FlattenExpected(const json& e, std::vector<double>& values, std::vector<int
   at::Tensor got = got_in.to(at::kCPU).to(at::kDouble).contiguous();
   std::vector<int64_t> got_shape(got.sizes().begin(), got.sizes().end());
   if (got_shape != shape && !(got.numel() == 1 && want.size() == 1)) {
-    return ::testing::AssertionFailure() << "shape [" << got.sizes() << "] but expected "
-                                         << expected.dump();
+    return ::testing::AssertionFailure() << "shape [" << got.sizes() << "] but expected " << expected.dump();
   }
   const double* g = got.data_ptr<double>();
   for (size_t i = 0; i < want.size(); ++i) {
     double w = want[i], x = g[i];
-    bool ok = (std::isnan(w) && std::isnan(x)) || (std::isinf(w) && x == w) ||
-              std::abs(x - w) <= atol + rtol * std::abs(w);
+    bool ok =
+        (std::isnan(w) && std::isnan(x)) || (std::isinf(w) && x == w) || std::abs(x - w) <= atol + rtol * std::abs(w);
     if (!ok) {
-      return ::testing::AssertionFailure() << "element " << i << ": got " << x << ", expected " << w
-                                           << " (expected " << expected.dump() << ")";
+      return ::testing::AssertionFailure()
+             << "element " << i << ": got " << x << ", expected " << w << " (expected " << expected.dump() << ")";
     }
   }
   return ::testing::AssertionSuccess();

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/compiler.h"
 #include "api/tally.h"
+#include "engine/compiler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testlib/status_matchers.h"
@@ -70,8 +70,8 @@ int64_t FixedStateBytes(const std::vector<std::string>& specs, const NamedTensor
 std::vector<std::string> Specs(int64_t c, bool scores) {
   std::string k = absl::StrCat("num_classes=", c);
   std::vector<std::string> out;
-  for (const char* m : {"accuracy", "precision", "recall", "f1_score", "specificity", "hamming_distance",
-                        "jaccard_index"}) {
+  for (const char* m :
+       {"accuracy", "precision", "recall", "f1_score", "specificity", "hamming_distance", "jaccard_index"}) {
     for (const char* avg : {"micro", "macro", "weighted", "none"}) {
       out.push_back(absl::StrCat("multiclass_", m, "(", k, ", average=", avg, ")"));
     }
@@ -121,7 +121,9 @@ TEST_P(NarrowingTest, NarrowedEqualsMatrixBitForBit) {
       ASSERT_EQ(kept.size(), 2u);
       EXPECT_TRUE(narrowed[0].equal(kept[0]) ||
                   (narrowed[0].isnan().all().item<bool>() && kept[0].isnan().all().item<bool>()))
-          << spec << " batch " << batch << "\n" << narrowed[0] << "\nvs\n" << kept[0];
+          << spec << " batch " << batch << "\n"
+          << narrowed[0] << "\nvs\n"
+          << kept[0];
     }
   }
 }
@@ -146,7 +148,8 @@ TEST(Narrowing, LargeClassCountsEqualTheirDenseEquivalent) {
   at::Tensor map = at::tensor(spread, at::kLong);
   for (bool scores : {false, true}) {
     NamedTensors small = Inputs(61, 5, false, 0, 3);
-    NamedTensors large = {{"preds", map.index_select(0, small[0].second)}, {"target", map.index_select(0, small[1].second)}};
+    NamedTensors large = {{"preds", map.index_select(0, small[0].second)},
+                          {"target", map.index_select(0, small[1].second)}};
     if (scores) {
       at::Tensor s = at::zeros({61, big}, at::kFloat);
       s.scatter_(1, large[0].second.unsqueeze(1), 1.0f);

@@ -10,11 +10,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "ops/op_registry.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -166,15 +166,14 @@ TEST(SyncFree, EveryMetricUpdatesOnMeta) {
 TEST(SyncFree, BenchmarkCollectionsUpdateOnMeta) {
   // Verifies the same for the collections of the benchmark workloads.
   auto meta = at::TensorOptions().device(at::kMeta);
-  ExpectSyncFreeOnMeta({"multiclass_accuracy(num_classes=10)", "multiclass_precision(num_classes=10)",
-                        "multiclass_recall(num_classes=10)", "multiclass_f1_score(num_classes=10)",
-                        "multiclass_confusion_matrix(num_classes=10)"},
-                       {{"preds", at::empty({32, 10}, meta.dtype(at::kFloat))},
-                        {"target", at::empty({32}, meta.dtype(at::kLong))}});
-  ExpectSyncFreeOnMeta({"mean_squared_error", "mean_absolute_error", "r2_score", "pearson_corrcoef",
-                        "concordance_corrcoef"},
-                       {{"preds", at::empty({32}, meta.dtype(at::kFloat))},
-                        {"target", at::empty({32}, meta.dtype(at::kFloat))}});
+  ExpectSyncFreeOnMeta(
+      {"multiclass_accuracy(num_classes=10)", "multiclass_precision(num_classes=10)",
+       "multiclass_recall(num_classes=10)", "multiclass_f1_score(num_classes=10)",
+       "multiclass_confusion_matrix(num_classes=10)"},
+      {{"preds", at::empty({32, 10}, meta.dtype(at::kFloat))}, {"target", at::empty({32}, meta.dtype(at::kLong))}});
+  ExpectSyncFreeOnMeta(
+      {"mean_squared_error", "mean_absolute_error", "r2_score", "pearson_corrcoef", "concordance_corrcoef"},
+      {{"preds", at::empty({32}, meta.dtype(at::kFloat))}, {"target", at::empty({32}, meta.dtype(at::kFloat))}});
 }
 
 TEST(SyncFree, EveryMetricPlansForAMissingDevice) {

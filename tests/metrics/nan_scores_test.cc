@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -29,12 +29,12 @@ NamedTensors InputsFor(Form form, bool with_nan) {
       return {{"preds", at::tensor({0.1, 0.9, nan, 0.4, 0.6, 0.3, 0.8}, at::kFloat)},
               {"target", at::tensor({0, 1, 0, 1, 1, 0, 0}, at::kLong)}};
     case Form::kMulticlass:
-      return {{"preds", at::tensor({0.2, 0.5, 0.3, nan, 0.1, 0.2, 0.3, 0.3, 0.4, 0.6, 0.2, 0.2}, at::kFloat)
-                            .reshape({4, 3})},
+      return {{"preds",
+               at::tensor({0.2, 0.5, 0.3, nan, 0.1, 0.2, 0.3, 0.3, 0.4, 0.6, 0.2, 0.2}, at::kFloat).reshape({4, 3})},
               {"target", at::tensor({1, 0, 2, 0}, at::kLong)}};
     case Form::kMultilabel:
-      return {{"preds", at::tensor({0.2, 0.5, 0.3, nan, 0.1, 0.2, 0.3, 0.3, 0.4, 0.6, 0.2, 0.2}, at::kFloat)
-                            .reshape({4, 3})},
+      return {{"preds",
+               at::tensor({0.2, 0.5, 0.3, nan, 0.1, 0.2, 0.3, 0.3, 0.4, 0.6, 0.2, 0.2}, at::kFloat).reshape({4, 3})},
               {"target", at::tensor({1, 0, 1, 0, 1, 1, 0, 0, 1, 1, 1, 0}, at::kLong).reshape({4, 3})}};
     case Form::kRetrieval:
       return {{"indexes", at::tensor({0, 0, 0, 1, 1, 1}, at::kLong)},
@@ -55,17 +55,18 @@ std::vector<Case> Cases() {
     const std::string t = thresholds;
     const std::string bin_args = t.empty() ? "" : absl::StrCat("(", t, ")");
     const std::string sep = t.empty() ? "" : absl::StrCat(", ", t);
-    for (const char* name : {"binary_auroc", "binary_average_precision", "binary_roc", "binary_precision_recall_curve"}) {
+    for (const char* name :
+         {"binary_auroc", "binary_average_precision", "binary_roc", "binary_precision_recall_curve"}) {
       cases.push_back({absl::StrCat(name, bin_args), Form::kBinary});
     }
     cases.push_back({absl::StrCat("binary_recall_at_fixed_precision(min_precision=0.5", sep, ")"), Form::kBinary});
     cases.push_back({absl::StrCat("binary_precision_at_fixed_recall(min_recall=0.5", sep, ")"), Form::kBinary});
-    for (const char* name : {"multiclass_auroc", "multiclass_average_precision", "multiclass_roc",
-                             "multiclass_precision_recall_curve"}) {
+    for (const char* name :
+         {"multiclass_auroc", "multiclass_average_precision", "multiclass_roc", "multiclass_precision_recall_curve"}) {
       cases.push_back({absl::StrCat(name, "(num_classes=3", sep, ")"), Form::kMulticlass});
     }
-    for (const char* name : {"multilabel_auroc", "multilabel_average_precision", "multilabel_roc",
-                             "multilabel_precision_recall_curve"}) {
+    for (const char* name :
+         {"multilabel_auroc", "multilabel_average_precision", "multilabel_roc", "multilabel_precision_recall_curve"}) {
       cases.push_back({absl::StrCat(name, "(num_labels=3", sep, ")"), Form::kMultilabel});
     }
     cases.push_back({absl::StrCat("multiclass_recall_at_fixed_precision(num_classes=3, min_precision=0.5", sep, ")"),
@@ -78,8 +79,8 @@ std::vector<Case> Cases() {
   cases.push_back({"auroc(task=binary)", Form::kBinary});
   cases.push_back({"binary_calibration_error", Form::kBinary});
   cases.push_back({"multiclass_calibration_error(num_classes=3)", Form::kMulticlass});
-  for (const char* name : {"multilabel_coverage_error", "multilabel_ranking_average_precision",
-                           "multilabel_ranking_loss"}) {
+  for (const char* name :
+       {"multilabel_coverage_error", "multilabel_ranking_average_precision", "multilabel_ranking_loss"}) {
     cases.push_back({absl::StrCat(name, "(num_labels=3)"), Form::kMultilabel});
   }
   for (const char* name : {"retrieval_auroc", "retrieval_average_precision", "retrieval_reciprocal_rank",
@@ -100,8 +101,7 @@ TEST(NanScoresTest, EveryRankingMetricRefusesNanScoresNamingPreds) {
       ASSERT_TRUE(clean.ok()) << c.spec << ": " << clean.status();
       auto r = tally::Evaluate({c.spec}, InputsFor(c.form, /*with_nan=*/true), o);
       ASSERT_FALSE(r.ok()) << c.spec << " printed " << (*r)[0].value;
-      EXPECT_THAT(std::string(r.status().message()),
-                  HasSubstr(absl::StrCat(NameOf(c.spec), ": preds: 1 NaN scores")))
+      EXPECT_THAT(std::string(r.status().message()), HasSubstr(absl::StrCat(NameOf(c.spec), ": preds: 1 NaN scores")))
           << c.spec;
     }
   }
@@ -111,7 +111,8 @@ TEST(NanScoresTest, NanOnAnIgnoredSampleIsNotCounted) {
   // TorchMetrics drops an ignored sample before it looks at its score.
   NamedTensors bin = {{"preds", at::tensor({0.1, 0.9, NAN, 0.4}, at::kFloat)},
                       {"target", at::tensor({0, 1, -1, 1}, at::kLong)}};
-  for (const char* spec : {"binary_auroc(ignore_index=-1)", "binary_average_precision(ignore_index=-1, thresholds=4)"}) {
+  for (const char* spec :
+       {"binary_auroc(ignore_index=-1)", "binary_average_precision(ignore_index=-1, thresholds=4)"}) {
     auto r = tally::Evaluate({spec}, bin, {});
     ASSERT_TRUE(r.ok()) << spec << ": " << r.status();
     EXPECT_FALSE(std::isnan((*r)[0].value.item<double>())) << spec;

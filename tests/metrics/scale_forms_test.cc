@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/compiler.h"
-#include "ops/op_registry.h"
-#include "gtest/gtest.h"
 #include "api/tally.h"
+#include "engine/compiler.h"
+#include "gtest/gtest.h"
+#include "ops/op_registry.h"
 
 namespace tally {
 namespace {
@@ -62,7 +62,8 @@ TEST(Exact16, EqualsTheCatStateFormOnSixteenBitScores) {
   at::Generator gen = at::detail::createCPUGenerator(16);
   const int64_t n = 301, c = 4;
   at::Tensor bt = (at::rand({n}, gen, at::kFloat) < 0.4).to(at::kLong);
-  at::Tensor bp = ((at::rand({n}, gen, at::kFloat) * 20).round() / 20 + bt.to(at::kFloat) * 0.1).clamp(0, 1).to(at::kHalf);
+  at::Tensor bp =
+      ((at::rand({n}, gen, at::kFloat) * 20).round() / 20 + bt.to(at::kFloat) * 0.1).clamp(0, 1).to(at::kHalf);
   at::Tensor mt = at::randint(0, c, {n}, gen, at::kLong);
   at::Tensor mp = at::rand({n, c}, gen, at::kFloat).to(at::kHalf);
   at::Tensor lt = (at::rand({n, c}, gen, at::kFloat) < 0.3).to(at::kLong);
@@ -72,12 +73,15 @@ TEST(Exact16, EqualsTheCatStateFormOnSixteenBitScores) {
     at::Tensor p, t;
   };
   const std::string k = absl::StrCat("num_classes=", c), l = absl::StrCat("num_labels=", c);
-  std::vector<Case> cases = {
-      {{"binary_auroc", "binary_average_precision"}, bp, bt},
-      {{absl::StrCat("multiclass_auroc(", k, ", average=none)"),
-        absl::StrCat("multiclass_average_precision(", k, ", average=weighted)")}, mp, mt},
-      {{absl::StrCat("multilabel_auroc(", l, ", average=micro)"),
-        absl::StrCat("multilabel_average_precision(", l, ", average=none)")}, lp, lt}};
+  std::vector<Case> cases = {{{"binary_auroc", "binary_average_precision"}, bp, bt},
+                             {{absl::StrCat("multiclass_auroc(", k, ", average=none)"),
+                               absl::StrCat("multiclass_average_precision(", k, ", average=weighted)")},
+                              mp,
+                              mt},
+                             {{absl::StrCat("multilabel_auroc(", l, ", average=micro)"),
+                               absl::StrCat("multilabel_average_precision(", l, ", average=none)")},
+                              lp,
+                              lt}};
   for (const Case& cs : cases) {
     NamedTensors half = {{"preds", cs.p}, {"target", cs.t}};
     NamedTensors widened = {{"preds", cs.p.to(at::kFloat)}, {"target", cs.t}};
@@ -117,11 +121,11 @@ TEST(Exact16, CurvesEqualTheCatStateCurves) {
     at::Tensor p, t;
   };
   for (const Case& cs : std::vector<Case>{{"binary_roc", bp, bt},
-                                         {"binary_precision_recall_curve", bp, bt},
-                                         {"multiclass_roc(num_classes=3)", mp, mt},
-                                         {"multiclass_precision_recall_curve(num_classes=3, average=macro)", mp, mt},
-                                         {"multilabel_roc(num_labels=3)", lp, lt},
-                                         {"multilabel_precision_recall_curve(num_labels=3)", lp, lt}}) {
+                                          {"binary_precision_recall_curve", bp, bt},
+                                          {"multiclass_roc(num_classes=3)", mp, mt},
+                                          {"multiclass_precision_recall_curve(num_classes=3, average=macro)", mp, mt},
+                                          {"multilabel_roc(num_labels=3)", lp, lt},
+                                          {"multilabel_precision_recall_curve(num_labels=3)", lp, lt}}) {
     std::vector<double> counted = Values({cs.spec}, {{"preds", cs.p}, {"target", cs.t}}, 7);
     std::vector<double> cat = Values({cs.spec}, {{"preds", cs.p.to(at::kFloat)}, {"target", cs.t}});
     EXPECT_EQ(counted, cat) << cs.spec;
@@ -146,7 +150,8 @@ TEST(Exact16, StateIsConstantInTheRowsAndUpdateRunsOnMeta) {
   auto prog = Compile(*entries, co);
   ASSERT_TRUE(prog.ok()) << prog.status();
   auto meta = at::TensorOptions().device(at::kMeta);
-  NamedTensors in = {{"preds", at::empty({5}, meta.dtype(at::kHalf))}, {"target", at::empty({5}, meta.dtype(at::kLong))}};
+  NamedTensors in = {{"preds", at::empty({5}, meta.dtype(at::kHalf))},
+                     {"target", at::empty({5}, meta.dtype(at::kLong))}};
   EXPECT_TRUE((*prog)->Update(in).ok());
 }
 
@@ -160,9 +165,9 @@ TEST(Exact16, PlansForADeviceWithoutKernelsHoldNoCompositeOp) {
     std::vector<std::string> specs;
     NamedTensors in;
   };
-  for (const Case& cs : std::vector<Case>{{{"binary_auroc", "binary_roc", "binary_average_precision"}, bin},
-                                         {{"multilabel_auroc(num_labels=3)", "multilabel_precision_recall_curve(num_labels=3)"},
-                                          ml}}) {
+  for (const Case& cs :
+       std::vector<Case>{{{"binary_auroc", "binary_roc", "binary_average_precision"}, bin},
+                         {{"multilabel_auroc(num_labels=3)", "multilabel_precision_recall_curve(num_labels=3)"}, ml}}) {
     auto sig = tally::SignatureOf(cs.in);
     auto entries = tally::BuildEntries(cs.specs, *sig, ir::Device{"cuda:1"});
     ASSERT_TRUE(entries.ok()) << entries.status();
@@ -202,8 +207,8 @@ TEST(SortedRanking, EqualsThePairwiseFormAndRunsAtTwelveThousandLabels) {
     t[2][0] = -1;
     for (const std::string& extra : {std::string(""), std::string(", ignore_index=-1")}) {
       std::vector<std::string> specs;
-      for (const char* m : {"multilabel_ranking_loss", "multilabel_ranking_average_precision",
-                            "multilabel_coverage_error"}) {
+      for (const char* m :
+           {"multilabel_ranking_loss", "multilabel_ranking_average_precision", "multilabel_coverage_error"}) {
         specs.push_back(absl::StrCat(m, "(num_labels=", l, extra, ")"));
       }
       NamedTensors in = {{"preds", p}, {"target", extra.empty() ? t.clamp(0, 1) : t}};

@@ -51,8 +51,7 @@ SpecArgs ArgsFor(absl::string_view text) {
 // Verifies that a bare name parses with no arguments, with or without empty
 // parentheses and surrounding whitespace, and that `text` is kept verbatim.
 TEST(ParseMetricSpecTest, BareName) {
-  for (absl::string_view text : {"accuracy", "  accuracy ", "accuracy()",
-                                 "accuracy ( )", "\taccuracy\n"}) {
+  for (absl::string_view text : {"accuracy", "  accuracy ", "accuracy()", "accuracy ( )", "\taccuracy\n"}) {
     SCOPED_TRACE(text);
     absl::StatusOr<MetricSpec> spec = ParseMetricSpec(text);
     ASSERT_TRUE(spec.ok()) << spec.status();
@@ -65,8 +64,7 @@ TEST(ParseMetricSpecTest, BareName) {
 // Verifies that arguments keep their order and whitespace is allowed
 // everywhere, including a trailing comma.
 TEST(ParseMetricSpecTest, ArgumentsAndWhitespace) {
-  absl::StatusOr<MetricSpec> spec = ParseMetricSpec(
-      " multiclass_accuracy ( num_classes = 5 ,average=macro,  k=-1, ) ");
+  absl::StatusOr<MetricSpec> spec = ParseMetricSpec(" multiclass_accuracy ( num_classes = 5 ,average=macro,  k=-1, ) ");
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->name, "multiclass_accuracy");
   ASSERT_EQ(spec->args.size(), 3u);
@@ -84,10 +82,8 @@ TEST(ParseMetricSpecTest, Integers) {
   EXPECT_EQ(OnlyValue("m(x=-1)"), ArgValue(int64_t{-1}));
   EXPECT_EQ(OnlyValue("m(x=+3)"), ArgValue(int64_t{3}));
   EXPECT_EQ(OnlyValue("m(x=0)"), ArgValue(int64_t{0}));
-  EXPECT_EQ(OnlyValue("m(x=9223372036854775807)"),
-            ArgValue(std::numeric_limits<int64_t>::max()));
-  EXPECT_EQ(OnlyValue("m(x=-9223372036854775808)"),
-            ArgValue(std::numeric_limits<int64_t>::min()));
+  EXPECT_EQ(OnlyValue("m(x=9223372036854775807)"), ArgValue(std::numeric_limits<int64_t>::max()));
+  EXPECT_EQ(OnlyValue("m(x=-9223372036854775808)"), ArgValue(std::numeric_limits<int64_t>::min()));
 }
 
 // Verifies that decimal, exponent, inf and nan literals parse as double.
@@ -98,10 +94,8 @@ TEST(ParseMetricSpecTest, Floats) {
   EXPECT_EQ(OnlyValue("m(x=.5)"), ArgValue(0.5));
   EXPECT_EQ(OnlyValue("m(x=5.)"), ArgValue(5.0));
   EXPECT_EQ(OnlyValue("m(x=2E+3)"), ArgValue(2000.0));
-  EXPECT_EQ(OnlyValue("m(x=inf)"),
-            ArgValue(std::numeric_limits<double>::infinity()));
-  EXPECT_EQ(OnlyValue("m(x=-inf)"),
-            ArgValue(-std::numeric_limits<double>::infinity()));
+  EXPECT_EQ(OnlyValue("m(x=inf)"), ArgValue(std::numeric_limits<double>::infinity()));
+  EXPECT_EQ(OnlyValue("m(x=-inf)"), ArgValue(-std::numeric_limits<double>::infinity()));
   ArgValue nan = OnlyValue("m(x=nan)");
   ASSERT_TRUE(std::holds_alternative<double>(nan));
   EXPECT_TRUE(std::isnan(std::get<double>(nan)));
@@ -126,8 +120,7 @@ TEST(ParseMetricSpecTest, Strings) {
   EXPECT_EQ(OnlyValue("m(x='')"), ArgValue(std::string("")));
   EXPECT_EQ(OnlyValue("m(x='true')"), ArgValue(std::string("true")));
   EXPECT_EQ(OnlyValue("m(x='5')"), ArgValue(std::string("5")));
-  EXPECT_EQ(OnlyValue(R"(m(x='it\'s \"q\" \\ \n'))"),
-            ArgValue(std::string("it's \"q\" \\ \n")));
+  EXPECT_EQ(OnlyValue(R"(m(x='it\'s \"q\" \\ \n'))"), ArgValue(std::string("it's \"q\" \\ \n")));
   EXPECT_EQ(OnlyValue(R"(m(x='C:\data'))"), ArgValue(std::string("C:\\data")));
 }
 
@@ -135,13 +128,11 @@ TEST(ParseMetricSpecTest, Strings) {
 // double, and the empty list is an empty int64 list.
 TEST(ParseMetricSpecTest, Lists) {
   EXPECT_EQ(OnlyValue("m(x=[1, 2])"), ArgValue(std::vector<int64_t>{1, 2}));
-  EXPECT_EQ(OnlyValue("m(x=[0.1,0.5 , 1])"),
-            ArgValue(std::vector<double>{0.1, 0.5, 1.0}));
+  EXPECT_EQ(OnlyValue("m(x=[0.1,0.5 , 1])"), ArgValue(std::vector<double>{0.1, 0.5, 1.0}));
   EXPECT_EQ(OnlyValue("m(x=[ ])"), ArgValue(std::vector<int64_t>{}));
   EXPECT_EQ(OnlyValue("m(x=[-3,])"), ArgValue(std::vector<int64_t>{-3}));
   EXPECT_EQ(OnlyValue("m(x=[1e-3, inf])"),
-            ArgValue(std::vector<double>{
-                1e-3, std::numeric_limits<double>::infinity()}));
+            ArgValue(std::vector<double>{1e-3, std::numeric_limits<double>::infinity()}));
 }
 
 // Verifies the error for a missing value, with the spec quoted.
@@ -149,8 +140,7 @@ TEST(ParseMetricSpecTest, MissingValue) {
   EXPECT_EQ(ParseError("multiclass_accuracy(num_classes=)"),
             "bad metric spec 'multiclass_accuracy(num_classes=)': missing "
             "value for 'num_classes'");
-  EXPECT_THAT(ParseError("m(a=1, b= , c=2)"),
-              HasSubstr("missing value for 'b'"));
+  EXPECT_THAT(ParseError("m(a=1, b= , c=2)"), HasSubstr("missing value for 'b'"));
   EXPECT_THAT(ParseError("m(a="), HasSubstr("missing value for 'a'"));
 }
 
@@ -159,46 +149,36 @@ TEST(ParseMetricSpecTest, MissingValue) {
 TEST(ParseMetricSpecTest, StructuralErrors) {
   EXPECT_EQ(ParseError(""), "bad metric spec '': empty metric name");
   EXPECT_EQ(ParseError("   "), "bad metric spec '   ': empty metric name");
-  EXPECT_THAT(ParseError("(k=1)"),
-              HasSubstr("expected a metric name at column 1"));
+  EXPECT_THAT(ParseError("(k=1)"), HasSubstr("expected a metric name at column 1"));
   EXPECT_THAT(ParseError("1abc"), HasSubstr("expected a metric name"));
   EXPECT_EQ(ParseError("m(k=1"), "bad metric spec 'm(k=1': missing ')'");
   EXPECT_THAT(ParseError("m(k=1, "), HasSubstr("missing ')'"));
   EXPECT_THAT(ParseError("m("), HasSubstr("missing ')'"));
-  EXPECT_EQ(ParseError("m(k=1) x"),
-            "bad metric spec 'm(k=1) x': unexpected text after ')': 'x'");
+  EXPECT_EQ(ParseError("m(k=1) x"), "bad metric spec 'm(k=1) x': unexpected text after ')': 'x'");
   EXPECT_THAT(ParseError("m(k=1)()"), HasSubstr("unexpected text after ')'"));
-  EXPECT_EQ(ParseError("m(k=1, k=2)"),
-            "bad metric spec 'm(k=1, k=2)': duplicate argument 'k'");
-  EXPECT_THAT(ParseError("m(k 1)"),
-              HasSubstr("expected '=' after 'k' at column 5, found '1'"));
+  EXPECT_EQ(ParseError("m(k=1, k=2)"), "bad metric spec 'm(k=1, k=2)': duplicate argument 'k'");
+  EXPECT_THAT(ParseError("m(k 1)"), HasSubstr("expected '=' after 'k' at column 5, found '1'"));
   EXPECT_THAT(ParseError("m(5)"), HasSubstr("expected an argument name"));
   EXPECT_THAT(ParseError("m(,)"), HasSubstr("expected an argument name"));
-  EXPECT_THAT(ParseError("m(a=1,,b=2)"),
-              HasSubstr("expected an argument name"));
+  EXPECT_THAT(ParseError("m(a=1,,b=2)"), HasSubstr("expected an argument name"));
   EXPECT_THAT(ParseError("m x"), HasSubstr("expected '(' or end of spec"));
-  EXPECT_THAT(ParseError("m(a=1 b=2)"),
-              HasSubstr("expected ',' or ')' after the value of 'a'"));
+  EXPECT_THAT(ParseError("m(a=1 b=2)"), HasSubstr("expected ',' or ')' after the value of 'a'"));
 }
 
 // Verifies errors inside values: invalid tokens, unterminated strings, bad
 // lists and out-of-range integers.
 TEST(ParseMetricSpecTest, ValueErrors) {
-  EXPECT_THAT(ParseError("m(d=cuda:1)"),
-              HasSubstr("invalid value 'cuda:1' for 'd'"));
+  EXPECT_THAT(ParseError("m(d=cuda:1)"), HasSubstr("invalid value 'cuda:1' for 'd'"));
   EXPECT_THAT(ParseError("m(d=1abc)"), HasSubstr("invalid value '1abc'"));
   EXPECT_THAT(ParseError("m(d=-)"), HasSubstr("invalid value '-'"));
-  EXPECT_THAT(ParseError("m(d='abc)"),
-              HasSubstr("unterminated string for 'd'"));
+  EXPECT_THAT(ParseError("m(d='abc)"), HasSubstr("unterminated string for 'd'"));
   EXPECT_THAT(ParseError("m(d=[1, 2)"), HasSubstr("expected ',' or ']'"));
   EXPECT_THAT(ParseError("m(d=[1, 2"), HasSubstr("missing ']' for 'd'"));
-  EXPECT_THAT(ParseError("m(d=[1, x])"),
-              HasSubstr("list elements for 'd' must be numbers, got 'x'"));
+  EXPECT_THAT(ParseError("m(d=[1, x])"), HasSubstr("list elements for 'd' must be numbers, got 'x'"));
   EXPECT_THAT(ParseError("m(d=['a'])"), HasSubstr("must be numbers"));
   EXPECT_THAT(ParseError("m(d=[[1]])"), HasSubstr("nested lists"));
-  EXPECT_THAT(
-      ParseError("m(d=99999999999999999999)"),
-      HasSubstr("integer 99999999999999999999 for 'd' is out of range"));
+  EXPECT_THAT(ParseError("m(d=99999999999999999999)"),
+              HasSubstr("integer 99999999999999999999 for 'd' is out of range"));
 }
 
 // Verifies ArgValueToString for every kind, and that its output parses back
@@ -238,8 +218,7 @@ TEST(ArgValueToStringTest, FormatsAndRoundTrips) {
 
 // Verifies typed getters return present values of the right type.
 TEST(SpecArgsTest, TypedGetters) {
-  SpecArgs args = ArgsFor(
-      "m(i=3, d=0.5, di=2, b=true, s=macro, q='a b', il=[1, 2], dl=[0.5])");
+  SpecArgs args = ArgsFor("m(i=3, d=0.5, di=2, b=true, s=macro, q='a b', il=[1, 2], dl=[0.5])");
   EXPECT_EQ(args.metric_name(), "m");
   EXPECT_EQ(*args.GetInt("i"), 3);
   EXPECT_EQ(*args.GetDouble("d"), 0.5);
@@ -261,10 +240,8 @@ TEST(SpecArgsTest, Defaults) {
   EXPECT_EQ(*args.GetBool("absent_bool", true), true);
   EXPECT_EQ(*args.GetString("absent_string", "x"), "x");
   EXPECT_EQ(*args.GetEnum("absent_enum", {"micro", "macro"}, "macro"), "macro");
-  EXPECT_THAT(*args.GetDoubleList("absent_list", std::vector<double>{0.5}),
-              ElementsAre(0.5));
-  EXPECT_THAT(*args.GetIntList("absent_ilist", std::vector<int64_t>{}),
-              IsEmpty());
+  EXPECT_THAT(*args.GetDoubleList("absent_list", std::vector<double>{0.5}), ElementsAre(0.5));
+  EXPECT_THAT(*args.GetIntList("absent_ilist", std::vector<int64_t>{}), IsEmpty());
   EXPECT_TRUE(args.CheckAllUsed().ok());
 }
 
@@ -275,8 +252,7 @@ TEST(SpecArgsTest, RequiredMissing) {
   absl::StatusOr<int64_t> k = args.GetInt("num_classes");
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(k.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(k.status().message(),
-            "multiclass_accuracy: missing required argument 'num_classes'");
+  EXPECT_EQ(k.status().message(), "multiclass_accuracy: missing required argument 'num_classes'");
   EXPECT_FALSE(args.GetDouble("t").ok());
   EXPECT_FALSE(args.GetBool("b").ok());
   EXPECT_FALSE(args.GetString("s").ok());
@@ -298,28 +274,20 @@ TEST(SpecArgsTest, OptionalGetters) {
   EXPECT_EQ(*args.GetOptionalString("f"), std::nullopt);
   absl::StatusOr<std::optional<int64_t>> bad = args.GetOptionalInt("g");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(),
-            "m: argument 'g' must be an integer or none, got string 'x'");
+  EXPECT_EQ(bad.status().message(), "m: argument 'g' must be an integer or none, got string 'x'");
   EXPECT_TRUE(args.CheckAllUsed().ok());
 }
 
 // Verifies type errors name the metric, the argument and the bad value.
 TEST(SpecArgsTest, TypeErrors) {
   SpecArgs args = ArgsFor("m(i=3.0, n=none, d=yes, b=1, s=5, l=2, il=[0.5])");
-  EXPECT_EQ(args.GetInt("i").status().message(),
-            "m: argument 'i' must be an integer, got float 3.0");
-  EXPECT_EQ(args.GetInt("n", 1).status().message(),
-            "m: argument 'n' must be an integer, got none");
-  EXPECT_EQ(args.GetDouble("d").status().message(),
-            "m: argument 'd' must be a number, got string 'yes'");
-  EXPECT_EQ(args.GetBool("b").status().message(),
-            "m: argument 'b' must be true or false, got integer 1");
-  EXPECT_EQ(args.GetString("s").status().message(),
-            "m: argument 's' must be a string, got integer 5");
-  EXPECT_EQ(args.GetDoubleList("l").status().message(),
-            "m: argument 'l' must be a list of numbers, got integer 2");
-  EXPECT_EQ(args.GetIntList("il").status().message(),
-            "m: argument 'il' must be a list of integers, got list [0.5]");
+  EXPECT_EQ(args.GetInt("i").status().message(), "m: argument 'i' must be an integer, got float 3.0");
+  EXPECT_EQ(args.GetInt("n", 1).status().message(), "m: argument 'n' must be an integer, got none");
+  EXPECT_EQ(args.GetDouble("d").status().message(), "m: argument 'd' must be a number, got string 'yes'");
+  EXPECT_EQ(args.GetBool("b").status().message(), "m: argument 'b' must be true or false, got integer 1");
+  EXPECT_EQ(args.GetString("s").status().message(), "m: argument 's' must be a string, got integer 5");
+  EXPECT_EQ(args.GetDoubleList("l").status().message(), "m: argument 'l' must be a list of numbers, got integer 2");
+  EXPECT_EQ(args.GetIntList("il").status().message(), "m: argument 'il' must be a list of integers, got list [0.5]");
   // Arguments that failed type checks still count as used.
   EXPECT_TRUE(args.CheckAllUsed().ok());
 }
@@ -328,22 +296,18 @@ TEST(SpecArgsTest, TypeErrors) {
 // "none", other values list the allowed ones, and a bad default is Internal.
 TEST(SpecArgsTest, Enum) {
   SpecArgs args = ArgsFor("m(a=macro, b=none, c='weighted', d=Macro, e=3)");
-  const std::vector<absl::string_view> averages = {"micro", "macro", "weighted",
-                                                   "none"};
+  const std::vector<absl::string_view> averages = {"micro", "macro", "weighted", "none"};
   EXPECT_EQ(*args.GetEnum("a", averages), "macro");
   EXPECT_EQ(*args.GetEnum("b", {"micro", "macro", "weighted", "none"}), "none");
   EXPECT_EQ(*args.GetEnum("c", averages, "micro"), "weighted");
   EXPECT_EQ(args.GetEnum("d", averages).status().message(),
             "m: argument 'd' must be one of 'micro', 'macro', 'weighted', "
             "'none', got string 'Macro'");
-  EXPECT_THAT(args.GetEnum("e", averages).status().message(),
-              HasSubstr("got integer 3"));
+  EXPECT_THAT(args.GetEnum("e", averages).status().message(), HasSubstr("got integer 3"));
   absl::StatusOr<std::string> none_not_allowed = args.GetEnum("b", {"x", "y"});
   ASSERT_FALSE(none_not_allowed.ok());
-  EXPECT_EQ(none_not_allowed.status().message(),
-            "m: argument 'b' must be one of 'x', 'y', got none");
-  absl::StatusOr<std::string> bad_default =
-      args.GetEnum("absent", {"x", "y"}, "z");
+  EXPECT_EQ(none_not_allowed.status().message(), "m: argument 'b' must be one of 'x', 'y', got none");
+  absl::StatusOr<std::string> bad_default = args.GetEnum("absent", {"x", "y"}, "z");
   EXPECT_EQ(bad_default.status().code(), absl::StatusCode::kInternal);
 }
 
@@ -367,8 +331,7 @@ TEST(SpecArgsTest, UnknownArguments) {
 
   SpecArgs far = ArgsFor("m(zzz=1)");
   EXPECT_TRUE(far.GetInt("threshold", 1).ok());
-  EXPECT_EQ(far.CheckAllUsed().message(),
-            "m: unknown argument 'zzz'; accepted arguments: 'threshold'");
+  EXPECT_EQ(far.CheckAllUsed().message(), "m: unknown argument 'zzz'; accepted arguments: 'threshold'");
 }
 
 // Verifies Has does not mark arguments used while Find does, and Find

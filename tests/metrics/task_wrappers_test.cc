@@ -17,11 +17,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "api/tally.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {

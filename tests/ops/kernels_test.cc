@@ -83,8 +83,8 @@ absl::StatusOr<std::vector<at::Tensor>> Eval(const std::string& op, const std::v
 }
 
 // Eval1 is Eval for single-result ops.
-absl::StatusOr<at::Tensor> Eval1(const std::string& op, const std::vector<std::string>& types,
-                                 const ir::AttrMap& attrs, std::vector<at::Tensor> in) {
+absl::StatusOr<at::Tensor> Eval1(const std::string& op, const std::vector<std::string>& types, const ir::AttrMap& attrs,
+                                 std::vector<at::Tensor> in) {
   auto out = Eval(op, types, attrs, std::move(in));
   if (!out.ok()) return out.status();
   return (*out)[0];
@@ -92,17 +92,16 @@ absl::StatusOr<at::Tensor> Eval1(const std::string& op, const std::vector<std::s
 
 // SameTensor compares dtype, sizes and values (NaN equals NaN; floating
 // values within a tight tolerance).
-::testing::AssertionResult SameTensor(const at::Tensor& got, const at::Tensor& want,
-                                      double rtol = 1e-6, double atol = 1e-7) {
+::testing::AssertionResult SameTensor(const at::Tensor& got, const at::Tensor& want, double rtol = 1e-6,
+                                      double atol = 1e-7) {
   std::ostringstream why;
   if (!got.defined()) return ::testing::AssertionFailure() << "result is undefined";
   if (got.scalar_type() != want.scalar_type()) {
     why << "dtype " << got.scalar_type() << ", want " << want.scalar_type();
   } else if (got.sizes() != want.sizes()) {
     why << "sizes " << got.sizes() << ", want " << want.sizes();
-  } else if (at::isFloatingType(got.scalar_type())
-                 ? !at::allclose(got, want, rtol, atol, /*equal_nan=*/true)
-                 : !at::equal(got, want)) {
+  } else if (at::isFloatingType(got.scalar_type()) ? !at::allclose(got, want, rtol, atol, /*equal_nan=*/true)
+                                                   : !at::equal(got, want)) {
     why << "values differ";
   } else {
     return ::testing::AssertionSuccess();
@@ -114,7 +113,9 @@ at::Tensor F32(std::vector<float> v) { return at::tensor(v, at::kFloat); }
 at::Tensor F64(std::vector<double> v) { return at::tensor(v, at::kDouble); }
 at::Tensor I64(std::vector<int64_t> v) { return at::tensor(v, at::kLong); }
 at::Tensor I32(std::vector<int32_t> v) { return at::tensor(v, at::kInt); }
-at::Tensor Bool(std::vector<int> v) { return at::tensor(std::vector<int64_t>(v.begin(), v.end()), at::kLong).to(at::kBool); }
+at::Tensor Bool(std::vector<int> v) {
+  return at::tensor(std::vector<int64_t>(v.begin(), v.end()), at::kLong).to(at::kBool);
+}
 
 // ----------------------------------------------------------------------------
 // Every op: a sample node, run on cpu (also with N = 0) and on meta.
@@ -166,7 +167,10 @@ std::vector<Sample> Samples() {
   s.push_back({"full", "full", {}, {{"shape", Ints{2, 3}}, {"value", 1.0}, {"dtype", std::string("i64")}}});
   s.push_back({"full_like", "full_like", {"f32[N,4]"}, {{"value", 0.5}, {"dtype", std::string("f64")}}});
   s.push_back({"arange", "arange", {}, {{"n", int64_t{4}}, {"dtype", std::string("i64")}}});
-  s.push_back({"linspace", "linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{16}}, {"dtype", std::string("f32")}}});
+  s.push_back({"linspace",
+               "linspace",
+               {},
+               {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{16}}, {"dtype", std::string("f32")}}});
   s.push_back({"size", "size", {"f32[N,4]"}, {{"dim", int64_t{0}}}});
   // Transfers to the device the sample runs on (see RunSample).
   s.push_back({"transfer", "transfer", {"f32[N,4]"}, {{"device", std::string("cpu")}}});
@@ -196,28 +200,45 @@ std::vector<Sample> Samples() {
   s.push_back({"take", "take", {"f32[8]", "i64[N,2]"}, {}});
   s.push_back({"take/int32", "take", {"i64[N]", "i32[N]"}, {}});
   s.push_back({"topk", "topk", {"f32[N,4]"}, {{"k", int64_t{2}}}});
-  s.push_back({"topk/smallest_unsorted", "topk", {"i64[N,4]"},
+  s.push_back({"topk/smallest_unsorted",
+               "topk",
+               {"i64[N,4]"},
                {{"k", int64_t{3}}, {"dim", int64_t{1}}, {"largest", false}, {"sorted", false}}});
   s.push_back({"argsort", "argsort", {"f32[N]"}, {{"dim", int64_t{0}}}});
-  s.push_back({"argsort/descending_unstable", "argsort", {"f64[N,4]"},
+  s.push_back({"argsort/descending_unstable",
+               "argsort",
+               {"f64[N,4]"},
                {{"dim", int64_t{1}}, {"descending", true}, {"stable", false}}});
   s.push_back({"mc_confmat", "mc_confmat", {"f32[N,4]", "i64[N]"}, {{"num_classes", int64_t{4}}}});
-  s.push_back({"mc_confmat/labels", "mc_confmat", {"i64[N]", "i32[N]"},
+  s.push_back({"mc_confmat/labels",
+               "mc_confmat",
+               {"i64[N]", "i32[N]"},
                {{"num_classes", int64_t{4}}, {"ignore_index", int64_t{-1}}}});
   s.push_back({"score_code16", "score_code16", {"f32[N,3]"}, {{"format", std::string("fp16")}}});
   s.push_back({"score_code16/bf16", "score_code16", {"f64[N]"}, {{"format", std::string("bf16")}}});
   s.push_back({"binary_rank_stats", "binary_rank_stats", {"f32[N]", "i1[N]"}, {}});
-  s.push_back({"code16_counts", "code16_counts", {"f32[N]", "i64[N]"},
+  s.push_back({"code16_counts",
+               "code16_counts",
+               {"f32[N]", "i64[N]"},
                {{"format", std::string("fp16")}, {"classes", int64_t{1}}}});
-  s.push_back({"code16_counts/classes", "code16_counts", {"f64[N,3,2]", "i64[N,3,2]"},
+  s.push_back({"code16_counts/classes",
+               "code16_counts",
+               {"f64[N,3,2]", "i64[N,3,2]"},
                {{"format", std::string("bf16")}, {"classes", int64_t{3}}}});
   s.push_back({"binary_rank_stats/f64", "binary_rank_stats", {"f64[N]", "i1[N]"}, {}});
-  s.push_back({"mc_marginals", "mc_marginals", {"f32[N,40]", "i64[N]"},
+  s.push_back({"mc_marginals",
+               "mc_marginals",
+               {"f32[N,40]", "i64[N]"},
                {{"num_classes", int64_t{40}}, {"parts", std::string("pred,tp,sq_err")}}});
-  s.push_back({"mc_marginals/labels", "mc_marginals", {"i64[N]", "i32[N]"},
-               {{"num_classes", int64_t{4}}, {"ignore_index", int64_t{-1}},
+  s.push_back({"mc_marginals/labels",
+               "mc_marginals",
+               {"i64[N]", "i32[N]"},
+               {{"num_classes", int64_t{4}},
+                {"ignore_index", int64_t{-1}},
                 {"parts", std::string("tp,target,pred,abs_err,sq_err")}}});
-  s.push_back({"mc_marginals/totals", "mc_marginals", {"f32[N,40]", "i64[N]"},
+  s.push_back({"mc_marginals/totals",
+               "mc_marginals",
+               {"f32[N,40]", "i64[N]"},
                {{"num_classes", int64_t{40}}, {"parts", std::string("tp,target,pred")}, {"totals", true}}});
   for (const char* part : {"tp", "target", "pred", "abs_err", "sq_err"}) {
     s.push_back({absl::StrCat("confmat_part/", part), "confmat_part", {"i64[4,4]"}, {{"part", std::string(part)}}});
@@ -225,9 +246,12 @@ std::vector<Sample> Samples() {
   s.push_back({"confmat_part/f64", "confmat_part", {"f64[3,3]"}, {{"part", std::string("abs_err")}}});
   if (FindOp("bl_confmat") != nullptr) {
     s.push_back({"bl_confmat", "bl_confmat", {"f32[N]", "i64[N]"}, {{"threshold", 0.5}, {"logits_over_kept", false}}});
-    s.push_back({"bl_confmat/multilabel", "bl_confmat", {"f64[N,3]", "i32[N,3]"},
+    s.push_back({"bl_confmat/multilabel",
+                 "bl_confmat",
+                 {"f64[N,3]", "i32[N,3]"},
                  {{"threshold", 0.3}, {"logits_over_kept", true}, {"ignore_index", int64_t{-1}}}});
-    s.push_back({"bl_confmat/labels", "bl_confmat", {"i64[N]", "i1[N]"}, {{"threshold", 0.5}, {"logits_over_kept", false}}});
+    s.push_back(
+        {"bl_confmat/labels", "bl_confmat", {"i64[N]", "i1[N]"}, {{"threshold", 0.5}, {"logits_over_kept", false}}});
   }
   if (FindOp("reg_stats") != nullptr) {
     s.push_back({"reg_stats", "reg_stats", {"f32[N]", "f32[N]"}, {}});
@@ -254,12 +278,19 @@ std::vector<Sample> Samples() {
   s.push_back({"segment_scan/rows", "segment_scan", {"f64[N,3]", "i64[N]"}, {}});  // rows along dim 0
   s.push_back({"count_invalid", "count_invalid", {"i64[N]"}, {}});
   s.push_back({"count_invalid/f32_ignore", "count_invalid", {"f32[N]"}, {{"ignore_index", int64_t{-1}}}});
-  s.push_back({"retrieval_score", "retrieval_score", {"i64[N]", "f32[N]", "i64[N]"},
-               {{"metric", std::string("recall")}, {"empty_target_action", std::string("neg")},
-                {"adaptive_k", false}}});
-  s.push_back({"retrieval_score/ndcg", "retrieval_score", {"i64[N]", "f64[N]", "f64[N]"},
-               {{"metric", std::string("normalized_dcg")}, {"empty_target_action", std::string("skip")},
-                {"adaptive_k", false}, {"top_k", int64_t{2}}, {"ignore_index", int64_t{-1}}}});
+  s.push_back(
+      {"retrieval_score",
+       "retrieval_score",
+       {"i64[N]", "f32[N]", "i64[N]"},
+       {{"metric", std::string("recall")}, {"empty_target_action", std::string("neg")}, {"adaptive_k", false}}});
+  s.push_back({"retrieval_score/ndcg",
+               "retrieval_score",
+               {"i64[N]", "f64[N]", "f64[N]"},
+               {{"metric", std::string("normalized_dcg")},
+                {"empty_target_action", std::string("skip")},
+                {"adaptive_k", false},
+                {"top_k", int64_t{2}},
+                {"ignore_index", int64_t{-1}}}});
   for (Sample& x : s)
     for (std::string& t : x.inputs) t += "@cpu";
   return s;
@@ -319,8 +350,8 @@ at::Tensor Example(const ir::TensorType& t, int64_t n, const std::string& device
     if (got.scalar_type() != ir::ToScalarType(want.dtype) || got.sizes() != at::IntArrayRef(sizes) ||
         got.device().str() != device) {
       return ::testing::AssertionFailure()
-             << "result " << i << " is " << got.scalar_type() << got.sizes() << "@" << got.device()
-             << ", planned " << want.ToString() << " = " << at::IntArrayRef(sizes);
+             << "result " << i << " is " << got.scalar_type() << got.sizes() << "@" << got.device() << ", planned "
+             << want.ToString() << " = " << at::IntArrayRef(sizes);
     }
   }
   if (results) *results = *out;
@@ -373,8 +404,7 @@ TEST(KernelsTest, AssertZero) {
   EXPECT_TRUE(at::equal((*ok)[0], value));
   auto bad = Eval("assert_zero", {"i64[]", "f64[]"}, attrs, {at::full({}, 3, at::kLong), value});
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("m: 3 queries without a positive target"), std::string::npos)
-      << bad.status();
+  EXPECT_NE(bad.status().message().find("m: 3 queries without a positive target"), std::string::npos) << bad.status();
   auto meta = at::TensorOptions().device(at::kMeta);
   auto on_meta = Eval("assert_zero", {"i64[]@meta", "f64[]@meta"}, attrs,
                       {at::empty({}, meta.dtype(at::kLong)), at::empty({}, meta.dtype(at::kDouble))}, "meta");
@@ -421,8 +451,8 @@ TEST(KernelsTest, Arithmetic) {
 
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("safe_div", {"i64[N]@cpu", "i64[N]@cpu"}, {}, {I64({1, 2, 3}), I64({0, 4, 0})}));
   EXPECT_TRUE(SameTensor(r, F32({0, 0.5, 0})));
-  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("safe_div", {"f64[N]@cpu", "f64[N]@cpu"}, {{"zero_division", NAN}},
-                                      {F64({1, 2, 0}), F64({0, 4, 0})}));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      r, Eval1("safe_div", {"f64[N]@cpu", "f64[N]@cpu"}, {{"zero_division", NAN}}, {F64({1, 2, 0}), F64({0, 4, 0})}));
   EXPECT_TRUE(SameTensor(r, F64({NAN, 0.5, NAN})));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("safe_div", {"f64[N]@cpu", "f64[]@cpu"}, {{"zero_division", 1.0}},
                                       {F64({1, 2}), at::scalar_tensor(0.0, at::kDouble)}));
@@ -431,8 +461,8 @@ TEST(KernelsTest, Arithmetic) {
 
 // Verifies comparisons in the promoted dtype, logic ops, where and cast.
 TEST(KernelsTest, ComparisonsLogicWhereCast) {
-  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("lt", {"i64[N]@cpu", "f32[]@cpu"}, {},
-                                                 {I64({2, 3}), at::scalar_tensor(2.5, at::kFloat)}));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      at::Tensor r, Eval1("lt", {"i64[N]@cpu", "f32[]@cpu"}, {}, {I64({2, 3}), at::scalar_tensor(2.5, at::kFloat)}));
   EXPECT_TRUE(SameTensor(r, Bool({1, 0})));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("eq", {"i32[N]@cpu", "i64[N]@cpu"}, {}, {I32({1, 2}), I64({1, 3})}));
   EXPECT_TRUE(SameTensor(r, Bool({1, 0})));
@@ -440,8 +470,8 @@ TEST(KernelsTest, ComparisonsLogicWhereCast) {
   EXPECT_TRUE(SameTensor(r, Bool({1, 0})));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("ne", {"f32[N]@cpu", "f32[N]@cpu"}, {}, {F32({1, NAN}), F32({1, NAN})}));
   EXPECT_TRUE(SameTensor(r, Bool({0, 1})));
-  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("logical_xor", {"i1[N]@cpu", "f32[N]@cpu"}, {},
-                                      {Bool({1, 1, 0, 0}), F32({0, 2, 0, -1})}));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      r, Eval1("logical_xor", {"i1[N]@cpu", "f32[N]@cpu"}, {}, {Bool({1, 1, 0, 0}), F32({0, 2, 0, -1})}));
   EXPECT_TRUE(SameTensor(r, Bool({1, 0, 0, 1})));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("logical_not", {"i64[N]@cpu"}, {}, {I64({0, 3})}));
   EXPECT_TRUE(SameTensor(r, Bool({1, 0})));
@@ -466,8 +496,7 @@ TEST(KernelsTest, UnaryMath) {
   };
   for (const Case& c : {Case{"exp", at::exp(x)}, Case{"log", at::log(x)}, Case{"sqrt", at::sqrt(x)},
                         Case{"sigmoid", at::sigmoid(x)}, Case{"neg", -x}, Case{"abs", at::abs(-x)}}) {
-    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1(c.op, {"f64[N]@cpu"}, {},
-                                                   {std::string(c.op) == "abs" ? -x : x}));
+    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1(c.op, {"f64[N]@cpu"}, {}, {std::string(c.op) == "abs" ? -x : x}));
     EXPECT_TRUE(SameTensor(r, c.want, 1e-12, 1e-14)) << c.op;
   }
   TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("exp", {"i64[N]@cpu"}, {}, {I64({0, 1})}));
@@ -555,15 +584,16 @@ TEST(KernelsTest, ArgmaxAndSoftmax) {
   at::Tensor y = at::randn({4, 3}, at::kFloat);
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("softmax", {"f32[N,3]@cpu"}, {{"dim", int64_t{1}}}, {y}));
   EXPECT_TRUE(SameTensor(r, at::softmax(y, 1)));
-  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("softmax", {"i64[N,3]@cpu"}, {{"dim", int64_t{1}}}, {I64({0, 1, 2}).reshape({1, 3})}));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      r, Eval1("softmax", {"i64[N,3]@cpu"}, {{"dim", int64_t{1}}}, {I64({0, 1, 2}).reshape({1, 3})}));
   EXPECT_TRUE(SameTensor(r, at::softmax(F32({0, 1, 2}).reshape({1, 3}), 1)));
 }
 
 // Verifies that one_hot gives an all-false row for a label outside
 // [0, num_classes) instead of failing.
 TEST(KernelsTest, OneHotOutOfRangeRowIsAllFalse) {
-  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("one_hot", {"i64[N]@cpu"}, {{"num_classes", int64_t{4}}},
-                                                 {I64({0, 3, -1, 4, 2})}));
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r,
+                             Eval1("one_hot", {"i64[N]@cpu"}, {{"num_classes", int64_t{4}}}, {I64({0, 3, -1, 4, 2})}));
   at::Tensor want = Bool({1, 0, 0, 0,  //
                           0, 0, 0, 1,  //
                           0, 0, 0, 0,  //
@@ -584,10 +614,11 @@ TEST(KernelsTest, HistogramDropsOutOfRangeIndices) {
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("histogram", {"i32[N]@cpu", "f64[N]@cpu"}, {{"size", int64_t{4}}},
                                       {idx.to(at::kInt), F64({0.5, 1, 2, 100, 100, 3, 100})}));
   EXPECT_TRUE(SameTensor(r, F64({0.5, 3, 0, 3})));
-  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("histogram", {"i64[N]@cpu", "i1[N]@cpu"}, {{"size", int64_t{4}}},
-                                      {idx, Bool({1, 1, 0, 1, 1, 1, 1})}));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      r, Eval1("histogram", {"i64[N]@cpu", "i1[N]@cpu"}, {{"size", int64_t{4}}}, {idx, Bool({1, 1, 0, 1, 1, 1, 1})}));
   EXPECT_TRUE(SameTensor(r, I64({1, 1, 0, 1})));
-  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("histogram", {"i64[N]@cpu"}, {{"size", int64_t{3}}}, {at::empty({0}, at::kLong)}));
+  TALLY_ASSERT_OK_AND_ASSIGN(r,
+                             Eval1("histogram", {"i64[N]@cpu"}, {{"size", int64_t{3}}}, {at::empty({0}, at::kLong)}));
   EXPECT_TRUE(SameTensor(r, I64({0, 0, 0})));
 }
 
@@ -600,8 +631,8 @@ TEST(KernelsTest, TopkMaskAndSort) {
                              Eval("sort", {"f32[N]@cpu"}, {{"dim", int64_t{0}}}, {F32({3, 1, 2, 1})}));
   EXPECT_TRUE(SameTensor(s[0], F32({1, 1, 2, 3})));
   EXPECT_TRUE(SameTensor(s[1], I64({1, 3, 2, 0})));
-  TALLY_ASSERT_OK_AND_ASSIGN(s, Eval("sort", {"f32[N]@cpu"}, {{"dim", int64_t{0}}, {"descending", true}},
-                                     {F32({3, 1, 2, 1})}));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      s, Eval("sort", {"f32[N]@cpu"}, {{"dim", int64_t{0}}, {"descending", true}}, {F32({3, 1, 2, 1})}));
   EXPECT_TRUE(SameTensor(s[0], F32({3, 2, 1, 1})));
   EXPECT_TRUE(SameTensor(s[1], I64({0, 2, 1, 3})));
 }
@@ -619,8 +650,8 @@ TEST(KernelsTest, BucketizeCountsBoundaries) {
       for (double e : b) count += std::isnan(v) || (right ? e <= v : e < v);
       want.push_back(count);
     }
-    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("bucketize", {"f64[N]@cpu", "f64[5]@cpu"}, {{"right", right}},
-                                                   {F64(x), F64(b)}));
+    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r,
+                               Eval1("bucketize", {"f64[N]@cpu", "f64[5]@cpu"}, {{"right", right}}, {F64(x), F64(b)}));
     EXPECT_TRUE(SameTensor(r, I64(want))) << "right=" << right;
   }
   TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("bucketize", {"i64[N,2]@cpu", "f32[3]@cpu"}, {},
@@ -649,8 +680,8 @@ TEST(KernelsTest, CumsumMatchesARunningSum) {
     TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("cumsum", {"f64[N,3]@cpu"}, {{"dim", dim - 2}}, {x}));
     EXPECT_TRUE(SameTensor(r, want, 1e-12, 1e-12)) << "dim " << dim;
   }
-  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("cumsum", {"i32[N]@cpu"}, {{"dim", int64_t{0}}},
-                                                 {I32({2147483647, 1, 2, -5})}));
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r,
+                             Eval1("cumsum", {"i32[N]@cpu"}, {{"dim", int64_t{0}}}, {I32({2147483647, 1, 2, -5})}));
   EXPECT_TRUE(SameTensor(r, I64({2147483647, 2147483648, 2147483650, 2147483645})));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("cumsum", {"i1[N]@cpu"}, {{"dim", int64_t{0}}}, {Bool({1, 0, 1, 1, 0})}));
   EXPECT_TRUE(SameTensor(r, I64({1, 1, 2, 3, 3})));
@@ -699,9 +730,9 @@ TEST(KernelsTest, TopkMatchesSortingByHand) {
       }
     }
   }
-  TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> r,
-                             Eval("topk", {"f32[N,7]@cpu"}, {{"k", int64_t{2}}, {"dim", int64_t{0}}, {"sorted", false}},
-                                  {x}));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      std::vector<at::Tensor> r,
+      Eval("topk", {"f32[N,7]@cpu"}, {{"k", int64_t{2}}, {"dim", int64_t{0}}, {"sorted", false}}, {x}));
   EXPECT_EQ(r[0].sizes(), at::IntArrayRef({2, 7}));
   EXPECT_TRUE(SameTensor(std::get<0>(at::sort(r[0], 0, true)), std::get<0>(at::topk(x, 2, 0))));
   EXPECT_TRUE(SameTensor(at::gather(x, 0, r[1]), r[0]));
@@ -717,8 +748,8 @@ TEST(KernelsTest, ArgsortIsAStableSort) {
   at::manual_seed(6);
   at::Tensor x = at::randint(0, 4, {30, 3}, at::kLong);
   for (bool descending : {false, true}) {
-    TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("argsort", {"i64[N,3]@cpu"}, {{"dim", int64_t{0}}, {"descending", descending}},
-                                        {x}));
+    TALLY_ASSERT_OK_AND_ASSIGN(
+        r, Eval1("argsort", {"i64[N,3]@cpu"}, {{"dim", int64_t{0}}, {"descending", descending}}, {x}));
     for (int64_t j = 0; j < 3; ++j) {
       std::vector<int64_t> idx(30);
       for (int64_t i = 0; i < 30; ++i) idx[i] = i;
@@ -742,8 +773,8 @@ TEST(KernelsTest, ConcatAndTake) {
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("concat", {"i64[N,2]@cpu", "i64[1,2]@cpu"}, {},
                                       {at::zeros({2, 2}, at::kLong), at::ones({1, 2}, at::kLong)}));
   EXPECT_TRUE(SameTensor(r, I64({0, 0, 0, 0, 1, 1}).reshape({3, 2})));
-  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("take", {"f64[N]@cpu", "i64[N,2]@cpu"}, {},
-                                      {F64({10, 20, 30}), I64({2, 0, -1, 7}).reshape({2, 2})}));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      r, Eval1("take", {"f64[N]@cpu", "i64[N,2]@cpu"}, {}, {F64({10, 20, 30}), I64({2, 0, -1, 7}).reshape({2, 2})}));
   EXPECT_TRUE(SameTensor(r, F64({30, 10, 10, 30}).reshape({2, 2})));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("take", {"f32[N]@cpu", "i32[N]@cpu"}, {}, {F32({}), I32({})}));
   EXPECT_TRUE(SameTensor(r, F32({})));
@@ -766,8 +797,8 @@ std::vector<double> AverageRanks(const std::vector<double>& v) {
 // Verifies rank_average against scipy-style average ranks with ties, in 1-D,
 // per column in 2-D, and on an empty batch.
 TEST(KernelsTest, RankAverageMatchesScipyAverageRanks) {
-  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("rank_average", {"f32[N]@cpu"}, {},
-                                                 {F32({3, 1, 4, 1, 5, 9, 2, 6, 5, 3})}));
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r,
+                             Eval1("rank_average", {"f32[N]@cpu"}, {}, {F32({3, 1, 4, 1, 5, 9, 2, 6, 5, 3})}));
   EXPECT_TRUE(SameTensor(r, F64({4.5, 1.5, 6, 1.5, 7.5, 10, 3, 9, 7.5, 4.5})));
 
   at::manual_seed(1);
@@ -791,12 +822,14 @@ TEST(KernelsTest, CreationAndShapeOps) {
   EXPECT_TRUE(SameTensor(r, at::scalar_tensor(2.5, at::kDouble)));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("constant", {}, {{"value", int64_t{-3}}, {"dtype", std::string("i64")}}, {}));
   EXPECT_TRUE(SameTensor(r, at::scalar_tensor(int64_t{-3}, at::kLong)));
-  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("full", {}, {{"shape", Ints{2, 3}}, {"value", 7.0}, {"dtype", std::string("i32")}}, {}));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      r, Eval1("full", {}, {{"shape", Ints{2, 3}}, {"value", 7.0}, {"dtype", std::string("i32")}}, {}));
   EXPECT_TRUE(SameTensor(r, at::full({2, 3}, 7, at::kInt)));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("arange", {}, {{"n", int64_t{4}}, {"dtype", std::string("f32")}}, {}));
   EXPECT_TRUE(SameTensor(r, F32({0, 1, 2, 3})));
   at::Tensor x = at::randn({3, 4}, at::kFloat);
-  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("full_like", {"f32[N,4]@cpu"}, {{"value", 1.0}, {"dtype", std::string("i1")}}, {x}));
+  TALLY_ASSERT_OK_AND_ASSIGN(r,
+                             Eval1("full_like", {"f32[N,4]@cpu"}, {{"value", 1.0}, {"dtype", std::string("i1")}}, {x}));
   EXPECT_TRUE(SameTensor(r, at::ones({3, 4}, at::kBool)));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("size", {"f32[N,4]@cpu"}, {{"dim", int64_t{0}}}, {x}));
   EXPECT_TRUE(SameTensor(r, at::scalar_tensor(int64_t{3}, at::kLong)));
@@ -806,11 +839,13 @@ TEST(KernelsTest, CreationAndShapeOps) {
   EXPECT_TRUE(SameTensor(r, x.reshape({2, 6})));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("unsqueeze", {"f32[N,4]@cpu"}, {{"dim", int64_t{-1}}}, {x}));
   EXPECT_TRUE(SameTensor(r, x.unsqueeze(-1)));
-  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("squeeze", {"f32[N,1]@cpu"}, {{"dim", int64_t{1}}}, {x.select(1, 0).unsqueeze(1)}));
+  TALLY_ASSERT_OK_AND_ASSIGN(r,
+                             Eval1("squeeze", {"f32[N,1]@cpu"}, {{"dim", int64_t{1}}}, {x.select(1, 0).unsqueeze(1)}));
   EXPECT_TRUE(SameTensor(r, x.select(1, 0)));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("select", {"f32[N,4]@cpu"}, {{"dim", int64_t{1}}, {"index", int64_t{2}}}, {x}));
   EXPECT_TRUE(SameTensor(r, x.select(1, 2)));
-  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("transpose", {"f32[N,4]@cpu"}, {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}, {x}));
+  TALLY_ASSERT_OK_AND_ASSIGN(r,
+                             Eval1("transpose", {"f32[N,4]@cpu"}, {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}, {x}));
   EXPECT_TRUE(SameTensor(r, x.t()));
 }
 
@@ -820,10 +855,12 @@ TEST(KernelsTest, CreationAndShapeOps) {
 TEST(KernelsTest, LinspaceIsTorchLinspace) {
   for (const char* dtype : {"f32", "f64"}) {
     for (int64_t steps = 0; steps <= 64; ++steps) {
-      TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", steps},
-                                                                     {"dtype", std::string(dtype)}}, {}));
+      TALLY_ASSERT_OK_AND_ASSIGN(
+          at::Tensor r,
+          Eval1("linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", steps}, {"dtype", std::string(dtype)}}, {}));
       at::ScalarType s = std::string(dtype) == "f32" ? at::kFloat : at::kDouble;
-      EXPECT_TRUE(SameTensor(r, at::linspace(0, 1, steps, at::TensorOptions().dtype(s)), 0, 0)) << dtype << " " << steps;
+      EXPECT_TRUE(SameTensor(r, at::linspace(0, 1, steps, at::TensorOptions().dtype(s)), 0, 0))
+          << dtype << " " << steps;
     }
   }
 }
@@ -831,8 +868,8 @@ TEST(KernelsTest, LinspaceIsTorchLinspace) {
 // Verifies that transfer copies an input to the device of its attribute.
 TEST(KernelsTest, TransferMovesToItsDevice) {
   if (FindOp("transfer") == nullptr) GTEST_SKIP() << "no transfer op";
-  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r, Eval1("transfer", {"f32[N]@cpu"}, {{"device", std::string("meta")}},
-                                                 {F32({1, 2, 3})}));
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r,
+                             Eval1("transfer", {"f32[N]@cpu"}, {{"device", std::string("meta")}}, {F32({1, 2, 3})}));
   EXPECT_TRUE(r.is_meta());
   EXPECT_EQ(r.sizes(), at::IntArrayRef({3}));
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval1("transfer", {"f32[N]@cpu"}, {{"device", std::string("cpu")}}, {F32({1, 2})}));
@@ -846,7 +883,8 @@ TEST(KernelsTest, TransferMovesToItsDevice) {
 // order of the values, -0 coded as +0, NaN the largest, rounding to nearest.
 TEST(KernelsTest, ScoreCode16OrdersAsTheValues) {
   at::Tensor x = F32({-1.0f, -0.0f, 0.0f, 1.0f, NAN, INFINITY, 0.1f, 1.0f + 1.0f / 4096});
-  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor h, Eval1("score_code16", {"f32[N]@cpu"}, {{"format", std::string("fp16")}}, {x}));
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor h,
+                             Eval1("score_code16", {"f32[N]@cpu"}, {{"format", std::string("fp16")}}, {x}));
   // fp16 bits: 1.0 = 0x3C00 (ordered 0xBC00), -1.0 = 0xBC00 (ordered 0xFFFF - 0xBC00).
   EXPECT_EQ(h[0].item<int64_t>(), 0xFFFF - 0xBC00);
   EXPECT_EQ(h[1].item<int64_t>(), 0x8000);
@@ -855,13 +893,15 @@ TEST(KernelsTest, ScoreCode16OrdersAsTheValues) {
   EXPECT_EQ(h[4].item<int64_t>(), 0xFFFF);
   EXPECT_EQ(h[5].item<int64_t>(), 0xFC00);
   EXPECT_EQ(h[7].item<int64_t>(), 0xBC00);  // 1 + 2^-12 rounds to 1 in float16
-  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor b, Eval1("score_code16", {"f32[N]@cpu"}, {{"format", std::string("bf16")}}, {x}));
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor b,
+                             Eval1("score_code16", {"f32[N]@cpu"}, {{"format", std::string("bf16")}}, {x}));
   EXPECT_EQ(b[3].item<int64_t>(), 0x3F80 | 0x8000);  // bfloat16 1.0 = 0x3F80
   EXPECT_EQ(b[4].item<int64_t>(), 0xFFFF);
   // Codes order as the values they round to.
   at::Tensor sorted = F32({-INFINITY, -2.5f, -1e-7f, 0.0f, 1e-7f, 0.3f, 0.30001f, 2.0f, 65504.0f});
   for (const char* f : {"fp16", "bf16"}) {
-    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor c, Eval1("score_code16", {"f32[N]@cpu"}, {{"format", std::string(f)}}, {sorted}));
+    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor c,
+                               Eval1("score_code16", {"f32[N]@cpu"}, {{"format", std::string(f)}}, {sorted}));
     EXPECT_TRUE((c.slice(0, 1) >= c.slice(0, 0, -1)).all().item<bool>()) << f << ": " << c;
   }
 }
@@ -875,9 +915,9 @@ TEST(KernelsTest, McConfmatCountsAndSkips) {
   EXPECT_TRUE(SameTensor(r[1], at::scalar_tensor(int64_t{1}, at::kLong)));
   EXPECT_TRUE(SameTensor(r[2], at::scalar_tensor(int64_t{2}, at::kLong)));
   at::Tensor scores = F32({0.1f, 0.7f, 0.2f, 0.8f, 0.1f, 0.1f, 0.3f, 0.3f, 0.3f}).reshape({3, 3});
-  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval("mc_confmat", {"f32[N,3]@cpu", "i64[N]@cpu"},
-                                     {{"num_classes", int64_t{3}}, {"ignore_index", int64_t{0}}},
-                                     {scores, I64({1, 0, 2})}));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      r, Eval("mc_confmat", {"f32[N,3]@cpu", "i64[N]@cpu"}, {{"num_classes", int64_t{3}}, {"ignore_index", int64_t{0}}},
+              {scores, I64({1, 0, 2})}));
   // Row 1 is ignored; row 2's tie picks the first maximum (class 0).
   EXPECT_TRUE(SameTensor(r[0], I64({0, 0, 0, 0, 1, 0, 1, 0, 0}).reshape({3, 3})));
   EXPECT_TRUE(SameTensor(r[1], at::scalar_tensor(int64_t{0}, at::kLong)));
@@ -910,7 +950,8 @@ TEST(KernelsTest, FusedKernelsMatchTheirDecompositions) {
       TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> want, RunKernel(*fused.node, in));
       // The decomposition, run node by node with the primitive kernels.
       ir::Graph& g = *fused.graph;
-      for (size_t i = 0; i < fused.node->outputs().size(); ++i) g.AddReturn(absl::StrCat("r", i), fused.node->output(i));
+      for (size_t i = 0; i < fused.node->outputs().size(); ++i)
+        g.AddReturn(absl::StrCat("r", i), fused.node->output(i));
       TALLY_ASSERT_OK(Decompose(g, *fused.node));
       const ir::Node* composite = fused.node;
       g.RemoveNodesIf([&](const ir::Node* x) { return x == composite; });
@@ -935,14 +976,16 @@ TEST(KernelsTest, FusedKernelsMatchTheirDecompositions) {
 
 // Verifies that creation ops materialize on the device of their plan.
 TEST(KernelsTest, CreationOpsUseThePlannedDevice) {
-  TALLY_ASSERT_OK_AND_ASSIGN(std::vector<at::Tensor> r,
-                             Eval("full", {}, {{"shape", std::vector<int64_t>{2}}, {"value", 1.0}, {"dtype", std::string("f32")}},
-                                  {}, "meta"));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      std::vector<at::Tensor> r,
+      Eval("full", {}, {{"shape", std::vector<int64_t>{2}}, {"value", 1.0}, {"dtype", std::string("f32")}}, {},
+           "meta"));
   EXPECT_TRUE(r[0].is_meta());
   TALLY_ASSERT_OK_AND_ASSIGN(r, Eval("constant", {}, {{"value", 1.0}, {"dtype", std::string("f32")}}, {}, "meta"));
   EXPECT_TRUE(r[0].is_meta());
-  TALLY_ASSERT_OK_AND_ASSIGN(r, Eval("linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{11}},
-                                                   {"dtype", std::string("f64")}}, {}, "meta"));
+  TALLY_ASSERT_OK_AND_ASSIGN(
+      r, Eval("linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{11}}, {"dtype", std::string("f64")}}, {},
+              "meta"));
   EXPECT_TRUE(r[0].is_meta());
   EXPECT_EQ(r[0].sizes(), at::IntArrayRef({11}));
 }

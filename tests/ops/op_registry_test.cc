@@ -22,8 +22,8 @@ using ::testing::HasSubstr;
 
 // Infer parses the input types (`f32[N,3]@cpu`), runs inference and prints
 // the result types joined by ", ".
-absl::StatusOr<std::string> Infer(absl::string_view op, std::vector<std::string> inputs,
-                                  ir::AttrMap attrs = {}, const std::string& device = "cpu") {
+absl::StatusOr<std::string> Infer(absl::string_view op, std::vector<std::string> inputs, ir::AttrMap attrs = {},
+                                  const std::string& device = "cpu") {
   std::vector<ir::TensorType> types;
   for (const std::string& s : inputs) {
     auto t = ir::ParseTensorType(s);
@@ -38,8 +38,8 @@ absl::StatusOr<std::string> Infer(absl::string_view op, std::vector<std::string>
 }
 
 // ExpectInferError checks for an InvalidArgument naming the op and `what`.
-#define EXPECT_INFER_ERROR(call, op, what)                                  \
-  EXPECT_THAT((call), StatusIs(absl::StatusCode::kInvalidArgument,          \
+#define EXPECT_INFER_ERROR(call, op, what)                         \
+  EXPECT_THAT((call), StatusIs(absl::StatusCode::kInvalidArgument, \
                                ::testing::AllOf(HasSubstr(std::string(op) + ": "), HasSubstr(what))))
 
 // Verifies broadcasting of fixed and symbolic dims: size-1 fixed dims stretch
@@ -70,12 +70,12 @@ TEST(OpRegistryTest, Promotion) {
     const char* out;
   };
   const Case cases[] = {
-      {"add", "i1", "i1", "i64"},     {"add", "i1", "i32", "i32"},    {"add", "i32", "i64", "i64"},
-      {"add", "i64", "f32", "f32"},   {"mul", "f32", "f64", "f64"},   {"sub", "i32", "f64", "f64"},
-      {"div", "i64", "i64", "f32"},   {"div", "i1", "i1", "f32"},     {"div", "f64", "i64", "f64"},
-      {"pow", "i64", "i32", "f32"},   {"safe_div", "i64", "i64", "f32"}, {"safe_div", "f64", "f32", "f64"},
-      {"maximum", "i1", "i1", "i1"},  {"minimum", "i32", "f32", "f32"}, {"eq", "i64", "f32", "i1"},
-      {"lt", "f64", "f64", "i1"},     {"logical_and", "f32", "i64", "i1"}, {"logical_xor", "i1", "i1", "i1"},
+      {"add", "i1", "i1", "i64"},    {"add", "i1", "i32", "i32"},         {"add", "i32", "i64", "i64"},
+      {"add", "i64", "f32", "f32"},  {"mul", "f32", "f64", "f64"},        {"sub", "i32", "f64", "f64"},
+      {"div", "i64", "i64", "f32"},  {"div", "i1", "i1", "f32"},          {"div", "f64", "i64", "f64"},
+      {"pow", "i64", "i32", "f32"},  {"safe_div", "i64", "i64", "f32"},   {"safe_div", "f64", "f32", "f64"},
+      {"maximum", "i1", "i1", "i1"}, {"minimum", "i32", "f32", "f32"},    {"eq", "i64", "f32", "i1"},
+      {"lt", "f64", "f64", "i1"},    {"logical_and", "f32", "i64", "i1"}, {"logical_xor", "i1", "i1", "i1"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.op) + "(" + c.a + ", " + c.b + ")");
@@ -144,10 +144,8 @@ TEST(OpRegistryTest, IndexAndCountingOps) {
                      "expects integer labels");
 
   EXPECT_THAT(Infer("histogram", {"i64[N]@cpu"}, {{"size", int64_t{5}}}), IsOkAndHolds("i64[5]@cpu"));
-  EXPECT_THAT(Infer("histogram", {"i32[N]@cpu", "f64[N]@cpu"}, {{"size", int64_t{5}}}),
-              IsOkAndHolds("f64[5]@cpu"));
-  EXPECT_THAT(Infer("histogram", {"i64[N]@cpu", "i1[N]@cpu"}, {{"size", int64_t{2}}}),
-              IsOkAndHolds("i64[2]@cpu"));
+  EXPECT_THAT(Infer("histogram", {"i32[N]@cpu", "f64[N]@cpu"}, {{"size", int64_t{5}}}), IsOkAndHolds("f64[5]@cpu"));
+  EXPECT_THAT(Infer("histogram", {"i64[N]@cpu", "i1[N]@cpu"}, {{"size", int64_t{2}}}), IsOkAndHolds("i64[2]@cpu"));
   EXPECT_INFER_ERROR(Infer("histogram", {"i64[N,2]@cpu"}, {{"size", int64_t{5}}}), "histogram",
                      "expects a rank-1 integer index");
   EXPECT_INFER_ERROR(Infer("histogram", {"f32[N]@cpu"}, {{"size", int64_t{5}}}), "histogram",
@@ -226,8 +224,7 @@ TEST(OpRegistryTest, ShapeOps) {
   EXPECT_THAT(Infer("reshape", {"f32[2,3]@cpu"}, {{"shape", Ints{3, 2}}}), IsOkAndHolds("f32[3,2]@cpu"));
   EXPECT_INFER_ERROR(Infer("reshape", {"f32[N,3]@cpu"}, {{"shape", Ints{3}}}), "reshape",
                      "reshape of a symbolic shape");
-  EXPECT_INFER_ERROR(Infer("reshape", {"f32[2,3]@cpu"}, {{"shape", Ints{4}}}), "reshape",
-                     "changes the element count");
+  EXPECT_INFER_ERROR(Infer("reshape", {"f32[2,3]@cpu"}, {{"shape", Ints{4}}}), "reshape", "changes the element count");
   EXPECT_THAT(Infer("unsqueeze", {"f32[N]@cpu"}, {{"dim", int64_t{1}}}), IsOkAndHolds("f32[N,1]@cpu"));
   EXPECT_THAT(Infer("unsqueeze", {"f32[N]@cpu"}, {{"dim", int64_t{-1}}}), IsOkAndHolds("f32[N,1]@cpu"));
   EXPECT_THAT(Infer("squeeze", {"f32[N,1]@cpu"}, {{"dim", int64_t{1}}}), IsOkAndHolds("f32[N]@cpu"));
@@ -253,16 +250,16 @@ TEST(OpRegistryTest, Devices) {
               IsOkAndHolds("f64[]@meta"));
   EXPECT_THAT(Infer("constant", {}, {{"value", int64_t{3}}, {"dtype", std::string("i64")}}, "cuda:1"),
               IsOkAndHolds("i64[]@cuda:1"));
-  EXPECT_THAT(Infer("full", {}, {{"shape", std::vector<int64_t>{2, 3}}, {"value", 0.0}, {"dtype", std::string("f32")}},
-                    "cpu"),
-              IsOkAndHolds("f32[2,3]@cpu"));
+  EXPECT_THAT(
+      Infer("full", {}, {{"shape", std::vector<int64_t>{2, 3}}, {"value", 0.0}, {"dtype", std::string("f32")}}, "cpu"),
+      IsOkAndHolds("f32[2,3]@cpu"));
   EXPECT_INFER_ERROR(
-      Infer("full", {}, {{"shape", std::vector<int64_t>{-1}}, {"value", 0.0}, {"dtype", std::string("f32")}}),
-      "full", "negative size");
+      Infer("full", {}, {{"shape", std::vector<int64_t>{-1}}, {"value", 0.0}, {"dtype", std::string("f32")}}), "full",
+      "negative size");
   EXPECT_THAT(Infer("arange", {}, {{"n", int64_t{4}}, {"dtype", std::string("i64")}}, "meta"),
               IsOkAndHolds("i64[4]@meta"));
-  EXPECT_THAT(Infer("linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{16}}, {"dtype", std::string("f32")}},
-                    "cuda:1"),
+  EXPECT_THAT(Infer("linspace", {},
+                    {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{16}}, {"dtype", std::string("f32")}}, "cuda:1"),
               IsOkAndHolds("f32[16]@cuda:1"));
   EXPECT_INFER_ERROR(
       Infer("linspace", {}, {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{3}}, {"dtype", std::string("i64")}}),
@@ -303,8 +300,7 @@ TEST(OpRegistryTest, ArityAndAttributeErrors) {
   EXPECT_INFER_ERROR(Infer("cast", {"f32[N]@cpu"}, {{"dtype", int64_t{1}}}), "cast",
                      "attribute 'dtype' has the wrong kind");
   // A double attribute accepts an integer (printed IR keeps `value=3`).
-  EXPECT_THAT(Infer("constant", {}, {{"value", int64_t{3}}, {"dtype", std::string("f32")}}),
-              IsOkAndHolds("f32[]@cpu"));
+  EXPECT_THAT(Infer("constant", {}, {{"value", int64_t{3}}, {"dtype", std::string("f32")}}), IsOkAndHolds("f32[]@cpu"));
 }
 
 // Verifies that Build appends a node with the inferred types and rejects a
@@ -320,17 +316,20 @@ TEST(OpRegistryTest, BuildAndCheckNode) {
   EXPECT_FALSE(Build(g, "reduce_sum", {x}, {{"dims", std::vector<int64_t>{5}}}, ir::Device{"cpu"}).ok());
   EXPECT_EQ(g.nodes().size(), 1u);
   (*node)->output()->mutable_type().dtype = ir::DType::kFloat64;
-  EXPECT_THAT(CheckNode(**node), StatusIs(absl::StatusCode::kInvalidArgument,
-                                          HasSubstr("reduce_sum: result 0 has type f64[N]@cpu but the op gives f32[N]@cpu")));
+  EXPECT_THAT(CheckNode(**node),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("reduce_sum: result 0 has type f64[N]@cpu but the op gives f32[N]@cpu")));
 }
 
 // The ops the design names; the table must hold at least these.
 const char* const kDocumentedOps[] = {
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "safe_div", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or", "logical_xor", "logical_not", "neg", "abs", "exp", "log", "sqrt", "sigmoid",
-    "log_cosh", "isnan", "clamp", "cast", "where", "reduce_sum", "reduce_max", "reduce_min", "reduce_any",
-    "reduce_all", "argmax", "softmax", "constant", "full", "full_like", "arange", "size", "reshape", "flatten",
-    "unsqueeze", "squeeze", "select", "transpose", "one_hot", "topk_mask", "histogram", "sort", "rank_average",
+    "add",         "sub",         "mul",     "div",          "pow",      "maximum",    "minimum",     "safe_div",
+    "eq",          "ne",          "lt",      "le",           "gt",       "ge",         "logical_and", "logical_or",
+    "logical_xor", "logical_not", "neg",     "abs",          "exp",      "log",        "sqrt",        "sigmoid",
+    "log_cosh",    "isnan",       "clamp",   "cast",         "where",    "reduce_sum", "reduce_max",  "reduce_min",
+    "reduce_any",  "reduce_all",  "argmax",  "softmax",      "constant", "full",       "full_like",   "arange",
+    "size",        "reshape",     "flatten", "unsqueeze",    "squeeze",  "select",     "transpose",   "one_hot",
+    "topk_mask",   "histogram",   "sort",    "rank_average",
 };
 
 // The ops that read device values on the host (or whose shape depends on

@@ -302,8 +302,9 @@ TEST(CseTest, MalformedModuleIsRejected) {
   const size_t hash = IrHash(*m);
   PassPipeline p("cse-only");
   p.AddPass<Cse>();
-  EXPECT_THAT(p.Run(*m), StatusIs(absl::StatusCode::kInvalidArgument,
-                                  HasSubstr("at the start of pipeline 'cse-only': verifier: state @b.sum has no partial")));
+  EXPECT_THAT(p.Run(*m),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("at the start of pipeline 'cse-only': verifier: state @b.sum has no partial")));
   EXPECT_EQ(IrHash(*m), hash);
   EXPECT_TRUE(p.records().empty());
 }

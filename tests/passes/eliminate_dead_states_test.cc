@@ -191,8 +191,9 @@ TEST(EliminateDeadStatesTest, MalformedModuleIsRejected) {
   const size_t hash = IrHash(*m);
   PassPipeline p("dead-states");
   p.AddPass<EliminateDeadStates>();
-  EXPECT_THAT(p.Run(*m), StatusIs(absl::StatusCode::kInvalidArgument,
-                                  HasSubstr("at the start of pipeline 'dead-states': verifier: @finalize must take every state")));
+  EXPECT_THAT(p.Run(*m),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("at the start of pipeline 'dead-states': verifier: @finalize must take every state")));
   EXPECT_EQ(IrHash(*m), hash);
 }
 

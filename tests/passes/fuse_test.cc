@@ -86,15 +86,17 @@ TEST(FuseTest, ReferencePolicyAlwaysDecomposes) {
 // A reg_stats whose error moments (results 7..9) feed a state, or not.
 std::string RegStatsModule(bool error_moments_used) {
   std::string ret = error_moments_used ? ", r.m2_error: %9" : "";
-  std::string state = error_moments_used
-                          ? "  state @r.m2_error : f64[1]@cpu init=0.0 reducer=sum metric=\"r\"\n" : "";
+  std::string state = error_moments_used ? "  state @r.m2_error : f64[1]@cpu init=0.0 reducer=sum metric=\"r\"\n" : "";
   return absl::StrCat(R"ir(module {
   state @r.sse : f64[]@cpu init=0.0 reducer=sum metric="r"
-)ir", state, R"ir(  graph @update(%preds: f32[N]@cpu, %target: f32[N]@cpu) {
+)ir",
+                      state, R"ir(  graph @update(%preds: f32[N]@cpu, %target: f32[N]@cpu) {
     %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14 = reg_stats(%preds, %target) : i64[]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[1]@cpu, f64[]@cpu, f64[]@cpu
-    return (r.sse: %13)ir", ret, R"ir()
+    return (r.sse: %13)ir",
+                      ret, R"ir()
   }
-  graph @finalize(%r.sse: f64[]@cpu)ir", error_moments_used ? ", %r.m2_error: f64[1]@cpu" : "", R"ir() {
+  graph @finalize(%r.sse: f64[]@cpu)ir",
+                      error_moments_used ? ", %r.m2_error: f64[1]@cpu" : "", R"ir() {
     return (r: %r.sse)
   }
 }

@@ -86,9 +86,9 @@ TEST(NarrowStatesTest, NarrowsAMatrixReadThroughItsParts) {
 // the matrix does not come from mc_confmat.
 TEST(NarrowStatesTest, KeepsAMatrixReadWholeOrNotFromMcConfmat) {
   const std::string read_whole = absl::StrReplaceAll(kRecall, {{"return (m: %4)", "return (m: %4, cm: %m.confmat)"}});
-  const std::string batch_read = absl::StrReplaceAll(
-      kRecall, {{"    return (m.check0: %1, m.confmat: %0)",
-                 "    %3 = reduce_sum(%0) : i64[]@cpu\n    return (m.check0: %3, m.confmat: %0)"}});
+  const std::string batch_read =
+      absl::StrReplaceAll(kRecall, {{"    return (m.check0: %1, m.confmat: %0)",
+                                     "    %3 = reduce_sum(%0) : i64[]@cpu\n    return (m.check0: %3, m.confmat: %0)"}});
   const std::string histogram = R"ir(module {
   state @m.confmat : i64[2,2]@cpu init=0.0 reducer=sum metric="m"
   graph @update(%idx: i64[N]@cpu) {
@@ -139,15 +139,15 @@ TEST(NarrowStatesTest, MicroReadsKeepOnlyTotals) {
 // Verifies that every part a reader names is kept, weighted kappa's error
 // sums included, and that the pass is available by name to tally_opt.
 TEST(NarrowStatesTest, KeepsEveryPartReadAndIsMadeByName) {
-  const std::string all = absl::StrReplaceAll(
-      kRecall, {{"    %2 = cast(%1) {dtype=\"f64\"} : f64[3]@cpu",
-                 "    %5 = confmat_part(%m.confmat) {part=\"sq_err\"} : i64[3]@cpu\n"
-                 "    %6 = confmat_part(%m.confmat) {part=\"abs_err\"} : i64[3]@cpu\n"
-                 "    %7 = confmat_part(%m.confmat) {part=\"pred\"} : i64[3]@cpu\n"
-                 "    %8 = add(%5, %6) : i64[3]@cpu\n"
-                 "    %9 = add(%8, %7) : i64[3]@cpu\n"
-                 "    %10 = add(%9, %1) : i64[3]@cpu\n"
-                 "    %2 = cast(%10) {dtype=\"f64\"} : f64[3]@cpu"}});
+  const std::string all =
+      absl::StrReplaceAll(kRecall, {{"    %2 = cast(%1) {dtype=\"f64\"} : f64[3]@cpu",
+                                     "    %5 = confmat_part(%m.confmat) {part=\"sq_err\"} : i64[3]@cpu\n"
+                                     "    %6 = confmat_part(%m.confmat) {part=\"abs_err\"} : i64[3]@cpu\n"
+                                     "    %7 = confmat_part(%m.confmat) {part=\"pred\"} : i64[3]@cpu\n"
+                                     "    %8 = add(%5, %6) : i64[3]@cpu\n"
+                                     "    %9 = add(%8, %7) : i64[3]@cpu\n"
+                                     "    %10 = add(%9, %1) : i64[3]@cpu\n"
+                                     "    %2 = cast(%10) {dtype=\"f64\"} : f64[3]@cpu"}});
   auto m = Parse(all);
   ASSERT_NE(m, nullptr);
   auto pass = CreatePass("narrow-states");

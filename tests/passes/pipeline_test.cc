@@ -11,9 +11,9 @@
 #include "passes/cse.h"
 #include "passes/eliminate_dead_states.h"
 #include "passes/fuse.h"
+#include "passes/pipeline.h"
 #include "passes/place.h"
 #include "passes/prove_single_device.h"
-#include "passes/pipeline.h"
 #include "passes/registry.h"
 #include "tests/testlib/file_check.h"
 #include "tests/testlib/ir_testing.h"
@@ -82,9 +82,7 @@ class BreakPartials : public Pass {
 class Fail : public Pass {
  public:
   absl::string_view name() const override { return "fail"; }
-  absl::StatusOr<bool> Run(ir::Module&) override {
-    return absl::FailedPreconditionError("cannot run here");
-  }
+  absl::StatusOr<bool> Run(ir::Module&) override { return absl::FailedPreconditionError("cannot run here"); }
 };
 
 // Verifies that the pipeline runs its passes in order, answers whether any
@@ -220,17 +218,17 @@ TEST(PipelineTest, PassErrorsNameThePass) {
 // Verifies that CreatePass knows every pass by its stable name, and that an
 // unknown name is an InvalidArgument listing the known ones.
 TEST(PipelineTest, CreatePassNames) {
-  EXPECT_THAT(PassNames(), ::testing::ElementsAre("canonicalize", "cse", "eliminate-dead-states", "narrow-states",
-                                                  "remove-host-syncs", "place", "fuse", "insert-transfers",
-                                                  "prove-single-device"));
+  EXPECT_THAT(PassNames(),
+              ::testing::ElementsAre("canonicalize", "cse", "eliminate-dead-states", "narrow-states",
+                                     "remove-host-syncs", "place", "fuse", "insert-transfers", "prove-single-device"));
   for (const std::string& name : PassNames()) {
     auto pass = CreatePass(name);
     ASSERT_THAT(pass, IsOk()) << name;
     EXPECT_EQ((*pass)->name(), name);
   }
   EXPECT_THAT(CreatePass("cse2"), StatusIs(absl::StatusCode::kInvalidArgument,
-                                         ::testing::AllOf(HasSubstr("unknown pass 'cse2'"), HasSubstr("cse"),
-                                                          HasSubstr("eliminate-dead-states"))));
+                                           ::testing::AllOf(HasSubstr("unknown pass 'cse2'"), HasSubstr("cse"),
+                                                            HasSubstr("eliminate-dead-states"))));
   EXPECT_THAT(CreatePass(""), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
@@ -312,8 +310,9 @@ TEST(PipelineTest, InvariantsArePluggable) {
     return mod.states.size() <= 1 ? absl::OkStatus() : absl::FailedPreconditionError("more than one state");
   });
   p.AddPass<Cse>();
-  EXPECT_THAT(p.Run(*m), StatusIs(absl::StatusCode::kFailedPrecondition,
-                                  AllOf(HasSubstr("at the start of pipeline 'test'"), HasSubstr("more than one state"))));
+  EXPECT_THAT(p.Run(*m),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("at the start of pipeline 'test'"), HasSubstr("more than one state"))));
   EXPECT_EQ(checks, 1);
 
   auto n = Parse(kModule);

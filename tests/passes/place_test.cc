@@ -6,9 +6,9 @@
 
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
-#include "ops/op_verifier.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/op_verifier.h"
 #include "passes/pipeline.h"
 #include "passes/place.h"
 #include "tests/testlib/file_check.h"
@@ -108,8 +108,9 @@ TEST(PlaceTest, MalformedModuleIsRejected) {
   const size_t hash = IrHash(*m);
   PassPipeline p("place-only");
   p.AddPass<Place>(ir::Device{"meta"});
-  EXPECT_THAT(p.Run(*m), StatusIs(absl::StatusCode::kInvalidArgument,
-                                  HasSubstr("at the start of pipeline 'place-only': verifier: state @m.mu has no merge graph")));
+  EXPECT_THAT(p.Run(*m),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("at the start of pipeline 'place-only': verifier: state @m.mu has no merge graph")));
   EXPECT_EQ(IrHash(*m), hash);
 }
 

@@ -85,14 +85,16 @@ TEST(ProveSingleDeviceTest, ProvesAPlacedModule) {
 TEST(ProveSingleDeviceTest, WrongDeviceNamesTheParameter) {
   auto m = Parse(kMeta);
   ASSERT_NE(m, nullptr);
-  EXPECT_THAT(ProveSingleDevice(*m, ir::Device{"cpu"}),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       HasSubstr("device proof failed in @update: parameter %x is f64[N]@meta; the program is placed on cpu")));
+  EXPECT_THAT(
+      ProveSingleDevice(*m, ir::Device{"cpu"}),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               HasSubstr("device proof failed in @update: parameter %x is f64[N]@meta; the program is placed on cpu")));
 }
 
 // Verifies that a node whose result lives elsewhere is named with its line.
 TEST(ProveSingleDeviceTest, MixedEdgeNamesTheNode) {
-  auto m = Parse(absl::StrReplaceAll(kMeta, {{"%1 = size(%x) {dim=0} : i64[]@meta", "%1 = size(%x) {dim=0} : i64[]@cpu"}}));
+  auto m =
+      Parse(absl::StrReplaceAll(kMeta, {{"%1 = size(%x) {dim=0} : i64[]@meta", "%1 = size(%x) {dim=0} : i64[]@cpu"}}));
   ASSERT_NE(m, nullptr);
   EXPECT_THAT(ProveSingleDevice(*m, ir::Device{"meta"}),
               StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -138,9 +140,11 @@ TEST(ProveSingleDeviceTest, TransfersAreTheOnlyDeviceChangingEdges) {
 
   auto direct = Parse(absl::StrReplaceAll(kTransfer, {{"%1 = reduce_sum(%0)", "%1 = reduce_sum(%x)"}}));
   ASSERT_NE(direct, nullptr);
-  EXPECT_THAT(ProveSingleDevice(*direct, ir::Device{"meta"}),
-              StatusIs(absl::StatusCode::kFailedPrecondition, AllOf(HasSubstr("input f64[N]@*"), HasSubstr("reduce_sum"))));
-  auto elsewhere = Parse(absl::StrReplaceAll(kTransfer, {{"{device=\"meta\"} : f64[N]@meta", "{device=\"cpu\"} : f64[N]@cpu"}}));
+  EXPECT_THAT(
+      ProveSingleDevice(*direct, ir::Device{"meta"}),
+      StatusIs(absl::StatusCode::kFailedPrecondition, AllOf(HasSubstr("input f64[N]@*"), HasSubstr("reduce_sum"))));
+  auto elsewhere =
+      Parse(absl::StrReplaceAll(kTransfer, {{"{device=\"meta\"} : f64[N]@meta", "{device=\"cpu\"} : f64[N]@cpu"}}));
   ASSERT_NE(elsewhere, nullptr);
   EXPECT_THAT(ProveSingleDevice(*elsewhere, ir::Device{"meta"}),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("transfer of")));

@@ -15,9 +15,12 @@ std::string TranslateChecks(absl::string_view checks) {
   std::string out;
   for (absl::string_view line : absl::StrSplit(checks, '\n')) {
     absl::string_view l = absl::StripLeadingAsciiWhitespace(line);
-    if (absl::StartsWith(l, "//")) l.remove_prefix(2);
-    else if (absl::StartsWith(l, "#")) l.remove_prefix(1);
-    else continue;
+    if (absl::StartsWith(l, "//"))
+      l.remove_prefix(2);
+    else if (absl::StartsWith(l, "#"))
+      l.remove_prefix(1);
+    else
+      continue;
     l = absl::StripLeadingAsciiWhitespace(l);
     if (!absl::StartsWith(l, "CHECK")) continue;
     size_t colon = l.find(':');
@@ -41,8 +44,7 @@ std::string TranslateChecks(absl::string_view checks) {
   try {
     torch::jit::testing::FileCheck().run(translated, std::string(text));
   } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "FileCheck failed: " << e.what()
-                                         << "\n--- input ---\n" << text;
+    return ::testing::AssertionFailure() << "FileCheck failed: " << e.what() << "\n--- input ---\n" << text;
   }
   return ::testing::AssertionSuccess();
 }

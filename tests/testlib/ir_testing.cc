@@ -19,8 +19,9 @@ absl::StatusOr<bool> RunPassForTest(passes::Pass& pass, ir::Module& m) {
   const bool hash_differs = std::hash<std::string>()(after) != hash_before;
   if (*changed != hash_differs) {
     ADD_FAILURE() << "pass '" << pass.name() << "' says changed=" << (*changed ? "true" : "false")
-                  << " but the printed IR " << (hash_differs ? "differs" : "is the same")
-                  << "\n--- before ---\n" << before << "--- after ---\n" << after;
+                  << " but the printed IR " << (hash_differs ? "differs" : "is the same") << "\n--- before ---\n"
+                  << before << "--- after ---\n"
+                  << after;
   }
   return changed;
 }

@@ -4,8 +4,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
 #include "api/tally.h"
+#include "gtest/gtest.h"
 
 namespace tally::testing {
 namespace {
@@ -179,9 +179,8 @@ absl::StatusOr<std::unique_ptr<Program>> CompileFor(const std::vector<std::strin
   if (a.defined() != b.defined()) return ::testing::AssertionFailure() << "one tensor is undefined";
   if (!a.defined()) return ::testing::AssertionSuccess();
   if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes() || a.device() != b.device()) {
-    return ::testing::AssertionFailure() << c10::toString(a.scalar_type()) << a.sizes() << "@" << a.device()
-                                         << " vs " << c10::toString(b.scalar_type()) << b.sizes() << "@"
-                                         << b.device();
+    return ::testing::AssertionFailure() << c10::toString(a.scalar_type()) << a.sizes() << "@" << a.device() << " vs "
+                                         << c10::toString(b.scalar_type()) << b.sizes() << "@" << b.device();
   }
   if (a.is_meta()) return ::testing::AssertionSuccess();
   if (!at::isFloatingType(a.scalar_type())) {

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "gtest/gtest.h"
 #include "engine/compiler.h"
 #include "engine/program.h"
+#include "gtest/gtest.h"
 #include "metrics/registry.h"
 
 namespace tally::testing {

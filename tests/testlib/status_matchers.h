@@ -68,8 +68,7 @@ class StatusIsMatcher {
     message_.DescribeTo(os);
   }
   void DescribeNegationTo(std::ostream* os) const {
-    *os << "does not have status code " << absl::StatusCodeToString(code_)
-        << " or has a message that ";
+    *os << "does not have status code " << absl::StatusCodeToString(code_) << " or has a message that ";
     message_.DescribeNegationTo(os);
   }
 
@@ -93,8 +92,7 @@ class IsOkAndHoldsImpl : public ::testing::MatcherInterface<StatusOrT> {
     }
     ::testing::StringMatchResultListener inner;
     const bool matches = inner_.MatchAndExplain(*value, &inner);
-    *listener << "whose value " << ::testing::PrintToString(*value)
-              << (matches ? " matches" : " doesn't match");
+    *listener << "whose value " << ::testing::PrintToString(*value) << (matches ? " matches" : " doesn't match");
     if (!inner.str().empty()) *listener << ", " << inner.str();
     return matches;
   }
@@ -130,8 +128,7 @@ class IsOkAndHoldsMatcher {
 // (a matcher, or a value for equality).
 template <typename InnerMatcher>
 internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>> IsOkAndHolds(InnerMatcher&& inner) {
-  return internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>>(
-      std::forward<InnerMatcher>(inner));
+  return internal::IsOkAndHoldsMatcher<std::decay_t<InnerMatcher>>(std::forward<InnerMatcher>(inner));
 }
 
 // IsOk matches an OK absl::Status or a StatusOr holding a value.
@@ -142,11 +139,9 @@ inline ::testing::PolymorphicMatcher<internal::IsOkMatcher> IsOk() {
 // StatusIs matches a Status/StatusOr with `code` whose message matches
 // `message` (a matcher such as HasSubstr("..."), or a string for equality).
 template <typename MessageMatcher>
-::testing::PolymorphicMatcher<internal::StatusIsMatcher> StatusIs(absl::StatusCode code,
-                                                                  MessageMatcher message) {
+::testing::PolymorphicMatcher<internal::StatusIsMatcher> StatusIs(absl::StatusCode code, MessageMatcher message) {
   return ::testing::MakePolymorphicMatcher(internal::StatusIsMatcher(
-      code, ::testing::SafeMatcherCast<const std::string&>(
-                ::testing::MatcherCast<const std::string&>(message))));
+      code, ::testing::SafeMatcherCast<const std::string&>(::testing::MatcherCast<const std::string&>(message))));
 }
 
 // StatusIs(code) matches any message.
@@ -163,9 +158,9 @@ inline ::testing::PolymorphicMatcher<internal::StatusIsMatcher> StatusIs(absl::S
 // OK (failing the test with its status otherwise) and assigns its value.
 #define TALLY_ASSERT_OK_AND_ASSIGN(lhs, expr) \
   TALLY_ASSERT_OK_AND_ASSIGN_IMPL_(TALLY_TESTING_CONCAT_(tally_test_statusor_, __LINE__), lhs, expr)
-#define TALLY_ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, expr)              \
-  auto tmp = (expr);                                                 \
-  ASSERT_TRUE(tmp.ok()) << #expr << " failed: " << tmp.status();     \
+#define TALLY_ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, expr)         \
+  auto tmp = (expr);                                             \
+  ASSERT_TRUE(tmp.ok()) << #expr << " failed: " << tmp.status(); \
   lhs = std::move(tmp).value()
 
 // TALLY_ASSERT_OK / TALLY_EXPECT_OK check a Status or StatusOr.

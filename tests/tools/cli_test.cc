@@ -97,8 +97,8 @@ class CliTest : public ::testing::Test {
 
   // WriteRaw writes an .npy file in any dtype: `descr` and `fortran_order` go
   // into the header as given, `data` is the element bytes in file order.
-  static void WriteRaw(const std::string& name, const std::string& descr, bool fortran_order,
-                       const std::string& shape, const std::string& data) {
+  static void WriteRaw(const std::string& name, const std::string& descr, bool fortran_order, const std::string& shape,
+                       const std::string& data) {
     std::string header = absl::StrCat("{'descr': '", descr, "', 'fortran_order': ", fortran_order ? "True" : "False",
                                       ", 'shape': ", shape, ", }");
     header.append(63 - (10 + header.size()) % 64, ' ');
@@ -110,9 +110,11 @@ class CliTest : public ::testing::Test {
   }
 
   // Multiclass runs multiclass_accuracy(num_classes=3) with extra args.
-  static Invocation Multiclass(const std::string& preds, const std::string& target, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"eval", "--metric", "multiclass_accuracy(num_classes=3)", "--input",
-                                     In("preds", preds), "--input", In("target", target)};
+  static Invocation Multiclass(const std::string& preds, const std::string& target,
+                               std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {
+        "eval",    "--metric",          "multiclass_accuracy(num_classes=3)", "--input", In("preds", preds),
+        "--input", In("target", target)};
     args.insert(args.end(), extra.begin(), extra.end());
     return RunTally(args);
   }
@@ -132,8 +134,7 @@ std::string* CliTest::dir_ = nullptr;
     return ::testing::AssertionFailure() << "not {\"results\": [...]}\n" << r;
   }
   for (const json& e : doc["results"]) {
-    if (!e.is_object() || e.size() != 2 || !e.contains("metric") || !e["metric"].is_string() ||
-        !e.contains("value")) {
+    if (!e.is_object() || e.size() != 2 || !e.contains("metric") || !e["metric"].is_string() || !e.contains("value")) {
       return ::testing::AssertionFailure() << "bad result entry " << e.dump() << "\n" << r;
     }
     const json& v = e["value"];
@@ -157,8 +158,10 @@ TEST_F(CliTest, DemoEvalPrintsATable) {
   bool header = false;
   int rows = 0;
   while (std::getline(lines, line)) {
-    if (absl::StartsWith(line, "metric") && absl::StrContains(line, "value")) header = true;
-    else if (header && !absl::StartsWith(line, "---") && !line.empty()) ++rows;
+    if (absl::StartsWith(line, "metric") && absl::StrContains(line, "value"))
+      header = true;
+    else if (header && !absl::StartsWith(line, "---") && !line.empty())
+      ++rows;
   }
   EXPECT_TRUE(header) << r;
   EXPECT_GE(rows, 1) << r;
@@ -173,7 +176,7 @@ TEST_F(CliTest, DemoEvalPrintsATable) {
 // exactly as given (spaces included), numbers, and NaN written as null.
 TEST_F(CliTest, JsonShapeAndNaNAsNull) {
   Invocation r = RunTally({"eval", "--metric", "mean", "--metric", "sum( nan_strategy = ignore )", "--metric",
-                    "mean(nan_strategy=disable)", "--input", In("value", "value"), "--format", "json"});
+                           "mean(nan_strategy=disable)", "--input", In("value", "value"), "--format", "json"});
   json results;
   ASSERT_TRUE(ParseResults(r, &results));
   ASSERT_EQ(results.size(), 3u) << r;
@@ -199,9 +202,8 @@ TEST_F(CliTest, InfinitiesKeepJsonValid) {
   EXPECT_TRUE(results[1]["value"].is_null()) << r;
   EXPECT_EQ(results[2]["value"].get<double>(), 0.0);
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("Infinity")));
-  ASSERT_TRUE(ParseResults(RunTally({"eval", "--metric", "sum", "--input", In("value", "value_inf"), "--format",
-                                     "json"}),
-                           &results));
+  ASSERT_TRUE(ParseResults(
+      RunTally({"eval", "--metric", "sum", "--input", In("value", "value_inf"), "--format", "json"}), &results));
   EXPECT_TRUE(results[0]["value"].is_null());
   Invocation table = RunTally({"eval", "--metric", "max", "--metric", "min", "--input", In("value", "empty")});
   ASSERT_EQ(table.exit_code, 0) << table;
@@ -222,9 +224,8 @@ TEST_F(CliTest, BatchSizeDoesNotChangeResults) {
   EXPECT_EQ(one, batched);
   EXPECT_EQ(one[1]["value"].get<double>(), 9.0);
   json preds;
-  ASSERT_TRUE(ParseResults(RunTally({"eval", "--metric", "mean", "--input", In("preds", "value_ints"),
-                                     "--format", "json"}),
-                           &preds));
+  ASSERT_TRUE(ParseResults(
+      RunTally({"eval", "--metric", "mean", "--input", In("preds", "value_ints"), "--format", "json"}), &preds));
   EXPECT_EQ(preds[0]["value"].get<double>(), 11.0 / 6.0);
 }
 
@@ -341,11 +342,11 @@ TEST_F(CliTest, TaskWrappers) {
   EXPECT_DOUBLE_EQ(results[0]["value"].get<double>(), 4.0 / 6.0);
 
   // Argmax of the "preds" fixture: 1, 0, 2, 1 for targets 1, 0, 2, 0.
-  ASSERT_TRUE(ParseResults(RunTally({"eval", "--format", "json", "--metric", "accuracy(task=multiclass, num_classes=3)",
-                                     "--metric", "multiclass_accuracy(num_classes=3, average=micro)", "--metric",
-                                     "multiclass_accuracy(num_classes=3)", "--input", In("preds", "preds"),
-                                     "--input", In("target", "target"), "--batch-size", "3"}),
-                           &results));
+  ASSERT_TRUE(ParseResults(
+      RunTally({"eval", "--format", "json", "--metric", "accuracy(task=multiclass, num_classes=3)", "--metric",
+                "multiclass_accuracy(num_classes=3, average=micro)", "--metric", "multiclass_accuracy(num_classes=3)",
+                "--input", In("preds", "preds"), "--input", In("target", "target"), "--batch-size", "3"}),
+      &results));
   ASSERT_EQ(results.size(), 3u);
   EXPECT_EQ(results[0]["metric"], "accuracy(task=multiclass, num_classes=3)");
   EXPECT_DOUBLE_EQ(results[0]["value"].get<double>(), 0.75);
@@ -376,29 +377,29 @@ TEST_F(CliTest, TaskWrappers) {
 // Verifies the spec errors: a malformed spec, an unknown metric, an unknown
 // argument, a bad argument value.
 TEST_F(CliTest, BadSpecs) {
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean(", "--input", In("value", "value")}),
-                                {"mean("}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean(", "--input", In("value", "value")}), {"mean("}));
   EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean(nan_strategy)", "--input", In("value", "value")}),
                                 {"mean", "nan_strategy"}));
   EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "no_such_metric", "--input", In("value", "value")}),
                                 {"unknown metric", "no_such_metric"}));
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean(nan_stratgy=warn)", "--input", In("value", "value")}),
-                                {"mean", "unknown argument", "nan_stratgy"}));
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean(nan_strategy=sometimes)", "--input",
-                                          In("value", "value")}),
-                                {"mean", "nan_strategy"}));
+  EXPECT_TRUE(
+      OneCleanErrorLine(RunTally({"eval", "--metric", "mean(nan_stratgy=warn)", "--input", In("value", "value")}),
+                        {"mean", "unknown argument", "nan_stratgy"}));
+  EXPECT_TRUE(
+      OneCleanErrorLine(RunTally({"eval", "--metric", "mean(nan_strategy=sometimes)", "--input", In("value", "value")}),
+                        {"mean", "nan_strategy"}));
 }
 
 // Verifies the file errors: missing, truncated and not-npy files name the
 // input.
 TEST_F(CliTest, BadFiles) {
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input",
-                                          absl::StrCat("value=", *dir_, "/missing.npy")}),
-                                {"input 'value'", "missing.npy"}));
+  EXPECT_TRUE(OneCleanErrorLine(
+      RunTally({"eval", "--metric", "mean", "--input", absl::StrCat("value=", *dir_, "/missing.npy")}),
+      {"input 'value'", "missing.npy"}));
   EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "truncated")}),
                                 {"input 'value'", "truncated"}));
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "not_npy")}),
-                                {"input 'value'"}));
+  EXPECT_TRUE(
+      OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "not_npy")}), {"input 'value'"}));
   EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "bytes_s1")}),
                                 {"input 'value'", "S1", "byte strings"}));
   EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", absl::StrCat("value=", *dir_)}),
@@ -412,8 +413,7 @@ TEST_F(CliTest, BadInputs) {
   EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds_rank3", "target"), {"multiclass_accuracy", "preds"}));
   EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds", "target_float"), {"multiclass_accuracy", "target"}));
   EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds", "target_3rows"), {"target", "preds", "rows"}));
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("values", "value")}),
-                                {"values"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("values", "value")}), {"values"}));
   EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", "value"}), {"--input"}));
 }
 
@@ -429,9 +429,9 @@ TEST_F(CliTest, OutOfRangeLabel) {
 // Verifies that a deferred value check (NaN with nan_strategy=error) is
 // reported like any other bad input.
 TEST_F(CliTest, DeferredCheckFailure) {
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean(nan_strategy=error)", "--input",
-                                          In("value", "value")}),
-                                {"mean", "value", "1 NaN"}));
+  EXPECT_TRUE(
+      OneCleanErrorLine(RunTally({"eval", "--metric", "mean(nan_strategy=error)", "--input", In("value", "value")}),
+                        {"mean", "value", "1 NaN"}));
 }
 
 // Verifies --world-size 2 and --backend torchscript: they either work (the
@@ -439,13 +439,12 @@ TEST_F(CliTest, DeferredCheckFailure) {
 // supported.
 TEST_F(CliTest, WorldSizeAndBackend) {
   json base;
-  ASSERT_TRUE(ParseResults(RunTally({"eval", "--metric", "mean", "--input", In("value", "value_ints"), "--format",
-                                     "json"}),
-                           &base));
-  for (std::vector<std::string> flags : {std::vector<std::string>{"--world-size", "2"},
-                                         std::vector<std::string>{"--backend", "torchscript"}}) {
-    std::vector<std::string> args = {"eval", "--metric", "mean", "--input", In("value", "value_ints"), "--format",
-                                     "json"};
+  ASSERT_TRUE(ParseResults(
+      RunTally({"eval", "--metric", "mean", "--input", In("value", "value_ints"), "--format", "json"}), &base));
+  for (std::vector<std::string> flags :
+       {std::vector<std::string>{"--world-size", "2"}, std::vector<std::string>{"--backend", "torchscript"}}) {
+    std::vector<std::string> args = {"eval",     "--metric", "mean", "--input", In("value", "value_ints"),
+                                     "--format", "json"};
     args.insert(args.end(), flags.begin(), flags.end());
     Invocation r = RunTally(args);
     SCOPED_TRACE(flags[0]);
@@ -464,35 +463,29 @@ TEST_F(CliTest, WorldSizeAndBackend) {
 // command.
 TEST_F(CliTest, BadFlags) {
   for (const char* bs : {"0", "-3", "abc", "2.5"}) {
-    EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
-                                            "--batch-size", bs}),
-                                  {"--batch-size", bs}));
+    EXPECT_TRUE(
+        OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"), "--batch-size", bs}),
+                          {"--batch-size", bs}));
   }
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
-                                          "--world-size", "0"}),
-                                {"--world-size"}));
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
-                                          "--backend", "jax"}),
-                                {"jax"}));
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
-                                          "--format", "xml"}),
-                                {"--format", "xml"}));
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
-                                          "--frobnicate"}),
+  EXPECT_TRUE(OneCleanErrorLine(
+      RunTally({"eval", "--metric", "mean", "--input", In("value", "value"), "--world-size", "0"}), {"--world-size"}));
+  EXPECT_TRUE(OneCleanErrorLine(
+      RunTally({"eval", "--metric", "mean", "--input", In("value", "value"), "--backend", "jax"}), {"jax"}));
+  EXPECT_TRUE(OneCleanErrorLine(
+      RunTally({"eval", "--metric", "mean", "--input", In("value", "value"), "--format", "xml"}), {"--format", "xml"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"), "--frobnicate"}),
                                 {"unknown flag", "--frobnicate"}));
   EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric"}), {"--metric"}));
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
-                                          "--device", "gpu"}),
-                                {"gpu"}));
+  EXPECT_TRUE(OneCleanErrorLine(
+      RunTally({"eval", "--metric", "mean", "--input", In("value", "value"), "--device", "gpu"}), {"gpu"}));
   EXPECT_TRUE(OneCleanErrorLine(RunTally({"frobnicate"}), {"frobnicate"}));
 }
 
 // Verifies that a device this machine lacks is a clean error for eval, while
 // inspect plans for it without hardware.
 TEST_F(CliTest, MissingDevice) {
-  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", In("value", "value"),
-                                          "--device", "cuda:1"}),
-                                {"cuda:1"}));
+  EXPECT_TRUE(OneCleanErrorLine(
+      RunTally({"eval", "--metric", "mean", "--input", In("value", "value"), "--device", "cuda:1"}), {"cuda:1"}));
   Invocation r = RunTally({"inspect", "--metric", "mean", "--device", "cuda:1"});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("@cuda:1"));

@@ -61,7 +61,8 @@ absl::Status WriteNpyFile(const std::string& path, io::NpyDType dtype, std::vect
 
 std::ostream& operator<<(std::ostream& os, const Invocation& r) {
   return os << "$ " << r.command << "\nexit " << r.exit_code << " signal " << r.signal << "\n--- stdout ---\n"
-            << r.out << "--- stderr ---\n" << r.err;
+            << r.out << "--- stderr ---\n"
+            << r.err;
 }
 
 Invocation RunBinary(const std::string& path, const std::vector<std::string>& args, const std::string& cwd) {
@@ -108,14 +109,15 @@ Invocation RunTally(const std::vector<std::string>& args, const std::string& cwd
   if (r.err.empty() || r.err.back() != '\n' || r.err.find('\n') != r.err.size() - 1) {
     return ::testing::AssertionFailure() << "stderr is not exactly one line\n" << r;
   }
-  for (const char* crash : {"terminate", "Exception raised from", "what():", "Aborted", "frame #", "Traceback",
-                            "Segmentation"}) {
+  for (const char* crash :
+       {"terminate", "Exception raised from", "what():", "Aborted", "frame #", "Traceback", "Segmentation"}) {
     if (absl::StrContains(r.err, crash)) {
       return ::testing::AssertionFailure() << "stderr has '" << crash << "'\n" << r;
     }
   }
   for (const std::string& n : names) {
-    if (!absl::StrContains(r.err, n)) return ::testing::AssertionFailure() << "stderr does not name '" << n << "'\n" << r;
+    if (!absl::StrContains(r.err, n))
+      return ::testing::AssertionFailure() << "stderr does not name '" << n << "'\n" << r;
   }
   return ::testing::AssertionSuccess();
 }

@@ -5,10 +5,10 @@
 
 #include <string>
 
+#include "api/tally.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "tests/testlib/random_inputs.h"
-#include "api/tally.h"
 
 namespace tally::tools {
 namespace {

@@ -29,9 +29,9 @@ TEST(InspectFormatsTest, DotRendersWithGraphviz) {
   Invocation r = RunTally({"inspect", "--metric", kAcc, "--metric", kF1, "--format", "dot"});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("digraph tally {"));
-  EXPECT_THAT(r.out, HasSubstr("\"%preds\""));                      // an input
+  EXPECT_THAT(r.out, HasSubstr("\"%preds\""));                    // an input
   EXPECT_THAT(r.out, HasSubstr("@multiclass_accuracy.confmat"));  // a state
-  EXPECT_THAT(r.out, HasSubstr("fillcolor=lightblue"));            // a fused kernel
+  EXPECT_THAT(r.out, HasSubstr("fillcolor=lightblue"));           // a fused kernel
   EXPECT_THAT(r.out, HasSubstr("fusion groups:"));
   EXPECT_THAT(r.out, HasSubstr("@cpu"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("color=red")));  // proved: nothing elsewhere

@@ -24,7 +24,8 @@ const at::Tensor& Get(const NamedTensors& in, const std::string& name) {
 TEST(JsonInputs, TypesFollowTorchTensor) {
   TALLY_ASSERT_OK_AND_ASSIGN(
       NamedTensors in,
-      TensorsFromJson(R"({"target": [1, 0, 2], "preds": [[0.5, 1], [2, 3], [4, 5.25]], "indexes": [true, false, true]})"));
+      TensorsFromJson(
+          R"({"target": [1, 0, 2], "preds": [[0.5, 1], [2, 3], [4, 5.25]], "indexes": [true, false, true]})"));
   ASSERT_EQ(in.size(), 3u);
   // Canonical order, whatever the body's.
   EXPECT_EQ(in[0].first, "preds");
@@ -52,7 +53,8 @@ TEST(JsonInputs, ScalarsEmptyListsAndBigIntegers) {
 }
 
 TEST(JsonInputs, BadBodiesNameTheProblem) {
-  EXPECT_THAT(TensorsFromJson("{\"preds\": [1, 2"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not valid JSON")));
+  EXPECT_THAT(TensorsFromJson("{\"preds\": [1, 2"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not valid JSON")));
   EXPECT_THAT(TensorsFromJson("[1, 2]"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("JSON object")));
   EXPECT_THAT(TensorsFromJson("{}"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no input")));
   EXPECT_THAT(TensorsFromJson(R"({"logits": [1]})"),
@@ -87,7 +89,8 @@ TEST(JsonInputs, ConformCastsOnlyWithoutLoss) {
 
   TALLY_ASSERT_OK_AND_ASSIGN(NamedTensors floats, TensorsFromJson(R"({"preds": [[1, 0, 0]], "target": [0.5]})"));
   EXPECT_THAT(ConformToSignature(floats, sig),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("input 'target': got f32 values where the first update fixed i64")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("input 'target': got f32 values where the first update fixed i64")));
 
   // No rows: [] is an empty batch of the signature's trailing dims.
   TALLY_ASSERT_OK_AND_ASSIGN(NamedTensors empty, TensorsFromJson(R"({"preds": [], "target": []})"));

@@ -8,8 +8,8 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,9 +18,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,13 +51,13 @@ namespace tally {
 namespace {
 
 using json = nlohmann::json;
-using ::testing::HasSubstr;
-using ::testing::Not;
 using ::tally::testing::Invocation;
 using ::tally::testing::OneCleanErrorLine;
 using ::tally::testing::RunTally;
 using ::tally::testing::ServerProcess;
 using ::tally::testing::TallyBinary;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kJson[] = "application/json";
 
@@ -132,8 +132,7 @@ DataSet Multiclass(int64_t rows, int classes, uint32_t seed) {
 DataSet Binary(int64_t rows, uint32_t seed) {
   DataSet d;
   d.label = "binary";
-  d.specs = {"binary_accuracy", "binary_f1_score(threshold=0.3)", "binary_confusion_matrix",
-             "binary_stat_scores"};
+  d.specs = {"binary_accuracy", "binary_f1_score(threshold=0.3)", "binary_confusion_matrix", "binary_stat_scores"};
   std::mt19937 rng(seed);
   Column preds{"preds", io::NpyDType::kFloat32, 0};
   Column target{"target", io::NpyDType::kInt64, 0};
@@ -390,9 +389,12 @@ bool ValidName(absl::string_view n, bool colons) {
           for (++i; i < line.size() && line[i] != '"'; ++i) {
             if (line[i] == '\\') {
               if (++i >= line.size()) return fail() << "dangling escape";
-              if (line[i] == 'n') value += '\n';
-              else if (line[i] == '\\' || line[i] == '"') value += line[i];
-              else return fail() << "bad escape";
+              if (line[i] == 'n')
+                value += '\n';
+              else if (line[i] == '\\' || line[i] == '"')
+                value += line[i];
+              else
+                return fail() << "bad escape";
             } else {
               value += line[i];
             }
@@ -401,8 +403,10 @@ bool ValidName(absl::string_view n, bool colons) {
           ++i;  // the closing quote
           if (s.labels.count(key)) return fail() << "label '" << key << "' twice";
           s.labels[key] = value;
-          if (i < line.size() && line[i] == ',') ++i;
-          else if (i >= line.size() || line[i] != '}') return fail() << "expected ',' or '}'";
+          if (i < line.size() && line[i] == ',')
+            ++i;
+          else if (i >= line.size() || line[i] != '}')
+            return fail() << "expected ',' or '}'";
         }
         if (i >= line.size()) return fail() << "unterminated labels";
         ++i;  // '}'
@@ -410,10 +414,14 @@ bool ValidName(absl::string_view n, bool colons) {
       if (i >= line.size() || line[i] != ' ') return fail() << "no space before the value";
       std::vector<absl::string_view> rest = absl::StrSplit(line.substr(i + 1), ' ');
       if (rest.empty() || rest.size() > 2) return fail() << "expected 'value [timestamp]'";
-      if (rest[0] == "NaN") s.value = NAN;
-      else if (rest[0] == "+Inf") s.value = INFINITY;
-      else if (rest[0] == "-Inf") s.value = -INFINITY;
-      else if (!absl::SimpleAtod(rest[0], &s.value)) return fail() << "bad value";
+      if (rest[0] == "NaN")
+        s.value = NAN;
+      else if (rest[0] == "+Inf")
+        s.value = INFINITY;
+      else if (rest[0] == "-Inf")
+        s.value = -INFINITY;
+      else if (!absl::SimpleAtod(rest[0], &s.value))
+        return fail() << "bad value";
       family = s.name;
       if (!out->types.count(family)) return fail() << "sample before its TYPE";
       if (help_count[family] == 0) return fail() << "sample before its HELP";
@@ -560,7 +568,8 @@ class BadInputTest : public ServeTest {
     server_ = SpawnServe(specs_);
     ASSERT_LISTENING(server_);
     client_ = std::make_unique<Client>(*server_);
-    ASSERT_EQ(client_->Update(R"({"preds": [[0.1, 0.7, 0.2], [0.8, 0.1, 0.1], [0.2, 0.2, 0.6], [0.3, 0.4, 0.3]],
+    ASSERT_EQ(client_
+                  ->Update(R"({"preds": [[0.1, 0.7, 0.2], [0.8, 0.1, 0.1], [0.2, 0.2, 0.6], [0.3, 0.4, 0.3]],
                                   "target": [1, 0, 2, 0]})")
                   .status,
               200);
@@ -671,7 +680,8 @@ TEST_F(BadInputTest, WrongShapesAndTypes) {
   EXPECT_THAT(error, HasSubstr("preds"));
   // Float labels after integer ones: what eval says of float labels.
   error = Rejected(R"({"preds": [[0.1, 0.7, 0.2], [0.8, 0.1, 0.1]], "target": [1.0, 0.5]})");
-  EXPECT_EQ(error, EvalMessage("float_target", F32({2, 3}, {0.1f, 0.7f, 0.2f, 0.8f, 0.1f, 0.1f}), F32({2}, {1.0f, 0.5f})));
+  EXPECT_EQ(error,
+            EvalMessage("float_target", F32({2, 3}, {0.1f, 0.7f, 0.2f, 0.8f, 0.1f, 0.1f}), F32({2}, {1.0f, 0.5f})));
   EXPECT_THAT(error, HasSubstr("target"));
   EXPECT_THAT(error, HasSubstr("f32"));
   // Even whole-valued floats: the dtype, not the values, decides.
@@ -828,8 +838,8 @@ TEST_F(ServeTest, LoadOfConcurrentClients) {
   std::cout << absl::StrFormat(
                    "serve load: %d clients x %d updates of %d rows in %.2f s: p50 %d us, p99 %d us, %.0f requests/s, "
                    "%.0f updates/s, %.0f rows/s (%d concurrent scrapes)",
-                   kClients, kRequestsPerClient, kRows, seconds, p50, p99, rps, c.updates / seconds,
-                   c.rows / seconds, scrapes.load())
+                   kClients, kRequestsPerClient, kRows, seconds, p50, p99, rps, c.updates / seconds, c.rows / seconds,
+                   scrapes.load())
             << std::endl;
 }
 
@@ -1141,7 +1151,7 @@ TEST(PrometheusParserTest, RejectsMalformedText) {
   Exposition e;
   EXPECT_TRUE(ParsePrometheus("# HELP a_total A.\n# TYPE a_total counter\na_total{set=\"x,y\"} 3\n", &e));
   EXPECT_EQ(e.Find("a_total", {{"set", "x,y"}}), 3);
-  EXPECT_FALSE(ParsePrometheus("a 1\n", &e));                                   // no TYPE
+  EXPECT_FALSE(ParsePrometheus("a 1\n", &e));                                    // no TYPE
   EXPECT_FALSE(ParsePrometheus("# HELP a A.\n# TYPE a gauge\n1a 1\n", &e));      // bad name
   EXPECT_FALSE(ParsePrometheus("# HELP a A.\n# TYPE a gauge\na{b=c} 1\n", &e));  // unquoted
   EXPECT_FALSE(ParsePrometheus("# HELP a A.\n# TYPE a gauge\na{b=\"c\"} x\n", &e));
@@ -1224,8 +1234,7 @@ TEST_F(ServeTest, KeepAliveRequestsAreNotDelayed) {
   for (int i = 0; i < 20; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     ASSERT_EQ(client.Update(R"({"preds": [0.9, 0.2], "target": [1, 0]})").status, 200);
-    us.push_back(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+    us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(us.begin(), us.end());
   EXPECT_LT(us[us.size() / 2], 20000) << "median of 20 keep-alive updates, us";
@@ -1370,7 +1379,7 @@ TEST_F(ServeTest, SlowAndIdleClientsDoNotDelayAScrape) {
                    "POST /v1/update HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n");
   std::vector<std::unique_ptr<Raw>> idle;
   for (int i = 0; i < 40; ++i) idle.push_back(std::make_unique<Raw>(port));  // connected, silent
-  for (int i = 0; i < 8; ++i) {  // kept alive after an answer
+  for (int i = 0; i < 8; ++i) {                                              // kept alive after an answer
     idle.push_back(std::make_unique<Raw>(port));
     ASSERT_TRUE(idle.back()->Send("GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n"));
     ASSERT_EQ(idle.back()->Read().status, 200);
@@ -1410,8 +1419,8 @@ TEST_F(ServeTest, SlowAndIdleClientsDoNotDelayAScrape) {
   {
     Raw c(port);
     const std::string body = R"({"preds": [0], "target": [0]})";
-    ASSERT_TRUE(c.Send(absl::StrCat("POST /v1/update HTTP/1.1\r\nHost: t\r\nContent-Length: ", body.size(),
-                                    "\r\n\r\n", body)));
+    ASSERT_TRUE(
+        c.Send(absl::StrCat("POST /v1/update HTTP/1.1\r\nHost: t\r\nContent-Length: ", body.size(), "\r\n\r\n", body)));
     Reply r = c.Read();
     EXPECT_EQ(r.status, 503) << r;
     EXPECT_THAT(ErrorOf(r), HasSubstr("--max-connections-per-client")) << r;
@@ -1441,8 +1450,8 @@ TEST_F(ServeTest, SlowBodiesAndIdleConnectionsAreClosed) {
   const auto t0 = std::chrono::steady_clock::now();
   Raw slow(server->port());
   const std::string body = R"({"preds": [0, 1, 2], "target": [0, 1, 1]})";
-  ASSERT_TRUE(slow.Send(absl::StrCat("POST /v1/update HTTP/1.1\r\nHost: t\r\nContent-Length: ", body.size(),
-                                     "\r\n\r\n")));
+  ASSERT_TRUE(
+      slow.Send(absl::StrCat("POST /v1/update HTTP/1.1\r\nHost: t\r\nContent-Length: ", body.size(), "\r\n\r\n")));
   bool cut = false;
   for (size_t i = 0; i < body.size() && !cut; ++i) {
     cut = !slow.Send(body.substr(i, 1)) || slow.ClosedWithin(0);
@@ -1478,7 +1487,8 @@ int64_t RssKb(pid_t pid) {
   while (std::getline(in, line)) {
     absl::string_view v = line;
     int64_t kb = 0;
-    if (absl::ConsumePrefix(&v, "VmRSS:") && absl::SimpleAtoi(absl::StripSuffix(absl::StripAsciiWhitespace(v), " kB"), &kb)) {
+    if (absl::ConsumePrefix(&v, "VmRSS:") &&
+        absl::SimpleAtoi(absl::StripSuffix(absl::StripAsciiWhitespace(v), " kB"), &kb)) {
       return kb;
     }
   }
@@ -1489,8 +1499,7 @@ int64_t RssKb(pid_t pid) {
 // clients, with a malformed body, an out-of-range label and an oversized
 // body beside every fifth, while a scraper reads; it checks every answer
 // and returns the rejections that reached the session.
-int64_t Traffic(const ServerProcess& server, const DataSet& d, int64_t first, int64_t last, int64_t rows,
-                int threads) {
+int64_t Traffic(const ServerProcess& server, const DataSet& d, int64_t first, int64_t last, int64_t rows, int threads) {
   std::atomic<int64_t> next{first}, rejected{0};
   std::atomic<bool> done{false};
   std::thread scraper([&] {
@@ -1595,7 +1604,8 @@ TEST_F(ServeTest, SignatureIsDeclaredWidenedOrRefixedAfterReset) {
   };
   const Case cases[] = {
       // Integer preds first, with preds declared float32.
-      {{"--dtype", "preds=float32"}, R"({"preds": [0, 1, 1], "target": [0, 1, 0]})",
+      {{"--dtype", "preds=float32"},
+       R"({"preds": [0, 1, 1], "target": [0, 1, 0]})",
        R"({"preds": [0.9, 0.2], "target": [1, 0]})"},
       // A bool target first: fixed as int64.
       {{}, R"({"preds": [0.9, 0.2], "target": [true, false]})", R"({"preds": [0.9, 0.2], "target": [1, 0]})"},

@@ -91,8 +91,8 @@ absl::Status ServerProcess::WaitUntilListening(std::chrono::milliseconds timeout
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      return absl::DeadlineExceededError(absl::StrCat(command_, ": no stdout line within ", timeout.count(),
-                                                      " ms; stderr: ", stderr_text()));
+      return absl::DeadlineExceededError(
+          absl::StrCat(command_, ": no stdout line within ", timeout.count(), " ms; stderr: ", stderr_text()));
     }
     pollfd pfd{stdout_fd_, POLLIN, 0};
     if (poll(&pfd, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -101,9 +101,9 @@ absl::Status ServerProcess::WaitUntilListening(std::chrono::milliseconds timeout
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {  // EOF: the child closed stdout, i.e. it is exiting
       Invocation r = Wait(std::chrono::seconds(10));
-      return absl::FailedPreconditionError(
-          absl::StrCat(command_, ": exited before listening (exit ", r.exit_code, ", signal ", r.signal,
-                       "); stdout: ", r.out, " stderr: ", r.err));
+      return absl::FailedPreconditionError(absl::StrCat(command_, ": exited before listening (exit ", r.exit_code,
+                                                        ", signal ", r.signal, "); stdout: ", r.out,
+                                                        " stderr: ", r.err));
     }
     std::lock_guard<std::mutex> lock(out_mu_);
     out_.append(buf, static_cast<size_t>(n));

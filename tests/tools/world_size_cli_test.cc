@@ -85,8 +85,8 @@ TEST_F(WorldSizeCli, DemoDataMatchesOneProcess) {
   ExpectSameForEveryWorldSize({"eval", "--batch-size", "5"});
   ExpectSameForEveryWorldSize({"eval", "--metric", "binary_accuracy", "--metric", "binary_auroc"});
   ExpectSameForEveryWorldSize({"eval", "--metric", "multilabel_f1_score(num_labels=4)", "--batch-size", "7"});
-  ExpectSameForEveryWorldSize({"eval", "--metric", "mean_squared_error", "--metric", "pearson_corrcoef",
-                               "--metric", "spearman_corrcoef", "--metric", "r2_score", "--batch-size", "9"});
+  ExpectSameForEveryWorldSize({"eval", "--metric", "mean_squared_error", "--metric", "pearson_corrcoef", "--metric",
+                               "spearman_corrcoef", "--metric", "r2_score", "--batch-size", "9"});
   ExpectSameForEveryWorldSize({"eval", "--metric", "mean", "--metric", "max", "--metric", "min"});
   Invocation one = RunTally({"eval"});
   Invocation three = RunTally({"eval", "--world-size", "3"});
@@ -110,9 +110,10 @@ TEST_F(WorldSizeCli, FileInputsMatchOneProcess) {
   Write("ret_target", io::NpyDType::kInt64, {47}, target.data(), target.size() * 8);
   Write("ret_indexes", io::NpyDType::kInt64, {47}, indexes.data(), indexes.size() * 8);
   ExpectSameForEveryWorldSize({"eval", "--metric", "retrieval_recall(top_k=1)", "--metric", "retrieval_reciprocal_rank",
-                               "--metric", "retrieval_normalized_dcg(top_k=3)", "--metric", "retrieval_average_precision",
-                               "--input", "preds=" + Path("ret_preds"), "--input", "target=" + Path("ret_target"),
-                               "--input", "indexes=" + Path("ret_indexes"), "--batch-size", "4"});
+                               "--metric", "retrieval_normalized_dcg(top_k=3)", "--metric",
+                               "retrieval_average_precision", "--input", "preds=" + Path("ret_preds"), "--input",
+                               "target=" + Path("ret_target"), "--input", "indexes=" + Path("ret_indexes"),
+                               "--batch-size", "4"});
   std::vector<float> scores;
   std::vector<int64_t> labels;
   for (int64_t i = 0; i < 31; ++i) {
@@ -122,9 +123,9 @@ TEST_F(WorldSizeCli, FileInputsMatchOneProcess) {
   Write("mc_preds", io::NpyDType::kFloat32, {31, 3}, scores.data(), scores.size() * 4);
   Write("mc_target", io::NpyDType::kInt64, {31}, labels.data(), labels.size() * 8);
   ExpectSameForEveryWorldSize({"eval", "--metric", "multiclass_accuracy(num_classes=3, average=macro)", "--metric",
-                               "multiclass_auroc(num_classes=3)", "--metric", "multiclass_confusion_matrix(num_classes=3)",
-                               "--input", "preds=" + Path("mc_preds"), "--input", "target=" + Path("mc_target"),
-                               "--batch-size", "6"});
+                               "multiclass_auroc(num_classes=3)", "--metric",
+                               "multiclass_confusion_matrix(num_classes=3)", "--input", "preds=" + Path("mc_preds"),
+                               "--input", "target=" + Path("mc_target"), "--batch-size", "6"});
   Write("two_preds", io::NpyDType::kFloat32, {2, 3}, scores.data(), 6 * 4);
   Write("two_target", io::NpyDType::kInt64, {2}, labels.data(), 2 * 8);
   ExpectSameForEveryWorldSize({"eval", "--metric", "multiclass_f1_score(num_classes=3)", "--input",

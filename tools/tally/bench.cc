@@ -13,12 +13,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/dist/gloo_group.h"
 #include "engine/dist/launch.h"
 #include "engine/dist/sync.h"
 #include "support/status_macros.h"
-#include "api/tally.h"
 
 namespace tally::tools {
 namespace {
@@ -30,9 +30,7 @@ double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-double SecondsSince(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // ReadBandwidth is GB/s of a plain sum over a 400 MB float32 tensor.
 double ReadBandwidth(bool quick) {
@@ -50,10 +48,10 @@ double ReadBandwidth(bool quick) {
 
 struct Workload {
   std::vector<std::string> specs;
-  NamedTensors batch;     // one update's inputs
+  NamedTensors batch;                 // one update's inputs
   std::vector<NamedTensors> batches;  // when set: update i takes batches[i % size] (batch unused)
   bool time_compute = false;          // report ms_compute (and us_per_update_cold)
-  int64_t updates = 0;    // updates per timed run
+  int64_t updates = 0;                // updates per timed run
   int runs = 0;
   double input_bytes = 0;
 };
@@ -98,10 +96,10 @@ NamedTensors LabelBatch(int64_t n, int64_t c) {
 // ClsCollection is docs/cli.md's five-metric cls collection over `c` classes.
 std::vector<std::string> ClsCollection(int64_t c) {
   std::vector<std::string> out;
-  for (const char* m : {"multiclass_accuracy(num_classes=%d)", "multiclass_precision(num_classes=%d, average=macro)",
-                        "multiclass_recall(num_classes=%d, average=macro)",
-                        "multiclass_f1_score(num_classes=%d, average=macro)",
-                        "multiclass_confusion_matrix(num_classes=%d)"}) {
+  for (const char* m :
+       {"multiclass_accuracy(num_classes=%d)", "multiclass_precision(num_classes=%d, average=macro)",
+        "multiclass_recall(num_classes=%d, average=macro)", "multiclass_f1_score(num_classes=%d, average=macro)",
+        "multiclass_confusion_matrix(num_classes=%d)"}) {
     std::string spec = m;
     spec.replace(spec.find("%d"), 2, std::to_string(c));
     out.push_back(spec);
@@ -169,8 +167,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.runs = quick ? 1 : 3;
     w.time_compute = true;
   } else if (name == "reg_large") {
-    w.specs = {"mean_squared_error", "mean_absolute_error", "r2_score", "pearson_corrcoef",
-               "concordance_corrcoef"};
+    w.specs = {"mean_squared_error", "mean_absolute_error", "r2_score", "pearson_corrcoef", "concordance_corrcoef"};
     w.batch = RegressionBatch(quick ? 10000 : 1000000);
     w.updates = quick ? 2 : 20;
     w.runs = quick ? 2 : 5;
@@ -194,9 +191,10 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.runs = quick ? 2 : 5;
     w.time_compute = true;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown workload '", name,
-                                                   "' (acc_small, cls_small, cls_large, cls_vocab, cls_imagenet21k, auroc_large, auroc_large_bf16, reg_large, "
-                                                   "retrieval, sync_cls)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown workload '", name,
+        "' (acc_small, cls_small, cls_large, cls_vocab, cls_imagenet21k, auroc_large, auroc_large_bf16, reg_large, "
+        "retrieval, sync_cls)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
   return w;
@@ -250,12 +248,11 @@ absl::StatusOr<BenchResult> RunSyncBench(const std::string& backend, bool quick)
 }  // namespace
 
 std::vector<std::string> BenchWorkloads() {
-  return {"acc_small", "cls_small",   "cls_large", "cls_vocab", "cls_imagenet21k", "auroc_large", "auroc_large_bf16",
-          "reg_large", "retrieval", "sync_cls"};
+  return {"acc_small",   "cls_small",        "cls_large", "cls_vocab", "cls_imagenet21k",
+          "auroc_large", "auroc_large_bf16", "reg_large", "retrieval", "sync_cls"};
 }
 
-absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend,
-                                     bool quick) {
+absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick) {
   if (workload == "sync_cls") return RunSyncBench(backend, quick);
   TALLY_ASSIGN_OR_RETURN(exec::Backend be, exec::ParseBackend(backend));
   TALLY_ASSIGN_OR_RETURN(Workload w, MakeWorkload(workload, quick));

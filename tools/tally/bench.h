@@ -28,7 +28,7 @@ struct BenchResult {
   std::optional<double> gb_per_s;
   std::optional<double> ms_per_sync;
   std::optional<double> collectives_per_sync;
-  std::optional<double> read_gb_per_s;      // plain sum over 400 MB
+  std::optional<double> read_gb_per_s;       // plain sum over 400 MB
   std::optional<double> bandwidth_fraction;  // gb_per_s / read_gb_per_s
   // state_bytes: the program's fixed-size states after the compiler
   // (narrow-states); peak_rss_mb: the process's peak resident memory so far
@@ -42,8 +42,7 @@ struct BenchResult {
 std::vector<std::string> BenchWorkloads();
 
 // RunBench runs one workload. `quick` shrinks repetitions (for tests).
-absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend,
-                                     bool quick = false);
+absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick = false);
 
 std::string BenchToJson(const BenchResult& r);
 std::string BenchToTable(const BenchResult& r);

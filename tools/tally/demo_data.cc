@@ -28,9 +28,12 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
     auto spec = metrics::ParseMetricSpec(s);
     if (!spec.ok()) continue;
     const metrics::MetricInfo* info = metrics::FindMetric(spec->name);
-    if (absl::StartsWith(spec->name, "binary_")) k.domain = "binary";
-    else if (absl::StartsWith(spec->name, "multilabel_")) k.domain = "multilabel";
-    else if (absl::StartsWith(spec->name, "multiclass_")) k.domain = "multiclass";
+    if (absl::StartsWith(spec->name, "binary_"))
+      k.domain = "binary";
+    else if (absl::StartsWith(spec->name, "multilabel_"))
+      k.domain = "multilabel";
+    else if (absl::StartsWith(spec->name, "multiclass_"))
+      k.domain = "multiclass";
     else if (info && (info->domain == "regression" || info->domain == "aggregation" || info->domain == "retrieval")) {
       k.domain = info->domain;
     }

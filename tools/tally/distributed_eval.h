@@ -34,8 +34,7 @@ inline constexpr int kMaxWorldSize = 256;
 // EvaluateDistributed returns the text rank 0 formatted (ResultsToTable or
 // ResultsToJson), or the error that explains the run (dist::FirstFailure).
 absl::StatusOr<std::string> EvaluateDistributed(const std::vector<std::string>& specs, const NamedTensors& inputs,
-                                                const EvalOptions& options,
-                                                const DistributedEvalOptions& dist_options);
+                                                const EvalOptions& options, const DistributedEvalOptions& dist_options);
 
 }  // namespace tally::tools
 

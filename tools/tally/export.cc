@@ -2,10 +2,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/exec/torchscript/module_export.h"
 #include "support/status_macros.h"
-#include "api/tally.h"
 #include "tools/tally/inspect.h"
 
 namespace tally::tools {

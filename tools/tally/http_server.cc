@@ -17,9 +17,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 
 namespace tally::tools {
 namespace {
@@ -113,8 +113,7 @@ absl::StatusOr<int> Listen(std::string host, int port) {
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* found = nullptr;
   const std::string service = absl::StrCat(port);
-  const absl::Status unavailable =
-      absl::UnavailableError(absl::StrCat("cannot listen on ", host, ":", port));
+  const absl::Status unavailable = absl::UnavailableError(absl::StrCat("cannot listen on ", host, ":", port));
   if (getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0) return unavailable;
   int fd = -1;
   for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
@@ -158,15 +157,14 @@ class HttpServer::Impl {
     listen_fd_ = *fd;
     port_ = BoundPort(listen_fd_);
     const unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
-    daemon_ = MHD_start_daemon(
-        flags, 0, &Impl::Accept, this, &Impl::Handle, this,                                       //
-        MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(listen_fd_),                          //
-        MHD_OPTION_CONNECTION_LIMIT,                                                            //
-        static_cast<unsigned>(options_.max_connections + options_.reserved_connections),       //
-        MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(options_.idle_timeout_s),          //
-        MHD_OPTION_NOTIFY_COMPLETED, &Impl::Completed, this,                                    //
-        MHD_OPTION_NOTIFY_CONNECTION, &Impl::Connection, this,                                  //
-        MHD_OPTION_END);
+    daemon_ = MHD_start_daemon(flags, 0, &Impl::Accept, this, &Impl::Handle, this,                               //
+                               MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(listen_fd_),                    //
+                               MHD_OPTION_CONNECTION_LIMIT,                                                      //
+                               static_cast<unsigned>(options_.max_connections + options_.reserved_connections),  //
+                               MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(options_.idle_timeout_s),    //
+                               MHD_OPTION_NOTIFY_COMPLETED, &Impl::Completed, this,                              //
+                               MHD_OPTION_NOTIFY_CONNECTION, &Impl::Connection, this,                            //
+                               MHD_OPTION_END);
     if (daemon_ == nullptr) {
       close(listen_fd_);
       listen_fd_ = -1;
@@ -269,8 +267,9 @@ class HttpServer::Impl {
       if (r.method == method) p.route = &r;
     }
     if (!options_.token.empty() && !Authorized(c)) {
-      p.response = Error(401, "missing or wrong token: send the header 'Authorization: Bearer <token>' "
-                              "with the token of --auth-token-file");
+      p.response = Error(401,
+                         "missing or wrong token: send the header 'Authorization: Bearer <token>' "
+                         "with the token of --auth-token-file");
       return false;
     }
     if (p.route == nullptr) {
@@ -283,8 +282,9 @@ class HttpServer::Impl {
       return false;
     }
     if (p.reserved && p.route->kind != HttpRoute::Kind::kRead) {
-      p.response = Error(503, "too many connections from this client (--max-connections-per-client) or in all "
-                              "(--max-connections): this one may only read the metrics");
+      p.response = Error(503,
+                         "too many connections from this client (--max-connections-per-client) or in all "
+                         "(--max-connections): this one may only read the metrics");
       return false;
     }
     const char* length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -311,14 +311,15 @@ class HttpServer::Impl {
     if (!absl::ConsumePrefix(&given, "Bearer ")) return false;
     const std::string& want = options_.token;
     unsigned diff = given.size() == want.size() ? 0 : 1;
-    for (size_t i = 0; i < want.size(); ++i) diff |= static_cast<unsigned char>(want[i]) ^ (i < given.size() ? static_cast<unsigned char>(given[i]) : 0u);
+    for (size_t i = 0; i < want.size(); ++i)
+      diff |= static_cast<unsigned char>(want[i]) ^ (i < given.size() ? static_cast<unsigned char>(given[i]) : 0u);
     return diff == 0;
   }
 
   MHD_Result Answer(MHD_Connection* c, const Pending& p) {
     const HttpResponse& r = p.response;
-    MHD_Response* resp = MHD_create_response_from_buffer(r.body.size(), const_cast<char*>(r.body.data()),
-                                                         MHD_RESPMEM_MUST_COPY);
+    MHD_Response* resp =
+        MHD_create_response_from_buffer(r.body.size(), const_cast<char*>(r.body.data()), MHD_RESPMEM_MUST_COPY);
     if (resp == nullptr) return MHD_NO;
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type.c_str());
     if (p.reserved) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -426,7 +427,7 @@ HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpServer::~HttpServer() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options,
-                                                             std::vector<HttpRoute> routes) {
+                                                              std::vector<HttpRoute> routes) {
   auto impl = std::make_unique<Impl>(std::move(options), std::move(routes));
   absl::Status st = impl->Start();
   if (!st.ok()) return st;

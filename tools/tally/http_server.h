@@ -75,8 +75,7 @@ struct HttpServerOptions {
 class HttpServer {
  public:
   // Start binds `options.host:port` and serves `routes` until Stop.
-  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(HttpServerOptions options,
-                                                          std::vector<HttpRoute> routes);
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(HttpServerOptions options, std::vector<HttpRoute> routes);
   ~HttpServer();  // Stop()
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -7,15 +7,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/compiler.h"
-#include "engine/state_budget.h"
 #include "engine/exec/torchscript/plan.h"
 #include "engine/ir/printer.h"
-#include "support/status_macros.h"
+#include "engine/state_budget.h"
 #include "metrics/catalogue.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "ops/op_registry.h"
 #include "passes/fuse.h"
+#include "support/status_macros.h"
 #include "tools/tally/program_graph.h"
 
 namespace tally::tools {
@@ -43,12 +43,12 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
   }
   if (domain == "aggregation") return {{"value", ir::DType::kFloat32, {n}}};
   if (domain == "retrieval") {
-    return {{"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kInt64, {n}}, {"indexes", ir::DType::kInt64, {n}}};
+    return {
+        {"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kInt64, {n}}, {"indexes", ir::DType::kInt64, {n}}};
   }
   if (domain == "binary") return {{"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kInt64, {n}}};
   if (domain == "multiclass") {
-    return {{"preds", ir::DType::kFloat32, {n, std::max<int64_t>(classes, 2)}},
-            {"target", ir::DType::kInt64, {n}}};
+    return {{"preds", ir::DType::kFloat32, {n, std::max<int64_t>(classes, 2)}}, {"target", ir::DType::kInt64, {n}}};
   }
   if (domain == "multilabel") {
     int64_t l = std::max<int64_t>(labels, 2);
@@ -60,8 +60,11 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
 absl::StatusOr<std::vector<CollectionEntry>> BuildEntriesFor(const std::vector<std::string>& specs,
                                                              const NamedTensors& inputs, const ir::Device& device) {
   dsl::Signature sig;
-  if (inputs.empty()) sig = DefaultSignature(specs);
-  else { TALLY_ASSIGN_OR_RETURN(sig, SignatureOf(inputs)); }
+  if (inputs.empty())
+    sig = DefaultSignature(specs);
+  else {
+    TALLY_ASSIGN_OR_RETURN(sig, SignatureOf(inputs));
+  }
   return BuildEntries(specs, sig, device);
 }
 
@@ -97,8 +100,8 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
     // What sizes it: the bytes, and the arguments its dims come from (a
     // binned multiclass curve is C x T, a confusion matrix C x C).
     std::vector<std::string> drivers = SizeDrivers(s, entries);
-    std::string size = s.reducer == ir::Reducer::kCat ? absl::StrCat(s.Bytes(), " bytes per row")
-                                                      : FormatBytes(s.Bytes());
+    std::string size =
+        s.reducer == ir::Reducer::kCat ? absl::StrCat(s.Bytes(), " bytes per row") : FormatBytes(s.Bytes());
     if (!drivers.empty()) absl::StrAppend(&size, ", sized by ", absl::StrJoin(drivers, " x "));
     absl::StrAppend(&out, "  @", s.name, " : ", s.type.ToString(), " reducer=", ir::ReducerName(s.reducer),
                     s.group.empty() ? "" : absl::StrCat(" group=", s.group),

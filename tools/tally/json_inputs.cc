@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/ir/aten_types.h"
-#include "support/torch_status.h"
 #include "support/status_macros.h"
+#include "support/torch_status.h"
 
 namespace tally::tools {
 namespace {
@@ -23,8 +23,8 @@ constexpr size_t kMaxRank = 8;
 // Flat is a nested list read in row-major order.
 struct Flat {
   std::vector<int64_t> shape;
-  std::vector<int64_t> ints;     // when every leaf is an integer or a bool
-  std::vector<double> doubles;   // every leaf
+  std::vector<int64_t> ints;    // when every leaf is an integer or a bool
+  std::vector<double> doubles;  // every leaf
   bool all_bool = true, all_int = true;
   int64_t leaf_depth = -1;  // where the first leaf was: every leaf must be there
 };
@@ -90,7 +90,8 @@ absl::StatusOr<NamedTensors> TensorsFromJson(absl::string_view body) {
     for (const auto& item : d->items()) {
       if (std::find(std::begin(kInputOrder), std::end(kInputOrder), item.key()) == std::end(kInputOrder) ||
           !item.value().is_string()) {
-        return absl::InvalidArgumentError(absl::StrCat("\"dtypes\": '", item.key(), "' is not an input name with a dtype"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("\"dtypes\": '", item.key(), "' is not an input name with a dtype"));
       }
       const std::string name = item.value().get<std::string>();
       auto dtype = ir::ParseDType(name);
@@ -104,8 +105,8 @@ absl::StatusOr<NamedTensors> TensorsFromJson(absl::string_view body) {
   }
   for (const auto& item : doc.items()) {
     if (std::find(std::begin(kInputOrder), std::end(kInputOrder), item.key()) == std::end(kInputOrder)) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown input name '", item.key(),
-                                                     "' (expected preds, target, indexes, value or weight)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown input name '", item.key(), "' (expected preds, target, indexes, value or weight)"));
     }
   }
   NamedTensors out;
@@ -176,7 +177,7 @@ absl::StatusOr<NamedTensors> ConformToSignature(NamedTensors inputs, const dsl::
                                                      ir::DTypeName(spec->dtype)));
     }
     TALLY_RETURN_IF_ERROR(support::CatchTorch([&, &t = t] { t = t.to(ir::ToScalarType(spec->dtype)); },
-                                           absl::StrCat("input '", name, "'")));
+                                              absl::StrCat("input '", name, "'")));
   }
   return inputs;
 }

@@ -11,10 +11,10 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 #include <iostream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -25,9 +25,9 @@
 #include "absl/strings/str_split.h"
 #include "api/tally.h"
 #include "api/version.h"
-#include "support/torch_status.h"
 #include "engine/io/npy.h"
 #include "support/status_macros.h"
+#include "support/torch_status.h"
 #include "tools/tally/bench.h"
 #include "tools/tally/demo_data.h"
 #include "tools/tally/distributed_eval.h"
@@ -43,9 +43,7 @@ struct Args {
   std::map<std::string, std::vector<std::string>> values;
   std::vector<std::string> switches;
   bool Has(const std::string& k) const { return values.count(k) > 0; }
-  bool Switch(const std::string& k) const {
-    return std::find(switches.begin(), switches.end(), k) != switches.end();
-  }
+  bool Switch(const std::string& k) const { return std::find(switches.begin(), switches.end(), k) != switches.end(); }
   std::string Get(const std::string& k, const std::string& dflt) const {
     auto it = values.find(k);
     return it == values.end() ? dflt : it->second.back();
@@ -102,8 +100,8 @@ absl::Status RunEval(const Args& a) {
   if (a.Has("sync-timeout")) {
     double seconds = 0;
     if (!absl::SimpleAtod(a.Get("sync-timeout", ""), &seconds) || !(seconds > 0) || seconds > 86400) {
-      return absl::InvalidArgumentError(absl::StrCat("--sync-timeout must be a positive number of seconds, got '",
-                                                     a.Get("sync-timeout", ""), "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--sync-timeout must be a positive number of seconds, got '", a.Get("sync-timeout", ""), "'"));
     }
     dist_opts.timeout = absl::Seconds(seconds);
   }
@@ -130,8 +128,10 @@ absl::Status RunEval(const Args& a) {
     return absl::OkStatus();
   }
   TALLY_ASSIGN_OR_RETURN(std::vector<EvalResult> results, Evaluate(specs, inputs, opts));
-  if (format == "json") std::cout << ResultsToJson(results) << "\n";
-  else std::cout << ResultsToTable(results);
+  if (format == "json")
+    std::cout << ResultsToJson(results) << "\n";
+  else
+    std::cout << ResultsToTable(results);
   return absl::OkStatus();
 }
 
@@ -195,8 +195,8 @@ absl::Status RunServe(const Args& a) {
   if (a.Has("metric")) opts.specs = a.values.at("metric");
   opts.host = a.Get("host", "127.0.0.1");
   if (!absl::SimpleAtoi(a.Get("port", "8080"), &opts.port) || opts.port < 0 || opts.port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("--port must be an integer from 0 to 65535, got '",
-                                                   a.Get("port", ""), "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--port must be an integer from 0 to 65535, got '", a.Get("port", ""), "'"));
   }
   TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-body-bytes", &opts.max_body_bytes));
   TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-state-bytes", &opts.max_state_bytes));
@@ -218,7 +218,8 @@ absl::Status RunServe(const Args& a) {
     for (const std::string& kv : a.values.at("dtype")) {
       std::vector<std::string> parts = absl::StrSplit(kv, absl::MaxSplits('=', 1));
       if (parts.size() != 2 || parts[0].empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("--dtype expects NAME=DTYPE (e.g. preds=float32), got '", kv, "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--dtype expects NAME=DTYPE (e.g. preds=float32), got '", kv, "'"));
       }
       auto dtype = ir::ParseDType(parts[1]);
       if (!dtype.ok()) {
@@ -237,9 +238,7 @@ absl::Status RunServe(const Args& a) {
   return Serve(opts);
 }
 
-absl::Status RunListMetrics(const Args& a) {
-  return ListMetrics(std::cout, a.Get("format", "text"));
-}
+absl::Status RunListMetrics(const Args& a) { return ListMetrics(std::cout, a.Get("format", "text")); }
 
 // Printable is `msg` on one line that a terminal shows as is: newlines become
 // spaces, and other control bytes (a raw \r or ESC from a spec or a file
@@ -294,18 +293,23 @@ const std::vector<Command>& Commands() {
   static const auto* commands = new std::vector<Command>{
       {"eval",
        "Compute metrics over arrays on disk (or the embedded demo data).",
-       {kMetric, kInput,
+       {kMetric,
+        kInput,
         {"batch-size", "N", "feed the rows to update in batches of N (default: one update)"},
         {"world-size", "W", "split the rows into W shards synced over torch.distributed (Gloo, loopback)"},
         {"sync-timeout", "SECONDS", "how long the distributed sync waits for a rank (default 30)"},
-        kBackend, kDevice,
+        kBackend,
+        kDevice,
         {"format", "table|json", "how to print the results (default table)"},
         {"checked", "", "check every node's output dtype, rank and device against its plan as it runs"},
-        kTransferInputs, kMaxStateBytes},
+        kTransferInputs,
+        kMaxStateBytes},
        RunEval},
       {"inspect",
        "Show what the compiler made: inputs, states, passes, fusion groups, plans.",
-       {kMetric, kInput, kDevice,
+       {kMetric,
+        kInput,
+        kDevice,
         {"dump-after", "PASS|all", "print the IR after this pass (or every pass)"},
         {"proof", "", "print the single-device proof"},
         kTransferInputs,
@@ -329,7 +333,8 @@ const std::vector<Command>& Commands() {
         {"host", "ADDR", "the address to listen on (default 127.0.0.1)"},
         {"port", "N", "the port (default 8080; 0 picks a free one)"},
         {"checkpoint", "FILE", "restore from FILE at start; POST /v1/checkpoint writes it"},
-        kDevice, kBackend,
+        kDevice,
+        kBackend,
         {"max-body-bytes", "BYTES", "the largest request body (default 16 MiB)"},
         kMaxStateBytes,
         {"dtype", "NAME=DTYPE", "declare an input's dtype (preds=float32, ...)", true},
@@ -342,7 +347,8 @@ const std::vector<Command>& Commands() {
        RunServe},
       {"list-metrics",
        "List every metric with its domain and inputs.",
-       {{"format", "text|markdown", "one line per metric, or the catalogue with arguments and defaults (default text)"}},
+       {{"format", "text|markdown",
+         "one line per metric, or the catalogue with arguments and defaults (default text)"}},
        RunListMetrics},
   };
   return *commands;
@@ -383,12 +389,10 @@ void MakeApp(CLI::App& app, Parsed& p) {
         continue;
       }
       // One value per occurrence.
-      CLI::Option* o =
-          f.repeated
-              ? sub->add_option(name, p.repeated[c][f.name], absl::StrCat(f.help, " (repeatable)"))
-                    ->allow_extra_args(false)
-              : sub->add_option(name, p.single[c][f.name], f.help)
-                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+      CLI::Option* o = f.repeated ? sub->add_option(name, p.repeated[c][f.name], absl::StrCat(f.help, " (repeatable)"))
+                                        ->allow_extra_args(false)
+                                  : sub->add_option(name, p.single[c][f.name], f.help)
+                                        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
       o->type_name(f.value);
       p.options[c][f.name] = o;
     }
@@ -431,8 +435,7 @@ absl::Status RunCommand(int argc, char** argv, int* out_code) {
     if (!sub->parsed()) continue;
     for (const std::string& extra : sub->remaining()) {
       if (absl::StartsWith(extra, "-")) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("unknown flag '", extra.substr(0, extra.find('=')), "'"));
+        return absl::InvalidArgumentError(absl::StrCat("unknown flag '", extra.substr(0, extra.find('=')), "'"));
       }
       return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", extra, "'"));
     }
@@ -477,8 +480,7 @@ int Main(int argc, char** argv) {
   std::string cmd = argv[1];
   if (cmd == "help") cmd = "--help";
   const bool known = cmd == "--help" || cmd == "-h" || cmd == "--version" ||
-                     std::any_of(Commands().begin(), Commands().end(),
-                                 [&](const Command& c) { return cmd == c.name; });
+                     std::any_of(Commands().begin(), Commands().end(), [&](const Command& c) { return cmd == c.name; });
   absl::Status st;
   int code = -1;
   if (!known) {
@@ -486,8 +488,8 @@ int Main(int argc, char** argv) {
   } else {
     std::vector<char*> args(argv, argv + argc);
     args[1] = cmd.data();  // `help` is read as --help
-    absl::Status caught = support::CatchTorch(
-        [&] { st = RunCommand(static_cast<int>(args.size()), args.data(), &code); }, "tally");
+    absl::Status caught =
+        support::CatchTorch([&] { st = RunCommand(static_cast<int>(args.size()), args.data(), &code); }, "tally");
     if (!caught.ok()) st = caught;
   }
   if (!st.ok()) {

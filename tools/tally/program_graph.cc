@@ -48,8 +48,10 @@ void GraphDot(const ir::Graph& g, const std::string& prefix, const ir::Device& d
     const std::string attrs = AttrsText(*n);
     if (!attrs.empty() && attrs.size() <= 60) absl::StrAppend(&label, "\n{", attrs, "}");
     std::string style = "shape=box";
-    if (ops::IsComposite(*n)) style = "shape=box, style=filled, fillcolor=lightblue, penwidth=2";
-    else if (ops::SyncsHost(*n)) style = "shape=box, style=filled, fillcolor=orange";
+    if (ops::IsComposite(*n))
+      style = "shape=box, style=filled, fillcolor=lightblue, penwidth=2";
+    else if (ops::SyncsHost(*n))
+      style = "shape=box, style=filled, fillcolor=orange";
     if (n->output()->type().device != device) absl::StrAppend(&style, ", color=red, fontcolor=red");
     absl::StrAppend(&out, "    ", DotString(id), " [", style, ", label=", DotString(label), "];\n");
   }
@@ -66,7 +68,9 @@ void GraphDot(const ir::Graph& g, const std::string& prefix, const ir::Device& d
 json TypeJson(const ir::TensorType& t) {
   std::vector<std::string> shape;
   for (const auto& d : t.shape) shape.push_back(d.is_symbolic() ? d.symbol : absl::StrCat(d.size));
-  return json{{"type", t.ToString()}, {"dtype", std::string(ir::DTypeName(t.dtype))}, {"shape", shape},
+  return json{{"type", t.ToString()},
+              {"dtype", std::string(ir::DTypeName(t.dtype))},
+              {"shape", shape},
               {"device", t.device.name}};
 }
 
@@ -95,37 +99,47 @@ json GraphJson(const ir::Graph& g) {
     json attrs = json::object();
     for (const auto& [k, v] : n->attrs()) attrs[k] = ir::AttrToString(v);
     if (ops::SyncsHost(*n)) ++syncs;
-    nodes.push_back({{"op", n->op()}, {"inputs", ins}, {"outputs", outs}, {"attrs", attrs},
-                     {"fused", ops::IsComposite(*n)}, {"syncs_host", ops::SyncsHost(*n)}, {"loc", n->loc()}});
+    nodes.push_back({{"op", n->op()},
+                     {"inputs", ins},
+                     {"outputs", outs},
+                     {"attrs", attrs},
+                     {"fused", ops::IsComposite(*n)},
+                     {"syncs_host", ops::SyncsHost(*n)},
+                     {"loc", n->loc()}});
   }
   json returns = json::array();
   for (const auto& [label, v] : g.returns()) returns.push_back({{"label", label}, {"value", names[v]}});
-  return json{{"name", g.name()}, {"params", params}, {"nodes", nodes}, {"returns", returns},
-              {"aten_calls", passes::CountAtenCalls(g)}, {"host_syncs", syncs}};
+  return json{{"name", g.name()},
+              {"params", params},
+              {"nodes", nodes},
+              {"returns", returns},
+              {"aten_calls", passes::CountAtenCalls(g)},
+              {"host_syncs", syncs}};
 }
 
 }  // namespace
 
 std::string ProgramToDot(const Compiled& c, const ir::Device& device) {
   const ir::Module& m = *c.module;
-  std::string out = absl::StrCat("digraph tally {\n  label=", DotString(absl::StrCat("program on ", device.name)),
-                                 "; labelloc=t; rankdir=LR; fontname=\"Helvetica\";\n",
-                                 "  node [fontname=\"Helvetica\", fontsize=10];\n",
-                                 "  edge [fontname=\"Helvetica\", fontsize=8];\n");
+  std::string out =
+      absl::StrCat("digraph tally {\n  label=", DotString(absl::StrCat("program on ", device.name)),
+                   "; labelloc=t; rankdir=LR; fontname=\"Helvetica\";\n",
+                   "  node [fontname=\"Helvetica\", fontsize=10];\n", "  edge [fontname=\"Helvetica\", fontsize=8];\n");
   std::map<const ir::Value*, std::string> ids;
   GraphDot(*m.update, "update", device, ids, out);
   // States: the update's partial folds into each, and finalize reads it.
   for (const auto& s : m.states) {
     std::string label = absl::StrCat("@", s.name, "\n", s.type.ToString(), "\nreducer=", ir::ReducerName(s.reducer));
     const bool elsewhere = s.type.device != device;
-    absl::StrAppend(&out, "  ", DotString("state_" + s.name), " [shape=cylinder, style=filled, fillcolor=",
-                    s.check.empty() ? "lightyellow" : "mistyrose", elsewhere ? ", color=red" : "",
-                    ", label=", DotString(label), "];\n");
+    absl::StrAppend(&out, "  ", DotString("state_" + s.name),
+                    " [shape=cylinder, style=filled, fillcolor=", s.check.empty() ? "lightyellow" : "mistyrose",
+                    elsewhere ? ", color=red" : "", ", label=", DotString(label), "];\n");
   }
   for (const auto& [label, v] : m.update->returns()) {
     if (m.FindState(label) == nullptr) continue;
-    absl::StrAppend(&out, "  ", DotString(ids[v]), " -> ", DotString("state_" + label), " [label=",
-                    DotString(std::string(ir::ReducerName(m.FindState(label)->reducer))), ", style=bold];\n");
+    absl::StrAppend(&out, "  ", DotString(ids[v]), " -> ", DotString("state_" + label),
+                    " [label=", DotString(std::string(ir::ReducerName(m.FindState(label)->reducer))),
+                    ", style=bold];\n");
   }
   for (const ir::Value* p : m.finalize->params()) {
     if (m.FindState(p->name()) != nullptr) ids[p] = "state_" + p->name();
@@ -133,8 +147,9 @@ std::string ProgramToDot(const Compiled& c, const ir::Device& device) {
   GraphDot(*m.finalize, "finalize", device, ids, out);
   for (const auto& [label, v] : m.finalize->returns()) {
     const std::string id = "out_" + label;
-    absl::StrAppend(&out, "  ", DotString(id), " [shape=note, style=filled, fillcolor=palegreen, label=",
-                    DotString(label), "];\n  ", DotString(ids[v]), " -> ", DotString(id), ";\n");
+    absl::StrAppend(&out, "  ", DotString(id),
+                    " [shape=note, style=filled, fillcolor=palegreen, label=", DotString(label), "];\n  ",
+                    DotString(ids[v]), " -> ", DotString(id), ";\n");
   }
   if (!c.fusion_groups.empty()) {
     absl::StrAppend(&out, "  legend [shape=plaintext, label=",
@@ -184,7 +199,9 @@ std::string ProgramToJson(const Compiled& c, const ir::Device& device) {
   j["outputs"] = outputs;
   json edges = json::object();
   for (const auto& [k, v] : c.proof.edges) edges[k] = v;
-  j["proof"] = {{"device", c.proof.device}, {"states", c.proof.states}, {"edges", edges},
+  j["proof"] = {{"device", c.proof.device},
+                {"states", c.proof.states},
+                {"edges", edges},
                 {"boundary_checks", c.proof.boundary_checks}};
   return j.dump(2) + "\n";
 }

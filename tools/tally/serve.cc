@@ -21,14 +21,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "engine/checkpoint_format.h"
-#include "engine/ir/aten_types.h"
-#include "support/torch_status.h"
-#include "engine/io/regular_file.h"
 #include "api/tally.h"
-#include "support/status_macros.h"
+#include "engine/checkpoint_format.h"
+#include "engine/io/regular_file.h"
+#include "engine/ir/aten_types.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
+#include "support/status_macros.h"
+#include "support/torch_status.h"
 #include "tools/tally/http_server.h"
 #include "tools/tally/json_inputs.h"
 
@@ -44,9 +44,7 @@ std::string OneLine(absl::string_view message) {
   return msg;
 }
 
-std::string ErrorJson(int, const std::string& message) {
-  return nlohmann::json{{"error", OneLine(message)}}.dump();
-}
+std::string ErrorJson(int, const std::string& message) { return nlohmann::json{{"error", OneLine(message)}}.dump(); }
 
 HttpResponse Fail(int code, const absl::Status& st) {
   HttpResponse r;
@@ -358,11 +356,12 @@ absl::Status Serve(const ServeOptions& options) {
   http.error = &ErrorJson;
   if (!options.auth_token_file.empty()) {
     absl::StatusOr<std::string> token = io::ReadRegularFile(options.auth_token_file);
-    if (!token.ok()) return absl::Status(token.status().code(), absl::StrCat("--auth-token-file: ", token.status().message()));
+    if (!token.ok())
+      return absl::Status(token.status().code(), absl::StrCat("--auth-token-file: ", token.status().message()));
     http.token = std::string(absl::StripAsciiWhitespace(*token));
     if (http.token.empty() || http.token.find_first_of(" \t\r\n") != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("--auth-token-file ", options.auth_token_file,
-                                                     ": the file must hold one token (no spaces)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--auth-token-file ", options.auth_token_file, ": the file must hold one token (no spaces)"));
     }
   }
   using Kind = HttpRoute::Kind;
@@ -388,8 +387,8 @@ absl::Status Serve(const ServeOptions& options) {
                  "(put a TLS proxy in front)"
               << std::endl;
   } else if (!IsLoopback(options.host)) {
-    std::cerr << "tally serve: warning: listening on " << options.host
-              << " serves every client that can reach port " << server->port()
+    std::cerr << "tally serve: warning: listening on " << options.host << " serves every client that can reach port "
+              << server->port()
               << ", with no authentication: any of them can post updates, reset the metrics and read them "
                  "(bind 127.0.0.1, the default, and put an authenticating proxy in front to serve others, or "
                  "give --auth-token-file)"

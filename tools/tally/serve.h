@@ -26,7 +26,7 @@ namespace tally::tools {
 struct ServeOptions {
   std::vector<std::string> specs;
   std::string host = "127.0.0.1";
-  int port = 8080;  // 0: any free port
+  int port = 8080;         // 0: any free port
   std::string checkpoint;  // empty: POST /v1/checkpoint is an error
   ir::Device device;
   exec::Backend backend = exec::Backend::kEager;

@@ -16,11 +16,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "engine/ir/aten_types.h"
-#include "support/torch_status.h"
 #include "engine/exec/torchscript/plan.h"
-#include "support/status_macros.h"
+#include "engine/ir/aten_types.h"
 #include "ops/meta_kernels.h"
+#include "support/status_macros.h"
+#include "support/torch_status.h"
 
 namespace tally::exec::torchscript {
 
@@ -77,8 +77,8 @@ Value* LowerCtx::If(Value* cond, const std::function<Value*()>& then_fn, const s
 absl::StatusOr<std::vector<Value*>> LowerInto(jit::Graph& out, const ir::Graph& g, const std::vector<Value*>& params,
                                               Value* runtime_device, const LoweringOptions& options) {
   if (params.size() != g.params().size()) {
-    return absl::InternalError(absl::StrCat(g.name(), ": ", params.size(), " values for ", g.params().size(),
-                                            " parameters"));
+    return absl::InternalError(
+        absl::StrCat(g.name(), ": ", params.size(), " values for ", g.params().size(), " parameters"));
   }
   if (options.device_source == DeviceSource::kRuntime && runtime_device == nullptr) {
     return absl::InternalError(absl::StrCat(g.name(), ": runtime device source without a device value"));
@@ -110,8 +110,8 @@ absl::StatusOr<std::vector<Value*>> LowerInto(jit::Graph& out, const ir::Graph& 
     }
     if (!outs.ok()) return absl::Status(outs.status().code(), absl::StrCat(where, ": ", outs.status().message()));
     if (outs->size() != n.outputs().size()) {
-      return absl::InternalError(absl::StrCat(where, ": lowered to ", outs->size(), " values for ",
-                                              n.outputs().size(), " results"));
+      return absl::InternalError(
+          absl::StrCat(where, ": lowered to ", outs->size(), " values for ", n.outputs().size(), " results"));
     }
     for (size_t i = 0; i < outs->size(); ++i) env[n.output(i)] = (*outs)[i];
   }
@@ -236,8 +236,8 @@ class TorchScriptPlan : public PlanRunner {
 
   absl::StatusOr<std::vector<at::Tensor>> Run(const std::vector<at::Tensor>& params, bool checked) const override {
     if (params.size() != graph_->inputs().size()) {
-      return absl::InvalidArgumentError(absl::StrCat(name_, ": expected ", graph_->inputs().size(),
-                                                     " inputs, got ", params.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(name_, ": expected ", graph_->inputs().size(), " inputs, got ", params.size()));
     }
     jit::Stack stack;
     stack.reserve(params.size());
@@ -250,8 +250,8 @@ class TorchScriptPlan : public PlanRunner {
       return absl::InvalidArgumentError(absl::StrCat(name_, ": ", JitErrorMessage(e.what())));
     }
     if (stack.size() != return_types_.size()) {
-      return absl::InternalError(absl::StrCat(name_, ": the executor left ", stack.size(), " values for ",
-                                              return_types_.size(), " results"));
+      return absl::InternalError(
+          absl::StrCat(name_, ": the executor left ", stack.size(), " values for ", return_types_.size(), " results"));
     }
     std::vector<at::Tensor> out;
     out.reserve(stack.size());

@@ -83,8 +83,8 @@ class LowerCtx {
 // OpLowering emits one IR node; `in` are the lowered inputs. It returns one
 // value per node output. It may throw (schema mismatches); LowerInto turns
 // that into a status naming the node.
-using OpLowering = absl::StatusOr<std::vector<torch::jit::Value*>> (*)(
-    LowerCtx& ctx, const ir::Node& n, const std::vector<torch::jit::Value*>& in);
+using OpLowering = absl::StatusOr<std::vector<torch::jit::Value*>> (*)(LowerCtx& ctx, const ir::Node& n,
+                                                                       const std::vector<torch::jit::Value*>& in);
 
 // FindOpLowering returns the lowering of an op kind, or nullptr.
 OpLowering FindOpLowering(absl::string_view op);

@@ -17,12 +17,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "engine/ir/aten_types.h"
-#include "support/torch_status.h"
 #include "engine/exec/torchscript/lowering.h"
 #include "engine/exec/torchscript/module_builder.h"
-#include "support/status_macros.h"
+#include "engine/ir/aten_types.h"
 #include "ops/op_registry.h"
+#include "support/status_macros.h"
+#include "support/torch_status.h"
 
 namespace tally::exec::torchscript {
 
@@ -37,9 +37,9 @@ const char* const kReserved[] = {
     // methods and nn.Module attributes of the exported module
     "update", "compute", "reset", "merge_state", "states", "fingerprint", "forward", "training", "to",
     // Python keywords
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def",
-    "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
-    "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield"};
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+    "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
+    "not", "or", "pass", "raise", "return", "try", "while", "with", "yield"};
 
 std::string Identifier(const std::string& name) {
   std::string out;
@@ -92,9 +92,10 @@ class Builder {
     TALLY_RET_CHECK(!m_.states.empty());
     for (const auto& n : m_.update->nodes()) {
       if (ops::IsComposite(*n)) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "composite op '", n->op(), "' in the update plan: exported modules are compiled with their "
-            "composite ops decomposed (FusePolicy::kReference) so that they need nothing of Tally"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("composite op '", n->op(),
+                         "' in the update plan: exported modules are compiled with their "
+                         "composite ops decomposed (FusePolicy::kReference) so that they need nothing of Tally"));
       }
     }
     metric_names_ = absl::StrJoin(m_.MetricNames(), ", ");
@@ -106,18 +107,21 @@ class Builder {
     cls_ = c10::ClassType::create(c10::QualifiedName("__torch__.tally.Metrics"), cu_, /*is_module=*/true);
     cu_->register_type(cls_);
     iface_ = c10::InterfaceType::create(c10::QualifiedName("__torch__.tally.MetricStates"), /*is_module=*/true);
-    iface_->addMethod(c10::FunctionSchema("states", "", {c10::Argument("self", iface_)}, {c10::Argument("", DictType())}));
+    iface_->addMethod(
+        c10::FunctionSchema("states", "", {c10::Argument("self", iface_)}, {c10::Argument("", DictType())}));
     iface_->addMethod(c10::FunctionSchema("fingerprint", "", {c10::Argument("self", iface_)},
                                           {c10::Argument("", c10::StringType::get())}));
     cu_->register_type(iface_);
     jit::Module module(cu_, cls_);
     // Planning for a device needs no hardware; holding buffers on it does.
-    const bool available = device_.is_cuda()
-                               ? at::hasCUDA() && (!device_.has_index() || static_cast<size_t>(device_.index()) < at::getNumGPUs())
-                               : device_.is_mps() ? at::hasMPS() : true;
+    const bool available =
+        device_.is_cuda()
+            ? at::hasCUDA() && (!device_.has_index() || static_cast<size_t>(device_.index()) < at::getNumGPUs())
+        : device_.is_mps() ? at::hasMPS()
+                           : true;
     if (!available) {
-      return absl::FailedPreconditionError(absl::StrCat(metric_names_, ": cannot create the buffers on ",
-                                                        device_.str(), ": the device is not available on this machine"));
+      return absl::FailedPreconditionError(absl::StrCat(metric_names_, ": cannot create the buffers on ", device_.str(),
+                                                        ": the device is not available on this machine"));
     }
     TALLY_RETURN_IF_ERROR(support::CatchTorch(
         [&] {
@@ -146,15 +150,13 @@ class Builder {
     TALLY_RETURN_IF_ERROR(AddMethod("update", inputs, [&](jit::Graph& g, Value* self, const std::vector<Value*>& in) {
       return EmitUpdate(g, self, in);
     }));
-    TALLY_RETURN_IF_ERROR(AddMethod("compute", {}, [&](jit::Graph& g, Value* self, const std::vector<Value*>&) {
-      return EmitCompute(g, self);
-    }));
-    TALLY_RETURN_IF_ERROR(AddMethod("reset", {}, [&](jit::Graph& g, Value* self, const std::vector<Value*>&) {
-      return EmitReset(g, self);
-    }));
-    TALLY_RETURN_IF_ERROR(AddMethod("merge_state", {"other"}, [&](jit::Graph& g, Value* self, const std::vector<Value*>& in) {
-      return EmitMergeState(g, self, in[0]);
-    }));
+    TALLY_RETURN_IF_ERROR(AddMethod(
+        "compute", {}, [&](jit::Graph& g, Value* self, const std::vector<Value*>&) { return EmitCompute(g, self); }));
+    TALLY_RETURN_IF_ERROR(AddMethod(
+        "reset", {}, [&](jit::Graph& g, Value* self, const std::vector<Value*>&) { return EmitReset(g, self); }));
+    TALLY_RETURN_IF_ERROR(AddMethod(
+        "merge_state", {"other"},
+        [&](jit::Graph& g, Value* self, const std::vector<Value*>& in) { return EmitMergeState(g, self, in[0]); }));
     return module;
   }
 
@@ -181,8 +183,8 @@ class Builder {
       in.push_back(v);
     }
     absl::StatusOr<Value*> out = absl::InternalError("not built");
-    TALLY_RETURN_IF_ERROR(support::CatchTorch([&] { out = emit(*g, self, in); },
-                                     absl::StrCat(metric_names_, ": building ", name, "()")));
+    TALLY_RETURN_IF_ERROR(
+        support::CatchTorch([&] { out = emit(*g, self, in); }, absl::StrCat(metric_names_, ": building ", name, "()")));
     if (!out.ok()) return out.status();
     g->registerOutput(*out);
     TALLY_RETURN_IF_ERROR(support::CatchTorch(
@@ -229,15 +231,22 @@ class Builder {
     const auto& states = m_.states;
     for (size_t i = 0; i < states.size(); ++i) {
       switch (states[i].reducer) {
-        case ir::Reducer::kSum: next[i] = g.insert(A("add"), {current[i], incoming[i]}); break;
-        case ir::Reducer::kMax: next[i] = g.insert(A("maximum"), {current[i], incoming[i]}); break;
-        case ir::Reducer::kMin: next[i] = g.insert(A("minimum"), {current[i], incoming[i]}); break;
+        case ir::Reducer::kSum:
+          next[i] = g.insert(A("add"), {current[i], incoming[i]});
+          break;
+        case ir::Reducer::kMax:
+          next[i] = g.insert(A("maximum"), {current[i], incoming[i]});
+          break;
+        case ir::Reducer::kMin:
+          next[i] = g.insert(A("minimum"), {current[i], incoming[i]});
+          break;
         case ir::Reducer::kCat: {
           Value* list = g.insertNode(g.createList(c10::TensorType::get(), {current[i], incoming[i]}))->output();
           next[i] = g.insert(A("cat"), {list, 0});
           break;
         }
-        case ir::Reducer::kCustom: break;
+        case ir::Reducer::kCustom:
+          break;
       }
     }
     LoweringOptions lo;
@@ -269,7 +278,11 @@ class Builder {
   // The program's boundary checks (Program::CheckInputs) from metadata only.
   void EmitInputChecks(jit::Graph& g, const std::vector<Value*>& in, Value* device) {
     const auto& params = m_.update->params();
-    struct Seen { std::string symbol; Value* size; std::string input; };
+    struct Seen {
+      std::string symbol;
+      Value* size;
+      std::string input;
+    };
     std::vector<Seen> symbols;
     for (size_t i = 0; i < params.size(); ++i) {
       const ir::TensorType& want = params[i]->type();
@@ -310,9 +323,9 @@ class Builder {
         }
         Value* first = it->size;
         Check(g, g.insert(A("eq"), {size, first}), [&] {
-          return Format(g, absl::StrCat(metric_names_, ": input '", name, "' has {} rows (dim ", d,
-                                        ") but another input has {}"),
-                        {size, first});
+          return Format(
+              g, absl::StrCat(metric_names_, ": input '", name, "' has {} rows (dim ", d, ") but another input has {}"),
+              {size, first});
         });
       }
       Value* xdev = g.insert(c10::prim::device, {x});
@@ -366,8 +379,8 @@ class Builder {
     for (size_t i = 0; i < m_.states.size(); ++i) {
       const ir::StateDecl& s = m_.states[i];
       Value* dev = g.insert(c10::prim::device, {current[i]});
-      next.push_back(g.insert(A("full"), {InitialSizes(s), s.init},
-                              {{"dtype", ir::ToScalarType(s.type.dtype)}, {"device", dev}}));
+      next.push_back(
+          g.insert(A("full"), {InitialSizes(s), s.init}, {{"dtype", ir::ToScalarType(s.type.dtype)}, {"device", dev}}));
     }
     SetStates(g, self, next);
     return g.insertConstant(c10::IValue());

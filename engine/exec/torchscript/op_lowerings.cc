@@ -10,10 +10,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "engine/ir/aten_types.h"
-#include "support/torch_status.h"
 #include "engine/exec/torchscript/lowering.h"
+#include "engine/ir/aten_types.h"
 #include "ops/op_registry.h"
+#include "support/torch_status.h"
 
 namespace tally::exec::torchscript {
 namespace {
@@ -135,9 +135,7 @@ Result Clamp(LowerCtx& c, const ir::Node& n, const Values& in) {
   return Values{c.As(r, InDType(n, 0), OutType(n))};
 }
 
-Result Cast(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{c.As(in[0], InDType(n, 0), OutType(n))};
-}
+Result Cast(LowerCtx& c, const ir::Node& n, const Values& in) { return Values{c.As(in[0], InDType(n, 0), OutType(n))}; }
 
 Result Where(LowerCtx& c, const ir::Node& n, const Values& in) {
   c10::ScalarType s = OutType(n);
@@ -148,14 +146,15 @@ Result Where(LowerCtx& c, const ir::Node& n, const Values& in) {
 
 std::vector<int64_t> ReduceDims(const ir::Node& n, int64_t rank) {
   std::vector<int64_t> dims = n.GetInts("dims");
-  if (dims.empty()) for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
-  for (auto& d : dims) if (d < 0) d += rank;
+  if (dims.empty())
+    for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
+  for (auto& d : dims)
+    if (d < 0) d += rank;
   return dims;
 }
 
 Result ReduceSum(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{c.Call(A("sum"), {in[0], ReduceDims(n, InRank(n, 0)), n.GetBool("keepdim")},
-                       {{"dtype", OutType(n)}})};
+  return Values{c.Call(A("sum"), {in[0], ReduceDims(n, InRank(n, 0)), n.GetBool("keepdim")}, {{"dtype", OutType(n)}})};
 }
 
 // max/min of an empty reduction is the reducer's identity (kernels.cc
@@ -170,13 +169,17 @@ Result ReduceExtreme(LowerCtx& c, const ir::Node& n, const Values& in, bool max)
   bool surely_empty = false;
   std::vector<int64_t> symbolic;
   for (int64_t d : dims) {
-    if (t.shape[d].is_symbolic()) symbolic.push_back(d);
-    else if (t.shape[d].size == 0) surely_empty = true;
+    if (t.shape[d].is_symbolic())
+      symbolic.push_back(d);
+    else if (t.shape[d].size == 0)
+      surely_empty = true;
   }
   c10::ScalarType s = ir::ToScalarType(t.dtype);
   c10::IValue fill;
-  if (c10::isFloatingType(s)) fill = max ? -INFINITY : INFINITY;
-  else fill = max ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+  if (c10::isFloatingType(s))
+    fill = max ? -INFINITY : INFINITY;
+  else
+    fill = max ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
   if (s == c10::kInt) {
     fill = static_cast<int64_t>(max ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max());
   }
@@ -184,8 +187,10 @@ Result ReduceExtreme(LowerCtx& c, const ir::Node& n, const Values& in, bool max)
     Values sizes;
     for (int64_t i = 0; i < t.rank(); ++i) {
       bool reduced = std::find(dims.begin(), dims.end(), i) != dims.end();
-      if (!reduced) sizes.push_back(Size(c, x, i));
-      else if (keepdim) sizes.push_back(c.Const(int64_t{1}));
+      if (!reduced)
+        sizes.push_back(Size(c, x, i));
+      else if (keepdim)
+        sizes.push_back(c.Const(int64_t{1}));
     }
     return Full(c, IntList(c, sizes), fill, s, DeviceOfValue(c, x));
   };
@@ -264,8 +269,8 @@ Result Transpose(LowerCtx& c, const ir::Node& n, const Values& in) {
 
 // Out-of-range values give an all-false row.
 Result OneHot(LowerCtx& c, const ir::Node& n, const Values& in) {
-  Value* classes = c.Call(A("arange"), {n.GetInt("num_classes")},
-                          {{"dtype", InType(n, 0)}, {"device", DeviceOfValue(c, in[0])}});
+  Value* classes =
+      c.Call(A("arange"), {n.GetInt("num_classes")}, {{"dtype", InType(n, 0)}, {"device", DeviceOfValue(c, in[0])}});
   return Values{c.Call(A("eq"), {c.Call(A("unsqueeze"), {in[0], -1}), classes})};
 }
 
@@ -285,8 +290,7 @@ Result Histogram(LowerCtx& c, const ir::Node& n, const Values& in) {
   Value* idx = c.As(in[0], t.dtype, c10::kLong);
   Value* device = DeviceOfValue(c, idx);
   Value* valid = c.Call(A("logical_and"), {c.Call(A("ge"), {idx, 0}), c.Call(A("lt"), {idx, size})});
-  Value* w = n.inputs().size() > 1 ? c.As(in[1], InDType(n, 1), s)
-                                   : c.Call(A("ones_like"), {idx}, {{"dtype", s}});
+  Value* w = n.inputs().size() > 1 ? c.As(in[1], InDType(n, 1), s) : c.Call(A("ones_like"), {idx}, {{"dtype", s}});
   auto empty_result = [&]() -> Value* { return Zeros(c, c.Const(std::vector<int64_t>{size}), s, device); };
   auto counted = [&]() -> Value* {
     Value* wz = c.Call(A("where"), {valid, w, Zeros(c, c.Const(std::vector<int64_t>{}), s, device)});
@@ -361,13 +365,14 @@ Result Cumsum(LowerCtx& c, const ir::Node& n, const Values& in) {
   auto plain = [&c, x, dim]() -> Value* { return c.Call(A("cumsum"), {x, dim}); };
   if (!c10::isFloatingType(s)) return Values{plain()};
   // The device is a run-time fact (exported modules move with `.to()`).
-  Value* host = c.Call(A("__or__"), {c.Call(c10::Symbol::prim("is_cpu"), {x}), c.Call(c10::Symbol::prim("is_meta"), {x})});
+  Value* host =
+      c.Call(A("__or__"), {c.Call(c10::Symbol::prim("is_cpu"), {x}), c.Call(c10::Symbol::prim("is_meta"), {x})});
   return Values{c.If(host, plain, [&c, x, dim]() -> Value* { return CumsumScan(c, x, dim); })};
 }
 
 Result Topk(LowerCtx& c, const ir::Node& n, const Values& in) {
-  Value* r = c.Call(A("topk"), {in[0], n.GetInt("k"), n.GetInt("dim", -1), n.GetBool("largest", true),
-                                n.GetBool("sorted", true)});
+  Value* r = c.Call(A("topk"),
+                    {in[0], n.GetInt("k"), n.GetInt("dim", -1), n.GetBool("largest", true), n.GetBool("sorted", true)});
   return c.Unpack(r, 2);
 }
 
@@ -378,8 +383,8 @@ Result Argsort(LowerCtx& c, const ir::Node& n, const Values& in) {
 }
 
 Result Sort(LowerCtx& c, const ir::Node& n, const Values& in) {
-  Value* r = c.Call(A("sort"), {in[0]},
-                    {{"stable", true}, {"dim", n.GetInt("dim")}, {"descending", n.GetBool("descending")}});
+  Value* r =
+      c.Call(A("sort"), {in[0]}, {{"stable", true}, {"dim", n.GetInt("dim")}, {"descending", n.GetBool("descending")}});
   return c.Unpack(r, 2);
 }
 
@@ -396,7 +401,9 @@ Value* RankAverage1D(LowerCtx& c, Value* v, int64_t fixed_len) {
     Value* tail = c.Call(A("slice"), {sp[0], 0, 1, std::numeric_limits<int64_t>::max(), 1});
     Value* len_m1 = c.Call(A("sub"), {len, 1});
     Value* head = c.Call(A("slice"), {sp[0], 0, 0, len_m1, 1});
-    Value* list = c.graph().insertNode(c.graph().createList(c10::TensorType::get(), {first, c.Call(A("ne"), {tail, head})}))->output();
+    Value* list = c.graph()
+                      .insertNode(c.graph().createList(c10::TensorType::get(), {first, c.Call(A("ne"), {tail, head})}))
+                      ->output();
     Value* starts = c.Call(A("cat"), {list, 0});
     Value* gid = c.Call(A("sub"), {c.Call(A("cumsum"), {c.As(starts, ir::DType::kBool, c10::kLong), 0}), 1});
     Value* len_p1 = c.Call(A("add"), {len, 1});
@@ -451,7 +458,8 @@ Result AssertZero(LowerCtx& c, const ir::Node& n, const Values& in) {
   Value* on_meta = c.Call(c10::Symbol::fromQualString("prim::is_meta"), {in[0]});
   Value* nonzero = c.Call(A("is_nonzero"), {c.Call(A("gt"), {in[0], 0})});
   Value* cond = c.Call(A("__and__"), {c.Call(A("__not__"), {on_meta}), nonzero});
-  std::string message = absl::StrCat(support::kCheckFailed, absl::StrReplaceAll(n.GetString("message"), {{"{n}", "{}"}}));
+  std::string message =
+      absl::StrCat(support::kCheckFailed, absl::StrReplaceAll(n.GetString("message"), {{"{n}", "{}"}}));
   Value* value = in[1];
   return Values{c.If(
       cond,
@@ -470,9 +478,9 @@ Result AssertZero(LowerCtx& c, const ir::Node& n, const Values& in) {
 // (absent optional ones are None).
 Result Composite(LowerCtx& c, const ir::Node& n, const Values& in) {
   if (!c.options().allow_tally_ops) {
-    return absl::UnimplementedError(absl::StrCat(
-        "composite op '", n.op(), "' would need Tally's operator tally::", n.op(),
-        "; compile with FusePolicy::kReference to decompose it into ATen ops"));
+    return absl::UnimplementedError(
+        absl::StrCat("composite op '", n.op(), "' would need Tally's operator tally::", n.op(),
+                     "; compile with FusePolicy::kReference to decompose it into ATen ops"));
   }
   c10::Symbol sym = c10::Symbol::fromQualString(absl::StrCat("tally::", n.op()));
   const auto& candidates = jit::getAllOperatorsFor(sym);
@@ -506,8 +514,10 @@ Result Composite(LowerCtx& c, const ir::Node& n, const Values& in) {
     if (!n.HasAttr(arg.name())) {
       // As the eager kernels read them: absent optionals are None, absent
       // lists empty.
-      if (optional) args.emplace_back(arg.name(), c10::IValue());
-      else if (type->kind() == c10::TypeKind::ListType) args.emplace_back(arg.name(), std::vector<int64_t>{});
+      if (optional)
+        args.emplace_back(arg.name(), c10::IValue());
+      else if (type->kind() == c10::TypeKind::ListType)
+        args.emplace_back(arg.name(), std::vector<int64_t>{});
       else if (!arg.default_value()) {
         return absl::InternalError(absl::StrCat(n.op(), ": no attribute for argument '", arg.name(), "'"));
       }
@@ -515,14 +525,23 @@ Result Composite(LowerCtx& c, const ir::Node& n, const Values& in) {
     }
     c10::IValue v;
     switch (type->kind()) {
-      case c10::TypeKind::IntType: v = n.GetInt(arg.name()); break;
-      case c10::TypeKind::FloatType: v = n.GetDouble(arg.name()); break;
-      case c10::TypeKind::BoolType: v = n.GetBool(arg.name()); break;
-      case c10::TypeKind::StringType: v = n.GetString(arg.name()); break;
-      case c10::TypeKind::ListType: v = n.GetInts(arg.name()); break;
+      case c10::TypeKind::IntType:
+        v = n.GetInt(arg.name());
+        break;
+      case c10::TypeKind::FloatType:
+        v = n.GetDouble(arg.name());
+        break;
+      case c10::TypeKind::BoolType:
+        v = n.GetBool(arg.name());
+        break;
+      case c10::TypeKind::StringType:
+        v = n.GetString(arg.name());
+        break;
+      case c10::TypeKind::ListType:
+        v = n.GetInts(arg.name());
+        break;
       default:
-        return absl::UnimplementedError(absl::StrCat(n.op(), ": argument '", arg.name(), "' of type ",
-                                                     type->str()));
+        return absl::UnimplementedError(absl::StrCat(n.op(), ": argument '", arg.name(), "' of type ", type->str()));
     }
     args.emplace_back(arg.name(), v);
   }
@@ -541,8 +560,8 @@ Value* SegmentStarts(LowerCtx& c, Value* keys) {
   Value* tail = c.Call(A("slice"), {keys, 0, 1, std::numeric_limits<int64_t>::max(), 1});
   Value* head = c.Call(A("slice"), {keys, 0, 0, -1, 1});
   Value* list = c.graph()
-                    .insertNode(c.graph().createList(
-                        c10::TensorType::get(), {c.Call(A("eq"), {first, first}), c.Call(A("ne"), {tail, head})}))
+                    .insertNode(c.graph().createList(c10::TensorType::get(),
+                                                     {c.Call(A("eq"), {first, first}), c.Call(A("ne"), {tail, head})}))
                     ->output();
   return c.Call(A("cat"), {list, 0});
 }

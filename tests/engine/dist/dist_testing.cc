@@ -38,7 +38,8 @@ std::string CompareResults(const NamedTensors& got, const NamedTensors& want, do
   std::string out;
   int shown = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    if (got[i].first != want[i].first) return absl::StrCat("result ", i, " is '", got[i].first, "', expected '", want[i].first, "'");
+    if (got[i].first != want[i].first)
+      return absl::StrCat("result ", i, " is '", got[i].first, "', expected '", want[i].first, "'");
     ::testing::AssertionResult same = Close(got[i].second, want[i].second, rel);
     if (!same && shown++ < 5) absl::StrAppend(&out, got[i].first, ": ", same.message(), "\n");
   }

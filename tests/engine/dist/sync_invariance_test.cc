@@ -71,8 +71,8 @@ struct Case {
 };
 
 // Forms whose rows are valid, and forms whose value checks count some rows.
-const char* const kForms[] = {"agg", "agg_w", "ret", "reg1", "reg2", "prob", "bin_f", "bin_p",
-                              "bin_i", "mc_f", "mc_i", "ml_f", "ml_p"};
+const char* const kForms[] = {"agg",   "agg_w", "ret",  "reg1", "reg2", "prob", "bin_f",
+                              "bin_p", "bin_i", "mc_f", "mc_i", "ml_f", "ml_p"};
 const char* const kBadForms[] = {"agg_nan", "ret_bad", "bin_bad", "mc_bad", "ml_bad"};
 
 // SpecsByForm lists, per form, every spec (SpecsFor of every metric) that
@@ -215,7 +215,8 @@ class SyncInvariance : public ::testing::Test {
     ASSERT_TRUE(outcomes.ok()) << outcomes.status();
     for (const auto& r : *outcomes) {
       ASSERT_TRUE(r.status.ok()) << "rank " << r.rank << ": " << r.status;
-      EXPECT_FALSE(absl::StrContains(r.output, "MISMATCH")) << "rank " << r.rank << " of " << world << ":\n" << r.output;
+      EXPECT_FALSE(absl::StrContains(r.output, "MISMATCH")) << "rank " << r.rank << " of " << world << ":\n"
+                                                            << r.output;
     }
     std::cout << "world size " << world << ", rank 0:\n" << (*outcomes)[0].output;
   }
@@ -285,13 +286,14 @@ TEST(SyncFieldBugs, RetrievalRecallAt1IsNotMrrOverWorldSize) {
   std::vector<Case> cases;
   cases.push_back(*std::move(c));
   for (int world : {2, 3, 4}) {
-    auto outcomes = dist::RunRanks(world, dist::LaunchOptions{}, [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
-      auto report = CheckRank(cases, rv);
-      if (!report.ok()) return report.status();
-      auto v = cases[0].program->Compute();
-      if (!v.ok()) return v.status();
-      return absl::StrCat(*report, "values ", (*v)[0].second.item<double>(), " ", (*v)[1].second.item<double>());
-    });
+    auto outcomes =
+        dist::RunRanks(world, dist::LaunchOptions{}, [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+          auto report = CheckRank(cases, rv);
+          if (!report.ok()) return report.status();
+          auto v = cases[0].program->Compute();
+          if (!v.ok()) return v.status();
+          return absl::StrCat(*report, "values ", (*v)[0].second.item<double>(), " ", (*v)[1].second.item<double>());
+        });
     ASSERT_TRUE(outcomes.ok()) << outcomes.status();
     for (const auto& r : *outcomes) {
       ASSERT_TRUE(r.status.ok()) << "W=" << world << " rank " << r.rank << ": " << r.status;

@@ -53,8 +53,8 @@ dist::LaunchOptions Options(bool stop_all = false) {
 }
 
 // Reference computes `p` over rows [begin, end) in one process.
-NamedTensors Reference(const std::vector<std::string>& specs, const Form& form, const NamedTensors& data,
-                       int64_t begin, int64_t end) {
+NamedTensors Reference(const std::vector<std::string>& specs, const Form& form, const NamedTensors& data, int64_t begin,
+                       int64_t end) {
   auto p = MustCompile(specs, form);
   if (!p) return {};
   NamedTensors used = testing::Used(*p, data);
@@ -70,9 +70,9 @@ absl::Status Check(const std::string& differences, absl::string_view when) {
   return absl::InternalError(absl::StrCat(when, ": ", differences));
 }
 
-#define RANK_RETURN_IF_ERROR(expr)          \
-  do {                                      \
-    absl::Status rank_status_ = (expr);     \
+#define RANK_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    absl::Status rank_status_ = (expr);          \
     if (!rank_status_.ok()) return rank_status_; \
   } while (0)
 
@@ -298,7 +298,8 @@ TEST(SyncFaults, KilledRankIsAClearErrorOnEveryOtherRank) {
     const auto names_rank = HasSubstr(absl::StrCat("rank ", r, " of 3"));
     EXPECT_THAT((*outcomes)[r].status, AnyOf(StatusIs(absl::StatusCode::kUnavailable, names_rank),
                                              StatusIs(absl::StatusCode::kDeadlineExceeded, names_rank)));
-    EXPECT_THAT((*outcomes)[r].status.message(), AnyOf(HasSubstr("sync (rank"), HasSubstr("joining the process group")));
+    EXPECT_THAT((*outcomes)[r].status.message(),
+                AnyOf(HasSubstr("sync (rank"), HasSubstr("joining the process group")));
   }
   EXPECT_THAT(dist::FirstFailure(*outcomes), StatusIs(absl::StatusCode::kAborted, HasSubstr("rank 1 of 3: died")));
   EXPECT_LT(seconds, 20) << "the survivors should fail within the 2 s timeout";
@@ -333,17 +334,18 @@ TEST(SyncFaults, RankThatNeverSyncsIsADeadlineError) {
   auto program = MustCompile(kCls, form);
   ASSERT_TRUE(program);
   const absl::Time start = absl::Now();
-  auto outcomes = dist::RunRanks(2, Options(/*stop_all=*/true), [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
-    auto group = dist::ConnectGloo(rv);
-    if (!group.ok()) return group.status();
-    if (rv.rank == 1) {
-      sleep(60);
-      return std::string("woke up");
-    }
-    auto stats = dist::Sync(*program, (*group)->pg(), {kTimeout});
-    if (!stats.ok()) return stats.status();
-    return std::string("synced");
-  });
+  auto outcomes =
+      dist::RunRanks(2, Options(/*stop_all=*/true), [&](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+        auto group = dist::ConnectGloo(rv);
+        if (!group.ok()) return group.status();
+        if (rv.rank == 1) {
+          sleep(60);
+          return std::string("woke up");
+        }
+        auto stats = dist::Sync(*program, (*group)->pg(), {kTimeout});
+        if (!stats.ok()) return stats.status();
+        return std::string("synced");
+      });
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   ASSERT_TRUE(outcomes.ok()) << outcomes.status();
   EXPECT_THAT((*outcomes)[0].status,
@@ -368,14 +370,15 @@ TEST(SyncFaults, DifferentMetricSetsAreAClearErrorNotAWrongNumber) {
   EXPECT_NE(dist::SyncFingerprint(*micro), dist::SyncFingerprint(*macro));
   for (auto [a, b] : {std::pair<Program*, Program*>{cls.get(), fewer.get()}, {micro.get(), macro.get()}}) {
     // Init-captures: clang 14 cannot capture a structured binding.
-    auto outcomes = dist::RunRanks(2, Options(), [&, a = a, b = b](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
-      auto group = dist::ConnectGloo(rv);
-      if (!group.ok()) return group.status();
-      Program& p = rv.rank == 0 ? *a : *b;
-      auto stats = dist::Sync(p, (*group)->pg(), {kTimeout});
-      if (!stats.ok()) return stats.status();
-      return std::string("synced");
-    });
+    auto outcomes =
+        dist::RunRanks(2, Options(), [&, a = a, b = b](const dist::Rendezvous& rv) -> absl::StatusOr<std::string> {
+          auto group = dist::ConnectGloo(rv);
+          if (!group.ok()) return group.status();
+          Program& p = rv.rank == 0 ? *a : *b;
+          auto stats = dist::Sync(p, (*group)->pg(), {kTimeout});
+          if (!stats.ok()) return stats.status();
+          return std::string("synced");
+        });
     ASSERT_TRUE(outcomes.ok()) << outcomes.status();
     for (const auto& o : *outcomes) {
       EXPECT_THAT(o.status, StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -403,7 +406,8 @@ TEST(Launch, FirstFailurePrefersTheRootCause) {
   o[2].abnormal = true;
   EXPECT_THAT(dist::FirstFailure(o), StatusIs(absl::StatusCode::kAborted, "rank 2 of 4: died before reporting"));
   o[1].status = absl::InvalidArgumentError("multiclass_accuracy: input 'preds': wrong dtype");
-  EXPECT_THAT(dist::FirstFailure(o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rank 1 of 4: multiclass_accuracy")));
+  EXPECT_THAT(dist::FirstFailure(o),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rank 1 of 4: multiclass_accuracy")));
   // The same error on every failed rank is the run's error, unprefixed.
   std::vector<dist::RankOutcome> same(3);
   for (int r = 0; r < 3; ++r) {

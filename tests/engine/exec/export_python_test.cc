@@ -18,10 +18,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/tally.h"
 #include "engine/io/npy.h"
 #include "gtest/gtest.h"
 #include "tests/tools/cli_testing.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -42,9 +42,7 @@ int Shell(const std::string& cmd, const fs::path& log) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-bool PythonTorchAvailable() {
-  return std::system("/usr/bin/python3 -c 'import torch, numpy' > /dev/null 2>&1") == 0;
-}
+bool PythonTorchAvailable() { return std::system("/usr/bin/python3 -c 'import torch, numpy' > /dev/null 2>&1") == 0; }
 
 // Snippet is the first ```python block of README.md.
 std::string Snippet() {
@@ -87,11 +85,11 @@ class ExportPythonTest : public ::testing::Test {
     for (const std::string& s : specs) absl::StrAppend(&metrics, " --metric ", Quote(s));
     std::string in = " --input preds=preds.npy --input target=target.npy";
     std::string cd = absl::StrCat("cd ", Quote(dir.string()), " && ");
-    ASSERT_EQ(Shell(absl::StrCat(cd, Quote(tally_.string()), " export --out metrics.pt", metrics, in), dir / "export.log"),
-              0)
+    ASSERT_EQ(
+        Shell(absl::StrCat(cd, Quote(tally_.string()), " export --out metrics.pt", metrics, in), dir / "export.log"), 0)
         << ReadFile(dir / "export.log");
     ASSERT_EQ(Shell(absl::StrCat(cd, Quote(tally_.string()), " eval --format json --batch-size 7", metrics, in),
-                  dir / "eval.json"),
+                    dir / "eval.json"),
               0)
         << ReadFile(dir / "eval.json");
     int rc = Shell(absl::StrCat(cd, "/usr/bin/python3 ", Quote(check_.string()), " snippet.py"), dir / "python.log");

@@ -137,11 +137,12 @@ std::vector<Case> AllCases() {
       }
     }
   }
-  cases.push_back({"cls_collection",
-                   {"multiclass_accuracy(num_classes=10)", "multiclass_precision(num_classes=10, average=macro)",
-                    "multiclass_recall(num_classes=10, average=macro)",
-                    "multiclass_f1_score(num_classes=10, average=macro)", "multiclass_confusion_matrix(num_classes=10)"},
-                   Form{"mc_f", 10}});
+  cases.push_back(
+      {"cls_collection",
+       {"multiclass_accuracy(num_classes=10)", "multiclass_precision(num_classes=10, average=macro)",
+        "multiclass_recall(num_classes=10, average=macro)", "multiclass_f1_score(num_classes=10, average=macro)",
+        "multiclass_confusion_matrix(num_classes=10)"},
+       Form{"mc_f", 10}});
   cases.push_back({"reg_collection",
                    {"mean_squared_error", "mean_absolute_error", "r2_score", "pearson_corrcoef", "concordance_corrcoef",
                     "spearman_corrcoef"},
@@ -263,7 +264,8 @@ TEST(Export, EveryStateIsARegisteredBuffer) {
   ASSERT_EQ(d.size(), states.size());
   for (size_t i = 0; i < states.size(); ++i) {
     ASSERT_TRUE(d.contains(states[i].name)) << states[i].name;
-    EXPECT_TRUE(d.at(states[i].name).toTensor().is_same(m.attr(exec::torchscript::BufferName(*c->module, i)).toTensor()));
+    EXPECT_TRUE(
+        d.at(states[i].name).toTensor().is_same(m.attr(exec::torchscript::BufferName(*c->module, i)).toTensor()));
   }
 }
 
@@ -286,7 +288,8 @@ TEST(Export, UpdateRunsOnMetaBuffers) {
     at::Generator gen = at::detail::createCPUGenerator(3);
     for (int64_t n : {5, 0}) {
       std::vector<c10::IValue> args;
-      for (const c10::IValue& v : Args(*e, testing::MakeBatch(form, n, gen))) args.emplace_back(v.toTensor().to(at::kMeta));
+      for (const c10::IValue& v : Args(*e, testing::MakeBatch(form, n, gen)))
+        args.emplace_back(v.toTensor().to(at::kMeta));
       e->module.get_method("update")(args);
     }
     for (const auto& b : e->module.named_buffers()) EXPECT_TRUE(b.value.is_meta()) << b.name;

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/ir/aten_types.h"
 #include "engine/exec/torchscript/lowering.h"
 #include "engine/exec/torchscript/plan.h"
+#include "engine/ir/aten_types.h"
 #include "engine/ir/graph.h"
 #include "gtest/gtest.h"
 #include "ops/kernels.h"
@@ -39,12 +39,13 @@ std::vector<OpCase> Cases() {
       {"cumsum_i32", "cumsum", {"i32[N]"}, {{"dim", int64_t{0}}}},
       {"cumsum_bool", "cumsum", {"i1[N,2]"}, {{"dim", int64_t{0}}}},
       {"topk", "topk", {"f32[N,5]"}, {{"k", int64_t{2}}}},
-      {"topk_smallest_unsorted", "topk", {"i64[N,5]"},
-       {{"k", int64_t{3}}, {"largest", false}, {"sorted", false}}},
+      {"topk_smallest_unsorted", "topk", {"i64[N,5]"}, {{"k", int64_t{3}}, {"largest", false}, {"sorted", false}}},
       {"argsort", "argsort", {"f32[N]"}, {{"dim", int64_t{0}}}},
       {"argsort_descending", "argsort", {"f64[N,3]"}, {{"dim", int64_t{0}}, {"descending", true}}},
       {"argsort_unstable", "argsort", {"i64[N,3]"}, {{"dim", int64_t{1}}, {"stable", false}}},
-      {"linspace", "linspace", {},
+      {"linspace",
+       "linspace",
+       {},
        {{"start", 0.0}, {"end", 1.0}, {"steps", int64_t{16}}, {"dtype", std::string("f32")}}},
   };
 }
@@ -79,10 +80,9 @@ std::vector<at::Tensor> Inputs(const ir::Graph& g, int64_t rows, const std::stri
       out.push_back(at::empty(sizes, opts.device(at::kMeta)));
       continue;
     }
-    at::Tensor x = ir::IsFloating(t.dtype) ? at::randn(sizes, gen, opts)
-                   : t.dtype == ir::DType::kBool
-                       ? at::randint(0, 2, sizes, gen, opts.dtype(at::kLong)).to(at::kBool)
-                       : at::randint(-3, 4, sizes, gen, opts);
+    at::Tensor x = ir::IsFloating(t.dtype)       ? at::randn(sizes, gen, opts)
+                   : t.dtype == ir::DType::kBool ? at::randint(0, 2, sizes, gen, opts.dtype(at::kLong)).to(at::kBool)
+                                                 : at::randint(-3, 4, sizes, gen, opts);
     if (p != g.params()[0]) x = std::get<0>(at::sort(x));  // bucketize boundaries
     out.push_back(x);
   }
@@ -110,7 +110,8 @@ TEST(RankingLowering, MatchesTheEagerKernelsBitForBit) {
       for (size_t i = 0; i < want.size(); ++i) {
         EXPECT_EQ((*got)[i].scalar_type(), want[i].scalar_type()) << "result " << i << ", rows " << rows;
         EXPECT_TRUE(at::equal((*got)[i], want[i])) << "result " << i << ", rows " << rows << "\n"
-                                                   << (*got)[i] << "\nvs\n" << want[i];
+                                                   << (*got)[i] << "\nvs\n"
+                                                   << want[i];
       }
     }
   }

@@ -13,10 +13,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/tally.h"
 #include "engine/io/npy.h"
 #include "gtest/gtest.h"
 #include "tests/tools/cli_testing.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -58,9 +58,9 @@ TEST_F(TorchScriptCliTest, EvalBackendsPrintTheSameJson) {
   // classification collection and for regression metrics with custom merges
   // and cat states, in one update and in batches.
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"--metric", "multiclass_accuracy(num_classes=3)", "--metric", "multiclass_f1_score(num_classes=3, average=macro)",
-            "--metric", "multiclass_confusion_matrix(num_classes=3)", "--input", "preds=preds.npy", "--input",
-            "target=target.npy"},
+           {"--metric", "multiclass_accuracy(num_classes=3)", "--metric",
+            "multiclass_f1_score(num_classes=3, average=macro)", "--metric",
+            "multiclass_confusion_matrix(num_classes=3)", "--input", "preds=preds.npy", "--input", "target=target.npy"},
            {"--metric", "pearson_corrcoef", "--metric", "spearman_corrcoef", "--metric", "r2_score", "--input",
             "preds=rpreds.npy", "--input", "target=rtarget.npy"}}) {
     for (const char* batch : {"0", "7"}) {
@@ -81,8 +81,13 @@ TEST_F(TorchScriptCliTest, EvalBackendsReportTheSameBadValues) {
   // Verifies that a deferred check fails the same way on both backends.
   Write("bad_target.npy", at::tensor({0, 1, 7, 2, 9}, at::kLong));
   Write("bad_preds.npy", at::randn({5, 3}));
-  std::vector<std::string> args = {"eval", "--metric", "multiclass_accuracy(num_classes=3)", "--input",
-                                   "preds=bad_preds.npy", "--input", "target=bad_target.npy"};
+  std::vector<std::string> args = {"eval",
+                                   "--metric",
+                                   "multiclass_accuracy(num_classes=3)",
+                                   "--input",
+                                   "preds=bad_preds.npy",
+                                   "--input",
+                                   "target=bad_target.npy"};
   Invocation eager = Tally(args);
   args.insert(args.end(), {"--backend", "torchscript"});
   Invocation ts = Tally(args);
@@ -108,8 +113,8 @@ TEST_F(TorchScriptCliTest, InspectPrintsLoweredGraphs) {
   // The narrowed matrix: per-class marginals (narrow-states).
   EXPECT_NE(cpu.out.find("tally::mc_marginals"), std::string::npos) << cpu.out;
   EXPECT_NE(cpu.out.find("// @finalize"), std::string::npos) << cpu.out;
-  Invocation cuda = Tally({"inspect", "--format", "torchscript", "--device", "cuda:1", "--metric",
-                           "multiclass_accuracy(num_classes=3)"});
+  Invocation cuda = Tally(
+      {"inspect", "--format", "torchscript", "--device", "cuda:1", "--metric", "multiclass_accuracy(num_classes=3)"});
   ASSERT_EQ(cuda.exit_code, 0) << cuda.err;
   EXPECT_EQ(cuda.out.find("tally::"), std::string::npos) << cuda.out;
   EXPECT_NE(cuda.out.find("\"cuda:1\""), std::string::npos) << cuda.out;
@@ -132,8 +137,10 @@ TEST_F(TorchScriptCliTest, ExportWritesAnArchiveOrOneCleanError) {
   EXPECT_TRUE(OneCleanErrorLine(Tally({"export", "--metric", "mean"}), {"--out"}));
   EXPECT_TRUE(OneCleanErrorLine(Tally({"export", "--out", "x.pt"}), {"--metric"}));
   EXPECT_TRUE(OneCleanErrorLine(Tally({"export", "--metric", "no_such_metric", "--out", "x.pt"}), {"no_such_metric"}));
-  EXPECT_TRUE(OneCleanErrorLine(Tally({"export", "--metric", "mean", "--out", "/nonexistent/dir/x.pt"}), {"/nonexistent/dir/x.pt"}));
-  EXPECT_TRUE(OneCleanErrorLine(Tally({"export", "--metric", "mean", "--out", "x.pt", "--device", "cuda:1"}), {"cuda:1"}));
+  EXPECT_TRUE(OneCleanErrorLine(Tally({"export", "--metric", "mean", "--out", "/nonexistent/dir/x.pt"}),
+                                {"/nonexistent/dir/x.pt"}));
+  EXPECT_TRUE(
+      OneCleanErrorLine(Tally({"export", "--metric", "mean", "--out", "x.pt", "--device", "cuda:1"}), {"cuda:1"}));
 }
 
 }  // namespace

@@ -62,7 +62,8 @@ std::vector<Case> AllCases() {
         const std::string variant = k == 0 ? "" : absl::StrCat("_variant", k);
         for (const Form& form : testing::FormsFor(m)) {
           if (!testing::CompileModuleFor({specs[k]}, form, co).ok()) continue;  // a form the metric does not take
-          cases.push_back({Identifier(absl::StrCat(m.name, variant, "_", form.name, suffix)), {specs[k]}, form, policy});
+          cases.push_back(
+              {Identifier(absl::StrCat(m.name, variant, "_", form.name, suffix)), {specs[k]}, form, policy});
         }
       }
     }
@@ -190,8 +191,7 @@ TEST(ParityCoverage, EveryMetricHasACase) {
     for (const char* suffix : {"_fused", "_reference"}) {
       bool found = false;
       for (const Case& c : cases) {
-        found |= c.specs.size() == 1 && c.specs[0] == testing::SpecFor(m) &&
-                 absl::EndsWith(c.name, suffix);
+        found |= c.specs.size() == 1 && c.specs[0] == testing::SpecFor(m) && absl::EndsWith(c.name, suffix);
       }
       EXPECT_TRUE(found) << m.name << suffix;
     }
@@ -286,8 +286,7 @@ TEST(TorchScriptPlan, CheckedModeComparesResultsWithThePlan) {
   EXPECT_TRUE((*plan)->Run({at::ones({3})}, false).ok());
   auto checked = (*plan)->Run({at::ones({3})}, true);
   ASSERT_FALSE(checked.ok());
-  EXPECT_NE(std::string(checked.status().message()).find("planned f64[3]@cpu"), std::string::npos)
-      << checked.status();
+  EXPECT_NE(std::string(checked.status().message()).find("planned f64[3]@cpu"), std::string::npos) << checked.status();
 }
 
 }  // namespace

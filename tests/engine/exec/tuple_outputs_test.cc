@@ -12,16 +12,16 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/dsl/builder.h"
+#include "engine/dsl/metric.h"
 #include "engine/exec/torchscript/module_builder.h"
 #include "engine/exec/torchscript/module_export.h"
-#include "engine/dsl/metric.h"
 #include "engine/results.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -205,13 +205,14 @@ TEST(TupleOutputs, JsonIsTheNestedListOfTheParts) {
   json doc = json::parse(text);
   EXPECT_EQ(doc["results"][0]["metric"], "mean");
   EXPECT_EQ(doc["results"][0]["value"], json(0.625));
-  EXPECT_EQ(doc["results"][1]["value"], json::parse("[[2.5, 3.0], [[-2.0, 0.5, 1.0, 3.0], [1.0, 3.0, 0.5]]]"))
-      << text;
+  EXPECT_EQ(doc["results"][1]["value"], json::parse("[[2.5, 3.0], [[-2.0, 0.5, 1.0, 3.0], [1.0, 3.0, 0.5]]]")) << text;
   EXPECT_THAT(tally::ResultsToTable(results), HasSubstr("[[2.5, 3.0], [[-2.0, 0.5, 1.0, 3.0], [1.0, 3.0, 0.5]]]"));
-  ResultTree with_nan{at::Tensor(), {ResultTree::Leaf(at::tensor({NAN, 1.0f})), ResultTree::Leaf(at::scalar_tensor(2, at::kLong))}};
+  ResultTree with_nan{at::Tensor(),
+                      {ResultTree::Leaf(at::tensor({NAN, 1.0f})), ResultTree::Leaf(at::scalar_tensor(2, at::kLong))}};
   EXPECT_EQ(tally::ValueToJson(with_nan), "[[null, 1.0], 2]");
   // A result made with only `value` (no tree) prints as before.
-  EXPECT_EQ(tally::ResultsToJson({{"x", at::scalar_tensor(1.5, at::kDouble)}}), "{\"results\": [{\"metric\": \"x\", \"value\": 1.5}]}");
+  EXPECT_EQ(tally::ResultsToJson({{"x", at::scalar_tensor(1.5, at::kDouble)}}),
+            "{\"results\": [{\"metric\": \"x\", \"value\": 1.5}]}");
 }
 
 TEST(TupleOutputs, ExportedComputeHasOneEntryPerPart) {

@@ -27,8 +27,7 @@ using ::testing::IsEmpty;
 
 template <typename T>
 std::string Bytes(const std::vector<T>& v) {
-  return std::string(reinterpret_cast<const char*>(v.data()),
-                     v.size() * sizeof(T));
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
 template <typename T>
@@ -41,8 +40,7 @@ std::vector<T> Values(const NpyArray& a) {
 // Builds an .npy file by hand: magic, version, little-endian header length
 // (2 bytes for version 1, 4 otherwise), the header text as given (no padding
 // added) and the data.
-std::string BuildNpy(int major, absl::string_view header,
-                     absl::string_view data) {
+std::string BuildNpy(int major, absl::string_view header, absl::string_view data) {
   std::string out = "\x93NUMPY";
   out.push_back(static_cast<char>(major));
   out.push_back(0);
@@ -57,8 +55,7 @@ std::string BuildNpy(int major, absl::string_view header,
 
 std::string TempPath(absl::string_view name) {
   const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/npy_test_", getpid(),
-                      "_", name);
+  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/npy_test_", getpid(), "_", name);
 }
 
 // Verifies that NpyDTypeName and NpyDTypeSize describe every dtype.
@@ -92,13 +89,9 @@ TEST(NpyRoundTripTest, EveryDTypeInMemory) {
   std::vector<NpyArray> arrays = {
       {NpyDType::kBool, {4}, Bytes<uint8_t>({1, 0, 0, 1})},
       {NpyDType::kInt32, {2, 3}, Bytes<int32_t>({1, -2, 3, -4, 5, 2147483647})},
-      {NpyDType::kInt64,
-       {3},
-       Bytes<int64_t>({-1, 0, std::numeric_limits<int64_t>::max()})},
+      {NpyDType::kInt64, {3}, Bytes<int64_t>({-1, 0, std::numeric_limits<int64_t>::max()})},
       {NpyDType::kFloat32, {2, 1, 2}, Bytes<float>({0.5f, -1.25f, 3e30f, 0})},
-      {NpyDType::kFloat64,
-       {2},
-       Bytes<double>({0.1, -std::numeric_limits<double>::infinity()})},
+      {NpyDType::kFloat64, {2}, Bytes<double>({0.1, -std::numeric_limits<double>::infinity()})},
   };
   for (const NpyArray& a : arrays) {
     SCOPED_TRACE(NpyDTypeName(a.dtype));
@@ -125,8 +118,7 @@ TEST(NpyRoundTripTest, EveryDTypeThroughFile) {
   };
   for (const NpyArray& a : arrays) {
     SCOPED_TRACE(NpyDTypeName(a.dtype));
-    const std::string path =
-        TempPath(absl::StrCat(NpyDTypeName(a.dtype), ".npy"));
+    const std::string path = TempPath(absl::StrCat(NpyDTypeName(a.dtype), ".npy"));
     ASSERT_TRUE(WriteNpy(path, a).ok());
     absl::StatusOr<NpyArray> back = ReadNpy(path);
     ASSERT_TRUE(back.ok()) << back.status();
@@ -166,11 +158,9 @@ TEST(NpyWriteTest, HeaderMatchesNumpyLayout) {
   ASSERT_EQ(bytes.size(), 128u + 12u);
   EXPECT_EQ(bytes[8], 128 - 10);  // header length, little-endian
   EXPECT_EQ(bytes[9], 0);
-  const std::string dict =
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }";
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }";
   EXPECT_EQ(bytes.substr(10, dict.size()), dict);
-  EXPECT_EQ(bytes.substr(10 + dict.size(), 128 - 10 - dict.size() - 1),
-            std::string(128 - 10 - dict.size() - 1, ' '));
+  EXPECT_EQ(bytes.substr(10 + dict.size(), 128 - 10 - dict.size() - 1), std::string(128 - 10 - dict.size() - 1, ' '));
   EXPECT_EQ(bytes[127], '\n');
   EXPECT_EQ(bytes.substr(128), a.data);
 }
@@ -178,9 +168,8 @@ TEST(NpyWriteTest, HeaderMatchesNumpyLayout) {
 // Verifies that a hand-built version 1.0 file (NumPy's usual output, with a
 // bool array and '|b1') is parsed.
 TEST(NpyReadTest, HandBuiltVersion1) {
-  std::string file = BuildNpy(
-      1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2, 2), }   \n",
-      std::string("\x01\x00\x00\x01", 4));
+  std::string file = BuildNpy(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2, 2), }   \n",
+                              std::string("\x01\x00\x00\x01", 4));
   absl::StatusOr<NpyArray> a = ParseNpy(file, "mask.npy");
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->dtype, NpyDType::kBool);
@@ -192,11 +181,9 @@ TEST(NpyReadTest, HandBuiltVersion1) {
 // np.save(f, np.array([[1, 0], [0, 1]], dtype=np.int32)) are parsed; NumPy
 // pads its header with extra spaces so it can grow in place.
 TEST(NpyReadTest, NumpyOutput) {
-  const std::string dict =
-      "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }";
-  std::string file = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict +
-                     std::string(118 - dict.size() - 1, ' ') + "\n" +
-                     Bytes<int32_t>({1, 0, 0, 1});
+  const std::string dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2), }";
+  std::string file = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict + std::string(118 - dict.size() - 1, ' ') +
+                     "\n" + Bytes<int32_t>({1, 0, 0, 1});
   ASSERT_EQ(file.size(), 144u);
   absl::StatusOr<NpyArray> a = ParseNpy(file, "eye.npy");
   ASSERT_TRUE(a.ok()) << a.status();
@@ -212,10 +199,7 @@ TEST(NpyReadTest, HandBuiltVersion2And3) {
   const std::string data = Bytes<int64_t>({10, 20, 30});
   for (int major : {2, 3}) {
     SCOPED_TRACE(major);
-    std::string file = BuildNpy(
-        major,
-        "{ \"shape\" : ( 3L , ) , 'fortran_order':False,'descr':'<i8'}\n",
-        data);
+    std::string file = BuildNpy(major, "{ \"shape\" : ( 3L , ) , 'fortran_order':False,'descr':'<i8'}\n", data);
     absl::StatusOr<NpyArray> a = ParseNpy(file, "labels.npy");
     ASSERT_TRUE(a.ok()) << a.status();
     EXPECT_EQ(a->dtype, NpyDType::kInt64);
@@ -229,25 +213,17 @@ TEST(NpyReadTest, HandBuiltVersion2And3) {
 // C order (at most one dimension larger than 1).
 TEST(NpyReadTest, OtherAcceptedHeaders) {
   absl::StatusOr<NpyArray> a = ParseNpy(
-      BuildNpy(1, "{'descr': '<b1', 'fortran_order': False, 'shape': (1,), }\n",
-               std::string("\x01", 1)),
-      "b.npy");
+      BuildNpy(1, "{'descr': '<b1', 'fortran_order': False, 'shape': (1,), }\n", std::string("\x01", 1)), "b.npy");
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->dtype, NpyDType::kBool);
 
-  a = ParseNpy(
-      BuildNpy(1,
-               "{'descr': '<i4', 'fortran_order': True, 'shape': (1, 3), }\n",
-               Bytes<int32_t>({1, 2, 3})),
-      "i.npy");
+  a = ParseNpy(BuildNpy(1, "{'descr': '<i4', 'fortran_order': True, 'shape': (1, 3), }\n", Bytes<int32_t>({1, 2, 3})),
+               "i.npy");
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->dtype, NpyDType::kInt32);
   EXPECT_THAT(Values<int32_t>(*a), ElementsAre(1, 2, 3));
 
-  a = ParseNpy(
-      BuildNpy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': ()}",
-               Bytes<double>({-3.5})),
-      "f.npy");
+  a = ParseNpy(BuildNpy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': ()}", Bytes<double>({-3.5})), "f.npy");
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->dtype, NpyDType::kFloat64);
   EXPECT_THAT(Values<double>(*a), ElementsAre(-3.5));
@@ -262,15 +238,12 @@ TEST(NpyReadTest, TruncatedData) {
   absl::StatusOr<NpyArray> r = ParseNpy(bytes, "preds.npy");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(
-      r.status().message(),
-      "preds.npy: truncated: header says 300 bytes of data, file has 120");
+  EXPECT_EQ(r.status().message(), "preds.npy: truncated: header says 300 bytes of data, file has 120");
 }
 
 // Verifies that files cut inside the preamble or header are rejected.
 TEST(NpyReadTest, TruncatedHeader) {
-  std::string bytes =
-      SerializeNpy({NpyDType::kInt32, {1}, Bytes<int32_t>({1})});
+  std::string bytes = SerializeNpy({NpyDType::kInt32, {1}, Bytes<int32_t>({1})});
   for (size_t len : {7, 9, 30}) {
     SCOPED_TRACE(len);
     absl::StatusOr<NpyArray> r = ParseNpy(bytes.substr(0, len), "x.npy");
@@ -282,31 +255,27 @@ TEST(NpyReadTest, TruncatedHeader) {
 
 // Verifies that bytes after the array data are rejected (documented choice).
 TEST(NpyReadTest, TrailingBytesRejected) {
-  std::string bytes =
-      SerializeNpy({NpyDType::kInt32, {1}, Bytes<int32_t>({1})});
+  std::string bytes = SerializeNpy({NpyDType::kInt32, {1}, Bytes<int32_t>({1})});
   bytes += "xyz";
   absl::StatusOr<NpyArray> r = ParseNpy(bytes, "x.npy");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().message(),
-              HasSubstr("x.npy: 3 unexpected bytes after the array data"));
+  EXPECT_THAT(r.status().message(), HasSubstr("x.npy: 3 unexpected bytes after the array data"));
 }
 
 // Verifies that a hand-built big-endian file is byte-swapped into the
 // native dtype.
 TEST(NpyReadTest, BigEndianByteSwapped) {
-  absl::StatusOr<NpyArray> r = ParseNpy(
-      BuildNpy(1, "{'descr': '>f8', 'fortran_order': False, 'shape': (1,), }\n",
-               std::string("\xC0\x0C\x00\x00\x00\x00\x00\x00", 8)),
-      "be.npy");
+  absl::StatusOr<NpyArray> r = ParseNpy(BuildNpy(1, "{'descr': '>f8', 'fortran_order': False, 'shape': (1,), }\n",
+                                                 std::string("\xC0\x0C\x00\x00\x00\x00\x00\x00", 8)),
+                                        "be.npy");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->dtype, NpyDType::kFloat64);
   EXPECT_THAT(Values<double>(*r), ElementsAre(-3.5));
 
-  r = ParseNpy(
-      BuildNpy(1, "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }\n",
-               std::string("\xFF\xFF\xFF\xFE\x01\x02\x03\x04", 8)),
-      "be.npy");
+  r = ParseNpy(BuildNpy(1, "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }\n",
+                        std::string("\xFF\xFF\xFF\xFE\x01\x02\x03\x04", 8)),
+               "be.npy");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->dtype, NpyDType::kInt32);
   EXPECT_THAT(Values<int32_t>(*r), ElementsAre(-2, 0x01020304));
@@ -340,24 +309,20 @@ TEST(NpyReadTest, UnsupportedDTypeRejected) {
   };
   for (const auto& [descr, why] : cases) {
     SCOPED_TRACE(descr);
-    absl::StatusOr<NpyArray> r = ParseNpy(
-        BuildNpy(1,
-                 absl::StrCat("{'descr': ", descr,
-                              ", 'fortran_order': False, 'shape': (1,), }\n"),
-                 std::string(4, '\0')),
-        "u.npy");
+    absl::StatusOr<NpyArray> r =
+        ParseNpy(BuildNpy(1, absl::StrCat("{'descr': ", descr, ", 'fortran_order': False, 'shape': (1,), }\n"),
+                          std::string(4, '\0')),
+                 "u.npy");
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(r.status().message(), HasSubstr("u.npy: "));
     EXPECT_THAT(r.status().message(), HasSubstr("unsupported dtype"));
     EXPECT_THAT(r.status().message(), HasSubstr(why));
-    EXPECT_THAT(
-        r.status().message(),
-        HasSubstr("supported dtypes are bool (|b1), int8/int16/int32/int64 "
-                  "(i1, i2, i4, i8), uint8/uint16/uint32/uint64 (u1, u2, u4, "
-                  "u8; uint64 values must fit in int64), "
-                  "float16/float32/float64 (f2, f4, f8), little- or "
-                  "big-endian, C or Fortran order"));
+    EXPECT_THAT(r.status().message(), HasSubstr("supported dtypes are bool (|b1), int8/int16/int32/int64 "
+                                                "(i1, i2, i4, i8), uint8/uint16/uint32/uint64 (u1, u2, u4, "
+                                                "u8; uint64 values must fit in int64), "
+                                                "float16/float32/float64 (f2, f4, f8), little- or "
+                                                "big-endian, C or Fortran order"));
   }
 }
 
@@ -366,19 +331,13 @@ TEST(NpyReadTest, UnsupportedDTypeRejected) {
 TEST(NpyReadTest, FortranOrderReordered) {
   // Column-major bytes of [[1, 2, 3], [4, 5, 6]].
   absl::StatusOr<NpyArray> r = ParseNpy(
-      BuildNpy(1,
-               "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }\n",
-               Bytes<int32_t>({1, 4, 2, 5, 3, 6})),
+      BuildNpy(1, "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }\n", Bytes<int32_t>({1, 4, 2, 5, 3, 6})),
       "f.npy");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_THAT(r->shape, ElementsAre(2, 3));
   EXPECT_THAT(Values<int32_t>(*r), ElementsAre(1, 2, 3, 4, 5, 6));
 
-  r = ParseNpy(
-      BuildNpy(1,
-               "{'descr': '>f2', 'fortran_order': True, 'shape': (2, 0), }\n",
-               ""),
-      "f.npy");
+  r = ParseNpy(BuildNpy(1, "{'descr': '>f2', 'fortran_order': True, 'shape': (2, 0), }\n", ""), "f.npy");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->dtype, NpyDType::kFloat32);
   EXPECT_THAT(r->shape, ElementsAre(2, 0));
@@ -390,12 +349,10 @@ TEST(NpyReadTest, FortranOrderReordered) {
 TEST(NpyReadTest, OtherBoolSpellings) {
   for (absl::string_view descr : {"'?'", "'|?'", "'=b1'", "'>b1'"}) {
     SCOPED_TRACE(descr);
-    absl::StatusOr<NpyArray> r = ParseNpy(
-        BuildNpy(1,
-                 absl::StrCat("{'descr': ", descr,
-                              ", 'fortran_order': False, 'shape': (2,), }\n"),
-                 std::string("\x00\x01", 2)),
-        "b.npy");
+    absl::StatusOr<NpyArray> r =
+        ParseNpy(BuildNpy(1, absl::StrCat("{'descr': ", descr, ", 'fortran_order': False, 'shape': (2,), }\n"),
+                          std::string("\x00\x01", 2)),
+                 "b.npy");
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->dtype, NpyDType::kBool);
     EXPECT_THAT(Values<uint8_t>(*r), ElementsAre(0, 1));
@@ -405,17 +362,13 @@ TEST(NpyReadTest, OtherBoolSpellings) {
 // Verifies that the size checks use the file's element size, not the
 // converted one: a uint8 file is truncated or padded by its own bytes.
 TEST(NpyReadTest, ConvertedDTypeSizeChecks) {
-  const std::string header =
-      "{'descr': '|u1', 'fortran_order': False, 'shape': (4,), }\n";
-  absl::StatusOr<NpyArray> r =
-      ParseNpy(BuildNpy(1, header, std::string(3, '\1')), "u.npy");
+  const std::string header = "{'descr': '|u1', 'fortran_order': False, 'shape': (4,), }\n";
+  absl::StatusOr<NpyArray> r = ParseNpy(BuildNpy(1, header, std::string(3, '\1')), "u.npy");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(),
-            "u.npy: truncated: header says 4 bytes of data, file has 3");
+  EXPECT_EQ(r.status().message(), "u.npy: truncated: header says 4 bytes of data, file has 3");
   r = ParseNpy(BuildNpy(1, header, std::string(5, '\1')), "u.npy");
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(),
-              HasSubstr("u.npy: 1 unexpected bytes after the array data"));
+  EXPECT_THAT(r.status().message(), HasSubstr("u.npy: 1 unexpected bytes after the array data"));
   r = ParseNpy(BuildNpy(1, header, std::string(4, '\1')), "u.npy");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_THAT(Values<int32_t>(*r), ElementsAre(1, 1, 1, 1));
@@ -435,14 +388,11 @@ TEST(NpyReadTest, ConvertedDTypeSizeChecks) {
 // C-order position.
 TEST(NpyReadTest, FortranBoolBadByteIndex) {
   absl::StatusOr<NpyArray> r = ParseNpy(
-      BuildNpy(1,
-               "{'descr': '|b1', 'fortran_order': True, 'shape': (2, 2), }\n",
-               std::string("\x00\x01\x07\x00", 4)),
+      BuildNpy(1, "{'descr': '|b1', 'fortran_order': True, 'shape': (2, 2), }\n", std::string("\x00\x01\x07\x00", 4)),
       "b.npy");
   ASSERT_FALSE(r.ok());
   // File position 2 is [0, 1]: C-order element 1.
-  EXPECT_THAT(r.status().message(),
-              HasSubstr("b.npy: bool element 1 has byte value 7"));
+  EXPECT_THAT(r.status().message(), HasSubstr("b.npy: bool element 1 has byte value 7"));
 }
 
 // Reference conversion of IEEE half bits to float, written independently of
@@ -452,11 +402,9 @@ float ReferenceHalf(uint16_t h) {
   const int mantissa = h & 0x3FF;
   const float sign = (h & 0x8000) != 0 ? -1.0f : 1.0f;
   if (exponent == 0x1F) {
-    return mantissa == 0 ? sign * std::numeric_limits<float>::infinity()
-                         : std::numeric_limits<float>::quiet_NaN();
+    return mantissa == 0 ? sign * std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
   }
-  if (exponent == 0)
-    return sign * std::ldexp(static_cast<float>(mantissa), -24);
+  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -24);
   return sign * std::ldexp(static_cast<float>(mantissa + 1024), exponent - 25);
 }
 
@@ -478,16 +426,14 @@ TEST(NpyReadTest, EveryHalfValue) {
     be.push_back(static_cast<char>(h >> 8));
     be.push_back(static_cast<char>(h & 0xFF));
   }
-  for (const auto& [descr, data] :
-       {std::pair<std::string, std::string>{"<f2", le}, {">f2", be}}) {
+  for (const auto& [descr, data] : {std::pair<std::string, std::string>{"<f2", le}, {">f2", be}}) {
     SCOPED_TRACE(descr);
-    absl::StatusOr<NpyArray> r = ParseNpy(
-        BuildNpy(1,
-                 absl::StrCat("{'descr': '", descr,
-                              "', 'fortran_order': False, 'shape': (65536,), "
-                              "}\n"),
-                 data),
-        "half.npy");
+    absl::StatusOr<NpyArray> r = ParseNpy(BuildNpy(1,
+                                                   absl::StrCat("{'descr': '", descr,
+                                                                "', 'fortran_order': False, 'shape': (65536,), "
+                                                                "}\n"),
+                                                   data),
+                                          "half.npy");
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_EQ(r->dtype, NpyDType::kFloat32);
     const std::vector<float> got = Values<float>(*r);
@@ -497,8 +443,7 @@ TEST(NpyReadTest, EveryHalfValue) {
       const float want = ReferenceHalf(static_cast<uint16_t>(h));
       const uint32_t bits = FloatBits(got[h]);
       if (std::isnan(want)) {
-        const uint32_t want_bits =
-            ((h & 0x8000u) << 16) | 0x7F800000u | ((h & 0x3FFu) << 13);
+        const uint32_t want_bits = ((h & 0x8000u) << 16) | 0x7F800000u | ((h & 0x3FFu) << 13);
         if (bits != want_bits) ++mismatches;
         EXPECT_EQ(bits, want_bits) << "half 0x" << std::hex << h;
       } else {
@@ -512,8 +457,7 @@ TEST(NpyReadTest, EveryHalfValue) {
 // Verifies that a file without the magic string is rejected.
 TEST(NpyReadTest, BadMagicRejected) {
   for (absl::string_view bytes :
-       {absl::string_view(""), absl::string_view("NUMPY"),
-        absl::string_view("PK\x03\x04 this is a zip")}) {
+       {absl::string_view(""), absl::string_view("NUMPY"), absl::string_view("PK\x03\x04 this is a zip")}) {
     absl::StatusOr<NpyArray> r = ParseNpy(bytes, "m.npy");
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
@@ -523,14 +467,11 @@ TEST(NpyReadTest, BadMagicRejected) {
 
 // Verifies that unknown format versions are rejected.
 TEST(NpyReadTest, BadVersionRejected) {
-  std::string file =
-      BuildNpy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (), }\n",
-               std::string(4, '\0'));
+  std::string file = BuildNpy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (), }\n", std::string(4, '\0'));
   file[6] = 4;
   absl::StatusOr<NpyArray> r = ParseNpy(file, "v.npy");
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(),
-              HasSubstr("v.npy: unsupported .npy format version 4.0"));
+  EXPECT_THAT(r.status().message(), HasSubstr("v.npy: unsupported .npy format version 4.0"));
 }
 
 // Verifies that malformed header dictionaries are rejected as such.
@@ -553,8 +494,7 @@ TEST(NpyReadTest, MalformedHeaderRejected) {
   };
   for (const std::string& h : headers) {
     SCOPED_TRACE(h);
-    absl::StatusOr<NpyArray> r =
-        ParseNpy(BuildNpy(1, h, std::string(4, '\0')), "h.npy");
+    absl::StatusOr<NpyArray> r = ParseNpy(BuildNpy(1, h, std::string(4, '\0')), "h.npy");
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(r.status().message(), HasSubstr("h.npy: malformed header"));
@@ -564,12 +504,11 @@ TEST(NpyReadTest, MalformedHeaderRejected) {
 // Verifies that a shape whose byte size overflows int64 is rejected rather
 // than wrapping around.
 TEST(NpyReadTest, HugeShapeRejected) {
-  absl::StatusOr<NpyArray> r =
-      ParseNpy(BuildNpy(1,
-                        "{'descr': '<f8', 'fortran_order': False, 'shape': "
-                        "(4294967296, 4294967296), }\n",
-                        ""),
-               "big.npy");
+  absl::StatusOr<NpyArray> r = ParseNpy(BuildNpy(1,
+                                                 "{'descr': '<f8', 'fortran_order': False, 'shape': "
+                                                 "(4294967296, 4294967296), }\n",
+                                                 ""),
+                                        "big.npy");
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("big.npy: shape"));
   EXPECT_THAT(r.status().message(), HasSubstr("too large"));
@@ -579,9 +518,7 @@ TEST(NpyReadTest, HugeShapeRejected) {
 // can reinterpret the data as bool safely.
 TEST(NpyReadTest, InvalidBoolByteRejected) {
   absl::StatusOr<NpyArray> r = ParseNpy(
-      BuildNpy(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }\n",
-               std::string("\x01\x02", 2)),
-      "b.npy");
+      BuildNpy(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }\n", std::string("\x01\x02", 2)), "b.npy");
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("b.npy: bool element 1"));
 }
@@ -612,8 +549,7 @@ TEST(NpyFileTest, ParseErrorNamesPath) {
 // Verifies that WriteNpy rejects inconsistent arrays and unwritable paths.
 TEST(NpyFileTest, WriteErrors) {
   const std::string path = TempPath("bad.npy");
-  absl::Status s =
-      WriteNpy(path, {NpyDType::kInt64, {3}, std::string(16, '\0')});
+  absl::Status s = WriteNpy(path, {NpyDType::kInt64, {3}, std::string(16, '\0')});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("needs 24 bytes of data, array has 16"));
 
@@ -630,24 +566,17 @@ TEST(NpyFileTest, WriteErrors) {
 
 // Verifies that ValidateNpyArray accepts consistent arrays.
 TEST(NpyFileTest, ValidateAcceptsConsistentArrays) {
-  EXPECT_TRUE(
-      ValidateNpyArray({NpyDType::kFloat32, {2, 2}, std::string(16, 'a')})
-          .ok());
-  EXPECT_TRUE(
-      ValidateNpyArray({NpyDType::kInt32, {}, std::string(4, 'a')}).ok());
+  EXPECT_TRUE(ValidateNpyArray({NpyDType::kFloat32, {2, 2}, std::string(16, 'a')}).ok());
+  EXPECT_TRUE(ValidateNpyArray({NpyDType::kInt32, {}, std::string(4, 'a')}).ok());
   EXPECT_TRUE(ValidateNpyArray({NpyDType::kBool, {0}, ""}).ok());
 }
 
 // ---------------------------------------------------------------------------
 // Files written by numpy.save (tests/engine/io/gen_npy_golden.py, tests/engine/io/golden/).
 
-std::string Golden(absl::string_view name) {
-  return absl::StrCat("tests/engine/io/golden/", name, ".npy");
-}
+std::string Golden(absl::string_view name) { return absl::StrCat("tests/engine/io/golden/", name, ".npy"); }
 
-absl::StatusOr<NpyArray> ReadGolden(absl::string_view name) {
-  return ReadNpy(Golden(name));
-}
+absl::StatusOr<NpyArray> ReadGolden(absl::string_view name) { return ReadNpy(Golden(name)); }
 
 // Every accepted golden file and the dtype the reader must give it.
 const std::vector<std::pair<std::string, NpyDType>>& AcceptedGoldens() {
@@ -721,8 +650,7 @@ TEST(NpyGoldenTest, IntegerValues) {
   for (const char* name : {"int16_le", "int16_be"}) {
     a = ReadGolden(name);
     ASSERT_TRUE(a.ok()) << a.status();
-    EXPECT_THAT(Values<int32_t>(*a),
-                ElementsAre(-32768, 32767, 0, 1, -1, 10922));
+    EXPECT_THAT(Values<int32_t>(*a), ElementsAre(-32768, 32767, 0, 1, -1, 10922));
   }
   for (const char* name : {"uint16_le", "uint16_be"}) {
     a = ReadGolden(name);
@@ -731,27 +659,21 @@ TEST(NpyGoldenTest, IntegerValues) {
   }
   a = ReadGolden("int32_be");
   ASSERT_TRUE(a.ok()) << a.status();
-  EXPECT_THAT(Values<int32_t>(*a),
-              ElementsAre(-2147483648, 2147483647, 0, 1, -1, 715827882));
+  EXPECT_THAT(Values<int32_t>(*a), ElementsAre(-2147483648, 2147483647, 0, 1, -1, 715827882));
   for (const char* name : {"uint32_le", "uint32_be"}) {
     a = ReadGolden(name);
     ASSERT_TRUE(a.ok()) << a.status();
-    EXPECT_THAT(Values<int64_t>(*a),
-                ElementsAre(0, 4294967295, 0, 1, 1, 1431655765));
+    EXPECT_THAT(Values<int64_t>(*a), ElementsAre(0, 4294967295, 0, 1, 1, 1431655765));
   }
   a = ReadGolden("int64_be");
   ASSERT_TRUE(a.ok()) << a.status();
-  EXPECT_THAT(Values<int64_t>(*a),
-              ElementsAre(std::numeric_limits<int64_t>::min(),
-                          std::numeric_limits<int64_t>::max(), 0, 1, -1,
-                          3074457345618258602));
+  EXPECT_THAT(Values<int64_t>(*a), ElementsAre(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+                                               0, 1, -1, 3074457345618258602));
   for (const char* name : {"uint64_le", "uint64_be"}) {
     a = ReadGolden(name);
     ASSERT_TRUE(a.ok()) << a.status();
-    EXPECT_THAT(
-        Values<int64_t>(*a),
-        ElementsAre(0, 1, std::numeric_limits<int64_t>::max(), 7,
-                    int64_t{1} << 32, std::numeric_limits<int64_t>::max() - 1));
+    EXPECT_THAT(Values<int64_t>(*a), ElementsAre(0, 1, std::numeric_limits<int64_t>::max(), 7, int64_t{1} << 32,
+                                                 std::numeric_limits<int64_t>::max() - 1));
   }
   a = ReadGolden("scalar_int16_be");
   ASSERT_TRUE(a.ok()) << a.status();
@@ -766,28 +688,23 @@ TEST(NpyGoldenTest, FloatValues) {
     absl::StatusOr<NpyArray> a = ReadGolden(name);
     ASSERT_TRUE(a.ok()) << a.status();
     EXPECT_THAT(Values<float>(*a),
-                ElementsAre(-65504.0f, 65504.0f, 0.0f, -1.5f,
-                            std::ldexp(1.0f, -14), std::ldexp(1.0f, -10)));
+                ElementsAre(-65504.0f, 65504.0f, 0.0f, -1.5f, std::ldexp(1.0f, -14), std::ldexp(1.0f, -10)));
   }
   for (const char* name : {"float32_le", "float32_be"}) {
     SCOPED_TRACE(name);
     absl::StatusOr<NpyArray> a = ReadGolden(name);
     ASSERT_TRUE(a.ok()) << a.status();
     EXPECT_THAT(Values<float>(*a),
-                ElementsAre(std::numeric_limits<float>::lowest(),
-                            std::numeric_limits<float>::max(), 0.0f, -1.5f,
-                            std::numeric_limits<float>::min(),
-                            std::numeric_limits<float>::epsilon()));
+                ElementsAre(std::numeric_limits<float>::lowest(), std::numeric_limits<float>::max(), 0.0f, -1.5f,
+                            std::numeric_limits<float>::min(), std::numeric_limits<float>::epsilon()));
   }
   for (const char* name : {"float64_le", "float64_be"}) {
     SCOPED_TRACE(name);
     absl::StatusOr<NpyArray> a = ReadGolden(name);
     ASSERT_TRUE(a.ok()) << a.status();
     EXPECT_THAT(Values<double>(*a),
-                ElementsAre(std::numeric_limits<double>::lowest(),
-                            std::numeric_limits<double>::max(), 0.0, -1.5,
-                            std::numeric_limits<double>::min(),
-                            std::numeric_limits<double>::epsilon()));
+                ElementsAre(std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max(), 0.0, -1.5,
+                            std::numeric_limits<double>::min(), std::numeric_limits<double>::epsilon()));
   }
 }
 
@@ -803,10 +720,8 @@ TEST(NpyGoldenTest, HalfSpecialValues) {
     const std::vector<float> v = Values<float>(*a);
     std::vector<uint32_t> bits;
     for (float f : v) bits.push_back(FloatBits(f));
-    EXPECT_THAT(
-        bits, ElementsAre(0x33800000u, 0x387FC000u, 0x38800000u, 0x477FE000u,
-                          0x7F800000u, 0xFF800000u, 0x80000000u, 0x00000000u,
-                          0x7FC00000u, 0xFFC02000u, 0x3F800000u, 0xB8004000u));
+    EXPECT_THAT(bits, ElementsAre(0x33800000u, 0x387FC000u, 0x38800000u, 0x477FE000u, 0x7F800000u, 0xFF800000u,
+                                  0x80000000u, 0x00000000u, 0x7FC00000u, 0xFFC02000u, 0x3F800000u, 0xB8004000u));
     EXPECT_EQ(v[0], std::ldexp(1.0f, -24));
     EXPECT_EQ(v[1], std::ldexp(1023.0f, -24));
     EXPECT_EQ(v[3], 65504.0f);
@@ -825,14 +740,12 @@ TEST(NpyGoldenTest, FortranOrderValues) {
   absl::StatusOr<NpyArray> a = ReadGolden("fortran_int16_be_rank2");
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_THAT(a->shape, ElementsAre(3, 4));
-  EXPECT_THAT(Values<int32_t>(*a),
-              ElementsAre(-6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5));
+  EXPECT_THAT(Values<int32_t>(*a), ElementsAre(-6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5));
 
   a = ReadGolden("fortran_uint8_transpose");  // arange(1, 13).reshape(3, 4).T
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_THAT(a->shape, ElementsAre(4, 3));
-  EXPECT_THAT(Values<int32_t>(*a),
-              ElementsAre(1, 5, 9, 2, 6, 10, 3, 7, 11, 4, 8, 12));
+  EXPECT_THAT(Values<int32_t>(*a), ElementsAre(1, 5, 9, 2, 6, 10, 3, 7, 11, 4, 8, 12));
 
   a = ReadGolden("fortran_bool_transpose");  // (arange(6).reshape(2,3)%4==1).T
   ASSERT_TRUE(a.ok()) << a.status();
@@ -874,9 +787,7 @@ TEST(NpyGoldenTest, FortranOrderValues) {
 // Verifies empty arrays of converted dtypes keep their shape and hold no data.
 TEST(NpyGoldenTest, EmptyArrays) {
   const std::vector<std::pair<std::string, std::vector<int64_t>>> cases = {
-      {"empty_uint8", {0}},
-      {"empty_int16_be_0x3", {0, 3}},
-      {"empty_float16_2x0", {2, 0}}};
+      {"empty_uint8", {0}}, {"empty_int16_be_0x3", {0, 3}}, {"empty_float16_2x0", {2, 0}}};
   for (const auto& [name, shape] : cases) {
     SCOPED_TRACE(name);
     absl::StatusOr<NpyArray> a = ReadGolden(name);
@@ -891,24 +802,19 @@ TEST(NpyGoldenTest, EmptyArrays) {
 // file, the first offending element (C-order flat index and multi-index, also
 // for Fortran-order files) and its value.
 TEST(NpyGoldenTest, Uint64OverflowRejected) {
-  const std::string kFits =
-      ", which does not fit in int64 (max 9223372036854775807)";
+  const std::string kFits = ", which does not fit in int64 (max 9223372036854775807)";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"reject_uint64_overflow_le",
-       "uint64 element 2 (index [2]) has value 9223372036854775808"},
-      {"reject_uint64_overflow_be",
-       "uint64 element 2 (index [2]) has value 18446744073709551615"},
+      {"reject_uint64_overflow_le", "uint64 element 2 (index [2]) has value 9223372036854775808"},
+      {"reject_uint64_overflow_be", "uint64 element 2 (index [2]) has value 18446744073709551615"},
       // [0, 2] comes first in C order; [1, 0] comes first in the file.
-      {"reject_uint64_overflow_fortran",
-       "uint64 element 2 (index [0, 2]) has value 9223372036854775813"},
+      {"reject_uint64_overflow_fortran", "uint64 element 2 (index [0, 2]) has value 9223372036854775813"},
   };
   for (const auto& [name, message] : cases) {
     SCOPED_TRACE(name);
     absl::StatusOr<NpyArray> a = ReadGolden(name);
     ASSERT_FALSE(a.ok());
     EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_EQ(a.status().message(),
-              absl::StrCat(Golden(name), ": ", message, kFits));
+    EXPECT_EQ(a.status().message(), absl::StrCat(Golden(name), ": ", message, kFits));
   }
 }
 

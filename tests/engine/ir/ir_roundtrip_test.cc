@@ -15,11 +15,11 @@
 #include "engine/compiler.h"
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
-#include "ops/op_verifier.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
+#include "ops/op_verifier.h"
 #include "tests/testlib/status_matchers.h"
 #include "tools/tally/inspect.h"
 
@@ -201,8 +201,7 @@ TEST(IrRoundTripTest, AttributesOfEveryKind) {
 // Verifies that doubles print with the fewest digits that parse back to the
 // same bits, and that attribute equality is bitwise (NaN == NaN, 0.0 != -0.0).
 TEST(IrRoundTripTest, DoublesRoundTripBitExactly) {
-  for (double v : {0.1, 1.0 / 3.0, 5e-324, 1.7976931348623157e308, -2.5, 1e21, 123456789.0,
-                   0.30000000000000004}) {
+  for (double v : {0.1, 1.0 / 3.0, 5e-324, 1.7976931348623157e308, -2.5, 1e21, 123456789.0, 0.30000000000000004}) {
     ir::Attr a = v;
     std::string s = ir::AttrToString(a);
     TALLY_ASSERT_OK_AND_ASSIGN(ir::Attr back, ir::ParseAttr(s));
@@ -220,8 +219,8 @@ TEST(IrRoundTripTest, DoublesRoundTripBitExactly) {
 // Verifies that malformed attribute values are rejected rather than read as
 // something the printer would never write.
 TEST(IrParserTest, MalformedAttributes) {
-  for (const char* bad : {"\"abc", "\"abc\\\"", "\"a\"b\"", "\"", "[1,2", "[1,x]", "[1.5,2]", "[nan]",
-                          "1.2.3", "--1", "abc", "tru", "[1,2]g"}) {
+  for (const char* bad : {"\"abc", "\"abc\\\"", "\"a\"b\"", "\"", "[1,2", "[1,x]", "[1.5,2]", "[nan]", "1.2.3", "--1",
+                          "abc", "tru", "[1,2]g"}) {
     SCOPED_TRACE(bad);
     EXPECT_THAT(ir::ParseAttr(bad), StatusIs(absl::StatusCode::kInvalidArgument));
   }
@@ -424,8 +423,7 @@ state @s : f32[]@cpu init=0.0 reducer=sum metric="m"
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    EXPECT_THAT(ir::ParseModule(c.text),
-                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)));
+    EXPECT_THAT(ir::ParseModule(c.text), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.message)));
   }
 }
 
@@ -435,8 +433,7 @@ TEST(IrParserTest, GraphErrors) {
   EXPECT_THAT(ir::ParseGraph("graph @g(%x: f32[N]@cpu {\n  return ()\n}\n"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("IR line 1")));
   EXPECT_THAT(ir::ParseGraph("graph @g(%x f32[N]@cpu) {\n  return ()\n}\n"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("IR line 1"), HasSubstr("bad parameter"))));
+              StatusIs(absl::StatusCode::kInvalidArgument, AllOf(HasSubstr("IR line 1"), HasSubstr("bad parameter"))));
 }
 
 // Candidates are specs with default arguments and signatures to build a
@@ -444,9 +441,9 @@ TEST(IrParserTest, GraphErrors) {
 // metrics such as cosine_similarity that need rows of vectors).
 std::vector<std::pair<std::string, dsl::Signature>> Candidates(const std::string& name) {
   std::vector<std::pair<std::string, dsl::Signature>> out;
-  for (const char* args : {"", "num_classes=3", "num_labels=3", "beta=2.0", "beta=2.0, num_classes=3",
-                           "beta=2.0, num_labels=3", "p=3.0", "threshold=0.5", "task=binary",
-                           "task=multiclass, num_classes=3"}) {
+  for (const char* args :
+       {"", "num_classes=3", "num_labels=3", "beta=2.0", "beta=2.0, num_classes=3", "beta=2.0, num_labels=3", "p=3.0",
+        "threshold=0.5", "task=binary", "task=multiclass, num_classes=3"}) {
     std::string text = *args ? absl::StrCat(name, "(", args, ")") : name;
     out.emplace_back(text, tools::DefaultSignature({text}));
   }
@@ -461,7 +458,8 @@ std::vector<std::pair<std::string, dsl::Signature>> Candidates(const std::string
       out.emplace_back(text, tools::DefaultSignature({text}));
     }
   }
-  out.emplace_back(name, dsl::Signature{{"preds", ir::DType::kFloat32, {8, 3}}, {"target", ir::DType::kFloat32, {8, 3}}});
+  out.emplace_back(name,
+                   dsl::Signature{{"preds", ir::DType::kFloat32, {8, 3}}, {"target", ir::DType::kFloat32, {8, 3}}});
   return out;
 }
 

@@ -6,9 +6,9 @@
 #include "absl/strings/str_replace.h"
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
-#include "ops/op_verifier.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/op_verifier.h"
 #include "tests/testlib/status_matchers.h"
 
 namespace tally::ir {
@@ -76,8 +76,8 @@ std::string Mutate(absl::string_view text, absl::string_view from, absl::string_
 // that it leaves the module as it was.
 void ExpectRejected(const Module& m, absl::string_view message) {
   const std::string before = PrintModule(m);
-  EXPECT_THAT(ops::VerifyModule(m), StatusIs(absl::StatusCode::kInvalidArgument,
-                                        AllOf(HasSubstr("verifier"), HasSubstr(message))));
+  EXPECT_THAT(ops::VerifyModule(m),
+              StatusIs(absl::StatusCode::kInvalidArgument, AllOf(HasSubstr("verifier"), HasSubstr(message))));
   EXPECT_EQ(PrintModule(m), before) << "the verifier changed the module";
 }
 
@@ -135,11 +135,9 @@ TEST(VerifierTest, UnknownOp) {
 // Verifies that wrong arity, missing, unknown and mistyped attributes are
 // rejected.
 TEST(VerifierTest, ArityAndAttributes) {
-  ExpectTextRejected(Mutate(kValid, "div(%s.a, %s.b)", "div(%s.a)"),
-                     "graph @finalize: div: takes 2 inputs, got 1");
+  ExpectTextRejected(Mutate(kValid, "div(%s.a, %s.b)", "div(%s.a)"), "graph @finalize: div: takes 2 inputs, got 1");
   ExpectTextRejected(Mutate(kValid, "size(%x) {dim=0}", "size(%x)"), "size: missing attribute 'dim'");
-  ExpectTextRejected(Mutate(kValid, "size(%x) {dim=0}", "size(%x) {dim=0, axis=1}"),
-                     "size: unknown attribute 'axis'");
+  ExpectTextRejected(Mutate(kValid, "size(%x) {dim=0}", "size(%x) {dim=0, axis=1}"), "size: unknown attribute 'axis'");
   ExpectTextRejected(Mutate(kValid, "size(%x) {dim=0}", "size(%x) {dim=\"0\"}"),
                      "size: attribute 'dim' has the wrong kind");
 }
@@ -182,8 +180,8 @@ TEST(VerifierTest, FinalizeParamsMatchStates) {
   ExpectTextRejected(Mutate(kValid, "graph @finalize(%s.a: f64[]@cpu, %s.b: i64[]@cpu)",
                             "graph @finalize(%s.a: f64[]@cpu, %s.b: i32[]@cpu)"),
                      "@finalize parameter 1 is %s.b: i32[]@cpu, expected %s.b: i64[]@cpu");
-  std::string missing = Mutate(kValid, "graph @finalize(%s.a: f64[]@cpu, %s.b: i64[]@cpu)",
-                               "graph @finalize(%s.a: f64[]@cpu)");
+  std::string missing =
+      Mutate(kValid, "graph @finalize(%s.a: f64[]@cpu, %s.b: i64[]@cpu)", "graph @finalize(%s.a: f64[]@cpu)");
   missing = Mutate(missing, "%0 = div(%s.a, %s.b) : f64[]@cpu", "%0 = neg(%s.a) : f64[]@cpu");
   ExpectTextRejected(missing, "@finalize must take every state");
 }
@@ -193,8 +191,8 @@ TEST(VerifierTest, MissingGraphs) {
   std::unique_ptr<Module> m = Parse(kValid);
   ASSERT_NE(m, nullptr);
   m->finalize.reset();
-  EXPECT_THAT(ops::VerifyModule(*m), StatusIs(absl::StatusCode::kInvalidArgument,
-                                         HasSubstr("module needs update and finalize graphs")));
+  EXPECT_THAT(ops::VerifyModule(*m),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("module needs update and finalize graphs")));
 }
 
 // Verifies that merge graphs must take a.* then b.* of their group's states
@@ -209,9 +207,9 @@ TEST(VerifierTest, MergeGraphMismatch) {
   ExpectTextRejected(Mutate(kValidCustom, "%b.m.n: f64[]@cpu) {", "%b.m.n: f32[]@cpu) {"),
                      "merge graph of 'm.moments' does not match state @m.n");
   // Parameters must be a.* first, then b.*.
-  std::string swapped = Mutate(kValidCustom,
-                               "(%a.m.mu: f64[]@cpu, %a.m.n: f64[]@cpu, %b.m.mu: f64[]@cpu, %b.m.n: f64[]@cpu)",
-                               "(%a.m.mu: f64[]@cpu, %b.m.mu: f64[]@cpu, %a.m.n: f64[]@cpu, %b.m.n: f64[]@cpu)");
+  std::string swapped =
+      Mutate(kValidCustom, "(%a.m.mu: f64[]@cpu, %a.m.n: f64[]@cpu, %b.m.mu: f64[]@cpu, %b.m.n: f64[]@cpu)",
+             "(%a.m.mu: f64[]@cpu, %b.m.mu: f64[]@cpu, %a.m.n: f64[]@cpu, %b.m.n: f64[]@cpu)");
   ExpectTextRejected(swapped, "does not match state @m.mu");
 }
 
@@ -239,9 +237,9 @@ TEST(VerifierTest, DevicesMixedOnAnEdge) {
                              "    %4 = add(%1, %3) : f64[]@cpu\n");
   mixed = Mutate(mixed, "return (s.a: %1, s.b: %2)", "return (s.a: %4, s.b: %2)");
   ExpectTextRejected(mixed, "add: inputs on different devices (cpu and meta)");
-  ExpectTextRejected(Mutate(kValid, "%0 = cast(%x) {dtype=\"f64\"} : f64[N]@cpu",
-                            "%0 = cast(%x) {dtype=\"f64\"} : f64[N]@meta"),
-                     "cast: result 0 has type f64[N]@meta but the op gives f64[N]@cpu");
+  ExpectTextRejected(
+      Mutate(kValid, "%0 = cast(%x) {dtype=\"f64\"} : f64[N]@cpu", "%0 = cast(%x) {dtype=\"f64\"} : f64[N]@meta"),
+      "cast: result 0 has type f64[N]@meta but the op gives f64[N]@cpu");
   ExpectTextRejected(Mutate(kValid, "graph @finalize(%s.a: f64[]@cpu", "graph @finalize(%s.a: f64[]@meta"),
                      "div: inputs on different devices (meta and cpu)");
 }
@@ -251,8 +249,8 @@ TEST(VerifierTest, DuplicateParameter) {
   Graph g("g");
   g.AddParam("x", TensorType{});
   g.AddParam("x", TensorType{});
-  EXPECT_THAT(ops::VerifyGraph(g), StatusIs(absl::StatusCode::kInvalidArgument,
-                                       HasSubstr("graph @g: duplicate parameter %x")));
+  EXPECT_THAT(ops::VerifyGraph(g),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("graph @g: duplicate parameter %x")));
 }
 
 }  // namespace

@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "api/tally.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -24,7 +24,8 @@ TEST(AggregationTest, IntegerNanStrategyIsRejected) {
   // TorchMetrics' isinstance(nan_strategy, float) check raises, while 0.0
   // replaces NaNs (fuzz case: mean(nan_strategy=3) gave a value).
   at::Tensor v = at::tensor({1.0, NAN, 4.0}, at::kDouble);
-  for (const char* spec : {"mean(nan_strategy=0)", "sum(nan_strategy=3)", "max(nan_strategy=-1)", "min(nan_strategy=2)"}) {
+  for (const char* spec :
+       {"mean(nan_strategy=0)", "sum(nan_strategy=3)", "max(nan_strategy=-1)", "min(nan_strategy=2)"}) {
     auto r = Eval(spec, v);
     ASSERT_FALSE(r.ok()) << spec;
     EXPECT_THAT(r.status().message(), HasSubstr("nan_strategy")) << spec;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/exec/eager_executor.h"
 #include "engine/program.h"
@@ -17,7 +18,6 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "ops/op_registry.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -27,8 +27,7 @@ using ::testing::HasSubstr;
 
 NamedTensors Inputs(const at::Tensor& p, const at::Tensor& t) { return {{"preds", p}, {"target", t}}; }
 
-absl::StatusOr<at::Tensor> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t,
-                                int64_t batch = 0) {
+absl::StatusOr<at::Tensor> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t, int64_t batch = 0) {
   tally::EvalOptions o;
   o.batch_size = batch;
   o.checked = true;
@@ -56,8 +55,7 @@ absl::StatusOr<std::unique_ptr<Program>> Make(const std::string& spec, const Nam
 // BruteCalibration bins (confidence, accuracy) pairs by counting the
 // torch.linspace boundaries <= each confidence, as TorchMetrics'
 // bucketize(right=True) - 1 does, and applies _ce_compute.
-double BruteCalibration(const at::Tensor& conf_in, const at::Tensor& acc_in, int64_t n_bins,
-                        const std::string& norm) {
+double BruteCalibration(const at::Tensor& conf_in, const at::Tensor& acc_in, int64_t n_bins, const std::string& norm) {
   at::Tensor conf = conf_in.contiguous();
   at::Tensor b = at::linspace(0, 1, n_bins + 1, conf.options()).to(at::kDouble);
   std::vector<double> count(n_bins + 1), csum(n_bins + 1), asum(n_bins + 1);
@@ -98,8 +96,8 @@ TEST(CalibrationTest, TorchMetricsDocumentedExamples) {
   EXPECT_NEAR(Value(Eval("binary_calibration_error(n_bins=2, norm=max)", p, t)), 0.3167, 5e-5);
   EXPECT_EQ(Eval("binary_calibration_error", p, t)->scalar_type(), at::kFloat);
   EXPECT_EQ(Eval("binary_calibration_error", p.to(at::kDouble), t)->scalar_type(), at::kDouble);
-  at::Tensor mp = at::tensor({0.25, 0.20, 0.55, 0.55, 0.05, 0.40, 0.10, 0.30, 0.60, 0.90, 0.05, 0.05},
-                             at::kFloat).reshape({4, 3});
+  at::Tensor mp =
+      at::tensor({0.25, 0.20, 0.55, 0.55, 0.05, 0.40, 0.10, 0.30, 0.60, 0.90, 0.05, 0.05}, at::kFloat).reshape({4, 3});
   at::Tensor mt = at::tensor({0, 1, 2, 0}, at::kLong);
   const std::string m = "multiclass_calibration_error(num_classes=3, n_bins=3, norm=";
   EXPECT_NEAR(Value(Eval(m + "l1)", mp, mt)), 0.2000, 5e-5);
@@ -147,8 +145,8 @@ TEST(CalibrationTest, MulticlassMatchesBruteForceWithLogitsAndIgnoreIndex) {
   for (const std::string norm : {"l1", "l2", "max"}) {
     double want = BruteCalibration(conf, acc, 15, norm);
     for (int64_t batch : {0, 7}) {
-      EXPECT_NEAR(Value(Eval("multiclass_calibration_error(num_classes=4, norm=" + norm + ")", logits, t, batch)),
-                  want, 1e-6)
+      EXPECT_NEAR(Value(Eval("multiclass_calibration_error(num_classes=4, norm=" + norm + ")", logits, t, batch)), want,
+                  1e-6)
           << norm << " batch " << batch;
     }
   }
@@ -171,8 +169,10 @@ TEST(CalibrationTest, MergedHalvesEqualOnePass) {
     at::Tensor p, t;
   };
   std::vector<Case> cases = {
-      {"binary_calibration_error(n_bins=7, norm=l2)", at::rand({101}, at::kDouble), at::randint(0, 2, {101}, at::kLong)},
-      {"multiclass_calibration_error(num_classes=5, norm=max)", at::randn({101, 5}), at::randint(0, 5, {101}, at::kLong)},
+      {"binary_calibration_error(n_bins=7, norm=l2)", at::rand({101}, at::kDouble),
+       at::randint(0, 2, {101}, at::kLong)},
+      {"multiclass_calibration_error(num_classes=5, norm=max)", at::randn({101, 5}),
+       at::randint(0, 5, {101}, at::kLong)},
   };
   for (const Case& c : cases) {
     auto whole = Make(c.spec, Inputs(c.p, c.t));
@@ -202,8 +202,8 @@ TEST(CalibrationTest, LogitsAndEmptyInput) {
   // without data: l1 NaN (0/0 proportions), l2 0, max 0.
   at::Tensor logits = at::tensor({-2.0, 3.0, 0.5, 1.5}, at::kFloat);
   at::Tensor t = at::tensor({0, 1, 1, 0}, at::kLong);
-  EXPECT_NEAR(Value(Eval("binary_calibration_error", logits, t)),
-              BruteCalibration(at::sigmoid(logits), t, 15, "l1"), 1e-6);
+  EXPECT_NEAR(Value(Eval("binary_calibration_error", logits, t)), BruteCalibration(at::sigmoid(logits), t, 15, "l1"),
+              1e-6);
   at::Tensor p = at::tensor({0.2, 7.0, 0.9}, at::kFloat);
   at::Tensor ti = at::tensor({0, -1, 1}, at::kLong);
   EXPECT_NEAR(Value(Eval("binary_calibration_error(ignore_index=-1)", p, ti)),
@@ -279,8 +279,8 @@ TEST(CalibrationTest, UpdateAndComputeRunOnMeta) {
   for (const Case& c : std::vector<Case>{
            {"binary_calibration_error(n_bins=10, norm=l2)", at::empty({64, 3}, meta.dtype(at::kFloat)),
             at::empty({64, 3}, meta.dtype(at::kLong))},
-           {"multiclass_calibration_error(num_classes=5, ignore_index=-1)", at::empty({64, 5, 2}, meta.dtype(at::kDouble)),
-            at::empty({64, 2}, meta.dtype(at::kInt))},
+           {"multiclass_calibration_error(num_classes=5, ignore_index=-1)",
+            at::empty({64, 5, 2}, meta.dtype(at::kDouble)), at::empty({64, 2}, meta.dtype(at::kInt))},
        }) {
     auto prog = Make(c.spec, Inputs(c.p, c.t), "meta");
     ASSERT_TRUE(prog.ok()) << c.spec << ": " << prog.status();

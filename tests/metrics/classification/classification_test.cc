@@ -19,12 +19,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/program.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -45,8 +45,7 @@ at::Tensor I64(const std::vector<int64_t>& v) { return I64(v, {static_cast<int64
 
 NamedTensors Inputs(const at::Tensor& p, const at::Tensor& t) { return {{"preds", p}, {"target", t}}; }
 
-absl::StatusOr<at::Tensor> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t,
-                                int64_t batch = 0) {
+absl::StatusOr<at::Tensor> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t, int64_t batch = 0) {
   tally::EvalOptions o;
   o.batch_size = batch;
   auto r = tally::Evaluate({spec}, Inputs(p, t), o);
@@ -62,16 +61,15 @@ std::vector<double> Values(const at::Tensor& t) {
 ::testing::AssertionResult Near(const at::Tensor& got, const std::vector<double>& want, double tol,
                                 std::vector<int64_t> shape = {}) {
   if (!shape.empty() && got.sizes().vec() != shape) {
-    return ::testing::AssertionFailure() << "shape " << got.sizes() << ", expected "
-                                         << at::IntArrayRef(shape);
+    return ::testing::AssertionFailure() << "shape " << got.sizes() << ", expected " << at::IntArrayRef(shape);
   }
   std::vector<double> g = Values(got);
   if (g.size() != want.size()) {
     return ::testing::AssertionFailure() << g.size() << " values, expected " << want.size();
   }
   for (size_t i = 0; i < g.size(); ++i) {
-    bool ok = (std::isnan(want[i]) && std::isnan(g[i])) ||
-              std::abs(g[i] - want[i]) <= tol * std::max(1.0, std::abs(want[i]));
+    bool ok =
+        (std::isnan(want[i]) && std::isnan(g[i])) || std::abs(g[i] - want[i]) <= tol * std::max(1.0, std::abs(want[i]));
     if (!ok) {
       return ::testing::AssertionFailure() << "element " << i << ": got " << g[i] << ", expected " << want[i];
     }
@@ -79,8 +77,7 @@ std::vector<double> Values(const at::Tensor& t) {
   return ::testing::AssertionSuccess();
 }
 
-absl::StatusOr<std::unique_ptr<Program>> MakeProgram(const std::vector<std::string>& specs,
-                                                     const NamedTensors& like,
+absl::StatusOr<std::unique_ptr<Program>> MakeProgram(const std::vector<std::string>& specs, const NamedTensors& like,
                                                      ir::Device device = ir::Device{}) {
   auto sig = tally::SignatureOf(like);
   if (!sig.ok()) return sig.status();
@@ -97,9 +94,7 @@ absl::StatusOr<std::unique_ptr<Program>> MakeProgram(const std::vector<std::stri
 struct Counts {
   std::vector<double> tp, fp, tn, fn;
   explicit Counts(int64_t k = 0) : tp(k), fp(k), tn(k), fn(k) {}
-  void Add(int64_t c, bool pred, bool truth) {
-    (pred ? (truth ? tp : fp) : (truth ? fn : tn))[c] += 1;
-  }
+  void Add(int64_t c, bool pred, bool truth) { (pred ? (truth ? tp : fp) : (truth ? fn : tn))[c] += 1; }
 };
 
 // TopK returns the k classes with the highest scores of one row.
@@ -191,7 +186,8 @@ std::vector<double> Averaged(Stat s, bool multiclass, const Counts& c, const std
     return {ClassScore(s, multiclass, tp, fp, tn, fn, zd, beta)};
   }
   std::vector<double> scores;
-  for (size_t j = 0; j < k; ++j) scores.push_back(ClassScore(s, multiclass, c.tp[j], c.fp[j], c.tn[j], c.fn[j], zd, beta));
+  for (size_t j = 0; j < k; ++j)
+    scores.push_back(ClassScore(s, multiclass, c.tp[j], c.fp[j], c.tn[j], c.fn[j], zd, beta));
   if (average == "none") return scores;
   double num = 0, den = 0;
   for (size_t j = 0; j < k; ++j) {
@@ -216,9 +212,12 @@ struct StatName {
   bool zero_division;
 };
 const StatName kStats[] = {
-    {"accuracy", Stat::kAccuracy, 1, false},   {"precision", Stat::kPrecision, 1, true},
-    {"recall", Stat::kRecall, 1, true},        {"f1_score", Stat::kFBeta, 1, true},
-    {"fbeta_score", Stat::kFBeta, 0.5, true},  {"specificity", Stat::kSpecificity, 1, false},
+    {"accuracy", Stat::kAccuracy, 1, false},
+    {"precision", Stat::kPrecision, 1, true},
+    {"recall", Stat::kRecall, 1, true},
+    {"f1_score", Stat::kFBeta, 1, true},
+    {"fbeta_score", Stat::kFBeta, 0.5, true},
+    {"specificity", Stat::kSpecificity, 1, false},
     {"hamming_distance", Stat::kHamming, 1, false},
 };
 
@@ -385,8 +384,11 @@ TEST(ClassificationDocTest, MatchesTorchMetricsDocumentedExamples) {
       {"multiclass_hamming_distance(num_classes=3)", mp, mt, {0.1667}},
       {"multiclass_hamming_distance(num_classes=3, average=none)", ml, mt, {0.5, 0, 0}, {3}},
       {"multiclass_stat_scores(num_classes=3, average=micro)", ml, mt, {3, 1, 7, 1, 4}, {5}},
-      {"multiclass_stat_scores(num_classes=3, average=none)", mp, mt,
-       {1, 0, 2, 1, 2, 1, 1, 2, 0, 1, 1, 0, 3, 0, 1}, {3, 5}},
+      {"multiclass_stat_scores(num_classes=3, average=none)",
+       mp,
+       mt,
+       {1, 0, 2, 1, 2, 1, 1, 2, 0, 1, 1, 0, 3, 0, 1},
+       {3, 5}},
       {"multiclass_jaccard_index(num_classes=3)", mp, mt, {0.6667}},
       {"multiclass_matthews_corrcoef(num_classes=3)", ml, mt, {0.7}},
       {"multiclass_cohen_kappa(num_classes=3)", mp, mt, {0.6364}},
@@ -394,13 +396,17 @@ TEST(ClassificationDocTest, MatchesTorchMetricsDocumentedExamples) {
       {"multiclass_exact_match(num_classes=3)", mdp, mdt, {0.5}},
       {"multiclass_accuracy(num_classes=4)", I64({0, 2, 1, 3}), I64({0, 1, 2, 3}), {0.5}},
       {"multiclass_accuracy(num_classes=3, top_k=2, average=micro)",
-       F32({0.1, 0.9, 0, 0.3, 0.1, 0.6, 0.2, 0.5, 0.3}, {3, 3}), I64({0, 1, 2}), {0.6667}},
+       F32({0.1, 0.9, 0, 0.3, 0.1, 0.6, 0.2, 0.5, 0.3}, {3, 3}),
+       I64({0, 1, 2}),
+       {0.6667}},
       {"multiclass_precision(num_classes=3, average=macro)", I64({2, 0, 2, 1}), I64({1, 1, 2, 0}), {0.1667}},
       {"multiclass_precision(num_classes=3, average=micro)", I64({2, 0, 2, 1}), I64({1, 1, 2, 0}), {0.25}},
       {"multiclass_recall(num_classes=3, average=macro)", I64({2, 0, 2, 1}), I64({1, 1, 2, 0}), {0.3333}},
       {"multiclass_specificity(num_classes=3, average=macro)", I64({2, 0, 2, 1}), I64({1, 1, 2, 0}), {0.6111}},
       {"multiclass_specificity(num_classes=3, average=micro)", I64({2, 0, 2, 1}), I64({1, 1, 2, 0}), {0.625}},
-      {"multiclass_fbeta_score(num_classes=3, beta=0.5, average=micro)", I64({0, 2, 1, 0, 0, 1}), I64({0, 1, 2, 0, 1, 2}),
+      {"multiclass_fbeta_score(num_classes=3, beta=0.5, average=micro)",
+       I64({0, 2, 1, 0, 0, 1}),
+       I64({0, 1, 2, 0, 1, 2}),
        {0.3333}},
       {"multiclass_matthews_corrcoef(num_classes=2)", jl, jt, {0.5774}},
       {"multiclass_cohen_kappa(num_classes=2)", jl, jt, {0.5}},
@@ -453,22 +459,33 @@ std::vector<StatCase> StatCases() {
       // multiclass
       for (const char* avg : {"micro", "macro", "weighted", "none"}) {
         for (int64_t k : {1, 2}) {
-          for (std::optional<int64_t> ii : {std::optional<int64_t>(), std::optional<int64_t>(-1),
-                                            std::optional<int64_t>(2)}) {
+          for (std::optional<int64_t> ii :
+               {std::optional<int64_t>(), std::optional<int64_t>(-1), std::optional<int64_t>(2)}) {
             StatCase c{absl::StrCat("multiclass_", m.name, "(num_classes=5, average=", avg, ", top_k=", k,
                                     OptArgs(m, ii, zd), ")"),
-                       "multiclass", m, avg, k, ii, zd};
+                       "multiclass",
+                       m,
+                       avg,
+                       k,
+                       ii,
+                       zd};
             c.form = "logits";
             out.push_back(c);
           }
         }
         // multilabel
-        for (std::optional<int64_t> ii : {std::optional<int64_t>(), std::optional<int64_t>(-1),
-                                          std::optional<int64_t>(0)}) {
+        for (std::optional<int64_t> ii :
+             {std::optional<int64_t>(), std::optional<int64_t>(-1), std::optional<int64_t>(0)}) {
           for (double thr : {0.5, 0.3}) {
             StatCase c{absl::StrCat("multilabel_", m.name, "(num_labels=4, average=", avg, ", threshold=", thr,
                                     OptArgs(m, ii, zd), ")"),
-                       "multilabel", m, avg, 1, ii, zd, thr};
+                       "multilabel",
+                       m,
+                       avg,
+                       1,
+                       ii,
+                       zd,
+                       thr};
             c.form = "probs";
             out.push_back(c);
           }
@@ -476,11 +493,17 @@ std::vector<StatCase> StatCases() {
       }
       // binary
       for (const char* form : {"probs", "logits", "labels"}) {
-        for (std::optional<int64_t> ii : {std::optional<int64_t>(), std::optional<int64_t>(-1),
-                                          std::optional<int64_t>(1)}) {
+        for (std::optional<int64_t> ii :
+             {std::optional<int64_t>(), std::optional<int64_t>(-1), std::optional<int64_t>(1)}) {
           for (double thr : {0.5, 0.3}) {
-            StatCase c{absl::StrCat("binary_", m.name, "(threshold=", thr, OptArgs(m, ii, zd), ")"), "binary", m,
-                       "", 1, ii, zd, thr};
+            StatCase c{absl::StrCat("binary_", m.name, "(threshold=", thr, OptArgs(m, ii, zd), ")"),
+                       "binary",
+                       m,
+                       "",
+                       1,
+                       ii,
+                       zd,
+                       thr};
             c.form = form;
             out.push_back(c);
           }
@@ -645,9 +668,10 @@ TEST(ClassificationTest, ConfusionMatricesCountAndNormalizeLikeTorchMetrics) {
   EXPECT_TRUE(Near(*bgot, bcm, 0, {2, 2}));
   auto bnorm = Eval("binary_confusion_matrix(ignore_index=-1, normalize=true)", b.preds, b.target);
   ASSERT_TRUE(bnorm.ok());
-  EXPECT_TRUE(Near(*bnorm, {bcm[0] / (bcm[0] + bcm[1]), bcm[1] / (bcm[0] + bcm[1]), bcm[2] / (bcm[2] + bcm[3]),
-                            bcm[3] / (bcm[2] + bcm[3])},
-                   1e-12));
+  EXPECT_TRUE(Near(
+      *bnorm,
+      {bcm[0] / (bcm[0] + bcm[1]), bcm[1] / (bcm[0] + bcm[1]), bcm[2] / (bcm[2] + bcm[3]), bcm[3] / (bcm[2] + bcm[3])},
+      1e-12));
 
   MultilabelData ml = MakeMultilabel(true);
   std::vector<bool> ll = ThresholdLabels(FloatData(ml.probs), 0.5);
@@ -705,8 +729,8 @@ TEST(ClassificationTest, JaccardIndexAveragesLikeTorchMetrics) {
     }
     std::string args = ii ? absl::StrCat(", ignore_index=", *ii) : "";
     auto run = [&](const std::string& avg) {
-      auto r = Eval(absl::StrCat("multiclass_jaccard_index(num_classes=5, average=", avg, args, ")"), d.scores,
-                    d.target);
+      auto r =
+          Eval(absl::StrCat("multiclass_jaccard_index(num_classes=5, average=", avg, args, ")"), d.scores, d.target);
       EXPECT_TRUE(r.ok()) << r.status();
       return r.ok() ? *r : at::Tensor();
     };
@@ -783,7 +807,7 @@ TEST(ClassificationTest, MatthewsCorrcoefFollowsTorchMetricsIncludingSpecialCase
   };
   // tp=2 tn=2 fp=1 fn=1: (4 - 1) / sqrt(3^4).
   EXPECT_NEAR(binary({1, 1, 0, 0, 1, 0}, {1, 1, 0, 0, 0, 1}), 3.0 / 9.0, 1e-12);
-  EXPECT_EQ(binary({0, 0, 0}, {0, 0, 0}), 1.0);  // all correct, one class
+  EXPECT_EQ(binary({0, 0, 0}, {0, 0, 0}), 1.0);   // all correct, one class
   EXPECT_EQ(binary({1, 0, 1}, {0, 1, 0}), -1.0);  // all wrong
   // tp=3 fp=2 tn=fn=0: sqrt(eps)(3-2) / sqrt((5+eps)(3+eps)(2+eps)eps) ≈ 1/sqrt(30).
   double eps = 1.1920928955078125e-07;
@@ -812,7 +836,9 @@ TEST(ClassificationTest, CohenKappaWithEveryWeighting) {
     double num = 0, den = 0;
     for (int i = 0; i < 5; ++i) {
       for (int j = 0; j < 5; ++j) {
-        double wt = std::string(w) == "none" ? (i != j) : std::string(w) == "linear" ? std::abs(i - j) : (i - j) * (i - j);
+        double wt = std::string(w) == "none"     ? (i != j)
+                    : std::string(w) == "linear" ? std::abs(i - j)
+                                                 : (i - j) * (i - j);
         num += wt * o[i][j];
         den += wt * rows[i] * cols[j] / 29.0;
       }
@@ -847,11 +873,12 @@ TEST(ClassificationTest, ExactMatchHandlesIgnoreIndexLikeTorchMetrics) {
   auto with_ii = Eval("multiclass_exact_match(num_classes=3, ignore_index=-1)", p, t);
   ASSERT_TRUE(with_ii.ok()) << with_ii.status();
   EXPECT_TRUE(Near(*with_ii, {2.0 / 4}, 1e-12));  // samples 0 and 3 (all ignored)
-  auto ii2 = Eval("multiclass_exact_match(num_classes=3, ignore_index=2)", p, I64({0, 1, 2, 1, 1, 2, 2, 0, 2, 0, 0, 0}, {4, 3}));
+  auto ii2 = Eval("multiclass_exact_match(num_classes=3, ignore_index=2)", p,
+                  I64({0, 1, 2, 1, 1, 2, 2, 0, 2, 0, 0, 0}, {4, 3}));
   ASSERT_TRUE(ii2.ok()) << ii2.status();
   EXPECT_TRUE(Near(*ii2, {3.0 / 4}, 1e-12));  // sample 2 still mismatches at position 1
   // Float scores (N, C, X): argmax over dim 1.
-  at::Tensor scores = F32({0.9, 0.1, 0.1, 0.8, 0.0, 0.1,  // sample 0: labels [0, 1]
+  at::Tensor scores = F32({0.9, 0.1, 0.1, 0.8, 0.0, 0.1,   // sample 0: labels [0, 1]
                            0.2, 0.3, 0.7, 0.6, 0.1, 0.1},  // sample 1: labels [1, 1]
                           {2, 3, 2});
   auto md = Eval("multiclass_exact_match(num_classes=3)", scores, I64({0, 1, 1, 0}, {2, 2}));
@@ -866,8 +893,8 @@ TEST(ClassificationTest, ExactMatchHandlesIgnoreIndexLikeTorchMetrics) {
   auto ml = Eval("multilabel_exact_match(num_labels=3)", lp, I64({1, 0, 1, 0, 0, 0, 1, 1, 1}, {3, 3}));
   ASSERT_TRUE(ml.ok()) << ml.status();
   EXPECT_TRUE(Near(*ml, {2.0 / 3}, 1e-12));
-  auto mli = Eval("multilabel_exact_match(num_labels=3, ignore_index=-1)", lp,
-                  I64({1, 0, -1, 0, 0, 0, 1, 1, 0}, {3, 3}));
+  auto mli =
+      Eval("multilabel_exact_match(num_labels=3, ignore_index=-1)", lp, I64({1, 0, -1, 0, 0, 0, 1, 1, 0}, {3, 3}));
   ASSERT_TRUE(mli.ok()) << mli.status();
   EXPECT_TRUE(Near(*mli, {2.0 / 3}, 1e-12));  // sample 0 has an ignored element: no match
   // (N, L, X): every (sample, position) pair is one sample.
@@ -969,11 +996,10 @@ TEST(ClassificationTest, ExtraDimsAreFlattenedIntoSamples) {
   at::Tensor scores = F32(s, {n, c, x, y}), target = I64(t, {n, x, y});
   at::Tensor flat_scores = scores.permute({0, 2, 3, 1}).reshape({-1, c}).contiguous();
   at::Tensor flat_target = target.reshape({-1});
-  for (const char* spec : {"multiclass_accuracy(num_classes=4, average=none)",
-                           "multiclass_recall(num_classes=4, top_k=2, average=none)",
-                           "multiclass_precision(num_classes=4, top_k=3)",
-                           "multiclass_stat_scores(num_classes=4, top_k=2, average=none)",
-                           "multiclass_confusion_matrix(num_classes=4)", "multiclass_cohen_kappa(num_classes=4)"}) {
+  for (const char* spec :
+       {"multiclass_accuracy(num_classes=4, average=none)", "multiclass_recall(num_classes=4, top_k=2, average=none)",
+        "multiclass_precision(num_classes=4, top_k=3)", "multiclass_stat_scores(num_classes=4, top_k=2, average=none)",
+        "multiclass_confusion_matrix(num_classes=4)", "multiclass_cohen_kappa(num_classes=4)"}) {
     auto a = Eval(spec, scores, target), b = Eval(spec, flat_scores, flat_target);
     ASSERT_TRUE(a.ok() && b.ok()) << spec << a.status() << b.status();
     EXPECT_TRUE(Near(*a, Values(*b), 1e-15)) << spec;
@@ -989,8 +1015,9 @@ TEST(ClassificationTest, ExtraDimsAreFlattenedIntoSamples) {
   MultilabelData ml = MakeMultilabel(false);  // (19, 4): view as (19, 4, 1) and as (1, 4, 19)
   at::Tensor p3 = ml.probs.unsqueeze(-1), t3 = ml.target.unsqueeze(-1);
   at::Tensor pt = ml.probs.t().unsqueeze(0).contiguous(), tt = ml.target.t().unsqueeze(0).contiguous();
-  for (const char* spec : {"multilabel_f1_score(num_labels=4, average=none)", "multilabel_confusion_matrix(num_labels=4)",
-                           "multilabel_exact_match(num_labels=4)", "multilabel_accuracy(num_labels=4, average=micro)"}) {
+  for (const char* spec :
+       {"multilabel_f1_score(num_labels=4, average=none)", "multilabel_confusion_matrix(num_labels=4)",
+        "multilabel_exact_match(num_labels=4)", "multilabel_accuracy(num_labels=4, average=micro)"}) {
     auto a = Eval(spec, ml.probs, ml.target), b = Eval(spec, p3, t3), e = Eval(spec, pt, tt);
     ASSERT_TRUE(a.ok() && b.ok() && e.ok()) << spec << a.status() << b.status() << e.status();
     EXPECT_TRUE(Near(*b, Values(*a), 0)) << spec;
@@ -1035,7 +1062,8 @@ TEST(ClassificationTest, OneRowFollowsTorchMetrics) {
   auto kappa = Eval("binary_cohen_kappa", F32({0.9}, {1}), I64({1}));
   ASSERT_TRUE(kappa.ok());
   EXPECT_TRUE(std::isnan(Values(*kappa)[0]));
-  auto ml = Eval("multilabel_hamming_distance(num_labels=2, average=micro)", F32({0.9, 0.1}, {1, 2}), I64({1, 1}, {1, 2}));
+  auto ml =
+      Eval("multilabel_hamming_distance(num_labels=2, average=micro)", F32({0.9, 0.1}, {1, 2}), I64({1, 1}, {1, 2}));
   ASSERT_TRUE(ml.ok());
   EXPECT_TRUE(Near(*ml, {0.5}, 1e-12));
 }
@@ -1073,9 +1101,12 @@ TEST(ClassificationTest, EmptyInputGivesTorchMetricsZeroDivisionValues) {
   }
   at::Tensor bp = at::zeros({0}, at::kFloat), bt = at::zeros({0}, at::kLong);
   std::vector<EmptyCase> bc = {
-      {"binary_accuracy", {0}},           {"binary_precision(zero_division=1.0)", {1}},
-      {"binary_stat_scores", {0, 0, 0, 0, 0}}, {"binary_confusion_matrix", {0, 0, 0, 0}},
-      {"binary_jaccard_index", {0}},      {"binary_matthews_corrcoef", {0}},
+      {"binary_accuracy", {0}},
+      {"binary_precision(zero_division=1.0)", {1}},
+      {"binary_stat_scores", {0, 0, 0, 0, 0}},
+      {"binary_confusion_matrix", {0, 0, 0, 0}},
+      {"binary_jaccard_index", {0}},
+      {"binary_matthews_corrcoef", {0}},
       {"binary_cohen_kappa", {kNaN}},
   };
   for (const EmptyCase& c : bc) {
@@ -1097,17 +1128,18 @@ TEST(ClassificationTest, EmptyInputGivesTorchMetricsZeroDivisionValues) {
 // multiclass metric and several argument sets.
 std::vector<std::string> AllMulticlassSpecs() {
   std::vector<std::string> out;
-  for (const char* m : {"accuracy", "precision", "recall", "f1_score", "specificity", "hamming_distance",
-                        "stat_scores"}) {
-    for (const char* args : {"", ", average=none", ", average=micro", ", average=weighted", ", top_k=2",
-                             ", ignore_index=1"}) {
+  for (const char* m :
+       {"accuracy", "precision", "recall", "f1_score", "specificity", "hamming_distance", "stat_scores"}) {
+    for (const char* args :
+         {"", ", average=none", ", average=micro", ", average=weighted", ", top_k=2", ", ignore_index=1"}) {
       out.push_back(absl::StrCat("multiclass_", m, "(num_classes=5", args, ")"));
     }
   }
-  for (const char* s : {"multiclass_fbeta_score(num_classes=5, beta=2.0)", "multiclass_confusion_matrix(num_classes=5)",
-                        "multiclass_jaccard_index(num_classes=5, ignore_index=2)",
-                        "multiclass_matthews_corrcoef(num_classes=5)", "multiclass_cohen_kappa(num_classes=5, weights=quadratic)",
-                        "multiclass_exact_match(num_classes=5, ignore_index=1)"}) {
+  for (const char* s :
+       {"multiclass_fbeta_score(num_classes=5, beta=2.0)", "multiclass_confusion_matrix(num_classes=5)",
+        "multiclass_jaccard_index(num_classes=5, ignore_index=2)", "multiclass_matthews_corrcoef(num_classes=5)",
+        "multiclass_cohen_kappa(num_classes=5, weights=quadratic)",
+        "multiclass_exact_match(num_classes=5, ignore_index=1)"}) {
     out.push_back(s);
   }
   return out;
@@ -1191,8 +1223,7 @@ TEST(ClassificationTest, OutOfRangeValuesFailComputeWithACountAndDoNotTouchState
   ASSERT_TRUE((*prog)->Update(Inputs(p, t)).ok());
   auto r = (*prog)->Compute();
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(std::string(r.status().message()),
-              HasSubstr("multiclass_accuracy: target: 2 values outside [0, 3)"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("multiclass_accuracy: target: 2 values outside [0, 3)"));
   // Only rows 0 and 2 reached the (narrowed) confusion matrix: its rows are
   // the diagonal, the target counts and the prediction counts.
   const auto& states = (*prog)->module().states;
@@ -1207,8 +1238,7 @@ TEST(ClassificationTest, OutOfRangeValuesFailComputeWithACountAndDoNotTouchState
 
   auto labels = Eval("multiclass_recall(num_classes=3)", I64({0, 5, 2}), I64({0, 1, 2}));
   ASSERT_FALSE(labels.ok());
-  EXPECT_THAT(std::string(labels.status().message()),
-              HasSubstr("multiclass_recall: preds: 1 values outside [0, 3)"));
+  EXPECT_THAT(std::string(labels.status().message()), HasSubstr("multiclass_recall: preds: 1 values outside [0, 3)"));
   // An ignored target is not out of range.
   auto ignored = Eval("multiclass_recall(num_classes=3, ignore_index=-2)", p, I64({0, 1, 2, -2}));
   EXPECT_TRUE(ignored.ok()) << ignored.status();
@@ -1217,7 +1247,8 @@ TEST(ClassificationTest, OutOfRangeValuesFailComputeWithACountAndDoNotTouchState
   EXPECT_THAT(std::string(binary.status().message()), HasSubstr("binary_f1_score: target: 1 values outside {0, 1}"));
   auto blabels = Eval("binary_accuracy", I64({0, 2, 1}), I64({0, 1, 1}));
   ASSERT_FALSE(blabels.ok());
-  EXPECT_THAT(std::string(blabels.status().message()), HasSubstr("binary_accuracy: preds: 1 label values outside {0, 1}"));
+  EXPECT_THAT(std::string(blabels.status().message()),
+              HasSubstr("binary_accuracy: preds: 1 label values outside {0, 1}"));
   auto ml = Eval("multilabel_precision(num_labels=2)", F32({0.2, 0.7, 0.1, 0.3}, {2, 2}), I64({0, 7, 1, 9}, {2, 2}));
   ASSERT_FALSE(ml.ok());
   EXPECT_THAT(std::string(ml.status().message()), HasSubstr("multilabel_precision: target: 2 values outside {0, 1}"));
@@ -1324,8 +1355,8 @@ TEST(ClassificationTest, MetricsOverTheSameStatisticsShareStates) {
   MulticlassData d = MakeMulticlass(false);
   NamedTensors mc = Inputs(d.scores, d.target);
   std::vector<std::string> family;
-  for (const char* m : {"accuracy", "precision", "recall", "f1_score", "specificity", "hamming_distance",
-                        "stat_scores", "confusion_matrix", "jaccard_index", "matthews_corrcoef", "cohen_kappa"}) {
+  for (const char* m : {"accuracy", "precision", "recall", "f1_score", "specificity", "hamming_distance", "stat_scores",
+                        "confusion_matrix", "jaccard_index", "matthews_corrcoef", "cohen_kappa"}) {
     family.push_back(absl::StrCat("multiclass_", m, "(num_classes=5, ignore_index=1)"));
   }
   family.push_back("multiclass_precision(num_classes=5, ignore_index=1, average=micro)");
@@ -1334,10 +1365,10 @@ TEST(ClassificationTest, MetricsOverTheSameStatisticsShareStates) {
                          "multiclass_recall(num_classes=5, top_k=2, average=none)"},
                         mc, false),
             3);  // tp, fp, fn (tn is not needed and is eliminated)
-  EXPECT_EQ(CountStates({"multiclass_accuracy(num_classes=5)", "multiclass_accuracy(num_classes=5, top_k=2)"}, mc,
-                        true),
-            5);  // confmat, top-k tp and fn, and a target check each: top_k=1 counts
-                 // bad targets inside the fused mc_confmat group, top_k=2 with ATen ops
+  EXPECT_EQ(
+      CountStates({"multiclass_accuracy(num_classes=5)", "multiclass_accuracy(num_classes=5, top_k=2)"}, mc, true),
+      5);  // confmat, top-k tp and fn, and a target check each: top_k=1 counts
+           // bad targets inside the fused mc_confmat group, top_k=2 with ATen ops
   BinaryData b = MakeBinary(false, true);
   NamedTensors bin = Inputs(b.preds, b.target);
   EXPECT_EQ(CountStates({"binary_accuracy", "binary_f1_score", "binary_jaccard_index", "binary_matthews_corrcoef",
@@ -1391,20 +1422,38 @@ TEST(ClassificationTest, SamplewiseMatchesTorchMetricsDocExamples) {
   const std::vector<Case> cases = {
       {"binary_stat_scores(multidim_average=samplewise)", bp, bt, {2, 3, 0, 1, 3, 0, 2, 1, 3, 3}, {2, 5}},
       {"binary_accuracy(multidim_average=samplewise)", bp, bt, {1.0 / 3, 1.0 / 6}, {2}},
-      {"multiclass_stat_scores(num_classes=3, multidim_average=samplewise, average=micro)", mp, mt,
-       {3, 3, 9, 3, 6, 2, 4, 8, 4, 6}, {2, 5}},
-      {"multiclass_stat_scores(num_classes=3, multidim_average=samplewise, average=none)", mp, mt,
-       {2, 1, 3, 0, 2, 0, 1, 3, 2, 2, 1, 1, 3, 1, 2, 0, 1, 4, 1, 1, 1, 1, 2, 2, 3, 1, 2, 2, 1, 2}, {2, 3, 5}},
+      {"multiclass_stat_scores(num_classes=3, multidim_average=samplewise, average=micro)",
+       mp,
+       mt,
+       {3, 3, 9, 3, 6, 2, 4, 8, 4, 6},
+       {2, 5}},
+      {"multiclass_stat_scores(num_classes=3, multidim_average=samplewise, average=none)",
+       mp,
+       mt,
+       {2, 1, 3, 0, 2, 0, 1, 3, 2, 2, 1, 1, 3, 1, 2, 0, 1, 4, 1, 1, 1, 1, 2, 2, 3, 1, 2, 2, 1, 2},
+       {2, 3, 5}},
       {"multiclass_accuracy(num_classes=3, multidim_average=samplewise)", mp, mt, {0.5, 0.2777777777777778}, {2}},
-      {"multiclass_accuracy(num_classes=3, multidim_average=samplewise, average=none)", mp, mt,
-       {1, 0, 0.5, 0, 1.0 / 3, 0.5}, {2, 3}},
-      {"multilabel_stat_scores(num_labels=3, multidim_average=samplewise, average=micro)", bp, bt,
-       {2, 3, 0, 1, 3, 0, 2, 1, 3, 3}, {2, 5}},
-      {"multilabel_stat_scores(num_labels=3, multidim_average=samplewise, average=none)", bp, bt,
-       {1, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 1, 1, 0, 0, 0, 2, 2, 0, 2, 0, 0, 0, 0, 0, 1, 1, 1}, {2, 3, 5}},
+      {"multiclass_accuracy(num_classes=3, multidim_average=samplewise, average=none)",
+       mp,
+       mt,
+       {1, 0, 0.5, 0, 1.0 / 3, 0.5},
+       {2, 3}},
+      {"multilabel_stat_scores(num_labels=3, multidim_average=samplewise, average=micro)",
+       bp,
+       bt,
+       {2, 3, 0, 1, 3, 0, 2, 1, 3, 3},
+       {2, 5}},
+      {"multilabel_stat_scores(num_labels=3, multidim_average=samplewise, average=none)",
+       bp,
+       bt,
+       {1, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 1, 1, 0, 0, 0, 2, 2, 0, 2, 0, 0, 0, 0, 0, 1, 1, 1},
+       {2, 3, 5}},
       {"multilabel_accuracy(num_labels=3, multidim_average=samplewise)", bp, bt, {1.0 / 3, 1.0 / 6}, {2}},
-      {"multilabel_accuracy(num_labels=3, multidim_average=samplewise, average=none)", bp, bt,
-       {0.5, 0.5, 0, 0, 0, 0.5}, {2, 3}},
+      {"multilabel_accuracy(num_labels=3, multidim_average=samplewise, average=none)",
+       bp,
+       bt,
+       {0.5, 0.5, 0, 0, 0, 0.5},
+       {2, 3}},
       {"multiclass_exact_match(num_classes=3, multidim_average=samplewise)", em_p, mt, {1, 0}, {2}},
       {"multilabel_exact_match(num_labels=3, multidim_average=samplewise)", bp, bt, {0, 0}, {2}},
   };
@@ -1460,8 +1509,8 @@ TEST(ClassificationTest, SamplewiseEdgeCasesAndErrors) {
                   DocBinaryTarget().narrow(0, 1, 1));
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_TRUE(Near(*one, {1.0 / 6}, 1e-12, {1}));
-  auto empty = Eval("multiclass_f1_score(num_classes=3, multidim_average=samplewise)",
-                    at::empty({0, 3, 2}, at::kFloat), at::empty({0, 2}, at::kLong));
+  auto empty = Eval("multiclass_f1_score(num_classes=3, multidim_average=samplewise)", at::empty({0, 3, 2}, at::kFloat),
+                    at::empty({0, 2}, at::kLong));
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_EQ(empty->sizes().vec(), std::vector<int64_t>({0}));
   struct Bad {
@@ -1514,9 +1563,13 @@ TEST(ClassificationTest, SamplewiseUpdatesRunOnMeta) {
       {"multiclass_recall(num_classes=4, top_k=2, multidim_average=samplewise)", {8, 4, 3}, {8, 3}, at::kFloat},
       {"multiclass_accuracy(num_classes=4, ignore_index=1, multidim_average=samplewise)", {8, 3}, {8, 3}, at::kLong},
       {"multiclass_exact_match(num_classes=4, multidim_average=samplewise)", {8, 4, 3}, {8, 3}, at::kFloat},
-      {"multilabel_specificity(num_labels=3, multidim_average=samplewise, average=weighted)", {8, 3, 2}, {8, 3, 2},
+      {"multilabel_specificity(num_labels=3, multidim_average=samplewise, average=weighted)",
+       {8, 3, 2},
+       {8, 3, 2},
        at::kFloat},
-      {"multilabel_exact_match(num_labels=3, ignore_index=-1, multidim_average=samplewise)", {8, 3, 2}, {8, 3, 2},
+      {"multilabel_exact_match(num_labels=3, ignore_index=-1, multidim_average=samplewise)",
+       {8, 3, 2},
+       {8, 3, 2},
        at::kLong},
   };
   for (const MetaCase& c : cases) {

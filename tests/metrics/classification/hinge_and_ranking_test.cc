@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/program.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "ops/op_registry.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -33,8 +33,8 @@ at::Tensor I64(std::vector<int64_t> v, std::vector<int64_t> shape = {}) {
   return shape.empty() ? t : t.reshape(shape);
 }
 
-absl::StatusOr<std::vector<tally::EvalResult>> EvalSpec(const std::string& spec, const at::Tensor& p, const at::Tensor& t,
-                                                   int64_t batch = 0) {
+absl::StatusOr<std::vector<tally::EvalResult>> EvalSpec(const std::string& spec, const at::Tensor& p,
+                                                        const at::Tensor& t, int64_t batch = 0) {
   tally::EvalOptions o;
   o.batch_size = batch;
   o.checked = true;
@@ -108,22 +108,25 @@ TEST(ClassificationExtraDocTest, OperatingPoints) {
   ExpectNear(Values(EvalSpec("binary_precision_at_fixed_recall(min_recall=0.5)", p, t)), {0.6667, 0.5});
   ExpectNear(Values(EvalSpec("binary_precision_at_fixed_recall(min_recall=0.5, thresholds=5)", p, t)), {0.6667, 0.5});
   ExpectNear(Values(EvalSpec("binary_sensitivity_at_specificity(min_specificity=0.5)", p, t)), {1.0, 0.5});
-  ExpectNear(Values(EvalSpec("binary_sensitivity_at_specificity(min_specificity=0.5, thresholds=5)", p, t)), {1.0, 0.5});
+  ExpectNear(Values(EvalSpec("binary_sensitivity_at_specificity(min_specificity=0.5, thresholds=5)", p, t)),
+             {1.0, 0.5});
   ExpectNear(Values(EvalSpec("binary_specificity_at_sensitivity(min_sensitivity=0.5)", p, t)), {0.5, 0.7});
-  ExpectNear(Values(EvalSpec("binary_specificity_at_sensitivity(min_sensitivity=0.5, thresholds=5)", p, t)), {0.5, 0.5});
+  ExpectNear(Values(EvalSpec("binary_specificity_at_sensitivity(min_sensitivity=0.5, thresholds=5)", p, t)),
+             {0.5, 0.5});
   at::Tensor p2 = F32({0, 0.5, 0.4, 0.1});
   at::Tensor t2 = I64({0, 1, 1, 1});
   ExpectNear(Values(EvalSpec("binary_specificity_at_sensitivity(min_sensitivity=0.5)", p2, t2)), {1.0, 0.4});
-  ExpectNear(Values(EvalSpec("binary_specificity_at_sensitivity(min_sensitivity=0.5, thresholds=5)", p2, t2)), {1.0, 0.25});
-  at::Tensor mp = F32({0.75, 0.05, 0.05, 0.05, 0.05, 0.05, 0.75, 0.05, 0.05, 0.05, 0.05, 0.05, 0.75, 0.05, 0.05,
-                       0.05, 0.05, 0.05, 0.75, 0.05},
+  ExpectNear(Values(EvalSpec("binary_specificity_at_sensitivity(min_sensitivity=0.5, thresholds=5)", p2, t2)),
+             {1.0, 0.25});
+  at::Tensor mp = F32({0.75, 0.05, 0.05, 0.05, 0.05, 0.05, 0.75, 0.05, 0.05, 0.05,
+                       0.05, 0.05, 0.75, 0.05, 0.05, 0.05, 0.05, 0.05, 0.75, 0.05},
                       {4, 5});
   at::Tensor mt = I64({0, 1, 3, 2});
   ExpectNear(Values(EvalSpec("multiclass_recall_at_fixed_precision(num_classes=5, min_precision=0.5)", mp, mt)),
              {1, 1, 0, 0, 0, 0.75, 0.75, 1e6, 1e6, 1e6});
-  ExpectNear(Values(EvalSpec("multiclass_recall_at_fixed_precision(num_classes=5, min_precision=0.5, thresholds=5)",
-                        mp, mt)),
-             {1, 1, 0, 0, 0, 0.75, 0.75, 1e6, 1e6, 1e6});
+  ExpectNear(
+      Values(EvalSpec("multiclass_recall_at_fixed_precision(num_classes=5, min_precision=0.5, thresholds=5)", mp, mt)),
+      {1, 1, 0, 0, 0, 0.75, 0.75, 1e6, 1e6, 1e6});
 }
 
 // --- arguments and inputs ----------------------------------------------------------
@@ -154,7 +157,8 @@ TEST(ClassificationExtraArgsTest, BadArgumentsNameTheMetricAndArgument) {
   };
   for (const Bad& b : bad) {
     SCOPED_TRACE(b.spec);
-    auto r = EvalSpec(b.spec, b.p, b.p.dim() == 1 ? t : (b.spec.find("multilabel") == 0 ? I64({0, 1, 1, 0}, {2, 2}) : t));
+    auto r =
+        EvalSpec(b.spec, b.p, b.p.dim() == 1 ? t : (b.spec.find("multilabel") == 0 ? I64({0, 1, 1, 0}, {2, 2}) : t));
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
     const std::string name = b.spec.substr(0, b.spec.find('('));
@@ -162,9 +166,9 @@ TEST(ClassificationExtraArgsTest, BadArgumentsNameTheMetricAndArgument) {
   }
   // TorchMetrics takes a float min_* outside [0, 1] as given (an operating
   // point no curve meets); Tally checks floats and integers alike.
-  for (const char* spec : {"binary_recall_at_fixed_precision(min_precision=1.5)",
-                           "binary_recall_at_fixed_precision(min_precision=nan)",
-                           "binary_precision_at_fixed_recall(min_recall=-0.1)"}) {
+  for (const char* spec :
+       {"binary_recall_at_fixed_precision(min_precision=1.5)", "binary_recall_at_fixed_precision(min_precision=nan)",
+        "binary_precision_at_fixed_recall(min_recall=-0.1)"}) {
     auto r = EvalSpec(spec, p, t);
     ASSERT_FALSE(r.ok()) << spec;
     EXPECT_THAT(r.status().message(), HasSubstr(std::string(spec).substr(0, std::string(spec).find('(')))) << spec;
@@ -210,8 +214,9 @@ TEST(ClassificationExtraEdgeTest, HingeWithoutKeptElementsIsNan) {
   ExpectNear(Values(EvalSpec("binary_hinge_loss(ignore_index=-1)", F32({5.0, 0.3}), I64({-1, -1}))), {NAN});
   // The ignored 5.0 does not make the batch logits: loss = mean(1 - 0.3, 1 + 0.4).
   ExpectNear(Values(EvalSpec("binary_hinge_loss(ignore_index=-1)", F32({5.0, 0.3, 0.4}), I64({-1, 1, 0}))), {1.05});
-  ExpectNear(Values(EvalSpec("multiclass_hinge_loss(num_classes=2, ignore_index=0)", F32({0.2, 0.8}, {1, 2}), I64({0}))),
-             {NAN});
+  ExpectNear(
+      Values(EvalSpec("multiclass_hinge_loss(num_classes=2, ignore_index=0)", F32({0.2, 0.8}, {1, 2}), I64({0}))),
+      {NAN});
 }
 
 TEST(ClassificationExtraEdgeTest, RankingIgnoredLabelsFollowTorchMetrics) {
@@ -246,8 +251,9 @@ TEST(ClassificationExtraEdgeTest, OperatingPointsWithoutQualifyingPoint) {
   ExpectNear(Values(EvalSpec("binary_recall_at_fixed_precision(min_precision=0.9)", p, t)), {0.0, 1e6});
   ExpectNear(Values(EvalSpec("binary_precision_at_fixed_recall(min_recall=0.5)", p, t)), {1.0 / 3, 0.3});
   ExpectNear(Values(EvalSpec("binary_sensitivity_at_specificity(min_specificity=1.0)", p, t)), {0.0, 1.0});
-  ExpectNear(Values(EvalSpec("binary_recall_at_fixed_precision(min_precision=0.5, ignore_index=-1)", p, I64({-1, -1, -1}))),
-             {NAN, NAN});
+  ExpectNear(
+      Values(EvalSpec("binary_recall_at_fixed_precision(min_precision=0.5, ignore_index=-1)", p, I64({-1, -1, -1}))),
+      {NAN, NAN});
   // Precision 7/10 is 0.7f: it qualifies for min_precision=0.7 in float32.
   std::vector<float> pv(10, 0.6f);
   std::vector<int64_t> tv = {1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
@@ -264,7 +270,8 @@ TEST(ClassificationExtraEdgeTest, BatchedEqualsWhole) {
   at::Tensor mt = at::randint(0, 4, {20}, gen, at::kLong);
   for (const std::string spec :
        {"multilabel_coverage_error(num_labels=4)", "multilabel_ranking_average_precision(num_labels=4)",
-        "multilabel_ranking_loss(num_labels=4)", "multilabel_recall_at_fixed_precision(num_labels=4, min_precision=0.6)",
+        "multilabel_ranking_loss(num_labels=4)",
+        "multilabel_recall_at_fixed_precision(num_labels=4, min_precision=0.6)",
         "multilabel_specificity_at_sensitivity(num_labels=4, min_sensitivity=0.6, thresholds=7)"}) {
     SCOPED_TRACE(spec);
     ExpectNear(Values(EvalSpec(spec, p, t, 3)), Values(EvalSpec(spec, p, t)), 1e-6);
@@ -298,12 +305,11 @@ TEST(ClassificationExtraEdgeTest, ExactOperatingPointsNeverReadTheHost) {
 
 TEST(ClassificationExtraRegistryTest, RegistersEveryName) {
   // Verifies the registered names, their domains and inputs.
-  std::vector<std::pair<std::string, std::string>> want = {
-      {"binary_hinge_loss", "hinge"},
-      {"multiclass_hinge_loss", "hinge"},
-      {"multilabel_coverage_error", "ranking"},
-      {"multilabel_ranking_average_precision", "ranking"},
-      {"multilabel_ranking_loss", "ranking"}};
+  std::vector<std::pair<std::string, std::string>> want = {{"binary_hinge_loss", "hinge"},
+                                                           {"multiclass_hinge_loss", "hinge"},
+                                                           {"multilabel_coverage_error", "ranking"},
+                                                           {"multilabel_ranking_average_precision", "ranking"},
+                                                           {"multilabel_ranking_loss", "ranking"}};
   for (const char* task : {"binary_", "multiclass_", "multilabel_"}) {
     for (const char* m : {"recall_at_fixed_precision", "precision_at_fixed_recall", "sensitivity_at_specificity",
                           "specificity_at_sensitivity"}) {

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/exec/eager_executor.h"
 #include "engine/program.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -26,8 +26,7 @@ using ::testing::HasSubstr;
 
 NamedTensors Inputs(const at::Tensor& p, const at::Tensor& t) { return {{"preds", p}, {"target", t}}; }
 
-absl::StatusOr<at::Tensor> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t,
-                                int64_t batch = 0) {
+absl::StatusOr<at::Tensor> Eval(const std::string& spec, const at::Tensor& p, const at::Tensor& t, int64_t batch = 0) {
   tally::EvalOptions o;
   o.batch_size = batch;
   auto r = tally::Evaluate({spec}, Inputs(p, t), o);
@@ -154,8 +153,7 @@ TEST(CurvesMultiTest, DegenerateClassesAndAveraging) {
   EXPECT_TRUE(std::isnan((*ap)[2].item<double>()));
   double p0 = (*ap)[0].item<double>(), p1 = (*ap)[1].item<double>();
   EXPECT_NEAR(Scalar(Eval("multiclass_average_precision(num_classes=3)", p, t)), (p0 + p1) / 2, 1e-6);
-  EXPECT_NEAR(Scalar(Eval("multiclass_average_precision(num_classes=3, average=weighted)", p, t)), (p0 + p1) / 2,
-              1e-6);
+  EXPECT_NEAR(Scalar(Eval("multiclass_average_precision(num_classes=3, average=weighted)", p, t)), (p0 + p1) / 2, 1e-6);
   // Binned AP of a class without positives is 0 (and counts in macro).
   auto bap = Eval("multiclass_average_precision(num_classes=3, average=none, thresholds=5)", p, t);
   ASSERT_TRUE(bap.ok());
@@ -206,11 +204,11 @@ TEST(CurvesMultiTest, BinnedUpdateAndFinalizeRunOnMeta) {
   auto meta = at::TensorOptions().device(at::kMeta);
   NamedTensors mc = Inputs(at::empty({64, 5, 2}, meta.dtype(at::kFloat)), at::empty({64, 2}, meta.dtype(at::kLong)));
   NamedTensors ml = Inputs(at::empty({64, 5}, meta.dtype(at::kDouble)), at::empty({64, 5}, meta.dtype(at::kLong)));
-  for (std::string spec :
-       {"multiclass_auroc(num_classes=5, thresholds=50)", "multiclass_average_precision(num_classes=5, thresholds=[0.1, 0.3])",
-        "multilabel_auroc(num_labels=5, average=micro, thresholds=10)",
-        "multilabel_average_precision(num_labels=5, average=weighted, thresholds=[0.2, 0.5, 0.9])",
-        "multiclass_auroc(num_classes=5)", "multilabel_average_precision(num_labels=5)"}) {
+  for (std::string spec : {"multiclass_auroc(num_classes=5, thresholds=50)",
+                           "multiclass_average_precision(num_classes=5, thresholds=[0.1, 0.3])",
+                           "multilabel_auroc(num_labels=5, average=micro, thresholds=10)",
+                           "multilabel_average_precision(num_labels=5, average=weighted, thresholds=[0.2, 0.5, 0.9])",
+                           "multiclass_auroc(num_classes=5)", "multilabel_average_precision(num_labels=5)"}) {
     const NamedTensors& in = spec.rfind("multiclass", 0) == 0 ? mc : ml;
     auto a = Make(spec, in, ir::Device{"meta"});
     auto b = Make(spec, in, ir::Device{"meta"});
@@ -286,8 +284,10 @@ TEST(CurvesMultiTest, BadArgumentsAndInputs) {
   EXPECT_THAT(msg("multilabel_average_precision(num_labels=3, thresholds=[0.2, 1.5])", p, (p > 0.5).to(at::kLong)),
               HasSubstr("multilabel_average_precision: thresholds must lie in [0, 1]"));
   EXPECT_THAT(msg("multiclass_auroc(num_classes=3, max_fpr=0.5)", p, t), HasSubstr("unknown argument 'max_fpr'"));
-  EXPECT_THAT(msg("multiclass_auroc(num_classes=4)", p, t), HasSubstr("multiclass_auroc: preds: expected scores of shape (N, 4, ...)"));
-  EXPECT_THAT(msg("multiclass_auroc(num_classes=3)", t, t), HasSubstr("multiclass_auroc: preds: expected floating point"));
+  EXPECT_THAT(msg("multiclass_auroc(num_classes=4)", p, t),
+              HasSubstr("multiclass_auroc: preds: expected scores of shape (N, 4, ...)"));
+  EXPECT_THAT(msg("multiclass_auroc(num_classes=3)", t, t),
+              HasSubstr("multiclass_auroc: preds: expected floating point"));
   EXPECT_THAT(msg("multiclass_auroc(num_classes=3)", p, t.to(at::kFloat)), HasSubstr("target: expected integer"));
   EXPECT_THAT(msg("multilabel_auroc(num_labels=3)", p, t), HasSubstr("multilabel_auroc: preds: shape"));
   EXPECT_THAT(msg("multilabel_auroc(num_labels=4)", p, (p > 0.5).to(at::kLong)), HasSubstr("num_labels=4"));
@@ -297,7 +297,8 @@ TEST(CurvesMultiTest, BadArgumentsAndInputs) {
   EXPECT_THAT(msg("multilabel_average_precision(num_labels=3, thresholds=4)", p, at::full({6, 3}, 2, at::kLong)),
               HasSubstr("multilabel_average_precision: target: 18 values outside {0, 1}"));
   // ...but not the ignored ones.
-  EXPECT_TRUE(Eval("multiclass_auroc(num_classes=3, ignore_index=-1)", p, at::tensor({0, 1, -1, 0, -1, 2}, at::kLong)).ok());
+  EXPECT_TRUE(
+      Eval("multiclass_auroc(num_classes=3, ignore_index=-1)", p, at::tensor({0, 1, -1, 0, -1, 2}, at::kLong)).ok());
 }
 
 TEST(CurvesMultiTest, ExactClassWithNoKeptElementIsNan) {
@@ -313,15 +314,16 @@ TEST(CurvesMultiTest, ExactClassWithNoKeptElementIsNan) {
       auto r = Eval(spec, p, t);
       ASSERT_TRUE(r.ok()) << r.status();
       EXPECT_TRUE(at::isnan(*r).all().item<bool>()) << spec << ": " << *r;
-      auto binned = Eval(std::string(name) + "(num_labels=2, ignore_index=-1, thresholds=5, average=" + avg + ")", p, t);
+      auto binned =
+          Eval(std::string(name) + "(num_labels=2, ignore_index=-1, thresholds=5, average=" + avg + ")", p, t);
       ASSERT_TRUE(binned.ok()) << binned.status();
       EXPECT_FALSE(at::isnan(*binned).all().item<bool>()) << spec;
     }
   }
   // Multiclass: every sample ignored.
   at::Tensor pm = at::tensor({0.2f, 0.8f, 0.6f, 0.4f}).reshape({2, 2});
-  EXPECT_TRUE(std::isnan(Scalar(Eval("multiclass_auroc(num_classes=2, ignore_index=-1)", pm,
-                                     at::tensor({-1, -1}, at::kLong)))));
+  EXPECT_TRUE(std::isnan(
+      Scalar(Eval("multiclass_auroc(num_classes=2, ignore_index=-1)", pm, at::tensor({-1, -1}, at::kLong)))));
 }
 
 }  // namespace

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/program.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {

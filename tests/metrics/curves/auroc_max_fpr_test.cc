@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/exec/eager_executor.h"
 #include "engine/program.h"
@@ -18,7 +19,6 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "ops/op_registry.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -101,7 +101,7 @@ double BinnedPartialAuroc(const at::Tensor& p, const at::Tensor& t, const std::v
   if (fsum == 0 || tsum == 0) return AreaUpTo(fpr, tpr, 2.0);
   size_t stop = 0;
   while (stop < n && fpr[stop] <= m) ++stop;
-  if (stop == n) return NAN;             // TorchMetrics: IndexError
+  if (stop == n) return NAN;            // TorchMetrics: IndexError
   if (stop == 0) return McClish(0, m);  // fpr[-1] wraps; one point, no area
   return McClish(AreaUpTo(fpr, tpr, m), m);
 }
@@ -149,8 +149,8 @@ TEST(AurocMaxFprTest, BinnedFollowsTorchMetricsIncludingQuirks) {
   for (double m : {0.1, 0.3, 0.5, 0.8}) {
     std::string ms = std::to_string(m);
     for (int64_t batch : {0, 7}) {
-      EXPECT_TRUE(Near(*Eval("binary_auroc(thresholds=5, max_fpr=" + ms + ")", p, t, batch),
-                       BinnedPartialAuroc(p, t, five, m)))
+      EXPECT_TRUE(
+          Near(*Eval("binary_auroc(thresholds=5, max_fpr=" + ms + ")", p, t, batch), BinnedPartialAuroc(p, t, five, m)))
           << m;
       EXPECT_TRUE(Near(*Eval("binary_auroc(thresholds=[0.1, 0.3, 0.5, 0.7], max_fpr=" + ms + ")", p, t, batch),
                        BinnedPartialAuroc(p, t, {0.1f, 0.3f, 0.5f, 0.7f}, m)))
@@ -200,7 +200,8 @@ TEST(AurocMaxFprTest, BadArguments) {
     EXPECT_THAT(r.status().message(), HasSubstr("binary_auroc: max_fpr must be a float in (0, 1]")) << bad;
   }
   auto r = Eval("binary_auroc(max_fpr=0.3, thresholds=[0.5, 0.1])", p, t);
-  EXPECT_THAT(r.status().message(), HasSubstr("binary_auroc: thresholds must be sorted in increasing order for an area under the curve"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("binary_auroc: thresholds must be sorted in increasing order for an area under the curve"));
   r = Eval("binary_auroc(max_fpr=none)", p, t);
   EXPECT_TRUE(r.ok()) << r.status();
   r = Eval("binary_auroc(max_fpr=fast)", p, t);

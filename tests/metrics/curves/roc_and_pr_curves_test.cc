@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/results.h"
 #include "gmock/gmock.h"
@@ -18,7 +19,6 @@
 #include "metrics/registry.h"
 #include "nlohmann/json.hpp"
 #include "ops/op_registry.h"
-#include "api/tally.h"
 #include "tools/tally/inspect.h"
 
 namespace tally {
@@ -77,7 +77,8 @@ at::Tensor MulticlassPreds() {
 }
 at::Tensor MulticlassTarget() { return at::tensor({0, 1, 3, 2}, at::kLong); }
 at::Tensor MultilabelPreds() {
-  return at::tensor({0.75f, 0.05f, 0.35f, 0.45f, 0.75f, 0.05f, 0.05f, 0.55f, 0.75f, 0.05f, 0.65f, 0.05f}).reshape({4, 3});
+  return at::tensor({0.75f, 0.05f, 0.35f, 0.45f, 0.75f, 0.05f, 0.05f, 0.55f, 0.75f, 0.05f, 0.65f, 0.05f})
+      .reshape({4, 3});
 }
 at::Tensor MultilabelTarget() { return at::tensor({1, 0, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1}, at::kLong).reshape({4, 3}); }
 
@@ -290,21 +291,21 @@ TEST(CurveOutputs, BadArgumentsAndTargets) {
               HasSubstr("num_classes must be an integer >= 2"));
   EXPECT_THAT(std::string(Eval("binary_roc(thresholds=1)", Inputs(BinaryPreds(), BinaryTarget())).status().message()),
               HasSubstr("thresholds"));
-  EXPECT_THAT(std::string(Eval("multilabel_roc(num_labels=3, average=macro)", Inputs(MultilabelPreds(),
-                                                                                     MultilabelTarget()))
-                              .status()
-                              .message()),
-              HasSubstr("average"));
-  EXPECT_THAT(std::string(Eval("binary_precision_recall_curve", Inputs(BinaryPreds(), at::tensor({0, 1, 2, 0},
-                                                                                                 at::kLong)))
-                              .status()
-                              .message()),
-              HasSubstr("binary_precision_recall_curve: target: 1 values outside {0, 1}"));
-  EXPECT_THAT(std::string(Eval("multiclass_roc(num_classes=5)", Inputs(MulticlassPreds(),
-                                                                        at::tensor({0, 7, 1, 1}, at::kLong)))
-                              .status()
-                              .message()),
-              HasSubstr("multiclass_roc: target: 1 values outside [0, 5)"));
+  EXPECT_THAT(
+      std::string(Eval("multilabel_roc(num_labels=3, average=macro)", Inputs(MultilabelPreds(), MultilabelTarget()))
+                      .status()
+                      .message()),
+      HasSubstr("average"));
+  EXPECT_THAT(
+      std::string(Eval("binary_precision_recall_curve", Inputs(BinaryPreds(), at::tensor({0, 1, 2, 0}, at::kLong)))
+                      .status()
+                      .message()),
+      HasSubstr("binary_precision_recall_curve: target: 1 values outside {0, 1}"));
+  EXPECT_THAT(
+      std::string(Eval("multiclass_roc(num_classes=5)", Inputs(MulticlassPreds(), at::tensor({0, 7, 1, 1}, at::kLong)))
+                      .status()
+                      .message()),
+      HasSubstr("multiclass_roc: target: 1 values outside [0, 5)"));
 }
 
 TEST(CurveOutputs, ExactWithNoKeptElementIsNan) {
@@ -321,7 +322,8 @@ TEST(CurveOutputs, ExactWithNoKeptElementIsNan) {
   at::Tensor t = at::tensor({0, -1, 1, -1}, at::kLong).reshape({2, 2});
   r = Eval("multilabel_roc(num_labels=2, ignore_index=-1)", Inputs(p, t));
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_TRUE(Matches(*r, json::parse("[[[null, null, null], [null]], [[null, null, null], [null]], [[null, null, null], [null]]]")));
+  EXPECT_TRUE(Matches(
+      *r, json::parse("[[[null, null, null], [null]], [[null, null, null], [null]], [[null, null, null], [null]]]")));
 }
 
 TEST(CurveOutputs, MacroRocNeedsTwoThresholds) {
@@ -333,9 +335,11 @@ TEST(CurveOutputs, MacroRocNeedsTwoThresholds) {
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("at least 2 thresholds"));
   EXPECT_TRUE(Eval("multiclass_precision_recall_curve(num_classes=5, thresholds=[0.5], average=macro)",
-                   Inputs(MulticlassPreds(), MulticlassTarget())).ok());
+                   Inputs(MulticlassPreds(), MulticlassTarget()))
+                  .ok());
   EXPECT_TRUE(Eval("multiclass_roc(num_classes=5, thresholds=[0.2, 0.5], average=macro)",
-                   Inputs(MulticlassPreds(), MulticlassTarget())).ok());
+                   Inputs(MulticlassPreds(), MulticlassTarget()))
+                  .ok());
 }
 
 }  // namespace

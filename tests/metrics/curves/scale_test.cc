@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/ir/module.h"
 #include "gtest/gtest.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -119,9 +119,8 @@ TEST(CurveScale, ABinnedCurveAndOperatingPointShareOneState) {
   // thresholds keep one histogram (the same update subgraph: CSE merges it).
   NamedTensors in = BinaryInputs(10, 4);
   auto alone = Compiled({"binary_auroc(thresholds=50)"}, in);
-  auto both = Compiled({"binary_auroc(thresholds=50)",
-                        "binary_specificity_at_sensitivity(min_sensitivity=0.5, thresholds=50)"},
-                       in);
+  auto both = Compiled(
+      {"binary_auroc(thresholds=50)", "binary_specificity_at_sensitivity(min_sensitivity=0.5, thresholds=50)"}, in);
   ASSERT_NE(alone, nullptr);
   ASSERT_NE(both, nullptr);
   EXPECT_EQ(alone->FixedStateBytes(), both->FixedStateBytes());

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -44,11 +44,14 @@ absl::Status BuildError(const std::string& spec, const at::Tensor& p, const at::
 }
 
 const std::vector<std::string>& AllNew() {
-  static const std::vector<std::string> all = {
-      "mean_squared_log_error",     "symmetric_mean_absolute_percentage_error",
-      "weighted_mean_absolute_percentage_error", "relative_squared_error",
-      "minkowski_distance(p=2)",    "tweedie_deviance_score",
-      "critical_success_index(threshold=0.5)",   "kl_divergence"};
+  static const std::vector<std::string> all = {"mean_squared_log_error",
+                                               "symmetric_mean_absolute_percentage_error",
+                                               "weighted_mean_absolute_percentage_error",
+                                               "relative_squared_error",
+                                               "minkowski_distance(p=2)",
+                                               "tweedie_deviance_score",
+                                               "critical_success_index(threshold=0.5)",
+                                               "kl_divergence"};
   return all;
 }
 
@@ -85,7 +88,8 @@ TEST(RegressionExtraTest, BadArgumentsNameTheMetricAndArgument) {
       {"relative_squared_error(num_outputs=0)", "relative_squared_error: num_outputs must be an integer >= 1"},
       {"relative_squared_error(squared=2)", "relative_squared_error:"},
       {"mean_squared_log_error(squared=false)", "mean_squared_log_error: unknown argument 'squared'"},
-      {"weighted_mean_absolute_percentage_error(epsilon=0.1)", "weighted_mean_absolute_percentage_error: unknown argument"},
+      {"weighted_mean_absolute_percentage_error(epsilon=0.1)",
+       "weighted_mean_absolute_percentage_error: unknown argument"},
   };
   for (const Case& c : cases) {
     absl::Status st = BuildError(c.spec, x, x);
@@ -116,7 +120,8 @@ TEST(RegressionExtraTest, BadInputsNameTheMetricAndInput) {
   const std::vector<Case> cases = {
       {"kl_divergence", f({8}), f({8}), "kl_divergence: preds: expected a 2-D tensor, got shape [8]"},
       {"kl_divergence", f({8, 2, 2}), f({8, 2, 2}), "kl_divergence: preds: expected a 2-D tensor"},
-      {"relative_squared_error", f({8, 2, 2}), f({8, 2, 2}), "relative_squared_error: preds: expected shape [N] or [N, d]"},
+      {"relative_squared_error", f({8, 2, 2}), f({8, 2, 2}),
+       "relative_squared_error: preds: expected shape [N] or [N, d]"},
       {"relative_squared_error(num_outputs=2)", f({8, 3}), f({8, 3}),
        "relative_squared_error: preds: num_outputs=2 expects shape [N, 2], got [8, 3]"},
       {"relative_squared_error(num_outputs=3)", f({8}), f({8}), "relative_squared_error: preds: num_outputs=3"},
@@ -150,14 +155,20 @@ TEST(RegressionExtraTest, TweedieDomainChecksAreDeferredAndNameMetricAndInput) {
   };
   const std::vector<Case> cases = {
       {"0", F64({-1, 0, 2, 3}), F64({-5, 0, 1, 2}), ""},
-      {"-1.0", F64({-1, 0, 2, 3}), F64({-5, 0, 1, 2}), "tweedie_deviance_score: preds: 2 values <= 0, expected > 0 (power=-1)"},
+      {"-1.0", F64({-1, 0, 2, 3}), F64({-5, 0, 1, 2}),
+       "tweedie_deviance_score: preds: 2 values <= 0, expected > 0 (power=-1)"},
       {"-1.0", F64({1, 1, 2, 3}), F64({-5, 0, 1, 2}), ""},
-      {"1", F64({0.5, 0, 2, 3}), F64({0, 1, 1, 2}), "tweedie_deviance_score: preds: 1 values <= 0, expected > 0 (power=1)"},
-      {"1", F64({0.5, 1, 2, 3}), F64({0, -1, -1, 2}), "tweedie_deviance_score: target: 2 values < 0, expected >= 0 (power=1)"},
-      {"1.5", F64({0.5, 1, 2, 3}), F64({0, -1, 1, 2}), "tweedie_deviance_score: target: 1 values < 0, expected >= 0 (power=1.5)"},
+      {"1", F64({0.5, 0, 2, 3}), F64({0, 1, 1, 2}),
+       "tweedie_deviance_score: preds: 1 values <= 0, expected > 0 (power=1)"},
+      {"1", F64({0.5, 1, 2, 3}), F64({0, -1, -1, 2}),
+       "tweedie_deviance_score: target: 2 values < 0, expected >= 0 (power=1)"},
+      {"1.5", F64({0.5, 1, 2, 3}), F64({0, -1, 1, 2}),
+       "tweedie_deviance_score: target: 1 values < 0, expected >= 0 (power=1.5)"},
       {"1.5", F64({0.5, 1, 2, 3}), F64({0, 0, 1, 2}), ""},
-      {"2", F64({0.5, 1, 2, 3}), F64({0, 1, 1, 2}), "tweedie_deviance_score: target: 1 values <= 0, expected > 0 (power=2)"},
-      {"3", F64({0.5, 1, 2, 3}), F64({0, 1, 1, 2}), "tweedie_deviance_score: target: 1 values <= 0, expected > 0 (power=3)"},
+      {"2", F64({0.5, 1, 2, 3}), F64({0, 1, 1, 2}),
+       "tweedie_deviance_score: target: 1 values <= 0, expected > 0 (power=2)"},
+      {"3", F64({0.5, 1, 2, 3}), F64({0, 1, 1, 2}),
+       "tweedie_deviance_score: target: 1 values <= 0, expected > 0 (power=3)"},
       {"3", F64({-0.5, 1, 2, 3}), F64({1, 1, 1, 2}), "tweedie_deviance_score: preds: 1 values <= 0"},
   };
   for (const Case& c : cases) {
@@ -195,10 +206,9 @@ TEST(RegressionExtraTest, TweedieAndLogErrorKeepTheirDigitsFarFromZero) {
     long double l = std::log1p(static_cast<long double>(p[i])) - std::log1p(static_cast<long double>(t[i]));
     msle += l * l;
   }
-  const std::vector<std::pair<std::string, long double>> want = {
-      {"tweedie_deviance_score(power=1)", dev1 / n},
-      {"tweedie_deviance_score(power=2)", dev2 / n},
-      {"mean_squared_log_error", msle / n}};
+  const std::vector<std::pair<std::string, long double>> want = {{"tweedie_deviance_score(power=1)", dev1 / n},
+                                                                 {"tweedie_deviance_score(power=2)", dev2 / n},
+                                                                 {"mean_squared_log_error", msle / n}};
   for (const auto& [spec, w] : want) {
     for (int64_t batch : {0, 7}) {
       auto got = Eval(spec, F64(p), F64(t), batch);
@@ -284,7 +294,8 @@ TEST(RegressionExtraTest, CriticalSuccessIndexShapes) {
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(Scalar(*none), 0.0);
   // float32 compares against float32(threshold): 0.3f >= 0.3f.
-  auto f32 = Eval("critical_success_index(threshold=0.3)", at::full({2}, 0.3, at::kFloat), at::full({2}, 0.3, at::kFloat));
+  auto f32 =
+      Eval("critical_success_index(threshold=0.3)", at::full({2}, 0.3, at::kFloat), at::full({2}, 0.3, at::kFloat));
   ASSERT_TRUE(f32.ok());
   EXPECT_EQ(Scalar(*f32), 1.0);
 }
@@ -395,16 +406,17 @@ TEST(RegressionExtraTest, KendallCountsPairsExactlyWithoutFormingThem) {
   double tau_b = static_cast<double>((c - d) / std::sqrt((n0 - tx) * (n0 - ty)));
   double tau_c = static_cast<double>(2 * (c - d) / ((50.0L - 1) / 50.0L * n * n));  // 50 distinct x values
   for (int64_t batch : {0, 701}) {
-    for (const auto& [spec, want] : std::vector<std::pair<std::string, double>>{
-             {"kendall_rank_corrcoef(variant=a)", tau_a},
-             {"kendall_rank_corrcoef", tau_b},
-             {"kendall_rank_corrcoef(variant=c)", tau_c}}) {
+    for (const auto& [spec, want] :
+         std::vector<std::pair<std::string, double>>{{"kendall_rank_corrcoef(variant=a)", tau_a},
+                                                     {"kendall_rank_corrcoef", tau_b},
+                                                     {"kendall_rank_corrcoef(variant=c)", tau_c}}) {
       auto got = Eval(spec, F64(xs), F64(ys), batch);
       ASSERT_TRUE(got.ok()) << spec << ": " << got.status();
       EXPECT_NEAR(Scalar(*got), want, 1e-13) << spec;
     }
   }
-  for (const char* spec : {"kendall_rank_corrcoef(variant=a)", "kendall_rank_corrcoef", "kendall_rank_corrcoef(variant=c)"}) {
+  for (const char* spec :
+       {"kendall_rank_corrcoef(variant=a)", "kendall_rank_corrcoef", "kendall_rank_corrcoef(variant=c)"}) {
     auto one = Eval(spec, F64({1.0}), F64({2.0}));
     ASSERT_TRUE(one.ok());
     EXPECT_TRUE(std::isnan(Scalar(*one))) << spec;

@@ -17,12 +17,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/program.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -47,9 +47,7 @@ struct Matrix {
   }
 };
 
-Matrix Make(int64_t n, int64_t d, bool one_dim, std::vector<double> v) {
-  return Matrix{n, d, one_dim, std::move(v)};
-}
+Matrix Make(int64_t n, int64_t d, bool one_dim, std::vector<double> v) { return Matrix{n, d, one_dim, std::move(v)}; }
 
 // RoundToFloat keeps only the float32 value of every element, so that the
 // references see exactly what a float32 tensor holds.
@@ -69,8 +67,7 @@ struct Pair {
 };
 
 // Noisy returns target ~ offset + N(0, scale), preds = slope·target + noise.
-Pair Noisy(uint64_t seed, int64_t n, int64_t d, bool one_dim, double offset = 0, double scale = 1,
-           double noise = 0.5) {
+Pair Noisy(uint64_t seed, int64_t n, int64_t d, bool one_dim, double offset = 0, double scale = 1, double noise = 0.5) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> g(0.0, 1.0);
   Pair p{Make(n, d, one_dim, {}), Make(n, d, one_dim, {})};
@@ -88,9 +85,8 @@ const Pair& Data(const std::string& name) {
       {"2d", Noisy(2, 41, 3, false)},
       {"2d1", Noisy(3, 30, 1, false)},
       {"cos", Noisy(4, 23, 5, false)},
-      {"ties",
-       Pair{Make(16, 1, true, {1, 2, 2, 3, 0, 4, 4, 4, 1, 2, 3, 3, 0, 1, 4, 2}),
-            Make(16, 1, true, {0, 2, 1, 3, 0, 4, 3, 4, 1, 1, 3, 4, 1, 0, 4, 2})}},
+      {"ties", Pair{Make(16, 1, true, {1, 2, 2, 3, 0, 4, 4, 4, 1, 2, 3, 3, 0, 1, 4, 2}),
+                    Make(16, 1, true, {0, 2, 1, 3, 0, 4, 3, 4, 1, 1, 3, 4, 1, 0, 4, 2})}},
   };
   return sets->at(name);
 }
@@ -159,8 +155,8 @@ Expected RefMape(const Pair& in) {
 }
 
 // Reduce applies multioutput to per-column scores with variance weights.
-Expected Reduce(const std::string& multioutput, const std::vector<LD>& raw, const std::vector<LD>& w,
-                bool one_dim, std::function<LD(LD)> adjust) {
+Expected Reduce(const std::string& multioutput, const std::vector<LD>& raw, const std::vector<LD>& w, bool one_dim,
+                std::function<LD(LD)> adjust) {
   if (multioutput == "raw_values") {
     std::vector<LD> a;
     for (LD r : raw) a.push_back(adjust(r));
@@ -311,8 +307,8 @@ absl::StatusOr<at::Tensor> Eval(const std::string& spec, const at::Tensor& p, co
   return (*r)[0].value.to(at::kDouble);
 }
 
-absl::StatusOr<std::unique_ptr<Program>> MakeProgram(const std::vector<std::string>& specs,
-                                                     const NamedTensors& like, ir::Device device = {}) {
+absl::StatusOr<std::unique_ptr<Program>> MakeProgram(const std::vector<std::string>& specs, const NamedTensors& like,
+                                                     ir::Device device = {}) {
   auto sig = tally::SignatureOf(like);
   if (!sig.ok()) return sig.status();
   auto entries = tally::BuildEntries(specs, *sig, device);
@@ -323,7 +319,6 @@ absl::StatusOr<std::unique_ptr<Program>> MakeProgram(const std::vector<std::stri
 }
 
 at::Tensor Rows(const at::Tensor& t, int64_t start, int64_t len) { return t.narrow(0, start, len); }
-
 
 // Table makes a [rows, v.size()/rows] tensor of `dtype` from row-major values.
 at::Tensor Table(std::vector<double> v, int64_t rows, at::ScalarType dtype = at::kDouble) {
@@ -345,9 +340,9 @@ at::Tensor Table(std::vector<double> v, int64_t rows, at::ScalarType dtype = at:
     double w = want.values[i];
     bool ok = std::isnan(w) ? std::isnan(g[i]) : std::fabs(g[i] - w) <= atol + rtol * std::fabs(w);
     if (!ok) {
-      return ::testing::AssertionFailure() << "element " << i << ": got " << absl::StrCat(g[i]) << ", expected "
-                                           << absl::StrCat(w) << " (rel err "
-                                           << std::fabs(g[i] - w) / std::fabs(w) << ")";
+      return ::testing::AssertionFailure()
+             << "element " << i << ": got " << absl::StrCat(g[i]) << ", expected " << absl::StrCat(w) << " (rel err "
+             << std::fabs(g[i] - w) / std::fabs(w) << ")";
     }
   }
   return ::testing::AssertionSuccess();
@@ -526,8 +521,8 @@ TEST_P(RegressionCaseTest, UpdateRunsOnMeta) {
   const Case& c = GetParam();
   const Pair& d = Data(c.data);
   auto meta = at::TensorOptions().dtype(at::kFloat).device(at::kMeta);
-  std::vector<int64_t> shape = d.preds.one_dim ? std::vector<int64_t>{d.preds.n}
-                                               : std::vector<int64_t>{d.preds.n, d.preds.d};
+  std::vector<int64_t> shape =
+      d.preds.one_dim ? std::vector<int64_t>{d.preds.n} : std::vector<int64_t>{d.preds.n, d.preds.d};
   at::Tensor p = at::empty(shape, meta), t = at::empty(shape, meta);
   auto prog = MakeProgram({c.spec}, Inputs(p, t), ir::Device{"meta"});
   ASSERT_TRUE(prog.ok()) << prog.status();
@@ -572,9 +567,8 @@ TEST(RegressionOffsetTest, KeepsNineDigitsFarFromZero) {
           for (int64_t batch : {0, 7, 1}) {
             auto got = Eval(c.spec, ToTensor(d.preds, dtype), ToTensor(d.target, dtype), batch);
             ASSERT_TRUE(got.ok()) << got.status();
-            EXPECT_TRUE(Near(*got, want, 1e-9))
-                << c.spec << " offset " << offset << " " << c10::toString(dtype) << (one_dim ? " 1-D" : " 2-D")
-                << " batch " << batch;
+            EXPECT_TRUE(Near(*got, want, 1e-9)) << c.spec << " offset " << offset << " " << c10::toString(dtype)
+                                                << (one_dim ? " 1-D" : " 2-D") << " batch " << batch;
           }
         }
       }
@@ -658,9 +652,15 @@ TEST(RegressionTest, OneRowFollowsTorchMetrics) {
   // (TorchMetrics raises; see regression.cc), and plain errors.
   at::Tensor p = at::tensor({2.5}, at::kDouble), t = at::tensor({3.0}, at::kDouble);
   const std::vector<std::pair<std::string, double>> wants = {
-      {"pearson_corrcoef", kNaN},      {"concordance_corrcoef", kNaN}, {"spearman_corrcoef", 0.0},
-      {"explained_variance", 1.0},     {"r2_score", kNaN},             {"r2_score(adjusted=1)", kNaN},
-      {"mean_squared_error", 0.25},    {"mean_absolute_error", 0.5},   {"mean_absolute_percentage_error", 0.5 / 3},
+      {"pearson_corrcoef", kNaN},
+      {"concordance_corrcoef", kNaN},
+      {"spearman_corrcoef", 0.0},
+      {"explained_variance", 1.0},
+      {"r2_score", kNaN},
+      {"r2_score(adjusted=1)", kNaN},
+      {"mean_squared_error", 0.25},
+      {"mean_absolute_error", 0.5},
+      {"mean_absolute_percentage_error", 0.5 / 3},
       {"log_cosh_error", std::log(std::cosh(0.5))},
   };
   for (const auto& [spec, want] : wants) {
@@ -750,9 +750,9 @@ TEST(RegressionTest, IntegerInputsAreCastToFloat) {
   // Verifies that int64 and int32 inputs give the results of their float64
   // values, for every metric.
   const Pair& d = Data("ties");
-  for (const char* spec : {"mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error", "r2_score",
-                           "explained_variance", "pearson_corrcoef", "concordance_corrcoef", "spearman_corrcoef",
-                           "log_cosh_error"}) {
+  for (const char* spec :
+       {"mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error", "r2_score", "explained_variance",
+        "pearson_corrcoef", "concordance_corrcoef", "spearman_corrcoef", "log_cosh_error"}) {
     auto want = Eval(spec, ToTensor(d.preds), ToTensor(d.target));
     ASSERT_TRUE(want.ok()) << want.status();
     for (at::ScalarType it : {at::kLong, at::kInt}) {
@@ -764,7 +764,8 @@ TEST(RegressionTest, IntegerInputsAreCastToFloat) {
   at::Tensor pc = Table({1, 2, 3, 4}, 2, at::kLong), tc = Table({2, 2, 3, 5}, 2, at::kLong);
   auto cos = Eval("cosine_similarity", pc, tc);
   ASSERT_TRUE(cos.ok()) << cos.status();
-  EXPECT_TRUE(Near(*cos, RefCosine(Pair{Make(2, 2, false, {1, 2, 3, 4}), Make(2, 2, false, {2, 2, 3, 5})}, "sum"), 1e-15));
+  EXPECT_TRUE(
+      Near(*cos, RefCosine(Pair{Make(2, 2, false, {1, 2, 3, 4}), Make(2, 2, false, {2, 2, 3, 5})}, "sum"), 1e-15));
 }
 
 TEST(RegressionTest, ColumnOutputsHaveTorchMetricsShapes) {
@@ -773,9 +774,14 @@ TEST(RegressionTest, ColumnOutputsHaveTorchMetricsShapes) {
   // keep [1]; mse with num_outputs=1 flattens to a scalar.
   const Pair& d = Data("2d1");
   const std::vector<std::pair<std::string, std::vector<int64_t>>> wants = {
-      {"pearson_corrcoef", {}},       {"log_cosh_error", {}},           {"r2_score(multioutput=raw_values)", {1}},
-      {"concordance_corrcoef", {1}},  {"spearman_corrcoef", {1}},       {"r2_score", {}},
-      {"mean_squared_error", {}},     {"explained_variance(multioutput=raw_values)", {1}},
+      {"pearson_corrcoef", {}},
+      {"log_cosh_error", {}},
+      {"r2_score(multioutput=raw_values)", {1}},
+      {"concordance_corrcoef", {1}},
+      {"spearman_corrcoef", {1}},
+      {"r2_score", {}},
+      {"mean_squared_error", {}},
+      {"explained_variance(multioutput=raw_values)", {1}},
   };
   for (const auto& [spec, shape] : wants) {
     auto got = Eval(spec, ToTensor(d.preds), ToTensor(d.target));
@@ -789,9 +795,16 @@ TEST(RegressionTest, CollectionOfAllMetricsMatchesEachAlone) {
   // inputs, CSE across metrics) gives each metric's own result.
   const Pair& d = Data("2d");
   at::Tensor p = ToTensor(d.preds), t = ToTensor(d.target);
-  std::vector<std::string> specs = {"mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error",
-                                    "r2_score", "explained_variance", "pearson_corrcoef", "concordance_corrcoef",
-                                    "spearman_corrcoef", "cosine_similarity", "log_cosh_error",
+  std::vector<std::string> specs = {"mean_squared_error",
+                                    "mean_absolute_error",
+                                    "mean_absolute_percentage_error",
+                                    "r2_score",
+                                    "explained_variance",
+                                    "pearson_corrcoef",
+                                    "concordance_corrcoef",
+                                    "spearman_corrcoef",
+                                    "cosine_similarity",
+                                    "log_cosh_error",
                                     "r2_score(multioutput=raw_values)"};
   tally::EvalOptions opts;
   opts.batch_size = 5;
@@ -832,10 +845,15 @@ TEST(RegressionTest, BadInputsAreErrorsNamingMetricAndInput) {
   }
   cases.push_back({"cosine_similarity", f({8}), f({8}), {"cosine_similarity: preds: expected a 2-D tensor"}});
   cases.push_back({"cosine_similarity", f({8, 2, 2}), f({8, 2, 2}), {"cosine_similarity: preds:"}});
-  cases.push_back({"mean_squared_error(num_outputs=2)", f({8, 3}), f({8, 3}),
+  cases.push_back({"mean_squared_error(num_outputs=2)",
+                   f({8, 3}),
+                   f({8, 3}),
                    {"mean_squared_error: preds: num_outputs=2 expects shape [N, 2], got [8, 3]"}});
-  cases.push_back({"mean_absolute_error(num_outputs=3)", f({8}), f({8}), {"mean_absolute_error: preds: num_outputs=3"}});
-  cases.push_back({"pearson_corrcoef(num_outputs=1)", f({8, 3}), f({8, 3}),
+  cases.push_back(
+      {"mean_absolute_error(num_outputs=3)", f({8}), f({8}), {"mean_absolute_error: preds: num_outputs=3"}});
+  cases.push_back({"pearson_corrcoef(num_outputs=1)",
+                   f({8, 3}),
+                   f({8, 3}),
                    {"pearson_corrcoef: preds: num_outputs=1 expects shape [N] or [N, 1], got [8, 3]"}});
   cases.push_back({"spearman_corrcoef(num_outputs=2)", f({8}), f({8}), {"spearman_corrcoef: preds: num_outputs=2"}});
   cases.push_back({"log_cosh_error(num_outputs=4)", f({8, 3}), f({8, 3}), {"log_cosh_error: preds: num_outputs=4"}});

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "api/tally.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "api/tally.h"
 #include "tools/tally/inspect.h"
 
 namespace tally {
@@ -44,9 +44,7 @@ NamedTensors Docstring() {
 
 // Three queries: 0 = docs (0.9 rel, 0.8, 0.7 rel), 1 = (0.6 rel), 2 has no
 // positive (0.5, 0.4).
-NamedTensors Three() {
-  return Inputs({2, 0, 1, 0, 2, 0}, {0.5f, 0.8f, 0.6f, 0.9f, 0.4f, 0.7f}, {0, 0, 1, 1, 0, 1});
-}
+NamedTensors Three() { return Inputs({2, 0, 1, 0, 2, 0}, {0.5f, 0.8f, 0.6f, 0.9f, 0.4f, 0.7f}, {0, 0, 1, 1, 0, 1}); }
 
 absl::StatusOr<ResultTree> Eval(const std::string& spec, const NamedTensors& in, int64_t batch = 0,
                                 exec::Backend backend = exec::Backend::kEager) {
@@ -124,8 +122,7 @@ TEST(RetrievalCurves, HandComputedValues) {
       {"retrieval_precision_recall_curve(ignore_index=1, empty_target_action=skip)", Three,
        "[[0.0, 0.0], [0.0, 0.0], [1, 2]]"},
       // Best recall 1.0 at precision 0.5 (k = 3), ties to the larger k; none qualifies: recall 0, k = K.
-      {"retrieval_recall_at_fixed_precision(max_k=4, adaptive_k=true, empty_target_action=skip)", Three,
-       "[1.0, 4]"},
+      {"retrieval_recall_at_fixed_precision(max_k=4, adaptive_k=true, empty_target_action=skip)", Three, "[1.0, 4]"},
       {"retrieval_recall_at_fixed_precision(min_precision=0.9, max_k=3)", Three, "[0.0, 3]"},
       {"retrieval_recall_at_fixed_precision(min_precision=0.5, max_k=3)", Three, "[0.5, 1]"},
       // aggregation reaches the curve through the class's **kwargs: max precision [1, 0.5], recall [1, 1].
@@ -145,8 +142,9 @@ TEST(RetrievalCurves, HandComputedValues) {
 
 // Verifies the TorchScript backend gives the same tuples, max_k given or not.
 TEST(RetrievalCurves, TorchScriptBackend) {
-  for (const std::string spec : {"retrieval_precision_recall_curve", "retrieval_precision_recall_curve(max_k=5, "
-                                                                      "adaptive_k=true, aggregation=median)",
+  for (const std::string spec : {"retrieval_precision_recall_curve",
+                                 "retrieval_precision_recall_curve(max_k=5, "
+                                 "adaptive_k=true, aggregation=median)",
                                  "retrieval_recall_at_fixed_precision(min_precision=0.4)"}) {
     auto eager = Eval(spec, Docstring(), 3);
     auto ts = Eval(spec, Docstring(), 3, exec::Backend::kTorchScript);

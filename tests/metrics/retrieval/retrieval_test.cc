@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -119,7 +119,7 @@ TEST(RetrievalTest, HandComputedValues) {
 TEST(RetrievalTest, IgnoreIndex) {
   Rows r = Sample();
   r.target[3] = r.target[6] = r.target[9] = -100;  // all of query 2
-  r.target[0] = -100;                            // query 0's top row
+  r.target[0] = -100;                              // query 0's top row
   auto v = Eval("retrieval_reciprocal_rank(ignore_index=-100)", r);
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_NEAR(*v, (1.0 + 0.5 + 1.0) / 3, 1e-12);
@@ -235,21 +235,23 @@ TEST(RetrievalTest, NoRows) {
 TEST(RetrievalTest, BadInputs) {
   Rows r = Sample();
   r.target[1] = 2;
-  EXPECT_THAT(Eval("retrieval_recall", r).status().message(), HasSubstr("retrieval_recall: target: 1 values outside {0, 1}"));
+  EXPECT_THAT(Eval("retrieval_recall", r).status().message(),
+              HasSubstr("retrieval_recall: target: 1 values outside {0, 1}"));
   tally::EvalOptions o;
   auto f = tally::Evaluate({"retrieval_recall"},
-                           {{"preds", at::zeros({3}, at::kLong)}, {"target", at::zeros({3}, at::kLong)},
+                           {{"preds", at::zeros({3}, at::kLong)},
+                            {"target", at::zeros({3}, at::kLong)},
                             {"indexes", at::zeros({3}, at::kLong)}},
                            o);
   EXPECT_THAT(f.status().message(), HasSubstr("retrieval_recall: preds"));
-  auto missing = tally::Evaluate({"retrieval_recall"}, {{"preds", at::rand({3})}, {"target", at::zeros({3}, at::kLong)}}, o);
+  auto missing =
+      tally::Evaluate({"retrieval_recall"}, {{"preds", at::rand({3})}, {"target", at::zeros({3}, at::kLong)}}, o);
   EXPECT_FALSE(missing.ok());
   EXPECT_FALSE(Eval("retrieval_r_precision(top_k=2)", Sample()).ok());
   EXPECT_FALSE(Eval("retrieval_recall(top_k=0)", Sample()).ok());
   EXPECT_THAT(Eval("retrieval_auroc(max_fpr=0.5)", Sample()).status().message(),
               HasSubstr("retrieval_auroc: max_fpr is not supported"));
-  EXPECT_THAT(Eval("retrieval_recall(aggregation=mode)", Sample()).status().message(),
-              HasSubstr("retrieval_recall: "));
+  EXPECT_THAT(Eval("retrieval_recall(aggregation=mode)", Sample()).status().message(), HasSubstr("retrieval_recall: "));
 }
 
 // Verifies empty_target_action=error: Compute fails naming the metric and the

@@ -23,12 +23,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/dsl/builder.h"
-#include "support/status_macros.h"
 #include "gtest/gtest.h"
 #include "ops/fused/bl_confmat.h"
-#include "api/tally.h"
+#include "support/status_macros.h"
 
 namespace tally {
 namespace {
@@ -149,10 +149,12 @@ void ExpectAllPathsEqual(const Case& c) {
     ASSERT_FALSE(fused.empty());
     for (size_t i = 0; i < fused.size(); ++i) {
       EXPECT_TRUE(at::equal(fused[i], ref[i])) << "state " << i << " batch " << batch << "\n"
-                                               << fused[i] << "\nvs decomposition\n" << ref[i];
+                                               << fused[i] << "\nvs decomposition\n"
+                                               << ref[i];
       if (legacy.empty()) continue;
       EXPECT_TRUE(at::equal(fused[i], legacy[i])) << "state " << i << " batch " << batch << "\n"
-                                                  << fused[i] << "\nvs primitive path\n" << legacy[i];
+                                                  << fused[i] << "\nvs primitive path\n"
+                                                  << legacy[i];
     }
   }
 }
@@ -184,8 +186,19 @@ at::Tensor NearThreshold(at::IntArrayRef shape, double threshold, at::Generator&
 at::Tensor LogitsNearThreshold(at::IntArrayRef shape, double threshold, at::Generator& g) {
   at::Tensor p = Logits(shape, g).view(-1);
   float x0 = threshold > 0 && threshold < 1 ? static_cast<float>(std::log(threshold / (1 - threshold))) : 0.0f;
-  std::vector<float> special{0.0f, -0.0f, 1e-8f, -1e-8f, 1e-40f, -1e-40f, 88.0f, -88.0f, 104.0f, -104.0f,
-                             1e30f, -1e30f, std::numeric_limits<float>::infinity(),
+  std::vector<float> special{0.0f,
+                             -0.0f,
+                             1e-8f,
+                             -1e-8f,
+                             1e-40f,
+                             -1e-40f,
+                             88.0f,
+                             -88.0f,
+                             104.0f,
+                             -104.0f,
+                             1e30f,
+                             -1e30f,
+                             std::numeric_limits<float>::infinity(),
                              -std::numeric_limits<float>::infinity()};
   float up = x0, down = x0;
   special.push_back(x0);
@@ -295,8 +308,7 @@ std::vector<Case> Cases(int64_t labels, int64_t n, uint64_t seed, bool metrics_l
   }
   add("int_labels", "", at::randint(0, 2, shape, g, at::kLong), clean);
   add("int_labels_bad", "", at::randint(-1, 3, shape, g, at::kLong), dirty);
-  add("int32_labels_bad_ignore", "ignore_index=-1", at::randint(-1, 3, shape, g, at::kLong).to(at::kInt),
-      dirty);
+  add("int32_labels_bad_ignore", "ignore_index=-1", at::randint(-1, 3, shape, g, at::kLong).to(at::kInt), dirty);
   add("bool_labels", "", at::randint(0, 2, shape, g, at::kLong).to(at::kBool), dirty);
   add("bad_targets", "", Probs(shape, g), dirty);
   add("ignore", "ignore_index=-1", Probs(shape, g), dirty);
@@ -361,9 +373,8 @@ TEST(BlConfmatTest, LargeBatchOnSeveralThreadsEqualsReference) {
   at::Tensor probs = Probs({n}, g);
   at::Tensor late_logit = probs.clone();
   late_logit[n - 2] = -1.0f;
-  for (const auto& [name, preds] :
-       std::vector<std::pair<std::string, at::Tensor>>{{"probs", probs}, {"late_logit", late_logit},
-                                                       {"logits", Logits({n}, g)}}) {
+  for (const auto& [name, preds] : std::vector<std::pair<std::string, at::Tensor>>{
+           {"probs", probs}, {"late_logit", late_logit}, {"logits", Logits({n}, g)}}) {
     for (const char* spec : {"binary_stat_scores(ignore_index=-1)", "binary_confusion_matrix"}) {
       SCOPED_TRACE(absl::StrCat(name, " ", spec));
       NamedTensors in{{"preds", preds}, {"target", target}};
@@ -423,8 +434,7 @@ TEST(BlConfmatKernel, CountsDropsAndSkips) {
                                     c10::nullopt);
   // NaN is outside [0, 1]: everything is sigmoided (0.71, 0.52 -> 1; NaN -> 0).
   EXPECT_TRUE(at::equal(std::get<0>(b), at::tensor({1, 0, 0, 2}, at::kLong).view({2, 2}))) << std::get<0>(b);
-  EXPECT_EQ(std::get<0>(ops::fused::BlConfmatCpu(at::zeros({0}), at::zeros({0}, at::kLong), 0.5, false,
-                                                 c10::nullopt))
+  EXPECT_EQ(std::get<0>(ops::fused::BlConfmatCpu(at::zeros({0}), at::zeros({0}, at::kLong), 0.5, false, c10::nullopt))
                 .sizes(),
             (std::vector<int64_t>{2, 2}));
 }
@@ -439,8 +449,8 @@ TEST(BlConfmatKernel, RunsOnMetaThroughTheDispatcher) {
                                                                       bool, c10::optional<int64_t>)>();
   c10::InferenceMode guard;
   auto meta = at::TensorOptions().device(at::kMeta);
-  auto r = op.call(at::empty({9, 4}, meta), at::empty({9, 4}, meta.dtype(at::kLong)), 0.5, true,
-                   c10::optional<int64_t>(-1));
+  auto r =
+      op.call(at::empty({9, 4}, meta), at::empty({9, 4}, meta.dtype(at::kLong)), 0.5, true, c10::optional<int64_t>(-1));
   EXPECT_TRUE(std::get<0>(r).is_meta());
   EXPECT_EQ(std::get<0>(r).sizes(), (std::vector<int64_t>{4, 2, 2}));
   EXPECT_EQ(std::get<1>(r).dim(), 0);

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/compiler.h"
 #include "api/tally.h"
+#include "engine/compiler.h"
 
 namespace tally::testing {
 

@@ -10,21 +10,21 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/mc_confmat.h"
 #include "tests/ops/fused/fused_testing.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
 
 struct Case {
   int64_t classes;
-  bool labels;          // integer label preds instead of scores
+  bool labels;  // integer label preds instead of scores
   bool int32_target;
   bool with_ignore;
-  bool dirty;           // NaNs, ties and out-of-range values
+  bool dirty;  // NaNs, ties and out-of-range values
 };
 
 NamedTensors MakeInputs(const Case& c, int64_t n, uint64_t seed) {
@@ -55,8 +55,8 @@ TEST_P(McConfmatTest, FusedEqualsReference) {
   // Verifies that the fused kernel's states equal the decomposed ATen path's
   // exactly, for whole batches and for batches of 7 rows.
   const Case& c = GetParam();
-  std::string spec = absl::StrCat("multiclass_confusion_matrix(num_classes=", c.classes,
-                                  c.with_ignore ? ", ignore_index=1" : "", ")");
+  std::string spec =
+      absl::StrCat("multiclass_confusion_matrix(num_classes=", c.classes, c.with_ignore ? ", ignore_index=1" : "", ")");
   NamedTensors in = MakeInputs(c, 3001, 11);
   for (int64_t batch : {int64_t{3001}, int64_t{7}}) {
     auto fused = StatesOf({spec}, in, passes::FusePolicy::kFused, batch);
@@ -64,7 +64,8 @@ TEST_P(McConfmatTest, FusedEqualsReference) {
     ASSERT_EQ(fused.size(), ref.size());
     for (size_t i = 0; i < fused.size(); ++i) {
       EXPECT_TRUE(at::equal(fused[i], ref[i])) << spec << " state " << i << " batch " << batch << "\n"
-                                               << fused[i] << "\nvs\n" << ref[i];
+                                               << fused[i] << "\nvs\n"
+                                               << ref[i];
     }
   }
 }
@@ -103,8 +104,8 @@ TEST(McConfmatKernel, RunsOnMetaThroughTheDispatcher) {
   // (so the meta-execution proof of sync-freedom covers it).
   auto op = c10::Dispatcher::singleton()
                 .findSchemaOrThrow("tally::mc_confmat", "")
-                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&,
-                                                                      int64_t, c10::optional<int64_t>)>();
+                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, int64_t,
+                                                                      c10::optional<int64_t>)>();
   c10::InferenceMode guard;
   auto meta = at::TensorOptions().device(at::kMeta);
   auto r = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::optional<int64_t>(2));

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/mc_confmat.h"
 #include "tests/ops/fused/fused_testing.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -27,7 +27,7 @@ struct Case {
   bool labels;  // integer label preds instead of scores
   bool int32_target;
   bool with_ignore;
-  bool dirty;   // NaNs, ties, -inf and out-of-range values
+  bool dirty;  // NaNs, ties, -inf and out-of-range values
   bool f64 = false;
 };
 
@@ -79,7 +79,8 @@ TEST_P(McMarginalsTest, FusedEqualsReferenceAndTheMatrixMarginals) {
     ASSERT_EQ(fused.size(), ref.size());
     for (size_t i = 0; i < fused.size(); ++i) {
       EXPECT_TRUE(at::equal(fused[i], ref[i])) << "state " << i << " batch " << batch << "\n"
-                                               << fused[i] << "\nvs\n" << ref[i];
+                                               << fused[i] << "\nvs\n"
+                                               << ref[i];
     }
   }
   std::string k = absl::StrCat("num_classes=", c.classes, c.with_ignore ? ", ignore_index=1" : "");
@@ -88,8 +89,8 @@ TEST_P(McMarginalsTest, FusedEqualsReferenceAndTheMatrixMarginals) {
   ASSERT_EQ(cm.dim(), 2);
   at::Tensor idx = at::arange(c.classes, at::kLong);
   at::Tensor diff = idx.unsqueeze(1) - idx.unsqueeze(0);
-  at::Tensor expected = at::stack({cm.diagonal(), cm.sum(1), cm.sum(0), (cm * diff.abs()).sum(1),
-                                   (cm * diff * diff).sum(1)});
+  at::Tensor expected =
+      at::stack({cm.diagonal(), cm.sum(1), cm.sum(0), (cm * diff.abs()).sum(1), (cm * diff * diff).sum(1)});
   EXPECT_TRUE(at::equal(fused.back(), expected)) << fused.back() << "\nvs\n" << expected;
 }
 
@@ -148,8 +149,9 @@ TEST(McMarginalsKernel, EmptyBatchGivesZerosAndBadPartsAreErrors) {
   EXPECT_EQ(std::get<0>(r).sum().item<int64_t>(), 0);
   EXPECT_THROW(ops::fused::McMarginalsCpu(at::zeros({1, 5}), at::zeros({1}, at::kLong), 5, c10::nullopt, "diag", false),
                c10::Error);
-  EXPECT_THROW(ops::fused::McMarginalsCpu(at::zeros({1, 5}), at::zeros({1}, at::kLong), 5, c10::nullopt, "tp,tp", false),
-               c10::Error);
+  EXPECT_THROW(
+      ops::fused::McMarginalsCpu(at::zeros({1, 5}), at::zeros({1}, at::kLong), 5, c10::nullopt, "tp,tp", false),
+      c10::Error);
 }
 
 TEST(McMarginalsKernel, RunsOnMetaThroughTheDispatcher) {
@@ -157,8 +159,8 @@ TEST(McMarginalsKernel, RunsOnMetaThroughTheDispatcher) {
   // kernel (so the meta-execution proof of sync-freedom covers it).
   auto op = c10::Dispatcher::singleton()
                 .findSchemaOrThrow("tally::mc_marginals", "")
-                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, int64_t,
-                                                                      c10::optional<int64_t>, c10::string_view, bool)>();
+                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
+                    const at::Tensor&, const at::Tensor&, int64_t, c10::optional<int64_t>, c10::string_view, bool)>();
   c10::InferenceMode guard;
   auto meta = at::TensorOptions().device(at::kMeta);
   auto r = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::optional<int64_t>(2),

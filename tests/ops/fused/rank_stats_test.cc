@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/rank_stats.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {

@@ -21,18 +21,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/reg_stats.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
 
 constexpr double kTol = 1e-12;
 
-const std::vector<std::string> kFive = {"mean_squared_error", "mean_absolute_error", "r2_score",
-                                        "pearson_corrcoef", "concordance_corrcoef"};
+const std::vector<std::string> kFive = {"mean_squared_error", "mean_absolute_error", "r2_score", "pearson_corrcoef",
+                                        "concordance_corrcoef"};
 
 // --- data --------------------------------------------------------------------
 
@@ -222,8 +222,8 @@ std::vector<Case> Cases() {
   std::vector<std::string> six = kFive;
   six.push_back("explained_variance");
   std::vector<DataCase> all;
-  for (auto [p, t] : {std::pair{at::kFloat, at::kFloat}, std::pair{at::kDouble, at::kDouble},
-                      std::pair{at::kFloat, at::kDouble}}) {
+  for (auto [p, t] :
+       {std::pair{at::kFloat, at::kFloat}, std::pair{at::kDouble, at::kDouble}, std::pair{at::kFloat, at::kDouble}}) {
     for (bool two_dim : {false, true}) {
       for (double offset : {0.0, 1e4, 1e6}) all.push_back({p, t, two_dim, offset});
     }
@@ -233,9 +233,10 @@ std::vector<Case> Cases() {
     out.push_back({kFive, d, rows});
     out.push_back({six, d, rows});
   }
-  std::vector<std::string> each = {"mean_squared_error", "mean_squared_error(squared=false)", "mean_absolute_error",
-                                   "r2_score", "r2_score(adjusted=3)", "explained_variance", "pearson_corrcoef",
-                                   "concordance_corrcoef"};
+  std::vector<std::string> each = {"mean_squared_error",   "mean_squared_error(squared=false)",
+                                   "mean_absolute_error",  "r2_score",
+                                   "r2_score(adjusted=3)", "explained_variance",
+                                   "pearson_corrcoef",     "concordance_corrcoef"};
   std::vector<std::string> columns = {"mean_squared_error(num_outputs=3)", "mean_absolute_error(num_outputs=3)",
                                       "r2_score(multioutput=raw_values)",
                                       "explained_variance(multioutput=variance_weighted)"};
@@ -251,9 +252,11 @@ std::vector<Case> Cases() {
 
 INSTANTIATE_TEST_SUITE_P(Fused, RegStatsTest, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<Case>& i) {
-                           std::string name = absl::StrCat(i.index, "_", i.param.specs.size() == 1 ? i.param.specs[0]
-                                                                         : absl::StrCat(i.param.specs.size(), "_metrics"),
-                                                           "_", DataName(i.param.data));
+                           std::string name =
+                               absl::StrCat(i.index, "_",
+                                            i.param.specs.size() == 1 ? i.param.specs[0]
+                                                                      : absl::StrCat(i.param.specs.size(), "_metrics"),
+                                            "_", DataName(i.param.data));
                            for (char& ch : name)
                              if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return name;
@@ -279,8 +282,8 @@ TEST(RegStatsEdgeTest, ConstantColumnsKeepExactZeros) {
       // Multiples of 1/64: target + 0.5 is exact in float32 too.
       at::Tensor target = (at::randn({n, 3}, gen, at::kDouble) * 64).round() / 64 + offset;
       at::Tensor preds = target + at::randn({n, 3}, gen, at::kDouble);
-      preds.select(1, 0).fill_(offset + 0.1);             // constant preds
-      target.select(1, 1).fill_(offset - 0.3);            // constant target
+      preds.select(1, 0).fill_(offset + 0.1);               // constant preds
+      target.select(1, 1).fill_(offset - 0.3);              // constant target
       preds.select(1, 2).copy_(target.select(1, 2) + 0.5);  // constant error
       NamedTensors in = {{"preds", preds.to(dtype)}, {"target", target.to(dtype)}};
       std::string what = absl::StrCat("constant columns ", dtype == at::kFloat ? "f32" : "f64", " offset ", offset);
@@ -325,9 +328,8 @@ TEST(RegStatsEdgeTest, EmptyBatchesGiveZerosAndChangeNothing) {
   // states bit-identical.
   for (bool two_dim : {false, true}) {
     NamedTensors in = MakeInputs({at::kFloat, at::kDouble, two_dim, 1e4}, 100, 2);
-    Compare(SixMetrics(), in, "empty", [&](Program& p, passes::FusePolicy) {
-      ASSERT_TRUE(p.Update(Rows(in, 0, 0)).ok());
-    });
+    Compare(SixMetrics(), in, "empty",
+            [&](Program& p, passes::FusePolicy) { ASSERT_TRUE(p.Update(Rows(in, 0, 0)).ok()); });
     auto plain = MakeProgram(SixMetrics(), in, passes::FusePolicy::kFused);
     auto gaps = MakeProgram(SixMetrics(), in, passes::FusePolicy::kFused);
     ASSERT_TRUE(plain && gaps);
@@ -476,7 +478,8 @@ TEST(MomentsMergeTest, FusedFoldIsBitIdenticalToItsDecomposition) {
       for (size_t i = 0; i < merged[0].size(); ++i) {
         EXPECT_TRUE(Equal(merged[0][i], merged[1][i]))
             << "sides " << a << ", " << b << ": " << probe->module().states[i].name << "\n"
-            << merged[0][i] << "\nvs\n" << merged[1][i];
+            << merged[0][i] << "\nvs\n"
+            << merged[1][i];
       }
     }
   }

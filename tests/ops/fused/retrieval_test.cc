@@ -14,10 +14,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/retrieval.h"
-#include "api/tally.h"
 
 namespace tally {
 namespace {
@@ -125,9 +125,9 @@ double Value(const std::string& spec, const NamedTensors& inputs, passes::FusePo
 // Verifies every metric and argument fused against decomposed.
 TEST(RetrievalKernelTest, ScoresMatchDecomposition) {
   const std::vector<std::string> metrics = {
-      "retrieval_recall",  "retrieval_precision", "retrieval_reciprocal_rank", "retrieval_hit_rate",
-      "retrieval_average_precision", "retrieval_r_precision", "retrieval_fall_out", "retrieval_normalized_dcg",
-      "retrieval_auroc"};
+      "retrieval_recall",   "retrieval_precision",         "retrieval_reciprocal_rank",
+      "retrieval_hit_rate", "retrieval_average_precision", "retrieval_r_precision",
+      "retrieval_fall_out", "retrieval_normalized_dcg",    "retrieval_auroc"};
   int checked = 0;
   for (bool with_ignored : {false, true}) {
     for (const std::string& m : metrics) {
