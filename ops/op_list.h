@@ -146,7 +146,7 @@ inline bool Is(const ir::Node& n, OpId id) { return IdOf(n) == id; }
 inline bool Is(const ir::Node* n, OpId id) { return n != nullptr && IdOf(*n) == id; }
 
 // OpTableOf is a constexpr table of one entry per op, filled from
-// {id, entry} pairs; Complete() tells whether every op of `kinds` has one.
+// {id, entry} pairs; Complete and CoversOnly say which kinds of op have one.
 template <typename T>
 struct OpTableOf {
   std::array<T, kNumOps> entries{};

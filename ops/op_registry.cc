@@ -1,6 +1,7 @@
 #include "ops/op_registry.h"
 
 #include <array>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "support/status_macros.h"
@@ -133,6 +134,10 @@ bool IsCreation(const ir::Node& n) {
 bool IsComposite(const ir::Node& n) {
   const OpDef* d = FindOp(n.op());
   return d != nullptr && d->traits.composite;
+}
+bool IsCommutative(const ir::Node& n) {
+  const OpDef* d = FindOp(n.op());
+  return d != nullptr && d->traits.commutative;
 }
 bool HasFusedKernel(const ir::Node& n, const ir::Device& device) {
   const OpDef* d = FindOp(n.op());

@@ -34,6 +34,7 @@ bool SyncsHost(const ir::Node& n);
 bool HasDataDependentShape(const ir::Node& n);
 bool IsCreation(const ir::Node& n);
 bool IsComposite(const ir::Node& n);
+bool IsCommutative(const ir::Node& n);
 // HasFusedKernel is true when a composite op has a fused kernel on `device`.
 bool HasFusedKernel(const ir::Node& n, const ir::Device& device);
 

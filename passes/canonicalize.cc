@@ -45,11 +45,9 @@ double RoundTo(double v, DType dt) {
 std::optional<double> Fold(const Node& n, const std::vector<double>& x) {
   DType out = n.output()->type().dtype;
   if (out == DType::kFloat16 || out == DType::kBFloat16) return std::nullopt;  // input dtypes only
-  std::optional<ops::OpId> id = ops::IdOf(n);
-  if (!id) return std::nullopt;
-  const ops::OpDef& def = ops::Def(*id);
-  if (!def.fold) return std::nullopt;
-  return def.fold(n, x);
+  const ops::OpDef* def = ops::FindOp(n.op());
+  if (def == nullptr || !def->fold) return std::nullopt;
+  return def->fold(n, x);
 }
 
 int FoldConstants(ir::Graph& g) {

@@ -1,7 +1,6 @@
 #include "passes/cse.h"
 
 #include <algorithm>
-#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -19,8 +18,7 @@ std::string NodeKey(const ir::Node& n) {
   std::string key = n.op();
   std::vector<int64_t> ids;
   for (ir::Value* in : n.inputs()) ids.push_back(in->id());
-  std::optional<ops::OpId> id = ops::IdOf(n);
-  if (id && ops::Def(*id).traits.commutative) std::sort(ids.begin(), ids.end());
+  if (ops::IsCommutative(n)) std::sort(ids.begin(), ids.end());
   for (int64_t v : ids) absl::StrAppend(&key, " %", v);
   for (const auto& [k, v] : n.attrs()) absl::StrAppend(&key, " ", k, "=", ir::AttrToString(v));
   for (ir::Value* out : n.outputs()) absl::StrAppend(&key, " :", out->type().ToString());

@@ -373,6 +373,9 @@ TEST(OpRegistryTest, Traits) {
   EXPECT_TRUE(FindOp("eq")->traits.commutative);
   EXPECT_FALSE(FindOp("sub")->traits.commutative);
   EXPECT_FALSE(FindOp("lt")->traits.commutative);
+  EXPECT_FALSE(IsCommutative(*unknown));
+  EXPECT_TRUE(IsCommutative(*g.AddNode("mul", {}, {}, {ir::TensorType{}})));
+  EXPECT_FALSE(IsCommutative(*g.AddNode("div", {}, {}, {ir::TensorType{}})));
 }
 
 // Verifies that the family files define exactly the ops of op_list.h, each
