@@ -10,7 +10,6 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/InferenceMode.h>
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_replace.h"
 #include "engine/ir/aten_types.h"
 #include "ops/fused/bl_confmat.h"

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <limits>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "engine/exec/torchscript/lowering.h"
