@@ -3,6 +3,7 @@
 
 Usage:
   scripts/count_tests.py [--bep FILE [--bazel-exit N]]... [--testlogs DIR]
+                         [--root DIR] [--check NAME=EXIT]... [--counts NAME=P,F]...
 
 With --bep (a --build_event_json_file written by the `bazel test` run being
 counted) only that run's results count. --bep may be repeated to count
@@ -21,7 +22,9 @@ shard (last attempt):
   * if bazel exited non-zero and no failure of that run explains it (e.g. a
     broken BUILD file, or bazel did not run at all), that counts as 1 failed.
 Without --bep every bazel-testlogs/**/test.xml is counted (may include stale
-results from earlier runs).
+results from earlier runs). --root DIR reads the BEP's files under DIR (a run
+inside a chroot at DIR, e.g. scripts/check-debian13's). --counts NAME=P,F adds
+a suite counted elsewhere (its own `tests:` line), e.g. the CMake checks.
 
 Exit status: 1 if any failed, else 0. The last line printed is always the
 `tests: N passed, M failed` line.
@@ -71,6 +74,9 @@ def _uri_path(uri):
     return uri
 
 
+_ROOT = ""
+
+
 def count_from_bep(bep_path):
     """Returns (passed, failed, notes) for the run recorded in a BEP JSON file."""
     test_targets = set()
@@ -111,7 +117,7 @@ def count_from_bep(bep_path):
             xml = None
             for out in payload.get("testActionOutput", []):
                 if out.get("name") == "test.xml":
-                    xml = _uri_path(out.get("uri", ""))
+                    xml = _ROOT + _uri_path(out.get("uri", ""))
             if key not in results or attempt >= results[key][0]:
                 results[key] = (attempt, payload.get("status", "NO_STATUS"), xml)
 
@@ -186,7 +192,13 @@ def main(argv):
     parser.add_argument("--check", action="append", default=[], metavar="NAME=EXIT",
                         help="a check run outside bazel (e.g. check_layers=0), counted "
                              "as one test that passed if EXIT is 0 (repeatable)")
+    parser.add_argument("--root", default="",
+                        help="directory the BEP's file paths are relative to (a chroot)")
+    parser.add_argument("--counts", action="append", default=[], metavar="NAME=P,F",
+                        help="a suite counted elsewhere: P passed, F failed (repeatable)")
     args = parser.parse_args(argv)
+    global _ROOT
+    _ROOT = args.root.rstrip("/")
     if len(args.bazel_exit) > max(1, len(args.bep)):
         parser.error("more --bazel-exit (%d) than --bep (%d)" % (len(args.bazel_exit), len(args.bep)))
     exits = args.bazel_exit + [0] * (max(1, len(args.bep)) - len(args.bazel_exit))
@@ -217,6 +229,15 @@ def main(argv):
         else:
             failed += 1
             print("FAILED: %s exited with status %s" % (name, code))
+    for counts in args.counts:
+        name, _, pf = counts.rpartition("=")
+        p, _, f = pf.partition(",")
+        if not name or not p.isdigit() or not f.isdigit():
+            parser.error("--counts wants NAME=P,F, got %r" % counts)
+        passed += int(p)
+        failed += int(f)
+        if int(f):
+            print("FAILED: %s: %s failed" % (name, f))
     sys.stdout.flush()
     print("tests: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

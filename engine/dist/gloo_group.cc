@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "engine/dist/c10d_compat.h"
 #include "support/torch_status.h"
 
 namespace tally::dist {
@@ -46,7 +47,7 @@ absl::StatusOr<std::unique_ptr<StoreServer>> StoreServer::Start(const std::strin
 
 struct Group::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+  c10::intrusive_ptr<c10d::ProcessGroup> pg;  // Gloo's, as c10d_compat.h wraps it
 };
 
 Group::Group(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -75,7 +76,8 @@ absl::StatusOr<std::unique_ptr<Group>> ConnectGloo(const Rendezvous& rv) {
     auto options = c10d::ProcessGroupGloo::Options::create(Millis(rv.timeout));
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(rv.host));
     options->threads = 1;  // Tally issues one collective at a time
-    impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, rv.rank, rv.world_size, options);
+    impl->pg = compat::GlooProcessGroup(
+        impl->store, c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, rv.rank, rv.world_size, options));
   } catch (const std::exception& e) {
     std::string msg = support::FirstLine(e.what());
     std::string lower = absl::AsciiStrToLower(msg);

@@ -5,7 +5,6 @@
 // lets an exception or abort escape.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <glog/logging.h>
 
 #include <CLI/CLI.hpp>
 
@@ -27,6 +26,7 @@
 #include "api/version.h"
 #include "engine/io/npy.h"
 #include "support/status_macros.h"
+#include "support/torch_logging_compat.h"
 #include "support/torch_status.h"
 #include "tools/tally/bench.h"
 #include "tools/tally/demo_data.h"
@@ -461,9 +461,8 @@ std::string CommandNames() {
 }
 
 int Main(int argc, char** argv) {
-  // c10 logs through glog (c10d's socket timeouts, for one); a failure is
-  // Tally's one line, so only a fatal log may add to it.
-  FLAGS_minloglevel = google::GLOG_FATAL;
+  // A failure is Tally's one line: only a fatal c10 log may add to it.
+  support::compat::OnlyFatalTorchLogs();
   // ATen's OpenMP pool may start with one thread even on a multi-core
   // machine; the command line uses every core it is allowed.
   if (std::getenv("OMP_NUM_THREADS") == nullptr) {

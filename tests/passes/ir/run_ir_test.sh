@@ -15,9 +15,13 @@
 # Every case needs a RUN line and every file a must-reject case (a RUN line
 # starting `not tally_opt`). Fails listing each failing file:line.
 set -u
-llvm=/usr/lib/llvm-14/bin
-if [[ ! -x "${llvm}/FileCheck" || ! -x "${llvm}/not" ]]; then
-  echo "FAILED: ${llvm}/FileCheck or not is missing (Debian package llvm-14-tools; scripts/setup installs it)"
+# Debian 12 ships llvm-14-tools, Debian 13 llvm-19-tools: take the newest.
+llvm=""
+for dir in $(ls -d /usr/lib/llvm-*/bin 2>/dev/null | sort -t- -k2,2n); do
+  if [[ -x "${dir}/FileCheck" && -x "${dir}/not" ]]; then llvm="${dir}"; fi
+done
+if [[ -z "${llvm}" ]]; then
+  echo "FAILED: no /usr/lib/llvm-*/bin/FileCheck and not (Debian package llvm-N-tools; scripts/setup installs it)"
   exit 1
 fi
 opt="$(realpath "$1")"; shift

@@ -1,0 +1,30 @@
+// c10d across LibTorch releases. In 1.13 ProcessGroupGloo is a
+// c10d::ProcessGroup; from 2.0 it is a c10d::Backend, and a ProcessGroup
+// wraps one backend per device type. Sync takes a ProcessGroup on both, so a
+// caller's group from either release passes straight through.
+#ifndef TALLY_ENGINE_DIST_C10D_COMPAT_H_
+#define TALLY_ENGINE_DIST_C10D_COMPAT_H_
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/version.h>
+
+namespace tally::dist::compat {
+
+// A ProcessGroup whose CPU collectives run on `gloo`.
+inline c10::intrusive_ptr<c10d::ProcessGroup> GlooProcessGroup(const c10::intrusive_ptr<c10d::Store>& store,
+                                                               c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo) {
+#if TORCH_VERSION_MAJOR >= 2
+  auto group = c10::make_intrusive<c10d::ProcessGroup>(store, gloo->getRank(), gloo->getSize());
+  group->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
+  group->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
+  return group;
+#else
+  (void)store;
+  return gloo;
+#endif
+}
+
+}  // namespace tally::dist::compat
+
+#endif  // TALLY_ENGINE_DIST_C10D_COMPAT_H_

@@ -1,0 +1,39 @@
+"""@system: the Debian packages Tally builds on, as link options.
+
+Headers are in /usr/include (a builtin include directory of the toolchain),
+so the repository is only BUILD.system with Abseil's link options filled in.
+Abseil splits into many shared libraries whose set changes between releases
+(20220623 on Debian 12, 20240722 on Debian 13 moved string_view's operator<<
+into libabsl_string_view, logging into absl_log_*, ...): every installed
+libabsl_*.so is named, between --as-needed, so a binary records only those
+it uses and no release's list has to be kept here.
+"""
+
+def _list(opts):
+    return ",\n        ".join(["\"%s\"" % o for o in opts])
+
+def _system_repository_impl(rctx):
+    found = rctx.execute(["sh", "-c", "ls /usr/lib/*/libabsl_*.so /usr/lib/libabsl_*.so 2>/dev/null"])
+    names = sorted({
+        path.rpartition("/")[2][len("lib"):-len(".so")]: True
+        for path in found.stdout.split("\n")
+        if path.endswith(".so")
+    }.keys())
+    if not names:
+        fail("@system: no /usr/lib/**/libabsl_*.so (Debian package libabsl-dev; scripts/setup installs it)")
+    linkopts = ["-Wl,--push-state,--as-needed"] + ["-l" + n for n in names] + ["-Wl,--pop-state"]
+    # LibTorch built with glog (C10_USE_GLOG) logs through it; otherwise
+    # there is no glog to link.
+    macros = rctx.execute(["cat", "/usr/include/c10/macros/cmake_macros.h"]).stdout
+    glog = ["-lglog"] if "#define C10_USE_GLOG" in macros else []
+    rctx.template("BUILD.bazel", rctx.attr.build_file, {
+        "\"%{ABSL_LINKOPTS}\"": _list(linkopts),
+        "\"%{GLOG_LINKOPTS}\"": _list(glog),
+    })
+
+system_repository = repository_rule(
+    implementation = _system_repository_impl,
+    attrs = {"build_file": attr.label(allow_single_file = True)},
+    # Re-read on every fetch: the libraries are the machine's, not a download.
+    local = True,
+)
