@@ -15,6 +15,7 @@
 #include "engine/checkpoint_format.h"
 #include "engine/metric_set.h"
 #include "engine/prometheus.h"
+#include "engine/result_text.h"
 #include "engine/session_checkpoint.h"
 #include "engine/session_shards.h"
 #include "engine/window_ring.h"
@@ -22,6 +23,10 @@
 #include "support/torch_status.h"
 
 namespace tally {
+
+std::ostream& operator<<(std::ostream& os, const MetricValue& v) {
+  return os << v.spec << " = " << ValueToText(v.value);
+}
 namespace {
 
 namespace internal = engine::internal;

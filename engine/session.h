@@ -67,6 +67,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,9 @@ struct MetricValue {
   std::string label;  // the program's label for it
   ResultTree value;
 };
+
+// `spec = value`, the value as `tally eval` prints it (logs; test failures).
+std::ostream& operator<<(std::ostream& os, const MetricValue& v);
 
 // SessionCounters count a set's traffic since the session was created (or
 // the checkpoint it was restored from was): accepted updates, their rows

@@ -1,4 +1,4 @@
-// c10d across LibTorch releases. In 1.13 ProcessGroupGloo is a
+// c10d across LibTorch releases (1.13 on Debian 12, 2.6 on Debian 13). In 1.13 ProcessGroupGloo is a
 // c10d::ProcessGroup; from 2.0 it is a c10d::Backend, and a ProcessGroup
 // wraps one backend per device type. Sync takes a ProcessGroup on both, so a
 // caller's group from either release passes straight through.
@@ -7,9 +7,20 @@
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/version.h>
 
 namespace tally::dist::compat {
+
+// TCPStore options with the socket backend every release has: from 2.4
+// TCPStore defaults to libuv, which Debian's LibTorch is built without.
+inline c10d::TCPStoreOptions TcpStoreOptions() {
+  c10d::TCPStoreOptions opts;
+#if TORCH_VERSION_MAJOR >= 2
+  opts.useLibUV = false;
+#endif
+  return opts;
+}
 
 // A ProcessGroup whose CPU collectives run on `gloo`.
 inline c10::intrusive_ptr<c10d::ProcessGroup> GlooProcessGroup(const c10::intrusive_ptr<c10d::Store>& store,

@@ -32,7 +32,7 @@ int StoreServer::port() const { return impl_->store->getPort(); }
 absl::StatusOr<std::unique_ptr<StoreServer>> StoreServer::Start(const std::string& host, absl::Duration timeout) {
   auto impl = std::make_unique<Impl>();
   try {
-    c10d::TCPStoreOptions opts;
+    c10d::TCPStoreOptions opts = compat::TcpStoreOptions();
     opts.port = 0;  // the OS picks a free port: parallel runs never collide
     opts.isServer = true;
     opts.waitWorkers = false;
@@ -66,7 +66,7 @@ absl::StatusOr<std::unique_ptr<Group>> ConnectGloo(const Rendezvous& rv) {
   auto impl = std::make_unique<Group::Impl>();
   std::string step = "connecting to the store";
   try {
-    c10d::TCPStoreOptions opts;
+    c10d::TCPStoreOptions opts = compat::TcpStoreOptions();
     opts.port = static_cast<std::uint16_t>(rv.port);
     opts.isServer = false;
     opts.waitWorkers = false;

@@ -3,6 +3,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "engine/dist/c10d_compat.h"
+
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -29,7 +31,7 @@ TEST(C10dSmoke, CreateGlooDeviceForLoopback) {
 // One rank: a TCPStore server on an ephemeral loopback port and a Gloo group
 // of size 1 whose allreduce leaves the tensor unchanged.
 TEST(C10dSmoke, SingleRankAllreduce) {
-  c10d::TCPStoreOptions opts;
+  c10d::TCPStoreOptions opts = tally::dist::compat::TcpStoreOptions();
   opts.port = 0;
   opts.isServer = true;
   opts.numWorkers = 1;

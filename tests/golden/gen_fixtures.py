@@ -12,6 +12,15 @@ TorchMetrics is not imported; its rules were read from the torchmetrics v1.5.2 s
 
 Output: tests/golden/fixtures/{aggregation,regression,classification_binary,
 classification_multiclass,classification_multilabel,curves,retrieval}.json -- see tests/golden/README.md.
+
+Some expectations follow the points of torch.linspace (binned thresholds, calibration bins), which
+LibTorch 2.x rounds differently from 1.13 (float64 linspace(0, 1, 11)[6] is 0.6000000000000001 in 1.13,
+0.6 in 2.6). The fixtures hold the values under Debian 12's torch 1.13; run with a torch 2.x,
+
+    python3 tests/golden/gen_fixtures.py --torch2-overlay calibration
+
+recomputes each case of the suite from its stored inputs and writes tests/golden/fixtures/torch2/<suite>.json:
+the expected values that differ there, which the golden test uses when built against LibTorch 2.x.
 """
 import json
 import math
@@ -2670,7 +2679,56 @@ def gen_curve_outputs():
     return S
 
 
+def _cal_expected_of_case(case):
+    """A calibration case's expected value recomputed from its stored inputs (under this torch's linspace)."""
+    import re
+
+    args = dict(re.findall(r"(\w+)=([^,)]+)", case["metric"]))
+    ii = int(args["ignore_index"]) if "ignore_index" in args else None
+    n_bins = int(args.get("n_bins", 15))
+    norm = args.get("norm", "l1")
+    arr = {k: np.asarray(v["data"], _NP[v["dtype"]]).reshape(v["shape"]) for k, v in case["inputs"].items()}
+    if case["metric"].startswith("binary_"):
+        conf, acc = _cal_binary_prepare(arr["preds"], arr["target"], ii)
+    else:
+        conf, acc = _cal_multiclass_prepare(arr["preds"], arr["target"], ii)
+    return _expected(calibration_expected(conf, acc, n_bins, norm))
+
+
+def torch2_overlay(names):
+    """Writes fixtures/torch2/<suite>.json: each case of the suite recomputed from its stored inputs under
+    this (2.x) torch; only the cases whose expected value changes are listed."""
+    import torch
+
+    assert int(torch.__version__.split(".")[0]) >= 2, "run --torch2-overlay with a torch 2.x"
+    recompute = {"calibration": _cal_expected_of_case}
+    os.makedirs(os.path.join(OUT_DIR, "torch2"), exist_ok=True)
+    for name in names:
+        fname = name + ".json"
+        with open(os.path.join(OUT_DIR, fname)) as f:
+            cases = [c for c in json.load(f)["cases"] if "expected" in c]
+        changed = {}
+        for c in cases:
+            want = recompute[name](c)
+            if want != c["expected"]:
+                changed[c["name"]] = want
+        path = os.path.join(OUT_DIR, "torch2", fname)
+        if changed:
+            with open(path, "w") as f:
+                json.dump({"torch": torch.__version__, "expected": changed}, f, indent=1, sort_keys=True)
+                f.write("\n")
+        elif os.path.exists(path):
+            os.remove(path)
+        print(f"{os.path.relpath(path, HERE)}: {len(changed)} of {len(cases)} cases differ under torch "
+              f"{torch.__version__}")
+
+
 def main():
+    import sys
+
+    if sys.argv[1:2] == ["--torch2-overlay"]:
+        torch2_overlay(sys.argv[2:])
+        return
     suites = [gen_aggregation(), gen_regression(), gen_binary(), gen_multiclass(), gen_multilabel(),
               gen_curves(), gen_retrieval(), gen_curves_multi(), gen_calibration(), gen_auroc_max_fpr(), gen_curve_outputs()]
     total = 0

@@ -5,8 +5,9 @@ so the repository is only BUILD.system with Abseil's link options filled in.
 Abseil splits into many shared libraries whose set changes between releases
 (20220623 on Debian 12, 20240722 on Debian 13 moved string_view's operator<<
 into libabsl_string_view, logging into absl_log_*, ...): every installed
-libabsl_*.so is named, between --as-needed, so a binary records only those
-it uses and no release's list has to be kept here.
+libabsl_*.so is named, so no release's list has to be kept here. Not
+--as-needed: a test links Tally's libraries as shared objects, and ld then
+drops an Abseil library that only those objects (not the test's own) use.
 """
 
 def _list(opts):
@@ -21,7 +22,7 @@ def _system_repository_impl(rctx):
     }.keys())
     if not names:
         fail("@system: no /usr/lib/**/libabsl_*.so (Debian package libabsl-dev; scripts/setup installs it)")
-    linkopts = ["-Wl,--push-state,--as-needed"] + ["-l" + n for n in names] + ["-Wl,--pop-state"]
+    linkopts = ["-l" + n for n in names]
     # LibTorch built with glog (C10_USE_GLOG) logs through it; otherwise
     # there is no glog to link.
     macros = rctx.execute(["cat", "/usr/include/c10/macros/cmake_macros.h"]).stdout
