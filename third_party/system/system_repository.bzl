@@ -5,10 +5,15 @@ so the repository is only BUILD.system with Abseil's link options filled in.
 Abseil splits into many shared libraries whose set changes between releases
 (20220623 on Debian 12, 20240722 on Debian 13 moved string_view's operator<<
 into libabsl_string_view, logging into absl_log_*, ...): every installed
-libabsl_*.so is named, so no release's list has to be kept here. Not
+libabsl_*.so is named, so no release's list has to be kept here, except the
+command-line flag libraries (flags_*, log_flags), which Tally never uses and
+whose static flag registration crashes 20240722 binaries that load them
+unasked, and the failure signal handler (it installs signal handlers). Not
 --as-needed: a test links Tally's libraries as shared objects, and ld then
 drops an Abseil library that only those objects (not the test's own) use.
 """
+
+_UNUSED = ["absl_log_flags", "absl_failure_signal_handler"]
 
 def _list(opts):
     return ",\n        ".join(["\"%s\"" % o for o in opts])
@@ -20,6 +25,7 @@ def _system_repository_impl(rctx):
         for path in found.stdout.split("\n")
         if path.endswith(".so")
     }.keys())
+    names = [n for n in names if not n.startswith("absl_flags_") and n not in _UNUSED]
     if not names:
         fail("@system: no /usr/lib/**/libabsl_*.so (Debian package libabsl-dev; scripts/setup installs it)")
     linkopts = ["-l" + n for n in names]
