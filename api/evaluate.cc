@@ -63,6 +63,8 @@ absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, 
   TALLY_RETURN_IF_ERROR(CheckInputNamesAndRows(inputs));
   PreparedEval prepared;
   TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(inputs));
+  prepared.specs = specs;
+  prepared.signature = sig;
   TALLY_ASSIGN_OR_RETURN(prepared.entries, BuildEntries(specs, sig, options.device));
   CompileOptions co;
   co.device = options.device;

@@ -55,6 +55,8 @@ absl::Status CheckInputNamesAndRows(const NamedTensors& inputs);
 
 // PreparedEval is a compiled program and the inputs it takes.
 struct PreparedEval {
+  std::vector<std::string> specs;
+  dsl::Signature signature;  // of the inputs
   std::vector<CollectionEntry> entries;
   std::unique_ptr<Program> program;
   NamedTensors used;  // the inputs the program takes, on its device

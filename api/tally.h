@@ -5,6 +5,7 @@
 //   Entries -> a program:      Compile (engine/compiler.h), Program
 //   Arrays in memory -> values: Evaluate (api/evaluate.h)
 //   A long-running server:     CreateSession (api/session_factory.h), Session
+//   States across machines:   SaveState, MergeStates (api/state_files.h)
 //   Results as text:           ResultsToJson, ValueToJson (engine/result_text.h)
 //   Metrics of your own:       the DSL (engine/dsl/builder.h), Metric
 //   What metrics there are:    DescribeMetrics (metrics/catalogue.h)
@@ -14,6 +15,7 @@
 #include "api/evaluate.h"         // IWYU pragma: export
 #include "api/npy_tensors.h"      // IWYU pragma: export
 #include "api/session_factory.h"  // IWYU pragma: export
+#include "api/state_files.h"      // IWYU pragma: export
 #include "api/version.h"          // IWYU pragma: export
 #include "engine/compiler.h"      // IWYU pragma: export
 #include "engine/dsl/builder.h"   // IWYU pragma: export

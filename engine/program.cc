@@ -234,6 +234,10 @@ absl::Status Program::Update(const NamedTensors& inputs) {
   std::vector<at::Tensor> partials;
   partials.reserve(partial_of_state_.size());
   for (int idx : partial_of_state_) partials.push_back((*outs)[idx]);
+  return FoldIn(partials);
+}
+
+absl::Status Program::FoldIn(const std::vector<at::Tensor>& partials) {
   // Sum states fold in place (no allocation per update) when the partial
   // matches the state exactly; everything that can fail runs first, so the
   // update still applies fully or not at all.
@@ -323,8 +327,9 @@ absl::Status Program::Merge(const Program& other) {
         for (const auto& t : other.store_.states()) incoming.push_back(t.to(dev));
       },
       metric_names_));
-  TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> next, Fold(store_.states(), incoming));
-  store_.Replace(std::move(next));
+  // As an update: cat states append by amortized doubling, so merging k
+  // programs copies their rows O(1) times each, not O(k).
+  TALLY_RETURN_IF_ERROR(FoldIn(incoming));
   Unsync();
   return absl::OkStatus();
 }
@@ -339,6 +344,10 @@ absl::StatusOr<std::unique_ptr<Program>> Program::To(const ir::Device& device) c
 
 absl::StatusOr<std::string> Program::SaveState() const {
   return engine::internal::EncodeStates(module_->states, store_.states(), metric_names_);
+}
+
+absl::StatusOr<std::string> Program::SaveComputedState() const {
+  return engine::internal::EncodeStates(module_->states, synced() ? synced_states() : states(), metric_names_);
 }
 
 absl::Status Program::LoadState(absl::string_view bytes) {

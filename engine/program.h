@@ -105,6 +105,9 @@ class Program {
   const std::string& fingerprint() const { return fingerprint_; }
   // SaveState serializes the states (device-independent bytes).
   absl::StatusOr<std::string> SaveState() const;
+  // SaveComputedState serializes what Compute reads: the synced copy after
+  // dist::Sync (every rank's rows), else the states.
+  absl::StatusOr<std::string> SaveComputedState() const;
   // LoadState replaces the states with saved ones; all or nothing.
   absl::Status LoadState(absl::string_view bytes);
   // To returns this program recompiled for `device` — placement, fusion and
@@ -134,6 +137,9 @@ class Program {
   absl::StatusOr<std::vector<at::Tensor>> Fold(const std::vector<at::Tensor>& current,
                                                const std::vector<at::Tensor>& incoming, bool skip_sums = false,
                                                bool skip_cats = false) const;
+  // FoldIn folds `partials` (one per state: an update's partials, or another
+  // program's states) into the states, in place where the store can.
+  absl::Status FoldIn(const std::vector<at::Tensor>& partials);
   // CheckInputs also binds the update graph's symbolic dims in `sizes`.
   absl::Status CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered,
                            SymbolSizes* sizes = nullptr) const;

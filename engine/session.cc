@@ -18,6 +18,7 @@
 #include "engine/result_text.h"
 #include "engine/session_checkpoint.h"
 #include "engine/session_shards.h"
+#include "engine/state_file.h"
 #include "engine/window_ring.h"
 #include "support/status_macros.h"
 #include "support/torch_status.h"
@@ -238,12 +239,12 @@ absl::StatusOr<dsl::Signature> Session::CheckpointSignature(const std::string& p
   TALLY_ASSIGN_OR_RETURN(std::string file, checkpoint::ReadFile(path));
   TALLY_ASSIGN_OR_RETURN(absl::string_view payload, checkpoint::Unframe(file, path));
   checkpoint::Reader r(payload);
-  return internal::ReadSignature(r, path);
+  return engine::ReadSignature(r, path);
 }
 
 absl::Status Session::SaveCheckpoint(const std::string& path) const {
   std::string payload;
-  internal::PutSignature(payload, sig_);
+  engine::PutSignature(payload, sig_);
   {
     std::lock_guard<std::mutex> lock(read_mu_);
     checkpoint::PutU64(payload, sets_.size());
@@ -253,6 +254,20 @@ absl::Status Session::SaveCheckpoint(const std::string& path) const {
     }
   }
   return checkpoint::WriteFileAtomically(path, checkpoint::Frame(payload));
+}
+
+absl::StatusOr<std::string> Session::SaveState(absl::string_view set_name) const {
+  TALLY_ASSIGN_OR_RETURN(MetricSet * set, FindSet(set_name));
+  engine::StateFile file;
+  file.signature = sig_;
+  file.specs = set->specs;
+  file.layout_hash = checkpoint::HexHash(engine::StateLayout(set->proto->module()));
+  {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    TALLY_RETURN_IF_ERROR(Harvest(*set));
+    TALLY_ASSIGN_OR_RETURN(file.states, set->total->SaveState());
+  }
+  return engine::EncodeStateFile(file);
 }
 
 absl::Status Session::LoadCheckpoint(const std::string& path) {

@@ -206,6 +206,10 @@ class Session {
   // bytes), u64 FNV-1a of everything before it; little-endian. The payload
   // starts with the input signature (count, then name, dtype, dims each).
   absl::Status SaveCheckpoint(const std::string& path) const;
+  // SaveState returns `set`'s merged states as a state file
+  // (engine/state_file.h), a consistent cut as every read is: what another
+  // replica's states, or `tally merge`, fold it with (api/state_files.h).
+  absl::StatusOr<std::string> SaveState(absl::string_view set = "default") const;
   // CheckpointSignature reads the input signature a checkpoint was saved
   // with, so that a restarting server can create the same session
   // (`tally serve --checkpoint`) before it has seen any input.

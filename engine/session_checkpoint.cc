@@ -11,41 +11,6 @@
 
 namespace tally::engine::internal {
 
-void PutSignature(std::string& out, const dsl::Signature& sig) {
-  checkpoint::PutU64(out, sig.size());
-  for (const dsl::InputSpec& in : sig) {
-    checkpoint::PutString(out, in.name);
-    checkpoint::PutString(out, ir::DTypeName(in.dtype));
-    checkpoint::PutU64(out, in.shape.size());
-    for (int64_t d : in.shape) checkpoint::PutU64(out, static_cast<uint64_t>(d));
-  }
-}
-
-absl::StatusOr<dsl::Signature> ReadSignature(checkpoint::Reader& r, absl::string_view path) {
-  auto bad = [&](absl::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat("checkpoint ", path, ": ", what));
-  };
-  uint64_t n = 0;
-  if (!r.U64(n) || n > 16) return bad("truncated or corrupt signature");
-  dsl::Signature sig(n);
-  for (dsl::InputSpec& in : sig) {
-    std::string dtype;
-    uint64_t rank = 0;
-    if (!r.String(in.name) || !r.String(dtype) || !r.U64(rank) || rank > 16)
-      return bad("truncated or corrupt signature");
-    auto d = ir::ParseDType(dtype);
-    if (!d.ok()) return bad(d.status().message());
-    in.dtype = *d;
-    in.shape.resize(rank);
-    for (int64_t& dim : in.shape) {
-      uint64_t v = 0;
-      if (!r.U64(v)) return bad("truncated signature");
-      dim = static_cast<int64_t>(v);
-    }
-  }
-  return sig;
-}
-
 absl::Status PutSet(std::string& out, const Session::MetricSet& set, const std::vector<Session::Window>& windows) {
   checkpoint::PutString(out, set.name);
   checkpoint::PutString(out, absl::StrJoin(set.specs, "\n"));

@@ -17,14 +17,10 @@
 #include "engine/dsl/builder.h"
 #include "engine/program.h"
 #include "engine/session.h"
+#include "engine/state_file.h"
 #include "engine/window_ring.h"
 
 namespace tally::engine::internal {
-
-// PutSignature appends the input signature (count, then name, dtype, dims
-// each); ReadSignature reads it back, naming `path` in errors.
-void PutSignature(std::string& out, const dsl::Signature& sig);
-absl::StatusOr<dsl::Signature> ReadSignature(checkpoint::Reader& r, absl::string_view path);
 
 // PutSet appends one harvested set: name, specs, fingerprint hash, counters,
 // states, the update counter and the read side's rings of the update-count

@@ -4,6 +4,7 @@
 Usage:
   scripts/count_tests.py [--bep FILE [--bazel-exit N]]... [--testlogs DIR]
                          [--root DIR] [--check NAME=EXIT]... [--counts NAME=P,F]...
+                         [--junit FILE]...
 
 With --bep (a --build_event_json_file written by the `bazel test` run being
 counted) only that run's results count. --bep may be repeated to count
@@ -25,6 +26,8 @@ Without --bep every bazel-testlogs/**/test.xml is counted (may include stale
 results from earlier runs). --root DIR reads the BEP's files under DIR (a run
 inside a chroot at DIR, e.g. scripts/check-debian13's). --counts NAME=P,F adds
 a suite counted elsewhere (its own `tests:` line), e.g. the CMake checks.
+--junit FILE counts ctest's JUnit XML case by case (a missing or unreadable
+file is 1 failed); with only --junit, no Bazel results are counted.
 
 Exit status: 1 if any failed, else 0. The last line printed is always the
 `tests: N passed, M failed` line.
@@ -173,6 +176,26 @@ def count_from_glob(testlogs):
     return passed, failed, 0, notes
 
 
+def count_junit(path):
+    """Returns (passed, failed, notes) for ctest's --output-junit XML."""
+    try:
+        cases = list(ET.parse(path).getroot().iter("testcase"))
+    except (ET.ParseError, OSError) as e:
+        return 0, 1, ["%s: unreadable (%s)" % (path, e)]
+    passed = failed = 0
+    notes = []
+    for case in cases:
+        status = case.get("status", "")
+        if status in ("disabled", "notrun", "skipped") or case.find("skipped") is not None:
+            continue
+        if status == "run" and case.find("failure") is None and case.find("error") is None:
+            passed += 1
+        else:
+            failed += 1
+            notes.append("%s: %s" % (os.path.basename(path), case.get("name", "?")))
+    return passed, failed, notes
+
+
 def unexplained_exit(bazel_exit, failed, build_failures):
     """True if a non-zero bazel exit is not explained by the counted failures.
 
@@ -196,6 +219,8 @@ def main(argv):
                         help="directory the BEP's file paths are relative to (a chroot)")
     parser.add_argument("--counts", action="append", default=[], metavar="NAME=P,F",
                         help="a suite counted elsewhere: P passed, F failed (repeatable)")
+    parser.add_argument("--junit", action="append", default=[], metavar="FILE",
+                        help="ctest's JUnit XML, counted case by case (repeatable)")
     args = parser.parse_args(argv)
     global _ROOT
     _ROOT = args.root.rstrip("/")
@@ -208,8 +233,11 @@ def main(argv):
         for bep, bazel_exit in zip(args.bep, exits):
             prefix = os.path.basename(bep) + ": " if len(args.bep) > 1 else ""
             runs.append((prefix, count_from_bep(bep), bazel_exit))
-    else:
+    elif not args.junit:
         runs.append(("", count_from_glob(args.testlogs), exits[0]))
+    for junit in args.junit:
+        p, f, notes = count_junit(junit)
+        runs.append(("", (p, f, 0, notes), 0))
     passed = failed = 0
     for prefix, (p, f, build_failures, notes), bazel_exit in runs:
         if unexplained_exit(bazel_exit, f, build_failures):

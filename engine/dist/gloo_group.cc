@@ -1,9 +1,11 @@
 #include "engine/dist/gloo_group.h"
 
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 
 #include "absl/strings/ascii.h"
@@ -17,6 +19,18 @@ namespace {
 
 std::chrono::milliseconds Millis(absl::Duration d) {
   return std::chrono::milliseconds(std::max<int64_t>(1, absl::ToInt64Milliseconds(d)));
+}
+
+// GlooDevice is the transport device Rendezvous::local_addr describes.
+std::shared_ptr<::gloo::transport::Device> GlooDevice(const std::string& local_addr) {
+  if (!local_addr.empty()) return c10d::ProcessGroupGloo::createDeviceForHostname(local_addr);
+  const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+  if (ifname != nullptr && *ifname != '\0') {
+    std::string first(ifname);
+    first = first.substr(0, first.find(','));
+    return c10d::ProcessGroupGloo::createDeviceForInterface(first);
+  }
+  return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
 }  // namespace
@@ -68,13 +82,16 @@ absl::StatusOr<std::unique_ptr<Group>> ConnectGloo(const Rendezvous& rv) {
   try {
     c10d::TCPStoreOptions opts = compat::TcpStoreOptions();
     opts.port = static_cast<std::uint16_t>(rv.port);
-    opts.isServer = false;
+    opts.isServer = rv.host_store;
     opts.waitWorkers = false;
     opts.timeout = Millis(rv.timeout);
+    if (rv.host_store) step = absl::StrCat("starting the store on port ", rv.port);
     impl->store = c10::make_intrusive<c10d::TCPStore>(rv.host, opts);
-    step = "waiting for every rank";
+    if (!rv.store_prefix.empty()) impl->store = c10::make_intrusive<c10d::PrefixStore>(rv.store_prefix, impl->store);
+    step = "binding Gloo";
     auto options = c10d::ProcessGroupGloo::Options::create(Millis(rv.timeout));
-    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(rv.host));
+    options->devices.push_back(GlooDevice(rv.local_addr));
+    step = "waiting for every rank";
     options->threads = 1;  // Tally issues one collective at a time
     impl->pg = compat::GlooProcessGroup(
         impl->store, c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, rv.rank, rv.world_size, options));

@@ -4,7 +4,9 @@
 // OS-assigned port (so parallel runs never collide), usually in a parent
 // process that forks the ranks (engine/dist/launch.h). Each rank joins with
 // ConnectGloo, which connects to the store and builds a ProcessGroupGloo whose
-// transport is bound to the same host. Both are bounded by a timeout: a rank
+// transport is bound to `local_addr`. Ranks started by someone else (torchrun,
+// Slurm, by hand on several hosts) meet as torch.distributed's env://
+// does: rank 0 hosts the store at MASTER_ADDR:MASTER_PORT (`host_store`). Both are bounded by a timeout: a rank
 // that never joins gives every other rank a DeadlineExceeded status, and a
 // collective that waits on a dead rank fails (engine/dist/sync.h).
 //
@@ -27,8 +29,19 @@ namespace tally::dist {
 
 // Rendezvous says where and as what a rank joins.
 struct Rendezvous {
-  std::string host = "127.0.0.1";  // the store's host; Gloo binds here too
-  int port = 0;                    // the store's port (StoreServer::port)
+  std::string host = "127.0.0.1";  // the store's host (MASTER_ADDR)
+  int port = 0;                    // the store's port (StoreServer::port, MASTER_PORT)
+  // host_store: this rank starts the store's server at host:port (rank 0 of
+  // ranks that no launcher of ours started).
+  bool host_store = false;
+  // store_prefix, when not empty, prefixes every key this group writes: a
+  // store shared with others (torchrun's agent store, whose ranks use
+  // "/worker/attempt_<restart count>").
+  std::string store_prefix;
+  // local_addr is the address this rank's Gloo transport binds to; empty:
+  // the interface GLOO_SOCKET_IFNAME names (the first of a comma list), else
+  // the address this host's name resolves to (c10d's default device).
+  std::string local_addr = "127.0.0.1";
   int rank = 0;
   int world_size = 1;
   // timeout bounds joining (every rank must arrive within it) and every

@@ -168,6 +168,18 @@ absl::StatusOr<Compiled> CompileModuleFor(const std::vector<std::string>& specs,
   return CompileModule(*entries, options);
 }
 
+std::map<std::string, std::vector<std::string>> SpecsByForm() {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& m : metrics::AllMetrics()) {
+    for (const std::string& spec : SpecsFor(m)) {
+      for (const Form& form : FormsFor(m)) {
+        if (CompileModuleFor({spec}, form, CompileOptions{}).ok()) out[form.name].push_back(spec);
+      }
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<Program>> CompileFor(const std::vector<std::string>& specs, const Form& form,
                                                     const CompileOptions& options) {
   auto entries = EntriesFor(specs, form, options.device);

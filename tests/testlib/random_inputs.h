@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ std::string SpecFor(const metrics::MetricInfo& m);
 // unsorted list); for a task wrapper, its binary and multilabel tasks (those
 // it has) and, over a curve, thresholds=5.
 std::vector<std::string> SpecsFor(const metrics::MetricInfo& m);
+
+// SpecsByForm lists, per form name, every spec (SpecsFor of every metric)
+// that compiles for that form alone: the registry-wide tests' collections.
+std::map<std::string, std::vector<std::string>> SpecsByForm();
 
 // WithArg adds `arg` ("key=value") to a spec string.
 std::string WithArg(const std::string& spec, const std::string& arg);

@@ -23,7 +23,7 @@ TEST(CliParserTest, TopLevelHelpListsEveryCommand) {
   for (const char* help : {"--help", "-h", "help"}) {
     Invocation r = RunTally({help});
     ASSERT_EQ(r.exit_code, 0) << r;
-    for (const char* cmd : {"eval", "inspect", "bench", "export", "serve", "list-metrics"}) {
+    for (const char* cmd : {"eval", "inspect", "bench", "export", "serve", "merge", "list-metrics"}) {
       EXPECT_THAT(r.out, HasSubstr(cmd)) << help;
     }
   }
@@ -46,8 +46,12 @@ TEST(CliParserTest, CommandHelpListsEveryFlagOfTheCommand) {
         "--max-state-bytes", "--dtype", "--threads", "--max-connections", "--max-connections-per-client",
         "--idle-timeout", "--request-timeout", "--auth-token-file"}},
       {"eval",
-       {"--metric", "--input", "--batch-size", "--world-size", "--sync-timeout", "--backend", "--device", "--format",
+       {"--metric", "--input", "--batch-size", "--world-size", "--sync-timeout", "--rank", "--master-addr",
+        "--master-port", "--local-addr", "--inputs-per-rank", "--save-state", "--backend", "--device", "--format",
         "--checked", "--transfer-inputs", "--max-state-bytes"}},
+      {"merge",
+       {"SOURCE", "--format", "--save-state", "--auth-token-file", "--timeout", "--device", "--backend",
+        "--max-state-bytes"}},
       {"inspect", {"--metric", "--input", "--device", "--dump-after", "--proof", "--transfer-inputs", "--format"}},
       {"bench", {"--workload", "--backend", "--format", "--quick"}},
       {"export", {"--metric", "--input", "--out", "--device"}},

@@ -846,6 +846,61 @@ TEST_F(ServeTest, LoadOfConcurrentClients) {
 // ---------------------------------------------------------------------------
 // 4. Checkpoints and crashes.
 
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// Verifies the replica pattern of docs/distributed.md: two servers fed
+// disjoint rows (several updates each) give, through `tally merge` of their
+// `GET /v1/state`, byte for byte the stdout of `tally eval --format json`
+// over the union of the rows, for counting metrics and exact curves (`cat`
+// states); the state is an octet stream that `tally merge` also reads from
+// a file, and a server without updates answers 409.
+TEST_F(ServeTest, MergeOfTwoServersEqualsEvalOverTheUnion) {
+  constexpr int64_t kRows = 301, kSplit = 113, kBatch = 37;
+  DataSet binary = Binary(kRows, 11);
+  binary.specs.push_back("binary_auroc");
+  binary.specs.push_back("binary_average_precision");
+  for (const DataSet& d : {Multiclass(kRows, 5, 10), binary}) {
+    SCOPED_TRACE(d.label);
+    auto a = SpawnServe(d.specs), b = SpawnServe(d.specs);
+    ASSERT_LISTENING(a);
+    ASSERT_LISTENING(b);
+    Client ca(*a), cb(*b);
+    EXPECT_EQ(ca.Get("/v1/state").status, 409);
+    for (int64_t r = 0; r < kRows; r += kBatch) {
+      const int64_t end = std::min(kRows, r + kBatch);
+      // Rows before kSplit go to server a, the rest to b (the batch that
+      // straddles it is split).
+      if (r < kSplit) {
+        ASSERT_EQ(ca.Update(Body(d, r, std::min(end, kSplit))).status, 200);
+      }
+      if (end > kSplit) {
+        ASSERT_EQ(cb.Update(Body(d, std::max(r, kSplit), end)).status, 200);
+      }
+    }
+    Invocation eval = Eval(d, 0, kRows, 0, Dir("replicas_" + d.label));
+    ASSERT_EQ(eval.exit_code, 0) << eval;
+    const std::string url_a = absl::StrCat("http://127.0.0.1:", a->port()), url_b = absl::StrCat("http://127.0.0.1:", b->port());
+    Invocation merged = RunTally({"merge", "--format", "json", url_b, url_a});
+    ASSERT_EQ(merged.exit_code, 0) << merged;
+    EXPECT_EQ(merged.out, eval.out);
+
+    Reply state = ca.Get("/v1/state");
+    ASSERT_EQ(state.status, 200);
+    EXPECT_EQ(state.content_type, "application/octet-stream");
+    EXPECT_EQ(state.body.substr(0, 8), "TALLYSTA");
+    const std::string file = absl::StrCat(Dir("replicas_" + d.label), "/a.st");
+    WriteFile(file, state.body);
+    Invocation mixed = RunTally({"merge", "--format", "json", file, url_b});
+    ASSERT_EQ(mixed.exit_code, 0) << mixed;
+    EXPECT_EQ(mixed.out, eval.out);
+  }
+  // A server that cannot be reached is one line naming it.
+  Invocation gone = RunTally({"merge", "http://127.0.0.1:1", "--timeout", "2"});
+  EXPECT_TRUE(OneCleanErrorLine(gone, {"http://127.0.0.1:1"})) << gone;
+}
+
 bool HasTempFiles(const std::string& dir, const std::string& file) {
   bool found = false;
   DIR* d = opendir(dir.c_str());
@@ -856,10 +911,6 @@ bool HasTempFiles(const std::string& dir, const std::string& file) {
 }
 
 using ::tally::testing::ReadFile;
-
-void WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 // Verifies that after POST /v1/checkpoint, more updates and a kill -9, a
 // server restarted with the same --checkpoint answers exactly the metrics

@@ -194,7 +194,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown workload '", name,
         "' (acc_small, cls_small, cls_large, cls_vocab, cls_imagenet21k, auroc_large, auroc_large_bf16, reg_large, "
-        "retrieval, sync_cls)"));
+        "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
   return w;
@@ -245,15 +245,68 @@ absl::StatusOr<BenchResult> RunSyncBench(const std::string& backend, bool quick)
   return r;
 }
 
+// RunMergeBench is merge_cls and merge_retrieval: a shard of the cls_small
+// collection (100 updates of 32 rows) or of the retrieval one (one update:
+// 100 queries x 100 documents, other queries in each file) saved as a state
+// file, and `tally merge`'s work over 100 such files: MergeStates, then the
+// compute.
+absl::StatusOr<BenchResult> RunMergeBench(const std::string& workload, const std::string& backend, bool quick) {
+  const bool cls = workload == "merge_cls";
+  TALLY_ASSIGN_OR_RETURN(Workload w, MakeWorkload(cls ? "cls_small" : "retrieval", quick));
+  PreparedEval shard;
+  shard.specs = w.specs;
+  const NamedTensors& first = w.batches.empty() ? w.batch : w.batches[0];
+  TALLY_ASSIGN_OR_RETURN(shard.signature, SignatureOf(first));
+  TALLY_ASSIGN_OR_RETURN(shard.entries, BuildEntries(w.specs, shard.signature, ir::Device{}));
+  EvalOptions eo;
+  TALLY_ASSIGN_OR_RETURN(eo.backend, exec::ParseBackend(backend));
+  CompileOptions co;
+  co.backend = eo.backend;
+  TALLY_ASSIGN_OR_RETURN(shard.program, Compile(shard.entries, co));
+  const int files = 100, runs = quick ? 1 : 5;
+  std::vector<StateSource> sources;
+  for (int i = 0; i < files; ++i) {
+    // cls: the same shard each time (fixed-size states); retrieval: update i
+    // of the workload (other queries), as many as it has.
+    if (cls ? i == 0 : i < static_cast<int>(w.batches.size())) {
+      TALLY_RETURN_IF_ERROR(shard.program->Reset());
+      for (int u = 0; u < (cls ? 100 : 1); ++u) TALLY_RETURN_IF_ERROR(shard.program->Update(cls ? first : w.batches[i]));
+      TALLY_ASSIGN_OR_RETURN(std::string bytes, SaveState(shard));
+      sources.push_back({absl::StrCat("shard", i), std::move(bytes)});
+    } else {
+      sources.push_back({absl::StrCat("shard", i), sources[i % sources.size()].bytes});
+    }
+  }
+  const std::string& bytes = sources[0].bytes;
+  std::vector<double> times;
+  for (int run = 0; run < runs; ++run) {
+    auto t0 = Clock::now();
+    TALLY_ASSIGN_OR_RETURN(MergedStates merged, MergeStates(sources, eo));
+    TALLY_RETURN_IF_ERROR(merged.program->Compute().status());
+    times.push_back(SecondsSince(t0));
+  }
+  BenchResult r;
+  r.workload = workload;
+  r.backend = backend;
+  r.aten_calls_per_update = shard.program->num_update_kernels();
+  r.state_file_bytes = static_cast<double>(bytes.size());
+  r.sources_merged = files;
+  r.ms_merge = Median(times) * 1e3;
+  r.state_bytes = static_cast<double>(shard.program->module().FixedStateBytes());
+  r.peak_rss_mb = PeakRssMb();
+  return r;
+}
+
 }  // namespace
 
 std::vector<std::string> BenchWorkloads() {
-  return {"acc_small",   "cls_small",        "cls_large", "cls_vocab", "cls_imagenet21k",
-          "auroc_large", "auroc_large_bf16", "reg_large", "retrieval", "sync_cls"};
+  return {"acc_small", "cls_small", "cls_large", "cls_vocab", "cls_imagenet21k", "auroc_large", "auroc_large_bf16",
+          "reg_large", "retrieval", "sync_cls",  "merge_cls", "merge_retrieval"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick) {
   if (workload == "sync_cls") return RunSyncBench(backend, quick);
+  if (workload == "merge_cls" || workload == "merge_retrieval") return RunMergeBench(workload, backend, quick);
   TALLY_ASSIGN_OR_RETURN(exec::Backend be, exec::ParseBackend(backend));
   TALLY_ASSIGN_OR_RETURN(Workload w, MakeWorkload(workload, quick));
   TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(w.batch));
@@ -319,6 +372,11 @@ std::string BenchToJson(const BenchResult& r) {
   field("bandwidth_fraction", r.bandwidth_fraction);
   // Bytes print whole (a double's six significant digits would round them).
   if (r.state_bytes) absl::StrAppend(&out, ", \"state_bytes\": ", static_cast<int64_t>(*r.state_bytes));
+  if (r.state_file_bytes) {
+    absl::StrAppend(&out, ", \"state_file_bytes\": ", static_cast<int64_t>(*r.state_file_bytes));
+  }
+  field("sources_merged", r.sources_merged);
+  field("ms_merge", r.ms_merge);
   field("peak_rss_mb", r.peak_rss_mb);
   absl::StrAppend(&out, ", \"aten_calls_per_update\": ", r.aten_calls_per_update, "}");
   return out;
@@ -342,6 +400,11 @@ std::string BenchToTable(const BenchResult& r) {
   if (r.state_bytes) {
     absl::StrAppend(&out, "  state_bytes: ", static_cast<int64_t>(*r.state_bytes), " bytes (fixed-size states)\n");
   }
+  if (r.state_file_bytes) {
+    absl::StrAppend(&out, "  state_file_bytes: ", static_cast<int64_t>(*r.state_file_bytes), " bytes (one shard)\n");
+  }
+  row("sources_merged", r.sources_merged, "");
+  row("ms_merge", r.ms_merge, " ms (MergeStates of every source + compute)");
   row("peak_rss_mb", r.peak_rss_mb, " MB (peak resident, whole process)");
   absl::StrAppend(&out, "  aten_calls_per_update: ", r.aten_calls_per_update, "\n");
   return out;

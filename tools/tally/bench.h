@@ -35,6 +35,12 @@ struct BenchResult {
   // (getrusage), inputs and the compile included.
   std::optional<double> state_bytes;
   std::optional<double> peak_rss_mb;
+  // merge_* workloads: one shard's state file, and the time MergeStates
+  // takes over `sources_merged` of them (compiling the program included)
+  // plus the compute of the merged result.
+  std::optional<double> state_file_bytes;
+  std::optional<double> sources_merged;
+  std::optional<double> ms_merge;
   int64_t aten_calls_per_update = 0;
 };
 

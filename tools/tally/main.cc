@@ -17,14 +17,17 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "api/tally.h"
 #include "api/version.h"
 #include "engine/io/npy.h"
+#include "engine/io/regular_file.h"
 #include "support/status_macros.h"
 #include "support/torch_logging_compat.h"
 #include "support/torch_status.h"
@@ -33,6 +36,7 @@
 #include "tools/tally/distributed_eval.h"
 #include "tools/tally/export.h"
 #include "tools/tally/inspect.h"
+#include "tools/tally/merge.h"
 #include "tools/tally/serve.h"
 
 namespace tally::tools {
@@ -42,6 +46,7 @@ namespace {
 struct Args {
   std::map<std::string, std::vector<std::string>> values;
   std::vector<std::string> switches;
+  std::vector<std::string> positional;  // a command's operands (merge's sources)
   bool Has(const std::string& k) const { return values.count(k) > 0; }
   bool Switch(const std::string& k) const { return std::find(switches.begin(), switches.end(), k) != switches.end(); }
   std::string Get(const std::string& k, const std::string& dflt) const {
@@ -60,7 +65,22 @@ absl::Status PositiveIntFlag(const Args& a, const std::string& name, int64_t* ou
   return absl::OkStatus();
 }
 
-absl::StatusOr<NamedTensors> ReadInputs(const Args& a) {
+// SecondsFlag sets `out` from `--name` when given: a positive number of
+// seconds, at most a day.
+absl::Status SecondsFlag(const Args& a, const std::string& name, absl::Duration* out) {
+  if (!a.Has(name)) return absl::OkStatus();
+  double seconds = 0;
+  if (!absl::SimpleAtod(a.Get(name, ""), &seconds) || !(seconds > 0) || seconds > 86400) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, " must be a positive number of seconds, got '", a.Get(name, ""), "'"));
+  }
+  *out = absl::Seconds(seconds);
+  return absl::OkStatus();
+}
+
+// ReadInputs reads every --input; `{rank}` in a path is `rank` (one file
+// per rank of a distributed eval).
+absl::StatusOr<NamedTensors> ReadInputs(const Args& a, int rank = -1) {
   NamedTensors inputs;
   auto it = a.values.find("input");
   if (it == a.values.end()) return inputs;
@@ -70,6 +90,7 @@ absl::StatusOr<NamedTensors> ReadInputs(const Args& a) {
       return absl::InvalidArgumentError(absl::StrCat("--input expects NAME=FILE, got '", kv, "'"));
     }
     std::string name = kv.substr(0, eq), path = kv.substr(eq + 1);
+    if (rank >= 0) path = absl::StrReplaceAll(path, {{"{rank}", absl::StrCat(rank)}});
     for (const auto& [n, t] : inputs) {
       if (n == name) return absl::InvalidArgumentError(absl::StrCat("input '", name, "' given twice"));
     }
@@ -83,55 +104,140 @@ absl::StatusOr<NamedTensors> ReadInputs(const Args& a) {
   return inputs;
 }
 
+// EnvOrFlag is --flag when given, else the environment variable `env`
+// (torchrun's names), else "".
+std::string EnvOrFlag(const Args& a, const std::string& flag, const char* env) {
+  if (a.Has(flag)) return a.Get(flag, "");
+  const char* v = *env == '\0' ? nullptr : std::getenv(env);
+  return v == nullptr ? "" : v;
+}
+
+// IntSetting parses EnvOrFlag as an integer in [lo, hi]; `fallback` when
+// neither is set.
+absl::StatusOr<int64_t> IntSetting(const Args& a, const std::string& flag, const char* env, int64_t lo, int64_t hi,
+                                   int64_t fallback) {
+  std::string text = EnvOrFlag(a, flag, env);
+  if (text.empty() && !a.Has(flag)) return fallback;
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(text, &v) || v < lo || v > hi) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, a.Has(flag) ? "" : absl::StrCat(" (from ", env, ")"),
+                                                   " must be an integer from ", lo, " to ", hi, ", got '", text, "'"));
+  }
+  return v;
+}
+
+// DistributedSettings reads the group's flags and torchrun's variables.
+absl::StatusOr<DistributedEvalOptions> DistributedSettings(const Args& a, const std::string& format) {
+  DistributedEvalOptions d;
+  d.format = format;
+  d.save_state = a.Get("save-state", "");
+  TALLY_ASSIGN_OR_RETURN(int64_t rank, IntSetting(a, "rank", "RANK", 0, kMaxWorldSize - 1, -1));
+  // WORLD_SIZE counts only for a rank: alone it would fork ranks unasked.
+  TALLY_ASSIGN_OR_RETURN(int64_t world, rank >= 0 ? IntSetting(a, "world-size", "WORLD_SIZE", 1, kMaxWorldSize, 1)
+                                                  : IntSetting(a, "world-size", "", 1, kMaxWorldSize, 1));
+  d.world_size = static_cast<int>(world);
+  d.rank = static_cast<int>(rank);
+  TALLY_RETURN_IF_ERROR(SecondsFlag(a, "sync-timeout", &d.timeout));
+  d.inputs_per_rank = a.Switch("inputs-per-rank");
+  if (d.rank < 0) {
+    for (const char* flag : {"master-addr", "master-port", "local-addr", "inputs-per-rank"}) {
+      if (a.Has(flag) || a.Switch(flag)) {
+        return absl::InvalidArgumentError(absl::StrCat("--", flag, " needs --rank (or RANK)"));
+      }
+    }
+    return d;
+  }
+  if (d.rank >= d.world_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rank ", d.rank, " is not below --world-size ", d.world_size, " (ranks are 0 to W-1)"));
+  }
+  d.master_addr = EnvOrFlag(a, "master-addr", "MASTER_ADDR");
+  if (d.master_addr.empty()) {
+    return absl::InvalidArgumentError("--rank needs --master-addr (or MASTER_ADDR): the host of rank 0");
+  }
+  TALLY_ASSIGN_OR_RETURN(int64_t port, IntSetting(a, "master-port", "MASTER_PORT", 1, 65535, 0));
+  if (port == 0) return absl::InvalidArgumentError("--rank needs --master-port (or MASTER_PORT)");
+  d.master_port = static_cast<int>(port);
+  d.local_addr = a.Get("local-addr", "");
+  // Under torchrun (elastic agent) the agent already serves the store.
+  const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  if (agent != nullptr && std::string(agent) == "True") {
+    d.agent_store = true;
+    const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    d.store_prefix = absl::StrCat("/worker/attempt_", attempt == nullptr || *attempt == '\0' ? "0" : attempt);
+  }
+  if (a.Has("input")) {
+    for (const std::string& kv : a.values.at("input")) d.inputs_per_rank |= absl::StrContains(kv, "{rank}");
+  }
+  return d;
+}
+
 absl::Status RunEval(const Args& a) {
   std::string format = a.Get("format", "table");
-  if (format != "table" && format != "json") {
-    return absl::InvalidArgumentError(absl::StrCat("--format must be table or json, got '", format, "'"));
+  if (format != "table" && format != "json" && format != "none") {
+    return absl::InvalidArgumentError(absl::StrCat("--format must be table, json or none, got '", format, "'"));
+  }
+  const std::string save_state = a.Get("save-state", "");
+  if (format == "none" && save_state.empty()) {
+    return absl::InvalidArgumentError("--format none prints nothing: give --save-state FILE");
   }
   TALLY_ASSIGN_OR_RETURN(exec::Backend backend, exec::ParseBackend(a.Get("backend", "eager")));
-  int64_t world = 1;
-  if (!absl::SimpleAtoi(a.Get("world-size", "1"), &world) || world < 1 || world > kMaxWorldSize) {
-    return absl::InvalidArgumentError(absl::StrCat("--world-size must be an integer from 1 to ", kMaxWorldSize,
-                                                   ", got '", a.Get("world-size", ""), "'"));
-  }
-  DistributedEvalOptions dist_opts;
-  dist_opts.world_size = static_cast<int>(world);
-  dist_opts.format = format;
-  if (a.Has("sync-timeout")) {
-    double seconds = 0;
-    if (!absl::SimpleAtod(a.Get("sync-timeout", ""), &seconds) || !(seconds > 0) || seconds > 86400) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--sync-timeout must be a positive number of seconds, got '", a.Get("sync-timeout", ""), "'"));
-    }
-    dist_opts.timeout = absl::Seconds(seconds);
-  }
+  TALLY_ASSIGN_OR_RETURN(DistributedEvalOptions dist_opts, DistributedSettings(a, format));
   EvalOptions opts;
   TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "batch-size", &opts.batch_size));
   TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-state-bytes", &opts.max_state_bytes));
-  TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
+  std::string device = a.Get("device", "cpu");
+  // torchrun's LOCAL_RANK picks the GPU of a rank that asks for `cuda`.
+  const char* local_rank = std::getenv("LOCAL_RANK");
+  if (device == "cuda" && dist_opts.rank >= 0 && local_rank != nullptr && *local_rank != '\0') {
+    device = absl::StrCat("cuda:", local_rank);
+  }
+  TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(device));
   opts.checked = a.Switch("checked");
   opts.transfer_inputs = a.Switch("transfer-inputs");
   opts.backend = backend;
-  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(a));
+  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(a, dist_opts.rank));
   std::vector<std::string> specs;
   if (a.Has("metric")) specs = a.values.at("metric");
   if (inputs.empty()) {
     DemoData demo = MakeDemoData(specs);
     inputs = std::move(demo.inputs);
     if (specs.empty()) specs = demo.specs;
-    if (format == "table") std::cout << "(no --input: using the embedded demo data, " << demo.description << ")\n";
+    if (format == "table" && dist_opts.rank <= 0) {
+      std::cout << "(no --input: using the embedded demo data, " << demo.description << ")\n";
+    }
   }
   if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
-  if (world > 1) {
+  if (dist_opts.world_size > 1) {
     TALLY_ASSIGN_OR_RETURN(std::string text, EvaluateDistributed(specs, inputs, opts, dist_opts));
     std::cout << text;
     return absl::OkStatus();
   }
-  TALLY_ASSIGN_OR_RETURN(std::vector<EvalResult> results, Evaluate(specs, inputs, opts));
-  if (format == "json")
-    std::cout << ResultsToJson(results) << "\n";
-  else
-    std::cout << ResultsToTable(results);
+  TALLY_ASSIGN_OR_RETURN(PreparedEval prepared, PrepareEval(specs, inputs, opts));
+  TALLY_RETURN_IF_ERROR(FeedRows(*prepared.program, prepared.used, 0, prepared.rows, opts.batch_size));
+  TALLY_ASSIGN_OR_RETURN(std::string text, FinishEval(prepared, format, save_state));
+  std::cout << text;
+  return absl::OkStatus();
+}
+
+absl::Status RunMergeCommand(const Args& a) {
+  MergeCommand m;
+  m.sources = a.positional;
+  m.format = a.Get("format", "table");
+  m.save_state = a.Get("save-state", "");
+  TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-state-bytes", &m.eval.max_state_bytes));
+  TALLY_ASSIGN_OR_RETURN(m.eval.device, ir::ParseDevice(a.Get("device", "cpu")));
+  TALLY_ASSIGN_OR_RETURN(m.eval.backend, exec::ParseBackend(a.Get("backend", "eager")));
+  TALLY_RETURN_IF_ERROR(SecondsFlag(a, "timeout", &m.timeout));
+  if (a.Has("auth-token-file")) {
+    absl::StatusOr<std::string> token = io::ReadRegularFile(a.Get("auth-token-file", ""));
+    if (!token.ok()) {
+      return absl::Status(token.status().code(), absl::StrCat("--auth-token-file: ", token.status().message()));
+    }
+    m.auth_token = std::string(absl::StripAsciiWhitespace(*token));
+  }
+  TALLY_ASSIGN_OR_RETURN(std::string text, RunMerge(m));
+  std::cout << text;
   return absl::OkStatus();
 }
 
@@ -278,6 +384,10 @@ struct Command {
   const char* help;
   std::vector<Flag> flags;
   absl::Status (*run)(const Args&);
+  // operands names the words after the command that are not flags
+  // ("SOURCE"); nullptr: none are taken.
+  const char* operands = nullptr;
+  const char* operands_help = "";
 };
 
 const Flag kMetric{"metric", "SPEC", "a metric: name or name(key=value, ...), TorchMetrics' functional names", true};
@@ -298,9 +408,18 @@ const std::vector<Command>& Commands() {
         {"batch-size", "N", "feed the rows to update in batches of N (default: one update)"},
         {"world-size", "W", "split the rows into W shards synced over torch.distributed (Gloo, loopback)"},
         {"sync-timeout", "SECONDS", "how long the distributed sync waits for a rank (default 30)"},
+        {"rank", "R", "run as rank R of --world-size ranks started elsewhere (default: $RANK)"},
+        {"master-addr", "HOST", "with --rank: the host of rank 0, which hosts the rendezvous (default: $MASTER_ADDR)"},
+        {"master-port", "PORT", "with --rank: the rendezvous port on the master (default: $MASTER_PORT)"},
+        {"local-addr", "ADDR",
+         "with --rank: the address this rank's Gloo binds (default: $GLOO_SOCKET_IFNAME, else the host name's)"},
+        {"inputs-per-rank", "",
+         "with --rank: the --input files are this rank's rows (default: every rank takes its shard of them; "
+         "{rank} in a path implies this)"},
+        {"save-state", "FILE", "also write the states (every rank's, with ranks) to FILE for tally merge"},
         kBackend,
         kDevice,
-        {"format", "table|json", "how to print the results (default table)"},
+        {"format", "table|json|none", "how to print the results (default table; none: only --save-state)"},
         {"checked", "", "check every node's output dtype, rank and device against its plan as it runs"},
         kTransferInputs,
         kMaxStateBytes},
@@ -318,7 +437,7 @@ const std::vector<Command>& Commands() {
        RunInspect},
       {"bench",
        "Run a benchmark workload (or all).",
-       {{"workload", "NAME", "acc_small, cls_small, cls_large, reg_large, retrieval, sync_cls, ... or all"},
+       {{"workload", "NAME", "acc_small, cls_small, cls_large, reg_large, retrieval, sync_cls, merge_cls, ... or all"},
         kBackend,
         {"format", "table|json", "how to print the results (default table)"},
         {"quick", "", "fewer repetitions (a smoke run)"}},
@@ -328,7 +447,7 @@ const std::vector<Command>& Commands() {
        {kMetric, kInput, {"out", "FILE.pt", "the module file to write"}, kDevice},
        RunExport},
       {"serve",
-       "Serve metrics over HTTP: POST /v1/update, GET /v1/metrics, GET /metrics (Prometheus).",
+       "Serve metrics over HTTP: POST /v1/update, GET /v1/metrics, GET /v1/state, GET /metrics (Prometheus).",
        {kMetric,
         {"host", "ADDR", "the address to listen on (default 127.0.0.1)"},
         {"port", "N", "the port (default 8080; 0 picks a free one)"},
@@ -345,6 +464,18 @@ const std::vector<Command>& Commands() {
         {"request-timeout", "SECONDS", "close a connection whose request takes longer (default 30)"},
         {"auth-token-file", "FILE", "require `Authorization: Bearer <the file's token>`"}},
        RunServe},
+      {"merge",
+       "Merge state files and servers' states, and print the metrics over all their rows.",
+       {{"format", "table|json|none", "how to print the results (default table; none: only --save-state)"},
+        {"save-state", "FILE", "also write the merged states to FILE"},
+        {"auth-token-file", "FILE", "send `Authorization: Bearer <the file's token>` to servers"},
+        {"timeout", "SECONDS", "how long to wait for each server (default 30)"},
+        kDevice,
+        kBackend,
+        kMaxStateBytes},
+       RunMergeCommand,
+       "SOURCE",
+       "a state file (tally eval --save-state) or a server, http://HOST:PORT (its GET /v1/state)"},
       {"list-metrics",
        "List every metric with its domain and inputs.",
        {{"format", "text|markdown",
@@ -362,6 +493,7 @@ struct Parsed {
   std::vector<std::map<std::string, std::string>> single;
   std::vector<std::map<std::string, CLI::Option*>> options;
   std::vector<std::map<std::string, bool>> switches;
+  std::vector<std::vector<std::string>> operands;
 };
 
 constexpr char kAppDescription[] = "tally: a metrics engine for PyTorch models.";
@@ -376,12 +508,14 @@ void MakeApp(CLI::App& app, Parsed& p) {
   p.single.resize(n);
   p.options.resize(n);
   p.switches.resize(n);
+  p.operands.resize(n);
   for (size_t c = 0; c < n; ++c) {
     const Command& cmd = Commands()[c];
     CLI::App* sub = app.add_subcommand(cmd.name, cmd.help);
     sub->footer("The command-line reference: docs/cli.md.\n");
     // Unknown flags and stray words are ours to report (one line each).
     sub->allow_extras();
+    if (cmd.operands != nullptr) sub->add_option(cmd.operands, p.operands[c], cmd.operands_help);
     for (const Flag& f : cmd.flags) {
       const std::string name = absl::StrCat("--", f.name);
       if (*f.value == '\0') {
@@ -449,6 +583,7 @@ absl::Status RunCommand(int argc, char** argv, int* out_code) {
     for (const auto& [name, on] : p.switches[c]) {
       if (on) a.switches.push_back(name);
     }
+    a.positional = std::move(p.operands[c]);
     return Commands()[c].run(a);
   }
   return absl::InvalidArgumentError("no command given");

@@ -124,6 +124,24 @@ class MetricsServer {
     return r;
   }
 
+  // State is the session's state file (api/state_files.h): what
+  // `tally merge` folds with other replicas' states.
+  HttpResponse State() {
+    std::shared_ptr<Session> s = Current();
+    if (s == nullptr) {
+      return Fail(409, absl::FailedPreconditionError(
+                           "no update received yet: the first update fixes the inputs' dtypes and shapes"));
+    }
+    absl::StatusOr<std::string> bytes = absl::InternalError("not saved");
+    absl::Status caught = support::CatchTorch([&] { bytes = s->SaveState(); }, "state");
+    if (!caught.ok()) return Fail(500, caught);
+    if (!bytes.ok()) return Fail(500, bytes.status());
+    HttpResponse r;
+    r.content_type = "application/octet-stream";
+    r.body = *std::move(bytes);
+    return r;
+  }
+
   HttpResponse Prometheus() {
     std::shared_ptr<Session> s = Current();
     HttpResponse r;
@@ -368,6 +386,7 @@ absl::Status Serve(const ServeOptions& options) {
   std::vector<HttpRoute> routes = {
       {"POST", "/v1/update", Kind::kWrite, [&](const std::string& body) { return state.Update(body); }},
       {"GET", "/v1/metrics", Kind::kRead, [&](const std::string&) { return state.Metrics(); }},
+      {"GET", "/v1/state", Kind::kRead, [&](const std::string&) { return state.State(); }},
       {"GET", "/metrics", Kind::kRead, [&](const std::string&) { return state.Prometheus(); }},
       {"POST", "/v1/reset", Kind::kWrite, [&](const std::string&) { return state.Reset(); }},
       {"POST", "/v1/checkpoint", Kind::kWrite, [&](const std::string&) { return state.Checkpoint(); }},

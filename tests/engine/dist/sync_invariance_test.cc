@@ -75,20 +75,6 @@ const char* const kForms[] = {"agg",   "agg_w", "ret",  "reg1", "reg2", "prob", 
                               "bin_p", "bin_i", "mc_f", "mc_i", "ml_f", "ml_p"};
 const char* const kBadForms[] = {"agg_nan", "ret_bad", "bin_bad", "mc_bad", "ml_bad"};
 
-// SpecsByForm lists, per form, every spec (SpecsFor of every metric) that
-// compiles for it alone.
-std::map<std::string, std::vector<std::string>> SpecsByForm() {
-  std::map<std::string, std::vector<std::string>> out;
-  for (const auto& m : metrics::AllMetrics()) {
-    for (const std::string& spec : testing::SpecsFor(m)) {
-      for (const Form& form : testing::FormsFor(m)) {
-        if (testing::CompileModuleFor({spec}, form, CompileOptions{}).ok()) out[form.name].push_back(spec);
-      }
-    }
-  }
-  return out;
-}
-
 // ContiguousQueries is retrieval data with each query's documents in
 // consecutive rows (uneven query sizes), so that shard boundaries cut
 // queries in two.
@@ -175,7 +161,7 @@ class SyncInvariance : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     cases_ = new std::vector<Case>();
-    auto by_form = SpecsByForm();
+    auto by_form = testing::SpecsByForm();
     at::Generator gen = at::detail::createCPUGenerator(20240613);
     auto add = [&](const std::string& name, const std::vector<std::string>& specs, const Form& form,
                    const NamedTensors& data, exec::Backend backend = exec::Backend::kEager) {

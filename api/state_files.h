@@ -1,0 +1,65 @@
+// State files on the front door: a program's or a session's states as bytes
+// that any store can keep (engine/state_file.h), and the fold of any number
+// of them. This is how shards that never share a process group are combined
+// — the workers of a sharded job, the replicas of a server (docs/scaling.md):
+// each saves its states, one job merges them and computes the metrics over
+// every row.
+//
+//   eval shard:  PrepareEval, FeedRows, SaveState(prepared)
+//   a server:    Session::SaveState(set)      (`GET /v1/state`)
+//   the merge:   MergeStates(sources), then CollectResults or SaveState
+#ifndef TALLY_API_STATE_FILES_H_
+#define TALLY_API_STATE_FILES_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/evaluate.h"
+#include "engine/dsl/builder.h"
+#include "engine/program.h"
+#include "metrics/collection.h"
+
+namespace tally {
+
+// SaveState returns the state file of a prepared evaluation: what its
+// program's Compute reads (after dist::Sync, every rank's rows).
+absl::StatusOr<std::string> SaveState(const PreparedEval& prepared);
+
+// StateSource is one state file's bytes; `name` (a path, a URL) names it in
+// errors.
+struct StateSource {
+  std::string name;
+  std::string bytes;
+};
+
+// MergedStates is the fold of state files: a program holding every
+// source's rows, compiled for options.device.
+struct MergedStates {
+  std::vector<std::string> specs;
+  dsl::Signature signature;  // the first source's
+  std::vector<CollectionEntry> entries;
+  std::unique_ptr<Program> program;
+};
+
+// MergeStates folds `sources` with the states' reducers. Every source must
+// hold the same specs, inputs (names, dtypes, dims past the leading one) and
+// state layout as the first; the first that does not, or is not a whole
+// state file, is an InvalidArgument naming it, and nothing is returned. The
+// order of the sources does not change any result: sums are exact for
+// integers and within rounding for floats, and every metric over `cat`
+// states is invariant to the order of its rows — except a result with one
+// value per row (kl_divergence(reduction=none)), which lists the rows in
+// the order of the sources.
+absl::StatusOr<MergedStates> MergeStates(const std::vector<StateSource>& sources, const EvalOptions& options = {});
+
+// SaveState returns merged states as one state file (so merges compose).
+absl::StatusOr<std::string> SaveState(const MergedStates& merged);
+
+// ReadStateSource reads a state file from disk as a source named by its path.
+absl::StatusOr<StateSource> ReadStateSource(const std::string& path);
+
+}  // namespace tally
+
+#endif  // TALLY_API_STATE_FILES_H_

@@ -1,0 +1,93 @@
+#include "engine/state_file.h"
+
+#include "absl/strings/str_cat.h"
+#include "engine/ir/types.h"
+#include "support/status_macros.h"
+
+namespace tally::engine {
+
+void PutSignature(std::string& out, const dsl::Signature& sig) {
+  checkpoint::PutU64(out, sig.size());
+  for (const dsl::InputSpec& in : sig) {
+    checkpoint::PutString(out, in.name);
+    checkpoint::PutString(out, ir::DTypeName(in.dtype));
+    checkpoint::PutU64(out, in.shape.size());
+    for (int64_t d : in.shape) checkpoint::PutU64(out, static_cast<uint64_t>(d));
+  }
+}
+
+absl::StatusOr<dsl::Signature> ReadSignature(checkpoint::Reader& r, absl::string_view path, absl::string_view kind) {
+  auto bad = [&](absl::string_view what) { return absl::InvalidArgumentError(absl::StrCat(kind, " ", path, ": ", what)); };
+  uint64_t n = 0;
+  if (!r.U64(n) || n > 16) return bad("truncated or corrupt signature");
+  dsl::Signature sig(n);
+  for (dsl::InputSpec& in : sig) {
+    std::string dtype;
+    uint64_t rank = 0;
+    if (!r.String(in.name) || !r.String(dtype) || !r.U64(rank) || rank > 16)
+      return bad("truncated or corrupt signature");
+    auto d = ir::ParseDType(dtype);
+    if (!d.ok()) return bad(d.status().message());
+    in.dtype = *d;
+    in.shape.resize(rank);
+    for (int64_t& dim : in.shape) {
+      uint64_t v = 0;
+      if (!r.U64(v) || v > (uint64_t{1} << 62)) return bad("truncated or corrupt signature");
+      dim = static_cast<int64_t>(v);
+    }
+  }
+  return sig;
+}
+
+bool SameInputs(const dsl::Signature& a, const dsl::Signature& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name || a[i].dtype != b[i].dtype || a[i].shape.size() != b[i].shape.size()) return false;
+    for (size_t d = 1; d < a[i].shape.size(); ++d) {
+      if (a[i].shape[d] != b[i].shape[d]) return false;
+    }
+  }
+  return true;
+}
+
+std::string StateLayout(const ir::Module& m) {
+  std::string out;
+  for (const ir::StateDecl& s : m.states) {
+    absl::StrAppend(&out, s.name, " ", ir::DTypeName(s.type.dtype), s.type.ShapeString(), " ", ir::ReducerName(s.reducer),
+                    s.group.empty() ? "" : " ", s.group, "\n");
+  }
+  return out;
+}
+
+std::string EncodeStateFile(const StateFile& f) {
+  std::string payload;
+  PutSignature(payload, f.signature);
+  checkpoint::PutU64(payload, f.specs.size());
+  for (const std::string& spec : f.specs) checkpoint::PutString(payload, spec);
+  checkpoint::PutString(payload, f.layout_hash);
+  checkpoint::PutString(payload, f.states);
+  return checkpoint::Frame(payload, checkpoint::kStateFile);
+}
+
+absl::StatusOr<StateFile> DecodeStateFile(absl::string_view bytes, absl::string_view source) {
+  TALLY_ASSIGN_OR_RETURN(absl::string_view payload, checkpoint::Unframe(bytes, source, checkpoint::kStateFile));
+  auto bad = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("state file ", source, ": ", what));
+  };
+  checkpoint::Reader r(payload);
+  StateFile f;
+  TALLY_ASSIGN_OR_RETURN(f.signature, ReadSignature(r, source, "state file"));
+  uint64_t n = 0;
+  if (!r.U64(n) || n > 4096) return bad("truncated or corrupt metric list");
+  f.specs.resize(n);
+  for (std::string& spec : f.specs) {
+    if (!r.String(spec)) return bad("truncated or corrupt metric list");
+  }
+  if (!r.String(f.layout_hash) || !r.String(f.states)) {
+    return bad("truncated or corrupt states");
+  }
+  if (!r.done()) return bad("bytes after the states");
+  return f;
+}
+
+}  // namespace tally::engine

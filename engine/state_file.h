@@ -1,0 +1,57 @@
+// State files: one program's states with what identifies them, so that
+// shards that never share a process group — the workers of a sharded job,
+// the replicas of a server — can be merged later (`tally merge`,
+// MergeStates in api/state_files.h).
+//
+// Framing: engine/checkpoint_format.h with magic "TALLYSTA", version 1. The
+// payload is the input signature (PutSignature), the specs (a count, then
+// each), the state layout hash and the states (Program::SaveState bytes,
+// engine/state_codec.h).
+#ifndef TALLY_ENGINE_STATE_FILE_H_
+#define TALLY_ENGINE_STATE_FILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/checkpoint_format.h"
+#include "engine/dsl/builder.h"
+#include "engine/ir/module.h"
+
+namespace tally::engine {
+
+// PutSignature appends an input signature (count, then name, dtype, dims
+// each); ReadSignature reads it back. Errors start "<kind> <path>: ".
+void PutSignature(std::string& out, const dsl::Signature& sig);
+absl::StatusOr<dsl::Signature> ReadSignature(checkpoint::Reader& r, absl::string_view path,
+                                             absl::string_view kind = "checkpoint");
+
+// SameInputs holds when two signatures name the same inputs with the same
+// dtypes, ranks and dims after the leading one (shards differ in rows).
+bool SameInputs(const dsl::Signature& a, const dsl::Signature& b);
+
+// StateLayout describes a module's states as a fold sees them, one line per
+// state: name, type without device, reducer and merge group. Programs with
+// equal layouts fold each other's states; unlike Program::fingerprint it
+// names no device, so a shard run on a GPU merges with one run on a CPU.
+std::string StateLayout(const ir::Module& m);
+
+// StateFile is what a state file holds.
+struct StateFile {
+  dsl::Signature signature;
+  std::vector<std::string> specs;
+  std::string layout_hash;  // checkpoint::HexHash(StateLayout(module))
+  std::string states;       // Program::SaveState bytes
+};
+
+// EncodeStateFile frames `f`; DecodeStateFile checks the framing and reads
+// it back, InvalidArgument "state file <source>: ..." when the bytes are not
+// a whole state file.
+std::string EncodeStateFile(const StateFile& f);
+absl::StatusOr<StateFile> DecodeStateFile(absl::string_view bytes, absl::string_view source);
+
+}  // namespace tally::engine
+
+#endif  // TALLY_ENGINE_STATE_FILE_H_
