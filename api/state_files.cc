@@ -92,7 +92,9 @@ absl::StatusOr<MergedStates> MergeStates(const std::vector<StateSource>& sources
     }
     absl::Status st = scratch->LoadState(file.states);
     if (!st.ok()) return bad(st.message());
-    TALLY_RETURN_IF_ERROR(merged.program->Merge(*scratch));
+    st = merged.program->CheckMerge(*scratch);  // over the budget: ResourceExhausted, kept
+    if (st.ok()) st = merged.program->Merge(*scratch);
+    if (!st.ok()) return absl::Status(st.code(), absl::StrCat("state file ", source.name, ": ", st.message()));
   }
   return merged;
 }

@@ -51,7 +51,9 @@ struct MergedStates {
 // integers and within rounding for floats, and every metric over `cat`
 // states is invariant to the order of its rows — except a result with one
 // value per row (kl_divergence(reduction=none)), which lists the rows in
-// the order of the sources.
+// the order of the sources. A source whose rows would grow the merged states
+// past options.max_state_bytes is a ResourceExhausted naming it, before its
+// rows are appended.
 absl::StatusOr<MergedStates> MergeStates(const std::vector<StateSource>& sources, const EvalOptions& options = {});
 
 // SaveState returns merged states as one state file (so merges compose).

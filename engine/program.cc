@@ -234,7 +234,43 @@ absl::Status Program::Update(const NamedTensors& inputs) {
   std::vector<at::Tensor> partials;
   partials.reserve(partial_of_state_.size());
   for (int idx : partial_of_state_) partials.push_back((*outs)[idx]);
+  TALLY_RETURN_IF_ERROR(CheckGrowth(partials, "this update"));
   return FoldIn(partials);
+}
+
+absl::Status Program::CheckGrowth(const std::vector<at::Tensor>& partials, absl::string_view what) const {
+  const auto& decls = module_->states;
+  const std::vector<at::Tensor>& current = store_.states();
+  auto bytes_of = [](const at::Tensor& t) -> double {
+    return t.defined() ? static_cast<double>(t.numel()) * static_cast<double>(t.element_size()) : 0.0;
+  };
+  // Doubles, as in the budget checks: a product of dims may overflow int64.
+  double total = 0, cat_total = 0, largest_bytes = -1;
+  size_t largest = decls.size();
+  for (size_t i = 0; i < decls.size() && i < current.size(); ++i) {
+    double b = bytes_of(current[i]);
+    if (decls[i].reducer == ir::Reducer::kCat && i < partials.size()) {
+      b += bytes_of(partials[i]);
+      cat_total += b;
+      if (b > largest_bytes) largest_bytes = b, largest = i;
+    }
+    total += b;
+  }
+  if (largest == decls.size()) return absl::OkStatus();  // no rows accumulate
+  const int64_t budget = options_.max_bytes > 0 ? options_.max_bytes : DefaultStateBudget();
+  if (total <= static_cast<double>(budget)) return absl::OkStatus();
+  const at::Tensor& cur = current[largest];
+  const int64_t rows = (cur.defined() && cur.dim() > 0 ? cur.size(0) : 0) +
+                       (partials[largest].defined() && partials[largest].dim() > 0 ? partials[largest].size(0) : 0);
+  return absl::ResourceExhaustedError(absl::StrCat(
+      metric_names_, ": ", what, " would grow the states to ", FormatBytes(static_cast<int64_t>(total)), " (",
+      FormatBytes(static_cast<int64_t>(cat_total)), " of accumulated rows; the largest, state '", decls[largest].name,
+      "', ", rows, " rows), over the state budget of ", FormatBytes(budget),
+      "; nothing was added. Compute over fewer rows, or raise the budget (--max-state-bytes)"));
+}
+
+absl::Status Program::CheckMerge(const Program& other) const {
+  return CheckGrowth(other.store_.states(), "this merge");
 }
 
 absl::Status Program::FoldIn(const std::vector<at::Tensor>& partials) {

@@ -78,6 +78,11 @@ class Program {
   absl::Status Reset();
   // Merge folds `other`'s states into this program's (same module required).
   absl::Status Merge(const Program& other);
+  // CheckMerge fails with ResourceExhausted when merging `other` would grow
+  // the states past the budget (ProgramOptions::max_bytes), as Update does
+  // for a batch. Merge itself does not check: a Session's reads fold rows
+  // that its updates have already accepted.
+  absl::Status CheckMerge(const Program& other) const;
 
   // Synced copy. Distributed sync is `dist::Sync` (engine/dist/sync.h, which
   // keeps c10d out of this header): it gathers every rank's states, folds
@@ -140,6 +145,11 @@ class Program {
   // FoldIn folds `partials` (one per state: an update's partials, or another
   // program's states) into the states, in place where the store can.
   absl::Status FoldIn(const std::vector<at::Tensor>& partials);
+  // CheckGrowth fails with ResourceExhausted, before anything is appended,
+  // when the states with `partials`' rows appended to their cat states would
+  // hold more than the budget: the rows an update or a merge accumulates are
+  // bounded like the fixed-size states. `what` says what would grow them.
+  absl::Status CheckGrowth(const std::vector<at::Tensor>& partials, absl::string_view what) const;
   // CheckInputs also binds the update graph's symbolic dims in `sizes`.
   absl::Status CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered,
                            SymbolSizes* sizes = nullptr) const;

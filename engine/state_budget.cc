@@ -11,10 +11,14 @@
 namespace tally {
 
 int64_t DefaultStateBudget() {
-  long pages = sysconf(_SC_PHYS_PAGES);
-  long page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return int64_t{8} << 30;
-  return static_cast<int64_t>(pages) * page / 2;
+  // Asked once: updates check their growth against it.
+  static const int64_t budget = [] {
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) return int64_t{8} << 30;
+    return static_cast<int64_t>(pages) * page / 2;
+  }();
+  return budget;
 }
 
 std::string FormatBytes(int64_t bytes) {

@@ -219,5 +219,106 @@ TEST(StateBudget, AnExplicitBudgetIsHonouredEverywhere) {
   EXPECT_TRUE(tally::CreateDefaultSession({"multiclass_accuracy(num_classes=100)"}, *sig, so).ok());
 }
 
+// Binary scores and labels: rows [begin, end) of one fixed random draw.
+NamedTensors BinaryRows(int64_t n, uint64_t seed) {
+  at::Generator gen = at::detail::createCPUGenerator(seed);
+  return {{"preds", at::rand({n}, gen, at::kFloat)}, {"target", at::randint(0, 2, {n}, gen, at::kLong)}};
+}
+
+NamedTensors Slice(const NamedTensors& in, int64_t begin, int64_t end) {
+  NamedTensors out;
+  for (const auto& [name, t] : in) out.emplace_back(name, t.slice(0, begin, end));
+  return out;
+}
+
+int64_t StateBytes(const std::vector<at::Tensor>& states) {
+  int64_t b = 0;
+  for (const auto& t : states) b += t.numel() * t.element_size();
+  return b;
+}
+
+TEST(StateBudget, RowsAccumulatedPastTheBudgetAreRefusedBeforeTheyAreAppended) {
+  // Verifies that an exact AUROC, whose states keep every row, takes updates
+  // while its states fit the budget, refuses (ResourceExhausted, one line
+  // naming the metric and the budget) the update that would grow them past
+  // it with every state as it was, and still takes a batch that fits.
+  const std::vector<std::string> specs = {"binary_auroc", "binary_average_precision"};
+  const int64_t batch = 500;
+  NamedTensors all = BinaryRows(12 * batch, 16);
+  // Bytes of the states after one and two batches, under the default budget.
+  int64_t one = 0, per_batch = 0;
+  {
+    auto p = tally::PrepareEval(specs, all, {});
+    ASSERT_TRUE(p.ok()) << p.status();
+    ASSERT_TRUE(tally::FeedRows(*p->program, p->used, 0, batch, batch).ok());
+    one = StateBytes(p->program->states());
+    ASSERT_TRUE(tally::FeedRows(*p->program, p->used, batch, 2 * batch, batch).ok());
+    per_batch = StateBytes(p->program->states()) - one;
+  }
+  ASSERT_GT(per_batch, 0);
+  tally::EvalOptions o;
+  o.max_state_bytes = one + 9 * per_batch + per_batch / 2;  // 10 batches and a half
+  auto p = tally::PrepareEval(specs, all, o);
+  ASSERT_TRUE(p.ok()) << p.status();
+  Program& program = *p->program;
+  ASSERT_TRUE(tally::FeedRows(program, p->used, 0, 10 * batch, batch).ok());
+  std::vector<at::Tensor> before;
+  for (const auto& t : program.states()) before.push_back(t.clone());
+  absl::Status st = tally::FeedRows(program, p->used, 10 * batch, 11 * batch, batch);
+  EXPECT_THAT(st, StatusIs(absl::StatusCode::kResourceExhausted,
+                           AllOf(HasSubstr("binary_auroc"), HasSubstr("this update would grow the states"),
+                                 HasSubstr("over the state budget of"), HasSubstr("--max-state-bytes"))));
+  EXPECT_EQ(std::string(st.message()).find('\n'), std::string::npos);
+  ASSERT_EQ(program.states().size(), before.size());
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(before[i].equal(program.states()[i])) << "state " << i;
+  // The values are those of the 10 batches taken.
+  auto values = tally::CollectResults(program, p->entries, p->specs);
+  ASSERT_TRUE(values.ok()) << values.status();
+  std::vector<at::Tensor> want = Values(specs, Slice(all, 0, 10 * batch), batch);
+  ASSERT_EQ(values->size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_TRUE((*values)[i].value.equal(want[i])) << specs[i];
+  // A smaller batch that fits is taken; through Evaluate, the same budget
+  // refuses all 11 batches in one line.
+  EXPECT_TRUE(tally::FeedRows(program, p->used, 10 * batch, 10 * batch + batch / 4, batch).ok());
+  o.batch_size = batch;
+  EXPECT_THAT(tally::Evaluate(specs, Slice(all, 0, 11 * batch), o).status(),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("this update would grow the states")));
+}
+
+TEST(StateBudget, AMergePastTheBudgetIsRefusedNamingTheSource) {
+  // Verifies that MergeStates refuses the state file whose rows would grow
+  // the merged states past options.max_state_bytes, naming that file, and
+  // merges the same files under a budget they fit.
+  const std::vector<std::string> specs = {"binary_auroc"};
+  const int64_t rows = 2000;
+  NamedTensors all = BinaryRows(3 * rows, 17);
+  std::vector<StateSource> sources;
+  for (int k = 0; k < 3; ++k) {
+    auto prepared = tally::PrepareEval(specs, Slice(all, k * rows, (k + 1) * rows), {});
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    ASSERT_TRUE(tally::FeedRows(*prepared->program, prepared->used, 0, rows, rows).ok());
+    auto bytes = tally::SaveState(*prepared);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    sources.push_back({absl::StrCat("shard", k, ".st"), *std::move(bytes)});
+  }
+  auto whole = tally::MergeStates(sources);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  const int64_t three = StateBytes(whole->program->states());
+  tally::EvalOptions o;
+  o.max_state_bytes = three - 1;
+  auto refused = tally::MergeStates(sources, o);
+  EXPECT_THAT(refused.status(),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       AllOf(HasSubstr("state file shard2.st"), HasSubstr("binary_auroc"),
+                             HasSubstr("this merge would grow the states"), HasSubstr("over the state budget"))));
+  o.max_state_bytes = three;
+  auto fits = tally::MergeStates(sources, o);
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  auto a = tally::CollectResults(*whole->program, whole->entries, whole->specs);
+  auto b = tally::CollectResults(*fits->program, fits->entries, fits->specs);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE((*a)[0].value.equal((*b)[0].value));
+}
+
 }  // namespace
 }  // namespace tally

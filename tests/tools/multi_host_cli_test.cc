@@ -285,6 +285,17 @@ TEST_F(MultiHostTest, MergeOfShardStateFilesEqualsOneProcess) {
   // Not a state file at all.
   Invocation npy = RunTally({"merge", Path("s0_preds.npy")});
   EXPECT_TRUE(OneCleanErrorLine(npy, {Path("s0_preds.npy"), "not a Tally state file"})) << npy;
+  // Over the budget: s0's file (50 rows and its header) holds fewer bytes
+  // than the states of s0's and s2's 120 rows, so s2 is refused.
+  const std::string budget = absl::StrCat(testing::ReadFile(files[0]).size());
+  Invocation over = RunTally({"merge", "--max-state-bytes", budget, files[0], files[1], files[2]});
+  EXPECT_TRUE(OneCleanErrorLine(over, {files[2], "this merge would grow the states", "over the state budget"})) << over;
+  EXPECT_EQ(over.out, "");
+  // s0 and the empty s1 fit (saved, not computed: compute's temporaries
+  // would not fit so small a budget).
+  Invocation fits = RunTally(
+      {"merge", "--max-state-bytes", budget, "--format", "none", "--save-state", Path("fits.st"), files[0], files[1]});
+  EXPECT_EQ(fits.exit_code, 0) << fits;
 }
 
 TEST(MergeBenchTest, WorkloadsReportTheFileAndTheMerge) {
