@@ -2,7 +2,7 @@
 # Fuzzes one target for a bounded time (the sh_test of tally_fuzzer).
 #
 # Usage: run_fuzzer.sh FUZZER CORPUS_DIR REGRESSIONS_DIR
-# Seconds: $TALLY_FUZZ_SECONDS (default 45). The committed seeds are copied to
+# Seconds: $TALLY_FUZZ_SECONDS (default 30). The committed seeds are copied to
 # a scratch directory first, so the new inputs libFuzzer saves never land in
 # the source tree; the regressions are replayed as a second corpus. A crash,
 # leak, timeout (10 s per input) or an input that takes over 2 GiB fails the
@@ -14,7 +14,7 @@ set -euo pipefail
 fuzzer="$1"
 corpus="$2"
 regressions="$3"
-seconds="${TALLY_FUZZ_SECONDS:-45}"
+seconds="${TALLY_FUZZ_SECONDS:-30}"
 name="$(basename "${corpus}")"
 
 scratch="${TEST_TMPDIR:-$(mktemp -d)}/${name}"
