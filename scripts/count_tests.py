@@ -4,7 +4,7 @@
 Usage:
   scripts/count_tests.py [--bep FILE [--bazel-exit N]]... [--testlogs DIR]
                          [--root DIR] [--check NAME=EXIT]... [--counts NAME=P,F]...
-                         [--junit FILE]...
+                         [--junit FILE]... [--brief]
 
 With --bep (a --build_event_json_file written by the `bazel test` run being
 counted) only that run's results count. --bep may be repeated to count
@@ -24,13 +24,19 @@ shard (last attempt):
     broken BUILD file, or bazel did not run at all), that counts as 1 failed.
 Without --bep every bazel-testlogs/**/test.xml is counted (may include stale
 results from earlier runs). --root DIR reads the BEP's files under DIR (a run
-inside a chroot at DIR, e.g. scripts/check-debian13's). --counts NAME=P,F adds
+inside a chroot at DIR, e.g. scripts/check-debian13's). --counts NAME=P,F[,K] adds
 a suite counted elsewhere (its own `tests:` line), e.g. the CMake checks.
 --junit FILE counts ctest's JUnit XML case by case (a missing or unreadable
 file is 1 failed); with only --junit, no Bazel results are counted.
 
+Skipped cases (GTEST_SKIP, disabled tests, ctest's not-run cases) are neither
+passed nor failed; they are named on a line `skipped: K: <names>` printed
+just before the closing line whenever K > 0, so a skip never vanishes.
+--brief prints only `P F K` (passed, failed, skipped) instead, for a
+caller that tabulates several runs (scripts/test's phase table).
+
 Exit status: 1 if any failed, else 0. The last line printed is always the
-`tests: N passed, M failed` line.
+`tests: N passed, M failed` line (or the --brief numbers).
 """
 
 import argparse
@@ -49,8 +55,18 @@ def _int(elem, name):
         return 0
 
 
+def _skipped_cases(root):
+    """Names of the cases gtest marks skipped (GTEST_SKIP) or disabled."""
+    names = []
+    for case in root.iter("testcase"):
+        if (case.get("result") in ("skipped", "suppressed") or case.get("status") == "notrun"
+                or case.find("skipped") is not None):
+            names.append("%s.%s" % (case.get("classname", "?"), case.get("name", "?")))
+    return names
+
+
 def count_xml(path):
-    """Returns (passed, failed) for one test.xml, or None if unreadable."""
+    """Returns (passed, failed, skipped case names) for one test.xml, or None if unreadable."""
     try:
         root = ET.parse(path).getroot()
     except (ET.ParseError, OSError):
@@ -68,7 +84,10 @@ def count_xml(path):
         disabled = sum(_int(s, "disabled") for s in suites)
     failed = failures + errors
     passed = max(0, tests - failed - disabled - skipped)
-    return passed, failed
+    names = _skipped_cases(root)
+    # A count the XML gives without naming its cases (disabled ones).
+    names += ["(unnamed)"] * max(0, skipped + disabled - len(names))
+    return passed, failed, names
 
 
 def _uri_path(uri):
@@ -126,6 +145,7 @@ def count_from_bep(bep_path):
 
     passed = failed = build_failures = 0
     notes = []
+    skipped = []
     labels = sorted(test_targets | set(summaries) | {k[0] for k in results})
     for label in sorted(set(built_ok) - set(labels)):
         if not built_ok[label]:
@@ -150,19 +170,21 @@ def count_from_bep(bep_path):
                 failed += 1
                 notes.append("%s: %s without test.xml" % (where, status))
                 continue
-            p, f = counted
+            p, f, k = counted
             if status not in ("PASSED", "FLAKY") and f == 0:
                 f = 1
             passed += p
             failed += f
+            skipped += ["%s %s" % (label, name) for name in k]
             if f:
                 notes.append("%s: %s (%d failed)" % (where, status, f))
-    return passed, failed, build_failures, notes
+    return passed, failed, build_failures, notes, skipped
 
 
 def count_from_glob(testlogs):
     passed = failed = 0
     notes = []
+    skipped = []
     for path in sorted(glob.glob(os.path.join(testlogs, "**", "test.xml"), recursive=True)):
         counted = count_xml(path)
         if counted is None:
@@ -171,29 +193,32 @@ def count_from_glob(testlogs):
             continue
         passed += counted[0]
         failed += counted[1]
+        skipped += ["%s %s" % (path, name) for name in counted[2]]
         if counted[1]:
             notes.append("%s: %d failed" % (path, counted[1]))
-    return passed, failed, 0, notes
+    return passed, failed, 0, notes, skipped
 
 
 def count_junit(path):
-    """Returns (passed, failed, notes) for ctest's --output-junit XML."""
+    """Returns (passed, failed, notes, skipped names) for ctest's --output-junit XML."""
     try:
         cases = list(ET.parse(path).getroot().iter("testcase"))
     except (ET.ParseError, OSError) as e:
-        return 0, 1, ["%s: unreadable (%s)" % (path, e)]
+        return 0, 1, ["%s: unreadable (%s)" % (path, e)], []
     passed = failed = 0
     notes = []
+    skipped = []
     for case in cases:
         status = case.get("status", "")
         if status in ("disabled", "notrun", "skipped") or case.find("skipped") is not None:
+            skipped.append("%s %s" % (os.path.basename(path), case.get("name", "?")))
             continue
         if status == "run" and case.find("failure") is None and case.find("error") is None:
             passed += 1
         else:
             failed += 1
             notes.append("%s: %s" % (os.path.basename(path), case.get("name", "?")))
-    return passed, failed, notes
+    return passed, failed, notes, skipped
 
 
 def unexplained_exit(bazel_exit, failed, build_failures):
@@ -217,10 +242,13 @@ def main(argv):
                              "as one test that passed if EXIT is 0 (repeatable)")
     parser.add_argument("--root", default="",
                         help="directory the BEP's file paths are relative to (a chroot)")
-    parser.add_argument("--counts", action="append", default=[], metavar="NAME=P,F",
-                        help="a suite counted elsewhere: P passed, F failed (repeatable)")
+    parser.add_argument("--counts", action="append", default=[], metavar="NAME=P,F[,K]",
+                        help="a suite counted elsewhere: P passed, F failed, K skipped "
+                             "(repeatable)")
     parser.add_argument("--junit", action="append", default=[], metavar="FILE",
                         help="ctest's JUnit XML, counted case by case (repeatable)")
+    parser.add_argument("--brief", action="store_true",
+                        help="print only `P F K` (passed, failed, skipped)")
     args = parser.parse_args(argv)
     global _ROOT
     _ROOT = args.root.rstrip("/")
@@ -236,18 +264,24 @@ def main(argv):
     elif not args.junit:
         runs.append(("", count_from_glob(args.testlogs), exits[0]))
     for junit in args.junit:
-        p, f, notes = count_junit(junit)
-        runs.append(("", (p, f, 0, notes), 0))
+        p, f, notes, k = count_junit(junit)
+        runs.append(("", (p, f, 0, notes, k), 0))
     passed = failed = 0
-    for prefix, (p, f, build_failures, notes), bazel_exit in runs:
+    skipped = []  # names of skipped cases
+    skipped_elsewhere = 0  # skipped cases of the --counts suites
+    elsewhere_notes = []
+    # --brief: the failures are the caller's to print (it counts them again).
+    say = (lambda line: None) if args.brief else print
+    for prefix, (p, f, build_failures, notes, k), bazel_exit in runs:
         if unexplained_exit(bazel_exit, f, build_failures):
             f += 1
             notes.append("bazel exited with status %d (loading/analysis/build error not "
                          "attributed to a target above)" % bazel_exit)
         passed += p
         failed += f
+        skipped += [prefix + name for name in k]
         for note in notes:
-            print("FAILED: " + prefix + note)
+            say("FAILED: " + prefix + note)
     for check in args.check:
         name, _, code = check.rpartition("=")
         if not name or not code.lstrip("-").isdigit():
@@ -256,16 +290,26 @@ def main(argv):
             passed += 1
         else:
             failed += 1
-            print("FAILED: %s exited with status %s" % (name, code))
+            say("FAILED: %s exited with status %s" % (name, code))
     for counts in args.counts:
-        name, _, pf = counts.rpartition("=")
-        p, _, f = pf.partition(",")
-        if not name or not p.isdigit() or not f.isdigit():
-            parser.error("--counts wants NAME=P,F, got %r" % counts)
-        passed += int(p)
-        failed += int(f)
-        if int(f):
-            print("FAILED: %s: %s failed" % (name, f))
+        name, _, pfk = counts.rpartition("=")
+        fields = pfk.split(",")
+        if not name or len(fields) not in (2, 3) or not all(x.isdigit() for x in fields):
+            parser.error("--counts wants NAME=P,F[,K], got %r" % counts)
+        passed += int(fields[0])
+        failed += int(fields[1])
+        if len(fields) == 3 and int(fields[2]):
+            skipped_elsewhere += int(fields[2])
+            elsewhere_notes.append("%s cases of %s" % (fields[2], name))
+        if int(fields[1]):
+            say("FAILED: %s: %s failed" % (name, fields[1]))
+    n_skipped = len(skipped) + skipped_elsewhere
+    if args.brief:
+        print("%d %d %d" % (passed, failed, n_skipped))
+        return 1 if failed else 0
+    if n_skipped:
+        shown = skipped[:20] + (["..."] if len(skipped) > 20 else []) + elsewhere_notes
+        print("skipped: %d: %s" % (n_skipped, "; ".join(shown)))
     sys.stdout.flush()
     print("tests: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

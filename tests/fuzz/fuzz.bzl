@@ -34,7 +34,10 @@ def tally_fuzzer(name, function):
             "corpus/%s/*" % name,
             "regressions/%s/*" % name,
         ]),
+        # external: never cached, so every run fuzzes anew (a cached result
+        # would reprint an old "N runs in S s" and fuzz nothing).
         tags = [
+            "external",
             "fuzz",
             "manual",
         ],

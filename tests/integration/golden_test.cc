@@ -40,11 +40,24 @@ struct GoldenCase {
 // again in fixtures/torch2/<file>.json (gen_fixtures.py --torch2-overlay).
 constexpr bool kTorch2 = TORCH_VERSION_MAJOR >= 2;
 
+// Fixture files that exist but do not parse (must stay empty): a file
+// dropped for a syntax slip would silently run none of its cases.
+std::vector<std::string>& UnparsedFixtureFiles() {
+  static std::vector<std::string> files;
+  return files;
+}
+
+// The document at path; null if there is no such file (an overlay that does
+// not apply) or if it does not parse (then listed in UnparsedFixtureFiles).
 json LoadJson(const std::string& path) {
   std::ifstream in(path);
   if (!in) return json();
   json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  return doc.is_discarded() ? json() : doc;
+  if (doc.is_discarded() || !doc.is_object()) {
+    UnparsedFixtureFiles().push_back(path);
+    return json();
+  }
+  return doc;
 }
 
 // Overlay names that matched no case (must stay empty).
@@ -63,6 +76,7 @@ std::vector<GoldenCase> LoadCases() {
   std::sort(files.begin(), files.end());
   std::vector<GoldenCase> out;
   UnmatchedOverlayNames().clear();
+  UnparsedFixtureFiles().clear();
   for (const std::string& f : files) {
     json doc = LoadJson(absl::StrCat("tests/golden/fixtures/", f, ".json"));
     if (doc.is_null()) continue;
@@ -167,7 +181,8 @@ TEST_P(GoldenTest, MatchesReference) {
   SCOPED_TRACE(absl::StrCat(GetParam().file, ": ", std::string(c["name"]), ": ", spec));
   auto parsed = metrics::ParseMetricSpec(spec);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  if (metrics::FindMetric(parsed->name) == nullptr) GTEST_SKIP() << "metric not implemented: " << parsed->name;
+  // A fixture of a metric the registry lacks is a failure, never a skip.
+  ASSERT_NE(metrics::FindMetric(parsed->name), nullptr) << "metric not registered: " << parsed->name;
   NamedTensors inputs;
   for (auto& [name, arr] : c["inputs"].items()) inputs.emplace_back(name, ToTensor(arr));
   double rtol = c.value("rtol", 1e-5), atol = c.value("atol", 1e-6);
@@ -234,6 +249,11 @@ TEST(GoldenFixtures, AreFound) {
   // Verifies that the fixtures were found (a missing data dependency would
   // otherwise silently run zero cases).
   EXPECT_GT(LoadCases().size(), 1000u);
+}
+
+TEST(GoldenFixtures, EveryFileParses) {
+  LoadCases();
+  EXPECT_TRUE(UnparsedFixtureFiles().empty()) << absl::StrJoin(UnparsedFixtureFiles(), "\n");
 }
 
 TEST(GoldenFixtures, Torch2OverlayNamesExistingCases) {

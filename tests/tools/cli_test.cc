@@ -231,7 +231,7 @@ TEST_F(CliTest, BatchSizeDoesNotChangeResults) {
 
 // Verifies a multiclass metric end to end, also batched and as a table.
 TEST_F(CliTest, MulticlassAccuracy) {
-  if (metrics::FindMetric("multiclass_accuracy") == nullptr) GTEST_SKIP() << "multiclass_accuracy not registered";
+  ASSERT_NE(metrics::FindMetric("multiclass_accuracy"), nullptr) << "multiclass_accuracy not registered";
   json one, batched;
   ASSERT_TRUE(ParseResults(Multiclass("preds", "target", {"--format", "json"}), &one));
   ASSERT_TRUE(ParseResults(Multiclass("preds", "target", {"--format", "json", "--batch-size", "3"}), &batched));
@@ -274,7 +274,7 @@ TEST_F(CliTest, ConvertedDTypesMatchNativeOnes) {
   EXPECT_EQ(half_le, native);
   EXPECT_EQ(half_be, native);
 
-  if (metrics::FindMetric("multiclass_accuracy") == nullptr) GTEST_SKIP() << "multiclass_accuracy not registered";
+  ASSERT_NE(metrics::FindMetric("multiclass_accuracy"), nullptr) << "multiclass_accuracy not registered";
   // The "preds" fixture (4 x 3, float32 values widened exactly to float64),
   // column by column, each value big-endian; the "target" labels as int8.
   const std::vector<float> p = {0.1f, 0.7f, 0.2f, 0.8f, 0.1f, 0.1f, 0.2f, 0.2f, 0.6f, 0.3f, 0.4f, 0.3f};
@@ -409,7 +409,7 @@ TEST_F(CliTest, BadFiles) {
 // Verifies the input errors: wrong shape, wrong dtype, row counts that
 // differ, an unknown input name, a malformed --input.
 TEST_F(CliTest, BadInputs) {
-  if (metrics::FindMetric("multiclass_accuracy") == nullptr) GTEST_SKIP() << "multiclass_accuracy not registered";
+  ASSERT_NE(metrics::FindMetric("multiclass_accuracy"), nullptr) << "multiclass_accuracy not registered";
   EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds_rank3", "target"), {"multiclass_accuracy", "preds"}));
   EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds", "target_float"), {"multiclass_accuracy", "target"}));
   EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds", "target_3rows"), {"target", "preds", "rows"}));
@@ -420,7 +420,7 @@ TEST_F(CliTest, BadInputs) {
 // Verifies that labels outside [0, num_classes) are an error naming the
 // metric and the input.
 TEST_F(CliTest, OutOfRangeLabel) {
-  if (metrics::FindMetric("multiclass_accuracy") == nullptr) GTEST_SKIP() << "multiclass_accuracy not registered";
+  ASSERT_NE(metrics::FindMetric("multiclass_accuracy"), nullptr) << "multiclass_accuracy not registered";
   EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds", "target_out_of_range"), {"multiclass_accuracy", "target"}));
   EXPECT_TRUE(OneCleanErrorLine(Multiclass("preds", "target_out_of_range", {"--batch-size", "1"}),
                                 {"multiclass_accuracy", "target"}));
