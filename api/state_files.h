@@ -11,6 +11,7 @@
 #ifndef TALLY_API_STATE_FILES_H_
 #define TALLY_API_STATE_FILES_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,12 +42,16 @@ struct MergedStates {
   dsl::Signature signature;  // the first source's
   std::vector<CollectionEntry> entries;
   std::unique_ptr<Program> program;
+  std::vector<std::string> ids;  // the shards merged (engine::StateFile::ids)
 };
 
 // MergeStates folds `sources` with the states' reducers. Every source must
 // hold the same specs, inputs (names, dtypes, dims past the leading one) and
 // state layout as the first; the first that does not, or is not a whole
-// state file, is an InvalidArgument naming it, and nothing is returned. The
+// state file, is an InvalidArgument naming it, and nothing is returned; so
+// is a source holding a shard that an earlier source already brought (the
+// same file twice, a merged file and one of its parts, one replica polled
+// twice): its rows would count twice. The
 // order of the sources does not change any result: sums are exact for
 // integers and within rounding for floats, and every metric over `cat`
 // states is invariant to the order of its rows — except a result with one
@@ -56,11 +61,33 @@ struct MergedStates {
 // rows are appended.
 absl::StatusOr<MergedStates> MergeStates(const std::vector<StateSource>& sources, const EvalOptions& options = {});
 
+// StateMerger is MergeStates one source at a time, so that a merge of k
+// sources need not hold k sources' bytes: read one, Add it, drop its bytes.
+// Add's errors are MergeStates' (a budget refusal stays ResourceExhausted);
+// after an error nothing of that source was folded.
+class StateMerger {
+ public:
+  explicit StateMerger(EvalOptions options = {});
+  ~StateMerger();
+  absl::Status Add(const StateSource& source);
+  // Take returns the fold of the sources added (InvalidArgument if none).
+  absl::StatusOr<MergedStates> Take() &&;
+
+ private:
+  EvalOptions options_;
+  MergedStates merged_;
+  std::unique_ptr<Program> scratch_;  // a source's states, loaded to fold
+  std::string layout_;
+  std::string first_;                           // the first source's name
+  std::map<std::string, std::string> brought_;  // shard id -> the source that brought it
+};
+
 // SaveState returns merged states as one state file (so merges compose).
 absl::StatusOr<std::string> SaveState(const MergedStates& merged);
 
-// ReadStateSource reads a state file from disk as a source named by its path.
-absl::StatusOr<StateSource> ReadStateSource(const std::string& path);
+// ReadStateSource reads a state file from disk as a source named by its
+// path; with max_bytes >= 0 a larger file is ResourceExhausted, unread.
+absl::StatusOr<StateSource> ReadStateSource(const std::string& path, int64_t max_bytes = -1);
 
 }  // namespace tally
 

@@ -28,7 +28,8 @@ struct Framing {
 };
 // Checkpoint version 2: the payload starts with the input signature.
 inline constexpr Framing kCheckpoint{"TALLYCKP", 2, "checkpoint"};
-inline constexpr Framing kStateFile{"TALLYSTA", 1, "state file"};
+// State file version 2: the payload ends with the shard ids.
+inline constexpr Framing kStateFile{"TALLYSTA", 2, "state file"};
 
 // Fnv1a64 hashes `bytes`.
 uint64_t Fnv1a64(absl::string_view bytes);

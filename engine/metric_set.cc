@@ -66,6 +66,9 @@ absl::StatusOr<std::unique_ptr<Session::MetricSet>> MakeMetricSet(BuiltMetricSet
   co.backend = options.backend;
   co.max_state_bytes = options.max_state_bytes;
   TALLY_ASSIGN_OR_RETURN(set->proto, Compile(entries, co));
+  // The budget bounds the rows of every program of the set together (its
+  // shards', total's, windows' and probes'), whoever read them in between.
+  set->proto->ShareRowLedger(std::make_shared<RowLedger>());
   set->batchable = true;
   const auto& params = set->proto->module().update->params();
   for (const auto* p : params) {

@@ -59,24 +59,45 @@ absl::StatusOr<bool> Stage(Session::MetricSet& set, MicroBatchQueue& q, const Na
   return true;
 }
 
+// Rows [offset, offset + rows) of the staged inputs.
+NamedTensors StagedRows(const Session::MetricSet& set, const MicroBatchQueue& q, int64_t offset, int64_t rows) {
+  NamedTensors batch;
+  for (size_t j = 0; j < set.params.size(); ++j) {
+    batch.emplace_back(set.params[j], q.staging[j].narrow(0, offset, rows));
+  }
+  return batch;
+}
+
 }  // namespace
 
 absl::Status Flush(Session::MetricSet& set, ShardState& st) {
   MicroBatchQueue& q = st.queue;
   if (q.updates == 0) return absl::OkStatus();
-  NamedTensors batch;
-  for (size_t j = 0; j < set.params.size(); ++j) {
-    batch.emplace_back(set.params[j], q.staging[j].narrow(0, 0, q.rows));
-  }
-  absl::Status status = ApplyNow(set, st, batch, q.epochs);
-  if (!status.ok()) {
-    // Validated on arrival, so this is an internal failure (e.g. memory).
+  bool all_applied = false;
+  absl::Status status = ApplyNow(set, st, StagedRows(set, q, 0, q.rows), q.epochs, &all_applied);
+  // One at a time only if the all-time program took none of the rows (a
+  // window's failure after it took them must not apply them twice).
+  if (!status.ok() && !all_applied && q.updates > 1) {
+    status = absl::OkStatus();
+    int64_t offset = 0;
+    for (int64_t rows : q.sizes) {
+      bool one_applied = false;
+      absl::Status one = ApplyNow(set, st, StagedRows(set, q, offset, rows), q.epochs, &one_applied);
+      offset += rows;
+      if (!one.ok() && status.ok()) status = one;
+      if (one.ok() || one_applied) continue;
+      --st.updates;
+      st.rows -= rows;
+      ++st.rejected;
+    }
+  } else if (!status.ok() && !all_applied) {
     st.updates -= q.updates;
     st.rows -= q.rows;
     st.rejected += q.updates;
   }
   q.updates = 0;
   q.rows = 0;
+  q.sizes.clear();
   return status;
 }
 
@@ -94,10 +115,20 @@ absl::Status Apply(Session::MetricSet& set, ShardState& st, const NamedTensors& 
     return status;
   };
   if (mb.max_rows <= 0 || !set.batchable) return direct();
+  if (!st.all) {
+    auto program = set.NewProgram();
+    if (!program.ok()) return direct();  // which fails the same way, counted
+    st.all = *std::move(program);
+  }
+  // Without an exact check at queueing, queue nothing (see Apply's comment).
+  if (!st.all->growth_is_shape_determined()) return direct();
   MicroBatchQueue& q = st.queue;
-  // The queue holds updates of one interval per window.
-  if (q.updates > 0 && epochs != q.epochs) (void)Flush(set, st);
+  // The queue holds updates of one interval per window, and only rows that
+  // apply together. A failed flush has counted its losses in `rejected`
+  // (Flush): they are not this update's, which goes on.
+  if (q.updates > 0 && (epochs != q.epochs || !st.all->CheckBatch(inputs, q.rows).ok())) (void)Flush(set, st);
   if (q.updates == 0) {
+    if (!st.all->CheckBatch(inputs, 0).ok()) return direct();
     q.epochs = epochs;
     q.since_ns = now_ns;
   }
@@ -113,6 +144,7 @@ absl::Status Apply(Session::MetricSet& set, ShardState& st, const NamedTensors& 
   st.rows += rows;
   ++q.updates;
   q.rows += rows;
+  q.sizes.push_back(rows);
   if (q.rows >= mb.max_rows || q.updates >= mb.max_updates || now_ns - q.since_ns >= mb.max_delay_us * 1000) {
     return Flush(set, st);
   }

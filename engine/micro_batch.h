@@ -23,6 +23,7 @@ struct ShardState;
 // the first arrived, and their intervals.
 struct MicroBatchQueue {
   std::vector<at::Tensor> staging;  // per input, rows [0, rows) queued
+  std::vector<int64_t> sizes;       // the rows of each queued update, in order
   int64_t updates = 0;
   int64_t rows = 0;
   int64_t since_ns = 0;
@@ -31,13 +32,18 @@ struct MicroBatchQueue {
 
 // Apply folds validated inputs into one shard state, directly or through
 // its micro-batching queue (when `mb` is on and the set is batchable), and
-// counts the update.
+// counts the update. An update it queues returns OK, so it must apply when
+// the queue flushes: it is queued only when Program::CheckBatch passes for
+// the queued rows and its own together (else the queue flushes first, and an
+// update that does not fit alone is applied directly, which refuses it).
 absl::Status Apply(Session::MetricSet& set, ShardState& st, const NamedTensors& inputs, int64_t rows,
                    const MicroBatching& mb, int64_t now_ns);
 
 // Flush applies the queued updates of a shard as one update of the staged
-// rows (in arrival order). On failure they are dropped and counted as
-// rejected.
+// rows (in arrival order). If that fails (only an internal failure can, such
+// as an allocation: they were checked when queued), each queued update is
+// applied alone; one that still fails is dropped and counted as rejected,
+// and the first such error is returned.
 absl::Status Flush(Session::MetricSet& set, ShardState& st);
 
 }  // namespace tally::engine::internal

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -72,8 +74,48 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
     p->merge_plans_.emplace_back(group, std::move(plan));
   }
   TALLY_ASSIGN_OR_RETURN(p->partial_of_state_, mod.PartialIndices());
+  // What each update appends to a cat state, from its partial's type; exact
+  // when every symbolic dim of those types is an input's.
+  std::vector<std::string> input_symbols;
+  for (const ir::Value* param : mod.update->params()) {
+    for (const ir::Dim& d : param->type().shape)
+      if (d.is_symbolic()) input_symbols.push_back(d.symbol);
+  }
+  p->growth_footprints_.resize(mod.states.size());
+  for (size_t i = 0; i < mod.states.size(); ++i) {
+    if (mod.states[i].reducer != ir::Reducer::kCat) continue;
+    const ir::Value* partial = mod.update->returns()[p->partial_of_state_[i]].second;
+    p->growth_footprints_[i] = Footprint(std::vector<const ir::Value*>{partial});
+    for (const ir::Dim& d : partial->type().shape) {
+      p->growth_exact_ &= !d.is_symbolic() ||
+                          std::find(input_symbols.begin(), input_symbols.end(), d.symbol) != input_symbols.end();
+    }
+  }
   TALLY_RETURN_IF_ERROR(p->store_.Init(&mod.states, p->options_.device, p->metric_names_));
   return p;
+}
+
+Program::~Program() {
+  if (options_.row_ledger) options_.row_ledger->bytes.fetch_sub(counted_row_bytes_, std::memory_order_relaxed);
+}
+
+void Program::ShareRowLedger(std::shared_ptr<RowLedger> ledger) {
+  if (options_.row_ledger) options_.row_ledger->bytes.fetch_sub(counted_row_bytes_, std::memory_order_relaxed);
+  counted_row_bytes_ = 0;
+  options_.row_ledger = std::move(ledger);
+  CountRows();
+}
+
+void Program::CountRows() {
+  if (!options_.row_ledger) return;
+  int64_t bytes = 0;
+  const auto& decls = module_->states;
+  const std::vector<at::Tensor>& states = store_.states();
+  for (size_t i = 0; i < decls.size() && i < states.size(); ++i) {
+    if (decls[i].reducer == ir::Reducer::kCat && states[i].defined()) bytes += states[i].nbytes();
+  }
+  options_.row_ledger->bytes.fetch_add(bytes - counted_row_bytes_, std::memory_order_relaxed);
+  counted_row_bytes_ = bytes;
 }
 
 absl::Status Program::CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered,
@@ -234,11 +276,43 @@ absl::Status Program::Update(const NamedTensors& inputs) {
   std::vector<at::Tensor> partials;
   partials.reserve(partial_of_state_.size());
   for (int idx : partial_of_state_) partials.push_back((*outs)[idx]);
-  TALLY_RETURN_IF_ERROR(CheckGrowth(partials, "this update"));
+  TALLY_RETURN_IF_ERROR(CheckGrowth(AppendedBytes(partials), "this update"));
   return FoldIn(partials);
 }
 
-absl::Status Program::CheckGrowth(const std::vector<at::Tensor>& partials, absl::string_view what) const {
+absl::Status Program::CheckBatch(const NamedTensors& inputs, int64_t extra_rows) const {
+  std::vector<at::Tensor> ordered;
+  SymbolSizes sizes;
+  TALLY_RETURN_IF_ERROR(CheckInputs(inputs, ordered, &sizes));
+  const auto& params = module_->update->params();
+  int64_t rows = 0;
+  if (!params.empty() && params[0]->type().rank() > 0 && params[0]->type().shape[0].is_symbolic()) {
+    for (auto& [symbol, size] : sizes) {
+      if (*symbol != params[0]->type().shape[0].symbol) continue;
+      size += extra_rows;
+      rows = size;
+    }
+  }
+  TALLY_RETURN_IF_ERROR(CheckFootprint(update_footprint_, sizes, options_.max_bytes, options_.size_args, metric_names_,
+                                       absl::StrCat("an update of ", rows, " rows")));
+  std::vector<double> appended(growth_footprints_.size());
+  for (size_t i = 0; i < appended.size(); ++i) appended[i] = growth_footprints_[i].Bytes(sizes);
+  return CheckGrowth(appended, "this update");
+}
+
+std::vector<double> Program::AppendedBytes(const std::vector<at::Tensor>& partials) const {
+  const auto& decls = module_->states;
+  std::vector<double> out(decls.size());
+  for (size_t i = 0; i < decls.size() && i < partials.size(); ++i) {
+    const at::Tensor& t = partials[i];
+    if (decls[i].reducer == ir::Reducer::kCat && t.defined()) {
+      out[i] = static_cast<double>(t.numel()) * static_cast<double>(t.element_size());
+    }
+  }
+  return out;
+}
+
+absl::Status Program::CheckGrowth(const std::vector<double>& appended, absl::string_view what) const {
   const auto& decls = module_->states;
   const std::vector<at::Tensor>& current = store_.states();
   auto bytes_of = [](const at::Tensor& t) -> double {
@@ -249,28 +323,39 @@ absl::Status Program::CheckGrowth(const std::vector<at::Tensor>& partials, absl:
   size_t largest = decls.size();
   for (size_t i = 0; i < decls.size() && i < current.size(); ++i) {
     double b = bytes_of(current[i]);
-    if (decls[i].reducer == ir::Reducer::kCat && i < partials.size()) {
-      b += bytes_of(partials[i]);
+    if (decls[i].reducer == ir::Reducer::kCat && i < appended.size()) {
+      b += appended[i];
       cat_total += b;
       if (b > largest_bytes) largest_bytes = b, largest = i;
     }
     total += b;
   }
   if (largest == decls.size()) return absl::OkStatus();  // no rows accumulate
+  // The rows the other programs of the ledger hold (a Session's total and
+  // its other shards).
+  double others = 0;
+  if (options_.row_ledger) {
+    others = std::max<double>(
+        0, static_cast<double>(options_.row_ledger->bytes.load(std::memory_order_relaxed) - counted_row_bytes_));
+  }
+  total += others;
+  cat_total += others;
   const int64_t budget = options_.max_bytes > 0 ? options_.max_bytes : DefaultStateBudget();
   if (total <= static_cast<double>(budget)) return absl::OkStatus();
-  const at::Tensor& cur = current[largest];
-  const int64_t rows = (cur.defined() && cur.dim() > 0 ? cur.size(0) : 0) +
-                       (partials[largest].defined() && partials[largest].dim() > 0 ? partials[largest].size(0) : 0);
+  // The largest state's rows: its bytes over the bytes of one of its rows.
+  const int64_t rows = static_cast<int64_t>(largest_bytes / std::max<double>(1, decls[largest].Bytes()));
   return absl::ResourceExhaustedError(absl::StrCat(
       metric_names_, ": ", what, " would grow the states to ", FormatBytes(static_cast<int64_t>(total)), " (",
-      FormatBytes(static_cast<int64_t>(cat_total)), " of accumulated rows; the largest, state '", decls[largest].name,
-      "', ", rows, " rows), over the state budget of ", FormatBytes(budget),
+      FormatBytes(static_cast<int64_t>(cat_total)), " of accumulated rows",
+      others > 0 ? absl::StrCat(", ", FormatBytes(static_cast<int64_t>(others)), " of them read or held elsewhere")
+                 : std::string(),
+      "; the largest, state '", decls[largest].name, "', ", rows, " rows), over the state budget of ",
+      FormatBytes(budget),
       "; nothing was added. Compute over fewer rows, or raise the budget (--max-state-bytes)"));
 }
 
 absl::Status Program::CheckMerge(const Program& other) const {
-  return CheckGrowth(other.store_.states(), "this merge");
+  return CheckGrowth(AppendedBytes(other.store_.states()), "this merge");
 }
 
 absl::Status Program::FoldIn(const std::vector<at::Tensor>& partials) {
@@ -280,6 +365,7 @@ absl::Status Program::FoldIn(const std::vector<at::Tensor>& partials) {
   if (!store_.SumsFoldInPlace(partials)) {
     TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> next, Fold(store_.states(), partials));
     store_.Replace(std::move(next));
+    CountRows();
     return absl::OkStatus();
   }
   // Only max/min/custom states need Fold here (the store adds the sums and
@@ -291,7 +377,9 @@ absl::Status Program::FoldIn(const std::vector<at::Tensor>& partials) {
   if (others) {
     TALLY_ASSIGN_OR_RETURN(next, Fold(store_.states(), partials, /*skip_sums=*/true, /*skip_cats=*/true));
   }
-  return store_.FoldInPlace(partials, std::move(next));
+  absl::Status folded = store_.FoldInPlace(partials, std::move(next));
+  CountRows();
+  return folded;
 }
 
 absl::Status Program::CheckCounters(const std::vector<at::Tensor>& values) const {
@@ -349,7 +437,11 @@ absl::StatusOr<NamedTensors> Program::Compute() const {
   return result;
 }
 
-absl::Status Program::Reset() { return store_.Reset(); }
+absl::Status Program::Reset() {
+  absl::Status reset = store_.Reset();
+  CountRows();
+  return reset;
+}
 
 absl::Status Program::Merge(const Program& other) {
   if (other.fingerprint_ != fingerprint_) {
@@ -390,6 +482,7 @@ absl::Status Program::LoadState(absl::string_view bytes) {
   TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> loaded,
                          engine::internal::DecodeStates(module_->states, bytes, options_.device, metric_names_));
   store_.Replace(std::move(loaded));
+  CountRows();
   Unsync();
   return absl::OkStatus();
 }

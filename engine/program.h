@@ -13,6 +13,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -30,6 +31,17 @@ namespace tally {
 // NamedTensors are inputs or results by name, in order.
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
+// RowLedger counts the bytes of the rows that a group of programs hold in
+// their cat states together — a Session set's shards, total, windows and
+// probes — so that the budget bounds their sum, not each program's own
+// (which reads at a Session would otherwise reset: a shard's rows move to
+// the total, and the shard takes as many again). Updated after every change
+// of a program's states; read without a lock, so concurrent updates of
+// several threads may pass the check together by up to one update each.
+struct RowLedger {
+  std::atomic<int64_t> bytes{0};
+};
+
 // ProgramOptions configure execution.
 struct ProgramOptions {
   ir::Device device;
@@ -44,12 +56,21 @@ struct ProgramOptions {
   // anything. <= 0: DefaultStateBudget(). size_args name what sizes them.
   int64_t max_bytes = 0;
   std::vector<SizeArg> size_args;
+  // The ledger shared with the other programs the budget bounds together
+  // (Program::ShareRowLedger); none: the program's own rows only.
+  std::shared_ptr<RowLedger> row_ledger;
 };
 
 class Program {
  public:
   // Create instantiates `m` (already compiled and placed) with initial states.
   static absl::StatusOr<std::unique_ptr<Program>> Create(std::unique_ptr<ir::Module> m, ProgramOptions options);
+  ~Program();
+
+  // ShareRowLedger makes the budget bound this program's rows together with
+  // those of every program sharing `ledger` — also the programs later
+  // created with this one's options().
+  void ShareRowLedger(std::shared_ptr<RowLedger> ledger);
 
   // Update folds one batch of named inputs into the states.
   absl::Status Update(const NamedTensors& inputs);
@@ -57,6 +78,17 @@ class Program {
   // fixed dims, consistent row counts, device) without touching any state:
   // OK exactly when Update would accept the inputs' metadata.
   absl::Status Validate(const NamedTensors& inputs) const;
+  // CheckBatch makes, from the inputs' shapes alone, every check Update
+  // makes before it appends anything (the inputs' metadata, the budget of
+  // the temporaries, the growth of the accumulated rows) for these inputs
+  // with `extra_rows` more rows along their leading dim: the rows a
+  // micro-batch queue staged before them. When growth_is_shape_determined(),
+  // OK means Update takes the staged rows and these together. Nothing runs.
+  absl::Status CheckBatch(const NamedTensors& inputs, int64_t extra_rows) const;
+  // growth_is_shape_determined: the rows each update appends to a cat state
+  // follow from the inputs' shapes (no dim depends on the values), so
+  // CheckBatch's growth check is the one Update makes after running.
+  bool growth_is_shape_determined() const { return growth_exact_; }
   // Compute returns one tensor per metric, labelled with the metric's label,
   // or for a multi-part result (a tuple such as roc's (fpr, tpr,
   // thresholds)) one per part, labelled "<label>/<i>/<j>..." by its path
@@ -146,10 +178,15 @@ class Program {
   // program's states) into the states, in place where the store can.
   absl::Status FoldIn(const std::vector<at::Tensor>& partials);
   // CheckGrowth fails with ResourceExhausted, before anything is appended,
-  // when the states with `partials`' rows appended to their cat states would
-  // hold more than the budget: the rows an update or a merge accumulates are
-  // bounded like the fixed-size states. `what` says what would grow them.
-  absl::Status CheckGrowth(const std::vector<at::Tensor>& partials, absl::string_view what) const;
+  // when the states with `appended[i]` bytes appended to each cat state i,
+  // and the rows of the other programs of its RowLedger, would hold more
+  // than the budget: the rows an update or a merge accumulates are bounded
+  // like the fixed-size states. `what` says what would grow them.
+  // AppendedBytes gives `appended` for partials.
+  absl::Status CheckGrowth(const std::vector<double>& appended, absl::string_view what) const;
+  std::vector<double> AppendedBytes(const std::vector<at::Tensor>& partials) const;
+  // CountRows brings the ledger up to date after the states changed.
+  void CountRows();
   // CheckInputs also binds the update graph's symbolic dims in `sizes`.
   absl::Status CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered,
                            SymbolSizes* sizes = nullptr) const;
@@ -172,11 +209,16 @@ class Program {
   // must run it.
   bool finalize_value_checks_ = false;
   Footprint update_footprint_, finalize_footprint_;
+  // Per state, the bytes its partial appends (cat states; empty elsewhere),
+  // and whether the inputs' shapes alone determine them.
+  std::vector<Footprint> growth_footprints_;
+  bool growth_exact_ = true;
   std::vector<std::pair<std::string, std::unique_ptr<exec::PlanRunner>>> merge_plans_;
   std::vector<int> partial_of_state_;  // update result index per state
   // The states, the cat states' buffers and the synced copy.
   engine::internal::StateStore store_;
   Recompiler recompiler_ = nullptr;
+  int64_t counted_row_bytes_ = 0;  // this program's share of options_.row_ledger
 };
 
 }  // namespace tally

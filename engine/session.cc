@@ -262,6 +262,9 @@ absl::StatusOr<std::string> Session::SaveState(absl::string_view set_name) const
   file.signature = sig_;
   file.specs = set->specs;
   file.layout_hash = checkpoint::HexHash(engine::StateLayout(set->proto->module()));
+  // One id per replica and set, whatever the time of the save: polling the
+  // same replica twice gives files a merge refuses together.
+  file.ids = {engine::ShardId(absl::StrCat("session ", id_, " set ", set->name))};
   {
     std::lock_guard<std::mutex> lock(read_mu_);
     TALLY_RETURN_IF_ERROR(Harvest(*set));

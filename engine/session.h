@@ -54,8 +54,13 @@
 // `max_rows` rows or `max_updates` updates, when an update arrives
 // `max_delay_us` after the first queued one, when a window interval changes,
 // and always before a read merges the shard, so reads still see every
-// update that returned. Sets whose inputs do not all share one symbolic
-// leading dim are never batched. Float sums may differ in the last bits from
+// update that returned. An update is queued only when the queued rows and
+// its own pass together every check Update makes (Program::CheckBatch: the
+// budget of the temporaries and of the accumulated rows), else the queue
+// flushes first: a refusal comes from Update, never from a later flush, so
+// an update that returned OK is in the state. Sets whose inputs do not all
+// share one symbolic leading dim, or whose appended rows depend on the
+// values, are never batched. Float sums may differ in the last bits from
 // unbatched updates (another summation order); counts are exact.
 #ifndef TALLY_ENGINE_SESSION_H_
 #define TALLY_ENGINE_SESSION_H_
@@ -127,7 +132,11 @@ struct SessionOptions {
   // prometheus_prefix starts every exported metric name ([a-zA-Z_:][a-zA-Z0-9_:]*).
   std::string prometheus_prefix = "tally";
   // max_state_bytes bounds each set's fixed-size states (engine/state_budget.h):
-  // a set over it fails Create with ResourceExhausted; 0: half the physical memory.
+  // a set over it fails Create with ResourceExhausted; 0: half the physical
+  // memory. It also bounds the rows a set accumulates (cat states) across
+  // all its programs together — every thread's shard, the total that reads
+  // fold them into, the windows — so whether an update is accepted does not
+  // depend on whether someone read in between (RowLedger, engine/program.h).
   int64_t max_state_bytes = 0;
 };
 

@@ -55,11 +55,14 @@ ShardState* Hold(Shard& sh) { return sh.slot.exchange(kBusy, std::memory_order_a
 
 void Publish(Shard& sh, ShardState* st) { sh.slot.store(st, std::memory_order_release); }
 
-absl::Status ApplyNow(Session::MetricSet& set, ShardState& st, const NamedTensors& inputs, const Epochs& epochs) {
+absl::Status ApplyNow(Session::MetricSet& set, ShardState& st, const NamedTensors& inputs, const Epochs& epochs,
+                      bool* all_applied) {
+  if (all_applied != nullptr) *all_applied = false;
   if (!st.all) {
     TALLY_ASSIGN_OR_RETURN(st.all, set.NewProgram());
   }
   TALLY_RETURN_IF_ERROR(st.all->Update(inputs));
+  if (all_applied != nullptr) *all_applied = true;
   st.all_dirty = true;
   return UpdateRings(set, st.rings, inputs, epochs);
 }

@@ -48,7 +48,10 @@ void Publish(Shard& sh, ShardState* st);
 
 // ApplyNow folds validated inputs into one shard state: the all-time
 // program and, per window, the bucket of the update's interval.
-absl::Status ApplyNow(Session::MetricSet& set, ShardState& st, const NamedTensors& inputs, const Epochs& epochs);
+// `all_applied`, when given, tells whether the all-time program took them
+// (Program::Update applies fully or not at all), also on a later failure.
+absl::Status ApplyNow(Session::MetricSet& set, ShardState& st, const NamedTensors& inputs, const Epochs& epochs,
+                      bool* all_applied = nullptr);
 
 // HarvestShards takes every shard's state of `set` (yielding while an
 // update holds it), flushes its queue and folds it into the set's read

@@ -118,17 +118,23 @@ std::vector<SizeArg> SizeArgsOf(const std::vector<CollectionEntry>& entries) {
 
 Footprint::Footprint(const ir::Graph& g) : graph_(&g) {
   for (const auto& n : g.nodes()) {
-    for (const ir::Value* v : n->outputs()) {
-      std::vector<std::string> symbols;
-      const double coeff = FixedBytes(v->type(), &symbols);
-      std::sort(symbols.begin(), symbols.end());
-      auto it = std::find_if(terms_.begin(), terms_.end(), [&](const Term& t) { return t.symbols == symbols; });
-      if (it == terms_.end()) {
-        terms_.push_back({coeff, std::move(symbols)});
-      } else {
-        it->coeff += coeff;
-      }
-    }
+    for (const ir::Value* v : n->outputs()) Add(*v);
+  }
+}
+
+Footprint::Footprint(const std::vector<const ir::Value*>& values) {
+  for (const ir::Value* v : values) Add(*v);
+}
+
+void Footprint::Add(const ir::Value& v) {
+  std::vector<std::string> symbols;
+  const double coeff = FixedBytes(v.type(), &symbols);
+  std::sort(symbols.begin(), symbols.end());
+  auto it = std::find_if(terms_.begin(), terms_.end(), [&](const Term& t) { return t.symbols == symbols; });
+  if (it == terms_.end()) {
+    terms_.push_back({coeff, std::move(symbols)});
+  } else {
+    it->coeff += coeff;
   }
 }
 

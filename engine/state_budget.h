@@ -57,6 +57,9 @@ class Footprint {
  public:
   Footprint() = default;
   explicit Footprint(const ir::Graph& g);
+  // Of `values` alone (an update's partials of cat states: the rows it
+  // appends); Largest is then empty.
+  explicit Footprint(const std::vector<const ir::Value*>& values);
   // Bytes with `sizes` bound; a symbol `sizes` does not bind counts 0, so
   // Bytes({}) is the fixed part, which a compiler can check up front.
   double Bytes(const SymbolSizes& sizes) const;
@@ -70,6 +73,7 @@ class Footprint {
     double coeff = 0;
     std::vector<std::string> symbols;
   };
+  void Add(const ir::Value& v);
   std::vector<Term> terms_;
   const ir::Graph* graph_ = nullptr;
 };

@@ -1,5 +1,8 @@
 #include "engine/state_file.h"
 
+#include <algorithm>
+#include <random>
+
 #include "absl/strings/str_cat.h"
 #include "engine/ir/types.h"
 #include "support/status_macros.h"
@@ -59,6 +62,14 @@ std::string StateLayout(const ir::Module& m) {
   return out;
 }
 
+std::string ShardId(absl::string_view key) {
+  static const std::string* nonce = [] {
+    std::random_device rd;
+    return new std::string(absl::StrCat(rd(), "-", rd(), "-", rd(), "-", rd()));
+  }();
+  return checkpoint::HexHash(absl::StrCat(*nonce, "/", key));
+}
+
 std::string EncodeStateFile(const StateFile& f) {
   std::string payload;
   PutSignature(payload, f.signature);
@@ -66,6 +77,8 @@ std::string EncodeStateFile(const StateFile& f) {
   for (const std::string& spec : f.specs) checkpoint::PutString(payload, spec);
   checkpoint::PutString(payload, f.layout_hash);
   checkpoint::PutString(payload, f.states);
+  checkpoint::PutU64(payload, f.ids.size());
+  for (const std::string& id : f.ids) checkpoint::PutString(payload, id);
   return checkpoint::Frame(payload, checkpoint::kStateFile);
 }
 
@@ -86,7 +99,18 @@ absl::StatusOr<StateFile> DecodeStateFile(absl::string_view bytes, absl::string_
   if (!r.String(f.layout_hash) || !r.String(f.states)) {
     return bad("truncated or corrupt states");
   }
-  if (!r.done()) return bad("bytes after the states");
+  // Ids are short and unique within a file. Read one at a time: a corrupt
+  // count must not allocate before the bytes run out.
+  if (!r.U64(n)) return bad("truncated or corrupt shard ids");
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string id;
+    if (!r.String(id) || id.empty() || id.size() > 64) return bad("truncated or corrupt shard ids");
+    f.ids.push_back(std::move(id));
+  }
+  std::vector<std::string> sorted = f.ids;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return bad("a shard id listed twice");
+  if (!r.done()) return bad("bytes after the shard ids");
   return f;
 }
 

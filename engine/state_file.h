@@ -3,10 +3,11 @@
 // the replicas of a server — can be merged later (`tally merge`,
 // MergeStates in api/state_files.h).
 //
-// Framing: engine/checkpoint_format.h with magic "TALLYSTA", version 1. The
+// Framing: engine/checkpoint_format.h with magic "TALLYSTA", version 2. The
 // payload is the input signature (PutSignature), the specs (a count, then
-// each), the state layout hash and the states (Program::SaveState bytes,
-// engine/state_codec.h).
+// each), the state layout hash, the states (Program::SaveState bytes,
+// engine/state_codec.h) and the ids of the shards whose rows they hold (a
+// count, then each).
 #ifndef TALLY_ENGINE_STATE_FILE_H_
 #define TALLY_ENGINE_STATE_FILE_H_
 
@@ -44,7 +45,17 @@ struct StateFile {
   std::vector<std::string> specs;
   std::string layout_hash;  // checkpoint::HexHash(StateLayout(module))
   std::string states;       // Program::SaveState bytes
+  // The shards whose rows `states` hold: one id per save of an evaluation
+  // or a replica (ShardId), the union of the sources' through merges, so
+  // that a merge refuses a source whose rows it already holds.
+  std::vector<std::string> ids;
 };
+
+// ShardId is the id of the shard `key` names in this process ("eval 3",
+// "session 2 set default"): the hash of a random nonce drawn once per
+// process and the key, so that it differs between processes and between
+// keys, and a replica that saves its states twice gives the same id.
+std::string ShardId(absl::string_view key);
 
 // EncodeStateFile frames `f`; DecodeStateFile checks the framing and reads
 // it back, InvalidArgument "state file <source>: ..." when the bytes are not

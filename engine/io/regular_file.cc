@@ -30,7 +30,7 @@ const char* FileKind(unsigned mode) {
   }
 }
 
-absl::StatusOr<std::string> ReadRegularFile(const std::string& path) {
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path, int64_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open '", path, "'"));
   struct stat st;
@@ -43,6 +43,11 @@ absl::StatusOr<std::string> ReadRegularFile(const std::string& path) {
     ::close(fd);
     return absl::FailedPreconditionError(
         absl::StrCat("'", path, "' is ", FileKind(st.st_mode), ", not a regular file"));
+  }
+  if (max_bytes >= 0 && st.st_size > max_bytes) {
+    ::close(fd);
+    return absl::ResourceExhaustedError(absl::StrCat("'", path, "' is ", static_cast<int64_t>(st.st_size),
+                                                     " bytes, over the cap of ", max_bytes, " bytes"));
   }
   // Regular files ignore O_NONBLOCK; the size bounds the read even if the
   // file grows meanwhile.

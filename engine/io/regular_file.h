@@ -8,6 +8,7 @@
 #ifndef TALLY_ENGINE_IO_REGULAR_FILE_H_
 #define TALLY_ENGINE_IO_REGULAR_FILE_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -18,8 +19,9 @@ namespace tally::io {
 // links followed). NotFound when it does not exist, FailedPrecondition when
 // it is not a regular file (a directory, FIFO, socket or device), and an
 // errno-derived status naming the path when it cannot be read. It reads no
-// more than the size fstat reported when it was opened.
-absl::StatusOr<std::string> ReadRegularFile(const std::string& path);
+// more than the size fstat reported when it was opened. With max_bytes >= 0,
+// a file larger than that is ResourceExhausted before anything is read.
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path, int64_t max_bytes = -1);
 
 // FileKind names what `mode` (st_mode) is: "a directory", "a FIFO", ...
 const char* FileKind(unsigned mode);

@@ -73,5 +73,9 @@ TEST(FuzzCorpusTest, ProgramStateSeedsAndRegressionsLoadWithoutCrashing) {
   EXPECT_GT(ReplayAll("program_state", FuzzProgramState), 0);
 }
 
+TEST(FuzzCorpusTest, StateFileSeedsAndRegressionsMergeWithoutCrashing) {
+  EXPECT_GT(ReplayAll("state_file", FuzzStateFile), 0);
+}
+
 }  // namespace
 }  // namespace tally::fuzz

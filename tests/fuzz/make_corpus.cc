@@ -167,6 +167,28 @@ void ProgramStateSeeds(const fs::path& dir) {
   }
 }
 
+// What `tally eval --save-state` writes, unframed (the target frames it):
+// the two state collections, fresh and after rows.
+void StateFileSeeds(const fs::path& dir) {
+  const std::vector<std::vector<std::string>> specs = {
+      {"binary_accuracy", "binary_auroc"}, {"multiclass_accuracy(num_classes=3)", "multiclass_auroc(num_classes=3)"}};
+  const std::vector<NamedTensors> rows = StateProgramRows();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    auto prepared = PrepareEval(specs[i], rows[i], {});
+    if (!prepared.ok()) std::abort();
+    for (const char* when : {"fresh", "four_rows"}) {
+      if (std::string(when) == "four_rows" && !FeedRows(*prepared->program, prepared->used, 0, 4, 4).ok()) {
+        std::abort();
+      }
+      auto file = SaveState(*prepared);
+      if (!file.ok()) std::abort();
+      auto payload = checkpoint::Unframe(*file, "seed", checkpoint::kStateFile);
+      if (!payload.ok()) std::abort();
+      Write(dir, absl::StrCat("collection_", i, "_", when, ".payload"), std::string(*payload));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tally::fuzz
 
@@ -183,5 +205,6 @@ int main(int argc, char** argv) {
   tally::fuzz::CheckpointSeeds(dir / "checkpoint");
   tally::fuzz::JsonSeeds(dir / "json_inputs");
   tally::fuzz::ProgramStateSeeds(dir / "program_state");
+  tally::fuzz::StateFileSeeds(dir / "state_file");
   return 0;
 }

@@ -34,6 +34,10 @@ void FuzzJsonInputs(absl::string_view data);
 // FuzzProgramState: Program::LoadState into two compiled collections (and
 // Compute when it loads).
 void FuzzProgramState(absl::string_view data);
+// FuzzStateFile: engine::DecodeStateFile of the bytes, then the bytes framed
+// as a state file's payload (a valid checksum) merged by StateMerger, twice,
+// and computed and saved when they merge (`tally merge` of outside files).
+void FuzzStateFile(absl::string_view data);
 
 }  // namespace tally::fuzz
 

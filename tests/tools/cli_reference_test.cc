@@ -1,6 +1,7 @@
 // docs/cli.md is the complete command-line reference: every command that
 // `tally --help` lists has a section, and every flag its `--help` prints is
 // written in that section.
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/tools/cli_testing.h"
+#include "tools/tally/bench.h"
 
 namespace tally {
 namespace {
@@ -63,6 +65,33 @@ TEST(CliReference, EveryFlagOfEveryCommandIsDocumented) {
       EXPECT_NE(section.find(f), std::string::npos) << "docs/cli.md, section " << command << ", lacks " << f;
     }
   }
+}
+
+TEST(CliReference, EveryBenchWorkloadAndJsonKeyIsDocumented) {
+  // Verifies that the bench section names every workload in its table and
+  // every key BenchToJson can print (all fields set).
+  const std::string section = Section(ReadFile("docs/cli.md"), "bench");
+  ASSERT_FALSE(section.empty());
+  for (const std::string& w : tools::BenchWorkloads()) {
+    EXPECT_NE(section.find(absl::StrCat("\n| ", w, " |")), std::string::npos) << "no table row for workload " << w;
+  }
+  tools::BenchResult all;
+  all.workload = "w";
+  for (std::optional<double>* f :
+       {&all.us_per_update, &all.ms_compute, &all.us_per_update_cold, &all.gb_per_s, &all.ms_per_sync,
+        &all.collectives_per_sync, &all.read_gb_per_s, &all.read_gb_per_s_spread, &all.read_probe_bytes,
+        &all.read_probe_runs, &all.bandwidth_fraction, &all.state_bytes, &all.peak_rss_mb, &all.state_file_bytes,
+        &all.sources_merged, &all.ms_merge}) {
+    *f = 1;
+  }
+  const std::string json = tools::BenchToJson(all);
+  const std::regex key("\"([a-z_0-9]+)\":");
+  int keys = 0;
+  for (std::sregex_iterator it(json.begin(), json.end(), key), end; it != end; ++it, ++keys) {
+    EXPECT_NE(section.find(absl::StrCat("\"", (*it)[1].str(), "\"")), std::string::npos)
+        << "docs/cli.md, section bench, lacks the JSON key " << (*it)[1].str();
+  }
+  EXPECT_GE(keys, 19);
 }
 
 TEST(CliReference, GlobalHelpAndVersionAreDocumented) {

@@ -262,6 +262,13 @@ TEST_F(MultiHostTest, MergeOfShardStateFilesEqualsOneProcess) {
   ASSERT_EQ(RunTally({"merge", "--format", "none", "--save-state", Path("01.st"), files[0], files[1]}).exit_code, 0);
   Invocation nested = RunTally({"merge", "--format", "json", Path("01.st"), files[2], files[3]});
   EXPECT_EQ(nested.out, want);
+  // A shard merged twice would count its rows twice: the same file twice,
+  // and a merged file with one of its parts, are refused naming both.
+  Invocation twice = RunTally({"merge", files[0], files[1], files[0]});
+  EXPECT_TRUE(OneCleanErrorLine(twice, {files[0], "count twice"})) << twice;
+  EXPECT_EQ(twice.out, "");
+  Invocation part = RunTally({"merge", Path("01.st"), files[2], files[1]});
+  EXPECT_TRUE(OneCleanErrorLine(part, {files[1], Path("01.st"), "count twice"})) << part;
   // Forked ranks (--world-size alone): rank 0 writes every rank's states.
   std::vector<std::string> forked = Eval("all");
   forked.insert(forked.end(), {"--world-size", "3", "--save-state", Path("forked.st"), "--format", "none"});

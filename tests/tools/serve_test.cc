@@ -895,6 +895,11 @@ TEST_F(ServeTest, MergeOfTwoServersEqualsEvalOverTheUnion) {
     Invocation mixed = RunTally({"merge", "--format", "json", file, url_b});
     ASSERT_EQ(mixed.exit_code, 0) << mixed;
     EXPECT_EQ(mixed.out, eval.out);
+    // Replica a twice (its saved state and its URL, or its URL polled twice)
+    // would count its rows twice: refused, naming the source and the one
+    // that already brought them.
+    EXPECT_TRUE(OneCleanErrorLine(RunTally({"merge", file, url_b, url_a}), {url_a, "a.st", "count twice"}));
+    EXPECT_TRUE(OneCleanErrorLine(RunTally({"merge", url_a, url_a}), {url_a, "count twice"}));
   }
   // A server that cannot be reached is one line naming it.
   Invocation gone = RunTally({"merge", "http://127.0.0.1:1", "--timeout", "2"});

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,39 +33,65 @@ double Median(std::vector<double> v) {
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// ReadBandwidth is GB/s of a plain sum over a 400 MB float32 tensor.
-double ReadBandwidth(bool quick) {
-  int64_t n = quick ? 10'000'000 : 100'000'000;
-  at::Tensor t = at::ones({n}, at::kFloat);
+// LastLevelCacheBytes is the largest CPU cache (32 MiB if unknown): inputs
+// larger than twice it come from DRAM, whatever the replacement policy.
+int64_t LastLevelCacheBytes() {
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    const long bytes = sysconf(name);
+    if (bytes > 0) return bytes;
+  }
+  return int64_t{32} << 20;
+}
+
+// ReadProbe is the machine's read bandwidth: a plain sum over a float32
+// tensor of `bytes` (at least 4x the last-level cache), the median of
+// `runs` passes and their spread.
+struct ReadProbe {
+  double bytes = 0, gb_per_s = 0, spread = 0;  // spread: (max - min) / median
+  int runs = 0;
+};
+ReadProbe ReadBandwidth(bool quick) {
+  const int64_t bytes = std::max<int64_t>(quick ? int64_t{64} << 20 : 400'000'000, 4 * LastLevelCacheBytes());
+  at::Tensor t = at::ones({bytes / 4}, at::kFloat);
   (void)t.sum().item<float>();
-  std::vector<double> times;
-  for (int i = 0; i < (quick ? 2 : 7); ++i) {
+  ReadProbe p;
+  p.runs = quick ? 3 : 9;
+  p.bytes = static_cast<double>(t.nbytes());
+  std::vector<double> rates;
+  for (int i = 0; i < p.runs; ++i) {
     auto t0 = Clock::now();
     (void)t.sum().item<float>();
-    times.push_back(SecondsSince(t0));
+    rates.push_back(p.bytes / SecondsSince(t0) / 1e9);
   }
-  return n * 4.0 / Median(times) / 1e9;
+  p.gb_per_s = Median(rates);
+  p.spread = (*std::max_element(rates.begin(), rates.end()) - *std::min_element(rates.begin(), rates.end())) /
+             p.gb_per_s;
+  return p;
 }
 
 struct Workload {
   std::vector<std::string> specs;
   NamedTensors batch;                 // one update's inputs
   std::vector<NamedTensors> batches;  // when set: update i takes batches[i % size] (batch unused)
+  // Bandwidth workloads (gb_per_s): `batches` are distinct and together
+  // over twice the last-level cache, so every update reads its rows from
+  // DRAM, as a server's fresh inputs come.
+  bool streams = false;
   bool time_compute = false;          // report ms_compute (and us_per_update_cold)
   int64_t updates = 0;                // updates per timed run
   int runs = 0;
   double input_bytes = 0;
 };
 
-NamedTensors ClassificationBatch(int64_t n, int64_t c) {
-  at::Generator gen = at::detail::createCPUGenerator(7);
+NamedTensors ClassificationBatch(int64_t n, int64_t c, uint64_t seed = 7) {
+  at::Generator gen = at::detail::createCPUGenerator(seed);
   at::Tensor target = at::randint(0, c, {n}, gen, at::kLong);
   at::Tensor logits = at::randn({n, c}, gen, at::kFloat);
   return {{"preds", logits}, {"target", target}};
 }
 
-NamedTensors RegressionBatch(int64_t n) {
-  at::Generator gen = at::detail::createCPUGenerator(7);
+NamedTensors RegressionBatch(int64_t n, uint64_t seed = 7) {
+  at::Generator gen = at::detail::createCPUGenerator(seed);
   at::Tensor target = at::randn({n}, gen, at::kFloat) + 1e4;
   at::Tensor preds = target + at::randn({n}, gen, at::kFloat) * 0.1;
   return {{"preds", preds}, {"target", target}};
@@ -129,6 +156,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.batch = ClassificationBatch(quick ? 10000 : 1000000, 10);
     w.updates = quick ? 2 : 10;
     w.runs = quick ? 2 : 5;
+    w.streams = true;
   } else if (name == "cls_vocab") {
     // An LLM vocabulary: accuracy, precision, recall, f1 (macro) and
     // accuracy (micro) over C = 131,072 logits, 512 rows (268 MB) an update.
@@ -140,6 +168,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.batch = ClassificationBatch(quick ? 16 : 512, c);
     w.updates = quick ? 2 : 10;
     w.runs = quick ? 2 : 5;
+    w.streams = true;
   } else if (name == "cls_imagenet21k") {
     // ImageNet-21k: the cls collection (confusion matrix included) over
     // C = 21,841 classes, integer labels, batches of 4,096.
@@ -171,6 +200,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.batch = RegressionBatch(quick ? 10000 : 1000000);
     w.updates = quick ? 2 : 20;
     w.runs = quick ? 2 : 5;
+    w.streams = true;
   } else if (name == "retrieval") {
     // 10,000 queries x 100 documents in 100 updates: update i holds queries
     // [100 i, 100 i + 100), their rows shuffled.
@@ -197,6 +227,19 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
         "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
+  if (w.streams) {
+    // Copies of the batch's distribution under other seeds, as many as fill
+    // twice the last-level cache, each read once per cycle.
+    const int64_t rows = w.batch.front().second.size(0);
+    const int64_t k = std::max<int64_t>(1, (2 * LastLevelCacheBytes()) / static_cast<int64_t>(w.input_bytes) + 1);
+    for (int64_t i = 0; i < k; ++i) {
+      const uint64_t seed = 7 + static_cast<uint64_t>(i);
+      // The classification batches' preds are [rows, C] logits.
+      w.batches.push_back(name == "reg_large" ? RegressionBatch(rows, seed)
+                                               : ClassificationBatch(rows, w.batch.front().second.size(1), seed));
+    }
+    w.updates = std::max<int64_t>(w.updates, k);
+  }
   return w;
 }
 
@@ -266,16 +309,18 @@ absl::StatusOr<BenchResult> RunMergeBench(const std::string& workload, const std
   const int files = 100, runs = quick ? 1 : 5;
   std::vector<StateSource> sources;
   for (int i = 0; i < files; ++i) {
-    // cls: the same shard each time (fixed-size states); retrieval: update i
-    // of the workload (other queries), as many as it has.
+    // cls: the same rows in each shard (fixed-size states); retrieval:
+    // update i of the workload (other queries), cycling. Each file is saved
+    // anew: a merge refuses a shard it already holds.
     if (cls ? i == 0 : i < static_cast<int>(w.batches.size())) {
       TALLY_RETURN_IF_ERROR(shard.program->Reset());
       for (int u = 0; u < (cls ? 100 : 1); ++u) TALLY_RETURN_IF_ERROR(shard.program->Update(cls ? first : w.batches[i]));
-      TALLY_ASSIGN_OR_RETURN(std::string bytes, SaveState(shard));
-      sources.push_back({absl::StrCat("shard", i), std::move(bytes)});
-    } else {
-      sources.push_back({absl::StrCat("shard", i), sources[i % sources.size()].bytes});
+    } else if (!cls) {
+      TALLY_RETURN_IF_ERROR(shard.program->Reset());
+      TALLY_RETURN_IF_ERROR(shard.program->Update(w.batches[i % w.batches.size()]));
     }
+    TALLY_ASSIGN_OR_RETURN(std::string bytes, SaveState(shard));
+    sources.push_back({absl::StrCat("shard", i), std::move(bytes)});
   }
   const std::string& bytes = sources[0].bytes;
   std::vector<double> times;
@@ -347,13 +392,18 @@ absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::str
   r.us_per_update = sec * 1e6;
   if (!compute.empty()) r.ms_compute = Median(compute) * 1e3;
   if (!per_update_cold.empty()) r.us_per_update_cold = Median(per_update_cold) * 1e6;
-  if (workload == "cls_large" || workload == "reg_large" || workload == "cls_vocab") {
-    r.gb_per_s = w.input_bytes / sec / 1e9;
-  }
   r.state_bytes = static_cast<double>(program->module().FixedStateBytes());
-  r.peak_rss_mb = PeakRssMb();
-  r.read_gb_per_s = ReadBandwidth(quick);
-  if (r.gb_per_s) r.bandwidth_fraction = *r.gb_per_s / *r.read_gb_per_s;
+  r.peak_rss_mb = PeakRssMb();  // before the probe's tensor
+  if (w.streams) {
+    // Each update reads its own batch's bytes, from DRAM (Workload::streams).
+    r.gb_per_s = w.input_bytes / sec / 1e9;
+    const ReadProbe probe = ReadBandwidth(quick);
+    r.read_gb_per_s = probe.gb_per_s;
+    r.read_gb_per_s_spread = probe.spread;
+    r.read_probe_bytes = probe.bytes;
+    r.read_probe_runs = probe.runs;
+    r.bandwidth_fraction = *r.gb_per_s / *r.read_gb_per_s;
+  }
   return r;
 }
 
@@ -369,6 +419,9 @@ std::string BenchToJson(const BenchResult& r) {
   field("ms_per_sync", r.ms_per_sync);
   field("collectives_per_sync", r.collectives_per_sync);
   field("read_gb_per_s", r.read_gb_per_s);
+  field("read_gb_per_s_spread", r.read_gb_per_s_spread);
+  if (r.read_probe_bytes) absl::StrAppend(&out, ", \"read_probe_bytes\": ", static_cast<int64_t>(*r.read_probe_bytes));
+  field("read_probe_runs", r.read_probe_runs);
   field("bandwidth_fraction", r.bandwidth_fraction);
   // Bytes print whole (a double's six significant digits would round them).
   if (r.state_bytes) absl::StrAppend(&out, ", \"state_bytes\": ", static_cast<int64_t>(*r.state_bytes));
@@ -395,7 +448,12 @@ std::string BenchToTable(const BenchResult& r) {
   row("gb_per_s", r.gb_per_s, " GB/s");
   row("ms_per_sync", r.ms_per_sync, " ms");
   row("collectives_per_sync", r.collectives_per_sync, "");
-  row("read_gb_per_s", r.read_gb_per_s, " GB/s (plain sum over 400 MB)");
+  if (r.read_gb_per_s) {
+    absl::StrAppend(&out, "  read_gb_per_s: ", *r.read_gb_per_s, " GB/s (plain sum over ",
+                    static_cast<int64_t>(r.read_probe_bytes.value_or(0) / 1e6), " MB: the median of ",
+                    r.read_probe_runs.value_or(0), " runs, spread ", 100 * r.read_gb_per_s_spread.value_or(0),
+                    "% of it)\n");
+  }
   row("bandwidth_fraction", r.bandwidth_fraction, "");
   if (r.state_bytes) {
     absl::StrAppend(&out, "  state_bytes: ", static_cast<int64_t>(*r.state_bytes), " bytes (fixed-size states)\n");

@@ -1,9 +1,11 @@
 // `tally bench`: the benchmark workloads of docs/cli.md, measured in-process.
 //
 // Each workload compiles its metrics once, warms up, then times repeated
-// runs and reports medians. Every run also measures the machine's read
-// bandwidth (a plain sum over a 400 MB tensor) so results can be read as a
-// fraction of what the memory system allows.
+// runs and reports medians. The bandwidth workloads (cls_large, cls_vocab,
+// reg_large) cycle distinct batches larger together than twice the
+// last-level cache, and also measure the machine's read bandwidth (a plain
+// sum over 400 MB, or 4x the last-level cache if larger; 64 MB under
+// --quick), so that gb_per_s reads as a fraction of what DRAM allows.
 #ifndef TALLY_TOOLS_TALLY_BENCH_H_
 #define TALLY_TOOLS_TALLY_BENCH_H_
 
@@ -28,7 +30,12 @@ struct BenchResult {
   std::optional<double> gb_per_s;
   std::optional<double> ms_per_sync;
   std::optional<double> collectives_per_sync;
-  std::optional<double> read_gb_per_s;       // plain sum over 400 MB
+  // The read probe: the median GB/s of read_probe_runs plain sums over
+  // read_probe_bytes, and (max - min) / median of those runs.
+  std::optional<double> read_gb_per_s;
+  std::optional<double> read_gb_per_s_spread;
+  std::optional<double> read_probe_bytes;
+  std::optional<double> read_probe_runs;
   std::optional<double> bandwidth_fraction;  // gb_per_s / read_gb_per_s
   // state_bytes: the program's fixed-size states after the compiler
   // (narrow-states); peak_rss_mb: the process's peak resident memory so far

@@ -18,7 +18,7 @@ bool IsUrl(const std::string& source) {
 
 absl::StatusOr<StateSource> FetchState(const std::string& source, const std::string& auth_token,
                                        absl::Duration timeout, int64_t max_bytes) {
-  if (!IsUrl(source)) return ReadStateSource(source);
+  if (!IsUrl(source)) return ReadStateSource(source, max_bytes);
   auto bad = [&](absl::string_view what) {
     return absl::UnavailableError(absl::StrCat("state source ", source, ": ", what));
   };
@@ -47,7 +47,10 @@ absl::StatusOr<StateSource> FetchState(const std::string& source, const std::str
     body.append(data, n);
     return true;
   });
-  if (too_big) return bad(absl::StrCat("the answer is larger than the state budget (", max_bytes, " bytes)"));
+  if (too_big) {
+    return absl::ResourceExhaustedError(absl::StrCat("state source ", source, ": the answer is larger than ",
+                                                     max_bytes, " bytes (the state budget and 1 MiB of framing)"));
+  }
   if (!res) return bad(absl::StrCat("no answer: ", httplib::to_string(res.error())));
   if (res->status != 200) {
     std::string why = body;
@@ -68,15 +71,18 @@ absl::StatusOr<std::string> RunMerge(const MergeCommand& command) {
   if (command.format == "none" && command.save_state.empty()) {
     return absl::InvalidArgumentError("--format none prints nothing: give --save-state FILE");
   }
+  // A source's states must fit the budget, and its framing (signature,
+  // specs, shard ids) is small: a source larger than both is refused unread.
   const int64_t max_bytes =
-      command.eval.max_state_bytes > 0 ? command.eval.max_state_bytes : DefaultStateBudget();
-  std::vector<StateSource> sources;
+      (command.eval.max_state_bytes > 0 ? command.eval.max_state_bytes : DefaultStateBudget()) + (int64_t{1} << 20);
+  // One source at a time, each read capped by the budget: a merge of k
+  // sources holds one source's bytes besides the merged states, not k.
+  StateMerger merger(command.eval);
   for (const std::string& source : command.sources) {
     TALLY_ASSIGN_OR_RETURN(StateSource s, FetchState(source, command.auth_token, command.timeout, max_bytes));
-    sources.push_back(std::move(s));
+    TALLY_RETURN_IF_ERROR(merger.Add(s));
   }
-  TALLY_ASSIGN_OR_RETURN(MergedStates merged, MergeStates(sources, command.eval));
-  sources.clear();
+  TALLY_ASSIGN_OR_RETURN(MergedStates merged, std::move(merger).Take());
   if (!command.save_state.empty()) {
     TALLY_ASSIGN_OR_RETURN(std::string bytes, SaveState(merged));
     TALLY_RETURN_IF_ERROR(checkpoint::WriteFileAtomically(command.save_state, bytes, "state file"));

@@ -28,13 +28,13 @@ struct MergeCommand {
 bool IsUrl(const std::string& source);
 
 // FetchState reads one source: a file, or `GET <url>/v1/state` (a URL with
-// a path is fetched as given). A server's answer larger than `max_bytes` is
-// refused before it is all read.
+// a path is fetched as given). A file or a server's answer larger than
+// `max_bytes` is ResourceExhausted before it is all read.
 absl::StatusOr<StateSource> FetchState(const std::string& source, const std::string& auth_token,
                                        absl::Duration timeout, int64_t max_bytes);
 
-// RunMerge reads every source, merges them, writes --save-state and returns
-// the text to print.
+// RunMerge reads and folds the sources one at a time (each read capped by
+// the budget), writes --save-state and returns the text to print.
 absl::StatusOr<std::string> RunMerge(const MergeCommand& command);
 
 }  // namespace tally::tools

@@ -16,6 +16,8 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <random>
 #include <string>
@@ -267,6 +269,47 @@ TEST_F(StateFileRefusals, ShardsOfOtherRowCountsMerge) {
   ASSERT_TRUE(one.ok());
   ASSERT_TRUE(FeedRows(*one->program, one->used, 0, 10, 0).ok());
   EXPECT_EQ(Differs(*merged, ComputeOf(*one->program)), "");
+}
+
+TEST_F(StateFileRefusals, AShardMergedTwiceIsRefusedNamingBothSources) {
+  // Verifies that a merge refuses a source holding a shard an earlier source
+  // brought (the same file twice; a merged file and one of its parts),
+  // naming both, while two saves of the same rows are two shards and merge.
+  NamedTensors all = Inputs(8);
+  const std::string a = Save(specs_, Rows(all, 0, 4)), b = Save(specs_, Rows(all, 4, 8));
+  auto refused = [](const std::vector<StateSource>& sources, const std::string& want) {
+    auto merged = MergeStates(sources);
+    ASSERT_FALSE(merged.ok());
+    EXPECT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(merged.status().message().find(want), std::string::npos) << merged.status();
+  };
+  refused({{"a.st", a}, {"b.st", b}, {"a2.st", a}}, "state file a2.st: holds shard ");
+  refused({{"a.st", a}, {"a2.st", a}}, "which a.st already brought: its rows would count twice");
+  auto ab = MergeStates({{"a.st", a}, {"b.st", b}});
+  ASSERT_TRUE(ab.ok()) << ab.status();
+  EXPECT_EQ(ab->ids.size(), 2u);
+  auto ab_file = SaveState(*ab);
+  ASSERT_TRUE(ab_file.ok()) << ab_file.status();
+  refused({{"ab.st", *ab_file}, {"b.st", b}}, "state file b.st: holds shard ");
+  refused({{"b.st", b}, {"ab.st", *ab_file}}, "which b.st already brought");
+  // The same rows saved twice are two shards: they merge (rows twice, as asked).
+  EXPECT_TRUE(MergeStates({{"a.st", a}, {"again.st", Save(specs_, Rows(all, 0, 4))}}).ok());
+}
+
+TEST_F(StateFileRefusals, AFileOverTheReadCapIsRefusedUnread) {
+  // Verifies that ReadStateSource refuses a file larger than its cap with
+  // ResourceExhausted naming it, and reads one that fits.
+  const std::string a = Save(specs_, Inputs(6));
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = absl::StrCat(dir != nullptr ? dir : "/tmp", "/capped.st");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << a;
+  auto over = ReadStateSource(path, static_cast<int64_t>(a.size()) - 1);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(over.status().message().find(path), std::string::npos) << over.status();
+  auto fits = ReadStateSource(path, static_cast<int64_t>(a.size()));
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_EQ(fits->bytes, a);
 }
 
 }  // namespace
