@@ -22,8 +22,8 @@ shard (last attempt):
   * a non-test target that failed to build counts as 1 failed;
   * if bazel exited non-zero and no failure of that run explains it (e.g. a
     broken BUILD file, or bazel did not run at all), that counts as 1 failed.
-Without --bep every bazel-testlogs/**/test.xml is counted (may include stale
-results from earlier runs). --root DIR reads the BEP's files under DIR (a run
+Without --bep, --junit, --counts or --check every bazel-testlogs/**/test.xml
+is counted (may include stale results from earlier runs). --root DIR reads the BEP's files under DIR (a run
 inside a chroot at DIR, e.g. scripts/check-debian13's). --counts NAME=P,F[,K] adds
 a suite counted elsewhere (its own `tests:` line), e.g. the CMake checks.
 --junit FILE counts ctest's JUnit XML case by case (a missing or unreadable
@@ -261,7 +261,8 @@ def main(argv):
         for bep, bazel_exit in zip(args.bep, exits):
             prefix = os.path.basename(bep) + ": " if len(args.bep) > 1 else ""
             runs.append((prefix, count_from_bep(bep), bazel_exit))
-    elif not args.junit:
+    elif not (args.junit or args.counts or args.check):
+        # Nothing named: every test.xml under --testlogs.
         runs.append(("", count_from_glob(args.testlogs), exits[0]))
     for junit in args.junit:
         p, f, notes, k = count_junit(junit)

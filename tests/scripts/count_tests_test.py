@@ -66,6 +66,17 @@ class CountTestsTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertEqual(out, ["1 1 1"])
 
+    def test_counts_alone_count_nothing_else(self):
+        # A phase of counts only (scripts/test's Debian 13 and CMake rows)
+        # must not pick up the test.xml files under bazel-testlogs.
+        logs = os.path.join(self.dir, "bazel-testlogs", "t")
+        os.makedirs(logs)
+        with open(os.path.join(logs, "test.xml"), "w", encoding="utf-8") as f:
+            f.write(GTEST_XML)
+        rc, out = run("--brief", "--testlogs", os.path.join(self.dir, "bazel-testlogs"), "--counts", "d13=5,0,1")
+        self.assertEqual(rc, 0)
+        self.assertEqual(out, ["5 0 1"])
+
     def test_counts_of_another_suite_carry_their_skips(self):
         rc, out = run("--counts", "debian13=10,0,2", "--check", "check_layers=0")
         self.assertEqual(rc, 0)
