@@ -87,8 +87,8 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
     const ir::Value* partial = mod.update->returns()[p->partial_of_state_[i]].second;
     p->growth_footprints_[i] = Footprint(std::vector<const ir::Value*>{partial});
     for (const ir::Dim& d : partial->type().shape) {
-      p->growth_exact_ &= !d.is_symbolic() ||
-                          std::find(input_symbols.begin(), input_symbols.end(), d.symbol) != input_symbols.end();
+      p->growth_exact_ &=
+          !d.is_symbolic() || std::find(input_symbols.begin(), input_symbols.end(), d.symbol) != input_symbols.end();
     }
   }
   TALLY_RETURN_IF_ERROR(p->store_.Init(&mod.states, p->options_.device, p->metric_names_));
@@ -96,12 +96,17 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
 }
 
 Program::~Program() {
-  if (options_.row_ledger) options_.row_ledger->bytes.fetch_sub(counted_row_bytes_, std::memory_order_relaxed);
+  if (!options_.row_ledger) return;
+  options_.row_ledger->bytes.fetch_sub(counted_row_bytes_, std::memory_order_relaxed);
+  options_.row_ledger->allocated.fetch_sub(counted_alloc_bytes_, std::memory_order_relaxed);
 }
 
 void Program::ShareRowLedger(std::shared_ptr<RowLedger> ledger) {
-  if (options_.row_ledger) options_.row_ledger->bytes.fetch_sub(counted_row_bytes_, std::memory_order_relaxed);
-  counted_row_bytes_ = 0;
+  if (options_.row_ledger) {
+    options_.row_ledger->bytes.fetch_sub(counted_row_bytes_, std::memory_order_relaxed);
+    options_.row_ledger->allocated.fetch_sub(counted_alloc_bytes_, std::memory_order_relaxed);
+  }
+  counted_row_bytes_ = counted_alloc_bytes_ = 0;
   options_.row_ledger = std::move(ledger);
   CountRows();
 }
@@ -116,7 +121,12 @@ void Program::CountRows() {
   }
   options_.row_ledger->bytes.fetch_add(bytes - counted_row_bytes_, std::memory_order_relaxed);
   counted_row_bytes_ = bytes;
+  const int64_t allocated = store_.CatAllocatedBytes();
+  options_.row_ledger->allocated.fetch_add(allocated - counted_alloc_bytes_, std::memory_order_relaxed);
+  counted_alloc_bytes_ = allocated;
 }
+
+int64_t Program::Budget() const { return options_.max_bytes > 0 ? options_.max_bytes : DefaultStateBudget(); }
 
 absl::Status Program::CheckInputs(const NamedTensors& inputs, std::vector<at::Tensor>& ordered,
                                   SymbolSizes* sizes) const {
@@ -319,7 +329,7 @@ absl::Status Program::CheckGrowth(const std::vector<double>& appended, absl::str
     return t.defined() ? static_cast<double>(t.numel()) * static_cast<double>(t.element_size()) : 0.0;
   };
   // Doubles, as in the budget checks: a product of dims may overflow int64.
-  double total = 0, cat_total = 0, largest_bytes = -1;
+  double fixed = 0, cat_total = 0, largest_bytes = -1;
   size_t largest = decls.size();
   for (size_t i = 0; i < decls.size() && i < current.size(); ++i) {
     double b = bytes_of(current[i]);
@@ -327,8 +337,9 @@ absl::Status Program::CheckGrowth(const std::vector<double>& appended, absl::str
       b += appended[i];
       cat_total += b;
       if (b > largest_bytes) largest_bytes = b, largest = i;
+    } else {
+      fixed += b;
     }
-    total += b;
   }
   if (largest == decls.size()) return absl::OkStatus();  // no rows accumulate
   // The rows the other programs of the ledger hold (a Session's total and
@@ -338,19 +349,20 @@ absl::Status Program::CheckGrowth(const std::vector<double>& appended, absl::str
     others = std::max<double>(
         0, static_cast<double>(options_.row_ledger->bytes.load(std::memory_order_relaxed) - counted_row_bytes_));
   }
-  total += others;
   cat_total += others;
-  const int64_t budget = options_.max_bytes > 0 ? options_.max_bytes : DefaultStateBudget();
-  if (total <= static_cast<double>(budget)) return absl::OkStatus();
+  const int64_t budget = Budget();
+  const double need = fixed + 2 * cat_total;
+  if (need <= static_cast<double>(budget)) return absl::OkStatus();
   // The largest state's rows: its bytes over the bytes of one of its rows.
   const int64_t rows = static_cast<int64_t>(largest_bytes / std::max<double>(1, decls[largest].Bytes()));
   return absl::ResourceExhaustedError(absl::StrCat(
-      metric_names_, ": ", what, " would grow the states to ", FormatBytes(static_cast<int64_t>(total)), " (",
-      FormatBytes(static_cast<int64_t>(cat_total)), " of accumulated rows",
-      others > 0 ? absl::StrCat(", ", FormatBytes(static_cast<int64_t>(others)), " of them read or held elsewhere")
+      metric_names_, ": ", what, " would grow the states' accumulated rows to ",
+      FormatBytes(static_cast<int64_t>(cat_total)),
+      others > 0 ? absl::StrCat(" (", FormatBytes(static_cast<int64_t>(others)), " of them read or held elsewhere)")
                  : std::string(),
-      "; the largest, state '", decls[largest].name, "', ", rows, " rows), over the state budget of ",
-      FormatBytes(budget),
+      "; the largest, state '", decls[largest].name, "', ", rows, " rows. With the fixed-size states (",
+      FormatBytes(static_cast<int64_t>(fixed)), ") and room to copy the rows while their buffer grows, that needs ",
+      FormatBytes(static_cast<int64_t>(need)), ", over the state budget of ", FormatBytes(budget),
       "; nothing was added. Compute over fewer rows, or raise the budget (--max-state-bytes)"));
 }
 
@@ -377,7 +389,18 @@ absl::Status Program::FoldIn(const std::vector<at::Tensor>& partials) {
   if (others) {
     TALLY_ASSIGN_OR_RETURN(next, Fold(store_.states(), partials, /*skip_sums=*/true, /*skip_cats=*/true));
   }
-  absl::Status folded = store_.FoldInPlace(partials, std::move(next));
+  // The buffers may take what the budget leaves after the fixed-size states
+  // and the other programs' buffers.
+  double fixed = 0;
+  for (size_t i = 0; i < decls.size(); ++i) {
+    if (decls[i].reducer != ir::Reducer::kCat) fixed += static_cast<double>(store_.states()[i].nbytes());
+  }
+  const int64_t elsewhere =
+      options_.row_ledger
+          ? std::max<int64_t>(0, options_.row_ledger->allocated.load(std::memory_order_relaxed) - counted_alloc_bytes_)
+          : 0;
+  const int64_t max_cat_bytes = std::max<int64_t>(0, Budget() - static_cast<int64_t>(fixed) - elsewhere);
+  absl::Status folded = store_.FoldInPlace(partials, std::move(next), max_cat_bytes);
   CountRows();
   return folded;
 }

@@ -31,15 +31,17 @@ namespace tally {
 // NamedTensors are inputs or results by name, in order.
 using NamedTensors = std::vector<std::pair<std::string, at::Tensor>>;
 
-// RowLedger counts the bytes of the rows that a group of programs hold in
-// their cat states together — a Session set's shards, total, windows and
-// probes — so that the budget bounds their sum, not each program's own
-// (which reads at a Session would otherwise reset: a shard's rows move to
-// the total, and the shard takes as many again). Updated after every change
-// of a program's states; read without a lock, so concurrent updates of
-// several threads may pass the check together by up to one update each.
+// RowLedger counts what a group of programs hold in their cat states
+// together — a Session set's shards, total, windows and probes — so that the
+// budget bounds their sum, not each program's own (which reads at a Session
+// would otherwise reset: a shard's rows move to the total, and the shard
+// takes as many again). `bytes` counts the rows held, `allocated` the
+// buffers that hold them. Updated after every change of a program's states;
+// read without a lock, so concurrent updates of several threads may pass the
+// check together by up to one update each.
 struct RowLedger {
   std::atomic<int64_t> bytes{0};
+  std::atomic<int64_t> allocated{0};
 };
 
 // ProgramOptions configure execution.
@@ -179,9 +181,13 @@ class Program {
   absl::Status FoldIn(const std::vector<at::Tensor>& partials);
   // CheckGrowth fails with ResourceExhausted, before anything is appended,
   // when the states with `appended[i]` bytes appended to each cat state i,
-  // and the rows of the other programs of its RowLedger, would hold more
-  // than the budget: the rows an update or a merge accumulates are bounded
-  // like the fixed-size states. `what` says what would grow them.
+  // and the rows of the other programs of its RowLedger, could need more
+  // than the budget allocated: the fixed-size states plus twice the rows,
+  // since a cat buffer grows by copying into a new one while the old one is
+  // still held (FoldIn keeps every buffer within the budget). The rule
+  // counts rows, not buffers, so where rows live (a shard or the total a
+  // read moved them to) never changes what is accepted. `what` says what
+  // would grow them.
   // AppendedBytes gives `appended` for partials.
   absl::Status CheckGrowth(const std::vector<double>& appended, absl::string_view what) const;
   std::vector<double> AppendedBytes(const std::vector<at::Tensor>& partials) const;
@@ -218,7 +224,11 @@ class Program {
   // The states, the cat states' buffers and the synced copy.
   engine::internal::StateStore store_;
   Recompiler recompiler_ = nullptr;
-  int64_t counted_row_bytes_ = 0;  // this program's share of options_.row_ledger
+  // Budget: options_.max_bytes, or DefaultStateBudget() when unset.
+  int64_t Budget() const;
+  // This program's share of options_.row_ledger: rows and buffers.
+  int64_t counted_row_bytes_ = 0;
+  int64_t counted_alloc_bytes_ = 0;
 };
 
 }  // namespace tally

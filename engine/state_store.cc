@@ -57,6 +57,13 @@ void AddInPlace(at::Tensor& state, const at::Tensor& partial) {
   state.add_(partial);
 }
 
+// RowBytes: the bytes of one row of a cat state's partial.
+double RowBytes(const at::Tensor& t) {
+  double row = static_cast<double>(t.element_size());
+  for (int64_t d = 1; d < t.dim(); ++d) row *= static_cast<double>(t.size(d));
+  return row;
+}
+
 }  // namespace
 
 absl::Status StateStore::Init(const std::vector<ir::StateDecl>* decls, ir::Device device, std::string what) {
@@ -110,14 +117,54 @@ bool StateStore::SumsFoldInPlace(const std::vector<at::Tensor>& partials) const 
   return in_place;
 }
 
-absl::Status StateStore::FoldInPlace(const std::vector<at::Tensor>& partials, std::vector<at::Tensor> folded) {
+bool StateStore::IsViewOfBuffer(size_t i) const {
+  if (i >= cat_buffers_.size() || !cat_buffers_[i].defined() || !states_[i].defined()) return false;
+  const at::Tensor& cur = states_[i];
+  const at::Tensor& buf = cat_buffers_[i];
+  return cur.is_contiguous() && cur.storage().is_alias_of(buf.storage()) && cur.storage_offset() == 0;
+}
+
+int64_t StateStore::CatAllocatedBytes() const {
+  const auto& decls = *decls_;
+  int64_t bytes = 0;
+  for (size_t i = 0; i < decls.size() && i < states_.size(); ++i) {
+    if (decls[i].reducer != ir::Reducer::kCat || !states_[i].defined()) continue;
+    bytes += IsViewOfBuffer(i) ? static_cast<int64_t>(cat_buffers_[i].nbytes()) : states_[i].nbytes();
+  }
+  return bytes;
+}
+
+absl::Status StateStore::FoldInPlace(const std::vector<at::Tensor>& partials, std::vector<at::Tensor> folded,
+                                     int64_t max_cat_bytes) {
   const auto& decls = *decls_;
   std::vector<at::Tensor>& next = folded;
   // Cat states grow by amortized doubling: each is a prefix view of a buffer
   // with spare rows, so an update copies only its own rows. (The buffer is
-  // recognized by its storage: an empty view's data_ptr() is null.) Growing (which
-  // may allocate, and so may fail) happens before anything is committed;
-  // writing past the current view leaves the visible state unchanged.
+  // recognized by its storage: an empty view's data_ptr() is null.)
+  //
+  // The buffers too small are found first: while one is replaced, the old
+  // and the new coexist, so the room for spare rows is what the budget
+  // leaves after everything held plus the new buffers' exact lengths. Their
+  // spare rows are that room shared in proportion (at most as many as their
+  // rows, or 64 rows in all).
+  if (cat_buffers_.size() != decls.size()) cat_buffers_.resize(decls.size());  // undefined: no buffer yet
+  std::vector<int64_t> need_rows(decls.size(), -1);                            // -1: the buffer takes the rows
+  for (size_t i = 0; i < decls.size(); ++i) {
+    if (decls[i].reducer != ir::Reducer::kCat) continue;
+    const at::Tensor& add = partials[i];
+    const int64_t rows = states_[i].size(0) + add.size(0);
+    const at::Tensor& buf = cat_buffers_[i];
+    const bool usable = IsViewOfBuffer(i) && buf.size(0) >= rows && buf.scalar_type() == add.scalar_type() &&
+                        buf.device() == add.device() && buf.sizes().slice(1) == add.sizes().slice(1);
+    if (!usable) need_rows[i] = rows;
+  }
+  double exact = 0;
+  for (size_t i = 0; i < decls.size(); ++i) {
+    if (need_rows[i] < 0) continue;
+    exact += static_cast<double>(need_rows[i]) * RowBytes(partials[i]);
+  }
+  const double room = static_cast<double>(max_cat_bytes) - static_cast<double>(CatAllocatedBytes()) - exact;
+  const double share = exact <= 0 ? 0 : std::max(0.0, room / exact);  // spare bytes per needed byte
   std::vector<at::Tensor> buffers(decls.size());
   TALLY_RETURN_IF_ERROR(support::CatchTorch(
       [&] {
@@ -125,15 +172,14 @@ absl::Status StateStore::FoldInPlace(const std::vector<at::Tensor>& partials, st
           if (decls[i].reducer != ir::Reducer::kCat) continue;
           const at::Tensor& cur = states_[i];
           const at::Tensor& add = partials[i];
-          int64_t len = cur.size(0), n = add.size(0);
-          at::Tensor buf = i < cat_buffers_.size() ? cat_buffers_[i] : at::Tensor();
-          bool usable = buf.defined() && cur.is_contiguous() && buf.size(0) >= len + n &&
-                        cur.storage().is_alias_of(buf.storage()) && cur.storage_offset() == 0 &&
-                        buf.scalar_type() == add.scalar_type() && buf.device() == add.device() &&
-                        buf.sizes().slice(1) == add.sizes().slice(1);
-          if (!usable) {
+          const int64_t len = cur.size(0), n = add.size(0);
+          at::Tensor buf = cat_buffers_[i];
+          if (need_rows[i] >= 0) {
             std::vector<int64_t> sizes(cur.sizes().begin(), cur.sizes().end());
-            sizes[0] = std::max<int64_t>(2 * (len + n), 64);
+            const int64_t rows = len + n;
+            const double spare =
+                std::min<double>(std::max<int64_t>(rows, 64 - rows), share * static_cast<double>(rows));
+            sizes[0] = rows + static_cast<int64_t>(spare);
             buf = at::empty(sizes, cur.options());
             if (len > 0) buf.narrow(0, 0, len).copy_(cur);
           }
@@ -145,7 +191,6 @@ absl::Status StateStore::FoldInPlace(const std::vector<at::Tensor>& partials, st
       what_));
   return support::CatchTorch(
       [&] {
-        if (cat_buffers_.size() != decls.size()) cat_buffers_.resize(decls.size());
         for (size_t i = 0; i < decls.size(); ++i) {
           if (decls[i].reducer == ir::Reducer::kSum) {
             AddInPlace(states_[i], partials[i]);
@@ -161,16 +206,7 @@ absl::Status StateStore::FoldInPlace(const std::vector<at::Tensor>& partials, st
 absl::Status StateStore::Reset() {
   Unsync();
   TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> initial, InitialStates());
-  const auto& decls = *decls_;
-  TALLY_RETURN_IF_ERROR(support::CatchTorch(
-      [&] {
-        for (size_t i = 0; i < decls.size() && i < cat_buffers_.size(); ++i) {
-          const at::Tensor& buf = cat_buffers_[i];
-          // An empty prefix view of the buffer: the next update appends in place.
-          if (decls[i].reducer == ir::Reducer::kCat && buf.defined()) initial[i] = buf.narrow(0, 0, 0);
-        }
-      },
-      what_));
+  cat_buffers_.clear();
   states_ = std::move(initial);
   return absl::OkStatus();
 }

@@ -34,12 +34,20 @@ class StateStore {
   // place (same sizes, dtype and device; a contiguous state).
   bool SumsFoldInPlace(const std::vector<at::Tensor>& partials) const;
   // FoldInPlace commits an update: sum states add their partial in place,
-  // cat states append theirs (growing their buffers by amortized doubling),
-  // and every other state takes `folded`'s entry. Everything that may fail
-  // runs before anything is committed.
-  absl::Status FoldInPlace(const std::vector<at::Tensor>& partials, std::vector<at::Tensor> folded);
-  // Reset drops the synced copy and restores the initial states; cat states
-  // keep their buffers' capacity.
+  // cat states append theirs, and every other state takes `folded`'s entry.
+  // Everything that may fail runs before anything is committed. A cat
+  // buffer too small for its rows is replaced by one of up to twice their
+  // length (amortized doubling), but never so large that the buffers held,
+  // with the new ones while the rows are copied, pass `max_cat_bytes`; the
+  // exact length is always taken (the budget check is the caller's).
+  absl::Status FoldInPlace(const std::vector<at::Tensor>& partials, std::vector<at::Tensor> folded,
+                           int64_t max_cat_bytes);
+  // CatAllocatedBytes: the bytes the cat states hold allocated — their
+  // buffers' capacity, not only their rows.
+  int64_t CatAllocatedBytes() const;
+  // Reset drops the synced copy and restores the initial states. Cat
+  // buffers are released: capacity kept for rows no longer held would count
+  // against the budget (a read moves a shard's rows to the total).
   absl::Status Reset();
 
   // SetSynced installs the synced copy (checked against the declarations);
@@ -63,6 +71,7 @@ class StateStore {
   std::vector<at::Tensor> synced_states_;
   // Per cat state, the buffer its state is a prefix view of (grown by
   // doubling); ignored when the state is no longer a view of it.
+  bool IsViewOfBuffer(size_t i) const;
   std::vector<at::Tensor> cat_buffers_;
 };
 

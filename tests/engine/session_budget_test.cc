@@ -4,6 +4,7 @@
 // not someone read between updates (RowLedger, engine/program.h).
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -108,7 +109,10 @@ TEST(MicroBatchTest, QueuedUpdatesPastTheRowBudgetAreRefusedNotDropped) {
     per_batch = StateBytes(*s->Snapshot("default")) - one;
   }
   ASSERT_GT(per_batch, 0);
-  ExpectAcknowledgedUpdatesKept(specs, all, batch, 14, one + 9 * per_batch + per_batch / 2, 10);
+  // Ten batches and a half of rows: the budget holds the fixed-size states
+  // and twice the rows (room for a buffer's copy while it grows).
+  const int64_t fixed = one - per_batch;
+  ExpectAcknowledgedUpdatesKept(specs, all, batch, 14, fixed + 2 * (10 * per_batch + per_batch / 2), 10);
 }
 
 TEST(MicroBatchTest, UpdatesThatFitAloneButNotTogetherAreAllApplied) {
@@ -178,6 +182,71 @@ TEST(SessionBudgetTest, ReadsBetweenUpdatesDoNotLetMoreRowsIn) {
   EXPECT_GT(without_reads, 0);
   EXPECT_LT(without_reads, updates);
   EXPECT_EQ(first_refused(true), without_reads);
+}
+
+// AllocatedBytes: what the states' storages hold allocated (a cat state is a
+// view of a larger buffer), each storage once.
+int64_t AllocatedBytes(const std::vector<at::Tensor>& states) {
+  std::vector<const void*> seen;
+  int64_t b = 0;
+  for (const auto& t : states) {
+    if (!t.defined() || !t.has_storage()) continue;
+    const void* key = t.storage().unsafeGetStorageImpl();
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+    seen.push_back(key);
+    b += static_cast<int64_t>(t.storage().nbytes());
+  }
+  return b;
+}
+
+TEST(StateBudgetTest, CatBuffersNeverAllocatePastTheBudget) {
+  // Verifies that the budget bounds what the states allocate, not only the
+  // rows they hold: after every accepted update the buffers fit the budget,
+  // and so do the old and the new buffers together while a buffer grows
+  // (before, buffers doubled past the budget: up to 2-3x it).
+  for (const char* spec : {"binary_auroc", "retrieval_reciprocal_rank"}) {
+    SCOPED_TRACE(spec);
+    const std::vector<std::string> specs = {spec};
+    const int64_t batch = 700;
+    NamedTensors all = BinaryRows(60 * batch, 21);
+    if (std::string(spec) == "retrieval_reciprocal_rank") {
+      all.emplace_back("indexes", at::arange(60 * batch, at::kLong).floor_divide(10));
+    }
+    for (int64_t budget : {int64_t{50000}, int64_t{123457}, int64_t{300000}}) {
+      SCOPED_TRACE(budget);
+      EvalOptions o;
+      o.max_state_bytes = budget;
+      auto p = tally::PrepareEval(specs, all, o);
+      ASSERT_TRUE(p.ok()) << p.status();
+      Program& program = *p->program;
+      int accepted = 0;
+      int64_t held = AllocatedBytes(program.states());
+      for (int k = 0; k < 60; ++k) {
+        std::vector<const void*> before;
+        for (const auto& t : program.states()) before.push_back(t.storage().unsafeGetStorageImpl());
+        absl::Status st = tally::FeedRows(program, p->used, k * batch, (k + 1) * batch, batch);
+        if (!st.ok()) {
+          EXPECT_EQ(st.code(), absl::StatusCode::kResourceExhausted) << st;
+          EXPECT_EQ(AllocatedBytes(program.states()), held);
+          break;
+        }
+        ++accepted;
+        const int64_t now = AllocatedBytes(program.states());
+        EXPECT_LE(now, budget) << "after update " << k;
+        // A storage that changed was copied into a new one: both were held.
+        int64_t peak = held;
+        for (size_t i = 0; i < before.size(); ++i) {
+          const at::Tensor& t = program.states()[i];
+          if (t.storage().unsafeGetStorageImpl() != before[i]) peak += static_cast<int64_t>(t.storage().nbytes());
+        }
+        EXPECT_LE(peak, budget) << "while update " << k << " grew a buffer";
+        held = now;
+      }
+      // The rule refuses at twice the rows held: most of the budget is used.
+      EXPECT_GT(accepted, 0);
+      EXPECT_LT(accepted, 60);
+    }
+  }
 }
 
 }  // namespace

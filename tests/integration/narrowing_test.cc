@@ -257,7 +257,9 @@ TEST(StateBudget, RowsAccumulatedPastTheBudgetAreRefusedBeforeTheyAreAppended) {
   }
   ASSERT_GT(per_batch, 0);
   tally::EvalOptions o;
-  o.max_state_bytes = one + 9 * per_batch + per_batch / 2;  // 10 batches and a half
+  // 10 batches and a half: the fixed-size states and twice the rows (room to
+  // copy them while their buffer grows).
+  o.max_state_bytes = (one - per_batch) + 2 * (10 * per_batch + per_batch / 2);
   auto p = tally::PrepareEval(specs, all, o);
   ASSERT_TRUE(p.ok()) << p.status();
   Program& program = *p->program;
@@ -293,6 +295,7 @@ TEST(StateBudget, AMergePastTheBudgetIsRefusedNamingTheSource) {
   const int64_t rows = 2000;
   NamedTensors all = BinaryRows(3 * rows, 17);
   std::vector<StateSource> sources;
+  int64_t one = 0;  // the state bytes of one file: the fixed-size states and `rows` rows
   for (int k = 0; k < 3; ++k) {
     auto prepared = tally::PrepareEval(specs, Slice(all, k * rows, (k + 1) * rows), {});
     ASSERT_TRUE(prepared.ok()) << prepared.status();
@@ -300,18 +303,23 @@ TEST(StateBudget, AMergePastTheBudgetIsRefusedNamingTheSource) {
     auto bytes = tally::SaveState(*prepared);
     ASSERT_TRUE(bytes.ok()) << bytes.status();
     sources.push_back({absl::StrCat("shard", k, ".st"), *std::move(bytes)});
+    one = StateBytes(prepared->program->states());
   }
   auto whole = tally::MergeStates(sources);
   ASSERT_TRUE(whole.ok()) << whole.status();
   const int64_t three = StateBytes(whole->program->states());
+  // The budget holds the fixed-size states and twice the rows (room to copy
+  // them while their buffer grows).
+  const int64_t row_bytes = (three - one) / 2, fixed = one - row_bytes;
+  const int64_t need = fixed + 2 * 3 * row_bytes;
   tally::EvalOptions o;
-  o.max_state_bytes = three - 1;
+  o.max_state_bytes = need - 1;
   auto refused = tally::MergeStates(sources, o);
   EXPECT_THAT(refused.status(),
               StatusIs(absl::StatusCode::kResourceExhausted,
                        AllOf(HasSubstr("state file shard2.st"), HasSubstr("binary_auroc"),
                              HasSubstr("this merge would grow the states"), HasSubstr("over the state budget"))));
-  o.max_state_bytes = three;
+  o.max_state_bytes = need;
   auto fits = tally::MergeStates(sources, o);
   ASSERT_TRUE(fits.ok()) << fits.status();
   auto a = tally::CollectResults(*whole->program, whole->entries, whole->specs);

@@ -77,8 +77,13 @@ class MultiHostTest : public ::testing::Test {
   }
   std::string Path(const std::string& file) const { return absl::StrCat(dir_, "/", file); }
   std::vector<std::string> Eval(const std::string& name, const std::vector<std::string>& specs = kSpecs) const {
-    std::vector<std::string> args = {"eval", "--format", "json", "--input", "preds=" + Path(name + "_preds.npy"),
-                                     "--input", "target=" + Path(name + "_target.npy")};
+    std::vector<std::string> args = {"eval",
+                                     "--format",
+                                     "json",
+                                     "--input",
+                                     "preds=" + Path(name + "_preds.npy"),
+                                     "--input",
+                                     "target=" + Path(name + "_target.npy")};
     for (const std::string& s : specs) args.insert(args.end(), {"--metric", s});
     return args;
   }
@@ -99,9 +104,9 @@ class MultiHostTest : public ::testing::Test {
     return ServerProcess::Spawn("/usr/bin/env", with_env);
   }
   static std::vector<std::string> RankFlags(int r, int world, int port, const std::string& timeout = "60") {
-    return {"--rank",      absl::StrCat(r), "--world-size", absl::StrCat(world),         "--master-addr", "127.0.0.2",
-            "--master-port", absl::StrCat(port), "--local-addr", absl::StrCat("127.0.0.", r + 2), "--sync-timeout",
-            timeout};
+    return {"--rank",         absl::StrCat(r), "--world-size",     absl::StrCat(world), "--master-addr",
+            "127.0.0.2",      "--master-port", absl::StrCat(port), "--local-addr",      absl::StrCat("127.0.0.", r + 2),
+            "--sync-timeout", timeout};
   }
 
   static constexpr int64_t kRows = 203;
@@ -117,7 +122,8 @@ TEST_F(MultiHostTest, RanksWithTheirOwnFilesPrintTheOneProcessResult) {
   const std::string want = OneProcess();
   for (int world : {2, 3}) {
     SCOPED_TRACE(world);
-    const std::vector<int64_t> cuts = world == 2 ? std::vector<int64_t>{0, 1, kRows} : std::vector<int64_t>{0, 90, 91, kRows};
+    const std::vector<int64_t> cuts =
+        world == 2 ? std::vector<int64_t>{0, 1, kRows} : std::vector<int64_t>{0, 90, 91, kRows};
     for (int r = 0; r < world; ++r) Write(absl::StrCat("w", world, "_shard", r), cuts[r], cuts[r + 1]);
     const int port = FreePort();
     std::vector<std::unique_ptr<ServerProcess>> ranks;
@@ -145,8 +151,8 @@ TEST_F(MultiHostTest, TorchrunVariablesAndASharedFile) {
   for (int r = 0; r < 3; ++r) {
     std::vector<std::string> args = Eval("all");
     args.insert(args.end(), {"--local-addr", absl::StrCat("127.0.0.", r + 2), "--save-state", Path("job.st")});
-    ranks.push_back(Rank(args, {absl::StrCat("RANK=", r), "WORLD_SIZE=3", "MASTER_ADDR=127.0.0.2",
-                                absl::StrCat("MASTER_PORT=", port)}));
+    ranks.push_back(Rank(
+        args, {absl::StrCat("RANK=", r), "WORLD_SIZE=3", "MASTER_ADDR=127.0.0.2", absl::StrCat("MASTER_PORT=", port)}));
   }
   for (int r = 0; r < 3; ++r) {
     Invocation done = ranks[r]->Wait(std::chrono::seconds(120));
@@ -169,9 +175,10 @@ TEST_F(MultiHostTest, UnderTorchrunTheAgentServesTheStore) {
   ASSERT_TRUE(agent->WaitUntilListening().ok());
   std::vector<std::unique_ptr<ServerProcess>> ranks;
   for (int r = 0; r < 2; ++r) {
-    ranks.push_back(Rank(Eval("all"), {"GLOO_SOCKET_IFNAME=lo", absl::StrCat("RANK=", r), absl::StrCat("LOCAL_RANK=", r), "WORLD_SIZE=2",
-                                "MASTER_ADDR=127.0.0.2", absl::StrCat("MASTER_PORT=", agent->port()),
-                                "TORCHELASTIC_USE_AGENT_STORE=True", "TORCHELASTIC_RESTART_COUNT=0"}));
+    ranks.push_back(
+        Rank(Eval("all"), {"GLOO_SOCKET_IFNAME=lo", absl::StrCat("RANK=", r), absl::StrCat("LOCAL_RANK=", r),
+                           "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.2", absl::StrCat("MASTER_PORT=", agent->port()),
+                           "TORCHELASTIC_USE_AGENT_STORE=True", "TORCHELASTIC_RESTART_COUNT=0"}));
   }
   for (int r = 0; r < 2; ++r) {
     Invocation done = ranks[r]->Wait(std::chrono::seconds(120));
@@ -193,8 +200,8 @@ TEST_F(MultiHostTest, ARankThatNeverArrivesIsOneLineOnTheOthers) {
   }
   for (int r = 0; r < 2; ++r) {
     Invocation done = ranks[r]->Wait(std::chrono::seconds(60));
-    EXPECT_TRUE(OneCleanErrorLine(done, {absl::StrCat("127.0.0.2:", port), absl::StrCat("rank ", r, " of 3"),
-                                         "not every rank joined within 4s"}))
+    EXPECT_TRUE(OneCleanErrorLine(
+        done, {absl::StrCat("127.0.0.2:", port), absl::StrCat("rank ", r, " of 3"), "not every rank joined within 4s"}))
         << done;
   }
 }
@@ -224,9 +231,9 @@ TEST_F(MultiHostTest, RankFlagsAreChecked) {
     args.insert(args.end(), extra.begin(), extra.end());
     return RunTally(args);
   };
-  EXPECT_TRUE(OneCleanErrorLine(run({"--rank", "3", "--world-size", "3", "--master-addr", "127.0.0.2",
-                                     "--master-port", "1"}),
-                                {"--rank 3", "--world-size 3"}));
+  EXPECT_TRUE(
+      OneCleanErrorLine(run({"--rank", "3", "--world-size", "3", "--master-addr", "127.0.0.2", "--master-port", "1"}),
+                        {"--rank 3", "--world-size 3"}));
   EXPECT_TRUE(OneCleanErrorLine(run({"--rank", "0", "--world-size", "2", "--master-port", "1"}), {"--master-addr"}));
   EXPECT_TRUE(OneCleanErrorLine(run({"--rank", "0", "--world-size", "2", "--master-addr", "h"}), {"--master-port"}));
   EXPECT_TRUE(OneCleanErrorLine(run({"--master-addr", "127.0.0.2"}), {"--master-addr", "--rank"}));
@@ -239,9 +246,9 @@ TEST_F(MultiHostTest, MergeOfShardStateFilesEqualsOneProcess) {
   // as a merge of a merge, print what one process prints; and that corrupt
   // and foreign files are one line naming the file, with nothing printed.
   const std::string want = OneProcess();
-  Invocation table = RunTally({"eval", "--input", "preds=" + Path("all_preds.npy"), "--input",
-                               "target=" + Path("all_target.npy"), "--metric", kSpecs[0], "--metric", kSpecs[1],
-                               "--metric", kSpecs[2]});
+  Invocation table =
+      RunTally({"eval", "--input", "preds=" + Path("all_preds.npy"), "--input", "target=" + Path("all_target.npy"),
+                "--metric", kSpecs[0], "--metric", kSpecs[1], "--metric", kSpecs[2]});
   ASSERT_EQ(table.exit_code, 0) << table;
   const std::vector<int64_t> cuts = {0, 50, 50, 120, kRows};
   std::vector<std::string> files;
@@ -292,9 +299,11 @@ TEST_F(MultiHostTest, MergeOfShardStateFilesEqualsOneProcess) {
   // Not a state file at all.
   Invocation npy = RunTally({"merge", Path("s0_preds.npy")});
   EXPECT_TRUE(OneCleanErrorLine(npy, {Path("s0_preds.npy"), "not a Tally state file"})) << npy;
-  // Over the budget: s0's file (50 rows and its header) holds fewer bytes
-  // than the states of s0's and s2's 120 rows, so s2 is refused.
-  const std::string budget = absl::StrCat(testing::ReadFile(files[0]).size());
+  // Over the budget: twice s0's file (50 rows and its header) is more than
+  // s0's states need (the fixed-size states and twice the rows: room to
+  // copy them while their buffer grows), and less than the states of s0's
+  // and s2's 120 rows need, so s2 is refused.
+  const std::string budget = absl::StrCat(2 * testing::ReadFile(files[0]).size());
   Invocation over = RunTally({"merge", "--max-state-bytes", budget, files[0], files[1], files[2]});
   EXPECT_TRUE(OneCleanErrorLine(over, {files[2], "this merge would grow the states", "over the state budget"})) << over;
   EXPECT_EQ(over.out, "");
