@@ -14,9 +14,7 @@
 namespace tally {
 namespace {
 
-std::string LayoutHash(const Program& program) {
-  return checkpoint::HexHash(engine::StateLayout(program.module()));
-}
+std::string LayoutHash(const Program& program) { return checkpoint::HexHash(engine::StateLayout(program.module())); }
 
 // Describe prints inputs as `preds f32[N,3], target i64[N]`.
 std::string Describe(const dsl::Signature& sig) {

@@ -4,9 +4,9 @@
 //
 // A file is a magic (8 bytes: "TALLYCKP" for checkpoints, "TALLYSTA" for
 // state files), a u32 version, a u64 payload size, the payload, and a u64
-// FNV-1a hash of every byte before it; integers are little-endian. FNV-1a detects every single-byte change (each step is a
-// bijection of the running hash), and the exact size check rejects every
-// truncation.
+// FNV-1a hash of every byte before it; integers are little-endian. FNV-1a
+// detects every single-byte change (each step is a bijection of the running
+// hash), and the exact size check rejects every truncation.
 #ifndef TALLY_ENGINE_CHECKPOINT_FORMAT_H_
 #define TALLY_ENGINE_CHECKPOINT_FORMAT_H_
 
@@ -73,7 +73,7 @@ absl::StatusOr<std::string> WriteTarget(const std::string& path, absl::string_vi
 // WriteTarget(path), fsyncs it, renames it over the target and fsyncs the
 // directory.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view bytes,
-                                  absl::string_view kind = "checkpoint");
+                                 absl::string_view kind = "checkpoint");
 // ReadFile returns a regular file's bytes (io::ReadRegularFile: a FIFO or
 // device is refused, never read).
 absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view kind = "checkpoint");

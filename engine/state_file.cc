@@ -20,7 +20,9 @@ void PutSignature(std::string& out, const dsl::Signature& sig) {
 }
 
 absl::StatusOr<dsl::Signature> ReadSignature(checkpoint::Reader& r, absl::string_view path, absl::string_view kind) {
-  auto bad = [&](absl::string_view what) { return absl::InvalidArgumentError(absl::StrCat(kind, " ", path, ": ", what)); };
+  auto bad = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(kind, " ", path, ": ", what));
+  };
   uint64_t n = 0;
   if (!r.U64(n) || n > 16) return bad("truncated or corrupt signature");
   dsl::Signature sig(n);
@@ -56,8 +58,8 @@ bool SameInputs(const dsl::Signature& a, const dsl::Signature& b) {
 std::string StateLayout(const ir::Module& m) {
   std::string out;
   for (const ir::StateDecl& s : m.states) {
-    absl::StrAppend(&out, s.name, " ", ir::DTypeName(s.type.dtype), s.type.ShapeString(), " ", ir::ReducerName(s.reducer),
-                    s.group.empty() ? "" : " ", s.group, "\n");
+    absl::StrAppend(&out, s.name, " ", ir::DTypeName(s.type.dtype), s.type.ShapeString(), " ",
+                    ir::ReducerName(s.reducer), s.group.empty() ? "" : " ", s.group, "\n");
   }
   return out;
 }

@@ -5,10 +5,10 @@
 #ifndef TALLY_ENGINE_DIST_C10D_COMPAT_H_
 #define TALLY_ENGINE_DIST_C10D_COMPAT_H_
 
+#include <torch/version.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#include <torch/version.h>
 
 namespace tally::dist::compat {
 

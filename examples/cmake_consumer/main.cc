@@ -70,7 +70,8 @@ absl::Status Run(int argc, char** argv) {
   const int64_t rows = preds->dim() > 0 ? preds->size(0) : 1;
   for (int64_t begin = 0; begin < rows; begin += batch_rows) {
     const int64_t n = std::min(batch_rows, rows - begin);
-    absl::Status st = (*session)->Update({{"preds", preds->narrow(0, begin, n)}, {"target", target->narrow(0, begin, n)}});
+    absl::Status st =
+        (*session)->Update({{"preds", preds->narrow(0, begin, n)}, {"target", target->narrow(0, begin, n)}});
     if (!st.ok()) return st;
   }
 

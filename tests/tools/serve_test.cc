@@ -881,7 +881,8 @@ TEST_F(ServeTest, MergeOfTwoServersEqualsEvalOverTheUnion) {
     }
     Invocation eval = Eval(d, 0, kRows, 0, Dir("replicas_" + d.label));
     ASSERT_EQ(eval.exit_code, 0) << eval;
-    const std::string url_a = absl::StrCat("http://127.0.0.1:", a->port()), url_b = absl::StrCat("http://127.0.0.1:", b->port());
+    const std::string url_a = absl::StrCat("http://127.0.0.1:", a->port()),
+                      url_b = absl::StrCat("http://127.0.0.1:", b->port());
     Invocation merged = RunTally({"merge", "--format", "json", url_b, url_a});
     ASSERT_EQ(merged.exit_code, 0) << merged;
     EXPECT_EQ(merged.out, eval.out);

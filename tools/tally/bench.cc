@@ -64,8 +64,8 @@ ReadProbe ReadBandwidth(bool quick) {
     rates.push_back(p.bytes / SecondsSince(t0) / 1e9);
   }
   p.gb_per_s = Median(rates);
-  p.spread = (*std::max_element(rates.begin(), rates.end()) - *std::min_element(rates.begin(), rates.end())) /
-             p.gb_per_s;
+  p.spread =
+      (*std::max_element(rates.begin(), rates.end()) - *std::min_element(rates.begin(), rates.end())) / p.gb_per_s;
   return p;
 }
 
@@ -77,8 +77,8 @@ struct Workload {
   // over twice the last-level cache, so every update reads its rows from
   // DRAM, as a server's fresh inputs come.
   bool streams = false;
-  bool time_compute = false;          // report ms_compute (and us_per_update_cold)
-  int64_t updates = 0;                // updates per timed run
+  bool time_compute = false;  // report ms_compute (and us_per_update_cold)
+  int64_t updates = 0;        // updates per timed run
   int runs = 0;
   double input_bytes = 0;
 };
@@ -236,7 +236,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
       const uint64_t seed = 7 + static_cast<uint64_t>(i);
       // The classification batches' preds are [rows, C] logits.
       w.batches.push_back(name == "reg_large" ? RegressionBatch(rows, seed)
-                                               : ClassificationBatch(rows, w.batch.front().second.size(1), seed));
+                                              : ClassificationBatch(rows, w.batch.front().second.size(1), seed));
     }
     w.updates = std::max<int64_t>(w.updates, k);
   }
@@ -314,7 +314,8 @@ absl::StatusOr<BenchResult> RunMergeBench(const std::string& workload, const std
     // anew: a merge refuses a shard it already holds.
     if (cls ? i == 0 : i < static_cast<int>(w.batches.size())) {
       TALLY_RETURN_IF_ERROR(shard.program->Reset());
-      for (int u = 0; u < (cls ? 100 : 1); ++u) TALLY_RETURN_IF_ERROR(shard.program->Update(cls ? first : w.batches[i]));
+      for (int u = 0; u < (cls ? 100 : 1); ++u)
+        TALLY_RETURN_IF_ERROR(shard.program->Update(cls ? first : w.batches[i]));
     } else if (!cls) {
       TALLY_RETURN_IF_ERROR(shard.program->Reset());
       TALLY_RETURN_IF_ERROR(shard.program->Update(w.batches[i % w.batches.size()]));
@@ -345,8 +346,8 @@ absl::StatusOr<BenchResult> RunMergeBench(const std::string& workload, const std
 }  // namespace
 
 std::vector<std::string> BenchWorkloads() {
-  return {"acc_small", "cls_small", "cls_large", "cls_vocab", "cls_imagenet21k", "auroc_large", "auroc_large_bf16",
-          "reg_large", "retrieval", "sync_cls",  "merge_cls", "merge_retrieval"};
+  return {"acc_small",        "cls_small", "cls_large", "cls_vocab", "cls_imagenet21k", "auroc_large",
+          "auroc_large_bf16", "reg_large", "retrieval", "sync_cls",  "merge_cls",       "merge_retrieval"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick) {

@@ -16,8 +16,8 @@ bool IsUrl(const std::string& source) {
   return absl::StartsWith(source, "http://") || absl::StartsWith(source, "https://");
 }
 
-absl::StatusOr<StateSource> FetchState(const std::string& source, const std::string& auth_token,
-                                       absl::Duration timeout, int64_t max_bytes) {
+absl::StatusOr<StateSource> FetchState(const std::string& source, const std::string& auth_token, absl::Duration timeout,
+                                       int64_t max_bytes) {
   if (!IsUrl(source)) return ReadStateSource(source, max_bytes);
   auto bad = [&](absl::string_view what) {
     return absl::UnavailableError(absl::StrCat("state source ", source, ": ", what));
@@ -26,8 +26,8 @@ absl::StatusOr<StateSource> FetchState(const std::string& source, const std::str
   const size_t host_at = source.find("://") + 3;
   const size_t path_at = source.find('/', host_at);
   const std::string origin = source.substr(0, path_at);
-  const std::string path = path_at == std::string::npos || path_at + 1 == source.size() ? "/v1/state"
-                                                                                         : source.substr(path_at);
+  const std::string path =
+      path_at == std::string::npos || path_at + 1 == source.size() ? "/v1/state" : source.substr(path_at);
   if (origin.size() == host_at) return absl::InvalidArgumentError(absl::StrCat("state source ", source, ": no host"));
   httplib::Client client(origin);
   if (!client.is_valid()) return bad("not a URL this build can reach (http://HOST:PORT)");
@@ -48,8 +48,8 @@ absl::StatusOr<StateSource> FetchState(const std::string& source, const std::str
     return true;
   });
   if (too_big) {
-    return absl::ResourceExhaustedError(absl::StrCat("state source ", source, ": the answer is larger than ",
-                                                     max_bytes, " bytes (the state budget and 1 MiB of framing)"));
+    return absl::ResourceExhaustedError(absl::StrCat("state source ", source, ": the answer is larger than ", max_bytes,
+                                                     " bytes (the state budget and 1 MiB of framing)"));
   }
   if (!res) return bad(absl::StrCat("no answer: ", httplib::to_string(res.error())));
   if (res->status != 200) {

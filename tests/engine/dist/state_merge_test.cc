@@ -41,8 +41,8 @@ using ::tally::testing::Form;
 constexpr double kRel = 1e-9;
 constexpr int64_t kBatch = 5;
 
-const char* const kForms[] = {"agg",   "agg_w", "ret",  "reg1", "reg2", "prob",   "bin_f",  "bin_p", "bin_i",
-                              "mc_f",  "mc_i",  "ml_f", "ml_p", "agg_nan", "ret_bad", "bin_bad", "mc_bad", "ml_bad"};
+const char* const kForms[] = {"agg",  "agg_w", "ret",  "reg1", "reg2",    "prob",    "bin_f",   "bin_p",  "bin_i",
+                              "mc_f", "mc_i",  "ml_f", "ml_p", "agg_nan", "ret_bad", "bin_bad", "mc_bad", "ml_bad"};
 
 NamedTensors Rows(const NamedTensors& in, int64_t begin, int64_t end) {
   NamedTensors out;
@@ -209,7 +209,8 @@ class StateFileRefusals : public ::testing::Test {
   }
   NamedTensors Inputs(int64_t n, int64_t classes = 4) {
     at::Generator gen = at::detail::createCPUGenerator(n);
-    return {{"preds", at::rand({n, classes}, gen, at::kFloat)}, {"target", at::randint(0, classes, {n}, gen, at::kLong)}};
+    return {{"preds", at::rand({n, classes}, gen, at::kFloat)},
+            {"target", at::randint(0, classes, {n}, gen, at::kLong)}};
   }
   const std::vector<std::string> specs_ = {"multiclass_accuracy(num_classes=4)", "multiclass_auroc(num_classes=4)"};
 };
