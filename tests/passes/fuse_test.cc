@@ -1,6 +1,8 @@
-// Tests of the fuse pass: a composite stays whole where its fused kernel
-// exists (cpu, meta), is decomposed into ATen ops elsewhere (cuda:1) and
-// under the reference policy.
+// Tests of the fuse pass through its C++ API: the fusion groups it reports,
+// its counters, and the reference policy (which tally_opt does not set). The
+// IR-in/IR-out cases (a composite stays whole where its fused kernel exists,
+// is decomposed into ATen ops elsewhere; reg_stats pruning) are in
+// ir/fuse.ir.
 #include <memory>
 #include <string>
 
@@ -54,21 +56,13 @@ TEST(FuseTest, KeepsCompositeWithAFusedKernel) {
   EXPECT_EQ(pass.counters().at("aten_calls_per_update"), 1);
 }
 
-// Verifies that on cuda:1 (no fused kernel) the composite becomes ATen ops:
-// argmax, the range check and a histogram, all on cuda:1.
-TEST(FuseTest, DecomposesWhereNoKernelExists) {
+// Verifies that on cuda:1 (no fused kernel) a decomposed composite reports
+// no fusion group (the ATen ops it becomes: ir/fuse.ir).
+TEST(FuseTest, DecomposedCompositeIsNoFusionGroup) {
   auto m = ParseOn("cuda:1");
   Fuse pass(ir::Device{"cuda:1"}, FusePolicy::kFused);
   EXPECT_THAT(RunPassForTest(pass, *m), IsOkAndHolds(true));
   EXPECT_TRUE(pass.groups().empty());
-  EXPECT_TRUE(FileCheck(ir::PrintModule(*m), R"(
-    // CHECK: graph @update
-    // CHECK-NOT: mc_confmat
-    // CHECK: argmax(%preds) {dim=1} : i64[N]@cuda:1
-    // CHECK: histogram(
-    // CHECK: reshape(
-    // CHECK: return (a.check0:
-  )"));
 }
 
 // Verifies that the reference policy decomposes even where a kernel exists.
@@ -103,26 +97,20 @@ std::string RegStatsModule(bool error_moments_used) {
 )ir");
 }
 
-// Verifies that fuse narrows reg_stats to its live results: with no use of
-// the error moments it sets error_moments=false (the kernel then skips
-// them); with one it leaves the node alone.
-TEST(FuseTest, PrunesUnreadErrorMomentsOfRegStats) {
+// Verifies the `pruned` counter: a reg_stats none of whose error moments is
+// read is pruned once; one whose error moments feed a state is not (the IR
+// of both: ir/fuse.ir).
+TEST(FuseTest, PrunedCounterCountsNarrowedRegStats) {
   auto unused = ir::ParseModule(RegStatsModule(false));
   ASSERT_TRUE(unused.ok()) << unused.status();
   Fuse pass(ir::Device{"cpu"}, FusePolicy::kFused);
   EXPECT_THAT(RunPassForTest(pass, **unused), IsOkAndHolds(true));
   EXPECT_EQ(pass.counters().at("pruned"), 1);
-  EXPECT_TRUE(FileCheck(ir::PrintModule(**unused), R"(
-    // CHECK: reg_stats(%preds, %target) {error_moments=false}
-  )"));
   auto used = ir::ParseModule(RegStatsModule(true));
   ASSERT_TRUE(used.ok()) << used.status();
   Fuse again(ir::Device{"cpu"}, FusePolicy::kFused);
   EXPECT_THAT(RunPassForTest(again, **used), IsOkAndHolds(false));
   EXPECT_EQ(again.counters().at("pruned"), 0);
-  EXPECT_TRUE(FileCheck(ir::PrintModule(**used), R"(
-    // CHECK: reg_stats(%preds, %target) :
-  )"));
 }
 
 }  // namespace

@@ -1,21 +1,21 @@
-// Tests of insert-transfers: every input arrives on any device ("*") and
-// feeds exactly one explicit transfer node; a second run changes nothing.
+// Tests of insert-transfers through the C++ API: its counter and the device
+// proof of its output. The IR-in/IR-out cases (every input arrives on any
+// device ("*") and feeds one explicit transfer; a second run changes
+// nothing) are in ir/insert_transfers.ir.
 #include <memory>
+#include <string>
 
 #include "engine/ir/parser.h"
-#include "engine/ir/printer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "passes/insert_transfers.h"
 #include "passes/prove_single_device.h"
-#include "tests/testlib/file_check.h"
 #include "tests/testlib/ir_testing.h"
 #include "tests/testlib/status_matchers.h"
 
 namespace tally::passes {
 namespace {
 
-using ::tally::testing::FileCheck;
 using ::tally::testing::IsOkAndHolds;
 using ::tally::testing::RunPassForTest;
 using ::tally::testing::StatusIs;
@@ -33,24 +33,17 @@ constexpr char kModule[] = R"(module {
 }
 )";
 
-// Verifies the inserted transfers and that the device proof accepts them as
-// the only device-changing edges.
-TEST(InsertTransfersTest, OneExplicitTransferPerInput) {
+// Verifies that the device proof counts the inserted transfers as the only
+// device-changing edges, one per input (the IR: ir/insert_transfers.ir).
+TEST(InsertTransfersTest, ProofCountsOneTransferPerInput) {
   auto m = ir::ParseModule(kModule);
   ASSERT_TRUE(m.ok());
   InsertTransfers pass(ir::Device{"cuda:1"});
   EXPECT_THAT(RunPassForTest(pass, **m), IsOkAndHolds(true));
-  EXPECT_TRUE(FileCheck(ir::PrintModule(**m), R"(
-    // CHECK: graph @update(%x: f64[N]@*, %w: f64[N]@*) {
-    // CHECK-NEXT: %0 = transfer(%x) {device="cuda:1"} : f64[N]@cuda:1
-    // CHECK-NEXT: %1 = transfer(%w) {device="cuda:1"} : f64[N]@cuda:1
-    // CHECK-NEXT: %2 = mul(%0, %1) : f64[N]@cuda:1
-  )"));
+  EXPECT_EQ(pass.counters().at("transfers_inserted"), 2);
   auto proof = ProveSingleDevice(**m, ir::Device{"cuda:1"});
   ASSERT_TRUE(proof.ok()) << proof.status();
   EXPECT_EQ(proof->edges.at("update: input -> explicit transfer to cuda:1"), 2);
-  InsertTransfers again(ir::Device{"cuda:1"});
-  EXPECT_THAT(RunPassForTest(again, **m), IsOkAndHolds(false));
 }
 
 // Verifies that the proof rejects an input used directly from "*" (a
