@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/io/regular_file.h"
+#include "support/hash.h"
 
 namespace tally::checkpoint {
 namespace {
@@ -38,16 +39,9 @@ std::atomic<uint64_t> g_temp_counter{0};
 
 }  // namespace
 
-uint64_t Fnv1a64(absl::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (char c : bytes) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ull;
-  }
-  return h;
+std::string HexHash(absl::string_view bytes) {
+  return absl::StrCat(absl::Hex(support::Fnv1a64(bytes), absl::kZeroPad16));
 }
-
-std::string HexHash(absl::string_view bytes) { return absl::StrCat(absl::Hex(Fnv1a64(bytes), absl::kZeroPad16)); }
 
 void PutU64(std::string& out, uint64_t v) { PutLE(out, v, 8); }
 
@@ -76,7 +70,7 @@ std::string Frame(absl::string_view payload, const Framing& framing) {
   PutLE(out, framing.version, 4);
   PutU64(out, payload.size());
   out.append(payload.data(), payload.size());
-  PutU64(out, Fnv1a64(out));
+  PutU64(out, support::Fnv1a64(out));
   return out;
 }
 
@@ -103,7 +97,7 @@ absl::StatusOr<absl::string_view> Unframe(absl::string_view file, absl::string_v
                             file.size() - kHeader - kTrailer));
   }
   const uint64_t want = GetLE(file.substr(file.size() - kTrailer), 8);
-  if (Fnv1a64(file.substr(0, file.size() - kTrailer)) != want) return bad("checksum mismatch (corrupt file)");
+  if (support::Fnv1a64(file.substr(0, file.size() - kTrailer)) != want) return bad("checksum mismatch (corrupt file)");
   return file.substr(kHeader, size);
 }
 

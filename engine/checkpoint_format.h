@@ -31,9 +31,7 @@ inline constexpr Framing kCheckpoint{"TALLYCKP", 2, "checkpoint"};
 // State file version 2: the payload ends with the shard ids.
 inline constexpr Framing kStateFile{"TALLYSTA", 2, "state file"};
 
-// Fnv1a64 hashes `bytes`.
-uint64_t Fnv1a64(absl::string_view bytes);
-// HexHash is Fnv1a64 as 16 hex digits.
+// HexHash is support::Fnv1a64 of `bytes` (standard seed) as 16 hex digits.
 std::string HexHash(absl::string_view bytes);
 
 // PutU64 / PutString append a little-endian u64 / a u64 length and bytes.

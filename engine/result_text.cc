@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/str_cat.h"
 #include "engine/ir/attribute.h"
 
@@ -60,29 +62,10 @@ std::string ValueToJson(const ResultTree& r) { return TreeText(r, /*json=*/true)
 std::string ValueToText(const ResultTree& r) { return TreeText(r, /*json=*/false); }
 
 std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20)
-          absl::StrAppend(&out, "\\u00", absl::Hex(c, absl::kZeroPad2));
-        else
-          out.push_back(c);
-    }
-  }
-  return out + "\"";
+  // nlohmann-json escapes quotes, backslashes and every control character;
+  // bytes that are not UTF-8 become U+FFFD (JSON text is UTF-8), never an
+  // invalid document or an exception.
+  return nlohmann::json(std::string(s)).dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace tally

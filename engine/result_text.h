@@ -21,7 +21,10 @@ std::string ValueToJson(const at::Tensor& t);
 std::string ValueToJson(const ResultTree& r);
 // ValueToText prints the same shapes for people: nan, inf and -inf as such.
 std::string ValueToText(const ResultTree& r);
-// JsonString quotes and escapes `s` as a JSON string.
+// JsonString quotes and escapes `s` as a JSON string (nlohmann-json's
+// escaping: quotes, backslashes and control characters; bytes that are not UTF-8
+// become U+FFFD). Every string Tally writes into JSON goes through it or
+// through nlohmann-json itself.
 std::string JsonString(absl::string_view s);
 
 }  // namespace tally

@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "support/format_double.h"
 
 namespace tally::metrics {
 namespace {
@@ -100,19 +101,6 @@ TokenKind ClassifyToken(absl::string_view t) {
   if (IsFloatSyntax(t)) return TokenKind::kFloat;
   if (IsBareWord(t)) return TokenKind::kWord;
   return TokenKind::kInvalid;
-}
-
-std::string FormatDouble(double d) {
-  if (std::isnan(d)) return "nan";
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  char buf[64];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof(buf), "%.*g", precision, d);
-    if (std::strtod(buf, nullptr) == d) break;
-  }
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
 }
 
 std::string QuoteString(absl::string_view s) {
@@ -420,7 +408,7 @@ std::string ArgValueToString(const ArgValue& value) {
         } else if constexpr (std::is_same_v<T, int64_t>) {
           return absl::StrCat(x);
         } else if constexpr (std::is_same_v<T, double>) {
-          return FormatDouble(x);
+          return support::FormatDouble(x);
         } else if constexpr (std::is_same_v<T, std::string>) {
           if (ClassifyToken(x) == TokenKind::kWord) return x;
           return QuoteString(x);
@@ -429,7 +417,7 @@ std::string ArgValueToString(const ArgValue& value) {
         } else {
           std::vector<std::string> parts;
           parts.reserve(x.size());
-          for (double d : x) parts.push_back(FormatDouble(d));
+          for (double d : x) parts.push_back(support::FormatDouble(d));
           return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
         }
       },

@@ -17,6 +17,7 @@
 #include "absl/strings/str_replace.h"
 #include "engine/exec/fold_state.h"
 #include "engine/ir/aten_types.h"
+#include "support/hash.h"
 #include "support/status_macros.h"
 #include "support/torch_status.h"
 
@@ -30,18 +31,12 @@ constexpr int kHeaderWords = 16;
 constexpr int kHeaderFixed = 5;
 constexpr int kInlineLengths = kHeaderWords - kHeaderFixed;
 
-uint64_t Fnv1a(absl::string_view s, uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 std::pair<int64_t, int64_t> FingerprintWords(const Program& p) {
   std::string text = absl::StrReplaceAll(p.fingerprint(), {{absl::StrCat("@", p.options().device.name), "@*"}});
-  uint64_t a = Fnv1a(text, 0xcbf29ce484222325ULL);
-  uint64_t b = Fnv1a(text, 0x84222325cbf29ce4ULL ^ text.size());
+  // Two words from two seeds: the standard one and its halves swapped,
+  // mixed with the length.
+  uint64_t a = support::Fnv1a64(text);
+  uint64_t b = support::Fnv1a64(text, 0x84222325cbf29ce4ULL ^ text.size());
   int64_t wa, wb;
   std::memcpy(&wa, &a, sizeof a);
   std::memcpy(&wb, &b, sizeof b);

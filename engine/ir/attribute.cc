@@ -35,19 +35,6 @@ bool LooksFloat(absl::string_view t) {
 
 }  // namespace
 
-std::string FormatDouble(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof(buf), "%.*g", prec, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  std::string s(buf);
-  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
-  return s;
-}
-
 bool AttrEquals(const Attr& a, const Attr& b) {
   if (a.index() != b.index()) return false;
   if (auto* x = std::get_if<double>(&a)) return DoubleBitsEqual(*x, std::get<double>(b));

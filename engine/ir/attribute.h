@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "support/format_double.h"
 
 namespace tally::ir {
 
@@ -31,8 +32,9 @@ bool AttrMapEquals(const AttrMap& a, const AttrMap& b);
 std::string AttrToString(const Attr& a);
 // ParseAttr parses one printed attribute.
 absl::StatusOr<Attr> ParseAttr(absl::string_view s);
-// FormatDouble prints a double that parses back to the same bits.
-std::string FormatDouble(double v);
+// FormatDouble prints a double that parses back to the same value
+// (support/format_double.h; named here for the IR's printer and its users).
+using ::tally::support::FormatDouble;
 
 }  // namespace tally::ir
 

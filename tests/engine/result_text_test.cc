@@ -5,6 +5,8 @@
 
 #include <ATen/ATen.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -117,16 +119,39 @@ TEST(ResultTextTest, Tuples) {
   EXPECT_EQ(ValueToJson(ResultTree::Leaf(F64(0.25))), "0.25");
 }
 
-// Verifies JsonString quotes and escapes quotes, backslashes and control characters only.
+// Verifies JsonString quotes and escapes quotes, backslashes and control
+// characters only (nlohmann-json's spelling: \b \t \n \f \r short, the others
+// \u00xx).
 TEST(ResultTextTest, JsonString) {
   EXPECT_EQ(JsonString(""), "\"\"");
   EXPECT_EQ(JsonString("multiclass_accuracy(num_classes=3)"), "\"multiclass_accuracy(num_classes=3)\"");
   EXPECT_EQ(JsonString("a\"b\\c"), "\"a\\\"b\\\\c\"");
   EXPECT_EQ(JsonString("l1\nl2\tx"), "\"l1\\nl2\\tx\"");
-  EXPECT_EQ(JsonString(std::string("\x01\x1f\r", 3)), "\"\\u0001\\u001f\\u000d\"");
+  EXPECT_EQ(JsonString(std::string("\x01\x1f\r", 3)), "\"\\u0001\\u001f\\r\"");
   EXPECT_EQ(JsonString(std::string("\0", 1)), "\"\\u0000\"");
   // UTF-8 passes through unchanged.
   EXPECT_EQ(JsonString("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
+}
+
+// Verifies that every string reads back from JSON as itself: each byte
+// below 0x80, quotes and backslashes included; bytes that are not UTF-8
+// become U+FFFD instead of breaking the document.
+TEST(ResultTextTest, JsonStringParsesBack) {
+  std::string all;
+  for (int c = 0; c < 0x80; ++c) all.push_back(static_cast<char>(c));
+  for (const std::string& s : {all, std::string("say \"hi\" \\ C:\\path\\"), std::string("caf\xc3\xa9 \xe2\x82\xac")}) {
+    const std::string doc = "{\"s\": " + JsonString(s) + "}";
+    nlohmann::json j = nlohmann::json::parse(doc, nullptr, /*allow_exceptions=*/false);
+    ASSERT_FALSE(j.is_discarded()) << doc;
+    EXPECT_EQ(j["s"].get<std::string>(), s);
+  }
+  const std::string bad = JsonString(std::string("a\xff\xc3") + "b");
+  nlohmann::json j = nlohmann::json::parse(bad, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << bad;
+  const std::string back = j.get<std::string>();
+  EXPECT_EQ(back.front(), 'a');
+  EXPECT_EQ(back.back(), 'b');
+  EXPECT_NE(back.find("\xef\xbf\xbd"), std::string::npos) << back;  // U+FFFD
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "engine/dist/gloo_group.h"
 #include "engine/dist/launch.h"
 #include "engine/dist/sync.h"
+#include "engine/result_text.h"
 #include "support/status_macros.h"
 
 namespace tally::tools {
@@ -409,7 +410,7 @@ absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::str
 }
 
 std::string BenchToJson(const BenchResult& r) {
-  std::string out = absl::StrCat("{\"workload\": \"", r.workload, "\", \"backend\": \"", r.backend, "\"");
+  std::string out = absl::StrCat("{\"workload\": ", JsonString(r.workload), ", \"backend\": ", JsonString(r.backend));
   auto field = [&](const char* k, const std::optional<double>& v) {
     if (v) absl::StrAppend(&out, ", \"", k, "\": ", *v);
   };
@@ -434,6 +435,11 @@ std::string BenchToJson(const BenchResult& r) {
   field("peak_rss_mb", r.peak_rss_mb);
   absl::StrAppend(&out, ", \"aten_calls_per_update\": ", r.aten_calls_per_update, "}");
   return out;
+}
+
+std::string BenchSkippedToJson(const std::string& workload, const std::string& backend, absl::string_view why) {
+  return absl::StrCat("{\"workload\": ", JsonString(workload), ", \"backend\": ", JsonString(backend),
+                      ", \"skipped\": ", JsonString(why), "}");
 }
 
 std::string BenchToTable(const BenchResult& r) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace tally::tools {
 
@@ -57,7 +58,13 @@ std::vector<std::string> BenchWorkloads();
 // RunBench runs one workload. `quick` shrinks repetitions (for tests).
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick = false);
 
+// BenchToJson is one result as one JSON object (docs/cli.md): the workload
+// and backend, the fields present, numbers as absl::StrCat prints them.
 std::string BenchToJson(const BenchResult& r);
+// BenchSkippedToJson is the JSON line of a workload that cannot run here:
+// {"workload": W, "backend": B, "skipped": WHY}, every string escaped.
+std::string BenchSkippedToJson(const std::string& workload, const std::string& backend, absl::string_view why);
+// BenchToTable is one result for people.
 std::string BenchToTable(const BenchResult& r);
 
 }  // namespace tally::tools

@@ -287,8 +287,7 @@ absl::Status RunBenchCommand(const Args& a) {
     if (r.ok()) {
       std::cout << (format == "json" ? BenchToJson(*r) + "\n" : BenchToTable(*r));
     } else if (format == "json") {
-      std::cout << "{\"workload\": \"" << w << "\", \"backend\": \"" << a.Get("backend", "eager")
-                << "\", \"skipped\": \"" << r.status().message() << "\"}\n";
+      std::cout << BenchSkippedToJson(w, a.Get("backend", "eager"), r.status().message()) << "\n";
     } else {
       std::cout << "workload  " << w << ": skipped: " << r.status().message() << "\n";
     }

@@ -203,7 +203,7 @@ std::string ProgramToJson(const Compiled& c, const ir::Device& device) {
                 {"states", c.proof.states},
                 {"edges", edges},
                 {"boundary_checks", c.proof.boundary_checks}};
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace tally::tools

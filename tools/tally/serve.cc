@@ -44,7 +44,12 @@ std::string OneLine(absl::string_view message) {
   return msg;
 }
 
-std::string ErrorJson(int, const std::string& message) { return nlohmann::json{{"error", OneLine(message)}}.dump(); }
+std::string ErrorJson(int, const std::string& message) {
+  // Bytes that are not UTF-8 (a path, an echoed input) become U+FFFD rather
+  // than an exception.
+  return nlohmann::json{{"error", OneLine(message)}}.dump(-1, ' ', /*ensure_ascii=*/false,
+                                                          nlohmann::json::error_handler_t::replace);
+}
 
 HttpResponse Fail(int code, const absl::Status& st) {
   HttpResponse r;

@@ -21,6 +21,7 @@
 #include "engine/exec/torchscript/module_builder.h"
 #include "engine/ir/aten_types.h"
 #include "ops/op_registry.h"
+#include "support/hash.h"
 #include "support/status_macros.h"
 #include "support/torch_status.h"
 
@@ -73,11 +74,10 @@ std::string Fingerprint(const ir::Module& m) {
     absl::StrAppend(&layout, s.name, " ", ir::DTypeName(s.type.dtype), s.type.ShapeString(), " ",
                     ir::ReducerName(s.reducer), " ", s.group, ";");
   }
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : layout) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
+  // The seed is FNV-1a's offset basis with its last decimal digit lost
+  // (14695981039346656037 -> 1469598103934665603); exported modules carry
+  // this fingerprint, so it stays.
+  const uint64_t h = support::Fnv1a64(layout, 1469598103934665603ull);
   return absl::StrCat("tally-states-", absl::Hex(h, absl::kZeroPad16));
 }
 
