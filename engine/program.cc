@@ -12,6 +12,7 @@
 #include "engine/ir/aten_types.h"
 #include "engine/ir/printer.h"
 #include "engine/state_codec.h"
+#include "ops/attrs.h"
 #include "ops/op_list.h"
 #include "support/status_macros.h"
 #include "support/torch_status.h"
@@ -67,7 +68,8 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
   TALLY_RETURN_IF_ERROR(CheckFootprint(p->finalize_footprint_, {}, p->options_.max_bytes, p->options_.size_args,
                                        p->metric_names_, "compute"));
   for (const auto& n : mod.finalize->nodes()) {
-    p->finalize_value_checks_ |= ops::Is(*n, ops::OpId::kAssertZero) && !n->GetBool("whole_state");
+    p->finalize_value_checks_ |=
+        ops::Is(*n, ops::OpId::kAssertZero) && !ops::AttrsOf<ops::AssertZeroAttrs>(*n).whole_state.get();
   }
   for (const auto& [group, g] : mod.merges) {
     TALLY_ASSIGN_OR_RETURN(auto plan, MakeRunner(*g, backend));

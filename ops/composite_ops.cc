@@ -18,7 +18,7 @@ using Types = absl::StatusOr<std::vector<TensorType>>;
 
 // InferMcConfmat types mc_confmat: (confmat i64[C, C], bad_target i64[], bad_preds i64[]).
 Types InferMcConfmat(const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) {
-  int64_t c = std::get<int64_t>(a.at("num_classes"));
+  const int64_t c = AttrsOf<McConfmatAttrs>(a).num_classes;
   const TensorType& p = in[0];
   const TensorType& t = in[1];
   if (!ir::IsIntegral(t.dtype) || t.rank() != 1) return absl::InvalidArgumentError("target must be integer [N]");
@@ -44,7 +44,7 @@ void RegisterCompositeOps(OpTable& t) {
   OpDef d;
   d.name = "mc_confmat";
   d.min_inputs = d.max_inputs = 2;
-  d.attrs = {{"num_classes", AttrKind::kInt}, {"ignore_index", AttrKind::kInt, false}};
+  d.attrs = SpecsOf<McConfmatAttrs>();
   d.traits.composite = true;
   d.fused_devices = {"cpu", "meta"};
   d.infer = InferMcConfmat;
@@ -67,16 +67,14 @@ void RegisterCompositeOps(OpTable& t) {
     OpDef mm;
     mm.name = "mc_marginals";
     mm.min_inputs = mm.max_inputs = 2;
-    mm.attrs = {{"num_classes", AttrKind::kInt},
-                {"ignore_index", AttrKind::kInt, false},
-                {"parts", AttrKind::kString},
-                {"totals", AttrKind::kBool, false}};
+    mm.attrs = SpecsOf<McMarginalsAttrs>();
     mm.traits.composite = true;
     mm.fused_devices = {"cpu", "meta"};
     mm.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device& dev) -> Types {
       TALLY_ASSIGN_OR_RETURN(std::vector<TensorType> cm, InferMcConfmat(in, a, dev));
-      TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(std::get<std::string>(a.at("parts"))));
-      const bool totals = a.count("totals") && std::get<bool>(a.at("totals"));
+      const auto attrs = AttrsOf<McMarginalsAttrs>(a);
+      TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(attrs.parts));
+      const bool totals = attrs.totals.get();
       cm[0].shape = {Dim::Fixed(static_cast<int64_t>(parts.size())), cm[0].shape[0]};
       if (totals) cm[0].shape.pop_back();
       return cm;
@@ -94,11 +92,11 @@ void RegisterCompositeOps(OpTable& t) {
     OpDef sc;
     sc.name = "score_code16";
     sc.min_inputs = sc.max_inputs = 1;
-    sc.attrs = {{"format", AttrKind::kString}};
+    sc.attrs = SpecsOf<ScoreCode16Attrs>();
     sc.traits.composite = true;
     sc.fused_devices = {"cpu", "meta"};
     sc.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-      const std::string& f = std::get<std::string>(a.at("format"));
+      const std::string f = AttrsOf<ScoreCode16Attrs>(a).format;
       if (f != "fp16" && f != "bf16") return absl::InvalidArgumentError("format must be fp16 or bf16");
       if (!ir::IsFloating(in[0].dtype)) return absl::InvalidArgumentError("expects floats");
       return std::vector<TensorType>{{DType::kInt64, in[0].shape, in[0].device}};
@@ -115,12 +113,13 @@ void RegisterCompositeOps(OpTable& t) {
     OpDef cc;
     cc.name = "code16_counts";
     cc.min_inputs = cc.max_inputs = 2;
-    cc.attrs = {{"format", AttrKind::kString}, {"classes", AttrKind::kInt}};
+    cc.attrs = SpecsOf<Code16CountsAttrs>();
     cc.traits.composite = true;
     cc.fused_devices = {"cpu", "meta"};
     cc.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-      const int64_t k = std::get<int64_t>(a.at("classes"));
-      const std::string& f = std::get<std::string>(a.at("format"));
+      const auto attrs = AttrsOf<Code16CountsAttrs>(a);
+      const int64_t k = attrs.classes;
+      const std::string& f = attrs.format;
       if (f != "fp16" && f != "bf16") return absl::InvalidArgumentError("format must be fp16 or bf16");
       if (!ir::IsFloating(in[0].dtype) || in[1].dtype != DType::kInt64 || in[0].shape != in[1].shape ||
           in[0].rank() < 1) {
@@ -173,15 +172,16 @@ void RegisterCompositeOps(OpTable& t) {
     OpDef cp;
     cp.name = "confmat_part";
     cp.min_inputs = cp.max_inputs = 1;
-    cp.attrs = {{"part", AttrKind::kString}};
+    cp.attrs = SpecsOf<ConfmatPartAttrs>();
     cp.traits.composite = true;
     cp.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
       const TensorType& cm = in[0];
       if (cm.rank() != 2 || cm.shape[0] != cm.shape[1] || cm.shape[0].is_symbolic() || cm.dtype == DType::kBool) {
         return absl::InvalidArgumentError(absl::StrCat("expects a numeric [C, C] matrix, got ", cm.ToString()));
       }
-      TALLY_RETURN_IF_ERROR(ParseConfmatParts(std::get<std::string>(a.at("part"))).status());
-      if (std::get<std::string>(a.at("part")).find(',') != std::string::npos) {
+      const std::string part = AttrsOf<ConfmatPartAttrs>(a).part;
+      TALLY_RETURN_IF_ERROR(ParseConfmatParts(part).status());
+      if (part.find(',') != std::string::npos) {
         return absl::InvalidArgumentError("part names one statistic");
       }
       return std::vector<TensorType>{{cm.dtype, {cm.shape[0]}, cm.device}};
@@ -205,9 +205,7 @@ void RegisterCompositeOps(OpTable& t) {
     OpDef bl;
     bl.name = "bl_confmat";
     bl.min_inputs = bl.max_inputs = 2;
-    bl.attrs = {{"threshold", AttrKind::kDouble},
-                {"logits_over_kept", AttrKind::kBool},
-                {"ignore_index", AttrKind::kInt, false}};
+    bl.attrs = SpecsOf<BlConfmatAttrs>();
     bl.traits.composite = true;
     bl.fused_devices = {"cpu", "meta"};
     bl.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
@@ -250,10 +248,12 @@ void RegisterCompositeOps(OpTable& t) {
     OpDef rs;
     rs.name = "reg_stats";
     rs.min_inputs = rs.max_inputs = 2;
-    rs.attrs = {{"error_moments", AttrKind::kBool, false}};
+    rs.attrs = SpecsOf<RegStatsAttrs>();
     rs.prune = [](ir::Node& n, const std::vector<bool>& live) {
-      if (live[7] || live[8] || live[9] || !n.GetBool("error_moments", true)) return false;
-      n.mutable_attrs()["error_moments"] = false;
+      auto attrs = AttrsOf<RegStatsAttrs>(n);
+      if (live[7] || live[8] || live[9] || !attrs.error_moments.get()) return false;
+      attrs.error_moments = false;
+      SetAttrs(n, attrs);
       return true;
     };
     rs.traits.composite = true;
@@ -292,13 +292,13 @@ void RegisterCompositeOps(OpTable& t) {
     mm.name = "moments_merge";
     mm.min_inputs = 2;
     mm.max_inputs = -1;
-    mm.attrs = {{"variables", AttrKind::kInt}, {"pairs", AttrKind::kInts, false}};
+    mm.attrs = SpecsOf<MomentsMergeAttrs>();
     mm.traits.composite = true;
     mm.fused_devices = {"cpu", "meta"};
     mm.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-      int64_t vars = std::get<int64_t>(a.at("variables"));
-      std::vector<int64_t> pairs;
-      if (a.count("pairs")) pairs = std::get<std::vector<int64_t>>(a.at("pairs"));
+      const auto attrs = AttrsOf<MomentsMergeAttrs>(a);
+      const int64_t vars = attrs.variables;
+      const std::vector<int64_t>& pairs = attrs.pairs.get();
       if (vars < 0 || pairs.size() % 2 != 0) return absl::InvalidArgumentError("bad variables or pairs");
       for (int64_t v : pairs) {
         if (v < 0 || v >= vars) return absl::InvalidArgumentError(absl::StrCat("pair variable ", v, " out of range"));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ops/attrs.h"
 #include "ops/confmat_parts.h"
 #include "ops/graph_builder.h"
 #include "ops/op_list.h"
@@ -26,13 +27,12 @@ struct McRows {
   Expr target, label, keep, bad_t, bad_p;
 };
 
-McRows DecomposeMcRows(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
-  int64_t c = n.GetInt("num_classes");
+McRows DecomposeMcRows(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b, int64_t c, const Opt<int64_t>& ignore_index) {
   McRows r;
   Expr preds = b.Wrap(&g, n.input(0));
   r.target = dsl::Cast(b.Wrap(&g, n.input(1)), DType::kInt64);
   Expr ignored;
-  if (n.HasAttr("ignore_index")) ignored = r.target == static_cast<double>(n.GetInt("ignore_index"));
+  if (ignore_index.has_value()) ignored = r.target == static_cast<double>(ignore_index.get());
   r.bad_t = r.target < 0.0 || r.target >= static_cast<double>(c);
   if (ignored.valid()) r.bad_t = r.bad_t && !ignored;
   Expr bad = r.bad_t;
@@ -52,8 +52,9 @@ McRows DecomposeMcRows(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
 
 // McConfmat: a histogram of target * C + pred over the kept rows.
 absl::StatusOr<Results> DecomposeMcConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
-  int64_t c = n.GetInt("num_classes");
-  McRows r = DecomposeMcRows(g, n, b);
+  const auto a = AttrsOf<McConfmatAttrs>(n);
+  const int64_t c = a.num_classes;
+  McRows r = DecomposeMcRows(g, n, b, c, a.ignore_index);
   Expr idx = dsl::Where(r.keep, r.target * static_cast<double>(c) + r.label, -1.0);
   Expr cm = dsl::Reshape(dsl::Histogram(idx, c * c), {c, c});
   return Results{cm, dsl::Sum(r.bad_t), dsl::Sum(r.bad_p)};
@@ -61,9 +62,10 @@ absl::StatusOr<Results> DecomposeMcConfmat(ir::Graph& g, ir::Node& n, dsl::Graph
 
 // McMarginals: one histogram over the classes per part, stacked as rows.
 absl::StatusOr<Results> DecomposeMcMarginals(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
-  int64_t c = n.GetInt("num_classes");
-  TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(n.GetString("parts")));
-  McRows r = DecomposeMcRows(g, n, b);
+  const auto a = AttrsOf<McMarginalsAttrs>(n);
+  const int64_t c = a.num_classes;
+  TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(a.parts));
+  McRows r = DecomposeMcRows(g, n, b, c, a.ignore_index);
   Expr by_target = dsl::Where(r.keep, r.target, -1.0);
   Expr err = r.target - r.label;
   std::vector<Expr> rows;
@@ -89,7 +91,7 @@ absl::StatusOr<Results> DecomposeMcMarginals(ir::Graph& g, ir::Node& n, dsl::Gra
     rows.push_back(dsl::Unsqueeze(h, 0));
   }
   Expr marginals = dsl::Concat(rows);
-  if (n.GetBool("totals", false)) marginals = dsl::Sum(marginals, {1});
+  if (a.totals.get()) marginals = dsl::Sum(marginals, {1});
   return Results{marginals, dsl::Sum(r.bad_t), dsl::Sum(r.bad_p)};
 }
 
@@ -98,7 +100,7 @@ absl::StatusOr<Results> DecomposeMcMarginals(ir::Graph& g, ir::Node& n, dsl::Gra
 absl::StatusOr<Results> DecomposeConfmatPart(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
   Expr cm = b.Wrap(&g, n.input(0));
   const int64_t c = cm.type().shape[0].size;
-  TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(n.GetString("part")));
+  TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(AttrsOf<ConfmatPartAttrs>(n).part));
   Expr idx = dsl::Arange(cm, c);
   Expr diff = dsl::Unsqueeze(idx, 1) - dsl::Unsqueeze(idx, 0);  // [C, C]: target - pred
   switch (parts.at(0)) {
@@ -167,14 +169,15 @@ Expr Code16Of(Expr input, bool bf16) {
 }
 
 absl::StatusOr<Results> DecomposeScoreCode16(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
-  return Results{Code16Of(b.Wrap(&g, n.input(0)), n.GetString("format") == "bf16")};
+  return Results{Code16Of(b.Wrap(&g, n.input(0)), AttrsOf<ScoreCode16Attrs>(n).format == "bf16")};
 }
 
 // Code16Counts: a histogram of code + (label + class * 2) * 65536 over the
 // kept elements. Code16Of, not a score_code16 node: a decomposition leaves
 // no composite behind.
 absl::StatusOr<Results> DecomposeCode16Counts(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
-  const int64_t k = n.GetInt("classes");
+  const auto a = AttrsOf<Code16CountsAttrs>(n);
+  const int64_t k = a.classes;
   Expr probs = b.Wrap(&g, n.input(0));
   Expr label = b.Wrap(&g, n.input(1));
   Expr cls = dsl::FullLike(label, 0.0, DType::kInt64);
@@ -183,7 +186,7 @@ absl::StatusOr<Results> DecomposeCode16Counts(ir::Graph& g, ir::Node& n, dsl::Gr
     shape[0] = k;
     cls = dsl::Reshape(dsl::Arange(label, k), shape);  // broadcasts along dim 1
   }
-  Expr code = Code16Of(probs, n.GetString("format") == "bf16");
+  Expr code = Code16Of(probs, a.format == "bf16");
   Expr idx = code + (label + cls * int64_t{2}) * 65536.0;
   idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
   return Results{dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * 65536), {k, 2, 65536})};
@@ -227,7 +230,7 @@ absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphB
     return m;
   };
   Moments mp = moments(p), mt = moments(t), me;
-  if (n.GetBool("error_moments", true)) {
+  if (AttrsOf<RegStatsAttrs>(n).error_moments.get()) {
     me = moments(t - p);
   } else {  // nobody reads them: zeros, as the kernel gives
     me.hi = me.lo = me.m2 = dsl::Sum(dsl::FullLike(t, 0.0, DType::kFloat64), {0});
@@ -243,16 +246,17 @@ absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphB
 absl::StatusOr<Results> DecomposeBlConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
   Expr preds = b.Wrap(&g, n.input(0));
   Expr target = b.Wrap(&g, n.input(1));
-  double threshold = n.GetDouble("threshold");
+  const auto a = AttrsOf<BlConfmatAttrs>(n);
+  const double threshold = a.threshold;
   Expr ignored;
-  if (n.HasAttr("ignore_index")) ignored = target == static_cast<double>(n.GetInt("ignore_index"));
+  if (a.ignore_index.has_value()) ignored = target == static_cast<double>(a.ignore_index.get());
   Expr bad_t = !(target == 0.0 || target == 1.0);
   if (ignored.valid()) bad_t = bad_t && !ignored;
   Expr label, bad_p;
   if (ir::IsFloating(preds.dtype())) {
     // NaN fails both comparisons, so it also counts as outside.
     Expr outside = !(preds >= 0.0 && preds <= 1.0);
-    if (n.GetBool("logits_over_kept") && ignored.valid()) outside = outside && !ignored;
+    if (a.logits_over_kept && ignored.valid()) outside = outside && !ignored;
     label = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds) > threshold;
   } else if (preds.dtype() == DType::kBool) {
     label = preds;
@@ -285,8 +289,9 @@ absl::StatusOr<Results> DecomposeBlConfmat(ir::Graph& g, ir::Node& n, dsl::Graph
 // means, as metrics/regression/moments.h describes; an empty side leaves the
 // other unchanged through selects.
 absl::StatusOr<Results> DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
-  const int64_t vars = n.GetInt("variables");
-  const std::vector<int64_t> pairs = n.GetInts("pairs");
+  const auto attrs = AttrsOf<MomentsMergeAttrs>(n);
+  const int64_t vars = attrs.variables;
+  const std::vector<int64_t> pairs = attrs.pairs.get();
   const int64_t side = 1 + 3 * vars + static_cast<int64_t>(pairs.size()) / 2;
   auto a = [&](int64_t i) { return b.Wrap(&g, n.input(i)); };
   auto bside = [&](int64_t i) { return b.Wrap(&g, n.input(side + i)); };
@@ -329,8 +334,8 @@ absl::StatusOr<Results> DecomposeCountInvalid(ir::Graph& g, ir::Node& n, dsl::Gr
   Expr t = dsl::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64);
   Expr not_binary = !(t == 0.0 || t == 1.0);
   Expr negative = !(t >= 0.0);
-  if (n.HasAttr("ignore_index")) {
-    Expr kept = !(t == static_cast<double>(n.GetInt("ignore_index")));
+  if (const auto a = AttrsOf<CountInvalidAttrs>(n); a.ignore_index.has_value()) {
+    Expr kept = !(t == static_cast<double>(a.ignore_index.get()));
     not_binary = not_binary && kept;
     negative = negative && kept;
   }
@@ -345,13 +350,14 @@ absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, dsl::
   Expr keys = b.Wrap(&g, n.input(0));
   Expr preds = b.Wrap(&g, n.input(1));
   Expr t = dsl::Cast(b.Wrap(&g, n.input(2)), DType::kFloat64);
-  const std::string metric = n.GetString("metric");
-  const std::string action = n.GetString("empty_target_action");
-  std::optional<int64_t> top_k;
-  if (n.HasAttr("top_k")) top_k = n.GetInt("top_k");
+  const auto attrs = AttrsOf<RetrievalScoreAttrs>(n);
+  const std::string metric = attrs.metric;
+  const std::string action = attrs.empty_target_action;
+  const std::optional<int64_t> top_k = attrs.top_k.optional();
   // v: 1 for a row that counts; rel: its relevance.
-  Expr v = n.HasAttr("ignore_index") ? dsl::Cast(!(t == static_cast<double>(n.GetInt("ignore_index"))), DType::kFloat64)
-                                     : dsl::FullLike(t, 1.0, DType::kFloat64);
+  Expr v = attrs.ignore_index.has_value()
+               ? dsl::Cast(!(t == static_cast<double>(attrs.ignore_index.get())), DType::kFloat64)
+               : dsl::FullLike(t, 1.0, DType::kFloat64);
   Expr rel = v * t;
   auto scan = [&](Expr x) {
     std::vector<Expr> r = b.OpN(ops::OpId::kSegmentScan, {x, keys}, {});
@@ -371,7 +377,7 @@ absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, dsl::
     Expr denom = count;
     if (top_k.has_value()) {
       Expr k = dsl::FullLike(count, static_cast<double>(*top_k), DType::kFloat64);
-      denom = n.GetBool("adaptive_k") ? dsl::Minimum(count, k) : k;
+      denom = attrs.adaptive_k ? dsl::Minimum(count, k) : k;
     }
     value = dsl::SafeDiv(hits, denom);
   } else if (metric == "hit_rate") {
@@ -427,7 +433,7 @@ absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, dsl::
   Expr include = action == "skip" || action == "error" ? exists && !empty : exists;
   Expr queries = dsl::Sum(dsl::Cast(include, DType::kFloat64));
   Expr result = dsl::SafeDiv(dsl::Sum(dsl::Where(include, scored, 0.0)), queries);
-  const std::string aggregation = n.HasAttr("aggregation") ? n.GetString("aggregation") : "mean";
+  const std::string aggregation = attrs.aggregation.get();
   if (aggregation != "mean") {
     // torch.median/min/max over the included scores (0 without any; NaN if
     // any is NaN). A sentinel row keeps the reductions defined on no rows.

@@ -73,9 +73,9 @@ void RegisterElementwiseOps(OpTable& t) {
     // safe_div: num / den, and `zero_division` where den == 0 (TorchMetrics'
     // _safe_divide). Always floating.
     OpDef d = Binary("safe_div", false, [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); });
-    d.attrs = {{"zero_division", AttrKind::kDouble, false}};
+    d.attrs = SpecsOf<SafeDivAttrs>();
     d.fold = [](const ir::Node& n, X x) -> std::optional<double> {
-      return x[1] != 0 ? x[0] / x[1] : n.GetDouble("zero_division", 0.0);
+      return x[1] != 0 ? x[0] / x[1] : AttrsOf<SafeDivAttrs>(n).zero_division.get();
     };
     add(std::move(d));
   }
@@ -104,15 +104,15 @@ void RegisterElementwiseOps(OpTable& t) {
   add(Unary("log_cosh", floating));
   add(Unary("isnan", boolean));
   add(Folding(Unary("logical_not", boolean), [](X x) { return Truth(x[0] == 0); }));
-  add(Unary("clamp", same, {{"min", AttrKind::kDouble, false}, {"max", AttrKind::kDouble, false}}));
+  add(Unary("clamp", same, SpecsOf<ClampAttrs>()));
   {
     OpDef d;
     d.name = "cast";
     d.min_inputs = d.max_inputs = 1;
-    d.attrs = {{"dtype", AttrKind::kString}};
+    d.attrs = SpecsOf<CastAttrs>();
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
                  const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
-      TALLY_ASSIGN_OR_RETURN(DType dt, ir::ParseDType(std::get<std::string>(attrs.at("dtype"))));
+      TALLY_ASSIGN_OR_RETURN(DType dt, ir::ParseDType(AttrsOf<CastAttrs>(attrs).dtype));
       return std::vector<TensorType>{{dt, in[0].shape, in[0].device}};
     };
     add(Folding(std::move(d), [](X x) { return x[0]; }));

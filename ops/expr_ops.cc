@@ -1,10 +1,13 @@
 // Operators and functions over Expr (declared in graph_builder.h).
 #include <cmath>
 
+#include "ops/attrs.h"
 #include "ops/graph_builder.h"
 
 namespace tally::dsl {
 namespace {
+
+using ops::ToAttrMap;
 
 Expr Call(ops::OpId op, std::vector<Expr> in, ir::AttrMap attrs, Loc loc) {
   for (const Expr& e : in)
@@ -12,11 +15,12 @@ Expr Call(ops::OpId op, std::vector<Expr> in, ir::AttrMap attrs, Loc loc) {
   return in[0].builder()->Op(op, std::move(in), std::move(attrs), loc);
 }
 
-ir::AttrMap ReduceAttrs(std::vector<int64_t> dims, bool keepdim) {
-  ir::AttrMap a;
-  if (!dims.empty()) a["dims"] = std::move(dims);
-  if (keepdim) a["keepdim"] = true;
-  return a;
+// Reduce: absent dims reduce every dim; keepdim is written only when set.
+ir::AttrMap Reduce(std::vector<int64_t> dims, bool keepdim) {
+  ops::ReduceAttrs a;
+  if (!dims.empty()) a.dims = std::move(dims);
+  if (keepdim) a.keepdim = true;
+  return ToAttrMap(a);
 }
 
 DType ScalarDType(DType like, double v) {
@@ -64,34 +68,38 @@ Expr operator!(Expr a) { return Call(ops::OpId::kLogicalNot, {a}, {}, Loc{nullpt
 Expr Cast(Expr x, DType dtype, Loc loc) {
   if (!x.valid()) return x;
   if (x.dtype() == dtype) return x;
-  return Call(ops::OpId::kCast, {x}, {{"dtype", std::string(ir::DTypeName(dtype))}}, loc);
+  return Call(ops::OpId::kCast, {x}, ToAttrMap(ops::CastAttrs{std::string(ir::DTypeName(dtype))}), loc);
 }
 Expr Sum(Expr x, std::vector<int64_t> dims, bool keepdim, Loc loc) {
-  return Call(ops::OpId::kReduceSum, {x}, ReduceAttrs(std::move(dims), keepdim), loc);
+  return Call(ops::OpId::kReduceSum, {x}, Reduce(std::move(dims), keepdim), loc);
 }
 Expr Max(Expr x, std::vector<int64_t> dims, bool keepdim, Loc loc) {
-  return Call(ops::OpId::kReduceMax, {x}, ReduceAttrs(std::move(dims), keepdim), loc);
+  return Call(ops::OpId::kReduceMax, {x}, Reduce(std::move(dims), keepdim), loc);
 }
 Expr Min(Expr x, std::vector<int64_t> dims, bool keepdim, Loc loc) {
-  return Call(ops::OpId::kReduceMin, {x}, ReduceAttrs(std::move(dims), keepdim), loc);
+  return Call(ops::OpId::kReduceMin, {x}, Reduce(std::move(dims), keepdim), loc);
 }
 Expr Any(Expr x, std::vector<int64_t> dims, bool keepdim, Loc loc) {
-  return Call(ops::OpId::kReduceAny, {x}, ReduceAttrs(std::move(dims), keepdim), loc);
+  return Call(ops::OpId::kReduceAny, {x}, Reduce(std::move(dims), keepdim), loc);
 }
 Expr All(Expr x, std::vector<int64_t> dims, bool keepdim, Loc loc) {
-  return Call(ops::OpId::kReduceAll, {x}, ReduceAttrs(std::move(dims), keepdim), loc);
+  return Call(ops::OpId::kReduceAll, {x}, Reduce(std::move(dims), keepdim), loc);
 }
 Expr Argmax(Expr x, int64_t dim, bool keepdim, Loc loc) {
-  ir::AttrMap a{{"dim", dim}};
-  if (keepdim) a["keepdim"] = true;
-  return Call(ops::OpId::kArgmax, {x}, a, loc);
+  ops::ArgmaxAttrs a{dim};
+  if (keepdim) a.keepdim = true;
+  return Call(ops::OpId::kArgmax, {x}, ToAttrMap(a), loc);
 }
-Expr Softmax(Expr x, int64_t dim, Loc loc) { return Call(ops::OpId::kSoftmax, {x}, {{"dim", dim}}, loc); }
+Expr Softmax(Expr x, int64_t dim, Loc loc) {
+  return Call(ops::OpId::kSoftmax, {x}, ToAttrMap(ops::DimAttrs{dim}), loc);
+}
 Expr Where(Expr c, Expr a, Expr b, Loc loc) { return Call(ops::OpId::kWhere, {c, a, b}, {}, loc); }
 Expr Where(Expr c, Expr a, double b, Loc loc) { return Where(c, a, Scalar(a, b, loc), loc); }
 Expr Where(Expr c, double a, Expr b, Loc loc) { return Where(c, Scalar(b, a, loc), b, loc); }
 Expr SafeDiv(Expr num, Expr den, double zero_division, Loc loc) {
-  return Call(ops::OpId::kSafeDiv, {num, den}, {{"zero_division", zero_division}}, loc);
+  ops::SafeDivAttrs a;
+  a.zero_division = zero_division;
+  return Call(ops::OpId::kSafeDiv, {num, den}, ToAttrMap(a), loc);
 }
 Expr Maximum(Expr a, Expr b, Loc loc) { return Call(ops::OpId::kMaximum, {a, b}, {}, loc); }
 Expr Minimum(Expr a, Expr b, Loc loc) { return Call(ops::OpId::kMinimum, {a, b}, {}, loc); }
@@ -104,60 +112,81 @@ Expr Sigmoid(Expr x, Loc loc) { return Call(ops::OpId::kSigmoid, {x}, {}, loc); 
 Expr LogCosh(Expr x, Loc loc) { return Call(ops::OpId::kLogCosh, {x}, {}, loc); }
 Expr IsNan(Expr x, Loc loc) { return Call(ops::OpId::kIsnan, {x}, {}, loc); }
 Expr Clamp(Expr x, std::optional<double> lo, std::optional<double> hi, Loc loc) {
-  ir::AttrMap a;
-  if (lo) a["min"] = *lo;
-  if (hi) a["max"] = *hi;
-  return Call(ops::OpId::kClamp, {x}, a, loc);
+  ops::ClampAttrs a;
+  if (lo) a.min = *lo;
+  if (hi) a.max = *hi;
+  return Call(ops::OpId::kClamp, {x}, ToAttrMap(a), loc);
 }
 Expr OneHot(Expr labels, int64_t num_classes, Loc loc) {
-  return Call(ops::OpId::kOneHot, {labels}, {{"num_classes", num_classes}}, loc);
+  return Call(ops::OpId::kOneHot, {labels}, ToAttrMap(ops::OneHotAttrs{num_classes}), loc);
 }
-Expr TopkMask(Expr x, int64_t k, Loc loc) { return Call(ops::OpId::kTopkMask, {x}, {{"k", k}}, loc); }
-Expr Histogram(Expr idx, int64_t size, Loc loc) { return Call(ops::OpId::kHistogram, {idx}, {{"size", size}}, loc); }
+Expr TopkMask(Expr x, int64_t k, Loc loc) {
+  return Call(ops::OpId::kTopkMask, {x}, ToAttrMap(ops::TopkMaskAttrs{k}), loc);
+}
+Expr Histogram(Expr idx, int64_t size, Loc loc) {
+  return Call(ops::OpId::kHistogram, {idx}, ToAttrMap(ops::HistogramAttrs{size}), loc);
+}
 Expr Histogram(Expr idx, Expr w, int64_t size, Loc loc) {
-  return Call(ops::OpId::kHistogram, {idx, w}, {{"size", size}}, loc);
+  return Call(ops::OpId::kHistogram, {idx, w}, ToAttrMap(ops::HistogramAttrs{size}), loc);
 }
 Expr ScoreCode16(Expr x, const std::string& format, Loc loc) {
-  return Call(ops::OpId::kScoreCode16, {x}, {{"format", format}}, loc);
+  return Call(ops::OpId::kScoreCode16, {x}, ToAttrMap(ops::ScoreCode16Attrs{format}), loc);
 }
 Expr ConfmatPart(Expr cm, absl::string_view part, Loc loc) {
-  return Call(ops::OpId::kConfmatPart, {cm}, {{"part", std::string(part)}}, loc);
+  return Call(ops::OpId::kConfmatPart, {cm}, ToAttrMap(ops::ConfmatPartAttrs{std::string(part)}), loc);
 }
 Expr Reshape(Expr x, std::vector<int64_t> shape, Loc loc) {
-  return Call(ops::OpId::kReshape, {x}, {{"shape", std::move(shape)}}, loc);
+  return Call(ops::OpId::kReshape, {x}, ToAttrMap(ops::ReshapeAttrs{std::move(shape)}), loc);
 }
 Expr Flatten(Expr x, Loc loc) { return Call(ops::OpId::kFlatten, {x}, {}, loc); }
-Expr Unsqueeze(Expr x, int64_t dim, Loc loc) { return Call(ops::OpId::kUnsqueeze, {x}, {{"dim", dim}}, loc); }
-Expr Squeeze(Expr x, int64_t dim, Loc loc) { return Call(ops::OpId::kSqueeze, {x}, {{"dim", dim}}, loc); }
+Expr Unsqueeze(Expr x, int64_t dim, Loc loc) {
+  return Call(ops::OpId::kUnsqueeze, {x}, ToAttrMap(ops::DimAttrs{dim}), loc);
+}
+Expr Squeeze(Expr x, int64_t dim, Loc loc) {
+  return Call(ops::OpId::kSqueeze, {x}, ToAttrMap(ops::DimAttrs{dim}), loc);
+}
 Expr Select(Expr x, int64_t dim, int64_t index, Loc loc) {
-  return Call(ops::OpId::kSelect, {x}, {{"dim", dim}, {"index", index}}, loc);
+  return Call(ops::OpId::kSelect, {x}, ToAttrMap(ops::SelectAttrs{dim, index}), loc);
 }
 Expr Transpose(Expr x, int64_t d0, int64_t d1, Loc loc) {
-  return Call(ops::OpId::kTranspose, {x}, {{"dim0", d0}, {"dim1", d1}}, loc);
+  return Call(ops::OpId::kTranspose, {x}, ToAttrMap(ops::TransposeAttrs{d0, d1}), loc);
 }
-Expr Size(Expr x, int64_t dim, Loc loc) { return Call(ops::OpId::kSize, {x}, {{"dim", dim}}, loc); }
+Expr Size(Expr x, int64_t dim, Loc loc) { return Call(ops::OpId::kSize, {x}, ToAttrMap(ops::DimAttrs{dim}), loc); }
 Expr RankAverage(Expr x, Loc loc) { return Call(ops::OpId::kRankAverage, {x}, {}, loc); }
 Expr SearchSorted(Expr sorted, Expr values, bool right, Loc loc) {
-  return Call(ops::OpId::kSearchsorted, {sorted, values}, {{"right", right}}, loc);
+  ops::SideAttrs a;
+  a.right = right;
+  return Call(ops::OpId::kSearchsorted, {sorted, values}, ToAttrMap(a), loc);
 }
 Expr SortValues(Expr x, int64_t dim, bool descending, Loc loc) {
   if (!x.valid()) return x;
-  std::vector<Expr> r = x.builder()->OpN(ops::OpId::kSort, {x}, {{"dim", dim}, {"descending", descending}}, loc);
+  ops::SortAttrs a{dim};
+  a.descending = descending;
+  std::vector<Expr> r = x.builder()->OpN(ops::OpId::kSort, {x}, ToAttrMap(a), loc);
   return r.empty() ? Expr() : r[0];
 }
 Expr Bucketize(Expr x, Expr boundaries, bool right, Loc loc) {
-  return Call(ops::OpId::kBucketize, {x, boundaries}, {{"right", right}}, loc);
+  ops::SideAttrs a;
+  a.right = right;
+  return Call(ops::OpId::kBucketize, {x, boundaries}, ToAttrMap(a), loc);
 }
-Expr Cumsum(Expr x, int64_t dim, Loc loc) { return Call(ops::OpId::kCumsum, {x}, {{"dim", dim}}, loc); }
+Expr Cumsum(Expr x, int64_t dim, Loc loc) { return Call(ops::OpId::kCumsum, {x}, ToAttrMap(ops::DimAttrs{dim}), loc); }
 TopKResult TopK(Expr x, int64_t k, int64_t dim, bool largest, bool sorted, Loc loc) {
   if (!x.valid()) return {};
-  std::vector<Expr> r =
-      x.builder()->OpN(ops::OpId::kTopk, {x}, {{"k", k}, {"dim", dim}, {"largest", largest}, {"sorted", sorted}}, loc);
+  ops::TopkAttrs a{k};
+  a.dim = dim;
+  a.largest = largest;
+  a.sorted = sorted;
+  std::vector<Expr> r = x.builder()->OpN(ops::OpId::kTopk, {x}, ToAttrMap(a), loc);
   if (r.size() != 2) return {};
   return {r[0], r[1]};
 }
 Expr Argsort(Expr x, int64_t dim, bool descending, bool stable, Loc loc) {
-  return Call(ops::OpId::kArgsort, {x}, {{"dim", dim}, {"descending", descending}, {"stable", stable}}, loc);
+  ops::ArgsortAttrs a;
+  a.dim = dim;
+  a.descending = descending;
+  a.stable = stable;
+  return Call(ops::OpId::kArgsort, {x}, ToAttrMap(a), loc);
 }
 Expr Concat(std::vector<Expr> xs, Loc loc) {
   if (xs.empty() || !xs[0].valid()) return Expr();
@@ -166,24 +195,29 @@ Expr Concat(std::vector<Expr> xs, Loc loc) {
 Expr Take(Expr x, Expr idx, Loc loc) { return Call(ops::OpId::kTake, {x, idx}, {}, loc); }
 Expr Full(Expr like, std::vector<int64_t> shape, double value, DType dtype, Loc loc) {
   if (!like.valid()) return like;
-  return like.builder()->Op(
-      ops::OpId::kFull, {},
-      {{"shape", std::move(shape)}, {"value", value}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc, like.graph());
+  return like.builder()->Op(ops::OpId::kFull, {},
+                            ToAttrMap(ops::FullAttrs{std::move(shape), value, std::string(ir::DTypeName(dtype))}), loc,
+                            like.graph());
 }
 Expr FullLike(Expr x, double value, DType dtype, Loc loc) {
-  return Call(ops::OpId::kFullLike, {x}, {{"value", value}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc);
+  return Call(ops::OpId::kFullLike, {x}, ToAttrMap(ops::FullLikeAttrs{value, std::string(ir::DTypeName(dtype))}), loc);
 }
 Expr Linspace(Expr like, double start, double end, int64_t steps, DType dtype, Loc loc) {
   if (!like.valid()) return like;
-  return like.builder()->Op(
-      ops::OpId::kLinspace, {},
-      {{"start", start}, {"end", end}, {"steps", steps}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc,
-      like.graph());
+  return like.builder()->Op(ops::OpId::kLinspace, {},
+                            ToAttrMap(ops::LinspaceAttrs{start, end, steps, std::string(ir::DTypeName(dtype))}), loc,
+                            like.graph());
+}
+Expr Dense(Expr like, std::vector<double> values, DType dtype, Loc loc) {
+  if (!like.valid()) return like;
+  return like.builder()->Op(ops::OpId::kConstant, {},
+                            ToAttrMap(ops::ConstantAttrs::Dense(std::move(values), std::string(ir::DTypeName(dtype)))),
+                            loc, like.graph());
 }
 Expr Arange(Expr like, int64_t n, DType dtype, Loc loc) {
   if (!like.valid()) return like;
-  return like.builder()->Op(ops::OpId::kArange, {}, {{"n", n}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc,
-                            like.graph());
+  return like.builder()->Op(ops::OpId::kArange, {}, ToAttrMap(ops::ArangeAttrs{n, std::string(ir::DTypeName(dtype))}),
+                            loc, like.graph());
 }
 
 }  // namespace tally::dsl

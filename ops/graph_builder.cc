@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "ops/attrs.h"
 #include "ops/op_registry.h"
 
 namespace tally::dsl {
@@ -23,7 +24,8 @@ void GraphBuilder::Fail(const absl::Status& status) {
 }
 
 Expr GraphBuilder::Constant(ir::Graph* g, double value, DType dtype, Loc loc) {
-  return Op(ops::OpId::kConstant, {}, {{"value", value}, {"dtype", std::string(ir::DTypeName(dtype))}}, loc, g);
+  return Op(ops::OpId::kConstant, {},
+            ops::ToAttrMap(ops::ConstantAttrs::Scalar(value, std::string(ir::DTypeName(dtype)))), loc, g);
 }
 
 Expr GraphBuilder::Op(ops::OpId op, std::vector<Expr> inputs, ir::AttrMap attrs, Loc loc, ir::Graph* g) {

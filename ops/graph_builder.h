@@ -123,6 +123,9 @@ Expr operator!(Expr a);
 Expr Scalar(Expr like, double v, Loc loc = Loc::Current());
 // ScalarOf returns a constant of an explicit dtype in the graph of `like`.
 Expr ScalarOf(Expr like, double v, DType dtype, Loc loc = Loc::Current());
+// Dense returns a 1-D constant of `values` (cast to `dtype`) in the graph of
+// `like`: one node, whatever the length.
+Expr Dense(Expr like, std::vector<double> values, DType dtype, Loc loc = Loc::Current());
 
 Expr Cast(Expr x, DType dtype, Loc loc = Loc::Current());
 Expr Sum(Expr x, std::vector<int64_t> dims = {}, bool keepdim = false, Loc loc = Loc::Current());

@@ -14,49 +14,62 @@ using ir::DType;
 using ir::TensorType;
 using Types = absl::StatusOr<std::vector<TensorType>>;
 
-int64_t IntAttr(const ir::AttrMap& a, const std::string& k, int64_t dflt = 0) {
-  auto it = a.find(k);
-  return it == a.end() ? dflt : std::get<int64_t>(it->second);
+// DTypeAttr: the dtype of a creation op with attributes A.
+template <typename A>
+absl::StatusOr<DType> DTypeAttr(const ir::AttrMap& a) {
+  return ir::ParseDType(AttrsOf<A>(a).dtype);
 }
-std::vector<int64_t> IntsAttr(const ir::AttrMap& a, const std::string& k) {
-  auto it = a.find(k);
-  return it == a.end() ? std::vector<int64_t>{} : std::get<std::vector<int64_t>>(it->second);
-}
-absl::StatusOr<DType> DTypeAttr(const ir::AttrMap& a) { return ir::ParseDType(std::get<std::string>(a.at("dtype"))); }
 
 }  // namespace
 
 void RegisterIndexOps(OpTable& t) {
   auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
   {
-    OpDef d = MakeOp("constant", 0, 0, {{"value", AttrKind::kDouble}, {"dtype", AttrKind::kString}},
+    OpDef d = MakeOp("constant", 0, 0, SpecsOf<ConstantAttrs>(),
                      [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
-                       TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
-                       return std::vector<TensorType>{{dt, {}, dev}};
+                       TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr<ConstantAttrs>(a));
+                       const auto attrs = AttrsOf<ConstantAttrs>(a);
+                       if (attrs.value.has_value() == attrs.dense()) {
+                         return absl::InvalidArgumentError("takes exactly one of value and values");
+                       }
+                       if (attrs.shape.has_value() && !attrs.dense()) {
+                         return absl::InvalidArgumentError("a shape needs values");
+                       }
+                       ir::Shape s;
+                       int64_t numel = 1;
+                       for (int64_t d : attrs.Sizes()) {
+                         if (d < 0) return absl::InvalidArgumentError("negative size");
+                         s.push_back(Dim::Fixed(d));
+                         numel *= d;
+                       }
+                       if (attrs.dense() && numel != static_cast<int64_t>(attrs.values.get().size())) {
+                         return absl::InvalidArgumentError(
+                             absl::StrCat("shape holds ", numel, " values, got ", attrs.values.get().size()));
+                       }
+                       return std::vector<TensorType>{{dt, s, dev}};
                      });
     d.traits.creates = true;
     add(std::move(d));
   }
   {
-    OpDef d =
-        MakeOp("full", 0, 0, {{"shape", AttrKind::kInts}, {"value", AttrKind::kDouble}, {"dtype", AttrKind::kString}},
-               [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
-                 TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
-                 ir::Shape s;
-                 for (int64_t n : IntsAttr(a, "shape")) {
-                   if (n < 0) return absl::InvalidArgumentError("negative size");
-                   s.push_back(Dim::Fixed(n));
-                 }
-                 return std::vector<TensorType>{{dt, s, dev}};
-               });
+    OpDef d = MakeOp("full", 0, 0, SpecsOf<FullAttrs>(),
+                     [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
+                       TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr<FullAttrs>(a));
+                       ir::Shape s;
+                       for (int64_t n : AttrsOf<FullAttrs>(a).shape) {
+                         if (n < 0) return absl::InvalidArgumentError("negative size");
+                         s.push_back(Dim::Fixed(n));
+                       }
+                       return std::vector<TensorType>{{dt, s, dev}};
+                     });
     d.traits.creates = true;
     add(std::move(d));
   }
   {
-    OpDef d = MakeOp("arange", 0, 0, {{"n", AttrKind::kInt}, {"dtype", AttrKind::kString}},
+    OpDef d = MakeOp("arange", 0, 0, SpecsOf<ArangeAttrs>(),
                      [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
-                       TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
-                       return std::vector<TensorType>{{dt, {Dim::Fixed(IntAttr(a, "n"))}, dev}};
+                       TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr<ArangeAttrs>(a));
+                       return std::vector<TensorType>{{dt, {Dim::Fixed(AttrsOf<ArangeAttrs>(a).n)}, dev}};
                      });
     d.traits.creates = true;
     add(std::move(d));
@@ -66,15 +79,11 @@ void RegisterIndexOps(OpTable& t) {
   // its points (calibration bin boundaries) are binned as TorchMetrics bins
   // them: ATen's rounding is not a formula the IR can restate.
   {
-    OpDef d = MakeOp("linspace", 0, 0,
-                     {{"start", AttrKind::kDouble},
-                      {"end", AttrKind::kDouble},
-                      {"steps", AttrKind::kInt},
-                      {"dtype", AttrKind::kString}},
+    OpDef d = MakeOp("linspace", 0, 0, SpecsOf<LinspaceAttrs>(),
                      [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
-                       TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
+                       TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr<LinspaceAttrs>(a));
                        if (!ir::IsFloating(dt)) return absl::InvalidArgumentError("expects a float dtype");
-                       int64_t steps = IntAttr(a, "steps");
+                       const int64_t steps = AttrsOf<LinspaceAttrs>(a).steps;
                        if (steps < 0) return absl::InvalidArgumentError("negative number of steps");
                        return std::vector<TensorType>{{dt, {Dim::Fixed(steps)}, dev}};
                      });
@@ -82,17 +91,17 @@ void RegisterIndexOps(OpTable& t) {
     add(std::move(d));
   }
   // full_like: the input's shape filled with `value`.
-  add(MakeOp("full_like", 1, 1, {{"value", AttrKind::kDouble}, {"dtype", AttrKind::kString}},
+  add(MakeOp("full_like", 1, 1, SpecsOf<FullLikeAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-               TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr(a));
+               TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr<FullLikeAttrs>(a));
                return std::vector<TensorType>{{dt, in[0].shape, in[0].device}};
              }));
   // transfer: the one op that changes device — an explicit, visible copy of
   // a program input to the program's device (opt-in, --transfer-inputs).
   {
-    OpDef d = MakeOp("transfer", 1, 1, {{"device", AttrKind::kString}},
+    OpDef d = MakeOp("transfer", 1, 1, SpecsOf<TransferAttrs>(),
                      [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-                       TALLY_ASSIGN_OR_RETURN(ir::Device dev, ir::ParseDevice(std::get<std::string>(a.at("device"))));
+                       TALLY_ASSIGN_OR_RETURN(ir::Device dev, ir::ParseDevice(AttrsOf<TransferAttrs>(a).device));
                        TensorType t = in[0];
                        t.device = dev;
                        return std::vector<TensorType>{t};
@@ -101,12 +110,12 @@ void RegisterIndexOps(OpTable& t) {
     add(std::move(d));
   }
   // size: a dim's size as an i64 scalar on the device; metadata only.
-  add(MakeOp("size", 1, 1, {{"dim", AttrKind::kInt}},
+  add(MakeOp("size", 1, 1, SpecsOf<DimAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-               TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim"), in[0].rank()).status());
+               TALLY_RETURN_IF_ERROR(NormalizeDim(AttrsOf<DimAttrs>(a).dim, in[0].rank()).status());
                return std::vector<TensorType>{{DType::kInt64, {}, in[0].device}};
              }));
-  add(MakeOp("reshape", 1, 1, {{"shape", AttrKind::kInts}},
+  add(MakeOp("reshape", 1, 1, SpecsOf<ReshapeAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                // Only fixed shapes reshape; symbolic inputs use flatten/unsqueeze.
                int64_t numel = 1;
@@ -116,7 +125,7 @@ void RegisterIndexOps(OpTable& t) {
                }
                ir::Shape s;
                int64_t prod = 1;
-               for (int64_t n : IntsAttr(a, "shape")) {
+               for (int64_t n : AttrsOf<ReshapeAttrs>(a).shape) {
                  s.push_back(Dim::Fixed(n));
                  prod *= n;
                }
@@ -141,26 +150,27 @@ void RegisterIndexOps(OpTable& t) {
                }
                return std::vector<TensorType>{{in[0].dtype, {out}, in[0].device}};
              }));
-  add(MakeOp("unsqueeze", 1, 1, {{"dim", AttrKind::kInt}},
+  add(MakeOp("unsqueeze", 1, 1, SpecsOf<DimAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-               TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim"), in[0].rank() + 1));
+               TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(AttrsOf<DimAttrs>(a).dim, in[0].rank() + 1));
                TensorType t = in[0];
                t.shape.insert(t.shape.begin() + d, Dim::Fixed(1));
                return std::vector<TensorType>{t};
              }));
-  add(MakeOp("squeeze", 1, 1, {{"dim", AttrKind::kInt}},
+  add(MakeOp("squeeze", 1, 1, SpecsOf<DimAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-               TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim"), in[0].rank()));
+               TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(AttrsOf<DimAttrs>(a).dim, in[0].rank()));
                if (in[0].shape[d] != Dim::Fixed(1)) return absl::InvalidArgumentError("squeeze of a dim that is not 1");
                TensorType t = in[0];
                t.shape.erase(t.shape.begin() + d);
                return std::vector<TensorType>{t};
              }));
-  add(MakeOp("select", 1, 1, {{"dim", AttrKind::kInt}, {"index", AttrKind::kInt}},
+  add(MakeOp("select", 1, 1, SpecsOf<SelectAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-               TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim"), in[0].rank()));
+               const auto attrs = AttrsOf<SelectAttrs>(a);
+               TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(attrs.dim, in[0].rank()));
                const Dim& dim = in[0].shape[d];
-               int64_t idx = IntAttr(a, "index");
+               const int64_t idx = attrs.index;
                if (dim.is_symbolic() || idx < 0 || idx >= dim.size) {
                  return absl::InvalidArgumentError("select index out of range of a fixed dim");
                }
@@ -168,30 +178,31 @@ void RegisterIndexOps(OpTable& t) {
                t.shape.erase(t.shape.begin() + d);
                return std::vector<TensorType>{t};
              }));
-  add(MakeOp("transpose", 1, 1, {{"dim0", AttrKind::kInt}, {"dim1", AttrKind::kInt}},
+  add(MakeOp("transpose", 1, 1, SpecsOf<TransposeAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-               TALLY_ASSIGN_OR_RETURN(int64_t d0, NormalizeDim(IntAttr(a, "dim0"), in[0].rank()));
-               TALLY_ASSIGN_OR_RETURN(int64_t d1, NormalizeDim(IntAttr(a, "dim1"), in[0].rank()));
+               const auto attrs = AttrsOf<TransposeAttrs>(a);
+               TALLY_ASSIGN_OR_RETURN(int64_t d0, NormalizeDim(attrs.dim0, in[0].rank()));
+               TALLY_ASSIGN_OR_RETURN(int64_t d1, NormalizeDim(attrs.dim1, in[0].rank()));
                TensorType t = in[0];
                std::swap(t.shape[d0], t.shape[d1]);
                return std::vector<TensorType>{t};
              }));
   // one_hot: i1[..., C], true where x == class; values outside [0, C) give an
   // all-false row instead of failing, so it never needs a host check.
-  add(MakeOp("one_hot", 1, 1, {{"num_classes", AttrKind::kInt}},
+  add(MakeOp("one_hot", 1, 1, SpecsOf<OneHotAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                if (!ir::IsIntegral(in[0].dtype)) return absl::InvalidArgumentError("expects integer labels");
                TensorType t = in[0];
                t.dtype = DType::kBool;
-               t.shape.push_back(Dim::Fixed(IntAttr(a, "num_classes")));
+               t.shape.push_back(Dim::Fixed(AttrsOf<OneHotAttrs>(a).num_classes));
                return std::vector<TensorType>{t};
              }));
   // topk_mask: i1 of the input's shape, true at the k largest of the last dim.
-  add(MakeOp("topk_mask", 1, 1, {{"k", AttrKind::kInt}},
+  add(MakeOp("topk_mask", 1, 1, SpecsOf<TopkMaskAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
                const Dim& last = in[0].shape.back();
-               int64_t k = IntAttr(a, "k");
+               const int64_t k = AttrsOf<TopkMaskAttrs>(a).k;
                if (k < 1 || (!last.is_symbolic() && k > last.size)) {
                  return absl::InvalidArgumentError(absl::StrCat("k=", k, " out of range of the last dim"));
                }
@@ -201,7 +212,7 @@ void RegisterIndexOps(OpTable& t) {
              }));
   // histogram(idx[, weights]): counts (or weight sums) of idx into a buffer of
   // fixed `size`; rows whose idx is outside [0, size) are dropped on device.
-  add(MakeOp("histogram", 1, 2, {{"size", AttrKind::kInt}},
+  add(MakeOp("histogram", 1, 2, SpecsOf<HistogramAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                if (!ir::IsIntegral(in[0].dtype) || in[0].rank() != 1) {
                  return absl::InvalidArgumentError("expects a rank-1 integer index");
@@ -211,11 +222,11 @@ void RegisterIndexOps(OpTable& t) {
                  if (in[1].shape != in[0].shape) return absl::InvalidArgumentError("weights must match the index");
                  dt = ir::IsFloating(in[1].dtype) ? in[1].dtype : DType::kInt64;
                }
-               return std::vector<TensorType>{{dt, {Dim::Fixed(IntAttr(a, "size"))}, in[0].device}};
+               return std::vector<TensorType>{{dt, {Dim::Fixed(AttrsOf<HistogramAttrs>(a).size)}, in[0].device}};
              }));
-  add(MakeOp("sort", 1, 1, {{"dim", AttrKind::kInt}, {"descending", AttrKind::kBool, false}},
+  add(MakeOp("sort", 1, 1, SpecsOf<SortAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-               TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim"), in[0].rank()).status());
+               TALLY_RETURN_IF_ERROR(NormalizeDim(AttrsOf<SortAttrs>(a).dim, in[0].rank()).status());
                TensorType idx = in[0];
                idx.dtype = DType::kInt64;
                return std::vector<TensorType>{in[0], idx};

@@ -12,6 +12,7 @@
 #include <c10/core/InferenceMode.h>
 #include "absl/strings/str_replace.h"
 #include "engine/ir/aten_types.h"
+#include "ops/attrs.h"
 #include "ops/fused/bl_confmat.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/rank_stats.h"
@@ -70,7 +71,7 @@ BINARY(Minimum, at::minimum(a, b))
 void SafeDiv(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   at::ScalarType s = OutType(n);
   const at::Tensor a = As(in[0], s), b = As(in[1], s);
-  out[0] = at::where(b != 0, a / b, at::scalar_tensor(n.GetDouble("zero_division", 0.0), a.options()));
+  out[0] = at::where(b != 0, a / b, at::scalar_tensor(AttrsOf<SafeDivAttrs>(n).zero_division.get(), a.options()));
 }
 
 #define COMPARE(NAME, EXPR)                                           \
@@ -111,16 +112,17 @@ void Clamp(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   // Integer inputs keep their dtype (ATen would promote to float and lose
   // int64 digits): their bounds are the integers inside [min, max].
   const bool integral = !at::isFloatingType(in[0].scalar_type());
-  auto bound = [&](const char* key, bool upper) -> c10::optional<at::Scalar> {
-    if (!n.HasAttr(key)) return c10::nullopt;
-    double v = n.GetDouble(key);
+  const auto attrs = AttrsOf<ClampAttrs>(n);
+  auto bound = [&](const Opt<double>& b, bool upper) -> c10::optional<at::Scalar> {
+    if (!b.has_value()) return c10::nullopt;
+    double v = b.get();
     if (!integral) return at::Scalar(v);
     if (std::isinf(v) && (v > 0) == upper) return c10::nullopt;  // no bound
     v = upper ? std::floor(v) : std::ceil(v);
     v = std::min(std::max(v, -9.2e18), 9.2e18);
     return at::Scalar(static_cast<int64_t>(v));
   };
-  out[0] = As(at::clamp(in[0], bound("min", false), bound("max", true)), OutType(n));
+  out[0] = As(at::clamp(in[0], bound(attrs.min, false), bound(attrs.max, true)), OutType(n));
 }
 void Cast(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = As(in[0], OutType(n)); }
 void Where(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
@@ -130,7 +132,7 @@ void Where(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 
 // Reductions.
 std::vector<int64_t> ReduceDims(const ir::Node& n, int64_t rank) {
-  std::vector<int64_t> dims = n.GetInts("dims");
+  std::vector<int64_t> dims = AttrsOf<ReduceAttrs>(n).dims.get();
   if (dims.empty())
     for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
   for (auto& d : dims)
@@ -138,7 +140,7 @@ std::vector<int64_t> ReduceDims(const ir::Node& n, int64_t rank) {
   return dims;
 }
 void ReduceSum(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  out[0] = at::sum(in[0], ReduceDims(n, in[0].dim()), n.GetBool("keepdim"), OutType(n));
+  out[0] = at::sum(in[0], ReduceDims(n, in[0].dim()), AttrsOf<ReduceAttrs>(n).keepdim.get(), OutType(n));
 }
 // ReducedSizes is the result shape of reducing `dims` of `x`.
 std::vector<int64_t> ReducedSizes(const at::Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
@@ -156,7 +158,7 @@ template <bool kMax>
 void ReduceExtreme(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const at::Tensor& x = in[0];
   auto dims = ReduceDims(n, x.dim());
-  bool keepdim = n.GetBool("keepdim");
+  const bool keepdim = AttrsOf<ReduceAttrs>(n).keepdim.get();
   bool empty = false;
   for (int64_t d : dims) empty |= x.size(d) == 0;
   if (x.dim() == 0) {
@@ -182,7 +184,7 @@ void ReduceBool(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   at::Tensor x = As(in[0], at::kBool);
   auto dims = ReduceDims(n, x.dim());
   std::sort(dims.rbegin(), dims.rend());
-  bool keepdim = n.GetBool("keepdim");
+  const bool keepdim = AttrsOf<ReduceAttrs>(n).keepdim.get();
   if (x.dim() == 0) {
     out[0] = x.clone();
     return;
@@ -191,54 +193,74 @@ void ReduceBool(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = x;
 }
 void Argmax(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  out[0] = at::argmax(in[0], n.GetInt("dim"), n.GetBool("keepdim"));
+  const auto a = AttrsOf<ArgmaxAttrs>(n);
+  out[0] = at::argmax(in[0], a.dim, a.keepdim.get());
 }
 void Softmax(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  out[0] = at::softmax(in[0], n.GetInt("dim"), OutType(n));
+  out[0] = at::softmax(in[0], AttrsOf<DimAttrs>(n).dim, OutType(n));
 }
 
 // Creation and shape.
 void Constant(const ir::Node& n, const at::Tensor*, at::Tensor* out) {
-  out[0] = at::scalar_tensor(n.GetDouble("value"), CreateOptions(n));
+  const auto a = AttrsOf<ConstantAttrs>(n);
+  if (!a.dense()) {
+    out[0] = at::scalar_tensor(a.value.get(), CreateOptions(n));
+    return;
+  }
+  // Made in float64 on the host, then cast and moved: one copy per update.
+  const std::vector<double>& v = a.values.get();
+  out[0] = at::tensor(at::ArrayRef<double>(v), at::TensorOptions().dtype(at::kDouble))
+               .reshape(a.Sizes())
+               .to(CreateOptions(n));
 }
 void Full(const ir::Node& n, const at::Tensor*, at::Tensor* out) {
-  out[0] = at::full(n.GetInts("shape"), n.GetDouble("value"), CreateOptions(n));
+  const auto a = AttrsOf<FullAttrs>(n);
+  out[0] = at::full(a.shape, a.value, CreateOptions(n));
 }
 void FullLike(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  out[0] = at::full(in[0].sizes(), n.GetDouble("value"), in[0].options().dtype(OutType(n)));
+  out[0] = at::full(in[0].sizes(), AttrsOf<FullLikeAttrs>(n).value, in[0].options().dtype(OutType(n)));
 }
 void Arange(const ir::Node& n, const at::Tensor*, at::Tensor* out) {
-  out[0] = at::arange(n.GetInt("n"), CreateOptions(n));
+  out[0] = at::arange(AttrsOf<ArangeAttrs>(n).n, CreateOptions(n));
 }
 void Linspace(const ir::Node& n, const at::Tensor*, at::Tensor* out) {
-  out[0] = at::linspace(n.GetDouble("start"), n.GetDouble("end"), n.GetInt("steps"), CreateOptions(n));
+  const auto a = AttrsOf<LinspaceAttrs>(n);
+  out[0] = at::linspace(a.start, a.end, a.steps, CreateOptions(n));
 }
 void Size(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  out[0] = at::scalar_tensor(in[0].size(n.GetInt("dim")), in[0].options().dtype(at::kLong));
+  out[0] = at::scalar_tensor(in[0].size(AttrsOf<DimAttrs>(n).dim), in[0].options().dtype(at::kLong));
 }
 void Transfer(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  out[0] = in[0].to(c10::Device(n.GetString("device")));
+  out[0] = in[0].to(c10::Device(AttrsOf<TransferAttrs>(n).device));
 }
-void Reshape(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].reshape(n.GetInts("shape")); }
+void Reshape(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = in[0].reshape(AttrsOf<ReshapeAttrs>(n).shape);
+}
 void Flatten(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].reshape({-1}); }
-void Unsqueeze(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].unsqueeze(n.GetInt("dim")); }
-void Squeeze(const ir::Node& n, const at::Tensor* in, at::Tensor* out) { out[0] = in[0].squeeze(n.GetInt("dim")); }
+void Unsqueeze(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = in[0].unsqueeze(AttrsOf<DimAttrs>(n).dim);
+}
+void Squeeze(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = in[0].squeeze(AttrsOf<DimAttrs>(n).dim);
+}
 void Select(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  out[0] = in[0].select(n.GetInt("dim"), n.GetInt("index"));
+  const auto a = AttrsOf<SelectAttrs>(n);
+  out[0] = in[0].select(a.dim, a.index);
 }
 void Transpose(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  out[0] = in[0].transpose(n.GetInt("dim0"), n.GetInt("dim1"));
+  const auto a = AttrsOf<TransposeAttrs>(n);
+  out[0] = in[0].transpose(a.dim0, a.dim1);
 }
 void OneHot(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  at::Tensor classes = at::arange(n.GetInt("num_classes"), in[0].options());
+  at::Tensor classes = at::arange(AttrsOf<OneHotAttrs>(n).num_classes, in[0].options());
   out[0] = at::eq(in[0].unsqueeze(-1), classes);
 }
 void TopkMask(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  at::Tensor idx = std::get<1>(at::topk(in[0], n.GetInt("k"), -1, /*largest=*/true, /*sorted=*/false));
+  at::Tensor idx = std::get<1>(at::topk(in[0], AttrsOf<TopkMaskAttrs>(n).k, -1, /*largest=*/true, /*sorted=*/false));
   out[0] = at::zeros(in[0].sizes(), in[0].options().dtype(at::kBool)).scatter_(-1, idx, true);
 }
 void Histogram(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  int64_t size = n.GetInt("size");
+  const int64_t size = AttrsOf<HistogramAttrs>(n).size;
   at::Tensor idx = As(in[0], at::kLong);
   at::Tensor valid = (idx >= 0).logical_and_(idx < size);
   at::ScalarType s = OutType(n);
@@ -253,7 +275,8 @@ void Histogram(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = at::zeros({size}, w.options()).index_add_(0, idx, w);
 }
 void SearchSorted(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  out[0] = at::searchsorted(in[0].contiguous(), in[1].contiguous(), /*out_int32=*/false, n.GetBool("right"));
+  out[0] =
+      at::searchsorted(in[0].contiguous(), in[1].contiguous(), /*out_int32=*/false, AttrsOf<SideAttrs>(n).right.get());
 }
 // Gather ops (gather_ops.cc).
 void Concat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
@@ -264,16 +287,18 @@ void Take(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
   out[0] = in[0].index_select(0, idx.flatten()).reshape(idx.sizes());
 }
 void Sort(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  WriteResults(at::sort(in[0], /*stable=*/true, n.GetInt("dim"), n.GetBool("descending")), out);
+  const auto a = AttrsOf<SortAttrs>(n);
+  WriteResults(at::sort(in[0], /*stable=*/true, a.dim, a.descending.get()), out);
 }
 // Ranking ops (sort_ops.cc).
 void Bucketize(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   auto [x, boundaries] = Promoted(in[0], in[1]);
-  out[0] = at::bucketize(x.contiguous(), boundaries.contiguous(), /*out_int32=*/false, n.GetBool("right"));
+  out[0] =
+      at::bucketize(x.contiguous(), boundaries.contiguous(), /*out_int32=*/false, AttrsOf<SideAttrs>(n).right.get());
 }
 void Cumsum(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const at::Tensor x = As(in[0], OutType(n));
-  const int64_t dim = at::maybe_wrap_dim(n.GetInt("dim"), x.dim());
+  const int64_t dim = at::maybe_wrap_dim(AttrsOf<DimAttrs>(n).dim, x.dim());
   // ATen's CUDA cumsum of floats is not deterministic (it refuses to run
   // under deterministic mode); elsewhere than on the host a fixed-order scan
   // runs on the tensor's own device instead.
@@ -281,14 +306,15 @@ void Cumsum(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = host || !at::isFloatingType(x.scalar_type()) ? at::cumsum(x, dim) : CumsumScan(x, dim);
 }
 void Topk(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  WriteResults(
-      at::topk(in[0], n.GetInt("k"), n.GetInt("dim", -1), n.GetBool("largest", true), n.GetBool("sorted", true)), out);
+  const auto a = AttrsOf<TopkAttrs>(n);
+  WriteResults(at::topk(in[0], a.k, a.dim.get(), a.largest.get(), a.sorted.get()), out);
 }
 void Argsort(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  const int64_t dim = n.GetInt("dim", -1);
-  const bool descending = n.GetBool("descending");
-  out[0] = n.GetBool("stable", true) ? std::get<1>(at::sort(in[0], /*stable=*/true, dim, descending))
-                                     : std::get<1>(at::sort(in[0], dim, descending));
+  const auto a = AttrsOf<ArgsortAttrs>(n);
+  const int64_t dim = a.dim.get();
+  const bool descending = a.descending.get();
+  out[0] = a.stable.get() ? std::get<1>(at::sort(in[0], /*stable=*/true, dim, descending))
+                          : std::get<1>(at::sort(in[0], dim, descending));
 }
 at::Tensor RankAverage1D(const at::Tensor& v) {
   int64_t len = v.size(0);
@@ -324,7 +350,7 @@ void RankAverage(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
 
 // The syncing ops (remove-host-syncs rewrites them out of update plans).
 void Bincount(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  out[0] = at::bincount(in[0], {}, n.GetInt("minlength"));
+  out[0] = at::bincount(in[0], {}, AttrsOf<BincountAttrs>(n).minlength);
 }
 void MaskedSelect(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::masked_select(in[0], in[1]); }
 void Nonzero(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::nonzero(in[0]); }
@@ -341,21 +367,23 @@ R CallFused(const char* schema, R (*cpu)(Args...), bool on_cpu, Vals&&... vals) 
   return op.call(std::forward<Vals>(vals)...);
 }
 
-c10::optional<int64_t> IgnoreIndex(const ir::Node& n) {
-  if (!n.HasAttr("ignore_index")) return c10::nullopt;
-  return n.GetInt("ignore_index");
+// C10: an optional attribute as c10::optional (what the fused kernels take).
+template <typename T>
+c10::optional<T> C10(const Opt<T>& a) {
+  return a.has_value() ? c10::optional<T>(a.get()) : c10::nullopt;
 }
 
 void McConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  WriteResults(CallFused("tally::mc_confmat", &fused::McConfmatCpu, in[0].is_cpu(), in[0], in[1],
-                         n.GetInt("num_classes"), IgnoreIndex(n)),
+  const auto a = AttrsOf<McConfmatAttrs>(n);
+  WriteResults(CallFused("tally::mc_confmat", &fused::McConfmatCpu, in[0].is_cpu(), in[0], in[1], a.num_classes,
+                         C10(a.ignore_index)),
                out);
 }
 
 // confmat_part's eager form (fuse decomposes it; this serves direct calls).
 void ConfmatPartKernel(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const at::Tensor& cm = in[0];
-  const std::string part = n.GetString("part");
+  const std::string part = AttrsOf<ConfmatPartAttrs>(n).part;
   if (part == "tp") {
     out[0] = cm.diagonal().clone();
     return;
@@ -375,21 +403,21 @@ void ConfmatPartKernel(const ir::Node& n, const at::Tensor* in, at::Tensor* out)
 }
 
 void McMarginals(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  std::string parts = n.GetString("parts");
-  WriteResults(CallFused("tally::mc_marginals", &fused::McMarginalsCpu, in[0].is_cpu(), in[0], in[1],
-                         n.GetInt("num_classes"), IgnoreIndex(n), c10::string_view(parts), n.GetBool("totals", false)),
+  const auto a = AttrsOf<McMarginalsAttrs>(n);
+  WriteResults(CallFused("tally::mc_marginals", &fused::McMarginalsCpu, in[0].is_cpu(), in[0], in[1], a.num_classes,
+                         C10(a.ignore_index), c10::string_view(a.parts), a.totals.get()),
                out);
 }
 
 void ScoreCode16(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  std::string format = n.GetString("format");
+  const std::string format = AttrsOf<ScoreCode16Attrs>(n).format;
   out[0] = CallFused("tally::score_code16", &fused::ScoreCode16Cpu, in[0].is_cpu(), in[0], c10::string_view(format));
 }
 
 void Code16Counts(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  std::string format = n.GetString("format");
+  const auto a = AttrsOf<Code16CountsAttrs>(n);
   out[0] = CallFused("tally::code16_counts", &fused::Code16CountsCpu, in[0].is_cpu(), in[0], in[1],
-                     c10::string_view(format), n.GetInt("classes"));
+                     c10::string_view(a.format), a.classes);
 }
 
 void BinaryRankStats(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
@@ -398,46 +426,46 @@ void BinaryRankStats(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
 
 void RegStats(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   WriteResults(CallFused("tally::reg_stats", &fused::RegStatsCpu, in[0].is_cpu(), in[0], in[1],
-                         n.GetBool("error_moments", true)),
+                         AttrsOf<RegStatsAttrs>(n).error_moments.get()),
                out);
 }
 
 void MomentsMerge(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   std::vector<at::Tensor> states(in, in + n.inputs().size());
-  std::vector<int64_t> pairs = n.GetInts("pairs");
+  const auto a = AttrsOf<MomentsMergeAttrs>(n);
   WriteResults(CallFused("tally::moments_merge", &fused::MomentsMergeCpu, in[0].is_cpu(), at::TensorList(states),
-                         n.GetInt("variables"), at::IntArrayRef(pairs)),
+                         a.variables, at::IntArrayRef(a.pairs.get())),
                out);
 }
 
 void BlConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  WriteResults(CallFused("tally::bl_confmat", &fused::BlConfmatCpu, in[0].is_cpu(), in[0], in[1],
-                         n.GetDouble("threshold"), n.GetBool("logits_over_kept"), IgnoreIndex(n)),
+  const auto a = AttrsOf<BlConfmatAttrs>(n);
+  WriteResults(CallFused("tally::bl_confmat", &fused::BlConfmatCpu, in[0].is_cpu(), in[0], in[1], a.threshold,
+                         a.logits_over_kept, C10(a.ignore_index)),
                out);
 }
 
 void CountInvalid(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  WriteResults(CallFused("tally::count_invalid", &fused::CountInvalidCpu, in[0].is_cpu(), in[0], IgnoreIndex(n)), out);
+  WriteResults(CallFused("tally::count_invalid", &fused::CountInvalidCpu, in[0].is_cpu(), in[0],
+                         C10(AttrsOf<CountInvalidAttrs>(n).ignore_index)),
+               out);
 }
 
 void RetrievalScore(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  std::string metric = n.GetString("metric"), action = n.GetString("empty_target_action");
-  std::string aggregation = n.HasAttr("aggregation") ? n.GetString("aggregation") : "mean";
-  c10::optional<int64_t> top_k;
-  if (n.HasAttr("top_k")) top_k = n.GetInt("top_k");
+  const auto a = AttrsOf<RetrievalScoreAttrs>(n);
   WriteResults(CallFused("tally::retrieval_score", &fused::RetrievalScoreCpu, in[0].is_cpu(), in[0], in[1], in[2],
-                         c10::string_view(metric), c10::string_view(action), n.GetBool("adaptive_k"), top_k,
-                         IgnoreIndex(n), c10::string_view(aggregation)),
+                         c10::string_view(a.metric), c10::string_view(a.empty_target_action), a.adaptive_k,
+                         C10(a.top_k), C10(a.ignore_index), c10::string_view(a.aggregation.get())),
                out);
 }
 
 // assert_zero (sync_ops.cc): the finalize form of a deferred check.
 void AssertZero(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  const bool skipped = n.GetBool("whole_state") && support::ScopedSkipStateChecks::active();
+  const auto a = AttrsOf<AssertZeroAttrs>(n);
+  const bool skipped = a.whole_state.get() && support::ScopedSkipStateChecks::active();
   if (!in[0].is_meta() && !skipped) {
     const int64_t count = in[0].item<int64_t>();
-    TORCH_CHECK(count == 0, support::kCheckFailed,
-                absl::StrReplaceAll(n.GetString("message"), {{"{n}", std::to_string(count)}}));
+    TORCH_CHECK(count == 0, support::kCheckFailed, absl::StrReplaceAll(a.message, {{"{n}", std::to_string(count)}}));
   }
   out[0] = in[1];
 }

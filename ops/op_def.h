@@ -14,6 +14,7 @@
 #include "engine/ir/attribute.h"
 #include "engine/ir/graph.h"
 #include "engine/ir/types.h"
+#include "ops/attrs.h"
 #include "ops/op_list.h"
 
 namespace tally::ops {
@@ -29,16 +30,6 @@ struct OpTraits {
   // composite: defined by a decomposition into primitive ops (the reference
   // path); `fused_devices` lists where a one-pass kernel of Tally's exists.
   bool composite = false;
-};
-
-// AttrKind is the expected kind of one attribute.
-enum class AttrKind { kInt, kDouble, kBool, kString, kInts, kDoubles };
-
-// AttrSpec is one attribute of an op's schema.
-struct AttrSpec {
-  std::string name;
-  AttrKind kind;
-  bool required = true;
 };
 
 // InferFn computes output types from input types and attributes. `device` is

@@ -17,6 +17,13 @@ std::optional<OpId> OpIdNamed(absl::string_view name) {
   return it->second;
 }
 
-std::optional<OpId> IdOf(const ir::Node& n) { return OpIdNamed(n.op()); }
+std::optional<OpId> IdOf(const ir::Node& n) {
+  const int code = n.opcode_cache();
+  if (code >= 0) return static_cast<OpId>(code);
+  if (code == -2) return std::nullopt;
+  std::optional<OpId> id = OpIdNamed(n.op());
+  n.set_opcode_cache(id ? static_cast<int>(Index(*id)) : -2);
+  return id;
+}
 
 }  // namespace tally::ops

@@ -108,6 +108,12 @@ absl::Status CheckOpTable() {
 
 const OpDef& Def(OpId id) { return *ById()[Index(id)]; }
 
+// DefOf: a node's definition through its cached op id (no name hashing).
+const OpDef* DefOf(const ir::Node& n) {
+  std::optional<OpId> id = IdOf(n);
+  return id ? ById()[Index(*id)] : nullptr;
+}
+
 const OpDef* FindOp(absl::string_view name) {
   const auto& t = Registry();
   auto it = t.find(name);
@@ -115,32 +121,32 @@ const OpDef* FindOp(absl::string_view name) {
 }
 
 bool IsPure(const ir::Node& n) {
-  const OpDef* d = FindOp(n.op());
+  const OpDef* d = DefOf(n);
   return d != nullptr && d->traits.pure;
 }
 bool SyncsHost(const ir::Node& n) {
-  const OpDef* d = FindOp(n.op());
+  const OpDef* d = DefOf(n);
   return d == nullptr || d->traits.syncs_host;
 }
 bool HasDataDependentShape(const ir::Node& n) {
-  const OpDef* d = FindOp(n.op());
+  const OpDef* d = DefOf(n);
   return d == nullptr || d->traits.data_dependent_shape;
 }
 bool IsCreation(const ir::Node& n) {
-  const OpDef* d = FindOp(n.op());
+  const OpDef* d = DefOf(n);
   return d != nullptr && d->traits.creates;
 }
 
 bool IsComposite(const ir::Node& n) {
-  const OpDef* d = FindOp(n.op());
+  const OpDef* d = DefOf(n);
   return d != nullptr && d->traits.composite;
 }
 bool IsCommutative(const ir::Node& n) {
-  const OpDef* d = FindOp(n.op());
+  const OpDef* d = DefOf(n);
   return d != nullptr && d->traits.commutative;
 }
 bool HasFusedKernel(const ir::Node& n, const ir::Device& device) {
-  const OpDef* d = FindOp(n.op());
+  const OpDef* d = DefOf(n);
   if (d == nullptr) return false;
   std::string type = device.name.substr(0, device.name.find(':'));
   return std::find(d->fused_devices.begin(), d->fused_devices.end(), type) != d->fused_devices.end();

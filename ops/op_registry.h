@@ -21,6 +21,8 @@ using OpTable = absl::flat_hash_map<std::string, OpDef>;
 const OpTable& Registry();
 // FindOp returns the definition of `name`, or nullptr.
 const OpDef* FindOp(absl::string_view name);
+// DefOf returns the definition of a node's op (by its cached id), or nullptr.
+const OpDef* DefOf(const ir::Node& n);
 // Def returns the definition of op `id` (every id has one: CheckOpTable).
 const OpDef& Def(OpId id);
 // CheckOpTable says whether the family files define exactly the ops of

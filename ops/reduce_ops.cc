@@ -33,14 +33,11 @@ OpDef Reduction(std::string name, std::function<DType(DType)> result) {
   OpDef d;
   d.name = std::move(name);
   d.min_inputs = d.max_inputs = 1;
-  d.attrs = {{"dims", AttrKind::kInts, false}, {"keepdim", AttrKind::kBool, false}};
+  d.attrs = SpecsOf<ReduceAttrs>();
   d.infer = [result](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
                      const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
-    std::vector<int64_t> dims;
-    if (auto it = attrs.find("dims"); it != attrs.end()) dims = std::get<std::vector<int64_t>>(it->second);
-    bool keepdim = false;
-    if (auto it = attrs.find("keepdim"); it != attrs.end()) keepdim = std::get<bool>(it->second);
-    TALLY_ASSIGN_OR_RETURN(ir::Shape s, ReducedShape(in[0].shape, dims, keepdim));
+    const auto a = AttrsOf<ReduceAttrs>(attrs);
+    TALLY_ASSIGN_OR_RETURN(ir::Shape s, ReducedShape(in[0].shape, a.dims.get(), a.keepdim.get()));
     return std::vector<TensorType>{{result(in[0].dtype), s, in[0].device}};
   };
   return d;
@@ -62,12 +59,11 @@ void RegisterReduceOps(OpTable& t) {
     OpDef d;
     d.name = "argmax";
     d.min_inputs = d.max_inputs = 1;
-    d.attrs = {{"dim", AttrKind::kInt}, {"keepdim", AttrKind::kBool, false}};
+    d.attrs = SpecsOf<ArgmaxAttrs>();
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
                  const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
-      bool keepdim = false;
-      if (auto it = attrs.find("keepdim"); it != attrs.end()) keepdim = std::get<bool>(it->second);
-      TALLY_ASSIGN_OR_RETURN(ir::Shape s, ReducedShape(in[0].shape, {std::get<int64_t>(attrs.at("dim"))}, keepdim));
+      const auto a = AttrsOf<ArgmaxAttrs>(attrs);
+      TALLY_ASSIGN_OR_RETURN(ir::Shape s, ReducedShape(in[0].shape, {a.dim}, a.keepdim.get()));
       return std::vector<TensorType>{{DType::kInt64, s, in[0].device}};
     };
     add(std::move(d));
@@ -76,10 +72,10 @@ void RegisterReduceOps(OpTable& t) {
     OpDef d;
     d.name = "softmax";
     d.min_inputs = d.max_inputs = 1;
-    d.attrs = {{"dim", AttrKind::kInt}};
+    d.attrs = SpecsOf<DimAttrs>();
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
                  const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {
-      TALLY_RETURN_IF_ERROR(NormalizeDim(std::get<int64_t>(attrs.at("dim")), in[0].rank()).status());
+      TALLY_RETURN_IF_ERROR(NormalizeDim(AttrsOf<DimAttrs>(attrs).dim, in[0].rank()).status());
       DType dt = ir::IsFloating(in[0].dtype) ? in[0].dtype : DType::kFloat32;
       return std::vector<TensorType>{{dt, in[0].shape, in[0].device}};
     };

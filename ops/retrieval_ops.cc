@@ -38,7 +38,7 @@ void RegisterRetrievalOps(OpTable& t) {
     OpDef d;
     d.name = "count_invalid";
     d.min_inputs = d.max_inputs = 1;
-    d.attrs = {{"ignore_index", AttrKind::kInt, false}};
+    d.attrs = SpecsOf<CountInvalidAttrs>();
     d.traits.composite = true;
     d.fused_devices = {"cpu", "meta"};
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
@@ -52,27 +52,24 @@ void RegisterRetrievalOps(OpTable& t) {
     OpDef d;
     d.name = "retrieval_score";
     d.min_inputs = d.max_inputs = 3;
-    d.attrs = {{"metric", AttrKind::kString},           {"empty_target_action", AttrKind::kString},
-               {"adaptive_k", AttrKind::kBool},         {"top_k", AttrKind::kInt, false},
-               {"ignore_index", AttrKind::kInt, false}, {"aggregation", AttrKind::kString, false}};
+    d.attrs = SpecsOf<RetrievalScoreAttrs>();
     d.traits.composite = true;
     d.fused_devices = {"cpu", "meta"};
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-      if (a.count("aggregation")) {
-        const std::string& agg = std::get<std::string>(a.at("aggregation"));
-        if (agg != "mean" && agg != "median" && agg != "min" && agg != "max") {
-          return absl::InvalidArgumentError(absl::StrCat("bad aggregation '", agg, "'"));
-        }
+      const auto attrs = AttrsOf<RetrievalScoreAttrs>(a);
+      const std::string& agg = attrs.aggregation.get();
+      if (agg != "mean" && agg != "median" && agg != "min" && agg != "max") {
+        return absl::InvalidArgumentError(absl::StrCat("bad aggregation '", agg, "'"));
       }
-      const std::string& metric = std::get<std::string>(a.at("metric"));
+      const std::string& metric = attrs.metric;
       if (!RetrievalMetricNamed(metric)) {
         return absl::InvalidArgumentError(absl::StrCat("unknown retrieval metric '", metric, "'"));
       }
-      const std::string& action = std::get<std::string>(a.at("empty_target_action"));
+      const std::string& action = attrs.empty_target_action;
       if (action != "neg" && action != "pos" && action != "skip" && action != "error") {
         return absl::InvalidArgumentError(absl::StrCat("bad empty_target_action '", action, "'"));
       }
-      if (a.count("top_k") && std::get<int64_t>(a.at("top_k")) <= 0) {
+      if (attrs.top_k.has_value() && attrs.top_k.get() <= 0) {
         return absl::InvalidArgumentError("top_k must be positive");
       }
       for (const TensorType& x : in) {

@@ -33,16 +33,11 @@ using ir::DType;
 using ir::TensorType;
 using Types = absl::StatusOr<std::vector<TensorType>>;
 
-int64_t IntAttr(const ir::AttrMap& a, const std::string& k, int64_t dflt) {
-  auto it = a.find(k);
-  return it == a.end() ? dflt : std::get<int64_t>(it->second);
-}
-
 }  // namespace
 
 void RegisterSortOps(OpTable& t) {
   auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
-  add(MakeOp("searchsorted", 2, 2, {{"right", AttrKind::kBool, false}},
+  add(MakeOp("searchsorted", 2, 2, SpecsOf<SideAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
                if (in[0].rank() != 1) return absl::InvalidArgumentError("expects a rank-1 sorted sequence");
                if (in[0].dtype != in[1].dtype) {
@@ -54,7 +49,7 @@ void RegisterSortOps(OpTable& t) {
                out.dtype = DType::kInt64;
                return std::vector<TensorType>{out};
              }));
-  add(MakeOp("bucketize", 2, 2, {{"right", AttrKind::kBool, false}},
+  add(MakeOp("bucketize", 2, 2, SpecsOf<SideAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
                if (in[1].rank() != 1) return absl::InvalidArgumentError("expects rank-1 boundaries");
                if (in[0].dtype == DType::kBool || in[1].dtype == DType::kBool) {
@@ -64,25 +59,22 @@ void RegisterSortOps(OpTable& t) {
                out.dtype = DType::kInt64;
                return std::vector<TensorType>{out};
              }));
-  add(MakeOp("cumsum", 1, 1, {{"dim", AttrKind::kInt}},
+  add(MakeOp("cumsum", 1, 1, SpecsOf<DimAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
-               TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim", 0), in[0].rank()).status());
+               TALLY_RETURN_IF_ERROR(NormalizeDim(AttrsOf<DimAttrs>(a).dim, in[0].rank()).status());
                TensorType out = in[0];
                if (!ir::IsFloating(out.dtype)) out.dtype = DType::kInt64;
                return std::vector<TensorType>{out};
              }));
-  add(MakeOp("topk", 1, 1,
-             {{"k", AttrKind::kInt},
-              {"dim", AttrKind::kInt, false},
-              {"largest", AttrKind::kBool, false},
-              {"sorted", AttrKind::kBool, false}},
+  add(MakeOp("topk", 1, 1, SpecsOf<TopkAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
                if (in[0].dtype == DType::kBool) return absl::InvalidArgumentError("expects a numeric input, got i1");
-               TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(IntAttr(a, "dim", -1), in[0].rank()));
+               const auto attrs = AttrsOf<TopkAttrs>(a);
+               TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(attrs.dim.get(), in[0].rank()));
                const ir::Dim& dim = in[0].shape[d];
-               int64_t k = IntAttr(a, "k", 0);
+               const int64_t k = attrs.k;
                if (k < 0 || (!dim.is_symbolic() && k > dim.size)) {
                  return absl::InvalidArgumentError(
                      absl::StrCat("k=", k, " out of range of dim ", d, " (size ", dim.ToString(), ")"));
@@ -93,16 +85,14 @@ void RegisterSortOps(OpTable& t) {
                indices.dtype = DType::kInt64;
                return std::vector<TensorType>{values, indices};
              }));
-  add(MakeOp(
-      "argsort", 1, 1,
-      {{"dim", AttrKind::kInt, false}, {"descending", AttrKind::kBool, false}, {"stable", AttrKind::kBool, false}},
-      [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
-        if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
-        TALLY_RETURN_IF_ERROR(NormalizeDim(IntAttr(a, "dim", -1), in[0].rank()).status());
-        TensorType out = in[0];
-        out.dtype = DType::kInt64;
-        return std::vector<TensorType>{out};
-      }));
+  add(MakeOp("argsort", 1, 1, SpecsOf<ArgsortAttrs>(),
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
+               TALLY_RETURN_IF_ERROR(NormalizeDim(AttrsOf<ArgsortAttrs>(a).dim.get(), in[0].rank()).status());
+               TensorType out = in[0];
+               out.dtype = DType::kInt64;
+               return std::vector<TensorType>{out};
+             }));
 }
 
 }  // namespace tally::ops

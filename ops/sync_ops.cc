@@ -28,12 +28,12 @@ void RegisterSyncOps(OpTable& t) {
   // bincount(x) {minlength}: torch's output has max(minlength, max(x) + 1)
   // elements, known only after reading x; the IR types it i64[minlength] (the
   // declared size) and checked execution catches a larger result.
-  add(Syncing("bincount", 1, {{"minlength", AttrKind::kInt}},
+  add(Syncing("bincount", 1, SpecsOf<BincountAttrs>(),
               [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                 if (!ir::IsIntegral(in[0].dtype) || in[0].rank() != 1) {
                   return absl::InvalidArgumentError("expects a rank-1 integer input");
                 }
-                int64_t k = std::get<int64_t>(a.at("minlength"));
+                const int64_t k = AttrsOf<BincountAttrs>(a).minlength;
                 return std::vector<TensorType>{{DType::kInt64, {Dim::Fixed(k)}, in[0].device}};
               }));
   // masked_select(x, mask): the elements where mask is true, i.e. x[mask].
@@ -55,7 +55,7 @@ void RegisterSyncOps(OpTable& t) {
   // per-request validation (Program::CheckValues) can tell the two apart.
   // On `meta` the count has no value and the check is skipped.
   {
-    OpDef d = Syncing("assert_zero", 2, {{"message", AttrKind::kString}, {"whole_state", AttrKind::kBool, false}},
+    OpDef d = Syncing("assert_zero", 2, SpecsOf<AssertZeroAttrs>(),
                       [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
                         if (in[0].dtype != DType::kInt64 || in[0].rank() != 0) {
                           return absl::InvalidArgumentError("count must be i64[]");

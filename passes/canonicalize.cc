@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 
+#include "ops/attrs.h"
 #include "ops/op_registry.h"
 #include "passes/eliminate_dead_states.h"
 #include "support/rewrite_log.h"
@@ -18,7 +19,7 @@ using ir::Value;
 std::optional<double> ScalarConstant(const Value* v) {
   const Node* p = v->producer();
   if (!ops::Is(p, ops::OpId::kConstant)) return std::nullopt;
-  return p->GetDouble("value");
+  return ops::AttrsOf<ops::ConstantAttrs>(*p).value.optional();
 }
 
 // RoundTo gives the value an op of dtype `dt` would hold.
@@ -77,9 +78,10 @@ int FoldConstants(ir::Graph& g) {
     auto r = Fold(*n, xs);
     if (!r) continue;
     double v = RoundTo(*r, n->output()->type().dtype);
-    Node* c = g.AddNode(std::string(ops::OpName(ops::OpId::kConstant)), {},
-                        {{"value", v}, {"dtype", std::string(ir::DTypeName(n->output()->type().dtype))}},
-                        {n->output()->type()}, n->loc());
+    Node* c =
+        g.AddNode(std::string(ops::OpName(ops::OpId::kConstant)), {},
+                  ops::ToAttrMap(ops::ConstantAttrs::Scalar(v, std::string(ir::DTypeName(n->output()->type().dtype)))),
+                  {n->output()->type()}, n->loc());
     g.ReplaceAllUsesWith(n->output(), c->output());
     ++folded;
   }
@@ -139,7 +141,7 @@ int WidenAccumulators(ir::Graph& g) {
     Node* sum = n->input(0)->producer();
     if (!ops::Is(sum, ops::OpId::kReduceSum) || sum->output()->type().dtype != DType::kFloat32) continue;
     Value* x = sum->input(0);
-    auto cast = ops::Build(g, ops::OpId::kCast, {x}, {{"dtype", std::string("f64")}}, x->type().device, n->loc());
+    auto cast = ops::Build(g, ops::OpId::kCast, {x}, ops::ToAttrMap(ops::CastAttrs{"f64"}), x->type().device, n->loc());
     if (!cast.ok()) continue;
     auto wide = ops::Build(g, ops::OpId::kReduceSum, {(*cast)->output()}, sum->attrs(), x->type().device, sum->loc());
     if (!wide.ok()) continue;

@@ -1,6 +1,8 @@
 #include "passes/insert_transfers.h"
 
 #include "absl/container/flat_hash_set.h"
+#include "ops/attrs.h"
+#include "ops/op_list.h"
 
 namespace tally::passes {
 
@@ -13,7 +15,8 @@ absl::StatusOr<bool> InsertTransfers::Run(ir::Module& m) {
     ir::TensorType on_device = p->type();
     on_device.device = device_;
     p->mutable_type().device = ir::Device::Any();
-    ir::Node* t = g.AddNode("transfer", {p}, {{"device", device_.name}}, {on_device});
+    ir::Node* t = g.AddNode(std::string(ops::OpName(ops::OpId::kTransfer)), {p},
+                            ops::ToAttrMap(ops::TransferAttrs{device_.name}), {on_device});
     // Redirect every other use of the parameter to the transferred value.
     ir::Value* moved = t->output();
     for (const auto& n : g.nodes()) {

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/attrs.h"
 #include "ops/confmat_parts.h"
 #include "ops/op_registry.h"
 #include "passes/eliminate_dead_states.h"
@@ -45,9 +46,11 @@ std::vector<Node*> TotalsOf(const ir::Graph& g, const Node* read) {
   for (const auto& n : g.nodes()) {
     for (Value* in : n->inputs()) {
       if (in != read->output(0)) continue;
-      std::vector<int64_t> dims = n->HasAttr("dims") ? n->GetInts("dims") : std::vector<int64_t>{};
+      if (!ops::Is(*n, ops::OpId::kReduceSum)) return {};
+      const auto a = ops::AttrsOf<ops::ReduceAttrs>(*n);
+      const std::vector<int64_t>& dims = a.dims.get();
       const bool full = dims.empty() || (dims.size() == 1 && (dims[0] == 0 || dims[0] == -1));
-      if (!ops::Is(*n, ops::OpId::kReduceSum) || !full || n->GetBool("keepdim", false)) return {};
+      if (!full || a.keepdim.get()) return {};
       sums.push_back(n.get());
     }
   }
@@ -76,7 +79,7 @@ absl::StatusOr<bool> NarrowConfmat(ir::Module& m, ir::StateDecl& s) {
   std::vector<ConfmatPart> parts;
   for (ConfmatPart p : ops::kAllConfmatParts) {
     for (Node* n : reads.parts) {
-      if (n->GetString("part") == ops::ConfmatPartName(p)) {
+      if (ops::AttrsOf<ops::ConfmatPartAttrs>(*n).part == ops::ConfmatPartName(p)) {
         parts.push_back(p);
         break;
       }
@@ -87,25 +90,28 @@ absl::StatusOr<bool> NarrowConfmat(ir::Module& m, ir::StateDecl& s) {
   bool totals = true;
   for (Node* n : reads.parts) totals = totals && !TotalsOf(*m.finalize, n).empty();
   const ir::Device device = partial->type().device;
-  ir::AttrMap attrs = src->attrs();
-  attrs["parts"] = ops::JoinConfmatParts(parts);
-  if (totals) attrs["totals"] = true;
-  TALLY_ASSIGN_OR_RETURN(Node * marginals,
-                         ops::Build(*m.update, "mc_marginals", src->inputs(), std::move(attrs), device, src->loc()));
+  const auto confmat = ops::AttrsOf<ops::McConfmatAttrs>(*src);
+  ops::McMarginalsAttrs attrs;
+  attrs.num_classes = confmat.num_classes;
+  attrs.ignore_index = confmat.ignore_index;
+  attrs.parts = ops::JoinConfmatParts(parts);
+  if (totals) attrs.totals = true;
+  TALLY_ASSIGN_OR_RETURN(Node * marginals, ops::Build(*m.update, ops::OpId::kMcMarginals, src->inputs(),
+                                                      ops::ToAttrMap(attrs), device, src->loc()));
   for (int i = 0; i < 3; ++i) m.update->ReplaceAllUsesWith(src->output(i), marginals->output(i));
 
   s.type = marginals->output(0)->type();
   param->mutable_type() = s.type;
   for (Node* read : reads.parts) {
     int64_t row = 0;
-    while (ops::ConfmatPartName(parts[row]) != read->GetString("part")) ++row;
+    while (ops::ConfmatPartName(parts[row]) != ops::AttrsOf<ops::ConfmatPartAttrs>(*read).part) ++row;
     // The row of the part (a C-vector), or with totals its total (a scalar)
     // in place of each sum that read it.
     std::vector<Node*> users = totals ? TotalsOf(*m.finalize, read) : std::vector<Node*>{read};
     for (Node* user : users) {
-      TALLY_ASSIGN_OR_RETURN(Node * sel,
-                             ops::Build(*m.finalize, "select", {param}, {{"dim", int64_t{0}}, {"index", row}},
-                                        param->type().device, read->loc()));
+      TALLY_ASSIGN_OR_RETURN(
+          Node * sel, ops::Build(*m.finalize, ops::OpId::kSelect, {param}, ops::ToAttrMap(ops::SelectAttrs{0, row}),
+                                 param->type().device, read->loc()));
       m.finalize->ReplaceAllUsesWith(user->output(0), sel->output(0));
     }
   }

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "engine/ir/printer.h"
+#include "ops/attrs.h"
 #include "ops/op_registry.h"
 #include "passes/eliminate_dead_states.h"
 #include "support/status_macros.h"
@@ -25,7 +26,8 @@ absl::StatusOr<Value*> Emit(ir::Graph& g, ops::OpId op, std::vector<Value*> in, 
 }
 
 absl::StatusOr<Value*> Constant(ir::Graph& g, double v, ir::DType dt, const Node& origin) {
-  return Emit(g, ops::OpId::kConstant, {}, {{"value", v}, {"dtype", std::string(ir::DTypeName(dt))}}, origin);
+  return Emit(g, ops::OpId::kConstant, {},
+              ops::ToAttrMap(ops::ConstantAttrs::Scalar(v, std::string(ir::DTypeName(dt)))), origin);
 }
 
 double Identity(ops::OpId op, ir::DType dt) {
@@ -69,7 +71,7 @@ struct Rewriter {
       using ops::OpId;
       Node* src = n->inputs().empty() ? nullptr : n->input(0)->producer();
       if ((*op == OpId::kReduceSum || *op == OpId::kReduceMax || *op == OpId::kReduceMin) &&
-          ops::Is(src, OpId::kMaskedSelect) && n->GetInts("dims").empty()) {
+          ops::Is(src, OpId::kMaskedSelect) && ops::AttrsOf<ops::ReduceAttrs>(*n).dims.get().empty()) {
         Value* x = src->input(0);
         Value* mask = src->input(1);
         TALLY_ASSIGN_OR_RETURN(Value * id, Constant(g, Identity(*op, x->type().dtype), x->type().dtype, *n));
@@ -77,7 +79,7 @@ struct Rewriter {
         TALLY_ASSIGN_OR_RETURN(Value * r, Emit(g, *op, {w}, n->attrs(), *n));
         g.ReplaceAllUsesWith(n->output(), r);
         ++removed;
-      } else if (*op == OpId::kSize && n->GetInt("dim") == 0 &&
+      } else if (*op == OpId::kSize && ops::AttrsOf<ops::DimAttrs>(*n).dim == 0 &&
                  (ops::Is(src, OpId::kMaskedSelect) || ops::Is(src, OpId::kNonzero))) {
         Value* flag;
         if (ops::Is(*src, OpId::kNonzero)) {
@@ -86,18 +88,19 @@ struct Rewriter {
           TALLY_ASSIGN_OR_RETURN(flag, Emit(g, ops::OpId::kNe, {x, zero}, {}, *n));
         } else {
           Value* x = src->input(0);
-          TALLY_ASSIGN_OR_RETURN(
-              Value * t, Emit(g, ops::OpId::kFullLike, {x}, {{"value", 1.0}, {"dtype", std::string("i1")}}, *n));
+          TALLY_ASSIGN_OR_RETURN(Value * t,
+                                 Emit(g, ops::OpId::kFullLike, {x}, ops::ToAttrMap(ops::FullLikeAttrs{1.0, "i1"}), *n));
           TALLY_ASSIGN_OR_RETURN(flag, Emit(g, ops::OpId::kLogicalAnd, {src->input(1), t}, {}, *n));
         }
         TALLY_ASSIGN_OR_RETURN(Value * r, Emit(g, ops::OpId::kReduceSum, {flag}, {}, *n));
         g.ReplaceAllUsesWith(n->output(), r);
         ++removed;
       } else if (*op == OpId::kBincount && is_update) {
-        int64_t k = n->GetInt("minlength");
+        const int64_t k = ops::AttrsOf<ops::BincountAttrs>(*n).minlength;
         Value* x = n->input(0);
         std::string metric = MetricOf(m, g, n);
-        TALLY_ASSIGN_OR_RETURN(Value * h, Emit(g, ops::OpId::kHistogram, {x}, {{"size", k}}, *n));
+        TALLY_ASSIGN_OR_RETURN(Value * h,
+                               Emit(g, ops::OpId::kHistogram, {x}, ops::ToAttrMap(ops::HistogramAttrs{k}), *n));
         // Values outside [0, K) become a deferred check instead of a bigger output.
         TALLY_ASSIGN_OR_RETURN(Value * lo, Constant(g, 0, x->type().dtype, *n));
         TALLY_ASSIGN_OR_RETURN(Value * hi, Constant(g, static_cast<double>(k), x->type().dtype, *n));

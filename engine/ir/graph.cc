@@ -6,47 +6,6 @@
 
 namespace tally::ir {
 
-int64_t Node::GetInt(const std::string& key, int64_t dflt) const {
-  auto it = attrs_.find(key);
-  if (it == attrs_.end()) return dflt;
-  if (auto* v = std::get_if<int64_t>(&it->second)) return *v;
-  if (auto* b = std::get_if<bool>(&it->second)) return *b;
-  return dflt;
-}
-double Node::GetDouble(const std::string& key, double dflt) const {
-  auto it = attrs_.find(key);
-  if (it == attrs_.end()) return dflt;
-  if (auto* v = std::get_if<double>(&it->second)) return *v;
-  if (auto* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
-  return dflt;
-}
-bool Node::GetBool(const std::string& key, bool dflt) const {
-  auto it = attrs_.find(key);
-  if (it == attrs_.end()) return dflt;
-  if (auto* v = std::get_if<bool>(&it->second)) return *v;
-  return dflt;
-}
-std::string Node::GetString(const std::string& key, const std::string& dflt) const {
-  auto it = attrs_.find(key);
-  if (it == attrs_.end()) return dflt;
-  if (auto* v = std::get_if<std::string>(&it->second)) return *v;
-  return dflt;
-}
-std::vector<int64_t> Node::GetInts(const std::string& key) const {
-  auto it = attrs_.find(key);
-  if (it == attrs_.end()) return {};
-  if (auto* v = std::get_if<std::vector<int64_t>>(&it->second)) return *v;
-  if (auto* i = std::get_if<int64_t>(&it->second)) return {*i};
-  return {};
-}
-std::vector<double> Node::GetDoubles(const std::string& key) const {
-  auto it = attrs_.find(key);
-  if (it == attrs_.end()) return {};
-  if (auto* v = std::get_if<std::vector<double>>(&it->second)) return *v;
-  if (auto* v = std::get_if<std::vector<int64_t>>(&it->second)) return std::vector<double>(v->begin(), v->end());
-  return {};
-}
-
 Value* Graph::NewValue(TensorType t) {
   auto v = std::make_unique<Value>();
   v->id_ = next_id_++;

@@ -9,6 +9,7 @@
 #define TALLY_ENGINE_IR_GRAPH_H_
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -57,14 +58,14 @@ class Node {
   void set_loc(std::string loc) { loc_ = std::move(loc); }
   void set_input(int i, Value* v) { inputs_[i] = v; }
 
-  // Typed attribute accessors; the verifier guarantees presence and kind.
-  int64_t GetInt(const std::string& key, int64_t dflt = 0) const;
-  double GetDouble(const std::string& key, double dflt = 0) const;
-  bool GetBool(const std::string& key, bool dflt = false) const;
-  std::string GetString(const std::string& key, const std::string& dflt = "") const;
-  std::vector<int64_t> GetInts(const std::string& key) const;
-  std::vector<double> GetDoubles(const std::string& key) const;
-  bool HasAttr(const std::string& key) const { return attrs_.count(key) > 0; }
+  // Attributes are read and written through their op's typed struct
+  // (ops/attrs.h: ops::AttrsOf, ops::ToAttrMap), never by key here.
+
+  // The op's index in the op list (ops/op_list.h), cached by ops::IdOf so
+  // that asking a node its op hashes its name once: -1 not looked up yet,
+  // -2 no op has the name. Relaxed atomics: any thread may fill it.
+  int opcode_cache() const { return opcode_.load(std::memory_order_relaxed); }
+  void set_opcode_cache(int code) const { opcode_.store(code, std::memory_order_relaxed); }
 
  private:
   friend class Graph;
@@ -73,6 +74,7 @@ class Node {
   std::vector<Value*> outputs_;
   AttrMap attrs_;
   std::string loc_;
+  mutable std::atomic<int> opcode_{-1};
 };
 
 // Graph is a straight-line SSA function with labelled results.

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ops/attrs.h"
 
 namespace tally::metrics {
 namespace {
@@ -209,9 +210,9 @@ bool IsSimpleBinary(MetricBuilder& b, size_t rank, std::optional<int64_t> ignore
 // node, with the same checks (in the same order) and state.
 State FusedBinaryConfmat(MetricBuilder& b, const Inputs& in, double threshold, std::optional<int64_t> ignore_index,
                          bool logits_over_kept, std::vector<int64_t> shape) {
-  ir::AttrMap attrs{{"threshold", threshold}, {"logits_over_kept", logits_over_kept}};
-  if (ignore_index) attrs["ignore_index"] = *ignore_index;
-  std::vector<Expr> outs = b.OpN(ops::OpId::kBlConfmat, {in.preds, in.target}, attrs);
+  ops::BlConfmatAttrs attrs{threshold, logits_over_kept};
+  if (ignore_index) attrs.ignore_index = *ignore_index;
+  std::vector<Expr> outs = b.OpN(ops::OpId::kBlConfmat, {in.preds, in.target}, ops::ToAttrMap(attrs));
   if (outs.size() != 3) return State{};
   b.Check("target", "{n} values outside {0, 1}", outs[1]);
   if (ir::IsIntegral(in.preds.dtype())) {
@@ -257,13 +258,22 @@ bool IsSimpleMulticlass(MetricBuilder& b, int64_t num_classes) {
   return (scores || labels) && p->shape[0] == t->shape[0];
 }
 
+namespace {
+// IgnoringNegativeTargets: an mc_confmat that drops rows whose target is -1.
+ops::McConfmatAttrs IgnoringNegativeTargets(int64_t num_classes) {
+  ops::McConfmatAttrs a{num_classes};
+  a.ignore_index = -1;
+  return a;
+}
+}  // namespace
+
 State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index) {
   if (IsSimpleMulticlass(b, num_classes)) {
     Inputs in;
     if (!ReadInputs(b, in)) return State{};
-    ir::AttrMap attrs{{"num_classes", num_classes}};
-    if (ignore_index) attrs["ignore_index"] = *ignore_index;
-    std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, {in.preds, in.target}, attrs);
+    ops::McConfmatAttrs attrs{num_classes};
+    if (ignore_index) attrs.ignore_index = *ignore_index;
+    std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, {in.preds, in.target}, ops::ToAttrMap(attrs));
     if (outs.size() != 3) return State{};
     std::string range = absl::StrCat("{n} values outside [0, ", num_classes, ")");
     b.Check("target", range, outs[1]);
@@ -281,7 +291,7 @@ State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int
   // counted the bad values, so the node's own counts go unused. Being an
   // mc_confmat, the matrix can be narrowed like the simple form's.
   std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, {Flat(Labels(f)), Flat(dsl::Where(keep, f.target, -1.0))},
-                                 {{"num_classes", num_classes}, {"ignore_index", int64_t{-1}}});
+                                 ops::ToAttrMap(IgnoringNegativeTargets(num_classes)));
   if (outs.size() != 3) return State{};
   State cm = b.AddState("confmat", DType::kInt64, {num_classes, num_classes}, Reducer::kSum);
   b.Accumulate(cm, outs[0]);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ops/attrs.h"
 
 namespace tally::metrics {
 
@@ -63,13 +64,11 @@ Expr ThresholdTensor(Expr like, const Thresholds& t) {
   // ATen's own kernel: no formula restates its float32 rounding for every T
   // (linspace(0, 1, 10)[6] is 0.6666667, a two-sided formula gives 0.6666666).
   if (t.values.empty()) return dsl::Linspace(like, 0.0, 1.0, n, DType::kFloat32);
-  Expr ar = dsl::Arange(like, n, DType::kFloat32);
-  Expr out = dsl::FullLike(ar, 0.0, DType::kFloat32);
-  for (int64_t i = 0; i < n; ++i) {
-    out = dsl::Where(ar == static_cast<double>(i), dsl::ScalarOf(ar, static_cast<float>(t.values[i]), DType::kFloat32),
-                     out);
-  }
-  return out;
+  // A listed threshold is its float32 rounding, as torch.tensor(list) makes
+  // it: one dense constant, whatever the list's length.
+  std::vector<double> values(t.values.size());
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(t.values[i]);
+  return dsl::Dense(like, std::move(values), DType::kFloat32);
 }
 
 namespace {
@@ -181,7 +180,8 @@ std::string Exact16Format(const Thresholds& t, DType preds_dtype) {
 
 Expr Exact16Histogram(Expr probs, Expr label, int64_t k, const std::string& format) {
   // One fused pass on the CPU (ops/fused/score_code.h); a histogram elsewhere.
-  return probs.builder()->Op(ops::OpId::kCode16Counts, {probs, label}, {{"format", format}, {"classes", k}});
+  return probs.builder()->Op(ops::OpId::kCode16Counts, {probs, label},
+                             ops::ToAttrMap(ops::Code16CountsAttrs{format, k}));
 }
 
 Expr DecodeCode16(Expr codes, const std::string& format) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ops/attrs.h"
 
 namespace tally::metrics {
 
@@ -53,16 +54,16 @@ void MomentGroup::Finish() {
     }
     for (const Pair& p : pairs_) states.push_back(read(p.c));
   }
-  ir::AttrMap attrs{{"variables", static_cast<int64_t>(vars_.size())}};
+  ops::MomentsMergeAttrs attrs{static_cast<int64_t>(vars_.size())};
   if (!pairs_.empty()) {
     std::vector<int64_t> pairs;
     for (const Pair& p : pairs_) {
       pairs.push_back(p.a);
       pairs.push_back(p.b);
     }
-    attrs["pairs"] = pairs;
+    attrs.pairs = pairs;
   }
-  std::vector<Expr> merged = b_.OpN(ops::OpId::kMomentsMerge, states, attrs);
+  std::vector<Expr> merged = b_.OpN(ops::OpId::kMomentsMerge, states, ops::ToAttrMap(attrs));
   if (!b_.ok()) return;
   if (merged.size() != states.size() / 2) {
     b_.Fail(absl::InternalError(absl::StrCat("moments_merge gave ", merged.size(), " results")));

@@ -48,6 +48,7 @@
 #include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/retrieval/rows.h"
+#include "ops/attrs.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
@@ -181,13 +182,13 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
   // The value checks, then (error) the queries without positives, gate the
   // result: the first part carries them.
   auto checked = [&](Expr value) {
-    Expr out = b.Op(ops::OpId::kAssertZero, {sorted.not_binary, value},
-                    {{"message", absl::StrCat(args.metric_name(), ": target: {n} values outside {0, 1}")}});
+    Expr out = b.Op(
+        ops::OpId::kAssertZero, {sorted.not_binary, value},
+        ops::ToAttrMap(ops::AssertZeroAttrs{absl::StrCat(args.metric_name(), ": target: {n} values outside {0, 1}")}));
     if (a.action == "error") {
       out = b.Op(ops::OpId::kAssertZero, {dsl::Sum(dsl::Cast(exists && empty, DType::kInt64)), out},
-                 {{"message", absl::StrCat(args.metric_name(),
-                                           ": {n} queries without a positive target (empty_target_action=error)")},
-                  {"whole_state", true}});
+                 ops::ToAttrMap(ops::AssertZeroAttrs::WholeState(absl::StrCat(
+                     args.metric_name(), ": {n} queries without a positive target (empty_target_action=error)"))));
     }
     return out;
   };

@@ -29,6 +29,7 @@
 #include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/retrieval/rows.h"
+#include "ops/attrs.h"
 #include "ops/retrieval_metric.h"
 #include "support/status_macros.h"
 
@@ -64,28 +65,26 @@ absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Sign
 
   // Relevance must be 0/1 except for normalized_dcg, whose graded relevance
   // must be >= 0 (checked over the states in finalize, see retrieval_rows.h).
-  ir::AttrMap score_attrs = {{"metric", std::string(ops::RetrievalMetricName(kind))},
-                             {"empty_target_action", action},
-                             {"adaptive_k", adaptive_k}};
-  if (ignore_index.has_value()) score_attrs["ignore_index"] = *ignore_index;
-  if (top_k.has_value()) score_attrs["top_k"] = *top_k;
-  if (aggregation != "mean") score_attrs["aggregation"] = aggregation;
+  ops::RetrievalScoreAttrs score_attrs{std::string(ops::RetrievalMetricName(kind)), action, adaptive_k};
+  if (ignore_index.has_value()) score_attrs.ignore_index = *ignore_index;
+  if (top_k.has_value()) score_attrs.top_k = *top_k;
+  if (aggregation != "mean") score_attrs.aggregation = aggregation;
   MetricBuilder b(args.metric_name(), sig, device);
   SortedRows rows;
   if (!ReadRetrievalRows(b, ignore_index, rows)) return b.status();
-  std::vector<Expr> score = b.OpN(ops::OpId::kRetrievalScore, {rows.keys, rows.preds, rows.target}, score_attrs);
+  std::vector<Expr> score =
+      b.OpN(ops::OpId::kRetrievalScore, {rows.keys, rows.preds, rows.target}, ops::ToAttrMap(score_attrs));
   if (!b.ok()) return b.status();
-  Expr value =
-      b.Op(ops::OpId::kAssertZero, {kind == Kind::kNdcg ? rows.negative : rows.not_binary, score[0]},
-           {{"message", absl::StrCat(args.metric_name(), ": target: {n} ",
-                                     kind == Kind::kNdcg ? "negative relevance values" : "values outside {0, 1}")}});
+  Expr value = b.Op(ops::OpId::kAssertZero, {kind == Kind::kNdcg ? rows.negative : rows.not_binary, score[0]},
+                    ops::ToAttrMap(ops::AssertZeroAttrs{
+                        absl::StrCat(args.metric_name(), ": target: {n} ",
+                                     kind == Kind::kNdcg ? "negative relevance values" : "values outside {0, 1}")}));
   if (action == "error") {
     // Only the whole state tells whether a query lacks positives.
     value = b.Op(ops::OpId::kAssertZero, {score[1], value},
-                 {{"message", absl::StrCat(args.metric_name(), ": {n} queries without a ",
-                                           kind == Kind::kFallOut ? "negative" : "positive",
-                                           " target (empty_target_action=error)")},
-                  {"whole_state", true}});
+                 ops::ToAttrMap(ops::AssertZeroAttrs::WholeState(absl::StrCat(
+                     args.metric_name(), ": {n} queries without a ", kind == Kind::kFallOut ? "negative" : "positive",
+                     " target (empty_target_action=error)"))));
   }
   b.Output(value);
   return b.Finish();

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ops/attrs.h"
 
 namespace tally::metrics {
 
@@ -40,19 +41,19 @@ bool ReadRetrievalRows(dsl::MetricBuilder& b, std::optional<int64_t> ignore_inde
   b.Accumulate(preds_rows, dsl::Cast(preds, DType::kFloat32));
   b.Accumulate(target_rows, dsl::Cast(target, target_dtype));
 
-  ir::AttrMap check_attrs;
-  if (ignore_index.has_value()) check_attrs["ignore_index"] = *ignore_index;
-  std::vector<dsl::Expr> invalid = b.OpN(ops::OpId::kCountInvalid, {b.Read(target_rows)}, check_attrs);
+  ops::CountInvalidAttrs check_attrs;
+  if (ignore_index.has_value()) check_attrs.ignore_index = *ignore_index;
+  std::vector<dsl::Expr> invalid = b.OpN(ops::OpId::kCountInvalid, {b.Read(target_rows)}, ops::ToAttrMap(check_attrs));
   std::vector<dsl::Expr> s =
       b.OpN(ops::OpId::kSegmentSort, {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)}, {});
   if (!b.ok()) return false;
   // A NaN score has no rank (curve_common.h, NanScores): checked over the
   // rows in finalize too, so the update stays three appends.
   dsl::Expr nan = dsl::Sum(dsl::Cast(dsl::IsNan(b.Read(preds_rows)), DType::kInt64));
-  ir::AttrMap nan_attrs;
-  nan_attrs["message"] = absl::StrCat(b.metric_name(), ": preds: {n} NaN scores");
   // On the sorted target, which every retrieval metric reads.
-  dsl::Expr sorted_target = b.Op(ops::OpId::kAssertZero, {nan, s[2]}, nan_attrs);
+  dsl::Expr sorted_target =
+      b.Op(ops::OpId::kAssertZero, {nan, s[2]},
+           ops::ToAttrMap(ops::AssertZeroAttrs{absl::StrCat(b.metric_name(), ": preds: {n} NaN scores")}));
   if (!b.ok()) return false;
   out = {s[0], s[1], sorted_target, invalid[0], invalid[1]};
   return true;

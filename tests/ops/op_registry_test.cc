@@ -419,5 +419,65 @@ TEST(OpRegistryTest, FoldHooksComputeScalars) {
   EXPECT_FALSE(static_cast<bool>(Def(OpId::kMcConfmat).fold));
 }
 
+// Verifies that an op's schema is its attribute struct's field list
+// (ops/attrs.h), so the table, the readers and the writers agree.
+TEST(TypedAttrsTest, TheSchemaIsTheStructsFields) {
+  const std::vector<AttrSpec> want = SpecsOf<TopkAttrs>();
+  const std::vector<AttrSpec>& got = Def(OpId::kTopk).attrs;
+  ASSERT_EQ(got.size(), 4u);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].name, want[i].name);
+    EXPECT_EQ(got[i].kind, want[i].kind);
+    EXPECT_EQ(got[i].required, want[i].required);
+  }
+  EXPECT_EQ(got[0].name, "k");
+  EXPECT_TRUE(got[0].required);
+  EXPECT_FALSE(got[1].required);  // dim, an Opt<int64_t>
+}
+
+// Verifies reading and writing: an absent optional attribute reads as its
+// declared default and stays absent when written back, so the IR round-trips.
+TEST(TypedAttrsTest, AbsentOptionalsReadAsDefaultsAndStayAbsent) {
+  const ir::AttrMap m = {{"k", int64_t{3}}, {"largest", false}};
+  const TopkAttrs a = AttrsOf<TopkAttrs>(m);
+  EXPECT_EQ(a.k, 3);
+  EXPECT_FALSE(a.dim.has_value());
+  EXPECT_EQ(a.dim.get(), -1);
+  EXPECT_FALSE(a.largest.get());
+  EXPECT_TRUE(a.sorted.get());
+  EXPECT_TRUE(ir::AttrMapEquals(ToAttrMap(a), m));
+  McConfmatAttrs c{5};
+  EXPECT_EQ(ToAttrMap(c).count("ignore_index"), 0u);
+  c.ignore_index = -1;
+  EXPECT_TRUE(ir::AttrEquals(ToAttrMap(c).at("ignore_index"), ir::Attr(int64_t{-1})));
+}
+
+// Verifies that a misspelt or mistyped attribute is an error naming it,
+// never a silent default.
+TEST(TypedAttrsTest, AMisspeltAttributeIsRefused) {
+  EXPECT_INFER_ERROR(Infer("topk", {"f32[N]@cpu"}, {{"k", int64_t{1}}, {"larggest", true}}), "topk",
+                     "unknown attribute 'larggest'");
+  EXPECT_INFER_ERROR(Infer("one_hot", {"i64[N]@cpu"}, {{"num_classes", 3.0}}), "one_hot",
+                     "attribute 'num_classes' has the wrong kind");
+}
+
+// Verifies dense constants: values of a shape ([len] by default), exactly
+// one of value and values, and a shape that holds the values.
+TEST(TypedAttrsTest, DenseConstants) {
+  const std::string f32 = "f32";
+  EXPECT_THAT(Infer("constant", {}, ToAttrMap(ConstantAttrs::Dense({0.1, 0.5, 0.9}, f32))), IsOkAndHolds("f32[3]@cpu"));
+  ConstantAttrs grid = ConstantAttrs::Dense({1, 2, 3, 4, 5, 6}, "i64");
+  grid.shape = std::vector<int64_t>{2, 3};
+  EXPECT_THAT(Infer("constant", {}, ToAttrMap(grid)), IsOkAndHolds("i64[2,3]@cpu"));
+  grid.shape = std::vector<int64_t>{4, 2};
+  EXPECT_INFER_ERROR(Infer("constant", {}, ToAttrMap(grid)), "constant", "shape holds 8 values, got 6");
+  ConstantAttrs both = ConstantAttrs::Dense({1.0}, f32);
+  both.value = 1.0;
+  EXPECT_INFER_ERROR(Infer("constant", {}, ToAttrMap(both)), "constant", "exactly one of value and values");
+  EXPECT_INFER_ERROR(Infer("constant", {}, {{"dtype", f32}}), "constant", "exactly one of value and values");
+  EXPECT_THAT(Infer("constant", {}, ToAttrMap(ConstantAttrs::Scalar(2.0, f32))), IsOkAndHolds("f32[]@cpu"));
+}
+
 }  // namespace
 }  // namespace tally::ops

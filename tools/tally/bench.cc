@@ -13,6 +13,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "api/tally.h"
 #include "engine/compiler.h"
@@ -177,6 +178,23 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.batch = LabelBatch(4096, 21841);
     w.updates = quick ? 1 : 5;
     w.runs = quick ? 1 : 3;
+  } else if (name == "auroc_binned" || name == "auroc_binned_list") {
+    // Binned binary AUROC and AP over 64 thresholds: evenly spaced
+    // (thresholds=64), or listed (64 sorted values, one dense constant):
+    // the same update, so the same ATen calls.
+    std::string thresholds = "64";
+    if (name == "auroc_binned_list") {
+      std::vector<std::string> values;
+      for (int i = 0; i < 64; ++i) values.push_back(absl::StrCat((i * i) / 4096.0));
+      thresholds = absl::StrCat("[", absl::StrJoin(values, ", "), "]");
+    }
+    w.specs = {absl::StrCat("binary_auroc(thresholds=", thresholds, ")"),
+               absl::StrCat("binary_average_precision(thresholds=", thresholds, ")")};
+    at::Generator gen = at::detail::createCPUGenerator(11);
+    at::Tensor target = (at::rand({4096}, gen, at::kFloat) < 0.3).to(at::kLong);
+    w.batch = {{"preds", at::rand({4096}, gen, at::kFloat)}, {"target", target}};
+    w.updates = quick ? 20 : 2000;
+    w.runs = quick ? 2 : 5;
   } else if (name == "auroc_large" || name == "auroc_large_bf16") {
     // Exact binary AUROC and AP over 30,000,000 rows in 30 updates of
     // 1,000,000 scores (int64 targets, 30% positive): float32 scores in cat
@@ -347,8 +365,8 @@ absl::StatusOr<BenchResult> RunMergeBench(const std::string& workload, const std
 }  // namespace
 
 std::vector<std::string> BenchWorkloads() {
-  return {"acc_small",        "cls_small", "cls_large", "cls_vocab", "cls_imagenet21k", "auroc_large",
-          "auroc_large_bf16", "reg_large", "retrieval", "sync_cls",  "merge_cls",       "merge_retrieval"};
+  return {"acc_small", "cls_small", "cls_large", "cls_vocab", "cls_imagenet21k", "auroc_large",  "auroc_large_bf16",
+          "reg_large", "retrieval", "sync_cls",  "merge_cls", "merge_retrieval", "auroc_binned", "auroc_binned_list"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick) {

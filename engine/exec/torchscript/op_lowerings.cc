@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "engine/exec/torchscript/lowering.h"
 #include "engine/ir/aten_types.h"
+#include "ops/attrs.h"
 #include "ops/op_registry.h"
 #include "support/torch_status.h"
 
@@ -20,6 +21,7 @@ namespace {
 namespace jit = torch::jit;
 using jit::NamedValue;
 using jit::Value;
+using ops::AttrsOf;
 using Values = std::vector<Value*>;
 using Result = absl::StatusOr<Values>;
 
@@ -70,7 +72,7 @@ Result SafeDiv(LowerCtx& c, const ir::Node& n, const Values& in) {
   Value* b = c.As(in[1], InDType(n, 1), s);
   Value* nonzero = c.Call(A("ne"), {b, 0});
   Value* q = c.Call(A("div"), {a, b});
-  Value* zd = ScalarTensor(c, n.GetDouble("zero_division", 0.0), s, DeviceOfValue(c, a));
+  Value* zd = ScalarTensor(c, AttrsOf<ops::SafeDivAttrs>(n).zero_division.get(), s, DeviceOfValue(c, a));
   return Values{c.Call(A("where"), {nonzero, q, zd})};
 }
 
@@ -120,16 +122,17 @@ Result Clamp(LowerCtx& c, const ir::Node& n, const Values& in) {
   // Integer inputs keep their dtype: their bounds are the integers inside
   // [min, max] (kernels.cc Clamp).
   const bool integral = !c10::isFloatingType(InType(n, 0));
-  auto bound = [&](const char* key, bool upper) -> c10::IValue {
-    if (!n.HasAttr(key)) return c10::IValue();
-    double v = n.GetDouble(key);
+  const auto attrs = AttrsOf<ops::ClampAttrs>(n);
+  auto bound = [&](const ops::Opt<double>& b, bool upper) -> c10::IValue {
+    if (!b.has_value()) return c10::IValue();
+    double v = b.get();
     if (!integral) return c10::IValue(v);
     if (std::isinf(v) && (v > 0) == upper) return c10::IValue();
     v = upper ? std::floor(v) : std::ceil(v);
     v = std::min(std::max(v, -9.2e18), 9.2e18);
     return c10::IValue(static_cast<int64_t>(v));
   };
-  c10::IValue lo = bound("min", false), hi = bound("max", true);
+  c10::IValue lo = bound(attrs.min, false), hi = bound(attrs.max, true);
   Value* r = c.Call(A("clamp"), {in[0], c.Const(lo), c.Const(hi)});
   return Values{c.As(r, InDType(n, 0), OutType(n))};
 }
@@ -144,7 +147,7 @@ Result Where(LowerCtx& c, const ir::Node& n, const Values& in) {
 // ---- Reductions ------------------------------------------------------------
 
 std::vector<int64_t> ReduceDims(const ir::Node& n, int64_t rank) {
-  std::vector<int64_t> dims = n.GetInts("dims");
+  std::vector<int64_t> dims = AttrsOf<ops::ReduceAttrs>(n).dims.get();
   if (dims.empty())
     for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
   for (auto& d : dims)
@@ -153,7 +156,8 @@ std::vector<int64_t> ReduceDims(const ir::Node& n, int64_t rank) {
 }
 
 Result ReduceSum(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{c.Call(A("sum"), {in[0], ReduceDims(n, InRank(n, 0)), n.GetBool("keepdim")}, {{"dtype", OutType(n)}})};
+  return Values{c.Call(A("sum"), {in[0], ReduceDims(n, InRank(n, 0)), AttrsOf<ops::ReduceAttrs>(n).keepdim.get()},
+                       {{"dtype", OutType(n)}})};
 }
 
 // max/min of an empty reduction is the reducer's identity (kernels.cc
@@ -164,7 +168,7 @@ Result ReduceExtreme(LowerCtx& c, const ir::Node& n, const Values& in, bool max)
   const ir::TensorType& t = n.input(0)->type();
   if (t.rank() == 0) return Values{c.Call(A("clone"), {x})};
   std::vector<int64_t> dims = ReduceDims(n, t.rank());
-  const bool keepdim = n.GetBool("keepdim");
+  const bool keepdim = AttrsOf<ops::ReduceAttrs>(n).keepdim.get();
   bool surely_empty = false;
   std::vector<int64_t> symbolic;
   for (int64_t d : dims) {
@@ -209,7 +213,7 @@ Result ReduceBool(LowerCtx& c, const ir::Node& n, const Values& in, bool any) {
   if (rank == 0) return Values{c.Call(A("clone"), {x})};
   std::vector<int64_t> dims = ReduceDims(n, rank);
   std::sort(dims.rbegin(), dims.rend());
-  bool keepdim = n.GetBool("keepdim");
+  const bool keepdim = AttrsOf<ops::ReduceAttrs>(n).keepdim.get();
   for (int64_t d : dims) x = c.Call(A(any ? "any" : "all"), {x, d, keepdim});
   return Values{x};
 }
@@ -217,64 +221,72 @@ Result ReduceAny(LowerCtx& c, const ir::Node& n, const Values& in) { return Redu
 Result ReduceAll(LowerCtx& c, const ir::Node& n, const Values& in) { return ReduceBool(c, n, in, false); }
 
 Result Argmax(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{c.Call(A("argmax"), {in[0], n.GetInt("dim"), n.GetBool("keepdim")})};
+  const auto a = AttrsOf<ops::ArgmaxAttrs>(n);
+  return Values{c.Call(A("argmax"), {in[0], a.dim, a.keepdim.get()})};
 }
 Result Softmax(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{c.Call(A("softmax"), {in[0], n.GetInt("dim"), OutType(n)})};
+  return Values{c.Call(A("softmax"), {in[0], AttrsOf<ops::DimAttrs>(n).dim, OutType(n)})};
 }
 
 // ---- Creation and shape ----------------------------------------------------
 
 Result Constant(LowerCtx& c, const ir::Node& n, const Values&) {
-  return Values{ScalarTensor(c, n.GetDouble("value"), OutType(n), c.DeviceOf(n))};
+  const auto a = AttrsOf<ops::ConstantAttrs>(n);
+  if (!a.dense()) return Values{ScalarTensor(c, a.value.get(), OutType(n), c.DeviceOf(n))};
+  Value* t = c.Call(A("tensor"), {c.Const(a.values.get())}, {{"dtype", OutType(n)}, {"device", c.DeviceOf(n)}});
+  return Values{c.Call(A("reshape"), {t, a.Sizes()})};
 }
 Result FullOp(LowerCtx& c, const ir::Node& n, const Values&) {
-  return Values{Full(c, c.Const(n.GetInts("shape")), n.GetDouble("value"), OutType(n), c.DeviceOf(n))};
+  const auto a = AttrsOf<ops::FullAttrs>(n);
+  return Values{Full(c, c.Const(a.shape), a.value, OutType(n), c.DeviceOf(n))};
 }
 Result FullLike(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{Full(c, Sizes(c, in[0]), n.GetDouble("value"), OutType(n), DeviceOfValue(c, in[0]))};
+  return Values{Full(c, Sizes(c, in[0]), AttrsOf<ops::FullLikeAttrs>(n).value, OutType(n), DeviceOfValue(c, in[0]))};
 }
 Result Arange(LowerCtx& c, const ir::Node& n, const Values&) {
-  return Values{c.Call(A("arange"), {n.GetInt("n")}, {{"dtype", OutType(n)}, {"device", c.DeviceOf(n)}})};
+  return Values{
+      c.Call(A("arange"), {AttrsOf<ops::ArangeAttrs>(n).n}, {{"dtype", OutType(n)}, {"device", c.DeviceOf(n)}})};
 }
 Result Linspace(LowerCtx& c, const ir::Node& n, const Values&) {
-  return Values{c.Call(A("linspace"), {n.GetDouble("start"), n.GetDouble("end"), n.GetInt("steps")},
-                       {{"dtype", OutType(n)}, {"device", c.DeviceOf(n)}})};
+  const auto a = AttrsOf<ops::LinspaceAttrs>(n);
+  return Values{c.Call(A("linspace"), {a.start, a.end, a.steps}, {{"dtype", OutType(n)}, {"device", c.DeviceOf(n)}})};
 }
 Result SizeOp(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{ScalarTensor(c, Size(c, in[0], n.GetInt("dim")), c10::kLong, DeviceOfValue(c, in[0]))};
+  return Values{ScalarTensor(c, Size(c, in[0], AttrsOf<ops::DimAttrs>(n).dim), c10::kLong, DeviceOfValue(c, in[0]))};
 }
 Result Transfer(LowerCtx& c, const ir::Node& n, const Values& in) {
   return Values{c.Call(A("to"), {in[0], c.DeviceOf(n)})};
 }
 Result Reshape(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{c.Call(A("reshape"), {in[0], n.GetInts("shape")})};
+  return Values{c.Call(A("reshape"), {in[0], AttrsOf<ops::ReshapeAttrs>(n).shape})};
 }
 Result Flatten(LowerCtx& c, const ir::Node&, const Values& in) {
   return Values{c.Call(A("reshape"), {in[0], std::vector<int64_t>{-1}})};
 }
 Result Unsqueeze(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{c.Call(A("unsqueeze"), {in[0], n.GetInt("dim")})};
+  return Values{c.Call(A("unsqueeze"), {in[0], AttrsOf<ops::DimAttrs>(n).dim})};
 }
 Result Squeeze(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{c.Call(A("squeeze"), {in[0], n.GetInt("dim")})};
+  return Values{c.Call(A("squeeze"), {in[0], AttrsOf<ops::DimAttrs>(n).dim})};
 }
 Result Select(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{c.Call(A("select"), {in[0], n.GetInt("dim"), n.GetInt("index")})};
+  const auto a = AttrsOf<ops::SelectAttrs>(n);
+  return Values{c.Call(A("select"), {in[0], a.dim, a.index})};
 }
 Result Transpose(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{c.Call(A("transpose"), {in[0], n.GetInt("dim0"), n.GetInt("dim1")})};
+  const auto a = AttrsOf<ops::TransposeAttrs>(n);
+  return Values{c.Call(A("transpose"), {in[0], a.dim0, a.dim1})};
 }
 
 // Out-of-range values give an all-false row.
 Result OneHot(LowerCtx& c, const ir::Node& n, const Values& in) {
-  Value* classes =
-      c.Call(A("arange"), {n.GetInt("num_classes")}, {{"dtype", InType(n, 0)}, {"device", DeviceOfValue(c, in[0])}});
+  Value* classes = c.Call(A("arange"), {AttrsOf<ops::OneHotAttrs>(n).num_classes},
+                          {{"dtype", InType(n, 0)}, {"device", DeviceOfValue(c, in[0])}});
   return Values{c.Call(A("eq"), {c.Call(A("unsqueeze"), {in[0], -1}), classes})};
 }
 
 Result TopkMask(LowerCtx& c, const ir::Node& n, const Values& in) {
-  Value* topk = c.Call(A("topk"), {in[0], n.GetInt("k"), -1, true, false});
+  Value* topk = c.Call(A("topk"), {in[0], AttrsOf<ops::TopkMaskAttrs>(n).k, -1, true, false});
   Value* idx = c.Unpack(topk, 2)[1];
   Value* zeros = Zeros(c, Sizes(c, in[0]), c10::kBool, DeviceOfValue(c, in[0]));
   return Values{c.Call(A("scatter"), {zeros, -1, idx, 1})};  // 1 == true in a bool tensor
@@ -283,7 +295,7 @@ Result TopkMask(LowerCtx& c, const ir::Node& n, const Values& in) {
 // Indices outside [0, size) are dropped; an empty batch adds nothing (and
 // meta's index_add rejects it, hence the size branch).
 Result Histogram(LowerCtx& c, const ir::Node& n, const Values& in) {
-  const int64_t size = n.GetInt("size");
+  const int64_t size = AttrsOf<ops::HistogramAttrs>(n).size;
   const ir::TensorType& t = n.input(0)->type();
   c10::ScalarType s = OutType(n);
   Value* idx = c.As(in[0], t.dtype, c10::kLong);
@@ -308,7 +320,8 @@ Result Histogram(LowerCtx& c, const ir::Node& n, const Values& in) {
 }
 
 Result SearchSorted(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{c.Call(A("searchsorted"), {in[0], in[1]}, {{"out_int32", false}, {"right", n.GetBool("right")}})};
+  return Values{c.Call(A("searchsorted"), {in[0], in[1]},
+                       {{"out_int32", false}, {"right", AttrsOf<ops::SideAttrs>(n).right.get()}})};
 }
 
 // Gather ops (kernels.cc Concat / Take).
@@ -327,7 +340,7 @@ Result Take(LowerCtx& c, const ir::Node& n, const Values& in) {
 Result Bucketize(LowerCtx& c, const ir::Node& n, const Values& in) {
   c10::ScalarType s = c10::promoteTypes(InType(n, 0), InType(n, 1));
   return Values{c.Call(A("bucketize"), {c.As(in[0], InDType(n, 0), s), c.As(in[1], InDType(n, 1), s)},
-                       {{"out_int32", false}, {"right", n.GetBool("right")}})};
+                       {{"out_int32", false}, {"right", AttrsOf<ops::SideAttrs>(n).right.get()}})};
 }
 
 // The fixed-order scan of kernels.cc CumsumScan as a prim::Loop over shifts
@@ -359,7 +372,7 @@ Value* CumsumScan(LowerCtx& c, Value* x, int64_t dim) {
 Result Cumsum(LowerCtx& c, const ir::Node& n, const Values& in) {
   c10::ScalarType s = OutType(n);
   Value* x = c.As(in[0], InDType(n, 0), s);
-  int64_t dim = n.GetInt("dim");
+  int64_t dim = AttrsOf<ops::DimAttrs>(n).dim;
   if (dim < 0) dim += InRank(n, 0);
   auto plain = [&c, x, dim]() -> Value* { return c.Call(A("cumsum"), {x, dim}); };
   if (!c10::isFloatingType(s)) return Values{plain()};
@@ -370,20 +383,21 @@ Result Cumsum(LowerCtx& c, const ir::Node& n, const Values& in) {
 }
 
 Result Topk(LowerCtx& c, const ir::Node& n, const Values& in) {
-  Value* r = c.Call(A("topk"),
-                    {in[0], n.GetInt("k"), n.GetInt("dim", -1), n.GetBool("largest", true), n.GetBool("sorted", true)});
+  const auto a = AttrsOf<ops::TopkAttrs>(n);
+  Value* r = c.Call(A("topk"), {in[0], a.k, a.dim.get(), a.largest.get(), a.sorted.get()});
   return c.Unpack(r, 2);
 }
 
 Result Argsort(LowerCtx& c, const ir::Node& n, const Values& in) {
-  std::vector<NamedValue> kwargs = {{"dim", n.GetInt("dim", -1)}, {"descending", n.GetBool("descending")}};
-  if (n.GetBool("stable", true)) kwargs.insert(kwargs.begin(), NamedValue("stable", true));
+  const auto a = AttrsOf<ops::ArgsortAttrs>(n);
+  std::vector<NamedValue> kwargs = {{"dim", a.dim.get()}, {"descending", a.descending.get()}};
+  if (a.stable.get()) kwargs.insert(kwargs.begin(), NamedValue("stable", true));
   return Values{c.Unpack(c.Call(A("sort"), {in[0]}, std::move(kwargs)), 2)[1]};
 }
 
 Result Sort(LowerCtx& c, const ir::Node& n, const Values& in) {
-  Value* r =
-      c.Call(A("sort"), {in[0]}, {{"stable", true}, {"dim", n.GetInt("dim")}, {"descending", n.GetBool("descending")}});
+  const auto a = AttrsOf<ops::SortAttrs>(n);
+  Value* r = c.Call(A("sort"), {in[0]}, {{"stable", true}, {"dim", a.dim}, {"descending", a.descending.get()}});
   return c.Unpack(r, 2);
 }
 
@@ -446,7 +460,7 @@ Result RankAverage(LowerCtx& c, const ir::Node& n, const Values& in) {
 // ---- Syncing ops (only ever in finalize plans) -------------------------------
 
 Result Bincount(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return Values{c.Call(A("bincount"), {in[0], c.Const(c10::IValue()), n.GetInt("minlength")})};
+  return Values{c.Call(A("bincount"), {in[0], c.Const(c10::IValue()), AttrsOf<ops::BincountAttrs>(n).minlength})};
 }
 Result MaskedSelect(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "masked_select"); }
 Result Nonzero(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "nonzero"); }
@@ -457,8 +471,8 @@ Result AssertZero(LowerCtx& c, const ir::Node& n, const Values& in) {
   Value* on_meta = c.Call(c10::Symbol::fromQualString("prim::is_meta"), {in[0]});
   Value* nonzero = c.Call(A("is_nonzero"), {c.Call(A("gt"), {in[0], 0})});
   Value* cond = c.Call(A("__and__"), {c.Call(A("__not__"), {on_meta}), nonzero});
-  std::string message =
-      absl::StrCat(support::kCheckFailed, absl::StrReplaceAll(n.GetString("message"), {{"{n}", "{}"}}));
+  std::string message = absl::StrCat(support::kCheckFailed,
+                                     absl::StrReplaceAll(AttrsOf<ops::AssertZeroAttrs>(n).message, {{"{n}", "{}"}}));
   Value* value = in[1];
   return Values{c.If(
       cond,
@@ -510,7 +524,10 @@ Result Composite(LowerCtx& c, const ir::Node& n, const Values& in) {
       optional = true;
       type = opt->getElementType();
     }
-    if (!n.HasAttr(arg.name())) {
+    // The fused op's schema names the node's attributes (ops/attrs.h):
+    // they are read by those names, whatever op it is.
+    auto attr = n.attrs().find(arg.name());
+    if (attr == n.attrs().end()) {
       // As the eager kernels read them: absent optionals are None, absent
       // lists empty.
       if (optional)
@@ -525,22 +542,26 @@ Result Composite(LowerCtx& c, const ir::Node& n, const Values& in) {
     c10::IValue v;
     switch (type->kind()) {
       case c10::TypeKind::IntType:
-        v = n.GetInt(arg.name());
+        if (const auto* x = std::get_if<int64_t>(&attr->second)) v = *x;
         break;
       case c10::TypeKind::FloatType:
-        v = n.GetDouble(arg.name());
+        if (const auto* x = std::get_if<double>(&attr->second)) v = *x;
+        if (const auto* x = std::get_if<int64_t>(&attr->second)) v = static_cast<double>(*x);
         break;
       case c10::TypeKind::BoolType:
-        v = n.GetBool(arg.name());
+        if (const auto* x = std::get_if<bool>(&attr->second)) v = *x;
         break;
       case c10::TypeKind::StringType:
-        v = n.GetString(arg.name());
+        if (const auto* x = std::get_if<std::string>(&attr->second)) v = *x;
         break;
       case c10::TypeKind::ListType:
-        v = n.GetInts(arg.name());
+        if (const auto* x = std::get_if<std::vector<int64_t>>(&attr->second)) v = *x;
         break;
       default:
         return absl::UnimplementedError(absl::StrCat(n.op(), ": argument '", arg.name(), "' of type ", type->str()));
+    }
+    if (v.isNone()) {
+      return absl::InternalError(absl::StrCat(n.op(), ": attribute '", arg.name(), "' is not a ", type->str()));
     }
     args.emplace_back(arg.name(), v);
   }

@@ -227,10 +227,10 @@ TEST(ExprTest, ScalarOperandDTypes) {
   // An integral scalar keeps an integer operand's dtype.
   Expr plus = t + 2.0;
   EXPECT_EQ(plus.dtype(), DType::kInt64);
-  EXPECT_EQ(plus.value()->producer()->input(1)->producer()->GetString("dtype"), "i64");
+  EXPECT_EQ(std::get<std::string>(plus.value()->producer()->input(1)->producer()->attrs().at("dtype")), "i64");
   // A fractional one is f32, and i64 * f32 promotes to f32.
   Expr half = t * 0.5;
-  EXPECT_EQ(half.value()->producer()->input(1)->producer()->GetString("dtype"), "f32");
+  EXPECT_EQ(std::get<std::string>(half.value()->producer()->input(1)->producer()->attrs().at("dtype")), "f32");
   EXPECT_EQ(half.dtype(), DType::kFloat32);
   // A float operand gives its own dtype to any scalar.
   EXPECT_EQ((x * 0.5).dtype(), DType::kFloat64);
@@ -245,7 +245,7 @@ TEST(ExprTest, ScalarOperandDTypes) {
   const ir::Node* sub = rsub.value()->producer();
   EXPECT_EQ(sub->op(), "sub");
   EXPECT_EQ(sub->input(0)->producer()->op(), "constant");
-  EXPECT_EQ(sub->input(0)->producer()->GetDouble("value"), 2.0);
+  EXPECT_EQ(std::get<double>(sub->input(0)->producer()->attrs().at("value")), 2.0);
   EXPECT_EQ(sub->input(1), t.value());
   EXPECT_EQ(rsub.type().ShapeString(), "[N]");
   EXPECT_TRUE(b.ok());
