@@ -42,7 +42,7 @@ void RegisterCompositeOps(OpTable& t) {
   //   target (or label pred) outside [0, C) are dropped and counted.
   //   -> (confmat i64[C, C] indexed [target][pred], bad_target i64[], bad_preds i64[])
   OpDef d;
-  d.name = "mc_confmat";
+  d.id = OpId::kMcConfmat;
   d.min_inputs = d.max_inputs = 2;
   d.attrs = SpecsOf<McConfmatAttrs>();
   d.traits.composite = true;
@@ -65,7 +65,7 @@ void RegisterCompositeOps(OpTable& t) {
     // The narrow-states pass makes it from an mc_confmat whose matrix is read
     // only through confmat_part.
     OpDef mm;
-    mm.name = "mc_marginals";
+    mm.id = OpId::kMcMarginals;
     mm.min_inputs = mm.max_inputs = 2;
     mm.attrs = SpecsOf<McMarginalsAttrs>();
     mm.traits.composite = true;
@@ -90,7 +90,7 @@ void RegisterCompositeOps(OpTable& t) {
     //   kernel reads the bits; the decomposition computes them (exponent by
     //   bucketize against powers of two, all exact in float64).
     OpDef sc;
-    sc.name = "score_code16";
+    sc.id = OpId::kScoreCode16;
     sc.min_inputs = sc.max_inputs = 1;
     sc.attrs = SpecsOf<ScoreCode16Attrs>();
     sc.traits.composite = true;
@@ -111,7 +111,7 @@ void RegisterCompositeOps(OpTable& t) {
     //   dropped) of one shape (N, ...); with K = 1 every element is class 0,
     //   else dim 1 (of size K) is the class.
     OpDef cc;
-    cc.name = "code16_counts";
+    cc.id = OpId::kCode16Counts;
     cc.min_inputs = cc.max_inputs = 2;
     cc.attrs = SpecsOf<Code16CountsAttrs>();
     cc.traits.composite = true;
@@ -142,7 +142,7 @@ void RegisterCompositeOps(OpTable& t) {
     //       half), precision_sum f64[] (over positives, the precision at
     //       their score))
     OpDef rs;
-    rs.name = "binary_rank_stats";
+    rs.id = OpId::kBinaryRankStats;
     rs.min_inputs = rs.max_inputs = 2;
     rs.traits.composite = true;
     rs.fused_devices = {"cpu", "meta"};
@@ -170,7 +170,7 @@ void RegisterCompositeOps(OpTable& t) {
     // those) from one read whole. No kernel: its decomposition is the
     // reference, and after narrowing it is a select of a marginals row.
     OpDef cp;
-    cp.name = "confmat_part";
+    cp.id = OpId::kConfmatPart;
     cp.min_inputs = cp.max_inputs = 1;
     cp.attrs = SpecsOf<ConfmatPartAttrs>();
     cp.traits.composite = true;
@@ -203,7 +203,7 @@ void RegisterCompositeOps(OpTable& t) {
     // The binary confmat keeps the binary metrics' state shape, so their
     // update is this one node (no reshape after it).
     OpDef bl;
-    bl.name = "bl_confmat";
+    bl.id = OpId::kBlConfmat;
     bl.min_inputs = bl.max_inputs = 2;
     bl.attrs = SpecsOf<BlConfmatAttrs>();
     bl.traits.composite = true;
@@ -246,7 +246,7 @@ void RegisterCompositeOps(OpTable& t) {
     // reads the error's moments (results 7..9, zeros then), which skips a
     // third of the kernel's work.
     OpDef rs;
-    rs.name = "reg_stats";
+    rs.id = OpId::kRegStats;
     rs.min_inputs = rs.max_inputs = 2;
     rs.attrs = SpecsOf<RegStatsAttrs>();
     rs.prune = [](ir::Node& n, const std::vector<bool>& live) {
@@ -289,7 +289,7 @@ void RegisterCompositeOps(OpTable& t) {
     //   of variables (a_k, b_k) the co-moment f64[d].
     //   -> the merged side, in the same order
     OpDef mm;
-    mm.name = "moments_merge";
+    mm.id = OpId::kMomentsMerge;
     mm.min_inputs = 2;
     mm.max_inputs = -1;
     mm.attrs = SpecsOf<MomentsMergeAttrs>();

@@ -15,9 +15,9 @@ using ir::TensorType;
 // Dtype of true division / float math on `d`: integers and bools become f32.
 DType FloatOf(DType d) { return ir::IsFloating(d) ? d : DType::kFloat32; }
 
-OpDef Binary(std::string name, bool commutative, std::function<DType(DType, DType)> result) {
+OpDef Binary(OpId id, bool commutative, std::function<DType(DType, DType)> result) {
   OpDef d;
-  d.name = std::move(name);
+  d.id = id;
   d.min_inputs = d.max_inputs = 2;
   d.traits.commutative = commutative;
   d.infer = [result](const std::vector<TensorType>& in, const ir::AttrMap&,
@@ -28,9 +28,9 @@ OpDef Binary(std::string name, bool commutative, std::function<DType(DType, DTyp
   return d;
 }
 
-OpDef Unary(std::string name, std::function<absl::StatusOr<DType>(DType)> result, std::vector<AttrSpec> attrs = {}) {
+OpDef Unary(OpId id, std::function<absl::StatusOr<DType>(DType)> result, std::vector<AttrSpec> attrs = {}) {
   OpDef d;
-  d.name = std::move(name);
+  d.id = id;
   d.min_inputs = d.max_inputs = 1;
   d.attrs = std::move(attrs);
   d.infer = [result](const std::vector<TensorType>& in, const ir::AttrMap&,
@@ -61,33 +61,33 @@ void RegisterElementwiseOps(OpTable& t) {
   };
   auto to_bool = [](DType, DType) { return DType::kBool; };
   using X = const std::vector<double>&;
-  add(Folding(Binary("add", true, promote), [](X x) { return x[0] + x[1]; }));
-  add(Folding(Binary("sub", false, promote), [](X x) { return x[0] - x[1]; }));
-  add(Folding(Binary("mul", true, promote), [](X x) { return x[0] * x[1]; }));
-  add(Folding(Binary("maximum", true, ir::PromoteTypes), [](X x) { return std::max(x[0], x[1]); }));
-  add(Folding(Binary("minimum", true, ir::PromoteTypes), [](X x) { return std::min(x[0], x[1]); }));
-  add(Folding(Binary("div", false, [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); }),
+  add(Folding(Binary(OpId::kAdd, true, promote), [](X x) { return x[0] + x[1]; }));
+  add(Folding(Binary(OpId::kSub, false, promote), [](X x) { return x[0] - x[1]; }));
+  add(Folding(Binary(OpId::kMul, true, promote), [](X x) { return x[0] * x[1]; }));
+  add(Folding(Binary(OpId::kMaximum, true, ir::PromoteTypes), [](X x) { return std::max(x[0], x[1]); }));
+  add(Folding(Binary(OpId::kMinimum, true, ir::PromoteTypes), [](X x) { return std::min(x[0], x[1]); }));
+  add(Folding(Binary(OpId::kDiv, false, [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); }),
               [](X x) { return x[0] / x[1]; }));
-  add(Binary("pow", false, [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); }));
+  add(Binary(OpId::kPow, false, [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); }));
   {
     // safe_div: num / den, and `zero_division` where den == 0 (TorchMetrics'
     // _safe_divide). Always floating.
-    OpDef d = Binary("safe_div", false, [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); });
+    OpDef d = Binary(OpId::kSafeDiv, false, [](DType a, DType b) { return FloatOf(ir::PromoteTypes(a, b)); });
     d.attrs = SpecsOf<SafeDivAttrs>();
     d.fold = [](const ir::Node& n, X x) -> std::optional<double> {
       return x[1] != 0 ? x[0] / x[1] : AttrsOf<SafeDivAttrs>(n).zero_division.get();
     };
     add(std::move(d));
   }
-  add(Folding(Binary("eq", true, to_bool), [](X x) { return Truth(x[0] == x[1]); }));
-  add(Folding(Binary("ne", true, to_bool), [](X x) { return Truth(x[0] != x[1]); }));
-  add(Folding(Binary("lt", false, to_bool), [](X x) { return Truth(x[0] < x[1]); }));
-  add(Folding(Binary("le", false, to_bool), [](X x) { return Truth(x[0] <= x[1]); }));
-  add(Folding(Binary("gt", false, to_bool), [](X x) { return Truth(x[0] > x[1]); }));
-  add(Folding(Binary("ge", false, to_bool), [](X x) { return Truth(x[0] >= x[1]); }));
-  add(Folding(Binary("logical_and", true, to_bool), [](X x) { return Truth(x[0] != 0 && x[1] != 0); }));
-  add(Folding(Binary("logical_or", true, to_bool), [](X x) { return Truth(x[0] != 0 || x[1] != 0); }));
-  add(Binary("logical_xor", true, to_bool));
+  add(Folding(Binary(OpId::kEq, true, to_bool), [](X x) { return Truth(x[0] == x[1]); }));
+  add(Folding(Binary(OpId::kNe, true, to_bool), [](X x) { return Truth(x[0] != x[1]); }));
+  add(Folding(Binary(OpId::kLt, false, to_bool), [](X x) { return Truth(x[0] < x[1]); }));
+  add(Folding(Binary(OpId::kLe, false, to_bool), [](X x) { return Truth(x[0] <= x[1]); }));
+  add(Folding(Binary(OpId::kGt, false, to_bool), [](X x) { return Truth(x[0] > x[1]); }));
+  add(Folding(Binary(OpId::kGe, false, to_bool), [](X x) { return Truth(x[0] >= x[1]); }));
+  add(Folding(Binary(OpId::kLogicalAnd, true, to_bool), [](X x) { return Truth(x[0] != 0 && x[1] != 0); }));
+  add(Folding(Binary(OpId::kLogicalOr, true, to_bool), [](X x) { return Truth(x[0] != 0 || x[1] != 0); }));
+  add(Binary(OpId::kLogicalXor, true, to_bool));
   auto same = [](DType d) -> absl::StatusOr<DType> { return d; };
   auto numeric = [](DType d) -> absl::StatusOr<DType> {
     if (d == DType::kBool) return absl::InvalidArgumentError("expects a numeric input, got i1");
@@ -95,19 +95,19 @@ void RegisterElementwiseOps(OpTable& t) {
   };
   auto floating = [](DType d) -> absl::StatusOr<DType> { return FloatOf(d); };
   auto boolean = [](DType) -> absl::StatusOr<DType> { return DType::kBool; };
-  add(Folding(Unary("neg", numeric), [](X x) { return -x[0]; }));
-  add(Folding(Unary("abs", numeric), [](X x) { return std::abs(x[0]); }));
-  add(Folding(Unary("exp", floating), [](X x) { return std::exp(x[0]); }));
-  add(Folding(Unary("log", floating), [](X x) { return std::log(x[0]); }));
-  add(Folding(Unary("sqrt", floating), [](X x) { return std::sqrt(x[0]); }));
-  add(Unary("sigmoid", floating));
-  add(Unary("log_cosh", floating));
-  add(Unary("isnan", boolean));
-  add(Folding(Unary("logical_not", boolean), [](X x) { return Truth(x[0] == 0); }));
-  add(Unary("clamp", same, SpecsOf<ClampAttrs>()));
+  add(Folding(Unary(OpId::kNeg, numeric), [](X x) { return -x[0]; }));
+  add(Folding(Unary(OpId::kAbs, numeric), [](X x) { return std::abs(x[0]); }));
+  add(Folding(Unary(OpId::kExp, floating), [](X x) { return std::exp(x[0]); }));
+  add(Folding(Unary(OpId::kLog, floating), [](X x) { return std::log(x[0]); }));
+  add(Folding(Unary(OpId::kSqrt, floating), [](X x) { return std::sqrt(x[0]); }));
+  add(Unary(OpId::kSigmoid, floating));
+  add(Unary(OpId::kLogCosh, floating));
+  add(Unary(OpId::kIsnan, boolean));
+  add(Folding(Unary(OpId::kLogicalNot, boolean), [](X x) { return Truth(x[0] == 0); }));
+  add(Unary(OpId::kClamp, same, SpecsOf<ClampAttrs>()));
   {
     OpDef d;
-    d.name = "cast";
+    d.id = OpId::kCast;
     d.min_inputs = d.max_inputs = 1;
     d.attrs = SpecsOf<CastAttrs>();
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
@@ -119,7 +119,7 @@ void RegisterElementwiseOps(OpTable& t) {
   }
   {
     OpDef d;
-    d.name = "where";
+    d.id = OpId::kWhere;
     d.min_inputs = d.max_inputs = 3;
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&,
                  const ir::Device&) -> absl::StatusOr<std::vector<TensorType>> {

@@ -30,7 +30,7 @@ using Types = absl::StatusOr<std::vector<TensorType>>;
 void RegisterGatherOps(OpTable& t) {
   auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
   add(MakeOp(
-      "concat", 1, -1, {}, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+      OpId::kConcat, 1, -1, {}, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
         const TensorType& first = in[0];
         if (first.rank() < 1) return absl::InvalidArgumentError("expects operands of rank >= 1");
         int64_t fixed = 0;
@@ -58,13 +58,14 @@ void RegisterGatherOps(OpTable& t) {
         }
         return std::vector<TensorType>{out};
       }));
-  add(MakeOp("take", 2, 2, {}, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-    if (in[0].rank() != 1) return absl::InvalidArgumentError("expects a rank-1 source");
-    if (!ir::IsIntegral(in[1].dtype)) return absl::InvalidArgumentError("expects integer indices");
-    TensorType out = in[1];
-    out.dtype = in[0].dtype;
-    return std::vector<TensorType>{out};
-  }));
+  add(MakeOp(OpId::kTake, 2, 2, {},
+             [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+               if (in[0].rank() != 1) return absl::InvalidArgumentError("expects a rank-1 source");
+               if (!ir::IsIntegral(in[1].dtype)) return absl::InvalidArgumentError("expects integer indices");
+               TensorType out = in[1];
+               out.dtype = in[0].dtype;
+               return std::vector<TensorType>{out};
+             }));
 }
 
 }  // namespace tally::ops

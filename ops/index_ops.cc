@@ -25,7 +25,7 @@ absl::StatusOr<DType> DTypeAttr(const ir::AttrMap& a) {
 void RegisterIndexOps(OpTable& t) {
   auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
   {
-    OpDef d = MakeOp("constant", 0, 0, SpecsOf<ConstantAttrs>(),
+    OpDef d = MakeOp(OpId::kConstant, 0, 0, SpecsOf<ConstantAttrs>(),
                      [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
                        TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr<ConstantAttrs>(a));
                        const auto attrs = AttrsOf<ConstantAttrs>(a);
@@ -52,7 +52,7 @@ void RegisterIndexOps(OpTable& t) {
     add(std::move(d));
   }
   {
-    OpDef d = MakeOp("full", 0, 0, SpecsOf<FullAttrs>(),
+    OpDef d = MakeOp(OpId::kFull, 0, 0, SpecsOf<FullAttrs>(),
                      [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
                        TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr<FullAttrs>(a));
                        ir::Shape s;
@@ -66,7 +66,7 @@ void RegisterIndexOps(OpTable& t) {
     add(std::move(d));
   }
   {
-    OpDef d = MakeOp("arange", 0, 0, SpecsOf<ArangeAttrs>(),
+    OpDef d = MakeOp(OpId::kArange, 0, 0, SpecsOf<ArangeAttrs>(),
                      [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
                        TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr<ArangeAttrs>(a));
                        return std::vector<TensorType>{{dt, {Dim::Fixed(AttrsOf<ArangeAttrs>(a).n)}, dev}};
@@ -79,7 +79,7 @@ void RegisterIndexOps(OpTable& t) {
   // its points (calibration bin boundaries) are binned as TorchMetrics bins
   // them: ATen's rounding is not a formula the IR can restate.
   {
-    OpDef d = MakeOp("linspace", 0, 0, SpecsOf<LinspaceAttrs>(),
+    OpDef d = MakeOp(OpId::kLinspace, 0, 0, SpecsOf<LinspaceAttrs>(),
                      [](const std::vector<TensorType>&, const ir::AttrMap& a, const ir::Device& dev) -> Types {
                        TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr<LinspaceAttrs>(a));
                        if (!ir::IsFloating(dt)) return absl::InvalidArgumentError("expects a float dtype");
@@ -91,7 +91,7 @@ void RegisterIndexOps(OpTable& t) {
     add(std::move(d));
   }
   // full_like: the input's shape filled with `value`.
-  add(MakeOp("full_like", 1, 1, SpecsOf<FullLikeAttrs>(),
+  add(MakeOp(OpId::kFullLike, 1, 1, SpecsOf<FullLikeAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                TALLY_ASSIGN_OR_RETURN(DType dt, DTypeAttr<FullLikeAttrs>(a));
                return std::vector<TensorType>{{dt, in[0].shape, in[0].device}};
@@ -99,7 +99,7 @@ void RegisterIndexOps(OpTable& t) {
   // transfer: the one op that changes device — an explicit, visible copy of
   // a program input to the program's device (opt-in, --transfer-inputs).
   {
-    OpDef d = MakeOp("transfer", 1, 1, SpecsOf<TransferAttrs>(),
+    OpDef d = MakeOp(OpId::kTransfer, 1, 1, SpecsOf<TransferAttrs>(),
                      [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                        TALLY_ASSIGN_OR_RETURN(ir::Device dev, ir::ParseDevice(AttrsOf<TransferAttrs>(a).device));
                        TensorType t = in[0];
@@ -110,12 +110,12 @@ void RegisterIndexOps(OpTable& t) {
     add(std::move(d));
   }
   // size: a dim's size as an i64 scalar on the device; metadata only.
-  add(MakeOp("size", 1, 1, SpecsOf<DimAttrs>(),
+  add(MakeOp(OpId::kSize, 1, 1, SpecsOf<DimAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                TALLY_RETURN_IF_ERROR(NormalizeDim(AttrsOf<DimAttrs>(a).dim, in[0].rank()).status());
                return std::vector<TensorType>{{DType::kInt64, {}, in[0].device}};
              }));
-  add(MakeOp("reshape", 1, 1, SpecsOf<ReshapeAttrs>(),
+  add(MakeOp(OpId::kReshape, 1, 1, SpecsOf<ReshapeAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                // Only fixed shapes reshape; symbolic inputs use flatten/unsqueeze.
                int64_t numel = 1;
@@ -132,7 +132,7 @@ void RegisterIndexOps(OpTable& t) {
                if (prod != numel) return absl::InvalidArgumentError("reshape changes the element count");
                return std::vector<TensorType>{{in[0].dtype, s, in[0].device}};
              }));
-  add(MakeOp("flatten", 1, 1, {},
+  add(MakeOp(OpId::kFlatten, 1, 1, {},
              [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
                // The flattened size of symbolic dims is the product symbol `N*3`.
                int64_t fixed = 1;
@@ -150,14 +150,14 @@ void RegisterIndexOps(OpTable& t) {
                }
                return std::vector<TensorType>{{in[0].dtype, {out}, in[0].device}};
              }));
-  add(MakeOp("unsqueeze", 1, 1, SpecsOf<DimAttrs>(),
+  add(MakeOp(OpId::kUnsqueeze, 1, 1, SpecsOf<DimAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(AttrsOf<DimAttrs>(a).dim, in[0].rank() + 1));
                TensorType t = in[0];
                t.shape.insert(t.shape.begin() + d, Dim::Fixed(1));
                return std::vector<TensorType>{t};
              }));
-  add(MakeOp("squeeze", 1, 1, SpecsOf<DimAttrs>(),
+  add(MakeOp(OpId::kSqueeze, 1, 1, SpecsOf<DimAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(AttrsOf<DimAttrs>(a).dim, in[0].rank()));
                if (in[0].shape[d] != Dim::Fixed(1)) return absl::InvalidArgumentError("squeeze of a dim that is not 1");
@@ -165,7 +165,7 @@ void RegisterIndexOps(OpTable& t) {
                t.shape.erase(t.shape.begin() + d);
                return std::vector<TensorType>{t};
              }));
-  add(MakeOp("select", 1, 1, SpecsOf<SelectAttrs>(),
+  add(MakeOp(OpId::kSelect, 1, 1, SpecsOf<SelectAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                const auto attrs = AttrsOf<SelectAttrs>(a);
                TALLY_ASSIGN_OR_RETURN(int64_t d, NormalizeDim(attrs.dim, in[0].rank()));
@@ -178,7 +178,7 @@ void RegisterIndexOps(OpTable& t) {
                t.shape.erase(t.shape.begin() + d);
                return std::vector<TensorType>{t};
              }));
-  add(MakeOp("transpose", 1, 1, SpecsOf<TransposeAttrs>(),
+  add(MakeOp(OpId::kTranspose, 1, 1, SpecsOf<TransposeAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                const auto attrs = AttrsOf<TransposeAttrs>(a);
                TALLY_ASSIGN_OR_RETURN(int64_t d0, NormalizeDim(attrs.dim0, in[0].rank()));
@@ -189,7 +189,7 @@ void RegisterIndexOps(OpTable& t) {
              }));
   // one_hot: i1[..., C], true where x == class; values outside [0, C) give an
   // all-false row instead of failing, so it never needs a host check.
-  add(MakeOp("one_hot", 1, 1, SpecsOf<OneHotAttrs>(),
+  add(MakeOp(OpId::kOneHot, 1, 1, SpecsOf<OneHotAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                if (!ir::IsIntegral(in[0].dtype)) return absl::InvalidArgumentError("expects integer labels");
                TensorType t = in[0];
@@ -198,7 +198,7 @@ void RegisterIndexOps(OpTable& t) {
                return std::vector<TensorType>{t};
              }));
   // topk_mask: i1 of the input's shape, true at the k largest of the last dim.
-  add(MakeOp("topk_mask", 1, 1, SpecsOf<TopkMaskAttrs>(),
+  add(MakeOp(OpId::kTopkMask, 1, 1, SpecsOf<TopkMaskAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
                const Dim& last = in[0].shape.back();
@@ -212,7 +212,7 @@ void RegisterIndexOps(OpTable& t) {
              }));
   // histogram(idx[, weights]): counts (or weight sums) of idx into a buffer of
   // fixed `size`; rows whose idx is outside [0, size) are dropped on device.
-  add(MakeOp("histogram", 1, 2, SpecsOf<HistogramAttrs>(),
+  add(MakeOp(OpId::kHistogram, 1, 2, SpecsOf<HistogramAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                if (!ir::IsIntegral(in[0].dtype) || in[0].rank() != 1) {
                  return absl::InvalidArgumentError("expects a rank-1 integer index");
@@ -224,7 +224,7 @@ void RegisterIndexOps(OpTable& t) {
                }
                return std::vector<TensorType>{{dt, {Dim::Fixed(AttrsOf<HistogramAttrs>(a).size)}, in[0].device}};
              }));
-  add(MakeOp("sort", 1, 1, SpecsOf<SortAttrs>(),
+  add(MakeOp(OpId::kSort, 1, 1, SpecsOf<SortAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                TALLY_RETURN_IF_ERROR(NormalizeDim(AttrsOf<SortAttrs>(a).dim, in[0].rank()).status());
                TensorType idx = in[0];
@@ -233,7 +233,7 @@ void RegisterIndexOps(OpTable& t) {
              }));
   // rank_average: 1-based ranks along dim 0 with ties given their mean rank
   // (scipy.stats.rankdata "average"), in f64.
-  add(MakeOp("rank_average", 1, 1, {},
+  add(MakeOp(OpId::kRankAverage, 1, 1, {},
              [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
                if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
                TensorType t = in[0];

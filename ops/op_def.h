@@ -48,7 +48,8 @@ using FoldFn = std::function<std::optional<double>(const ir::Node& node, const s
 
 // OpDef describes one op kind.
 struct OpDef {
-  OpId id = OpId::kAdd;  // set from `name` by AddOp
+  // The op, by id (ops/op_list.h); `name` is filled from it by AddOp.
+  std::optional<OpId> id;
   std::string name;
   int min_inputs = 0;
   int max_inputs = 0;  // -1: variadic

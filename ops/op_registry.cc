@@ -53,9 +53,9 @@ const OpTable& Registry() {
   return *table;
 }
 
-OpDef MakeOp(std::string name, int min_inputs, int max_inputs, std::vector<AttrSpec> attrs, InferFn infer) {
+OpDef MakeOp(OpId id, int min_inputs, int max_inputs, std::vector<AttrSpec> attrs, InferFn infer) {
   OpDef d;
-  d.name = std::move(name);
+  d.id = id;
   d.min_inputs = min_inputs;
   d.max_inputs = max_inputs;
   d.attrs = std::move(attrs);
@@ -63,30 +63,33 @@ OpDef MakeOp(std::string name, int min_inputs, int max_inputs, std::vector<AttrS
   return d;
 }
 
+bool OpTable::Add(OpDef d) {
+  const size_t i = Index(*d.id);
+  if (defs_[i]) return false;
+  defs_[i] = std::move(d);
+  return true;
+}
+
+size_t OpTable::size() const {
+  size_t n = 0;
+  for (const auto& d : defs_) n += d.has_value();
+  return n;
+}
+
 void AddOp(OpTable& t, OpDef d) {
-  std::optional<OpId> id = OpIdNamed(d.name);
-  if (!id) {
-    TableErrors().push_back(absl::StrCat("op '", d.name, "' is defined but not in op_list.h"));
+  if (!d.id) {
+    TableErrors().push_back("a definition has no op id");
     return;
   }
-  d.id = *id;
-  std::string name = d.name;
-  if (!t.emplace(std::move(name), std::move(d)).second) {
-    TableErrors().push_back(absl::StrCat("op '", OpName(*id), "' is defined twice"));
-  }
+  d.name = std::string(OpName(*d.id));
+  const OpId id = *d.id;
+  if (!t.Add(std::move(d))) TableErrors().push_back(absl::StrCat("op '", OpName(id), "' is defined twice"));
 }
 
 namespace {
 
-// ById is the table indexed by op id (nullptr where a family file forgot one).
-const std::array<const OpDef*, kNumOps>& ById() {
-  static const auto* by_id = [] {
-    auto* a = new std::array<const OpDef*, kNumOps>{};
-    for (const auto& [name, def] : Registry()) (*a)[Index(def.id)] = &def;
-    return a;
-  }();
-  return *by_id;
-}
+// ById: the definition of op `i` (nullptr where a family file forgot one).
+const OpDef* ById(size_t i) { return Registry().Find(static_cast<OpId>(i)); }
 
 }  // namespace
 
@@ -94,7 +97,7 @@ absl::Status CheckOpTable() {
   Registry();  // fills TableErrors
   std::vector<std::string> errors = TableErrors();
   for (size_t i = 0; i < kNumOps; ++i) {
-    const OpDef* d = ById()[i];
+    const OpDef* d = ById(i);
     if (d == nullptr) {
       errors.push_back(absl::StrCat("op '", kOpNames[i], "' is in op_list.h but has no definition"));
     } else if (d->traits.composite != (kOpKinds[i] == OpKind::kComposite)) {
@@ -106,18 +109,17 @@ absl::Status CheckOpTable() {
   return absl::InternalError(absl::StrCat("the op table is incomplete: ", absl::StrJoin(errors, "; ")));
 }
 
-const OpDef& Def(OpId id) { return *ById()[Index(id)]; }
+const OpDef& Def(OpId id) { return *ById(Index(id)); }
 
 // DefOf: a node's definition through its cached op id (no name hashing).
 const OpDef* DefOf(const ir::Node& n) {
   std::optional<OpId> id = IdOf(n);
-  return id ? ById()[Index(*id)] : nullptr;
+  return id ? ById(Index(*id)) : nullptr;
 }
 
 const OpDef* FindOp(absl::string_view name) {
-  const auto& t = Registry();
-  auto it = t.find(name);
-  return it == t.end() ? nullptr : &it->second;
+  std::optional<OpId> id = OpIdNamed(name);
+  return id ? ById(Index(*id)) : nullptr;
 }
 
 bool IsPure(const ir::Node& n) {

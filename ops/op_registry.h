@@ -3,10 +3,12 @@
 #ifndef TALLY_OPS_OP_REGISTRY_H_
 #define TALLY_OPS_OP_REGISTRY_H_
 
+#include <array>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "engine/ir/graph.h"
 #include "ops/op_def.h"
@@ -14,8 +16,42 @@
 
 namespace tally::ops {
 
-// OpTable maps op names to definitions.
-using OpTable = absl::flat_hash_map<std::string, OpDef>;
+// OpTable holds one definition per op id (ops/op_list.h), in an array
+// indexed by the id; iterating yields (name, definition) in op-list order.
+class OpTable {
+ public:
+  // Add enters `d` under its id; false when the id already has one.
+  bool Add(OpDef d);
+  const OpDef* Find(OpId id) const { return defs_[Index(id)] ? &*defs_[Index(id)] : nullptr; }
+  size_t size() const;
+
+  class Iterator {
+   public:
+    Iterator(const OpTable* t, size_t i) : t_(t), i_(i) { Skip(); }
+    std::pair<const std::string&, const OpDef&> operator*() const {
+      const OpDef& d = *t_->defs_[i_];
+      return {d.name, d};
+    }
+    Iterator& operator++() {
+      ++i_;
+      Skip();
+      return *this;
+    }
+    bool operator!=(const Iterator& o) const { return i_ != o.i_; }
+
+   private:
+    void Skip() {
+      while (i_ < kNumOps && !t_->defs_[i_]) ++i_;
+    }
+    const OpTable* t_;
+    size_t i_;
+  };
+  Iterator begin() const { return Iterator(this, 0); }
+  Iterator end() const { return Iterator(this, kNumOps); }
+
+ private:
+  std::array<std::optional<OpDef>, kNumOps> defs_;
+};
 
 // Registry returns the table (built once, on first use).
 const OpTable& Registry();
@@ -70,8 +106,9 @@ void RegisterRetrievalOps(OpTable& t);
 
 // Helpers for the family files.
 // MakeOp fills the fields every op definition has.
-OpDef MakeOp(std::string name, int min_inputs, int max_inputs, std::vector<AttrSpec> attrs, InferFn infer);
-// AddOp enters `d` into the table under its name.
+OpDef MakeOp(OpId id, int min_inputs, int max_inputs, std::vector<AttrSpec> attrs, InferFn infer);
+// AddOp enters `d` into the table under its id (a definition without one,
+// or a second one for an id, is reported by CheckOpTable).
 void AddOp(OpTable& t, OpDef d);
 absl::StatusOr<ir::Shape> BroadcastShapes(const ir::Shape& a, const ir::Shape& b);
 absl::StatusOr<int64_t> NormalizeDim(int64_t dim, int64_t rank);

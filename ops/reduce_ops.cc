@@ -29,9 +29,9 @@ absl::StatusOr<ir::Shape> ReducedShape(const ir::Shape& s, std::vector<int64_t> 
   return out;
 }
 
-OpDef Reduction(std::string name, std::function<DType(DType)> result) {
+OpDef Reduction(OpId id, std::function<DType(DType)> result) {
   OpDef d;
-  d.name = std::move(name);
+  d.id = id;
   d.min_inputs = d.max_inputs = 1;
   d.attrs = SpecsOf<ReduceAttrs>();
   d.infer = [result](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
@@ -48,16 +48,16 @@ OpDef Reduction(std::string name, std::function<DType(DType)> result) {
 void RegisterReduceOps(OpTable& t) {
   auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
   // Sums of bools and integers accumulate in int64, as torch.sum does.
-  add(Reduction("reduce_sum", [](DType d) { return ir::IsFloating(d) ? d : DType::kInt64; }));
+  add(Reduction(OpId::kReduceSum, [](DType d) { return ir::IsFloating(d) ? d : DType::kInt64; }));
   // max/min of an empty reduction give -inf/+inf (int: the type's limits)
   // instead of failing, so an empty batch needs no host check.
-  add(Reduction("reduce_max", [](DType d) { return d; }));
-  add(Reduction("reduce_min", [](DType d) { return d; }));
-  add(Reduction("reduce_any", [](DType) { return DType::kBool; }));
-  add(Reduction("reduce_all", [](DType) { return DType::kBool; }));
+  add(Reduction(OpId::kReduceMax, [](DType d) { return d; }));
+  add(Reduction(OpId::kReduceMin, [](DType d) { return d; }));
+  add(Reduction(OpId::kReduceAny, [](DType) { return DType::kBool; }));
+  add(Reduction(OpId::kReduceAll, [](DType) { return DType::kBool; }));
   {
     OpDef d;
-    d.name = "argmax";
+    d.id = OpId::kArgmax;
     d.min_inputs = d.max_inputs = 1;
     d.attrs = SpecsOf<ArgmaxAttrs>();
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& attrs,
@@ -70,7 +70,7 @@ void RegisterReduceOps(OpTable& t) {
   }
   {
     OpDef d;
-    d.name = "softmax";
+    d.id = OpId::kSoftmax;
     d.min_inputs = d.max_inputs = 1;
     d.attrs = SpecsOf<DimAttrs>();
     d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& attrs,

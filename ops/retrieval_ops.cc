@@ -36,7 +36,7 @@ using Types = absl::StatusOr<std::vector<TensorType>>;
 void RegisterRetrievalOps(OpTable& t) {
   {
     OpDef d;
-    d.name = "count_invalid";
+    d.id = OpId::kCountInvalid;
     d.min_inputs = d.max_inputs = 1;
     d.attrs = SpecsOf<CountInvalidAttrs>();
     d.traits.composite = true;
@@ -50,7 +50,7 @@ void RegisterRetrievalOps(OpTable& t) {
   }
   {
     OpDef d;
-    d.name = "retrieval_score";
+    d.id = OpId::kRetrievalScore;
     d.min_inputs = d.max_inputs = 3;
     d.attrs = SpecsOf<RetrievalScoreAttrs>();
     d.traits.composite = true;

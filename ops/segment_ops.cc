@@ -32,14 +32,14 @@ absl::Status CheckRows(const std::vector<TensorType>& in) {
 
 void RegisterSegmentOps(OpTable& t) {
   auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
-  add(MakeOp("segment_sort", 2, 8, {},
+  add(MakeOp(OpId::kSegmentSort, 2, 8, {},
              [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
                TALLY_RETURN_IF_ERROR(CheckRows(in));
                if (in[0].dtype != DType::kInt64) return absl::InvalidArgumentError("keys must be int64");
                if (in[1].dtype == DType::kBool) return absl::InvalidArgumentError("scores must be numeric");
                return in;
              }));
-  add(MakeOp("segment_scan", 2, 4, {},
+  add(MakeOp(OpId::kSegmentScan, 2, 4, {},
              [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
                if (in[0].rank() < 1) return absl::InvalidArgumentError("expects x with rows along dim 0");
                TALLY_RETURN_IF_ERROR(CheckRows({in.begin() + 1, in.end()}));

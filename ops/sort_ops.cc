@@ -37,7 +37,7 @@ using Types = absl::StatusOr<std::vector<TensorType>>;
 
 void RegisterSortOps(OpTable& t) {
   auto add = [&t](OpDef d) { AddOp(t, std::move(d)); };
-  add(MakeOp("searchsorted", 2, 2, SpecsOf<SideAttrs>(),
+  add(MakeOp(OpId::kSearchsorted, 2, 2, SpecsOf<SideAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
                if (in[0].rank() != 1) return absl::InvalidArgumentError("expects a rank-1 sorted sequence");
                if (in[0].dtype != in[1].dtype) {
@@ -49,7 +49,7 @@ void RegisterSortOps(OpTable& t) {
                out.dtype = DType::kInt64;
                return std::vector<TensorType>{out};
              }));
-  add(MakeOp("bucketize", 2, 2, SpecsOf<SideAttrs>(),
+  add(MakeOp(OpId::kBucketize, 2, 2, SpecsOf<SideAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
                if (in[1].rank() != 1) return absl::InvalidArgumentError("expects rank-1 boundaries");
                if (in[0].dtype == DType::kBool || in[1].dtype == DType::kBool) {
@@ -59,7 +59,7 @@ void RegisterSortOps(OpTable& t) {
                out.dtype = DType::kInt64;
                return std::vector<TensorType>{out};
              }));
-  add(MakeOp("cumsum", 1, 1, SpecsOf<DimAttrs>(),
+  add(MakeOp(OpId::kCumsum, 1, 1, SpecsOf<DimAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
                TALLY_RETURN_IF_ERROR(NormalizeDim(AttrsOf<DimAttrs>(a).dim, in[0].rank()).status());
@@ -67,7 +67,7 @@ void RegisterSortOps(OpTable& t) {
                if (!ir::IsFloating(out.dtype)) out.dtype = DType::kInt64;
                return std::vector<TensorType>{out};
              }));
-  add(MakeOp("topk", 1, 1, SpecsOf<TopkAttrs>(),
+  add(MakeOp(OpId::kTopk, 1, 1, SpecsOf<TopkAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
                if (in[0].dtype == DType::kBool) return absl::InvalidArgumentError("expects a numeric input, got i1");
@@ -85,7 +85,7 @@ void RegisterSortOps(OpTable& t) {
                indices.dtype = DType::kInt64;
                return std::vector<TensorType>{values, indices};
              }));
-  add(MakeOp("argsort", 1, 1, SpecsOf<ArgsortAttrs>(),
+  add(MakeOp(OpId::kArgsort, 1, 1, SpecsOf<ArgsortAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                if (in[0].rank() < 1) return absl::InvalidArgumentError("expects rank >= 1");
                TALLY_RETURN_IF_ERROR(NormalizeDim(AttrsOf<ArgsortAttrs>(a).dim.get(), in[0].rank()).status());

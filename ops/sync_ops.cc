@@ -14,8 +14,8 @@ using ir::DType;
 using ir::TensorType;
 using Types = absl::StatusOr<std::vector<TensorType>>;
 
-OpDef Syncing(std::string name, int arity, std::vector<AttrSpec> attrs, InferFn infer) {
-  OpDef d = MakeOp(std::move(name), arity, arity, std::move(attrs), std::move(infer));
+OpDef Syncing(OpId id, int arity, std::vector<AttrSpec> attrs, InferFn infer) {
+  OpDef d = MakeOp(id, arity, arity, std::move(attrs), std::move(infer));
   d.traits.syncs_host = true;
   d.traits.data_dependent_shape = true;
   return d;
@@ -28,7 +28,7 @@ void RegisterSyncOps(OpTable& t) {
   // bincount(x) {minlength}: torch's output has max(minlength, max(x) + 1)
   // elements, known only after reading x; the IR types it i64[minlength] (the
   // declared size) and checked execution catches a larger result.
-  add(Syncing("bincount", 1, SpecsOf<BincountAttrs>(),
+  add(Syncing(OpId::kBincount, 1, SpecsOf<BincountAttrs>(),
               [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                 if (!ir::IsIntegral(in[0].dtype) || in[0].rank() != 1) {
                   return absl::InvalidArgumentError("expects a rank-1 integer input");
@@ -37,16 +37,17 @@ void RegisterSyncOps(OpTable& t) {
                 return std::vector<TensorType>{{DType::kInt64, {Dim::Fixed(k)}, in[0].device}};
               }));
   // masked_select(x, mask): the elements where mask is true, i.e. x[mask].
-  add(Syncing("masked_select", 2, {},
+  add(Syncing(OpId::kMaskedSelect, 2, {},
               [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
                 if (in[1].dtype != DType::kBool) return absl::InvalidArgumentError("mask must be i1");
                 TALLY_RETURN_IF_ERROR(BroadcastShapes(in[0].shape, in[1].shape).status());
                 return std::vector<TensorType>{{in[0].dtype, {Dim::Symbol("M")}, in[0].device}};
               }));
   // nonzero(x): i64[M, rank] indices of the non-zero elements.
-  add(Syncing("nonzero", 1, {}, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-    return std::vector<TensorType>{{DType::kInt64, {Dim::Symbol("M"), Dim::Fixed(in[0].rank())}, in[0].device}};
-  }));
+  add(Syncing(
+      OpId::kNonzero, 1, {}, [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+        return std::vector<TensorType>{{DType::kInt64, {Dim::Symbol("M"), Dim::Fixed(in[0].rank())}, in[0].device}};
+      }));
   // assert_zero(count, value) {message, whole_state}: `value`, once the host
   // has read `count` and found it 0; otherwise an error with the message
   // ("{n}" stands for the count). The finalize form of a deferred check.
@@ -55,7 +56,7 @@ void RegisterSyncOps(OpTable& t) {
   // per-request validation (Program::CheckValues) can tell the two apart.
   // On `meta` the count has no value and the check is skipped.
   {
-    OpDef d = Syncing("assert_zero", 2, SpecsOf<AssertZeroAttrs>(),
+    OpDef d = Syncing(OpId::kAssertZero, 2, SpecsOf<AssertZeroAttrs>(),
                       [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
                         if (in[0].dtype != DType::kInt64 || in[0].rank() != 0) {
                           return absl::InvalidArgumentError("count must be i64[]");
