@@ -9,11 +9,18 @@
 //   Results as text:           ResultsToJson, ValueToJson (engine/result_text.h)
 //   Metrics of your own:       the DSL (engine/dsl/builder.h), Metric
 //   What metrics there are:    DescribeMetrics (metrics/catalogue.h)
+//   What the compiler made:    Inspect, ProgramToDot, ProgramToJson (api/inspect.h)
+//   A self-contained module:   Export (api/export.h)
+//   JSON request bodies:       TensorsFromJson (api/json_inputs.h)
 #ifndef TALLY_API_TALLY_H_
 #define TALLY_API_TALLY_H_
 
 #include "api/evaluate.h"         // IWYU pragma: export
+#include "api/export.h"           // IWYU pragma: export
+#include "api/inspect.h"          // IWYU pragma: export
+#include "api/json_inputs.h"      // IWYU pragma: export
 #include "api/npy_tensors.h"      // IWYU pragma: export
+#include "api/program_graph.h"    // IWYU pragma: export
 #include "api/session_factory.h"  // IWYU pragma: export
 #include "api/state_files.h"      // IWYU pragma: export
 #include "api/version.h"          // IWYU pragma: export

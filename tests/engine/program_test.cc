@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/dsl/builder.h"
 #include "engine/ir/parser.h"
@@ -24,7 +25,6 @@
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "tests/testlib/status_matchers.h"
-#include "tools/tally/inspect.h"
 
 namespace tally {
 namespace {
@@ -500,18 +500,18 @@ TEST(ProgramTest, EveryRegisteredMetricUpdatesOnMeta) {
          {"", "num_classes=3", "num_labels=3", "beta=2.0", "beta=2.0, num_classes=3", "beta=2.0, num_labels=3",
           "task=binary", "task=multiclass, num_classes=3", "p=3.0", "threshold=0.5"}) {
       std::string text = *args ? absl::StrCat(info.name, "(", args, ")") : info.name;
-      candidates.emplace_back(text, tools::DefaultSignature({text}));
+      candidates.emplace_back(text, tally::DefaultSignature({text}));
     }
     if (absl::StrContains(info.name, "_at_")) {  // recall_at_fixed_precision(task=binary) requires min_precision
       std::string text =
           absl::StrCat(info.name, "(task=binary, min_", info.name.substr(info.name.rfind('_') + 1), "=0.5)");
-      candidates.emplace_back(text, tools::DefaultSignature({text}));
+      candidates.emplace_back(text, tally::DefaultSignature({text}));
     }
     if (absl::StrContains(info.name, "_at_")) {  // binary_recall_at_fixed_precision & co.: min_precision & co.
       std::string min = absl::StrCat("min_", info.name.substr(info.name.rfind('_') + 1), "=0.5");
       for (const char* num : {"", "num_classes=3, ", "num_labels=3, "}) {
         std::string text = absl::StrCat(info.name, "(", num, min, ")");
-        candidates.emplace_back(text, tools::DefaultSignature({text}));
+        candidates.emplace_back(text, tally::DefaultSignature({text}));
       }
     }
     candidates.emplace_back(

@@ -1,9 +1,9 @@
 #include <vector>
 
+#include "api/tally.h"
 #include "engine/dsl/builder.h"
 #include "engine/ir/types.h"
 #include "tests/fuzz/targets.h"
-#include "tools/tally/json_inputs.h"
 
 namespace tally::fuzz {
 namespace {
@@ -22,9 +22,9 @@ const std::vector<dsl::Signature>& Signatures() {
 }  // namespace
 
 void FuzzJsonInputs(absl::string_view data) {
-  absl::StatusOr<NamedTensors> inputs = tools::TensorsFromJson(data);
+  absl::StatusOr<NamedTensors> inputs = tally::TensorsFromJson(data);
   if (!inputs.ok()) return;
-  for (const dsl::Signature& sig : Signatures()) (void)tools::ConformToSignature(*inputs, sig);
+  for (const dsl::Signature& sig : Signatures()) (void)tally::ConformToSignature(*inputs, sig);
 }
 
 }  // namespace tally::fuzz

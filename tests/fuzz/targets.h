@@ -28,7 +28,7 @@ void FuzzIr(absl::string_view data);
 // a checkpoint payload through Session::CheckpointSignature and
 // Session::LoadCheckpoint (and Compute when it loads).
 void FuzzCheckpoint(absl::string_view data);
-// FuzzJsonInputs: tools::TensorsFromJson, then ConformToSignature for a
+// FuzzJsonInputs: tally::TensorsFromJson, then ConformToSignature for a
 // binary and a 16-bit multiclass signature.
 void FuzzJsonInputs(absl::string_view data);
 // FuzzProgramState: Program::LoadState into two compiled collections (and

@@ -36,7 +36,6 @@
 #include "nlohmann/json.hpp"
 #include "tests/tools/cli_testing.h"
 #include "tests/tools/server_process.h"
-#include "tools/tally/export.h"
 
 namespace tally {
 namespace {
@@ -231,9 +230,9 @@ TEST(BadInputTable, ExportedModuleRefusesAndChangesNothing) {
     ++i;
     if (!Lists(c, "module") || c.contains("file") || c.value("stage", "") == "create" || !c.contains("good")) continue;
     SCOPED_TRACE(Label(c));
-    tools::ExportOptions o;
+    tally::ExportOptions o;
     o.out = absl::StrCat(testing::TestTmpDir(), "/bad_", i, ".pt");
-    auto exported = tools::Export(c["metrics"].get<std::vector<std::string>>(), InputsOf(c["good"]), o);
+    auto exported = tally::Export(c["metrics"].get<std::vector<std::string>>(), InputsOf(c["good"]), o);
     if (!exported.ok()) {
       // Only budgets refuse to export; no case relies on that.
       ADD_FAILURE() << exported.status();

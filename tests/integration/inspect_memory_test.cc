@@ -4,15 +4,15 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "api/tally.h"
 #include "gtest/gtest.h"
-#include "tools/tally/inspect.h"
 
 namespace tally {
 namespace {
 
 std::string MemoryLine(const std::string& spec) {
-  tools::InspectOptions o;
-  auto text = tools::Inspect({spec}, {}, o);
+  tally::InspectOptions o;
+  auto text = tally::Inspect({spec}, {}, o);
   EXPECT_TRUE(text.ok()) << text.status();
   if (!text.ok()) return "";
   size_t at = text->find("memory: ");

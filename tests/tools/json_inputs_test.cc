@@ -1,6 +1,6 @@
 // Verifies that request bodies become the tensors torch.tensor would make
 // of the same literals, and that ConformToSignature casts only losslessly.
-#include "tools/tally/json_inputs.h"
+#include "api/json_inputs.h"
 
 #include <ATen/ATen.h>
 

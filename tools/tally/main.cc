@@ -24,6 +24,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "api/export.h"
+#include "api/inspect.h"
 #include "api/tally.h"
 #include "api/version.h"
 #include "engine/io/npy.h"
@@ -34,8 +36,6 @@
 #include "tools/tally/bench.h"
 #include "tools/tally/demo_data.h"
 #include "tools/tally/distributed_eval.h"
-#include "tools/tally/export.h"
-#include "tools/tally/inspect.h"
 #include "tools/tally/merge.h"
 #include "tools/tally/serve.h"
 

@@ -21,6 +21,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/json_inputs.h"
 #include "api/tally.h"
 #include "engine/checkpoint_format.h"
 #include "engine/io/regular_file.h"
@@ -30,7 +31,6 @@
 #include "support/status_macros.h"
 #include "support/torch_status.h"
 #include "tools/tally/http_server.h"
-#include "tools/tally/json_inputs.h"
 
 namespace tally::tools {
 namespace {

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/tally.h"
 #include "engine/compiler.h"
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
@@ -21,7 +22,6 @@
 #include "metrics/spec.h"
 #include "ops/op_verifier.h"
 #include "tests/testlib/status_matchers.h"
-#include "tools/tally/inspect.h"
 
 namespace tally {
 namespace {
@@ -445,17 +445,17 @@ std::vector<std::pair<std::string, dsl::Signature>> Candidates(const std::string
        {"", "num_classes=3", "num_labels=3", "beta=2.0", "beta=2.0, num_classes=3", "beta=2.0, num_labels=3", "p=3.0",
         "threshold=0.5", "task=binary", "task=multiclass, num_classes=3"}) {
     std::string text = *args ? absl::StrCat(name, "(", args, ")") : name;
-    out.emplace_back(text, tools::DefaultSignature({text}));
+    out.emplace_back(text, tally::DefaultSignature({text}));
   }
   if (absl::StrContains(name, "_at_")) {  // recall_at_fixed_precision(task=binary) requires min_precision
     std::string text = absl::StrCat(name, "(task=binary, min_", name.substr(name.rfind('_') + 1), "=0.5)");
-    out.emplace_back(text, tools::DefaultSignature({text}));
+    out.emplace_back(text, tally::DefaultSignature({text}));
   }
   if (absl::StrContains(name, "_at_")) {  // binary_recall_at_fixed_precision & co.: min_precision & co.
     std::string min = absl::StrCat("min_", name.substr(name.rfind('_') + 1), "=0.5");
     for (const char* num : {"", "num_classes=3, ", "num_labels=3, "}) {
       std::string text = absl::StrCat(name, "(", num, min, ")");
-      out.emplace_back(text, tools::DefaultSignature({text}));
+      out.emplace_back(text, tally::DefaultSignature({text}));
     }
   }
   out.emplace_back(name,

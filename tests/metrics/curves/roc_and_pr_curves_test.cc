@@ -19,7 +19,6 @@
 #include "metrics/registry.h"
 #include "nlohmann/json.hpp"
 #include "ops/op_registry.h"
-#include "tools/tally/inspect.h"
 
 namespace tally {
 namespace {
@@ -225,8 +224,8 @@ TEST(CurveOutputs, OnlyTheExactFinalizeReadsTheHost) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(FinalizeSyncs(*c), 5 * 3);
   for (const auto& node : c->module->update->nodes()) EXPECT_FALSE(ops::SyncsHost(*node)) << node->op();
-  tools::InspectOptions io;
-  auto text = tools::Inspect({"binary_roc"}, {}, io);
+  tally::InspectOptions io;
+  auto text = tally::Inspect({"binary_roc"}, {}, io);
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_THAT(*text, HasSubstr("host sync in finalize: masked_select (metrics/curves/roc_and_pr_curves.cc"));
   EXPECT_THAT(*text, HasSubstr("binary_roc/2:"));

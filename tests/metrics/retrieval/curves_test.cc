@@ -16,7 +16,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tools/tally/inspect.h"
 
 namespace tally {
 namespace {
@@ -160,11 +159,11 @@ TEST(RetrievalCurves, TorchScriptBackend) {
 // Verifies max_k=None reads K from the data in finalize (inspect marks the
 // masked_select), while max_k given leaves only the target checks.
 TEST(RetrievalCurves, OnlyMaxKNoneReadsTheHostForItsLength) {
-  tools::InspectOptions io;
-  auto none = tools::Inspect({"retrieval_precision_recall_curve"}, {}, io);
+  tally::InspectOptions io;
+  auto none = tally::Inspect({"retrieval_precision_recall_curve"}, {}, io);
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_THAT(*none, HasSubstr("host sync in finalize: masked_select (metrics/retrieval/curves.cc"));
-  auto fixed = tools::Inspect({"retrieval_recall_at_fixed_precision(max_k=3)"}, {}, io);
+  auto fixed = tally::Inspect({"retrieval_recall_at_fixed_precision(max_k=3)"}, {}, io);
   ASSERT_TRUE(fixed.ok()) << fixed.status();
   EXPECT_THAT(*fixed, ::testing::Not(HasSubstr("masked_select")));
   EXPECT_THAT(*fixed, HasSubstr("update: 0 ATen calls per update"));

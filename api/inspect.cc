@@ -1,11 +1,11 @@
-#include "tools/tally/inspect.h"
-
-#include "api/tally.h"
+#include "api/inspect.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/evaluate.h"
+#include "api/program_graph.h"
 #include "engine/compiler.h"
 #include "engine/exec/torchscript/plan.h"
 #include "engine/ir/printer.h"
@@ -16,9 +16,8 @@
 #include "ops/op_registry.h"
 #include "passes/fuse.h"
 #include "support/status_macros.h"
-#include "tools/tally/program_graph.h"
 
-namespace tally::tools {
+namespace tally {
 
 dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
   const int64_t n = 8;
@@ -162,4 +161,4 @@ absl::Status ListMetrics(std::ostream& out, absl::string_view format) {
   return absl::OkStatus();
 }
 
-}  // namespace tally::tools
+}  // namespace tally

@@ -1,14 +1,13 @@
-#include "tools/tally/export.h"
+#include "api/export.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "api/tally.h"
+#include "api/inspect.h"
 #include "engine/compiler.h"
 #include "engine/exec/torchscript/module_export.h"
 #include "support/status_macros.h"
-#include "tools/tally/inspect.h"
 
-namespace tally::tools {
+namespace tally {
 
 absl::StatusOr<std::string> Export(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                    const ExportOptions& options) {
@@ -28,4 +27,4 @@ absl::StatusOr<std::string> Export(const std::vector<std::string>& specs, const 
                       " state buffers on ", options.device.name, "\n");
 }
 
-}  // namespace tally::tools
+}  // namespace tally

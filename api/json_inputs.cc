@@ -1,4 +1,4 @@
-#include "tools/tally/json_inputs.h"
+#include "api/json_inputs.h"
 
 #include <map>
 
@@ -14,7 +14,7 @@
 #include "support/status_macros.h"
 #include "support/torch_status.h"
 
-namespace tally::tools {
+namespace tally {
 namespace {
 
 const char* const kInputOrder[] = {"preds", "target", "indexes", "value", "weight"};
@@ -182,4 +182,4 @@ absl::StatusOr<NamedTensors> ConformToSignature(NamedTensors inputs, const dsl::
   return inputs;
 }
 
-}  // namespace tally::tools
+}  // namespace tally

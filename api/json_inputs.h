@@ -7,8 +7,8 @@
 // -> float32. An optional `"dtypes": {"preds": "float16"}` declares an
 // input's dtype (bool, int32, int64, float16, bfloat16, float32, float64):
 // the values are converted to it (16-bit floats rounded to nearest).
-#ifndef TALLY_TOOLS_TALLY_JSON_INPUTS_H_
-#define TALLY_TOOLS_TALLY_JSON_INPUTS_H_
+#ifndef TALLY_API_JSON_INPUTS_H_
+#define TALLY_API_JSON_INPUTS_H_
 
 #include <string>
 
@@ -17,7 +17,7 @@
 #include "engine/dsl/builder.h"
 #include "engine/program.h"
 
-namespace tally::tools {
+namespace tally {
 
 // TensorsFromJson parses a request body into CPU tensors in the canonical
 // input order (preds, target, indexes, value, weight). Errors name the
@@ -31,6 +31,6 @@ absl::StatusOr<NamedTensors> TensorsFromJson(absl::string_view body);
 // checks.
 absl::StatusOr<NamedTensors> ConformToSignature(NamedTensors inputs, const dsl::Signature& sig);
 
-}  // namespace tally::tools
+}  // namespace tally
 
-#endif  // TALLY_TOOLS_TALLY_JSON_INPUTS_H_
+#endif  // TALLY_API_JSON_INPUTS_H_

@@ -1,8 +1,8 @@
 // `tally export`: a metric program as a self-contained TorchScript module
 // (engine/exec/torchscript/module_export.h), loadable with torch::jit::load
 // in C++ and torch.jit.load in Python without Tally.
-#ifndef TALLY_TOOLS_TALLY_EXPORT_H_
-#define TALLY_TOOLS_TALLY_EXPORT_H_
+#ifndef TALLY_API_EXPORT_H_
+#define TALLY_API_EXPORT_H_
 
 #include <string>
 #include <vector>
@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "engine/program.h"
 
-namespace tally::tools {
+namespace tally {
 
 // ExportOptions mirror the command line.
 struct ExportOptions {
@@ -26,6 +26,6 @@ struct ExportOptions {
 absl::StatusOr<std::string> Export(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                    const ExportOptions& options);
 
-}  // namespace tally::tools
+}  // namespace tally
 
-#endif  // TALLY_TOOLS_TALLY_EXPORT_H_
+#endif  // TALLY_API_EXPORT_H_

@@ -1,8 +1,8 @@
 // `tally inspect`: what the compiler made of a set of metrics — inputs,
 // states and reducers, the plans as text IR with every value's device, the
 // passes run and what each changed, and the kernels per update.
-#ifndef TALLY_TOOLS_TALLY_INSPECT_H_
-#define TALLY_TOOLS_TALLY_INSPECT_H_
+#ifndef TALLY_API_INSPECT_H_
+#define TALLY_API_INSPECT_H_
 
 #include <ostream>
 #include <string>
@@ -14,7 +14,7 @@
 #include "engine/dsl/metric.h"
 #include "engine/program.h"
 
-namespace tally::tools {
+namespace tally {
 
 struct InspectOptions {
   ir::Device device;
@@ -43,6 +43,6 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
 // the metric catalogue with arguments and defaults ("markdown").
 absl::Status ListMetrics(std::ostream& out, absl::string_view format = "text");
 
-}  // namespace tally::tools
+}  // namespace tally
 
-#endif  // TALLY_TOOLS_TALLY_INSPECT_H_
+#endif  // TALLY_API_INSPECT_H_

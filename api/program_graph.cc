@@ -1,4 +1,4 @@
-#include "tools/tally/program_graph.h"
+#include "api/program_graph.h"
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -12,7 +12,7 @@
 #include "ops/op_registry.h"
 #include "passes/fuse.h"
 
-namespace tally::tools {
+namespace tally {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -206,4 +206,4 @@ std::string ProgramToJson(const Compiled& c, const ir::Device& device) {
   return j.dump(2, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace tally::tools
+}  // namespace tally

@@ -1,14 +1,14 @@
 // A compiled program as a Graphviz graph or as JSON (`tally inspect --format
 // dot|json`): inputs, states with their reducers, the update and finalize
 // plans with every value's device, fusion groups, passes and outputs.
-#ifndef TALLY_TOOLS_TALLY_PROGRAM_GRAPH_H_
-#define TALLY_TOOLS_TALLY_PROGRAM_GRAPH_H_
+#ifndef TALLY_API_PROGRAM_GRAPH_H_
+#define TALLY_API_PROGRAM_GRAPH_H_
 
 #include <string>
 
 #include "engine/compiler.h"
 
-namespace tally::tools {
+namespace tally {
 
 // ProgramToDot draws `c`: the update plan (fused kernels filled), states as
 // cylinders between it and the finalize plan, outputs as notes; edges are
@@ -20,6 +20,6 @@ std::string ProgramToDot(const Compiled& c, const ir::Device& device);
 // "passes", "fusion_groups", "update", "finalize", "outputs", "proof"}.
 std::string ProgramToJson(const Compiled& c, const ir::Device& device);
 
-}  // namespace tally::tools
+}  // namespace tally
 
-#endif  // TALLY_TOOLS_TALLY_PROGRAM_GRAPH_H_
+#endif  // TALLY_API_PROGRAM_GRAPH_H_
