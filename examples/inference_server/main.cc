@@ -1,5 +1,5 @@
 // inference_server: a TorchScript classifier behind HTTP, with a
-// tally::Session embedded the way README.md ("Embedding in a server")
+// tally::Session embedded the way docs/api.md ("Embed a Session in a server")
 // describes: each labelled request's logits and labels update the session on
 // the model's device; GET /metrics exports it for Prometheus.
 //
