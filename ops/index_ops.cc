@@ -39,6 +39,11 @@ void RegisterIndexOps(OpTable& t) {
                        int64_t numel = 1;
                        for (int64_t d : attrs.Sizes()) {
                          if (d < 0) return absl::InvalidArgumentError("negative size");
+                         // More elements than values can never match (and must not overflow).
+                         if (d > 0 && numel > static_cast<int64_t>(attrs.values.get().size()) / d + 1) {
+                           return absl::InvalidArgumentError(
+                               absl::StrCat("shape holds more than the ", attrs.values.get().size(), " values given"));
+                         }
                          s.push_back(Dim::Fixed(d));
                          numel *= d;
                        }

@@ -472,6 +472,9 @@ TEST(TypedAttrsTest, DenseConstants) {
   EXPECT_THAT(Infer("constant", {}, ToAttrMap(grid)), IsOkAndHolds("i64[2,3]@cpu"));
   grid.shape = std::vector<int64_t>{4, 2};
   EXPECT_INFER_ERROR(Infer("constant", {}, ToAttrMap(grid)), "constant", "shape holds 8 values, got 6");
+  // Sizes whose product overflows int64 are refused before multiplying.
+  grid.shape = std::vector<int64_t>{int64_t{1} << 40, int64_t{1} << 40, 3};
+  EXPECT_INFER_ERROR(Infer("constant", {}, ToAttrMap(grid)), "constant", "shape holds more than the 6 values given");
   ConstantAttrs both = ConstantAttrs::Dense({1.0}, f32);
   both.value = 1.0;
   EXPECT_INFER_ERROR(Infer("constant", {}, ToAttrMap(both)), "constant", "exactly one of value and values");
