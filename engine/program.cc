@@ -47,6 +47,18 @@ absl::StatusOr<std::unique_ptr<exec::PlanRunner>> MakeRunner(const ir::Graph& g,
   return std::unique_ptr<exec::PlanRunner>(new EagerRunner(std::move(plan)));
 }
 
+// FixedBytes: the bytes of the states that are not cat states (their size
+// does not grow with the rows).
+double FixedBytes(const std::vector<ir::StateDecl>& decls, const std::vector<at::Tensor>& states) {
+  double bytes = 0;
+  for (size_t i = 0; i < decls.size() && i < states.size(); ++i) {
+    if (decls[i].reducer != ir::Reducer::kCat && states[i].defined()) {
+      bytes += static_cast<double>(states[i].numel()) * static_cast<double>(states[i].element_size());
+    }
+  }
+  return bytes;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Module> m, ProgramOptions options) {
@@ -331,17 +343,14 @@ absl::Status Program::CheckGrowth(const std::vector<double>& appended, absl::str
     return t.defined() ? static_cast<double>(t.numel()) * static_cast<double>(t.element_size()) : 0.0;
   };
   // Doubles, as in the budget checks: a product of dims may overflow int64.
-  double fixed = 0, cat_total = 0, largest_bytes = -1;
+  const double fixed = FixedBytes(decls, current);
+  double cat_total = 0, largest_bytes = -1;
   size_t largest = decls.size();
   for (size_t i = 0; i < decls.size() && i < current.size(); ++i) {
-    double b = bytes_of(current[i]);
-    if (decls[i].reducer == ir::Reducer::kCat && i < appended.size()) {
-      b += appended[i];
-      cat_total += b;
-      if (b > largest_bytes) largest_bytes = b, largest = i;
-    } else {
-      fixed += b;
-    }
+    if (decls[i].reducer != ir::Reducer::kCat) continue;
+    const double b = bytes_of(current[i]) + (i < appended.size() ? appended[i] : 0.0);
+    cat_total += b;
+    if (b > largest_bytes) largest_bytes = b, largest = i;
   }
   if (largest == decls.size()) return absl::OkStatus();  // no rows accumulate
   // The rows the other programs of the ledger hold (a Session's total and
@@ -393,10 +402,7 @@ absl::Status Program::FoldIn(const std::vector<at::Tensor>& partials) {
   }
   // The buffers may take what the budget leaves after the fixed-size states
   // and the other programs' buffers.
-  double fixed = 0;
-  for (size_t i = 0; i < decls.size(); ++i) {
-    if (decls[i].reducer != ir::Reducer::kCat) fixed += static_cast<double>(store_.states()[i].nbytes());
-  }
+  const double fixed = FixedBytes(decls, store_.states());
   const int64_t elsewhere =
       options_.row_ledger
           ? std::max<int64_t>(0, options_.row_ledger->allocated.load(std::memory_order_relaxed) - counted_alloc_bytes_)

@@ -149,6 +149,7 @@ absl::Status StateStore::FoldInPlace(const std::vector<at::Tensor>& partials, st
   // rows, or 64 rows in all).
   if (cat_buffers_.size() != decls.size()) cat_buffers_.resize(decls.size());  // undefined: no buffer yet
   std::vector<int64_t> need_rows(decls.size(), -1);                            // -1: the buffer takes the rows
+  double exact = 0;  // the new buffers' bytes at their exact lengths
   for (size_t i = 0; i < decls.size(); ++i) {
     if (decls[i].reducer != ir::Reducer::kCat) continue;
     const at::Tensor& add = partials[i];
@@ -156,12 +157,9 @@ absl::Status StateStore::FoldInPlace(const std::vector<at::Tensor>& partials, st
     const at::Tensor& buf = cat_buffers_[i];
     const bool usable = IsViewOfBuffer(i) && buf.size(0) >= rows && buf.scalar_type() == add.scalar_type() &&
                         buf.device() == add.device() && buf.sizes().slice(1) == add.sizes().slice(1);
-    if (!usable) need_rows[i] = rows;
-  }
-  double exact = 0;
-  for (size_t i = 0; i < decls.size(); ++i) {
-    if (need_rows[i] < 0) continue;
-    exact += static_cast<double>(need_rows[i]) * RowBytes(partials[i]);
+    if (usable) continue;
+    need_rows[i] = rows;
+    exact += static_cast<double>(rows) * RowBytes(add);
   }
   const double room = static_cast<double>(max_cat_bytes) - static_cast<double>(CatAllocatedBytes()) - exact;
   const double share = exact <= 0 ? 0 : std::max(0.0, room / exact);  // spare bytes per needed byte
