@@ -121,7 +121,7 @@ absl::Status FeedRows(Program& program, const NamedTensors& used, int64_t begin,
 }
 
 absl::StatusOr<std::vector<EvalResult>> CollectResults(const Program& program,
-                                                       const std::vector<CollectionEntry>& entries,
+                                                       const std::vector<dsl::CollectionEntry>& entries,
                                                        const std::vector<std::string>& specs) {
   TALLY_ASSIGN_OR_RETURN(NamedTensors values, program.Compute());
   std::vector<EvalResult> results;

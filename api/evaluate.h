@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/compiler.h"
 #include "engine/dsl/builder.h"
-#include "engine/program.h"
-#include "engine/result_text.h"
-#include "engine/results.h"
+#include "engine/runtime/compiler.h"
+#include "engine/runtime/program.h"
+#include "engine/runtime/result_text.h"
+#include "engine/runtime/results.h"
 #include "metrics/collection.h"
 
 namespace tally {
@@ -57,7 +57,7 @@ absl::Status CheckInputNamesAndRows(const NamedTensors& inputs);
 struct PreparedEval {
   std::vector<std::string> specs;
   dsl::Signature signature;  // of the inputs
-  std::vector<CollectionEntry> entries;
+  std::vector<dsl::CollectionEntry> entries;
   std::unique_ptr<Program> program;
   NamedTensors used;  // the inputs the program takes, on its device
   int64_t rows = 0;   // rows of the inputs (0 when none has a leading dim)
@@ -76,10 +76,10 @@ absl::Status FeedRows(Program& program, const NamedTensors& used, int64_t begin,
 
 // CollectResults computes `program` and returns one result per spec.
 absl::StatusOr<std::vector<EvalResult>> CollectResults(const Program& program,
-                                                       const std::vector<CollectionEntry>& entries,
+                                                       const std::vector<dsl::CollectionEntry>& entries,
                                                        const std::vector<std::string>& specs);
 
-// ValueToJson prints one result (engine/result_text.h).
+// ValueToJson prints one result (engine/runtime/result_text.h).
 using ::tally::ValueToJson;
 // ResultsToJson prints `{"results": [{"metric": ..., "value": ...}, ...]}`.
 std::string ResultsToJson(const std::vector<EvalResult>& results);

@@ -3,8 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/inspect.h"
-#include "engine/compiler.h"
 #include "engine/exec/torchscript/module_export.h"
+#include "engine/runtime/compiler.h"
 #include "support/status_macros.h"
 
 namespace tally {
@@ -13,7 +13,7 @@ absl::StatusOr<std::string> Export(const std::vector<std::string>& specs, const 
                                    const ExportOptions& options) {
   if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
   if (options.out.empty()) return absl::InvalidArgumentError("--out FILE.pt is required");
-  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntriesFor(specs, inputs, options.device));
+  TALLY_ASSIGN_OR_RETURN(std::vector<dsl::CollectionEntry> entries, BuildEntriesFor(specs, inputs, options.device));
   CompileOptions co;
   co.device = options.device;
   co.fuse_policy = passes::FusePolicy::kReference;

@@ -6,10 +6,10 @@
 #include "absl/strings/str_join.h"
 #include "api/evaluate.h"
 #include "api/program_graph.h"
-#include "engine/compiler.h"
 #include "engine/exec/torchscript/plan.h"
 #include "engine/ir/printer.h"
-#include "engine/state_budget.h"
+#include "engine/runtime/compiler.h"
+#include "engine/runtime/state_budget.h"
 #include "metrics/catalogue.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
@@ -56,8 +56,9 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
   return {{"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kFloat32, {n}}};
 }
 
-absl::StatusOr<std::vector<CollectionEntry>> BuildEntriesFor(const std::vector<std::string>& specs,
-                                                             const NamedTensors& inputs, const ir::Device& device) {
+absl::StatusOr<std::vector<dsl::CollectionEntry>> BuildEntriesFor(const std::vector<std::string>& specs,
+                                                                  const NamedTensors& inputs,
+                                                                  const ir::Device& device) {
   dsl::Signature sig;
   if (inputs.empty())
     sig = DefaultSignature(specs);
@@ -74,7 +75,7 @@ absl::StatusOr<std::string> Inspect(const std::vector<std::string>& specs, const
     return absl::InvalidArgumentError(
         absl::StrCat("--format must be text, torchscript, dot or json, got '", options.format, "'"));
   }
-  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntriesFor(specs, inputs, options.device));
+  TALLY_ASSIGN_OR_RETURN(std::vector<dsl::CollectionEntry> entries, BuildEntriesFor(specs, inputs, options.device));
   CompileOptions co;
   co.device = options.device;
   co.dump_after = options.dump_after;

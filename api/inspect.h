@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "engine/dsl/builder.h"
 #include "engine/dsl/metric.h"
-#include "engine/program.h"
+#include "engine/runtime/program.h"
 
 namespace tally {
 
@@ -31,8 +31,8 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs);
 
 // BuildEntriesFor builds `specs` for the signature of `inputs`, or for
 // DefaultSignature(specs) when no inputs are given (inspect and export).
-absl::StatusOr<std::vector<CollectionEntry>> BuildEntriesFor(const std::vector<std::string>& specs,
-                                                             const NamedTensors& inputs, const ir::Device& device);
+absl::StatusOr<std::vector<dsl::CollectionEntry>> BuildEntriesFor(const std::vector<std::string>& specs,
+                                                                  const NamedTensors& inputs, const ir::Device& device);
 
 // Inspect compiles `specs` for `inputs` (or the default signature) on
 // `options.device` without running anything, and prints the program.

@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/dsl/builder.h"
-#include "engine/program.h"
+#include "engine/runtime/program.h"
 
 namespace tally {
 

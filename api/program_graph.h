@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "engine/compiler.h"
+#include "engine/runtime/compiler.h"
 
 namespace tally {
 

@@ -12,7 +12,7 @@ absl::StatusOr<std::unique_ptr<Session>> CreateSession(const std::vector<MetricS
   std::vector<BuiltMetricSet> built;
   built.reserve(sets.size());
   for (const MetricSetSpec& spec : sets) {
-    TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries,
+    TALLY_ASSIGN_OR_RETURN(std::vector<dsl::CollectionEntry> entries,
                            metrics::BuildEntries(spec.metrics, sig, options.device));
     built.push_back({spec.name, spec.metrics, std::move(entries)});
   }

@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/dsl/builder.h"
-#include "engine/session.h"
+#include "engine/serving/session.h"
 
 namespace tally {
 

@@ -4,17 +4,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "engine/checkpoint_format.h"
-#include "engine/compiler.h"
 #include "engine/io/regular_file.h"
 #include "engine/ir/types.h"
-#include "engine/state_file.h"
+#include "engine/persist/checkpoint_format.h"
+#include "engine/persist/state_file.h"
+#include "engine/runtime/compiler.h"
 #include "support/status_macros.h"
 
 namespace tally {
 namespace {
 
-std::string LayoutHash(const Program& program) { return checkpoint::HexHash(engine::StateLayout(program.module())); }
+std::string LayoutHash(const Program& program) { return persist::HexHash(persist::StateLayout(program.module())); }
 
 // Describe prints inputs as `preds f32[N,3], target i64[N]`.
 std::string Describe(const dsl::Signature& sig) {
@@ -29,13 +29,13 @@ std::string Describe(const dsl::Signature& sig) {
 
 absl::StatusOr<std::string> Save(const Program& program, const std::vector<std::string>& specs,
                                  const dsl::Signature& sig, std::vector<std::string> ids) {
-  engine::StateFile file;
+  persist::StateFile file;
   file.signature = sig;
   file.specs = specs;
   file.layout_hash = LayoutHash(program);
   file.ids = std::move(ids);
   TALLY_ASSIGN_OR_RETURN(file.states, program.SaveComputedState());
-  return engine::EncodeStateFile(file);
+  return persist::EncodeStateFile(file);
 }
 
 }  // namespace
@@ -44,7 +44,7 @@ absl::StatusOr<std::string> SaveState(const PreparedEval& prepared) {
   // Every save is a shard of its own.
   static std::atomic<uint64_t> saves{0};
   return Save(*prepared.program, prepared.specs, prepared.signature,
-              {engine::ShardId(absl::StrCat("eval ", saves.fetch_add(1)))});
+              {persist::ShardId(absl::StrCat("eval ", saves.fetch_add(1)))});
 }
 
 absl::StatusOr<std::string> SaveState(const MergedStates& merged) {
@@ -67,7 +67,7 @@ absl::Status StateMerger::Add(const StateSource& source) {
     return absl::Status(st.code(), absl::StrCat("state file ", source.name, ": ", st.message()));
   };
   auto bad = [&](absl::string_view what) { return about(absl::InvalidArgumentError(what)); };
-  TALLY_ASSIGN_OR_RETURN(engine::StateFile file, engine::DecodeStateFile(source.bytes, source.name));
+  TALLY_ASSIGN_OR_RETURN(persist::StateFile file, persist::DecodeStateFile(source.bytes, source.name));
   if (merged_.program == nullptr) {
     // The first source defines the program; every other must match it.
     auto entries = BuildEntries(file.specs, file.signature, options_.device);
@@ -91,7 +91,7 @@ absl::Status StateMerger::Add(const StateSource& source) {
   } else if (file.specs != merged_.specs) {
     return bad(absl::StrCat("holds other metrics (", absl::StrJoin(file.specs, ", "), ") than ", first_, " (",
                             absl::StrJoin(merged_.specs, ", "), ")"));
-  } else if (!engine::SameInputs(file.signature, merged_.signature)) {
+  } else if (!persist::SameInputs(file.signature, merged_.signature)) {
     return bad(absl::StrCat("was saved for other inputs (", Describe(file.signature), ") than ", first_, " (",
                             Describe(merged_.signature), ")"));
   }

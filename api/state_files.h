@@ -1,5 +1,5 @@
 // State files on the front door: a program's or a session's states as bytes
-// that any store can keep (engine/state_file.h), and the fold of any number
+// that any store can keep (engine/persist/state_file.h), and the fold of any number
 // of them. This is how shards that never share a process group are combined
 // — the workers of a sharded job, the replicas of a server (docs/scaling.md):
 // each saves its states, one job merges them and computes the metrics over
@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "api/evaluate.h"
 #include "engine/dsl/builder.h"
-#include "engine/program.h"
+#include "engine/runtime/program.h"
 #include "metrics/collection.h"
 
 namespace tally {
@@ -40,9 +40,9 @@ struct StateSource {
 struct MergedStates {
   std::vector<std::string> specs;
   dsl::Signature signature;  // the first source's
-  std::vector<CollectionEntry> entries;
+  std::vector<dsl::CollectionEntry> entries;
   std::unique_ptr<Program> program;
-  std::vector<std::string> ids;  // the shards merged (engine::StateFile::ids)
+  std::vector<std::string> ids;  // the shards merged (persist::StateFile::ids)
 };
 
 // MergeStates folds `sources` with the states' reducers. Every source must

@@ -88,7 +88,7 @@ void Record(const MetricInfo& info, const dsl::Signature& sig, std::vector<Argum
   spec.name = info.name;
   for (int attempt = 0; attempt < 16; ++attempt) {
     SpecArgs args(spec);
-    absl::StatusOr<Metric> built = info.build(args, sig, ir::Device{"meta"});
+    absl::StatusOr<dsl::Metric> built = info.build(args, sig, ir::Device{"meta"});
     // The message, not the requests, names the missing argument: a task
     // wrapper's own task metric asks for it on a SpecArgs of its own.
     const std::string missing = built.ok() ? "" : MissingArgument(built.status().message());

@@ -15,8 +15,8 @@ namespace tally::metrics {
 
 // BuildEntries parses and builds every spec for `sig` on `device`. Labels
 // are the metric names, made unique with a suffix ("mean", "mean_2").
-absl::StatusOr<std::vector<CollectionEntry>> BuildEntries(const std::vector<std::string>& specs,
-                                                          const dsl::Signature& sig, const ir::Device& device);
+absl::StatusOr<std::vector<dsl::CollectionEntry>> BuildEntries(const std::vector<std::string>& specs,
+                                                               const dsl::Signature& sig, const ir::Device& device);
 
 }  // namespace tally::metrics
 

@@ -17,7 +17,7 @@ namespace tally::metrics {
 enum class Task { kBinary, kMulticlass, kMultilabel };
 
 // F64 casts to float64, the dtype finalizers compute in.
-inline dsl::Expr F64(dsl::Expr x) { return dsl::Cast(x, ir::DType::kFloat64); }
+inline ops::Expr F64(ops::Expr x) { return ops::Cast(x, ir::DType::kFloat64); }
 
 // Bound is the BuildFn that builds with `build(lead..., args, sig, device)`:
 // one builder function serves every task and kind it takes as leading

@@ -36,13 +36,13 @@ const MetricInfo* FindMetric(absl::string_view name) {
   return nullptr;
 }
 
-absl::StatusOr<Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature& sig, const ir::Device& device) {
   const MetricInfo* info = FindMetric(spec.name);
   if (info == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("unknown metric '", spec.name, "'"));
   }
   SpecArgs args(spec);
-  TALLY_ASSIGN_OR_RETURN(Metric m, info->build(args, sig, device));
+  TALLY_ASSIGN_OR_RETURN(dsl::Metric m, info->build(args, sig, device));
   TALLY_RETURN_IF_ERROR(args.CheckAllUsed());
   return m;
 }

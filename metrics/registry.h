@@ -22,7 +22,7 @@ namespace tally::metrics {
 // BuildFn builds one metric from its arguments and the input signature (a
 // function, or a callable that carries e.g. the task it builds for).
 using BuildFn =
-    std::function<absl::StatusOr<Metric>(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device)>;
+    std::function<absl::StatusOr<dsl::Metric>(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device)>;
 
 // MetricInfo is one registry entry.
 struct MetricInfo {
@@ -38,7 +38,7 @@ const std::vector<MetricInfo>& AllMetrics();
 const MetricInfo* FindMetric(absl::string_view name);
 // BuildMetric parses nothing: it builds `spec` for `sig`, and fails on unknown
 // names or arguments the builder did not read.
-absl::StatusOr<Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature& sig, const ir::Device& device);
+absl::StatusOr<dsl::Metric> BuildMetric(const MetricSpec& spec, const dsl::Signature& sig, const ir::Device& device);
 
 // Per-domain registration, one file per domain.
 void RegisterAggregationMetrics(std::vector<MetricInfo>& out);

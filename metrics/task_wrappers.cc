@@ -144,7 +144,7 @@ const Wrapper* FindWrapper(absl::string_view name) {
   return nullptr;
 }
 
-absl::StatusOr<Metric> BuildTaskWrapper(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildTaskWrapper(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   const Wrapper* w = FindWrapper(args.metric_name());
   if (w == nullptr) return absl::InternalError(absl::StrCat(args.metric_name(), ": not a task wrapper"));
   // The whole signature is read (accepted) first, so that an argument outside
@@ -202,7 +202,7 @@ absl::StatusOr<Metric> BuildTaskWrapper(SpecArgs& args, const dsl::Signature& si
     return absl::InternalError(absl::StrCat(args.metric_name(), ": task metric '", task_metric, "' is not registered"));
   }
   SpecArgs task_args(std::move(passed));
-  TALLY_ASSIGN_OR_RETURN(Metric metric, info->build(task_args, sig, device));
+  TALLY_ASSIGN_OR_RETURN(dsl::Metric metric, info->build(task_args, sig, device));
   if (absl::Status unread = task_args.CheckAllUsed(); !unread.ok()) {
     // The row passes an argument the task metric does not take: a table bug.
     return absl::InternalError(absl::StrCat("task wrapper -> ", task_metric, ": ", unread.message()));

@@ -15,7 +15,7 @@
 namespace tally::ops {
 namespace {
 
-using dsl::Expr;
+using ops::Expr;
 // Results are a decomposition's values, one per result of the node.
 using Results = std::vector<Expr>;
 using ir::DType;
@@ -27,20 +27,20 @@ struct McRows {
   Expr target, label, keep, bad_t, bad_p;
 };
 
-McRows DecomposeMcRows(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b, int64_t c, const Opt<int64_t>& ignore_index) {
+McRows DecomposeMcRows(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b, int64_t c, const Opt<int64_t>& ignore_index) {
   McRows r;
   Expr preds = b.Wrap(&g, n.input(0));
-  r.target = dsl::Cast(b.Wrap(&g, n.input(1)), DType::kInt64);
+  r.target = ops::Cast(b.Wrap(&g, n.input(1)), DType::kInt64);
   Expr ignored;
   if (ignore_index.has_value()) ignored = r.target == static_cast<double>(ignore_index.get());
   r.bad_t = r.target < 0.0 || r.target >= static_cast<double>(c);
   if (ignored.valid()) r.bad_t = r.bad_t && !ignored;
   Expr bad = r.bad_t;
   if (ir::IsFloating(preds.dtype())) {
-    r.label = dsl::Argmax(preds, 1);
-    r.bad_p = dsl::FullLike(r.target, 0, DType::kBool);
+    r.label = ops::Argmax(preds, 1);
+    r.bad_p = ops::FullLike(r.target, 0, DType::kBool);
   } else {
-    r.label = dsl::Cast(preds, DType::kInt64);
+    r.label = ops::Cast(preds, DType::kInt64);
     r.bad_p = r.label < 0.0 || r.label >= static_cast<double>(c);
     if (ignored.valid()) r.bad_p = r.bad_p && !ignored;
     bad = bad || r.bad_p;
@@ -51,69 +51,69 @@ McRows DecomposeMcRows(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b, int64_t 
 }
 
 // McConfmat: a histogram of target * C + pred over the kept rows.
-absl::StatusOr<Results> DecomposeMcConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeMcConfmat(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
   const auto a = AttrsOf<McConfmatAttrs>(n);
   const int64_t c = a.num_classes;
   McRows r = DecomposeMcRows(g, n, b, c, a.ignore_index);
-  Expr idx = dsl::Where(r.keep, r.target * static_cast<double>(c) + r.label, -1.0);
-  Expr cm = dsl::Reshape(dsl::Histogram(idx, c * c), {c, c});
-  return Results{cm, dsl::Sum(r.bad_t), dsl::Sum(r.bad_p)};
+  Expr idx = ops::Where(r.keep, r.target * static_cast<double>(c) + r.label, -1.0);
+  Expr cm = ops::Reshape(ops::Histogram(idx, c * c), {c, c});
+  return Results{cm, ops::Sum(r.bad_t), ops::Sum(r.bad_p)};
 }
 
 // McMarginals: one histogram over the classes per part, stacked as rows.
-absl::StatusOr<Results> DecomposeMcMarginals(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeMcMarginals(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
   const auto a = AttrsOf<McMarginalsAttrs>(n);
   const int64_t c = a.num_classes;
   TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(a.parts));
   McRows r = DecomposeMcRows(g, n, b, c, a.ignore_index);
-  Expr by_target = dsl::Where(r.keep, r.target, -1.0);
+  Expr by_target = ops::Where(r.keep, r.target, -1.0);
   Expr err = r.target - r.label;
   std::vector<Expr> rows;
   for (ConfmatPart p : parts) {
     Expr h;
     switch (p) {
       case ConfmatPart::kTp:
-        h = dsl::Histogram(dsl::Where(r.keep && r.label == r.target, r.target, -1.0), c);
+        h = ops::Histogram(ops::Where(r.keep && r.label == r.target, r.target, -1.0), c);
         break;
       case ConfmatPart::kTarget:
-        h = dsl::Histogram(by_target, c);
+        h = ops::Histogram(by_target, c);
         break;
       case ConfmatPart::kPred:
-        h = dsl::Histogram(dsl::Where(r.keep, r.label, -1.0), c);
+        h = ops::Histogram(ops::Where(r.keep, r.label, -1.0), c);
         break;
       case ConfmatPart::kAbsErr:
-        h = dsl::Histogram(by_target, dsl::Abs(err), c);
+        h = ops::Histogram(by_target, ops::Abs(err), c);
         break;
       case ConfmatPart::kSqErr:
-        h = dsl::Histogram(by_target, err * err, c);
+        h = ops::Histogram(by_target, err * err, c);
         break;
     }
-    rows.push_back(dsl::Unsqueeze(h, 0));
+    rows.push_back(ops::Unsqueeze(h, 0));
   }
-  Expr marginals = dsl::Concat(rows);
-  if (a.totals.get()) marginals = dsl::Sum(marginals, {1});
-  return Results{marginals, dsl::Sum(r.bad_t), dsl::Sum(r.bad_p)};
+  Expr marginals = ops::Concat(rows);
+  if (a.totals.get()) marginals = ops::Sum(marginals, {1});
+  return Results{marginals, ops::Sum(r.bad_t), ops::Sum(r.bad_p)};
 }
 
 // ConfmatPart: the statistic read off the matrix in O(C^2) work; only the
 // diagonal is a gather (no C x C mask).
-absl::StatusOr<Results> DecomposeConfmatPart(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeConfmatPart(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
   Expr cm = b.Wrap(&g, n.input(0));
   const int64_t c = cm.type().shape[0].size;
   TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(AttrsOf<ConfmatPartAttrs>(n).part));
-  Expr idx = dsl::Arange(cm, c);
-  Expr diff = dsl::Unsqueeze(idx, 1) - dsl::Unsqueeze(idx, 0);  // [C, C]: target - pred
+  Expr idx = ops::Arange(cm, c);
+  Expr diff = ops::Unsqueeze(idx, 1) - ops::Unsqueeze(idx, 0);  // [C, C]: target - pred
   switch (parts.at(0)) {
     case ConfmatPart::kTp:
-      return Results{dsl::Take(dsl::Flatten(cm), idx * static_cast<double>(c + 1))};
+      return Results{ops::Take(ops::Flatten(cm), idx * static_cast<double>(c + 1))};
     case ConfmatPart::kTarget:
-      return Results{dsl::Sum(cm, {1})};
+      return Results{ops::Sum(cm, {1})};
     case ConfmatPart::kPred:
-      return Results{dsl::Sum(cm, {0})};
+      return Results{ops::Sum(cm, {0})};
     case ConfmatPart::kAbsErr:
-      return Results{dsl::Sum(cm * dsl::Cast(dsl::Abs(diff), cm.dtype()), {1})};
+      return Results{ops::Sum(cm * ops::Cast(ops::Abs(diff), cm.dtype()), {1})};
     case ConfmatPart::kSqErr:
-      return Results{dsl::Sum(cm * dsl::Cast(diff * diff, cm.dtype()), {1})};
+      return Results{ops::Sum(cm * ops::Cast(diff * diff, cm.dtype()), {1})};
   }
   return absl::InternalError("confmat_part: no part");
 }
@@ -122,25 +122,25 @@ absl::StatusOr<Results> DecomposeConfmatPart(ir::Graph& g, ir::Node& n, dsl::Gra
 // curves' formulas before the fused kernel). NaN counts as +inf; the sorted
 // lists are padded with +inf, which a count of rows <= a key must not reach
 // past its list's real length.
-absl::StatusOr<Results> DecomposeBinaryRankStats(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeBinaryRankStats(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
   Expr s = b.Wrap(&g, n.input(0));
   Expr positive = b.Wrap(&g, n.input(1));
   Expr valid = !(s < 0.0);
-  Expr key = dsl::Where(dsl::IsNan(s), INFINITY, s);
+  Expr key = ops::Where(ops::IsNan(s), INFINITY, s);
   Expr pos = valid && positive;
   Expr neg = valid && !positive;
-  Expr pos_sorted = dsl::SortValues(dsl::Where(pos, key, INFINITY), 0);
-  Expr neg_sorted = dsl::SortValues(dsl::Where(neg, key, INFINITY), 0);
-  Expr all_sorted = dsl::SortValues(dsl::Where(valid, key, INFINITY), 0);
-  Expr n_pos = dsl::Sum(dsl::Cast(pos, DType::kInt64));
-  Expr n_neg = dsl::Sum(dsl::Cast(neg, DType::kInt64));
-  Expr neg_le = dsl::Minimum(dsl::SearchSorted(neg_sorted, key, /*right=*/true), n_neg);
-  Expr below = dsl::SearchSorted(neg_sorted, key) + neg_le;
-  Expr u = dsl::Sum(dsl::Where(pos, dsl::Cast(below, DType::kFloat64), 0.0)) * 0.5;
-  Expr n_valid = dsl::Sum(dsl::Cast(valid, DType::kInt64));
-  Expr n_ge = dsl::Cast(n_valid - dsl::SearchSorted(all_sorted, key), DType::kFloat64);
-  Expr tp_ge = dsl::Cast(n_pos - dsl::SearchSorted(pos_sorted, key), DType::kFloat64);
-  Expr precision_sum = dsl::Sum(dsl::Where(pos, dsl::SafeDiv(tp_ge, n_ge), 0.0));
+  Expr pos_sorted = ops::SortValues(ops::Where(pos, key, INFINITY), 0);
+  Expr neg_sorted = ops::SortValues(ops::Where(neg, key, INFINITY), 0);
+  Expr all_sorted = ops::SortValues(ops::Where(valid, key, INFINITY), 0);
+  Expr n_pos = ops::Sum(ops::Cast(pos, DType::kInt64));
+  Expr n_neg = ops::Sum(ops::Cast(neg, DType::kInt64));
+  Expr neg_le = ops::Minimum(ops::SearchSorted(neg_sorted, key, /*right=*/true), n_neg);
+  Expr below = ops::SearchSorted(neg_sorted, key) + neg_le;
+  Expr u = ops::Sum(ops::Where(pos, ops::Cast(below, DType::kFloat64), 0.0)) * 0.5;
+  Expr n_valid = ops::Sum(ops::Cast(valid, DType::kInt64));
+  Expr n_ge = ops::Cast(n_valid - ops::SearchSorted(all_sorted, key), DType::kFloat64);
+  Expr tp_ge = ops::Cast(n_pos - ops::SearchSorted(pos_sorted, key), DType::kFloat64);
+  Expr precision_sum = ops::Sum(ops::Where(pos, ops::SafeDiv(tp_ge, n_ge), 0.0));
   return Results{n_pos, n_neg, u, precision_sum};
 }
 
@@ -152,44 +152,44 @@ absl::StatusOr<Results> DecomposeBinaryRankStats(ir::Graph& g, ir::Node& n, dsl:
 Expr Code16Of(Expr input, bool bf16) {
   const int64_t lo = bf16 ? -126 : -14, hi = bf16 ? 127 : 15;
   const double m = bf16 ? 128.0 : 1024.0;            // 2^M
-  Expr x = dsl::Cast(input, DType::kFloat64) + 0.0;  // -0 becomes +0
-  Expr h = dsl::Cast(dsl::Cast(x, bf16 ? DType::kBFloat16 : DType::kFloat16), DType::kFloat64);
-  Expr a = dsl::Abs(h);
-  Expr exps = dsl::Cast(dsl::Arange(a, hi - lo + 1), DType::kFloat64) + static_cast<double>(lo);
-  Expr powers = dsl::Pow(dsl::FullLike(exps, 2.0, DType::kFloat64), exps);
-  Expr k = dsl::Cast(dsl::Bucketize(a, powers, /*right=*/true), DType::kFloat64);  // biased exponent
+  Expr x = ops::Cast(input, DType::kFloat64) + 0.0;  // -0 becomes +0
+  Expr h = ops::Cast(ops::Cast(x, bf16 ? DType::kBFloat16 : DType::kFloat16), DType::kFloat64);
+  Expr a = ops::Abs(h);
+  Expr exps = ops::Cast(ops::Arange(a, hi - lo + 1), DType::kFloat64) + static_cast<double>(lo);
+  Expr powers = ops::Pow(ops::FullLike(exps, 2.0, DType::kFloat64), exps);
+  Expr k = ops::Cast(ops::Bucketize(a, powers, /*right=*/true), DType::kFloat64);  // biased exponent
   Expr e = k - 1.0 + static_cast<double>(lo);
-  Expr normal = k * m + (a * dsl::Pow(dsl::FullLike(a, 2.0, DType::kFloat64), -e) - 1.0) * m;
+  Expr normal = k * m + (a * ops::Pow(ops::FullLike(a, 2.0, DType::kFloat64), -e) - 1.0) * m;
   Expr sub = a * std::ldexp(m, static_cast<int>(-lo));
-  Expr bits = dsl::Where(k == 0.0, sub, normal);
-  bits = dsl::Where(a == INFINITY, static_cast<double>(hi - lo + 2) * m, bits);
-  Expr ordered = dsl::Where(h < 0.0, 32767.0 - bits, bits + 32768.0);
-  ordered = dsl::Where(dsl::IsNan(x), 65535.0, ordered);
-  return dsl::Cast(ordered, DType::kInt64);
+  Expr bits = ops::Where(k == 0.0, sub, normal);
+  bits = ops::Where(a == INFINITY, static_cast<double>(hi - lo + 2) * m, bits);
+  Expr ordered = ops::Where(h < 0.0, 32767.0 - bits, bits + 32768.0);
+  ordered = ops::Where(ops::IsNan(x), 65535.0, ordered);
+  return ops::Cast(ordered, DType::kInt64);
 }
 
-absl::StatusOr<Results> DecomposeScoreCode16(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeScoreCode16(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
   return Results{Code16Of(b.Wrap(&g, n.input(0)), AttrsOf<ScoreCode16Attrs>(n).format == "bf16")};
 }
 
 // Code16Counts: a histogram of code + (label + class * 2) * 65536 over the
 // kept elements. Code16Of, not a score_code16 node: a decomposition leaves
 // no composite behind.
-absl::StatusOr<Results> DecomposeCode16Counts(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeCode16Counts(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
   const auto a = AttrsOf<Code16CountsAttrs>(n);
   const int64_t k = a.classes;
   Expr probs = b.Wrap(&g, n.input(0));
   Expr label = b.Wrap(&g, n.input(1));
-  Expr cls = dsl::FullLike(label, 0.0, DType::kInt64);
+  Expr cls = ops::FullLike(label, 0.0, DType::kInt64);
   if (k > 1) {
     std::vector<int64_t> shape(label.rank() - 1, 1);
     shape[0] = k;
-    cls = dsl::Reshape(dsl::Arange(label, k), shape);  // broadcasts along dim 1
+    cls = ops::Reshape(ops::Arange(label, k), shape);  // broadcasts along dim 1
   }
   Expr code = Code16Of(probs, a.format == "bf16");
   Expr idx = code + (label + cls * int64_t{2}) * 65536.0;
-  idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
-  return Results{dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * 65536), {k, 2, 65536})};
+  idx = ops::Where(label >= int64_t{0}, idx, int64_t{-1});
+  return Results{ops::Reshape(ops::Histogram(ops::Flatten(idx), k * 2 * 65536), {k, 2, 65536})};
 }
 
 // RegStats: what the regression metrics compute per batch without the
@@ -197,22 +197,22 @@ absl::StatusOr<Results> DecomposeCode16Counts(ir::Graph& g, ir::Node& n, dsl::Gr
 // mean_absolute_error (over the flattened elements, and per column), and
 // the two-pass moments of metrics/regression/moments.h for preds, target and
 // target − preds, with the co-moment of preds and target.
-absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
-  Expr preds = dsl::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64);
-  Expr target = dsl::Cast(b.Wrap(&g, n.input(1)), DType::kFloat64);
+absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
+  Expr preds = ops::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64);
+  Expr target = ops::Cast(b.Wrap(&g, n.input(1)), DType::kFloat64);
   const bool one_dim = preds.rank() == 1;
   Expr diff = preds - target;
-  Expr flat = dsl::Flatten(diff);
-  Expr sse_all = dsl::Sum(flat * flat, {0});
-  Expr sae_all = dsl::Sum(dsl::Abs(flat), {0});
+  Expr flat = ops::Flatten(diff);
+  Expr sse_all = ops::Sum(flat * flat, {0});
+  Expr sae_all = ops::Sum(ops::Abs(flat), {0});
   // Column form [N, D].
-  Expr p = one_dim ? dsl::Unsqueeze(preds, 1) : preds;
-  Expr t = one_dim ? dsl::Unsqueeze(target, 1) : target;
-  Expr diff_c = one_dim ? dsl::Unsqueeze(diff, 1) : diff;
-  Expr sse = dsl::Sum(diff_c * diff_c, {0});
-  Expr sae = dsl::Sum(dsl::Abs(diff_c), {0});
-  Expr rows = dsl::Size(p, 0);
-  Expr count = dsl::Cast(rows, DType::kFloat64);
+  Expr p = one_dim ? ops::Unsqueeze(preds, 1) : preds;
+  Expr t = one_dim ? ops::Unsqueeze(target, 1) : target;
+  Expr diff_c = one_dim ? ops::Unsqueeze(diff, 1) : diff;
+  Expr sse = ops::Sum(diff_c * diff_c, {0});
+  Expr sae = ops::Sum(ops::Abs(diff_c), {0});
+  Expr rows = ops::Size(p, 0);
+  Expr count = ops::Cast(rows, DType::kFloat64);
   // A constant column takes its value as the mean exactly (sum/n may round),
   // so its centred values and M2 are exactly 0. An empty batch has max < min
   // and gets mean 0 from the safe division.
@@ -221,21 +221,21 @@ absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphB
   };
   auto moments = [&](Expr x) {
     Moments m;
-    Expr largest = dsl::Max(x, {0}), smallest = dsl::Min(x, {0});
-    m.hi = dsl::Where(largest == smallest, largest, dsl::SafeDiv(dsl::Sum(x, {0}), count));
+    Expr largest = ops::Max(x, {0}), smallest = ops::Min(x, {0});
+    m.hi = ops::Where(largest == smallest, largest, ops::SafeDiv(ops::Sum(x, {0}), count));
     Expr residual = x - m.hi;
-    m.lo = dsl::SafeDiv(dsl::Sum(residual, {0}), count);
+    m.lo = ops::SafeDiv(ops::Sum(residual, {0}), count);
     m.centred = residual - m.lo;
-    m.m2 = dsl::Sum(m.centred * m.centred, {0});
+    m.m2 = ops::Sum(m.centred * m.centred, {0});
     return m;
   };
   Moments mp = moments(p), mt = moments(t), me;
   if (AttrsOf<RegStatsAttrs>(n).error_moments.get()) {
     me = moments(t - p);
   } else {  // nobody reads them: zeros, as the kernel gives
-    me.hi = me.lo = me.m2 = dsl::Sum(dsl::FullLike(t, 0.0, DType::kFloat64), {0});
+    me.hi = me.lo = me.m2 = ops::Sum(ops::FullLike(t, 0.0, DType::kFloat64), {0});
   }
-  Expr c = dsl::Sum(mp.centred * mt.centred, {0});
+  Expr c = ops::Sum(mp.centred * mt.centred, {0});
   return Results{rows, mp.hi, mp.lo, mp.m2, mt.hi, mt.lo, mt.m2, me.hi, me.lo, me.m2, c, sse, sae, sse_all, sae_all};
 }
 
@@ -243,7 +243,7 @@ absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, dsl::GraphB
 // metrics/classification/stats.cc (MakeBinaryForm, BinaryLabels, Kept,
 // BinaryConfmat, MultilabelConfmat), op for op. Label l's 2 x 2 matrix
 // occupies bins [4l, 4l + 4).
-absl::StatusOr<Results> DecomposeBlConfmat(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeBlConfmat(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
   Expr preds = b.Wrap(&g, n.input(0));
   Expr target = b.Wrap(&g, n.input(1));
   const auto a = AttrsOf<BlConfmatAttrs>(n);
@@ -257,7 +257,7 @@ absl::StatusOr<Results> DecomposeBlConfmat(ir::Graph& g, ir::Node& n, dsl::Graph
     // NaN fails both comparisons, so it also counts as outside.
     Expr outside = !(preds >= 0.0 && preds <= 1.0);
     if (a.logits_over_kept && ignored.valid()) outside = outside && !ignored;
-    label = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds) > threshold;
+    label = ops::Where(ops::Any(outside), ops::Sigmoid(preds), preds) > threshold;
   } else if (preds.dtype() == DType::kBool) {
     label = preds;
   } else {
@@ -267,28 +267,28 @@ absl::StatusOr<Results> DecomposeBlConfmat(ir::Graph& g, ir::Node& n, dsl::Graph
   }
   Expr bad = bad_p.valid() ? bad_t || bad_p : bad_t;
   const bool multilabel = target.rank() == 2;
-  Expr keep = multilabel ? !dsl::Any(bad, {1}, /*keepdim=*/true) : !bad;
+  Expr keep = multilabel ? !ops::Any(bad, {1}, /*keepdim=*/true) : !bad;
   if (ignored.valid()) keep = keep && !ignored;
-  Expr idx = dsl::Cast(target, DType::kInt64) * 2.0 + dsl::Cast(label, DType::kInt64);
+  Expr idx = ops::Cast(target, DType::kInt64) * 2.0 + ops::Cast(label, DType::kInt64);
   Expr cm;
   if (multilabel) {
     int64_t labels = n.output(0)->type().shape[0].size;
-    idx = idx + dsl::Arange(target, labels) * 4.0;
-    idx = dsl::Where(keep, idx, -1.0);
-    cm = dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), 4 * labels), {labels, 2, 2});
+    idx = idx + ops::Arange(target, labels) * 4.0;
+    idx = ops::Where(keep, idx, -1.0);
+    cm = ops::Reshape(ops::Histogram(ops::Flatten(idx), 4 * labels), {labels, 2, 2});
   } else {
-    idx = dsl::Where(keep, idx, -1.0);
-    cm = dsl::Reshape(dsl::Histogram(idx, 4), {2, 2});
+    idx = ops::Where(keep, idx, -1.0);
+    cm = ops::Reshape(ops::Histogram(idx, 4), {2, 2});
   }
-  if (!bad_p.valid()) bad_p = dsl::FullLike(target, 0, DType::kBool);
-  Expr nt = dsl::Sum(bad_t), np = dsl::Sum(bad_p);
+  if (!bad_p.valid()) bad_p = ops::FullLike(target, 0, DType::kBool);
+  Expr nt = ops::Sum(bad_t), np = ops::Sum(bad_p);
   return Results{cm, nt, np};
 }
 
 // MomentsMerge: the pairwise update of Chan, Golub and LeVeque with TwoSum
 // means, as metrics/regression/moments.h describes; an empty side leaves the
 // other unchanged through selects.
-absl::StatusOr<Results> DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
   const auto attrs = AttrsOf<MomentsMergeAttrs>(n);
   const int64_t vars = attrs.variables;
   const std::vector<int64_t> pairs = attrs.pairs.get();
@@ -297,13 +297,13 @@ absl::StatusOr<Results> DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::Gr
   auto bside = [&](int64_t i) { return b.Wrap(&g, n.input(side + i)); };
   Expr na = a(0), nb = bside(0);
   std::vector<Expr> results = {na + nb};
-  Expr fa = dsl::Cast(na, DType::kFloat64), fb = dsl::Cast(nb, DType::kFloat64);
+  Expr fa = ops::Cast(na, DType::kFloat64), fb = ops::Cast(nb, DType::kFloat64);
   Expr total = fa + fb;
   Expr a_empty = na == 0.0, b_empty = nb == 0.0;
   Expr either_empty = a_empty || b_empty;
   // Weights of the pairwise update; both are 0 when the merged count is 0.
-  Expr w_mean = dsl::SafeDiv(fb, total);
-  Expr w_moment = dsl::SafeDiv(fa * fb, total);
+  Expr w_mean = ops::SafeDiv(fb, total);
+  Expr w_moment = ops::SafeDiv(fa * fb, total);
   std::vector<Expr> delta;
   for (int64_t v = 0; v < vars; ++v) {
     Expr ha = a(1 + 3 * v), hb = bside(1 + 3 * v);
@@ -316,13 +316,13 @@ absl::StatusOr<Results> DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::Gr
     Expr s = ha + t;
     Expr t_part = s - ha;
     Expr e = (ha - (s - t_part)) + (t - t_part);
-    results.push_back(dsl::Where(b_empty, ha, dsl::Where(a_empty, hb, s)));
-    results.push_back(dsl::Where(b_empty, la, dsl::Where(a_empty, lb, e)));
-    Expr extra = dsl::Where(either_empty, 0.0, d * d * w_moment);
+    results.push_back(ops::Where(b_empty, ha, ops::Where(a_empty, hb, s)));
+    results.push_back(ops::Where(b_empty, la, ops::Where(a_empty, lb, e)));
+    Expr extra = ops::Where(either_empty, 0.0, d * d * w_moment);
     results.push_back(a(3 + 3 * v) + bside(3 + 3 * v) + extra);
   }
   for (size_t k = 0; k < pairs.size() / 2; ++k) {
-    Expr extra = dsl::Where(either_empty, 0.0, delta[pairs[2 * k]] * delta[pairs[2 * k + 1]] * w_moment);
+    Expr extra = ops::Where(either_empty, 0.0, delta[pairs[2 * k]] * delta[pairs[2 * k + 1]] * w_moment);
     int64_t i = 1 + 3 * vars + static_cast<int64_t>(k);
     results.push_back(a(i) + bside(i) + extra);
   }
@@ -330,8 +330,8 @@ absl::StatusOr<Results> DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, dsl::Gr
 }
 
 // CountInvalid: the update's target check of the retrieval metrics.
-absl::StatusOr<Results> DecomposeCountInvalid(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
-  Expr t = dsl::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64);
+absl::StatusOr<Results> DecomposeCountInvalid(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
+  Expr t = ops::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64);
   Expr not_binary = !(t == 0.0 || t == 1.0);
   Expr negative = !(t >= 0.0);
   if (const auto a = AttrsOf<CountInvalidAttrs>(n); a.ignore_index.has_value()) {
@@ -339,82 +339,82 @@ absl::StatusOr<Results> DecomposeCountInvalid(ir::Graph& g, ir::Node& n, dsl::Gr
     not_binary = not_binary && kept;
     negative = negative && kept;
   }
-  return Results{dsl::Sum(dsl::Cast(not_binary, DType::kInt64)), dsl::Sum(dsl::Cast(negative, DType::kInt64))};
+  return Results{ops::Sum(ops::Cast(not_binary, DType::kInt64)), ops::Sum(ops::Cast(negative, DType::kInt64))};
 }
 
 // RetrievalScore: every per-query quantity as a segment_scan (within-query
 // cumulative sums and totals) over the sorted rows; each query is read at its
 // last row, so there is neither a host loop over queries nor a data-dependent
 // number of them.
-absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b) {
+absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
   Expr keys = b.Wrap(&g, n.input(0));
   Expr preds = b.Wrap(&g, n.input(1));
-  Expr t = dsl::Cast(b.Wrap(&g, n.input(2)), DType::kFloat64);
+  Expr t = ops::Cast(b.Wrap(&g, n.input(2)), DType::kFloat64);
   const auto attrs = AttrsOf<RetrievalScoreAttrs>(n);
   const std::string metric = attrs.metric;
   const std::string action = attrs.empty_target_action;
   const std::optional<int64_t> top_k = attrs.top_k.optional();
   // v: 1 for a row that counts; rel: its relevance.
   Expr v = attrs.ignore_index.has_value()
-               ? dsl::Cast(!(t == static_cast<double>(attrs.ignore_index.get())), DType::kFloat64)
-               : dsl::FullLike(t, 1.0, DType::kFloat64);
+               ? ops::Cast(!(t == static_cast<double>(attrs.ignore_index.get())), DType::kFloat64)
+               : ops::FullLike(t, 1.0, DType::kFloat64);
   Expr rel = v * t;
   auto scan = [&](Expr x) {
     std::vector<Expr> r = b.OpN(ops::OpId::kSegmentScan, {x, keys}, {});
     return r.size() == 2 ? std::make_pair(r[0], r[1]) : std::make_pair(Expr(), Expr());
   };
   auto total = [&](Expr x) { return scan(x).second; };
-  auto [row_no, rows] = scan(dsl::FullLike(v, 1.0, DType::kFloat64));
+  auto [row_no, rows] = scan(ops::FullLike(v, 1.0, DType::kFloat64));
   auto [pos, count] = scan(v);  // pos: 1-based rank among the query's counted rows
   auto [seen_rel, npos] = scan(rel);
-  Expr in_k = top_k.has_value() ? v * dsl::Cast(pos <= static_cast<double>(*top_k), DType::kFloat64) : v;
+  Expr in_k = top_k.has_value() ? v * ops::Cast(pos <= static_cast<double>(*top_k), DType::kFloat64) : v;
   Expr hits = total(rel * in_k);
   Expr empty = npos == 0.0;
   Expr value;
   if (metric == "recall") {
-    value = dsl::SafeDiv(hits, npos);
+    value = ops::SafeDiv(hits, npos);
   } else if (metric == "precision") {
     Expr denom = count;
     if (top_k.has_value()) {
-      Expr k = dsl::FullLike(count, static_cast<double>(*top_k), DType::kFloat64);
-      denom = attrs.adaptive_k ? dsl::Minimum(count, k) : k;
+      Expr k = ops::FullLike(count, static_cast<double>(*top_k), DType::kFloat64);
+      denom = attrs.adaptive_k ? ops::Minimum(count, k) : k;
     }
-    value = dsl::SafeDiv(hits, denom);
+    value = ops::SafeDiv(hits, denom);
   } else if (metric == "hit_rate") {
-    value = dsl::Cast(hits > 0.0, DType::kFloat64);
+    value = ops::Cast(hits > 0.0, DType::kFloat64);
   } else if (metric == "reciprocal_rank") {
-    Expr first = rel * in_k * dsl::Cast(seen_rel == 1.0, DType::kFloat64);
-    value = total(dsl::SafeDiv(first, pos));
+    Expr first = rel * in_k * ops::Cast(seen_rel == 1.0, DType::kFloat64);
+    value = total(ops::SafeDiv(first, pos));
   } else if (metric == "average_precision") {
-    value = dsl::SafeDiv(total(rel * in_k * dsl::SafeDiv(seen_rel, pos)), hits);
+    value = ops::SafeDiv(total(rel * in_k * ops::SafeDiv(seen_rel, pos)), hits);
   } else if (metric == "r_precision") {
-    Expr in_r = v * dsl::Cast(pos <= npos, DType::kFloat64);
-    value = dsl::SafeDiv(total(rel * in_r), npos);
+    Expr in_r = v * ops::Cast(pos <= npos, DType::kFloat64);
+    value = ops::SafeDiv(total(rel * in_r), npos);
   } else if (metric == "fall_out") {
     Expr neg = v - rel;
     Expr negs = total(neg);
-    value = dsl::SafeDiv(total(neg * in_k), negs);
+    value = ops::SafeDiv(total(neg * in_k), negs);
     empty = negs == 0.0;
   } else if (metric == "normalized_dcg") {
     // sklearn's _tie_average_dcg: a run of tied preds shares its mean
     // relevance over the discounts of its positions; the ideal DCG ranks by
     // relevance (rows left out sort last).
     auto discount = [&](Expr rank, Expr counted) {
-      Expr d = dsl::SafeDiv(counted, dsl::Log(rank + 1.0) / std::log(2.0));
-      return top_k.has_value() ? d * dsl::Cast(rank <= static_cast<double>(*top_k), DType::kFloat64) : d;
+      Expr d = ops::SafeDiv(counted, ops::Log(rank + 1.0) / std::log(2.0));
+      return top_k.has_value() ? d * ops::Cast(rank <= static_cast<double>(*top_k), DType::kFloat64) : d;
     };
     auto tie = [&](Expr x) {
       std::vector<Expr> r = b.OpN(ops::OpId::kSegmentScan, {x, keys, preds}, {});
       return r.size() == 2 ? r[1] : Expr();
     };
-    Expr gain = total(discount(pos, v) * dsl::SafeDiv(tie(rel), tie(v)));
-    std::vector<Expr> ideal = b.OpN(ops::OpId::kSegmentSort, {keys, dsl::Where(v > 0.0, t, -1.0)}, {});
+    Expr gain = total(discount(pos, v) * ops::SafeDiv(tie(rel), tie(v)));
+    std::vector<Expr> ideal = b.OpN(ops::OpId::kSegmentSort, {keys, ops::Where(v > 0.0, t, -1.0)}, {});
     if (ideal.size() != 2) return b.status();
-    Expr v2 = dsl::Cast(ideal[1] >= 0.0, DType::kFloat64);
+    Expr v2 = ops::Cast(ideal[1] >= 0.0, DType::kFloat64);
     auto [pos2, unused] = scan(v2);
     (void)unused;
     Expr best = total(discount(pos2, v2) * v2 * ideal[1]);
-    value = dsl::SafeDiv(gain, best);
+    value = ops::SafeDiv(gain, best);
   } else if (metric == "auroc") {
     // binary_auroc of the top k rows: each positive scores the negatives
     // ranked below it, and half of those tied with it (the trapezoidal ROC).
@@ -424,37 +424,37 @@ absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, dsl::
     if (tied.size() != 2) return b.status();
     Expr neg_at_or_above = scan(neg_k).first - tied[0] + tied[1];
     Expr u = total(rel * in_k * (negs - neg_at_or_above + 0.5 * tied[1]));
-    value = dsl::SafeDiv(u, hits * negs);
+    value = ops::SafeDiv(u, hits * negs);
   } else {
     return absl::InvalidArgumentError(absl::StrCat("retrieval_score: unknown metric '", metric, "'"));
   }
   Expr exists = (row_no == rows) && (count > 0.0);
-  Expr scored = dsl::Where(empty, action == "pos" ? 1.0 : 0.0, value);
+  Expr scored = ops::Where(empty, action == "pos" ? 1.0 : 0.0, value);
   Expr include = action == "skip" || action == "error" ? exists && !empty : exists;
-  Expr queries = dsl::Sum(dsl::Cast(include, DType::kFloat64));
-  Expr result = dsl::SafeDiv(dsl::Sum(dsl::Where(include, scored, 0.0)), queries);
+  Expr queries = ops::Sum(ops::Cast(include, DType::kFloat64));
+  Expr result = ops::SafeDiv(ops::Sum(ops::Where(include, scored, 0.0)), queries);
   const std::string aggregation = attrs.aggregation.get();
   if (aggregation != "mean") {
     // torch.median/min/max over the included scores (0 without any; NaN if
     // any is NaN). A sentinel row keeps the reductions defined on no rows.
     const double fill = aggregation == "max" ? -INFINITY : INFINITY;
-    Expr vals = dsl::Concat({dsl::Where(include, scored, fill), dsl::Full(scored, {1}, fill, DType::kFloat64)});
+    Expr vals = ops::Concat({ops::Where(include, scored, fill), ops::Full(scored, {1}, fill, DType::kFloat64)});
     Expr picked;
     if (aggregation == "min") {
-      picked = dsl::Min(vals);
+      picked = ops::Min(vals);
     } else if (aggregation == "max") {
-      picked = dsl::Max(vals);
+      picked = ops::Max(vals);
     } else {  // the lower of the two middle scores
-      Expr middle = dsl::Cast((queries - 1.0) / 2.0, DType::kInt64);
-      picked = dsl::Take(dsl::SortValues(vals, 0), middle);
+      Expr middle = ops::Cast((queries - 1.0) / 2.0, DType::kInt64);
+      picked = ops::Take(ops::SortValues(vals, 0), middle);
     }
-    Expr has_nan = dsl::Any(dsl::IsNan(vals));
-    result = dsl::Where(queries == 0.0, 0.0, dsl::Where(has_nan, NAN, picked));
+    Expr has_nan = ops::Any(ops::IsNan(vals));
+    result = ops::Where(queries == 0.0, 0.0, ops::Where(has_nan, NAN, picked));
   }
-  return Results{result, dsl::Sum(dsl::Cast(exists && empty, DType::kInt64))};
+  return Results{result, ops::Sum(ops::Cast(exists && empty, DType::kInt64))};
 }
 
-using DecomposeFn = absl::StatusOr<Results> (*)(ir::Graph& g, ir::Node& n, dsl::GraphBuilder& b);
+using DecomposeFn = absl::StatusOr<Results> (*)(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b);
 
 // One decomposition per composite op of op_list.h, and none for primitives:
 // checked when this file compiles.
@@ -478,7 +478,7 @@ static_assert(kDecompositions.CoversOnly(OpKind::kComposite), "a primitive op ha
 
 absl::Status Decompose(ir::Graph& g, ir::Node& n) {
   ir::Device device = n.output(0)->type().device;
-  dsl::GraphBuilder b(n.op(), device);
+  ops::GraphBuilder b(n.op(), device);
   std::optional<OpId> id = IdOf(n);
   DecomposeFn decompose = id ? kDecompositions[*id] : nullptr;
   if (decompose == nullptr) return absl::UnimplementedError(absl::StrCat("no decomposition for op '", n.op(), "'"));

@@ -4,7 +4,7 @@
 #include "ops/attrs.h"
 #include "ops/graph_builder.h"
 
-namespace tally::dsl {
+namespace tally::ops {
 namespace {
 
 using ops::ToAttrMap;
@@ -132,7 +132,7 @@ Expr Histogram(Expr idx, Expr w, int64_t size, Loc loc) {
 Expr ScoreCode16(Expr x, const std::string& format, Loc loc) {
   return Call(ops::OpId::kScoreCode16, {x}, ToAttrMap(ops::ScoreCode16Attrs{format}), loc);
 }
-Expr ConfmatPart(Expr cm, absl::string_view part, Loc loc) {
+Expr ConfmatPartOf(Expr cm, absl::string_view part, Loc loc) {
   return Call(ops::OpId::kConfmatPart, {cm}, ToAttrMap(ops::ConfmatPartAttrs{std::string(part)}), loc);
 }
 Expr Reshape(Expr x, std::vector<int64_t> shape, Loc loc) {
@@ -220,4 +220,4 @@ Expr Arange(Expr like, int64_t n, DType dtype, Loc loc) {
                             loc, like.graph());
 }
 
-}  // namespace tally::dsl
+}  // namespace tally::ops

@@ -7,7 +7,7 @@
 #include "ops/attrs.h"
 #include "ops/op_registry.h"
 
-namespace tally::dsl {
+namespace tally::ops {
 
 std::string Loc::ToString() const { return file == nullptr ? "" : absl::StrCat(file, ":", line); }
 
@@ -60,4 +60,4 @@ std::vector<Expr> GraphBuilder::OpN(ops::OpId op, std::vector<Expr> inputs, ir::
   return outs;
 }
 
-}  // namespace tally::dsl
+}  // namespace tally::ops

@@ -18,7 +18,7 @@
 #include "engine/ir/graph.h"
 #include "ops/op_list.h"
 
-namespace tally::dsl {
+namespace tally::ops {
 
 using ir::DType;
 
@@ -158,11 +158,11 @@ Expr OneHot(Expr labels, int64_t num_classes, Loc loc = Loc::Current());
 Expr TopkMask(Expr x, int64_t k, Loc loc = Loc::Current());
 Expr Histogram(Expr idx, int64_t size, Loc loc = Loc::Current());
 Expr Histogram(Expr idx, Expr weights, int64_t size, Loc loc = Loc::Current());
-// ConfmatPart reads one per-class statistic ("tp", "target", "pred",
+// ConfmatPartOf reads one per-class statistic ("tp", "target", "pred",
 // "abs_err", "sq_err"; ops/confmat_parts.h) of a [C, C] confusion matrix.
 // Finalize graphs read a matrix state this way so that the compiler can keep
 // only the statistics read (narrow-states).
-Expr ConfmatPart(Expr cm, absl::string_view part, Loc loc = Loc::Current());
+Expr ConfmatPartOf(Expr cm, absl::string_view part, Loc loc = Loc::Current());
 Expr Reshape(Expr x, std::vector<int64_t> shape, Loc loc = Loc::Current());
 Expr Flatten(Expr x, Loc loc = Loc::Current());
 Expr Unsqueeze(Expr x, int64_t dim, Loc loc = Loc::Current());
@@ -208,6 +208,6 @@ Expr Arange(Expr like, int64_t n, DType dtype = DType::kInt64, Loc loc = Loc::Cu
 // own rounding) in the graph of `like`.
 Expr Linspace(Expr like, double start, double end, int64_t steps, DType dtype, Loc loc = Loc::Current());
 
-}  // namespace tally::dsl
+}  // namespace tally::ops
 
 #endif  // TALLY_OPS_GRAPH_BUILDER_H_

@@ -37,7 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "engine/program.h"
+#include "engine/runtime/program.h"
 
 namespace c10d {
 class ProcessGroup;

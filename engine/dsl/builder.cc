@@ -13,7 +13,7 @@
 namespace tally::dsl {
 
 MetricBuilder::MetricBuilder(std::string metric_name, Signature sig, ir::Device device)
-    : GraphBuilder(std::move(metric_name), std::move(device)),
+    : ops::GraphBuilder(std::move(metric_name), std::move(device)),
       sig_(std::move(sig)),
       module_(std::make_unique<ir::Module>()) {
   module_->update = std::make_unique<ir::Graph>("update");
@@ -30,8 +30,8 @@ void MetricBuilder::FailInput(const std::string& input, const std::string& what)
   Fail(absl::InvalidArgumentError(absl::StrCat(name_, ": ", input, ": ", what)));
 }
 
-Expr MetricBuilder::Input(const std::string& name) {
-  Expr raw = RawInput(name);
+ops::Expr MetricBuilder::Input(const std::string& name) {
+  ops::Expr raw = RawInput(name);
   // 16-bit floats widen exactly: every metric computes as for float32.
   if (raw.valid() && (raw.dtype() == DType::kFloat16 || raw.dtype() == DType::kBFloat16)) {
     return Cast(raw, DType::kFloat32);
@@ -39,12 +39,12 @@ Expr MetricBuilder::Input(const std::string& name) {
   return raw;
 }
 
-Expr MetricBuilder::RawInput(const std::string& name) {
-  if (ir::Value* v = module_->update->FindParam(name)) return Expr(this, update_graph(), v);
+ops::Expr MetricBuilder::RawInput(const std::string& name) {
+  if (ir::Value* v = module_->update->FindParam(name)) return ops::Expr(this, update_graph(), v);
   const InputSpec* spec = FindInput(name);
   if (spec == nullptr) {
     FailInput(name, "missing input");
-    return Expr();
+    return ops::Expr();
   }
   ir::TensorType t;
   t.dtype = spec->dtype;
@@ -52,7 +52,7 @@ Expr MetricBuilder::RawInput(const std::string& name) {
   for (size_t i = 0; i < spec->shape.size(); ++i) {
     t.shape.push_back(i == 0 ? ir::Dim::Symbol("N") : ir::Dim::Fixed(spec->shape[i]));
   }
-  return Expr(this, update_graph(), module_->update->AddParam(name, t));
+  return ops::Expr(this, update_graph(), module_->update->AddParam(name, t));
 }
 
 State MetricBuilder::AddState(const std::string& name, DType dtype, std::vector<int64_t> shape, Reducer reducer,
@@ -77,7 +77,7 @@ State MetricBuilder::AddState(const std::string& name, DType dtype, std::vector<
   return State{static_cast<int>(module_->states.size()) - 1, name};
 }
 
-void MetricBuilder::Accumulate(const State& s, Expr partial, Loc loc) {
+void MetricBuilder::Accumulate(const State& s, ops::Expr partial, ops::Loc loc) {
   if (!ok() || !partial.valid() || s.index < 0) return;
   const ir::StateDecl& decl = module_->states[s.index];
   if (partial.graph() != update_graph()) {
@@ -99,7 +99,7 @@ void MetricBuilder::Accumulate(const State& s, Expr partial, Loc loc) {
   state_partials_[s.index] = partial.value();
 }
 
-void MetricBuilder::Check(const std::string& input, const std::string& message, Expr count, Loc loc) {
+void MetricBuilder::Check(const std::string& input, const std::string& message, ops::Expr count, ops::Loc loc) {
   if (!ok() || !count.valid()) return;
   int k = 0;
   for (const auto& st : module_->states) k += st.check.empty() ? 0 : 1;
@@ -109,12 +109,12 @@ void MetricBuilder::Check(const std::string& input, const std::string& message, 
   Accumulate(s, count.rank() == 0 ? count : Sum(count, {}, false, loc), loc);
 }
 
-Expr MetricBuilder::Read(const State& s) {
-  if (s.index < 0) return Expr();
+ops::Expr MetricBuilder::Read(const State& s) {
+  if (s.index < 0) return ops::Expr();
   const ir::StateDecl& decl = module_->states[s.index];
   ir::Value* v = module_->finalize->FindParam(decl.name);
   if (v == nullptr) v = module_->finalize->AddParam(decl.name, decl.type);
-  return Expr(this, finalize_graph(), v);
+  return ops::Expr(this, finalize_graph(), v);
 }
 
 ir::Graph* MetricBuilder::MergeGraph(const std::string& group) {
@@ -123,25 +123,25 @@ ir::Graph* MetricBuilder::MergeGraph(const std::string& group) {
   return g.get();
 }
 
-Expr MetricBuilder::MergeA(const State& s) {
-  if (s.index < 0) return Expr();
+ops::Expr MetricBuilder::MergeA(const State& s) {
+  if (s.index < 0) return ops::Expr();
   const ir::StateDecl& d = module_->states[s.index];
   ir::Graph* g = MergeGraph(d.group);
   ir::Value* v = g->FindParam("a." + d.name);
   if (!v) v = g->AddParam("a." + d.name, d.type);
-  return Expr(this, g, v);
+  return ops::Expr(this, g, v);
 }
 
-Expr MetricBuilder::MergeB(const State& s) {
-  if (s.index < 0) return Expr();
+ops::Expr MetricBuilder::MergeB(const State& s) {
+  if (s.index < 0) return ops::Expr();
   const ir::StateDecl& d = module_->states[s.index];
   ir::Graph* g = MergeGraph(d.group);
   ir::Value* v = g->FindParam("b." + d.name);
   if (!v) v = g->AddParam("b." + d.name, d.type);
-  return Expr(this, g, v);
+  return ops::Expr(this, g, v);
 }
 
-void MetricBuilder::SetMerged(const State& s, Expr merged, Loc loc) {
+void MetricBuilder::SetMerged(const State& s, ops::Expr merged, ops::Loc loc) {
   if (!ok() || !merged.valid() || s.index < 0) return;
   const ir::StateDecl& d = module_->states[s.index];
   if (merged.dtype() != d.type.dtype) merged = Cast(merged, d.type.dtype, loc);
@@ -152,7 +152,7 @@ void MetricBuilder::SetMerged(const State& s, Expr merged, Loc loc) {
   merged_[s.index] = merged.value();
 }
 
-void MetricBuilder::Output(Expr value, Loc loc) {
+void MetricBuilder::Output(ops::Expr value, ops::Loc loc) {
   if (!ok() || !value.valid()) return;
   if (value.graph() != finalize_graph()) {
     Fail(absl::InternalError(absl::StrCat("output is not a finalize value (", loc.ToString(), ")")));
@@ -163,7 +163,7 @@ void MetricBuilder::Output(Expr value, Loc loc) {
   output_set_ = true;
 }
 
-void MetricBuilder::Output(const Parts& value, Loc loc) {
+void MetricBuilder::Output(const Parts& value, ops::Loc loc) {
   if (!ok()) return;
   if (value.is_leaf()) {
     Output(value.leaf(), loc);
@@ -171,7 +171,7 @@ void MetricBuilder::Output(const Parts& value, Loc loc) {
   }
   // Leaves in depth-first order with their paths; an empty tuple or an
   // invalid leaf makes the tree unrepresentable.
-  std::vector<std::pair<std::vector<int>, Expr>> leaves;
+  std::vector<std::pair<std::vector<int>, ops::Expr>> leaves;
   std::vector<int> path;
   std::function<bool(const Parts&)> walk = [&](const Parts& p) {
     if (p.is_leaf()) {

@@ -57,22 +57,22 @@ using Signature = std::vector<InputSpec>;
 // Every tuple has at least one item (see engine/dsl/metric.h for the labels).
 class Parts {
  public:
-  Parts(Expr leaf) : leaf_(leaf) {}  // NOLINT: a tensor is a leaf
+  Parts(ops::Expr leaf) : leaf_(leaf) {}  // NOLINT: a tensor is a leaf
   Parts(std::initializer_list<Parts> items) : items_(items) {}
   explicit Parts(std::vector<Parts> items) : items_(std::move(items)) {}
-  explicit Parts(const std::vector<Expr>& items) : items_(items.begin(), items.end()) {}
+  explicit Parts(const std::vector<ops::Expr>& items) : items_(items.begin(), items.end()) {}
 
   bool is_leaf() const { return items_.empty() && leaf_.valid(); }
-  const Expr& leaf() const { return leaf_; }
+  const ops::Expr& leaf() const { return leaf_; }
   const std::vector<Parts>& items() const { return items_; }
 
  private:
-  Expr leaf_;
+  ops::Expr leaf_;
   std::vector<Parts> items_;
 };
 
 // MetricBuilder builds one Metric.
-class MetricBuilder : public GraphBuilder {
+class MetricBuilder : public ops::GraphBuilder {
  public:
   MetricBuilder(std::string metric_name, Signature sig, ir::Device device = {});
 
@@ -84,30 +84,30 @@ class MetricBuilder : public GraphBuilder {
   // Input declares a data input (from the signature) and returns it in the
   // update graph; a float16/bfloat16 input is widened to float32 (exactly),
   // so metrics compute as for float32. A missing input poisons the builder.
-  Expr Input(const std::string& name);
+  ops::Expr Input(const std::string& name);
   // RawInput is Input without the widening: the parameter as declared.
-  Expr RawInput(const std::string& name);
+  ops::Expr RawInput(const std::string& name);
   // AddState declares a state of fixed `shape` (a cat state: the trailing dims
   // of each row; its leading dim is the symbolic `R`).
   State AddState(const std::string& name, DType dtype, std::vector<int64_t> shape, Reducer reducer, double init = 0,
                  const std::string& group = "");
   // Accumulate sets the update's partial for `s` (cast to the state dtype).
-  void Accumulate(const State& s, Expr partial, Loc loc = Loc::Current());
+  void Accumulate(const State& s, ops::Expr partial, ops::Loc loc = ops::Loc::Current());
   // Check declares a deferred validation counter: `count` (an integer scalar
   // computed in the update) is summed on device and `Compute` fails with
   // "<metric>: <input>: <n> <message>" when it is non-zero.
-  void Check(const std::string& input, const std::string& message, Expr count, Loc loc = Loc::Current());
+  void Check(const std::string& input, const std::string& message, ops::Expr count, ops::Loc loc = ops::Loc::Current());
   // Read returns a state as a finalize-graph value.
-  Expr Read(const State& s);
+  ops::Expr Read(const State& s);
   // MergeA/MergeB return a custom-merge state's two operands in its group's
   // merge graph; SetMerged sets the merged result.
-  Expr MergeA(const State& s);
-  Expr MergeB(const State& s);
-  void SetMerged(const State& s, Expr merged, Loc loc = Loc::Current());
+  ops::Expr MergeA(const State& s);
+  ops::Expr MergeB(const State& s);
+  void SetMerged(const State& s, ops::Expr merged, ops::Loc loc = ops::Loc::Current());
   // Output sets the metric's result: one tensor (labelled "value"), or
   // several (one return per tensor, labelled "value/<i>/<j>..." by its path).
-  void Output(Expr value, Loc loc = Loc::Current());
-  void Output(const Parts& value, Loc loc = Loc::Current());
+  void Output(ops::Expr value, ops::Loc loc = ops::Loc::Current());
+  void Output(const Parts& value, ops::Loc loc = ops::Loc::Current());
 
   // FailInput reports a bad input: "<metric>: <input>: <what>".
   void FailInput(const std::string& input, const std::string& what);

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace tally {
+namespace tally::dsl {
 
 std::string PartLabel(absl::string_view base, const std::vector<int>& path) {
   std::string out(base);
@@ -84,4 +84,4 @@ absl::StatusOr<std::unique_ptr<ir::Module>> LinkCollection(const std::vector<Col
   return out;
 }
 
-}  // namespace tally
+}  // namespace tally::dsl

@@ -11,7 +11,7 @@
 // Every tuple or list has at least one item, so the labels determine the
 // tree. Linking replaces "value" with the metric's label in the collection:
 // "roc", or "roc/0", "roc/1/2"; Program::Compute and exported modules'
-// compute() use these labels, and CollectResult (engine/results.h) rebuilds
+// compute() use these labels, and CollectResult (engine/runtime/results.h) rebuilds
 // the tree from them.
 #ifndef TALLY_ENGINE_DSL_METRIC_H_
 #define TALLY_ENGINE_DSL_METRIC_H_
@@ -26,7 +26,7 @@
 #include "absl/strings/string_view.h"
 #include "engine/ir/module.h"
 
-namespace tally {
+namespace tally::dsl {
 
 // Metric is what a DSL builder produces.
 struct Metric {
@@ -63,6 +63,6 @@ struct CollectionEntry {
 // "<label>/<path>" per tensor of a multi-part result).
 absl::StatusOr<std::unique_ptr<ir::Module>> LinkCollection(const std::vector<CollectionEntry>& entries);
 
-}  // namespace tally
+}  // namespace tally::dsl
 
 #endif  // TALLY_ENGINE_DSL_METRIC_H_

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "engine/result_text.h"
+#include "engine/runtime/result_text.h"
 #include "examples/inference_server/request.h"
 #include "support/torch_status.h"
 

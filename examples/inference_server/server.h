@@ -21,7 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "engine/session.h"
+#include "engine/serving/session.h"
 #include "examples/inference_server/model.h"
 
 namespace httplib {

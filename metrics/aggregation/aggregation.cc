@@ -19,10 +19,10 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 enum class Agg { kMean, kSum, kMax, kMin };
 
@@ -52,7 +52,8 @@ absl::StatusOr<NanPolicy> ReadNanStrategy(SpecArgs& args) {
       absl::StrCat("nan_strategy must be one of warn, ignore, error, disable or a float, got ", ArgValueToString(*v)));
 }
 
-absl::StatusOr<Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl::Signature& sig,
+                                             const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(NanPolicy nan, ReadNanStrategy(args));
   MetricBuilder b(args.metric_name(), sig, device);
   std::string value_name = b.FindInput("value") ? "value" : "preds";
@@ -62,7 +63,7 @@ absl::StatusOr<Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl::Sig
     b.FailInput(value_name, "expected a numeric tensor, got bool");
     return b.status();
   }
-  value = dsl::Cast(value, DType::kFloat64);
+  value = ops::Cast(value, DType::kFloat64);
   Expr weight;
   bool has_weight = kind == Agg::kMean && b.FindInput("weight") != nullptr;
   if (has_weight) {
@@ -74,47 +75,47 @@ absl::StatusOr<Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl::Sig
                                            value.type().ShapeString()));
       }
     }
-    weight = dsl::Cast(weight, DType::kFloat64);
+    weight = ops::Cast(weight, DType::kFloat64);
   }
-  Expr nans = dsl::IsNan(value);
-  if (has_weight) nans = nans || dsl::IsNan(weight);
+  Expr nans = ops::IsNan(value);
+  if (has_weight) nans = nans || ops::IsNan(weight);
   Expr keep;  // 1.0 where the element counts
   if (nan.mode == "error") {
-    b.Check(value_name, "{n} NaN values (nan_strategy=error)", dsl::Sum(nans));
+    b.Check(value_name, "{n} NaN values (nan_strategy=error)", ops::Sum(nans));
   }
   if (nan.mode == "replace") {
     if (kind == Agg::kMean && (!has_weight || weight.rank() == 0)) {
       // TorchMetrics writes the replacement into the broadcast (expanded)
       // weight, so one NaN in a batch sets every weight of that batch to it.
       Expr w =
-          has_weight ? weight + dsl::FullLike(value, 0.0, DType::kFloat64) : dsl::FullLike(value, 1.0, DType::kFloat64);
-      weight = dsl::Where(dsl::Any(nans), dsl::FullLike(value, nan.replacement, DType::kFloat64), w);
+          has_weight ? weight + ops::FullLike(value, 0.0, DType::kFloat64) : ops::FullLike(value, 1.0, DType::kFloat64);
+      weight = ops::Where(ops::Any(nans), ops::FullLike(value, nan.replacement, DType::kFloat64), w);
       has_weight = true;
     } else if (has_weight) {
-      weight = dsl::Where(nans, nan.replacement, weight);
+      weight = ops::Where(nans, nan.replacement, weight);
     }
-    value = dsl::Where(nans, nan.replacement, value);
+    value = ops::Where(nans, nan.replacement, value);
   } else if (nan.mode != "disable") {
     keep = !nans;
   }
   switch (kind) {
     case Agg::kMean: {
-      Expr w = has_weight ? weight : dsl::FullLike(value, 1.0, DType::kFloat64);
+      Expr w = has_weight ? weight : ops::FullLike(value, 1.0, DType::kFloat64);
       if (keep.valid()) {
-        w = dsl::Where(keep, w, 0.0);
-        value = dsl::Where(keep, value, 0.0);
+        w = ops::Where(keep, w, 0.0);
+        value = ops::Where(keep, value, 0.0);
       }
       auto sum = b.AddState("mean_value", DType::kFloat64, {}, Reducer::kSum);
       auto wsum = b.AddState("weight", DType::kFloat64, {}, Reducer::kSum);
-      b.Accumulate(sum, dsl::Sum(value * w));
-      b.Accumulate(wsum, dsl::Sum(w));
+      b.Accumulate(sum, ops::Sum(value * w));
+      b.Accumulate(wsum, ops::Sum(w));
       b.Output(b.Read(sum) / b.Read(wsum));
       break;
     }
     case Agg::kSum: {
-      if (keep.valid()) value = dsl::Where(keep, value, 0.0);
+      if (keep.valid()) value = ops::Where(keep, value, 0.0);
       auto sum = b.AddState("sum_value", DType::kFloat64, {}, Reducer::kSum);
-      b.Accumulate(sum, dsl::Sum(value));
+      b.Accumulate(sum, ops::Sum(value));
       b.Output(b.Read(sum) + 0.0);
       break;
     }
@@ -122,10 +123,10 @@ absl::StatusOr<Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl::Sig
     case Agg::kMin: {
       bool is_max = kind == Agg::kMax;
       double identity = is_max ? -INFINITY : INFINITY;
-      if (keep.valid()) value = dsl::Where(keep, value, identity);
+      if (keep.valid()) value = ops::Where(keep, value, identity);
       auto st = b.AddState(is_max ? "max_value" : "min_value", DType::kFloat64, {},
                            is_max ? Reducer::kMax : Reducer::kMin, identity);
-      b.Accumulate(st, is_max ? dsl::Max(value) : dsl::Min(value));
+      b.Accumulate(st, is_max ? ops::Max(value) : ops::Min(value));
       b.Output(b.Read(st) + 0.0);
       break;
     }
@@ -133,16 +134,16 @@ absl::StatusOr<Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl::Sig
   return b.Finish();
 }
 
-absl::StatusOr<Metric> BuildMean(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+absl::StatusOr<dsl::Metric> BuildMean(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
   return BuildAggregation(Agg::kMean, a, s, d);
 }
-absl::StatusOr<Metric> BuildSum(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+absl::StatusOr<dsl::Metric> BuildSum(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
   return BuildAggregation(Agg::kSum, a, s, d);
 }
-absl::StatusOr<Metric> BuildMax(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+absl::StatusOr<dsl::Metric> BuildMax(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
   return BuildAggregation(Agg::kMax, a, s, d);
 }
-absl::StatusOr<Metric> BuildMin(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+absl::StatusOr<dsl::Metric> BuildMin(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
   return BuildAggregation(Agg::kMin, a, s, d);
 }
 

@@ -41,11 +41,11 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 struct Args {
   int64_t num_classes = 0;
@@ -85,7 +85,7 @@ bool BinaryBins(MetricBuilder& b, const Args& a, Binned& out) {
   BinaryInputs in;
   if (!ReadBinaryInputs(a.ignore_index, /*cast_f32=*/false, b, in)) return false;
   out.conf = in.probs;
-  out.acc = dsl::Where(in.valid, in.target, int64_t{0});
+  out.acc = ops::Where(in.valid, in.target, int64_t{0});
   out.keep = in.valid;
   return b.ok();
 }
@@ -113,7 +113,7 @@ bool MulticlassInputs(MetricBuilder& b, const Args& a, Binned& out) {
                                       " and target's shape ", ShapeString(ts), ", got ", ShapeString(ps)));
   }
   if (!b.ok()) return false;
-  Expr t = dsl::Cast(target, DType::kInt64);
+  Expr t = ops::Cast(target, DType::kInt64);
   Expr valid = t >= int64_t{0} && t < static_cast<double>(c);
   Expr bad = !valid;
   if (a.ignore_index) {
@@ -121,60 +121,60 @@ bool MulticlassInputs(MetricBuilder& b, const Args& a, Binned& out) {
     bad = bad && !ignored;
     valid = valid && !ignored;
   }
-  b.Check("target", absl::StrCat("{n} values outside [0, ", c, ")"), dsl::Sum(dsl::Cast(bad, DType::kInt64)));
-  CountNanScores(b, dsl::IsNan(preds) && dsl::Unsqueeze(valid, 1));
+  b.Check("target", absl::StrCat("{n} values outside [0, ", c, ")"), ops::Sum(ops::Cast(bad, DType::kInt64)));
+  CountNanScores(b, ops::IsNan(preds) && ops::Unsqueeze(valid, 1));
   // TorchMetrics 1.5.2: softmax over the classes unless every kept score is
   // in [0, 1].
-  Expr outside = !(preds >= 0.0 && preds <= 1.0) && dsl::Unsqueeze(valid, 1);
-  Expr probs = dsl::Where(dsl::Any(outside), dsl::Softmax(preds, 1), preds);
+  Expr outside = !(preds >= 0.0 && preds <= 1.0) && ops::Unsqueeze(valid, 1);
+  Expr probs = ops::Where(ops::Any(outside), ops::Softmax(preds, 1), preds);
   // preds.max(dim=1): the first maximum wins ties; confidences are float32.
-  Expr conf = dsl::Cast(dsl::Max(probs, {1}), DType::kFloat32);
-  Expr acc = dsl::Cast(dsl::Argmax(probs, 1) == t, DType::kInt64);
+  Expr conf = ops::Cast(ops::Max(probs, {1}), DType::kFloat32);
+  Expr acc = ops::Cast(ops::Argmax(probs, 1) == t, DType::kInt64);
   if (conf.rank() > 1) {
-    conf = dsl::Flatten(conf);
-    acc = dsl::Flatten(acc);
-    valid = dsl::Flatten(valid);
+    conf = ops::Flatten(conf);
+    acc = ops::Flatten(acc);
+    valid = ops::Flatten(valid);
   }
   out.conf = conf;
-  out.acc = dsl::Where(valid, acc, int64_t{0});
+  out.acc = ops::Where(valid, acc, int64_t{0});
   out.keep = valid;
   return b.ok();
 }
 
-absl::StatusOr<Metric> Build(Task task, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> Build(Task task, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, args));
   MetricBuilder b(args.metric_name(), sig, device);
   Binned in;
   if (!(task == Task::kBinary ? BinaryBins(b, a, in) : MulticlassInputs(b, a, in))) return b.status();
   const int64_t bins = a.n_bins + 1;  // the last holds confidences of exactly 1.0
   const DType cdt = in.conf.dtype();
-  Expr boundaries = dsl::Linspace(in.conf, 0.0, 1.0, a.n_bins + 1, cdt);
-  Expr bin = dsl::Bucketize(in.conf, boundaries, /*right=*/true) - int64_t{1};
+  Expr boundaries = ops::Linspace(in.conf, 0.0, 1.0, a.n_bins + 1, cdt);
+  Expr bin = ops::Bucketize(in.conf, boundaries, /*right=*/true) - int64_t{1};
   // Dropped elements get bin -1, which histogram leaves out.
-  bin = dsl::Where(in.keep, bin, int64_t{-1});
+  bin = ops::Where(in.keep, bin, int64_t{-1});
   State count = b.AddState("bin_count", DType::kInt64, {bins}, Reducer::kSum);
   State conf_sum = b.AddState("bin_confidence", DType::kFloat64, {bins}, Reducer::kSum);
   State acc_sum = b.AddState("bin_accuracy", DType::kInt64, {bins}, Reducer::kSum);
-  b.Accumulate(count, dsl::Histogram(bin, bins));
-  b.Accumulate(conf_sum, dsl::Histogram(bin, dsl::Cast(in.conf, DType::kFloat64), bins));
-  b.Accumulate(acc_sum, dsl::Histogram(bin, in.acc, bins));
+  b.Accumulate(count, ops::Histogram(bin, bins));
+  b.Accumulate(conf_sum, ops::Histogram(bin, ops::Cast(in.conf, DType::kFloat64), bins));
+  b.Accumulate(acc_sum, ops::Histogram(bin, in.acc, bins));
 
-  Expr n = dsl::Cast(b.Read(count), DType::kFloat64);
-  Expr acc = dsl::SafeDiv(dsl::Cast(b.Read(acc_sum), DType::kFloat64), n);
-  Expr conf = dsl::SafeDiv(b.Read(conf_sum), n);
-  conf = dsl::Where(dsl::IsNan(conf), 0.0, conf);  // nan_to_num: a NaN confidence leaves its bin at 0
-  Expr gap = dsl::Abs(acc - conf);
-  Expr prop = n / dsl::Sum(n);  // 0/0 = NaN without data, as in TorchMetrics
+  Expr n = ops::Cast(b.Read(count), DType::kFloat64);
+  Expr acc = ops::SafeDiv(ops::Cast(b.Read(acc_sum), DType::kFloat64), n);
+  Expr conf = ops::SafeDiv(b.Read(conf_sum), n);
+  conf = ops::Where(ops::IsNan(conf), 0.0, conf);  // nan_to_num: a NaN confidence leaves its bin at 0
+  Expr gap = ops::Abs(acc - conf);
+  Expr prop = n / ops::Sum(n);  // 0/0 = NaN without data, as in TorchMetrics
   Expr ce;
   if (a.norm == "l1") {
-    ce = dsl::Sum(gap * prop);
+    ce = ops::Sum(gap * prop);
   } else if (a.norm == "max") {
-    ce = dsl::Max(gap);
+    ce = ops::Max(gap);
   } else {
-    Expr sq = dsl::Sum(gap * gap * prop);
-    ce = dsl::Where(sq > 0.0, dsl::Sqrt(sq), 0.0);
+    Expr sq = ops::Sum(gap * gap * prop);
+    ce = ops::Where(sq > 0.0, ops::Sqrt(sq), 0.0);
   }
-  b.Output(dsl::Cast(ce, cdt));
+  b.Output(ops::Cast(ce, cdt));
   return b.Finish();
 }
 

@@ -37,10 +37,10 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
+using ops::Expr;
 
 enum class Kind {
   kAccuracy,
@@ -165,7 +165,7 @@ struct Counts {
   Expr tp, fp, tn, fn;
 };
 
-Expr At2(Expr m, int64_t dim, int64_t i, int64_t j) { return dsl::Select(dsl::Select(m, dim, i), dim, j); }
+Expr At2(Expr m, int64_t dim, int64_t i, int64_t j) { return ops::Select(ops::Select(m, dim, i), dim, j); }
 
 // Marginals are the per-class statistics of a C x C confusion matrix that
 // every metric but the matrix itself reads (confmat_part): the diagonal, the
@@ -176,7 +176,7 @@ struct Marginals {
 };
 
 Marginals MarginalsOf(Expr cm) {
-  return {dsl::ConfmatPart(cm, "tp"), dsl::ConfmatPart(cm, "target"), dsl::ConfmatPart(cm, "pred")};
+  return {ops::ConfmatPartOf(cm, "tp"), ops::ConfmatPartOf(cm, "target"), ops::ConfmatPartOf(cm, "pred")};
 }
 
 Counts FromMarginals(const Marginals& m) {
@@ -184,7 +184,7 @@ Counts FromMarginals(const Marginals& m) {
   c.tp = m.tp;
   c.fp = m.pred - m.tp;
   c.fn = m.target - m.tp;
-  c.tn = dsl::Sum(m.target) - (c.fp + c.fn + c.tp);
+  c.tn = ops::Sum(m.target) - (c.fp + c.fn + c.tp);
   return c;
 }
 
@@ -202,8 +202,8 @@ Counts FromConfmat(Task task, Expr cm) {
 }
 
 Counts Map(const Counts& c, Expr (*f)(Expr)) { return {f(c.tp), f(c.fp), f(c.tn), f(c.fn)}; }
-Expr SumAll(Expr x) { return dsl::Sum(x); }
-Expr SumLast(Expr x) { return dsl::Sum(x, {-1}); }
+Expr SumAll(Expr x) { return ops::Sum(x); }
+Expr SumLast(Expr x) { return ops::Sum(x, {-1}); }
 
 // Score is the per-class (or binary) score of a stat-family metric
 // (TorchMetrics' _*_reduce formulas before averaging).
@@ -212,21 +212,21 @@ Expr Score(Kind kind, Task task, const Counts& c, const Args& a) {
   switch (kind) {
     case Kind::kAccuracy:
     case Kind::kHamming: {
-      Expr acc = task == Task::kMulticlass ? dsl::SafeDiv(c.tp, c.tp + c.fn)
-                                           : dsl::SafeDiv(c.tp + c.tn, c.tp + c.tn + c.fp + c.fn);
+      Expr acc = task == Task::kMulticlass ? ops::SafeDiv(c.tp, c.tp + c.fn)
+                                           : ops::SafeDiv(c.tp + c.tn, c.tp + c.tn + c.fp + c.fn);
       return kind == Kind::kAccuracy ? acc : 1.0 - acc;
     }
     case Kind::kPrecision:
-      return dsl::SafeDiv(c.tp, c.tp + c.fp, zd);
+      return ops::SafeDiv(c.tp, c.tp + c.fp, zd);
     case Kind::kRecall:
-      return dsl::SafeDiv(c.tp, c.tp + c.fn, zd);
+      return ops::SafeDiv(c.tp, c.tp + c.fn, zd);
     case Kind::kF1:
     case Kind::kFBeta: {
       double b2 = a.beta * a.beta;
-      return dsl::SafeDiv((1 + b2) * c.tp, (1 + b2) * c.tp + b2 * c.fn + c.fp, zd);
+      return ops::SafeDiv((1 + b2) * c.tp, (1 + b2) * c.tp + b2 * c.fn + c.fp, zd);
     }
     case Kind::kSpecificity:
-      return dsl::SafeDiv(c.tn, c.tn + c.fp);
+      return ops::SafeDiv(c.tn, c.tn + c.fp);
     default:
       return Expr();
   }
@@ -242,23 +242,23 @@ Expr Average(Expr score, const std::string& average, const Counts& c, bool multi
   if (average == "weighted") {
     w = c.tp + c.fn;
   } else {
-    w = dsl::FullLike(score, 1.0, DType::kFloat64);
+    w = ops::FullLike(score, 1.0, DType::kFloat64);
     if (!multilabel) {
       Expr absent = topk_rule ? c.tp + c.fn == 0.0 : c.tp + c.fp + c.fn == 0.0;
-      w = dsl::Where(absent, 0.0, w);
+      w = ops::Where(absent, 0.0, w);
     }
   }
   // Samplewise scores are [M, K]: each sample averages its own K classes.
-  if (samplewise) return dsl::Sum(dsl::SafeDiv(w * score, dsl::Sum(w, {-1}, /*keepdim=*/true)), {-1});
-  return dsl::Sum(dsl::SafeDiv(w * score, dsl::Sum(w)));
+  if (samplewise) return ops::Sum(ops::SafeDiv(w * score, ops::Sum(w, {-1}, /*keepdim=*/true)), {-1});
+  return ops::Sum(ops::SafeDiv(w * score, ops::Sum(w)));
 }
 
 // Stack makes [..., 5] from five equally shaped values.
 Expr Stack(const std::vector<Expr>& cols) {
-  Expr eye = dsl::OneHot(dsl::Arange(cols[0], 5), 5);
+  Expr eye = ops::OneHot(ops::Arange(cols[0], 5), 5);
   Expr out;
   for (int64_t i = 0; i < 5; ++i) {
-    Expr part = dsl::Where(dsl::Select(eye, 0, i), dsl::Unsqueeze(cols[i], -1), 0.0);
+    Expr part = ops::Where(ops::Select(eye, 0, i), ops::Unsqueeze(cols[i], -1), 0.0);
     out = out.valid() ? out + part : part;
   }
   return out;
@@ -271,18 +271,18 @@ Expr StatScores(Task task, const Counts& c, const std::string& average, bool sam
   Expr res = Stack({c.tp, c.fp, c.tn, c.fn, c.tp + c.fn});
   if (task == Task::kBinary || average == "none") return res;
   const int64_t classes = samplewise ? 1 : 0;  // the dim that holds the classes
-  if (average == "micro") return dsl::Sum(res, {classes});
+  if (average == "micro") return ops::Sum(res, {classes});
   Expr resf = F64(res);
   if (average == "macro") {
-    return dsl::Sum(resf, {classes}) / static_cast<double>(res.type().shape[classes].size);
+    return ops::Sum(resf, {classes}) / static_cast<double>(res.type().shape[classes].size);
   }
   // weighted: a plain division, NaN when there is no support (as in
   // TorchMetrics). Samplewise multiclass weighs each sample's classes by the
   // sample's support; multilabel divides by the support of every sample and
   // label together (TorchMetrics' _multilabel_stat_scores_compute).
   Expr w = F64(c.tp + c.fn);
-  Expr total = samplewise && task == Task::kMulticlass ? dsl::Sum(w, {-1}, /*keepdim=*/true) : dsl::Sum(w);
-  return dsl::Sum(resf * dsl::Unsqueeze(w / total, -1), {classes});
+  Expr total = samplewise && task == Task::kMulticlass ? ops::Sum(w, {-1}, /*keepdim=*/true) : ops::Sum(w);
+  return ops::Sum(resf * ops::Unsqueeze(w / total, -1), {classes});
 }
 
 Expr NormalizeConfmat(Expr cm, const std::string& normalize) {
@@ -292,13 +292,13 @@ Expr NormalizeConfmat(Expr cm, const std::string& normalize) {
                               : normalize == "pred" ? std::vector<int64_t>{-2}
                                                     : std::vector<int64_t>{-2, -1};
   // 0/0 becomes 0, as TorchMetrics replaces NaNs.
-  return dsl::SafeDiv(f, dsl::Sum(f, dims, /*keepdim=*/true));
+  return ops::SafeDiv(f, ops::Sum(f, dims, /*keepdim=*/true));
 }
 
 Expr Jaccard(Task task, Expr cm, const Args& a) {
   double zd = a.zero_division;
   Counts c = Map(FromConfmat(task, cm), F64);
-  if (task == Task::kBinary) return dsl::SafeDiv(c.tp, c.tp + c.fp + c.fn, zd);
+  if (task == Task::kBinary) return ops::SafeDiv(c.tp, c.tp + c.fp + c.fn, zd);
   int64_t n = a.num;
   // TorchMetrics treats ignore_index as a class index whenever it is in
   // [0, n), for multilabel too.
@@ -306,54 +306,54 @@ Expr Jaccard(Task task, Expr cm, const Args& a) {
   Expr num = c.tp;
   Expr denom = c.tp + c.fp + c.fn;
   if (a.average == "micro") {
-    Expr d = dsl::Sum(denom);
-    if (ii_in) d = d - dsl::Select(denom, 0, *a.ignore_index);
-    return dsl::SafeDiv(dsl::Sum(num), d, zd);
+    Expr d = ops::Sum(denom);
+    if (ii_in) d = d - ops::Select(denom, 0, *a.ignore_index);
+    return ops::SafeDiv(ops::Sum(num), d, zd);
   }
-  Expr j = dsl::SafeDiv(num, denom, zd);
+  Expr j = ops::SafeDiv(num, denom, zd);
   if (a.average == "none") return j;
   Expr w;
   if (a.average == "weighted") {
     w = c.tp + c.fn;
   } else {
-    w = dsl::FullLike(j, 1.0, DType::kFloat64);
-    if (ii_in) w = dsl::Where(dsl::Arange(j, n) == static_cast<double>(*a.ignore_index), 0.0, w);
-    if (task == Task::kMulticlass) w = dsl::Where(c.tp + c.fn + c.tp + c.fp == 0.0, 0.0, w);
+    w = ops::FullLike(j, 1.0, DType::kFloat64);
+    if (ii_in) w = ops::Where(ops::Arange(j, n) == static_cast<double>(*a.ignore_index), 0.0, w);
+    if (task == Task::kMulticlass) w = ops::Where(c.tp + c.fn + c.tp + c.fp == 0.0, 0.0, w);
   }
   // A plain division: NaN when every weight is 0.
-  return dsl::Sum((w * j) / dsl::Sum(w));
+  return ops::Sum((w * j) / ops::Sum(w));
 }
 
 // Mcc is TorchMetrics' _matthews_corrcoef_reduce over the marginals of the
 // (for multilabel: summed) matrix `cm` (int64), in float64.
 Expr Mcc(Task task, Expr cm) {
-  if (task == Task::kMultilabel) cm = dsl::Sum(cm, {0});
+  if (task == Task::kMultilabel) cm = ops::Sum(cm, {0});
   int64_t n = cm.type().shape[0].size;
   Marginals m = MarginalsOf(cm);
   Expr tpv = F64(m.tp), rows = F64(m.target), cols = F64(m.pred);
-  Expr s = dsl::Sum(rows);
-  Expr trace = dsl::Sum(tpv);
-  Expr cov_ytyp = trace * s - dsl::Sum(rows * cols);
-  Expr cov_ypyp = s * s - dsl::Sum(cols * cols);
-  Expr cov_ytyt = s * s - dsl::Sum(rows * rows);
+  Expr s = ops::Sum(rows);
+  Expr trace = ops::Sum(tpv);
+  Expr cov_ytyp = trace * s - ops::Sum(rows * cols);
+  Expr cov_ypyp = s * s - ops::Sum(cols * cols);
+  Expr cov_ytyt = s * s - ops::Sum(rows * rows);
   Expr denom = cov_ypyp * cov_ytyt;
-  Expr mcc = cov_ytyp / dsl::Sqrt(denom);
-  if (n != 2) return dsl::Where(denom == 0.0, 0.0, mcc);
+  Expr mcc = cov_ytyp / ops::Sqrt(denom);
+  if (n != 2) return ops::Where(denom == 0.0, 0.0, mcc);
   // The 2 x 2 special cases of TorchMetrics' _matthews_corrcoef_reduce.
-  Expr tp = dsl::Select(tpv, 0, 1), tn = dsl::Select(tpv, 0, 0);
-  Expr fp = dsl::Select(cols, 0, 1) - tp, fn = dsl::Select(rows, 0, 1) - tp;
+  Expr tp = ops::Select(tpv, 0, 1), tn = ops::Select(tpv, 0, 0);
+  Expr fp = ops::Select(cols, 0, 1) - tp, fn = ops::Select(rows, 0, 1) - tp;
   Expr c1 = fn == 0.0 && tn == 0.0;
   Expr c2 = fp == 0.0 && tn == 0.0;
   Expr c3 = tp == 0.0 && fn == 0.0;
-  Expr a = dsl::Where(c1, tp, dsl::Where(c2, tp, dsl::Where(c3, tn, tn)));
-  Expr b = dsl::Where(c1, fp, dsl::Where(c2, fn, dsl::Where(c3, fp, fn)));
+  Expr a = ops::Where(c1, tp, ops::Where(c2, tp, ops::Where(c3, tn, tn)));
+  Expr b = ops::Where(c1, fp, ops::Where(c2, fn, ops::Where(c3, fp, fn)));
   const double eps = 1.1920928955078125e-07;  // float32 machine epsilon
   Expr eps_mcc =
-      std::sqrt(eps) * (a - b) / dsl::Sqrt((tp + fp + eps) * (tp + fn + eps) * (tn + fp + eps) * (tn + fn + eps));
-  mcc = dsl::Where(denom == 0.0, eps_mcc, mcc);
+      std::sqrt(eps) * (a - b) / ops::Sqrt((tp + fp + eps) * (tp + fn + eps) * (tn + fp + eps) * (tn + fn + eps));
+  mcc = ops::Where(denom == 0.0, eps_mcc, mcc);
   Expr right = tp + tn, wrong = fp + fn;
-  mcc = dsl::Where(right == 0.0 && wrong != 0.0, -1.0, mcc);
-  return dsl::Where(right != 0.0 && wrong == 0.0, 1.0, mcc);
+  mcc = ops::Where(right == 0.0 && wrong != 0.0, -1.0, mcc);
+  return ops::Where(right != 0.0 && wrong == 0.0, 1.0, mcc);
 }
 
 // Kappa is 1 - Σ w·cm / Σ w·expected (TorchMetrics' _cohen_kappa_reduce,
@@ -369,21 +369,21 @@ Expr Kappa(Expr cm, const std::string& weights) {
   int64_t n = cm.type().shape[0].size;
   Marginals m = MarginalsOf(cm);
   Expr r = F64(m.target), c = F64(m.pred);
-  Expr s = dsl::Sum(r);
+  Expr s = ops::Sum(r);
   Expr observed, expected;
   if (weights == "linear") {
-    observed = F64(dsl::Sum(dsl::ConfmatPart(cm, "abs_err")));
-    Expr rc = dsl::Cumsum(r, 0), kc = dsl::Cumsum(c, 0);
-    expected = dsl::Sum(rc * (s - kc) + kc * (s - rc)) / s;
+    observed = F64(ops::Sum(ops::ConfmatPartOf(cm, "abs_err")));
+    Expr rc = ops::Cumsum(r, 0), kc = ops::Cumsum(c, 0);
+    expected = ops::Sum(rc * (s - kc) + kc * (s - rc)) / s;
   } else if (weights == "quadratic") {
-    observed = F64(dsl::Sum(dsl::ConfmatPart(cm, "sq_err")));
-    Expr idx = F64(dsl::Arange(cm, n));
-    Expr mr = dsl::Sum(r * idx) / s, mc = dsl::Sum(c * idx) / s;
+    observed = F64(ops::Sum(ops::ConfmatPartOf(cm, "sq_err")));
+    Expr idx = F64(ops::Arange(cm, n));
+    Expr mr = ops::Sum(r * idx) / s, mc = ops::Sum(c * idx) / s;
     Expr dr = idx - mr, dc = idx - mc;
-    expected = dsl::Sum(r * dr * dr) + dsl::Sum(c * dc * dc) + s * (mr - mc) * (mr - mc);
+    expected = ops::Sum(r * dr * dr) + ops::Sum(c * dc * dc) + s * (mr - mc) * (mr - mc);
   } else {
-    observed = s - F64(dsl::Sum(m.tp));
-    expected = s - dsl::Sum(r * c) / s;
+    observed = s - F64(ops::Sum(m.tp));
+    expected = s - ops::Sum(r * c) / s;
   }
   return 1.0 - observed / expected;
 }
@@ -398,7 +398,7 @@ void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
                                           : MulticlassSamplewise(b, a.num, a.top_k, a.ignore_index);
     if (!b.ok()) return;
     Expr rows = b.Read(s);  // [M, 4] or [M, 4, K]
-    counts = {dsl::Select(rows, 1, 0), dsl::Select(rows, 1, 1), dsl::Select(rows, 1, 2), dsl::Select(rows, 1, 3)};
+    counts = {ops::Select(rows, 1, 0), ops::Select(rows, 1, 1), ops::Select(rows, 1, 2), ops::Select(rows, 1, 3)};
   } else if (task == Task::kMulticlass && a.top_k > 1) {
     MulticlassTopkCounts s = MulticlassTopk(b, a.num, a.top_k, a.ignore_index);
     if (!b.ok()) return;
@@ -413,9 +413,9 @@ void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
       // Micro scores read only the totals of the marginals (so narrow-states
       // keeps scalars): Σ tn = C Σ target − (Σ fp + Σ fn + Σ tp), exactly the
       // sum of the per-class counts.
-      Expr tp = dsl::Sum(dsl::ConfmatPart(matrix, "tp"));
-      Expr fp = dsl::Sum(dsl::ConfmatPart(matrix, "pred")) - tp;
-      Expr target = dsl::Sum(dsl::ConfmatPart(matrix, "target"));
+      Expr tp = ops::Sum(ops::ConfmatPartOf(matrix, "tp"));
+      Expr fp = ops::Sum(ops::ConfmatPartOf(matrix, "pred")) - tp;
+      Expr target = ops::Sum(ops::ConfmatPartOf(matrix, "target"));
       Expr fn = target - tp;
       Expr tn = target * static_cast<double>(a.num) - (fp + fn + tp);
       b.Output(Score(kind, task, Map(Counts{tp, fp, tn, fn}, F64), a));
@@ -470,7 +470,7 @@ void BuildBody(Task task, Kind kind, const Args& a, MetricBuilder& b) {
   if (kind == Kind::kExactMatch) {
     ExactMatchCounts c = task == Task::kMulticlass ? MulticlassExactMatch(b, a.num, a.ignore_index)
                                                    : MultilabelExactMatch(b, a.num, a.threshold, a.ignore_index);
-    if (b.ok()) b.Output(dsl::SafeDiv(F64(b.Read(c.correct)), F64(b.Read(c.total))));
+    if (b.ok()) b.Output(ops::SafeDiv(F64(b.Read(c.correct)), F64(b.Read(c.total))));
     return;
   }
   State s = Confmat(task, a, b);
@@ -494,8 +494,8 @@ void BuildBody(Task task, Kind kind, const Args& a, MetricBuilder& b) {
   }
 }
 
-absl::StatusOr<Metric> Build(Task task, Kind kind, SpecArgs& args, const dsl::Signature& sig,
-                             const ir::Device& device) {
+absl::StatusOr<dsl::Metric> Build(Task task, Kind kind, SpecArgs& args, const dsl::Signature& sig,
+                                  const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, kind, args));
   MetricBuilder b(args.metric_name(), sig, device);
   BuildBody(task, kind, a, b);

@@ -61,18 +61,18 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 // OutDType is the result dtype of a hinge loss: the (read) preds dtype.
 DType OutDType(Expr probs) { return probs.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32; }
 
 // HingeMeasure is max(0, 1 - margin), squared with `squared`.
 Expr HingeMeasure(Expr margin, bool squared) {
-  Expr m = dsl::Clamp(1.0 - margin, 0.0, std::nullopt);
+  Expr m = ops::Clamp(1.0 - margin, 0.0, std::nullopt);
   return squared ? m * m : m;
 }
 
@@ -89,7 +89,7 @@ absl::StatusOr<int64_t> ReadNum(SpecArgs& args, const char* name) {
   return n;
 }
 
-absl::StatusOr<Metric> BuildBinaryHinge(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildBinaryHinge(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(bool squared, args.GetBool("squared", false));
   std::optional<int64_t> ignore_index;
   TALLY_RETURN_IF_ERROR(ReadCommon(args, &ignore_index).status());
@@ -97,17 +97,17 @@ absl::StatusOr<Metric> BuildBinaryHinge(SpecArgs& args, const dsl::Signature& si
   BinaryInputs in;
   if (!ReadBinaryInputs(ignore_index, /*cast_f32=*/true, b, in, NanScores::kPropagated)) return b.status();
   Expr p = F64(in.probs);
-  Expr margin = dsl::Where(in.target == int64_t{1}, p, -p);
-  Expr measure = dsl::Where(in.valid, HingeMeasure(margin, squared), 0.0);
+  Expr margin = ops::Where(in.target == int64_t{1}, p, -p);
+  Expr measure = ops::Where(in.valid, HingeMeasure(margin, squared), 0.0);
   State sum = b.AddState("measure_sum", DType::kFloat64, {}, Reducer::kSum);
   State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  b.Accumulate(sum, dsl::Sum(measure));
-  b.Accumulate(total, dsl::Sum(dsl::Cast(in.valid, DType::kInt64)));
-  b.Output(dsl::Cast(b.Read(sum) / F64(b.Read(total)), OutDType(in.probs)));
+  b.Accumulate(sum, ops::Sum(measure));
+  b.Accumulate(total, ops::Sum(ops::Cast(in.valid, DType::kInt64)));
+  b.Output(ops::Cast(b.Read(sum) / F64(b.Read(total)), OutDType(in.probs)));
   return b.Finish();
 }
 
-absl::StatusOr<Metric> BuildMulticlassHinge(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildMulticlassHinge(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(int64_t c, ReadNum(args, "num_classes"));
   TALLY_ASSIGN_OR_RETURN(bool squared, args.GetBool("squared", false));
   TALLY_ASSIGN_OR_RETURN(std::string mode,
@@ -118,25 +118,25 @@ absl::StatusOr<Metric> BuildMulticlassHinge(SpecArgs& args, const dsl::Signature
   ClassInputs in;
   if (!ReadClassInputs(ClassTask::kMulticlass, c, ignore_index, b, in, NanScores::kPropagated)) return b.status();
   Expr p = F64(in.probs);                                  // (N, C, ...)
-  Expr valid = dsl::Select(in.label, 1, 0) >= int64_t{0};  // (N, ...)
+  Expr valid = ops::Select(in.label, 1, 0) >= int64_t{0};  // (N, ...)
   std::vector<int64_t> all_but_class = {0};
   for (int64_t d = 2; d < p.rank(); ++d) all_but_class.push_back(d);
   State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  b.Accumulate(total, dsl::Sum(dsl::Cast(valid, DType::kInt64)));
+  b.Accumulate(total, ops::Sum(ops::Cast(valid, DType::kInt64)));
   if (mode == "crammer-singer") {
     Expr is_target = in.label == int64_t{1};
-    Expr own = dsl::Sum(dsl::Where(is_target, p, 0.0), {1});
-    Expr other = dsl::Max(dsl::Where(is_target, -INFINITY, p), {1});
-    Expr measure = dsl::Where(valid, HingeMeasure(own - other, squared), 0.0);
+    Expr own = ops::Sum(ops::Where(is_target, p, 0.0), {1});
+    Expr other = ops::Max(ops::Where(is_target, -INFINITY, p), {1});
+    Expr measure = ops::Where(valid, HingeMeasure(own - other, squared), 0.0);
     State sum = b.AddState("measure_sum", DType::kFloat64, {}, Reducer::kSum);
-    b.Accumulate(sum, dsl::Sum(measure));
-    b.Output(dsl::Cast(b.Read(sum) / F64(b.Read(total)), OutDType(in.probs)));
+    b.Accumulate(sum, ops::Sum(measure));
+    b.Output(ops::Cast(b.Read(sum) / F64(b.Read(total)), OutDType(in.probs)));
   } else {
-    Expr margin = dsl::Where(in.label == int64_t{1}, p, -p);
-    Expr measure = dsl::Where(in.label >= int64_t{0}, HingeMeasure(margin, squared), 0.0);
+    Expr margin = ops::Where(in.label == int64_t{1}, p, -p);
+    Expr measure = ops::Where(in.label >= int64_t{0}, HingeMeasure(margin, squared), 0.0);
     State sum = b.AddState("measure_sum", DType::kFloat64, {c}, Reducer::kSum);
-    b.Accumulate(sum, dsl::Sum(measure, all_but_class));
-    b.Output(dsl::Cast(b.Read(sum) / F64(b.Read(total)), OutDType(in.probs)));
+    b.Accumulate(sum, ops::Sum(measure, all_but_class));
+    b.Output(ops::Cast(b.Read(sum) / F64(b.Read(total)), OutDType(in.probs)));
   }
   return b.Finish();
 }
@@ -154,12 +154,12 @@ enum class Ranking { kCoverage, kAveragePrecision, kLoss };
 // only relevant labels contribute their fixed value, 1 for AP, 0 for loss).
 Expr SortedRankingRows(Ranking kind, MetricBuilder& b, Expr p, Expr relevant, Expr nrel, int64_t l) {
   const double lf = static_cast<double>(l);
-  Expr row = dsl::Cumsum(dsl::FullLike(p, 1.0, DType::kInt64), 0) - int64_t{1};  // (N, L): the row index
+  Expr row = ops::Cumsum(ops::FullLike(p, 1.0, DType::kInt64), 0) - int64_t{1};  // (N, L): the row index
   std::vector<Expr> sorted =
-      b.OpN(ops::OpId::kSegmentSort, {dsl::Flatten(row), dsl::Flatten(p), dsl::Flatten(F64(relevant))}, {});
+      b.OpN(ops::OpId::kSegmentSort, {ops::Flatten(row), ops::Flatten(p), ops::Flatten(F64(relevant))}, {});
   if (sorted.size() != 3) return Expr();
   Expr ks = sorted[0], ss = sorted[1], rs = sorted[2];
-  Expr ones = dsl::FullLike(ss, 1.0, DType::kFloat64);
+  Expr ones = ops::FullLike(ss, 1.0, DType::kFloat64);
   auto scan = [&](std::vector<Expr> operands) {
     std::vector<Expr> r = b.OpN(ops::OpId::kSegmentScan, std::move(operands), {});
     return r.size() == 2 ? std::pair<Expr, Expr>{r[0], r[1]} : std::pair<Expr, Expr>{};
@@ -170,20 +170,21 @@ Expr SortedRankingRows(Ranking kind, MetricBuilder& b, Expr p, Expr relevant, Ex
   auto [tie_rel, tie_rel_total] = scan({rs, ks, ss});
   (void)row_all_total;
   Expr special = nrel_e == 0.0 || nrel_e == lf;
-  Expr special_rows = F64(dsl::Sum(dsl::Cast(nrel == int64_t{0} || nrel == lf, DType::kInt64)));
+  Expr special_rows = F64(ops::Sum(ops::Cast(nrel == int64_t{0} || nrel == lf, DType::kInt64)));
   if (kind == Ranking::kAveragePrecision) {
     Expr ge_all = row_all - tie_all + tie_all_total;
     Expr ge_rel = row_rel - tie_rel + tie_rel_total;
-    Expr contrib = dsl::Where(rs > 0.0 && !special, dsl::SafeDiv(ge_rel, ge_all) / nrel_e, 0.0);
-    return dsl::Concat({contrib, dsl::Unsqueeze(special_rows, 0)});  // special rows score 1 each
+    Expr contrib = ops::Where(rs > 0.0 && !special, ops::SafeDiv(ge_rel, ge_all) / nrel_e, 0.0);
+    return ops::Concat({contrib, ops::Unsqueeze(special_rows, 0)});  // special rows score 1 each
   }
   Expr above_all = row_all - tie_all * 2.0 + tie_all_total;
   Expr above_rel = row_rel - tie_rel * 2.0 + tie_rel_total;
-  Expr contrib = dsl::Where(rs > 0.0 && !special, dsl::SafeDiv(above_all - above_rel, nrel_e * (lf - nrel_e)), 0.0);
+  Expr contrib = ops::Where(rs > 0.0 && !special, ops::SafeDiv(above_all - above_rel, nrel_e * (lf - nrel_e)), 0.0);
   return contrib;
 }
 
-absl::StatusOr<Metric> BuildRanking(Ranking kind, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildRanking(Ranking kind, SpecArgs& args, const dsl::Signature& sig,
+                                         const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(int64_t l, ReadNum(args, "num_labels"));
   std::optional<int64_t> ignore_index;
   TALLY_RETURN_IF_ERROR(ReadCommon(args, &ignore_index).status());
@@ -195,48 +196,48 @@ absl::StatusOr<Metric> BuildRanking(Ranking kind, SpecArgs& args, const dsl::Sig
   Expr dropped = in.label < int64_t{0};  // ignored (or counted as bad)
   Expr relevant = in.label == int64_t{1};
   // TorchMetrics' ignore_index overwrite: score -4 L, neither relevant nor 0.
-  Expr p = dsl::Where(dropped, big, in.probs);  // (N, L, ...)
-  Expr rows = dsl::Size(p, 0);
+  Expr p = ops::Where(dropped, big, in.probs);  // (N, L, ...)
+  Expr rows = ops::Size(p, 0);
   for (int64_t d : in.extra) rows = rows * static_cast<double>(d);
   State sum = b.AddState("score_sum", DType::kFloat64, {}, Reducer::kSum);
   State total = b.AddState("rows", DType::kInt64, {}, Reducer::kSum);
   b.Accumulate(total, rows);
-  Expr nrel = dsl::Sum(dsl::Cast(relevant, DType::kInt64), {1});  // (N, ...)
+  Expr nrel = ops::Sum(ops::Cast(relevant, DType::kInt64), {1});  // (N, ...)
   const double lf = static_cast<double>(l);
   Expr per_row;
   if (kind == Ranking::kCoverage) {
-    Expr lowest = dsl::Min(dsl::Where(in.label != int64_t{0}, p, INFINITY), {1}, /*keepdim=*/true);
-    per_row = F64(dsl::Sum(dsl::Cast(p >= lowest, DType::kInt64), {1}));
+    Expr lowest = ops::Min(ops::Where(in.label != int64_t{0}, p, INFINITY), {1}, /*keepdim=*/true);
+    per_row = F64(ops::Sum(ops::Cast(p >= lowest, DType::kInt64), {1}));
   } else if (in.extra.empty()) {
     per_row = SortedRankingRows(kind, b, p, relevant, nrel, l);
     if (!b.ok()) return b.status();
   } else {
     // Pairwise [n, j, k, ...]: label j against label k (extra dims only;
     // (N, L) inputs take the sorted form above, O(L log L) a row).
-    Expr pj = dsl::Unsqueeze(p, 2), pk = dsl::Unsqueeze(p, 1);
-    Expr rel_k = dsl::Unsqueeze(relevant, 1);
+    Expr pj = ops::Unsqueeze(p, 2), pk = ops::Unsqueeze(p, 1);
+    Expr rel_k = ops::Unsqueeze(relevant, 1);
     if (kind == Ranking::kAveragePrecision) {
       Expr ge = pk >= pj;
-      Expr rank_all = F64(dsl::Sum(dsl::Cast(ge, DType::kInt64), {2}));
-      Expr rank_rel = F64(dsl::Sum(dsl::Cast(ge && rel_k, DType::kInt64), {2}));
-      Expr ratio = dsl::Where(relevant, dsl::SafeDiv(rank_rel, rank_all), 0.0);
-      Expr mean = dsl::SafeDiv(dsl::Sum(ratio, {1}), F64(nrel));
-      per_row = dsl::Where(nrel == int64_t{0} || nrel == static_cast<double>(l), 1.0, mean);
+      Expr rank_all = F64(ops::Sum(ops::Cast(ge, DType::kInt64), {2}));
+      Expr rank_rel = F64(ops::Sum(ops::Cast(ge && rel_k, DType::kInt64), {2}));
+      Expr ratio = ops::Where(relevant, ops::SafeDiv(rank_rel, rank_all), 0.0);
+      Expr mean = ops::SafeDiv(ops::Sum(ratio, {1}), F64(nrel));
+      per_row = ops::Where(nrel == int64_t{0} || nrel == static_cast<double>(l), 1.0, mean);
     } else {
       Expr kidx = ClassIndex(p, l, r);      // broadcasts along dim 2
       Expr jidx = ClassIndex(p, l, r + 1);  // along dim 1
       Expr above = pk > pj || (pk == pj && kidx > jidx);
-      Expr rel_j = dsl::Unsqueeze(relevant, 2);
-      Expr wrong = F64(dsl::Sum(dsl::Cast(above && rel_j && !rel_k, DType::kInt64), {1, 2}));
+      Expr rel_j = ops::Unsqueeze(relevant, 2);
+      Expr wrong = F64(ops::Sum(ops::Cast(above && rel_j && !rel_k, DType::kInt64), {1, 2}));
       Expr nr = F64(nrel);
-      Expr loss = dsl::SafeDiv(wrong, nr * (lf - nr));
-      per_row = dsl::Where(nrel == int64_t{0} || nrel == static_cast<double>(l), 0.0, loss);
+      Expr loss = ops::SafeDiv(wrong, nr * (lf - nr));
+      per_row = ops::Where(nrel == int64_t{0} || nrel == static_cast<double>(l), 0.0, loss);
     }
   }
-  b.Accumulate(sum, dsl::Sum(per_row));
+  b.Accumulate(sum, ops::Sum(per_row));
   Expr n = F64(b.Read(total));
-  Expr value = kind == Ranking::kLoss ? dsl::SafeDiv(b.Read(sum), n) : b.Read(sum) / n;
-  b.Output(dsl::Cast(value, DType::kFloat32));
+  Expr value = kind == Ranking::kLoss ? ops::SafeDiv(b.Read(sum), n) : b.Read(sum) / n;
+  b.Output(ops::Cast(value, DType::kFloat32));
   return b.Finish();
 }
 

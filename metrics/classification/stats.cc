@@ -13,11 +13,11 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 std::string ShapeString(const std::vector<int64_t>& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
 
@@ -57,10 +57,10 @@ Expr RowAny(Expr x, bool keepdim) {
   if (x.rank() <= 1) return x;
   std::vector<int64_t> dims;
   for (int64_t d = 1; d < x.rank(); ++d) dims.push_back(d);
-  return dsl::Any(x, dims, keepdim);
+  return ops::Any(x, dims, keepdim);
 }
 
-Expr Flat(Expr x) { return x.rank() == 1 ? x : dsl::Flatten(x); }
+Expr Flat(Expr x) { return x.rank() == 1 ? x : ops::Flatten(x); }
 
 Expr OrElse(Expr a, Expr b) { return a.valid() ? (b.valid() ? (a || b) : a) : b; }
 
@@ -73,7 +73,7 @@ Expr BinaryLabels(Expr preds, double threshold, Expr logit_mask, Expr* bad) {
     // NaN fails both comparisons, so it also counts as outside (as in TorchMetrics).
     Expr outside = !(preds >= 0.0 && preds <= 1.0);
     if (logit_mask.valid()) outside = outside && logit_mask;
-    Expr probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
+    Expr probs = ops::Where(ops::Any(outside), ops::Sigmoid(preds), preds);
     return probs > threshold;
   }
   if (preds.dtype() == DType::kBool) return preds;
@@ -102,8 +102,8 @@ bool MakeBinaryForm(MetricBuilder& b, const Inputs& in, double threshold, std::o
   // Int preds are checked at ignored positions too (TorchMetrics validates
   // every element of label preds before it masks anything), but only a bad
   // kept element masks its row out, as in the fused kernel.
-  b.Check("target", "{n} values outside {0, 1}", dsl::Sum(bad_t));
-  if (bad_p.valid()) b.Check("preds", "{n} label values outside {0, 1}", dsl::Sum(bad_p));
+  b.Check("target", "{n} values outside {0, 1}", ops::Sum(bad_t));
+  if (bad_p.valid()) b.Check("preds", "{n} label values outside {0, 1}", ops::Sum(bad_p));
   if (bad_p.valid() && f.ignored.valid()) bad_p = bad_p && !f.ignored;
   f.bad = OrElse(bad_t, bad_p);
   return b.ok();
@@ -167,26 +167,26 @@ bool MakeMulticlassForm(MetricBuilder& b, int64_t num_classes, std::optional<int
   }
   if (!b.ok()) return false;
   std::string range = absl::StrCat("{n} values outside [0, ", num_classes, ")");
-  f.target = dsl::Cast(in.target, DType::kInt64);
+  f.target = ops::Cast(in.target, DType::kInt64);
   if (ignore_index) f.ignored = f.target == static_cast<double>(*ignore_index);
   Expr bad_t = f.target < 0.0 || f.target >= static_cast<double>(num_classes);
   if (f.ignored.valid()) bad_t = bad_t && !f.ignored;
-  b.Check("target", range, dsl::Sum(bad_t));
+  b.Check("target", range, ops::Sum(bad_t));
   f.bad = bad_t;
   if (scores) {
     f.scores = in.preds;
   } else {
     // TorchMetrics casts label preds with .long(), truncating float labels.
-    f.labels = dsl::Cast(in.preds, DType::kInt64);
+    f.labels = ops::Cast(in.preds, DType::kInt64);
     Expr bad_p = f.labels < 0.0 || f.labels >= static_cast<double>(num_classes);
     if (f.ignored.valid()) bad_p = bad_p && !f.ignored;
-    b.Check("preds", range, dsl::Sum(bad_p));
+    b.Check("preds", range, ops::Sum(bad_p));
     f.bad = f.bad || bad_p;
   }
   return b.ok();
 }
 
-Expr Labels(const MulticlassForm& f) { return f.labels.valid() ? f.labels : dsl::Argmax(f.scores, 1); }
+Expr Labels(const MulticlassForm& f) { return f.labels.valid() ? f.labels : ops::Argmax(f.scores, 1); }
 
 // IsSimpleBinary is the form the composite bl_confmat (one fused kernel)
 // covers: preds and target of one shape of `rank` (1: binary [N], 2:
@@ -218,7 +218,7 @@ State FusedBinaryConfmat(MetricBuilder& b, const Inputs& in, double threshold, s
   if (ir::IsIntegral(in.preds.dtype())) {
     // The kernel skips ignored elements, but TorchMetrics validates every
     // element of label preds, ignored ones included.
-    Expr bad_p = ignore_index ? dsl::Sum(!(in.preds == 0.0 || in.preds == 1.0)) : outs[2];
+    Expr bad_p = ignore_index ? ops::Sum(!(in.preds == 0.0 || in.preds == 1.0)) : outs[2];
     b.Check("preds", "{n} label values outside {0, 1}", bad_p);
   }
   State cm = b.AddState("confmat", DType::kInt64, std::move(shape), Reducer::kSum);
@@ -239,10 +239,10 @@ State BinaryConfmat(MetricBuilder& b, double threshold, std::optional<int64_t> i
   }
   BinaryForm f;
   if (!MakeBinaryForm(b, in, threshold, ignore_index, logit_check, f)) return State{};
-  Expr idx = dsl::Cast(f.target, DType::kInt64) * 2.0 + dsl::Cast(f.label, DType::kInt64);
-  idx = dsl::Where(Kept(f), idx, -1.0);
+  Expr idx = ops::Cast(f.target, DType::kInt64) * 2.0 + ops::Cast(f.label, DType::kInt64);
+  idx = ops::Where(Kept(f), idx, -1.0);
   State cm = b.AddState("confmat", DType::kInt64, {2, 2}, Reducer::kSum);
-  b.Accumulate(cm, dsl::Reshape(dsl::Histogram(Flat(idx), 4), {2, 2}));
+  b.Accumulate(cm, ops::Reshape(ops::Histogram(Flat(idx), 4), {2, 2}));
   return cm;
 }
 
@@ -290,7 +290,7 @@ State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int
   // gets target -1, which the kernel ignores. The checks above already
   // counted the bad values, so the node's own counts go unused. Being an
   // mc_confmat, the matrix can be narrowed like the simple form's.
-  std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, {Flat(Labels(f)), Flat(dsl::Where(keep, f.target, -1.0))},
+  std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, {Flat(Labels(f)), Flat(ops::Where(keep, f.target, -1.0))},
                                  ops::ToAttrMap(IgnoringNegativeTargets(num_classes)));
   if (outs.size() != 3) return State{};
   State cm = b.AddState("confmat", DType::kInt64, {num_classes, num_classes}, Reducer::kSum);
@@ -306,10 +306,10 @@ MulticlassTopkCounts MulticlassTopk(MetricBuilder& b, int64_t num_classes, int64
   if (f.ignored.valid()) keep = keep && !f.ignored;
   // Move the class dim last, keeping the order of the others: (N, ..., C).
   Expr scores = f.scores;
-  for (int64_t d = 1; d + 1 < scores.rank(); ++d) scores = dsl::Transpose(scores, d, d + 1);
-  Expr pred = dsl::TopkMask(scores, top_k);
-  Expr truth = dsl::OneHot(f.target, num_classes);  // out-of-range rows are all false (and not kept)
-  Expr kept = dsl::Unsqueeze(keep, -1);
+  for (int64_t d = 1; d + 1 < scores.rank(); ++d) scores = ops::Transpose(scores, d, d + 1);
+  Expr pred = ops::TopkMask(scores, top_k);
+  Expr truth = ops::OneHot(f.target, num_classes);  // out-of-range rows are all false (and not kept)
+  Expr kept = ops::Unsqueeze(keep, -1);
   std::vector<int64_t> dims;
   for (int64_t d = 0; d + 1 < pred.rank(); ++d) dims.push_back(d);
   MulticlassTopkCounts c;
@@ -317,10 +317,10 @@ MulticlassTopkCounts MulticlassTopk(MetricBuilder& b, int64_t num_classes, int64
   c.fp = b.AddState("fp", DType::kInt64, {num_classes}, Reducer::kSum);
   c.tn = b.AddState("tn", DType::kInt64, {num_classes}, Reducer::kSum);
   c.fn = b.AddState("fn", DType::kInt64, {num_classes}, Reducer::kSum);
-  b.Accumulate(c.tp, dsl::Sum(pred && truth && kept, dims));
-  b.Accumulate(c.fp, dsl::Sum(pred && !truth && kept, dims));
-  b.Accumulate(c.tn, dsl::Sum(!pred && !truth && kept, dims));
-  b.Accumulate(c.fn, dsl::Sum(!pred && truth && kept, dims));
+  b.Accumulate(c.tp, ops::Sum(pred && truth && kept, dims));
+  b.Accumulate(c.fp, ops::Sum(pred && !truth && kept, dims));
+  b.Accumulate(c.tn, ops::Sum(!pred && !truth && kept, dims));
+  b.Accumulate(c.fn, ops::Sum(!pred && truth && kept, dims));
   return c;
 }
 
@@ -335,13 +335,13 @@ State MultilabelConfmat(MetricBuilder& b, int64_t num_labels, double threshold, 
   // Label l's 2 x 2 matrix occupies bins [4l, 4l + 4).
   std::vector<int64_t> lshape(in.tshape.size() - 1, 1);
   lshape[0] = num_labels;
-  Expr label_base = dsl::Arange(f.target, num_labels);
-  if (lshape.size() > 1) label_base = dsl::Reshape(label_base, lshape);
+  Expr label_base = ops::Arange(f.target, num_labels);
+  if (lshape.size() > 1) label_base = ops::Reshape(label_base, lshape);
   label_base = label_base * 4.0;
-  Expr idx = dsl::Cast(f.target, DType::kInt64) * 2.0 + dsl::Cast(f.label, DType::kInt64) + label_base;
-  idx = dsl::Where(Kept(f), idx, -1.0);
+  Expr idx = ops::Cast(f.target, DType::kInt64) * 2.0 + ops::Cast(f.label, DType::kInt64) + label_base;
+  idx = ops::Where(Kept(f), idx, -1.0);
   State cm = b.AddState("confmat", DType::kInt64, {num_labels, 2, 2}, Reducer::kSum);
-  b.Accumulate(cm, dsl::Reshape(dsl::Histogram(Flat(idx), 4 * num_labels), {num_labels, 2, 2}));
+  b.Accumulate(cm, ops::Reshape(ops::Histogram(Flat(idx), 4 * num_labels), {num_labels, 2, 2}));
   return cm;
 }
 
@@ -355,8 +355,8 @@ ExactMatchCounts MulticlassExactMatch(MetricBuilder& b, int64_t num_classes, std
   ExactMatchCounts c;
   c.correct = b.AddState("correct", DType::kInt64, {}, Reducer::kSum);
   c.total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  b.Accumulate(c.correct, dsl::Sum(!match && valid));
-  b.Accumulate(c.total, dsl::Sum(valid));
+  b.Accumulate(c.correct, ops::Sum(!match && valid));
+  b.Accumulate(c.total, ops::Sum(valid));
   return c;
 }
 
@@ -368,17 +368,17 @@ ExactMatchCounts MultilabelExactMatch(MetricBuilder& b, int64_t num_labels, doub
       !MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) {
     return {};
   }
-  Expr same = dsl::Cast(f.label, DType::kInt64) == dsl::Cast(f.target, DType::kInt64);
+  Expr same = ops::Cast(f.label, DType::kInt64) == ops::Cast(f.target, DType::kInt64);
   if (f.ignored.valid()) same = same && !f.ignored;
   // A sample is one (n, position) pair over the L labels of dim 1.
-  Expr match = dsl::All(same, {1});
+  Expr match = ops::All(same, {1});
   Expr valid = !RowAny(f.bad, /*keepdim=*/true);
-  valid = valid.rank() > 1 ? dsl::Squeeze(valid, 1) : valid;
+  valid = valid.rank() > 1 ? ops::Squeeze(valid, 1) : valid;
   ExactMatchCounts c;
   c.correct = b.AddState("correct", DType::kInt64, {}, Reducer::kSum);
   c.total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  b.Accumulate(c.correct, dsl::Sum(match && valid));
-  b.Accumulate(c.total, dsl::Sum(dsl::Where(valid, dsl::FullLike(match, 1, DType::kInt64), 0.0)));
+  b.Accumulate(c.correct, ops::Sum(match && valid));
+  b.Accumulate(c.total, ops::Sum(ops::Where(valid, ops::FullLike(match, 1, DType::kInt64), 0.0)));
   return c;
 }
 
@@ -408,19 +408,19 @@ bool RequireSamplewiseRank(MetricBuilder& b, const std::string& input, const std
 // `pred` against the bool positives `pos` and negatives `neg` (elements that
 // are neither count nowhere), and stacks them as [N, 4, ...].
 Expr SampleCounts(Expr pred, Expr pos, Expr neg, const std::vector<int64_t>& dims) {
-  Expr tp = dsl::Sum(pred && pos, dims);
-  Expr fp = dsl::Sum(pred && neg, dims);
-  Expr tn = dsl::Sum(!pred && neg, dims);
-  Expr fn = dsl::Sum(!pred && pos, dims);
-  Expr stacked = dsl::Concat(
-      {dsl::Unsqueeze(tp, 0), dsl::Unsqueeze(fp, 0), dsl::Unsqueeze(tn, 0), dsl::Unsqueeze(fn, 0)});  // [4, N, ...]
-  return dsl::Transpose(stacked, 0, 1);
+  Expr tp = ops::Sum(pred && pos, dims);
+  Expr fp = ops::Sum(pred && neg, dims);
+  Expr tn = ops::Sum(!pred && neg, dims);
+  Expr fn = ops::Sum(!pred && pos, dims);
+  Expr stacked = ops::Concat(
+      {ops::Unsqueeze(tp, 0), ops::Unsqueeze(fp, 0), ops::Unsqueeze(tn, 0), ops::Unsqueeze(fn, 0)});  // [4, N, ...]
+  return ops::Transpose(stacked, 0, 1);
 }
 
 // BinaryFormCounts are SampleCounts of a binary/multilabel form over `dims`.
 Expr BinaryFormCounts(const BinaryForm& f, const std::vector<int64_t>& dims) {
   Expr kept = Kept(f);
-  Expr t = dsl::Cast(f.target, DType::kInt64);
+  Expr t = ops::Cast(f.target, DType::kInt64);
   return SampleCounts(f.label, t == 1.0 && kept, t == 0.0 && kept, dims);
 }
 
@@ -470,13 +470,13 @@ State MulticlassSamplewise(MetricBuilder& b, int64_t num_classes, int64_t top_k,
   Expr pred;  // (N, ..., C)
   if (top_k > 1) {
     Expr scores = f.scores;
-    for (int64_t d = 1; d + 1 < scores.rank(); ++d) scores = dsl::Transpose(scores, d, d + 1);
-    pred = dsl::TopkMask(scores, top_k);
+    for (int64_t d = 1; d + 1 < scores.rank(); ++d) scores = ops::Transpose(scores, d, d + 1);
+    pred = ops::TopkMask(scores, top_k);
   } else {
-    pred = dsl::OneHot(Labels(f), num_classes);  // out-of-range labels: all false (and not kept)
+    pred = ops::OneHot(Labels(f), num_classes);  // out-of-range labels: all false (and not kept)
   }
-  Expr truth = dsl::OneHot(f.target, num_classes);
-  Expr kept = dsl::Unsqueeze(keep, -1);
+  Expr truth = ops::OneHot(f.target, num_classes);
+  Expr kept = ops::Unsqueeze(keep, -1);
   std::vector<int64_t> dims;
   for (int64_t d = 1; d + 1 < pred.rank(); ++d) dims.push_back(d);
   State s = b.AddState("samplewise", DType::kInt64, {4, num_classes}, Reducer::kCat);
@@ -491,7 +491,7 @@ State MulticlassSamplewiseExactMatch(MetricBuilder& b, int64_t num_classes, std:
   if (f.ignored.valid()) same = same || f.ignored;
   Expr match = !RowAny(!same, /*keepdim=*/false) && !RowAny(f.bad, /*keepdim=*/false);
   State s = b.AddState("samplewise_correct", DType::kInt64, {}, Reducer::kCat);
-  b.Accumulate(s, dsl::Cast(match, DType::kInt64));
+  b.Accumulate(s, ops::Cast(match, DType::kInt64));
   return s;
 }
 
@@ -506,13 +506,13 @@ State MultilabelSamplewiseExactMatch(MetricBuilder& b, int64_t num_labels, doubl
   }
   *positions = 1;
   for (size_t d = 2; d < in.pshape.size(); ++d) *positions *= in.pshape[d];
-  Expr same = dsl::Cast(f.label, DType::kInt64) == dsl::Cast(f.target, DType::kInt64);
+  Expr same = ops::Cast(f.label, DType::kInt64) == ops::Cast(f.target, DType::kInt64);
   if (f.ignored.valid()) same = same && !f.ignored;  // TorchMetrics sets an ignored target to -1
-  Expr match = dsl::All(same, {1});                  // (N, positions...)
-  Expr count = dsl::Sum(match, DimsFrom(match, 1));  // [N]
+  Expr match = ops::All(same, {1});                  // (N, positions...)
+  Expr count = ops::Sum(match, DimsFrom(match, 1));  // [N]
   Expr valid = !RowAny(f.bad, /*keepdim=*/false);
   State s = b.AddState("samplewise_correct", DType::kInt64, {}, Reducer::kCat);
-  b.Accumulate(s, dsl::Where(valid, count, 0.0));
+  b.Accumulate(s, ops::Where(valid, count, 0.0));
   return s;
 }
 

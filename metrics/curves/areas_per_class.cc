@@ -65,11 +65,11 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 using Task = ClassTask;
 enum class Curve { kAuroc, kAveragePrecision };
@@ -130,11 +130,11 @@ Expr FinishAp(Task task, int64_t k, Expr sum_prec, Expr support, Expr rows) {
   if (task == Task::kMulticlass && k > 1) {
     // TorchMetrics sets recall to 1 when every kept target is class 0; a
     // class without positives then scores its top precision, 0.
-    Expr all_zero = dsl::Sum(support) == dsl::Select(support, 0, 0);
-    return dsl::Where(support == 0.0 && all_zero && rows > 0.0, 0.0, ap);
+    Expr all_zero = ops::Sum(support) == ops::Select(support, 0, 0);
+    return ops::Where(support == 0.0 && all_zero && rows > 0.0, 0.0, ap);
   }
   // Binary rule (multilabel, micro): no positives -> recall 1 -> AP 0.
-  return dsl::Where(support == 0.0 && rows > 0.0, 0.0, ap);
+  return ops::Where(support == 0.0 && rows > 0.0, 0.0, ap);
 }
 
 // ExactPerClass scores the elements of the exact form one-vs-rest per class.
@@ -144,13 +144,13 @@ PerClass ExactPerClass(Curve kind, Task task, MetricBuilder& b, Expr scores, Exp
   const double kk = static_cast<double>(k);
   Expr valid = label >= int64_t{0};
   // Dropped elements go to segment k, which the histograms below leave out.
-  Expr key = dsl::Flatten(dsl::Where(valid, cls, kk));
-  Expr pos = dsl::Flatten(dsl::Cast(label == int64_t{1}, DType::kFloat64));
-  Expr s = dsl::Flatten(scores);
+  Expr key = ops::Flatten(ops::Where(valid, cls, kk));
+  Expr pos = ops::Flatten(ops::Cast(label == int64_t{1}, DType::kFloat64));
+  Expr s = ops::Flatten(scores);
   std::vector<Expr> sorted = b.OpN(ops::OpId::kSegmentSort, {key, s, pos}, {});
   if (sorted.size() != 3) return {};
   Expr ks = sorted[0], ss = sorted[1], ps = sorted[2];
-  Expr ns = dsl::Cast(ks < kk, DType::kFloat64) - ps;
+  Expr ns = ops::Cast(ks < kk, DType::kFloat64) - ps;
   // Per element, within its class: the count up to the end of its tie group
   // (everything scored >= it), the tie group's own count, the class total.
   auto count = [&](Expr x, Expr* tied, Expr* total) {
@@ -161,23 +161,23 @@ PerClass ExactPerClass(Curve kind, Task task, MetricBuilder& b, Expr scores, Exp
     return in_class.cum - in_group.cum + in_group.total;
   };
   PerClass out;
-  out.support = dsl::Histogram(ks, ps, k);
-  out.rows = dsl::Histogram(ks, dsl::Cast(ks < kk, DType::kFloat64), k);
+  out.support = ops::Histogram(ks, ps, k);
+  out.rows = ops::Histogram(ks, ops::Cast(ks < kk, DType::kFloat64), k);
   if (kind == Curve::kAuroc) {
     Expr neg_tied, neg_total;
     Expr neg_ge = count(ns, &neg_tied, &neg_total);
     // A negative scored below a positive counts 1, a tied one 1/2 (the
     // Mann-Whitney U, which is the trapezoidal area of the ROC curve).
-    Expr u = dsl::Histogram(ks, ps * (neg_total - neg_ge + neg_tied * 0.5), k);
-    Expr n_neg = dsl::Histogram(ks, ns, k);
+    Expr u = ops::Histogram(ks, ps * (neg_total - neg_ge + neg_tied * 0.5), k);
+    Expr n_neg = ops::Histogram(ks, ns, k);
     // No positives or no negatives: TorchMetrics' zero tpr / fpr give 0.
-    out.value = dsl::SafeDiv(u, out.support * n_neg);
+    out.value = ops::SafeDiv(u, out.support * n_neg);
     return out;
   }
   Expr tp_ge = count(ps, nullptr, nullptr);
   Expr fp_ge = count(ns, nullptr, nullptr);
   // Each positive adds the precision at the end of its tie group.
-  Expr sum_prec = dsl::Histogram(ks, ps * dsl::SafeDiv(tp_ge, tp_ge + fp_ge), k);
+  Expr sum_prec = ops::Histogram(ks, ps * ops::SafeDiv(tp_ge, tp_ge + fp_ge), k);
   out.value = FinishAp(task, k, sum_prec, out.support, out.rows);
   return out;
 }
@@ -188,7 +188,7 @@ PerClass Exact16PerClass(Curve kind, Task task, Expr counts, int64_t k) {
   PerClass out;
   out.support = st.n_pos;
   out.rows = st.n_pos + st.n_neg;
-  out.value = kind == Curve::kAuroc ? dsl::SafeDiv(st.u, st.n_pos * st.n_neg)
+  out.value = kind == Curve::kAuroc ? ops::SafeDiv(st.u, st.n_pos * st.n_neg)
                                     : FinishAp(task, k, st.precision_sum, st.n_pos, out.rows);
   return out;
 }
@@ -208,19 +208,19 @@ BinnedCounts CountsFromHistogram(MetricBuilder& b, Expr hist, int64_t k, const S
   const int64_t t = st.sorted.size();
   // Inclusive cumulative sums along the last dim: one segment scan keyed by
   // the (class, target) row.
-  Expr row = dsl::Reshape(dsl::Arange(hist, k * 2), {k, 2, 1});
-  Expr keys = dsl::Flatten(row + dsl::FullLike(hist, 0.0, DType::kInt64));
-  Scan scan = SegmentScan(b, {dsl::Flatten(hist), keys});
-  Expr cum = dsl::Cast(dsl::Reshape(scan.cum, {k, 2, t + 1}), DType::kFloat64);
-  Expr h = dsl::Cast(hist, DType::kFloat64);
-  Expr total = dsl::Sum(h, {2}, /*keepdim=*/true);
+  Expr row = ops::Reshape(ops::Arange(hist, k * 2), {k, 2, 1});
+  Expr keys = ops::Flatten(row + ops::FullLike(hist, 0.0, DType::kInt64));
+  Scan scan = SegmentScan(b, {ops::Flatten(hist), keys});
+  Expr cum = ops::Cast(ops::Reshape(scan.cum, {k, 2, t + 1}), DType::kFloat64);
+  Expr h = ops::Cast(hist, DType::kFloat64);
+  Expr total = ops::Sum(h, {2}, /*keepdim=*/true);
   // An element is >= sorted threshold j exactly when more than j thresholds
   // are <= it: ge[j] = sum_{m > j} hist[m] = total - cum[j] (ge[T] = 0).
   Expr ge = total - cum;
   BinnedCounts c;
   if (st.identity) {
     // Position m in [1, T] pairs ge[m - 1] = ge[m] + hist[m] with ge[m].
-    Expr m = dsl::Arange(hist, t + 1);
+    Expr m = ops::Arange(hist, t + 1);
     c.head = ge + h;
     c.tail = ge;
     c.pair = m >= int64_t{1} && m <= static_cast<double>(t - 1);
@@ -229,41 +229,41 @@ BinnedCounts CountsFromHistogram(MetricBuilder& b, Expr hist, int64_t k, const S
   }
   // Unsorted list: gather ge at each threshold's sorted position, in the
   // user's order, with constant selection matrices (lists are short).
-  Expr rows = dsl::Unsqueeze(dsl::Arange(hist, t), 1);  // [T, 1]
-  Expr perm = dsl::FullLike(dsl::Arange(hist, t), 0.0, DType::kInt64);
+  Expr rows = ops::Unsqueeze(ops::Arange(hist, t), 1);  // [T, 1]
+  Expr perm = ops::FullLike(ops::Arange(hist, t), 0.0, DType::kInt64);
   for (int64_t i = 0; i < t; ++i) {
-    perm = dsl::Where(dsl::Arange(hist, t) == static_cast<double>(i), dsl::FullLike(perm, st.perm[i], DType::kInt64),
+    perm = ops::Where(ops::Arange(hist, t) == static_cast<double>(i), ops::FullLike(perm, st.perm[i], DType::kInt64),
                       perm);
   }
-  Expr sel = dsl::Unsqueeze(dsl::Arange(hist, t + 1), 0) == dsl::Unsqueeze(perm, 1);  // [T, T+1]
-  Expr ge_user = dsl::Sum(dsl::Where(sel, dsl::Unsqueeze(ge, 2), 0.0), {3});          // [K, 2, T]
-  Expr shift = dsl::Unsqueeze(dsl::Arange(hist, t), 0) == rows + int64_t{1};          // [T, T]
+  Expr sel = ops::Unsqueeze(ops::Arange(hist, t + 1), 0) == ops::Unsqueeze(perm, 1);  // [T, T+1]
+  Expr ge_user = ops::Sum(ops::Where(sel, ops::Unsqueeze(ge, 2), 0.0), {3});          // [K, 2, T]
+  Expr shift = ops::Unsqueeze(ops::Arange(hist, t), 0) == rows + int64_t{1};          // [T, T]
   c.head = ge_user;
-  c.tail = dsl::Sum(dsl::Where(shift, dsl::Unsqueeze(ge_user, 2), 0.0), {3});
-  Expr j = dsl::Arange(hist, t);
+  c.tail = ops::Sum(ops::Where(shift, ops::Unsqueeze(ge_user, 2), 0.0), {3});
+  Expr j = ops::Arange(hist, t);
   c.pair = j <= static_cast<double>(t - 2);
   c.last = j == static_cast<double>(t - 1);
   return c;
 }
 
 PerClass BinnedPerClass(Curve kind, const BinnedCounts& c, Expr hist) {
-  Expr h = dsl::Cast(hist, DType::kFloat64);
-  Expr total = dsl::Sum(h, {2});  // [K, 2]
-  Expr n_neg = dsl::Unsqueeze(dsl::Select(total, 1, 0), 1);
-  Expr n_pos = dsl::Unsqueeze(dsl::Select(total, 1, 1), 1);
-  Expr fp0 = dsl::Select(c.head, 1, 0), tp0 = dsl::Select(c.head, 1, 1);
-  Expr fp1 = dsl::Select(c.tail, 1, 0), tp1 = dsl::Select(c.tail, 1, 1);
-  Expr tpr0 = dsl::SafeDiv(tp0, n_pos), tpr1 = dsl::SafeDiv(tp1, n_pos);
+  Expr h = ops::Cast(hist, DType::kFloat64);
+  Expr total = ops::Sum(h, {2});  // [K, 2]
+  Expr n_neg = ops::Unsqueeze(ops::Select(total, 1, 0), 1);
+  Expr n_pos = ops::Unsqueeze(ops::Select(total, 1, 1), 1);
+  Expr fp0 = ops::Select(c.head, 1, 0), tp0 = ops::Select(c.head, 1, 1);
+  Expr fp1 = ops::Select(c.tail, 1, 0), tp1 = ops::Select(c.tail, 1, 1);
+  Expr tpr0 = ops::SafeDiv(tp0, n_pos), tpr1 = ops::SafeDiv(tp1, n_pos);
   PerClass out;
-  out.support = dsl::Select(total, 1, 1);
+  out.support = ops::Select(total, 1, 1);
   if (kind == Curve::kAuroc) {
-    Expr fpr0 = dsl::SafeDiv(fp0, n_neg), fpr1 = dsl::SafeDiv(fp1, n_neg);
-    out.value = dsl::Sum(dsl::Where(c.pair, (fpr0 - fpr1) * (tpr0 + tpr1), 0.0), {1}) * 0.5;
+    Expr fpr0 = ops::SafeDiv(fp0, n_neg), fpr1 = ops::SafeDiv(fp1, n_neg);
+    out.value = ops::Sum(ops::Where(c.pair, (fpr0 - fpr1) * (tpr0 + tpr1), 0.0), {1}) * 0.5;
   } else {
     // precision = tp / (tp + fp), 0 where nothing is predicted positive
     // (TorchMetrics 1.5's _safe_divide); recall[T] = 0 closes the curve.
-    Expr precision = dsl::SafeDiv(tp0, tp0 + fp0);
-    out.value = dsl::Sum(dsl::Where(c.pair || c.last, (tpr0 - tpr1) * precision, 0.0), {1});
+    Expr precision = ops::SafeDiv(tp0, tp0 + fp0);
+    out.value = ops::Sum(ops::Where(c.pair || c.last, (tpr0 - tpr1) * precision, 0.0), {1});
   }
   return out;
 }
@@ -272,15 +272,15 @@ PerClass BinnedPerClass(Curve kind, const BinnedCounts& c, Expr hist) {
 // classes are left out of macro and weighted.
 Expr Reduce(const PerClass& pc, const std::string& average) {
   if (average == "none" || average == "micro") return pc.value;
-  Expr ok = !dsl::IsNan(pc.value);
-  Expr v = dsl::Where(ok, pc.value, 0.0);
-  if (average == "macro") return dsl::Sum(v) / dsl::Sum(dsl::Cast(ok, DType::kFloat64));
-  Expr w = dsl::Where(ok, pc.support, 0.0);
-  return dsl::Sum(v * dsl::SafeDiv(w, dsl::Sum(w)));
+  Expr ok = !ops::IsNan(pc.value);
+  Expr v = ops::Where(ok, pc.value, 0.0);
+  if (average == "macro") return ops::Sum(v) / ops::Sum(ops::Cast(ok, DType::kFloat64));
+  Expr w = ops::Where(ok, pc.support, 0.0);
+  return ops::Sum(v * ops::SafeDiv(w, ops::Sum(w)));
 }
 
-absl::StatusOr<Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& args, const dsl::Signature& sig,
-                                        const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& args, const dsl::Signature& sig,
+                                             const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, args));
   MetricBuilder b(args.metric_name(), sig, device);
   ClassInputs in;
@@ -308,39 +308,39 @@ absl::StatusOr<Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& args, c
     const int64_t rank = scores.rank();
     Expr label = y;
     if (task == Task::kMulticlass) {
-      Expr y1 = dsl::Unsqueeze(y, 1);
-      label = dsl::Where(y1 >= int64_t{0}, dsl::Cast(y1 == ClassIndex(y, c, rank), DType::kInt64), int64_t{-1});
+      Expr y1 = ops::Unsqueeze(y, 1);
+      label = ops::Where(y1 >= int64_t{0}, ops::Cast(y1 == ClassIndex(y, c, rank), DType::kInt64), int64_t{-1});
     }
-    Expr cls = micro ? dsl::FullLike(label, 0.0, DType::kInt64) : ClassIndex(y, c, rank);
+    Expr cls = micro ? ops::FullLike(label, 0.0, DType::kInt64) : ClassIndex(y, c, rank);
     pc = ExactPerClass(kind, task, b, scores, label, cls, k);
   } else {
     SortedThresholds st = SortThresholds(a.thresholds);
     const int64_t t = st.sorted.size();
     Expr thr = ThresholdTensor(in.probs, st.sorted);
-    if (in.probs.dtype() != DType::kFloat32) thr = dsl::Cast(thr, in.probs.dtype());
+    if (in.probs.dtype() != DType::kFloat32) thr = ops::Cast(thr, in.probs.dtype());
     // How many thresholds are <= each probability; NaN is below every one
     // (TorchMetrics compares preds >= threshold).
-    Expr above = dsl::SearchSorted(thr, in.probs, /*right=*/true);
-    above = dsl::Where(dsl::IsNan(in.probs), int64_t{0}, above);
+    Expr above = ops::SearchSorted(thr, in.probs, /*right=*/true);
+    above = ops::Where(ops::IsNan(in.probs), int64_t{0}, above);
     Expr cls = ClassIndex(above, c, in.probs.rank());
     Expr idx = above + (in.label + cls * int64_t{2}) * static_cast<double>(t + 1);
-    idx = dsl::Where(in.label >= int64_t{0}, idx, int64_t{-1});
-    Expr counts = dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), c * 2 * (t + 1)), {c, 2, t + 1});
+    idx = ops::Where(in.label >= int64_t{0}, idx, int64_t{-1});
+    Expr counts = ops::Reshape(ops::Histogram(ops::Flatten(idx), c * 2 * (t + 1)), {c, 2, t + 1});
     State hist = b.AddState("threshold_counts", DType::kInt64, {c, 2, t + 1}, Reducer::kSum);
     b.Accumulate(hist, counts);
     Expr hs = b.Read(hist);
     if (!b.ok()) return b.status();
-    if (micro) hs = dsl::Sum(hs, {0}, /*keepdim=*/true);
+    if (micro) hs = ops::Sum(hs, {0}, /*keepdim=*/true);
     pc = BinnedPerClass(kind, CountsFromHistogram(b, hs, k, st), hs);
   }
   if (!b.ok()) return b.status();
   Expr out = Reduce(pc, a.average);
-  if (micro) out = dsl::Select(out, 0, 0);
+  if (micro) out = ops::Select(out, 0, 0);
   // Exact form, a class (label) without any kept element: TorchMetrics'
   // _binary_clf_curve raises (IndexError) for the whole call; NaN here.
-  if (pc.rows.valid()) out = dsl::Where(dsl::Any(pc.rows == 0.0), NAN, out);
+  if (pc.rows.valid()) out = ops::Where(ops::Any(pc.rows == 0.0), NAN, out);
   // exact16 counts are exact: its value stays float64.
-  b.Output(format.empty() ? dsl::Cast(out, DType::kFloat32) : out);
+  b.Output(format.empty() ? ops::Cast(out, DType::kFloat32) : out);
   return b.Finish();
 }
 

@@ -64,20 +64,20 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 enum class Curve { kAuroc, kAveragePrecision };
 
 // Adjacent pairs of a fixed [T] vector, x[:-1] and x[1:], as two gathers
 // (O(T); the IR has no slicing).
 void Pairs(Expr x, int64_t n, Expr* head, Expr* tail) {
-  Expr i = dsl::Arange(x, n - 1);
-  *head = dsl::Take(x, i);
-  *tail = dsl::Take(x, i + int64_t{1});
+  Expr i = ops::Arange(x, n - 1);
+  *head = ops::Take(x, i);
+  *tail = ops::Take(x, i + int64_t{1});
 }
 
 // McClish is the standardized partial AUC of area `pauc` under fpr <= m.
@@ -90,25 +90,25 @@ Expr McClish(Expr pauc, double m) {
 // fpr = m (see the top of the file); `neg_sorted` and `pos_sorted` are the
 // ascending negative and positive scores, padded at the end with 2.0.
 Expr ExactPartialAuc(Expr neg_sorted, Expr pos_sorted, Expr n_pos, Expr n_neg, double m) {
-  auto f64 = [](Expr x) { return dsl::Cast(x, DType::kFloat64); };
-  Expr i = f64(dsl::Cumsum(dsl::FullLike(neg_sorted, 1.0, DType::kInt64), 0)) - 1.0;
-  Expr first = f64(dsl::SearchSorted(neg_sorted, neg_sorted));
-  Expr past = f64(dsl::SearchSorted(neg_sorted, neg_sorted, /*right=*/true));
-  Expr pos_le = f64(dsl::SearchSorted(pos_sorted, neg_sorted, /*right=*/true));
-  Expr pos_tied = pos_le - f64(dsl::SearchSorted(pos_sorted, neg_sorted));
+  auto f64 = [](Expr x) { return ops::Cast(x, DType::kFloat64); };
+  Expr i = f64(ops::Cumsum(ops::FullLike(neg_sorted, 1.0, DType::kInt64), 0)) - 1.0;
+  Expr first = f64(ops::SearchSorted(neg_sorted, neg_sorted));
+  Expr past = f64(ops::SearchSorted(neg_sorted, neg_sorted, /*right=*/true));
+  Expr pos_le = f64(ops::SearchSorted(pos_sorted, neg_sorted, /*right=*/true));
+  Expr pos_tied = pos_le - f64(ops::SearchSorted(pos_sorted, neg_sorted));
   // The i-th negative is the j-th of its tie group's a negatives; the group's
   // segment rises by pos_tied positives over a negatives.
   Expr a = past - first;
   Expr j = past - 1.0 - i;
   Expr above = n_pos - pos_le;  // positives scored above the group
-  Expr tpr0 = (above + dsl::SafeDiv(pos_tied * j, a)) / n_pos;
-  Expr tpr1 = (above + dsl::SafeDiv(pos_tied * (j + 1.0), a)) / n_pos;
+  Expr tpr0 = (above + ops::SafeDiv(pos_tied * j, a)) / n_pos;
+  Expr tpr1 = (above + ops::SafeDiv(pos_tied * (j + 1.0), a)) / n_pos;
   // Its fpr interval starts at k / n_neg (k negatives score higher).
   Expr k = n_neg - 1.0 - i;
-  Expr width = dsl::Minimum(dsl::Clamp(m - k / n_neg, 0.0, std::nullopt), 1.0 / n_neg);
+  Expr width = ops::Minimum(ops::Clamp(m - k / n_neg, 0.0, std::nullopt), 1.0 / n_neg);
   Expr area = width * (tpr0 + (tpr1 - tpr0) * (width * n_neg) * 0.5);
-  Expr pauc = dsl::Sum(dsl::Where(i < n_neg, area, 0.0));
-  return dsl::Where(n_pos * n_neg == 0.0, 0.0, McClish(pauc, m));
+  Expr pauc = ops::Sum(ops::Where(i < n_neg, area, 0.0));
+  return ops::Where(n_pos * n_neg == 0.0, 0.0, McClish(pauc, m));
 }
 
 // BinnedPartialAuc is the McClish-corrected area under the binned ROC left
@@ -120,16 +120,16 @@ Expr BinnedPartialAuc(Expr fpr, Expr tpr, int64_t n, Expr auc, double m) {
   Pairs(tpr, n, &t0, &t1);
   Expr whole = f0 <= m;
   Expr cut = f1 <= m && f0 > m;
-  Expr at_m = t1 + dsl::SafeDiv(m - f1, f0 - f1) * (t0 - t1);
-  Expr pauc = dsl::Sum(dsl::Where(whole, (f0 - f1) * (t0 + t1) * 0.5, 0.0) +
-                       dsl::Where(cut, (m - f1) * (t1 + at_m) * 0.5, 0.0));
+  Expr at_m = t1 + ops::SafeDiv(m - f1, f0 - f1) * (t0 - t1);
+  Expr pauc = ops::Sum(ops::Where(whole, (f0 - f1) * (t0 + t1) * 0.5, 0.0) +
+                       ops::Where(cut, (m - f1) * (t1 + at_m) * 0.5, 0.0));
   // Every fpr <= m: TorchMetrics indexes past the curve's end.
-  Expr corrected = dsl::Where(dsl::Max(fpr) <= m, NAN, McClish(pauc, m));
-  return dsl::Where(dsl::Sum(fpr) == 0.0 || dsl::Sum(tpr) == 0.0, auc, corrected);
+  Expr corrected = ops::Where(ops::Max(fpr) <= m, NAN, McClish(pauc, m));
+  return ops::Where(ops::Sum(fpr) == 0.0 || ops::Sum(tpr) == 0.0, auc, corrected);
 }
 
-absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const dsl::Signature& sig,
-                                              const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const dsl::Signature& sig,
+                                                   const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Thresholds th, ReadThresholds(args, /*allow_exact16=*/true));
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> ignore_index, args.GetOptionalInt("ignore_index"));
   // The partial-AUC bound; 0 is the whole curve (a plain double: GCC 12 sees
@@ -158,21 +158,21 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
     return args.InvalidArgument("max_fpr is not implemented for thresholds=exact16; use thresholds=None");
   }
   if (!format.empty() && max_fpr == 0) {
-    Expr label = dsl::Where(valid, t, int64_t{-1});
+    Expr label = ops::Where(valid, t, int64_t{-1});
     State counts = b.AddState("score_counts", DType::kInt64, {1, 2, kCodes16}, Reducer::kSum);
     b.Accumulate(counts, Exact16Histogram(probs, label, 1, format));
     if (!b.ok()) return b.status();
     Exact16Stats st = Exact16StatsOf(b.Read(counts));
-    Expr n_pos = dsl::Select(st.n_pos, 0, 0), n_neg = dsl::Select(st.n_neg, 0, 0);
-    Expr value = kind == Curve::kAuroc ? dsl::SafeDiv(dsl::Select(st.u, 0, 0), n_pos * n_neg)
-                                       : dsl::SafeDiv(dsl::Select(st.precision_sum, 0, 0), n_pos);
+    Expr n_pos = ops::Select(st.n_pos, 0, 0), n_neg = ops::Select(st.n_neg, 0, 0);
+    Expr value = kind == Curve::kAuroc ? ops::SafeDiv(ops::Select(st.u, 0, 0), n_pos * n_neg)
+                                       : ops::SafeDiv(ops::Select(st.precision_sum, 0, 0), n_pos);
     // From exact integer counts: the value stays float64.
-    b.Output(dsl::Where(n_pos + n_neg == 0.0, NAN, value));
+    b.Output(ops::Where(n_pos + n_neg == 0.0, NAN, value));
     return b.Finish();
   }
 
   if (!th.binned) {
-    ExactRows rows = AccumulateExactRows(b, probs, dsl::Where(valid, t, int64_t{-1}), /*multiclass=*/false, {}, {});
+    ExactRows rows = AccumulateExactRows(b, probs, ops::Where(valid, t, int64_t{-1}), /*multiclass=*/false, {}, {});
     if (!b.ok()) return b.status();
     Expr s = rows.scores;
     Expr y = rows.y;
@@ -180,25 +180,25 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
     // collection of both metrics runs it once).
     std::vector<Expr> st = b.OpN(ops::OpId::kBinaryRankStats, {s, rows.positive}, {});
     if (st.size() != 4) return b.status();
-    Expr n_pos = dsl::Cast(st[0], DType::kFloat64);
-    Expr n_neg = dsl::Cast(st[1], DType::kFloat64);
+    Expr n_pos = ops::Cast(st[0], DType::kFloat64);
+    Expr n_neg = ops::Cast(st[1], DType::kFloat64);
     if (kind == Curve::kAuroc) {
       Expr auc;
       if (max_fpr > 0) {
         // Dropped rows sort above every probability (2 > 1) and are never counted.
-        Expr pos_sorted = dsl::SortValues(dsl::Where(y == int64_t{1}, s, 2.0), 0);
-        Expr neg_sorted = dsl::SortValues(dsl::Where(y == int64_t{0}, s, 2.0), 0);
+        Expr pos_sorted = ops::SortValues(ops::Where(y == int64_t{1}, s, 2.0), 0);
+        Expr neg_sorted = ops::SortValues(ops::Where(y == int64_t{0}, s, 2.0), 0);
         auc = ExactPartialAuc(neg_sorted, pos_sorted, n_pos, n_neg, max_fpr);
       } else {
-        auc = dsl::SafeDiv(st[2], n_pos * n_neg);
+        auc = ops::SafeDiv(st[2], n_pos * n_neg);
       }
       // No kept element: TorchMetrics' _binary_clf_curve raises (IndexError).
-      b.Output(dsl::Cast(dsl::Where(n_pos + n_neg == 0.0, NAN, auc), DType::kFloat32));
+      b.Output(ops::Cast(ops::Where(n_pos + n_neg == 0.0, NAN, auc), DType::kFloat32));
     } else {
       // No positives: 0, as TorchMetrics (recall 1 everywhere) and sklearn.
       // No kept element: TorchMetrics' _binary_clf_curve raises (IndexError).
-      Expr ap = dsl::Where(n_pos + n_neg == 0.0, NAN, dsl::SafeDiv(st[3], n_pos));
-      b.Output(dsl::Cast(ap, DType::kFloat32));
+      Expr ap = ops::Where(n_pos + n_neg == 0.0, NAN, ops::SafeDiv(st[3], n_pos));
+      b.Output(ops::Cast(ap, DType::kFloat32));
     }
     return b.Finish();
   }
@@ -210,47 +210,47 @@ absl::StatusOr<Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const 
   // threshold in the user's order.
   const int64_t n = th.size();
   SortedThresholds st = SortThresholds(th);
-  Expr label = dsl::Where(valid, t, int64_t{-1});
+  Expr label = ops::Where(valid, t, int64_t{-1});
   State hist = b.AddState("threshold_counts", DType::kInt64, {1, 2, n + 1}, Reducer::kSum);
-  b.Accumulate(hist, BinnedHistogram(probs, label, dsl::FullLike(label, 0.0, DType::kInt64), 1, st));
+  b.Accumulate(hist, BinnedHistogram(probs, label, ops::FullLike(label, 0.0, DType::kInt64), 1, st));
   Expr h = b.Read(hist);
-  Expr total = dsl::Sum(h, {2}, /*keepdim=*/true);
-  Expr ge = dsl::Flatten(total - dsl::Cumsum(h, 2));  // [2 (T+1)]: at or above sorted threshold j
+  Expr total = ops::Sum(h, {2}, /*keepdim=*/true);
+  Expr ge = ops::Flatten(total - ops::Cumsum(h, 2));  // [2 (T+1)]: at or above sorted threshold j
   Expr at = PermIndex(h, st);
-  Expr fp = dsl::Cast(dsl::Take(ge, at), DType::kFloat64);
-  Expr tp = dsl::Cast(dsl::Take(ge, at + static_cast<double>(n + 1)), DType::kFloat64);
-  Expr n_neg = dsl::Cast(dsl::Select(dsl::Flatten(total), 0, 0), DType::kFloat64);
-  Expr n_pos = dsl::Cast(dsl::Select(dsl::Flatten(total), 0, 1), DType::kFloat64);
+  Expr fp = ops::Cast(ops::Take(ge, at), DType::kFloat64);
+  Expr tp = ops::Cast(ops::Take(ge, at + static_cast<double>(n + 1)), DType::kFloat64);
+  Expr n_neg = ops::Cast(ops::Select(ops::Flatten(total), 0, 0), DType::kFloat64);
+  Expr n_pos = ops::Cast(ops::Select(ops::Flatten(total), 0, 1), DType::kFloat64);
   Expr tn = n_neg - fp;
   Expr fn = n_pos - tp;
-  Expr tpr = dsl::SafeDiv(tp, tp + fn);
+  Expr tpr = ops::SafeDiv(tp, tp + fn);
   Expr head, tail;
   if (kind == Curve::kAuroc) {
-    Expr fpr = dsl::SafeDiv(fp, fp + tn);
+    Expr fpr = ops::SafeDiv(fp, fp + tn);
     Expr f0, f1, t0, t1;
     Pairs(fpr, n, &f0, &f1);
     Pairs(tpr, n, &t0, &t1);
-    Expr auc = dsl::Sum((f0 - f1) * (t0 + t1)) * 0.5;
+    Expr auc = ops::Sum((f0 - f1) * (t0 + t1)) * 0.5;
     if (max_fpr > 0) auc = BinnedPartialAuc(fpr, tpr, n, auc, max_fpr);
-    b.Output(dsl::Cast(auc, DType::kFloat32));
+    b.Output(ops::Cast(auc, DType::kFloat32));
   } else {
-    Expr precision = dsl::SafeDiv(tp, tp + fp, 1.0);
+    Expr precision = ops::SafeDiv(tp, tp + fp, 1.0);
     // recall[T] = 0 closes the curve: the last threshold's term is recall * precision.
     Expr r0, r1;
     Pairs(tpr, n, &r0, &r1);
-    Expr p_last = dsl::Select(precision, 0, n - 1);
-    Expr r_last = dsl::Select(tpr, 0, n - 1);
+    Expr p_last = ops::Select(precision, 0, n - 1);
+    Expr r_last = ops::Select(tpr, 0, n - 1);
     Expr p0, p1;
     Pairs(precision, n, &p0, &p1);
-    b.Output(dsl::Cast(dsl::Sum((r0 - r1) * p0) + r_last * p_last, DType::kFloat32));
+    b.Output(ops::Cast(ops::Sum((r0 - r1) * p0) + r_last * p_last, DType::kFloat32));
   }
   return b.Finish();
 }
 
-absl::StatusOr<Metric> BuildBinaryAuroc(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+absl::StatusOr<dsl::Metric> BuildBinaryAuroc(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
   return BuildBinaryCurveMetric(Curve::kAuroc, a, s, d);
 }
-absl::StatusOr<Metric> BuildBinaryAveragePrecision(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+absl::StatusOr<dsl::Metric> BuildBinaryAveragePrecision(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
   return BuildBinaryCurveMetric(Curve::kAveragePrecision, a, s, d);
 }
 

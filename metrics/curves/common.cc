@@ -13,8 +13,8 @@
 
 namespace tally::metrics {
 
-using dsl::Expr;
 using ir::DType;
+using ops::Expr;
 
 absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args, bool allow_exact16) {
   Thresholds t;
@@ -63,12 +63,12 @@ Expr ThresholdTensor(Expr like, const Thresholds& t) {
   const int64_t n = t.size();
   // ATen's own kernel: no formula restates its float32 rounding for every T
   // (linspace(0, 1, 10)[6] is 0.6666667, a two-sided formula gives 0.6666666).
-  if (t.values.empty()) return dsl::Linspace(like, 0.0, 1.0, n, DType::kFloat32);
+  if (t.values.empty()) return ops::Linspace(like, 0.0, 1.0, n, DType::kFloat32);
   // A listed threshold is its float32 rounding, as torch.tensor(list) makes
   // it: one dense constant, whatever the list's length.
   std::vector<double> values(t.values.size());
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(t.values[i]);
-  return dsl::Dense(like, std::move(values), DType::kFloat32);
+  return ops::Dense(like, std::move(values), DType::kFloat32);
 }
 
 namespace {
@@ -103,16 +103,16 @@ SortedThresholds SortThresholds(const Thresholds& th) {
 }
 
 Expr LastOfTies(Expr sorted, Expr n_kept) {
-  Expr rank = dsl::Cumsum(dsl::FullLike(sorted, 1.0, DType::kInt64), 0);  // i + 1
-  Expr next = dsl::Take(sorted, rank);  // row i + 1; the final row (clamped) is itself
-  Expr final_row = rank == dsl::Size(sorted, 0);
+  Expr rank = ops::Cumsum(ops::FullLike(sorted, 1.0, DType::kInt64), 0);  // i + 1
+  Expr next = ops::Take(sorted, rank);  // row i + 1; the final row (clamped) is itself
+  Expr final_row = rank == ops::Size(sorted, 0);
   return (next != sorted || final_row) && rank <= n_kept;
 }
 
 Expr PermIndex(Expr like, const SortedThresholds& st, bool reversed) {
   const int64_t t = st.sorted.size();
   if (st.perm.empty()) {
-    Expr ar = dsl::Arange(like, t);
+    Expr ar = ops::Arange(like, t);
     return reversed ? static_cast<double>(t - 1) - ar : ar;
   }
   if (!reversed) return IndexVector(like, st.perm);
@@ -121,7 +121,7 @@ Expr PermIndex(Expr like, const SortedThresholds& st, bool reversed) {
 
 Expr IndexVector(Expr like, const std::vector<int64_t>& v) {
   const int64_t n = static_cast<int64_t>(v.size());
-  Expr ar = dsl::Arange(like, n);
+  Expr ar = ops::Arange(like, n);
   bool progression = true;
   const int64_t step = n > 1 ? v[1] - v[0] : 1;
   for (int64_t i = 0; i < n && progression; ++i) progression = v[i] == v[0] + step * i;
@@ -129,9 +129,9 @@ Expr IndexVector(Expr like, const std::vector<int64_t>& v) {
     if (n > 0 && v[0] == 0 && step == 1) return ar;
     return ar * static_cast<double>(step) + static_cast<double>(n > 0 ? v[0] : 0);
   }
-  Expr out = dsl::FullLike(ar, 0.0, DType::kInt64);
+  Expr out = ops::FullLike(ar, 0.0, DType::kInt64);
   for (int64_t i = 0; i < n; ++i) {
-    out = dsl::Where(ar == static_cast<double>(i), dsl::ScalarOf(ar, static_cast<double>(v[i]), DType::kInt64), out);
+    out = ops::Where(ar == static_cast<double>(i), ops::ScalarOf(ar, static_cast<double>(v[i]), DType::kInt64), out);
   }
   return out;
 }
@@ -139,12 +139,12 @@ Expr IndexVector(Expr like, const std::vector<int64_t>& v) {
 Expr BinnedHistogram(Expr probs, Expr label, Expr cls, int64_t k, const SortedThresholds& st) {
   const int64_t t = st.sorted.size();
   Expr thr = ThresholdTensor(probs, st.sorted);
-  if (probs.dtype() != DType::kFloat32) thr = dsl::Cast(thr, probs.dtype());
-  Expr above = dsl::SearchSorted(thr, probs, /*right=*/true);
-  above = dsl::Where(dsl::IsNan(probs), int64_t{0}, above);
+  if (probs.dtype() != DType::kFloat32) thr = ops::Cast(thr, probs.dtype());
+  Expr above = ops::SearchSorted(thr, probs, /*right=*/true);
+  above = ops::Where(ops::IsNan(probs), int64_t{0}, above);
   Expr idx = above + (label + cls * int64_t{2}) * static_cast<double>(t + 1);
-  idx = dsl::Where(label >= int64_t{0}, idx, int64_t{-1});
-  return dsl::Reshape(dsl::Histogram(dsl::Flatten(idx), k * 2 * (t + 1)), {k, 2, t + 1});
+  idx = ops::Where(label >= int64_t{0}, idx, int64_t{-1});
+  return ops::Reshape(ops::Histogram(ops::Flatten(idx), k * 2 * (t + 1)), {k, 2, t + 1});
 }
 
 ExactRows AccumulateExactRows(dsl::MetricBuilder& b, Expr probs, Expr stored_target, bool multiclass,
@@ -155,18 +155,18 @@ ExactRows AccumulateExactRows(dsl::MetricBuilder& b, Expr probs, Expr stored_tar
     // A class index (or -1) fits in 4 bytes: the budget keeps C far below 2^31.
     dsl::State t_rows = b.AddState("target", DType::kInt32, target_row, ir::Reducer::kCat);
     b.Accumulate(p_rows, probs);
-    b.Accumulate(t_rows, dsl::Cast(stored_target, DType::kInt32));
+    b.Accumulate(t_rows, ops::Cast(stored_target, DType::kInt32));
     out.scores = b.Read(p_rows);
-    if (b.ok()) out.y = dsl::Cast(b.Read(t_rows), DType::kInt64);
+    if (b.ok()) out.y = ops::Cast(b.Read(t_rows), DType::kInt64);
     return out;
   }
   dsl::State positive = b.AddState("positive", DType::kBool, target_row, ir::Reducer::kCat);
-  b.Accumulate(p_rows, dsl::Where(stored_target >= int64_t{0}, probs, -1.0));
+  b.Accumulate(p_rows, ops::Where(stored_target >= int64_t{0}, probs, -1.0));
   b.Accumulate(positive, stored_target == int64_t{1});
   out.scores = b.Read(p_rows);
   if (!b.ok()) return out;
   out.positive = b.Read(positive);
-  out.y = dsl::Where(out.scores < 0.0, int64_t{-1}, dsl::Cast(out.positive, DType::kInt64));
+  out.y = ops::Where(out.scores < 0.0, int64_t{-1}, ops::Cast(out.positive, DType::kInt64));
   return out;
 }
 
@@ -189,49 +189,49 @@ Expr DecodeCode16(Expr codes, const std::string& format) {
   const int64_t lo = bf16 ? -126 : -14;
   const int64_t emax = bf16 ? 255 : 31;    // the all-ones exponent: inf and NaN
   const double m = bf16 ? 128.0 : 1024.0;  // 2^M
-  Expr c = dsl::Cast(codes, DType::kFloat64);
+  Expr c = ops::Cast(codes, DType::kFloat64);
   Expr negative = c < 32768.0;
-  Expr u = dsl::Where(negative, 32767.0 - c, c - 32768.0);  // the magnitude's bits
+  Expr u = ops::Where(negative, 32767.0 - c, c - 32768.0);  // the magnitude's bits
   // E = floor(u / 2^M), by bucketize against the multiples of 2^M (exact).
-  Expr steps = (dsl::Cast(dsl::Arange(c, emax), DType::kFloat64) + 1.0) * m;
-  Expr e = dsl::Cast(dsl::Bucketize(u, steps, /*right=*/true), DType::kFloat64);
+  Expr steps = (ops::Cast(ops::Arange(c, emax), DType::kFloat64) + 1.0) * m;
+  Expr e = ops::Cast(ops::Bucketize(u, steps, /*right=*/true), DType::kFloat64);
   Expr f = u - e * m;
-  Expr two = dsl::FullLike(c, 2.0, DType::kFloat64);
-  Expr normal = (f / m + 1.0) * dsl::Pow(two, e + static_cast<double>(lo - 1));
+  Expr two = ops::FullLike(c, 2.0, DType::kFloat64);
+  Expr normal = (f / m + 1.0) * ops::Pow(two, e + static_cast<double>(lo - 1));
   Expr sub = f * std::ldexp(1.0, static_cast<int>(lo) - static_cast<int>(std::log2(m)));
-  Expr v = dsl::Where(e == 0.0, sub, normal);
-  v = dsl::Where(e == static_cast<double>(emax), dsl::Where(f == 0.0, dsl::FullLike(v, INFINITY, DType::kFloat64), NAN),
+  Expr v = ops::Where(e == 0.0, sub, normal);
+  v = ops::Where(e == static_cast<double>(emax), ops::Where(f == 0.0, ops::FullLike(v, INFINITY, DType::kFloat64), NAN),
                  v);
-  return dsl::Cast(dsl::Where(negative, -v, v), DType::kFloat32);
+  return ops::Cast(ops::Where(negative, -v, v), DType::kFloat32);
 }
 
 Exact16Stats Exact16StatsOf(Expr counts) {
-  Expr h = dsl::Cast(counts, DType::kFloat64);
-  Expr neg = dsl::Select(h, 1, 0), pos = dsl::Select(h, 1, 1);  // [K, codes]
+  Expr h = ops::Cast(counts, DType::kFloat64);
+  Expr neg = ops::Select(h, 1, 0), pos = ops::Select(h, 1, 1);  // [K, codes]
   Exact16Stats s;
-  s.n_pos = dsl::Sum(pos, {1});
-  s.n_neg = dsl::Sum(neg, {1});
+  s.n_pos = ops::Sum(pos, {1});
+  s.n_neg = ops::Sum(neg, {1});
   // Positives scored above code c: n_pos - cumsum(pos)[c]; a tied pair is one half.
-  Expr pos_above = dsl::Unsqueeze(s.n_pos, 1) - dsl::Cumsum(pos, 1);
-  s.u = dsl::Sum(neg * (pos_above + pos * 0.5), {1});
+  Expr pos_above = ops::Unsqueeze(s.n_pos, 1) - ops::Cumsum(pos, 1);
+  s.u = ops::Sum(neg * (pos_above + pos * 0.5), {1});
   // At code c: positives and rows scored >= it.
   Expr all = pos + neg;
   Expr tp_ge = pos_above + pos;
-  Expr n_ge = dsl::Unsqueeze(s.n_pos + s.n_neg, 1) - dsl::Cumsum(all, 1) + all;
-  s.precision_sum = dsl::Sum(dsl::Where(pos > 0.0, pos * dsl::SafeDiv(tp_ge, n_ge), 0.0), {1});
+  Expr n_ge = ops::Unsqueeze(s.n_pos + s.n_neg, 1) - ops::Cumsum(all, 1) + all;
+  s.precision_sum = ops::Sum(ops::Where(pos > 0.0, pos * ops::SafeDiv(tp_ge, n_ge), 0.0), {1});
   return s;
 }
 
 void CountNanScores(dsl::MetricBuilder& b, Expr nan_kept) {
-  b.Check("preds", "{n} NaN scores", dsl::Sum(dsl::Cast(nan_kept, DType::kInt64)));
+  b.Check("preds", "{n} NaN scores", ops::Sum(ops::Cast(nan_kept, DType::kInt64)));
 }
 
 Expr ClassIndex(Expr like, int64_t c, int64_t rank) {
-  Expr cls = dsl::Arange(like, c);
+  Expr cls = ops::Arange(like, c);
   if (rank > 2) {
     std::vector<int64_t> shape(rank - 1, 1);
     shape[0] = c;
-    cls = dsl::Reshape(cls, shape);
+    cls = ops::Reshape(cls, shape);
   }
   return cls;
 }
@@ -269,8 +269,8 @@ bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_
   }
   if (!b.ok()) return false;
   in.extra.assign(ps.begin() + 2, ps.end());
-  if (preds.dtype() != DType::kFloat32 && preds.dtype() != DType::kFloat64) preds = dsl::Cast(preds, DType::kFloat32);
-  Expr t = dsl::Cast(target, DType::kInt64);
+  if (preds.dtype() != DType::kFloat32 && preds.dtype() != DType::kFloat64) preds = ops::Cast(preds, DType::kFloat32);
+  Expr t = ops::Cast(target, DType::kInt64);
   Expr ignored;
   if (ignore_index) ignored = t == static_cast<double>(*ignore_index);
   // NaN fails both comparisons, so it also counts as outside (as in TorchMetrics).
@@ -278,27 +278,27 @@ bool ReadClassInputs(ClassTask task, int64_t num, std::optional<int64_t> ignore_
   if (task == ClassTask::kMulticlass) {
     Expr bad = t < 0.0 || t >= static_cast<double>(c);
     if (ignored.valid()) bad = bad && !ignored;
-    b.Check("target", absl::StrCat("{n} values outside [0, ", c, ")"), dsl::Sum(dsl::Cast(bad, DType::kInt64)));
+    b.Check("target", absl::StrCat("{n} values outside [0, ", c, ")"), ops::Sum(ops::Cast(bad, DType::kInt64)));
     Expr valid = !bad;
     if (ignored.valid()) valid = valid && !ignored;
-    if (nan_scores == NanScores::kRejected) CountNanScores(b, dsl::IsNan(preds) && dsl::Unsqueeze(valid, 1));
+    if (nan_scores == NanScores::kRejected) CountNanScores(b, ops::IsNan(preds) && ops::Unsqueeze(valid, 1));
     // TorchMetrics drops ignored samples before it looks for logits.
-    Expr probs = dsl::Where(dsl::Any(outside && dsl::Unsqueeze(valid, 1)), dsl::Softmax(preds, 1), preds);
+    Expr probs = ops::Where(ops::Any(outside && ops::Unsqueeze(valid, 1)), ops::Softmax(preds, 1), preds);
     Expr cls = ClassIndex(t, c, preds.rank());
-    Expr t1 = dsl::Unsqueeze(t, 1);
+    Expr t1 = ops::Unsqueeze(t, 1);
     in.probs = probs;
-    in.label = dsl::Where(dsl::Unsqueeze(valid, 1), dsl::Cast(t1 == cls, DType::kInt64), int64_t{-1});
-    in.stored_target = dsl::Where(valid, t, int64_t{-1});
+    in.label = ops::Where(ops::Unsqueeze(valid, 1), ops::Cast(t1 == cls, DType::kInt64), int64_t{-1});
+    in.stored_target = ops::Where(valid, t, int64_t{-1});
   } else {
     Expr bad = !(t == 0.0 || t == 1.0);
     if (ignored.valid()) bad = bad && !ignored;
-    b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
+    b.Check("target", "{n} values outside {0, 1}", ops::Sum(ops::Cast(bad, DType::kInt64)));
     Expr valid = !bad;
     if (ignored.valid()) valid = valid && !ignored;
-    if (nan_scores == NanScores::kRejected) CountNanScores(b, dsl::IsNan(preds) && valid);
+    if (nan_scores == NanScores::kRejected) CountNanScores(b, ops::IsNan(preds) && valid);
     // TorchMetrics looks for logits among all elements, ignored ones included.
-    in.probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
-    in.label = dsl::Where(valid, t, int64_t{-1});
+    in.probs = ops::Where(ops::Any(outside), ops::Sigmoid(preds), preds);
+    in.label = ops::Where(valid, t, int64_t{-1});
     in.stored_target = in.label;
   }
   return b.ok();
@@ -310,7 +310,7 @@ bool ReadCurveInputs(std::optional<ClassTask> task, int64_t num, std::optional<i
   BinaryInputs bin;
   if (!ReadBinaryInputs(ignore_index, /*cast_f32=*/true, b, bin)) return false;
   in.probs = bin.probs;
-  in.label = dsl::Where(bin.valid, bin.target, int64_t{-1});
+  in.label = ops::Where(bin.valid, bin.target, int64_t{-1});
   in.stored_target = in.label;
   in.extra.clear();
   return b.ok();
@@ -336,13 +336,13 @@ bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::M
   }
   if (!b.ok()) return false;
   if (preds.rank() > 1) {
-    preds = dsl::Flatten(preds);
-    target = dsl::Flatten(target);
+    preds = ops::Flatten(preds);
+    target = ops::Flatten(target);
   }
   if (cast_f32 && preds.dtype() != DType::kFloat32 && preds.dtype() != DType::kFloat64) {
-    preds = dsl::Cast(preds, DType::kFloat32);
+    preds = ops::Cast(preds, DType::kFloat32);
   }
-  Expr t = dsl::Cast(target, DType::kInt64);
+  Expr t = ops::Cast(target, DType::kInt64);
   Expr valid = t == int64_t{0} || t == int64_t{1};
   Expr bad = !valid;
   if (ignore_index) {
@@ -350,10 +350,10 @@ bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::M
     bad = bad && !ignored;
     valid = valid && !ignored;
   }
-  b.Check("target", "{n} values outside {0, 1}", dsl::Sum(dsl::Cast(bad, DType::kInt64)));
-  if (nan_scores == NanScores::kRejected) CountNanScores(b, dsl::IsNan(preds) && valid);
+  b.Check("target", "{n} values outside {0, 1}", ops::Sum(ops::Cast(bad, DType::kInt64)));
+  if (nan_scores == NanScores::kRejected) CountNanScores(b, ops::IsNan(preds) && valid);
   Expr outside = !(preds >= 0.0 && preds <= 1.0) && valid;
-  in.probs = dsl::Where(dsl::Any(outside), dsl::Sigmoid(preds), preds);
+  in.probs = ops::Where(ops::Any(outside), ops::Sigmoid(preds), preds);
   in.target = t;
   in.valid = valid;
   return b.ok();

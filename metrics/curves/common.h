@@ -50,12 +50,12 @@ inline constexpr int64_t kCodes16 = 65536;
 // score code) — the exact16 state: constant in the rows, merged by a sum —
 // as one code16_counts node. `probs` and `label` (1, 0, -1 dropped) share a
 // shape; K = 1 counts every element as class 0, else dim 1 is the class.
-dsl::Expr Exact16Histogram(dsl::Expr probs, dsl::Expr label, int64_t k, const std::string& format);
+ops::Expr Exact16Histogram(ops::Expr probs, ops::Expr label, int64_t k, const std::string& format);
 
 // DecodeCode16 is the float32 score a 16-bit code (i64, ordered as
 // score_code16 orders them) stands for: the inverse of score_code16 on the
 // format's values (65535 decodes to NaN).
-dsl::Expr DecodeCode16(dsl::Expr codes, const std::string& format);
+ops::Expr DecodeCode16(ops::Expr codes, const std::string& format);
 
 // Exact16Stats reads the exact AUROC/AP statistics per class off the
 // exact16 counts [K, 2, 65536] (the codes order as the scores; a code is
@@ -64,9 +64,9 @@ dsl::Expr DecodeCode16(dsl::Expr codes, const std::string& format);
 // at their score (AP = precision_sum / n_pos), as binary_rank_stats gives
 // them for the same scores.
 struct Exact16Stats {
-  dsl::Expr n_pos, n_neg, u, precision_sum;
+  ops::Expr n_pos, n_neg, u, precision_sum;
 };
-Exact16Stats Exact16StatsOf(dsl::Expr counts);
+Exact16Stats Exact16StatsOf(ops::Expr counts);
 
 // RequireAscending refuses an unsorted thresholds list for an area under a
 // binned curve (auroc, average_precision): integrated in the list's order,
@@ -77,7 +77,7 @@ absl::Status RequireAscending(SpecArgs& args, const Thresholds& t);
 // ThresholdTensor builds the f32 thresholds [T] in the graph of `like`:
 // torch.linspace(0, 1, T) (the linspace op: ATen's kernel, bit for bit) or
 // the list.
-dsl::Expr ThresholdTensor(dsl::Expr like, const Thresholds& t);
+ops::Expr ThresholdTensor(ops::Expr like, const Thresholds& t);
 
 // SortedThresholds is the ascending order of the f32 thresholds; `perm`
 // maps the user's order to positions in it (identity for linspace and
@@ -90,7 +90,7 @@ struct SortedThresholds {
 
 // PermIndex is `perm` (reversed: from the last threshold down) as an i64
 // vector in the graph of `like`; an arange for linspace.
-dsl::Expr PermIndex(dsl::Expr like, const SortedThresholds& st, bool reversed = false);
+ops::Expr PermIndex(ops::Expr like, const SortedThresholds& st, bool reversed = false);
 
 // SortThresholds sorts the thresholds as float32 (stable), for counts of
 // how many thresholds lie below each probability.
@@ -100,13 +100,13 @@ SortedThresholds SortThresholds(const Thresholds& th);
 // of them), the last row of each run of equal scores: a point of the exact
 // curves. One gather of the next row (a linear scan), no binary search; NaN
 // never equals NaN, so each NaN is its own point (as TorchMetrics' diff).
-dsl::Expr LastOfTies(dsl::Expr sorted, dsl::Expr n_kept);
+ops::Expr LastOfTies(ops::Expr sorted, ops::Expr n_kept);
 
 // IndexVector is the constant i64 vector `v` in the graph of `like`: an
 // arange (O(T) work) when `v` is an arithmetic progression — the identity
 // or reversed order of linspace thresholds — else one select per element
 // (explicit lists, which are short).
-dsl::Expr IndexVector(dsl::Expr like, const std::vector<int64_t>& v);
+ops::Expr IndexVector(ops::Expr like, const std::vector<int64_t>& v);
 
 // BinnedHistogram is one batch's histogram [K, 2, T+1] of (class, target,
 // number of sorted thresholds <= the probability): what a binned curve
@@ -116,15 +116,15 @@ dsl::Expr IndexVector(dsl::Expr like, const std::vector<int64_t>& v);
 // (TorchMetrics compares preds >= threshold). An element is at or above the
 // j-th sorted threshold exactly when more than j thresholds are <= it, so
 // the counts at threshold j are total - cumsum(hist)[j].
-dsl::Expr BinnedHistogram(dsl::Expr probs, dsl::Expr label, dsl::Expr cls, int64_t k, const SortedThresholds& st);
+ops::Expr BinnedHistogram(ops::Expr probs, ops::Expr label, ops::Expr cls, int64_t k, const SortedThresholds& st);
 
 // ExactRows are the values an exact curve's finalize reads back from its
 // cat states: the probabilities and the targets y (binary, multilabel: 1
 // positive, 0 negative, -1 dropped per element; multiclass: the class of
 // each sample (N, ...), -1 for a dropped one).
 struct ExactRows {
-  dsl::Expr scores, y;
-  dsl::Expr positive;  // binary, multilabel: the bool state itself
+  ops::Expr scores, y;
+  ops::Expr positive;  // binary, multilabel: the bool state itself
 };
 
 // AccumulateExactRows declares the cat states of an exact curve, adds one
@@ -135,7 +135,7 @@ struct ExactRows {
 // are NaN), so a float32 binary row costs 5 bytes instead of 12; a
 // multiclass target as int32 (4 bytes instead of 8). Every
 // exact curve of a collection calls it alike, so CSE shares the states.
-ExactRows AccumulateExactRows(dsl::MetricBuilder& b, dsl::Expr probs, dsl::Expr stored_target, bool multiclass,
+ExactRows AccumulateExactRows(dsl::MetricBuilder& b, ops::Expr probs, ops::Expr stored_target, bool multiclass,
                               const std::vector<int64_t>& row, const std::vector<int64_t>& target_row);
 
 // BinaryInputs are the update inputs of a binary curve or calibration metric
@@ -144,7 +144,7 @@ ExactRows AccumulateExactRows(dsl::MetricBuilder& b, dsl::Expr probs, dsl::Expr 
 // included (ignored elements are dropped before that look) — the i64
 // `target`, and `valid` (target 0 or 1 and not ignore_index).
 struct BinaryInputs {
-  dsl::Expr probs, target, valid;
+  ops::Expr probs, target, valid;
 };
 
 // ReadBinaryInputs validates float preds and integer/bool target of one shape
@@ -163,7 +163,7 @@ struct BinaryInputs {
 // (the hinge losses, whose NaN result is honest) lets them through.
 enum class NanScores { kRejected, kPropagated };
 // CountNanScores adds that check over `nan_kept` (bool: a kept NaN score).
-void CountNanScores(dsl::MetricBuilder& b, dsl::Expr nan_kept);
+void CountNanScores(dsl::MetricBuilder& b, ops::Expr nan_kept);
 bool ReadBinaryInputs(std::optional<int64_t> ignore_index, bool cast_f32, dsl::MetricBuilder& b, BinaryInputs& in,
                       NanScores nan_scores = NanScores::kRejected);
 
@@ -175,9 +175,9 @@ enum class ClassTask { kMulticlass, kMultilabel };
 // label (1 positive, 0 negative, -1 dropped) and the compact form an exact
 // `target` state stores.
 struct ClassInputs {
-  dsl::Expr probs;             // float (N, C, ...)
-  dsl::Expr label;             // i64 (N, C, ...)
-  dsl::Expr stored_target;     // multiclass: i64 (N, ...) with -1 for dropped samples; multilabel: `label`
+  ops::Expr probs;             // float (N, C, ...)
+  ops::Expr label;             // i64 (N, C, ...)
+  ops::Expr stored_target;     // multiclass: i64 (N, ...) with -1 for dropped samples; multilabel: `label`
   std::vector<int64_t> extra;  // the trailing dims (...)
 };
 
@@ -205,7 +205,7 @@ bool ReadCurveInputs(std::optional<ClassTask> task, int64_t num, std::optional<i
 
 // ClassIndex is arange(C) shaped [C, 1, ..., 1] so that it broadcasts along
 // dim 1 of a tensor of rank `rank` (N, C, ...).
-dsl::Expr ClassIndex(dsl::Expr like, int64_t c, int64_t rank);
+ops::Expr ClassIndex(ops::Expr like, int64_t c, int64_t rank);
 
 }  // namespace tally::metrics
 

@@ -68,12 +68,12 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using dsl::Parts;
 using dsl::State;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 enum class Kind { kRecallAtPrecision, kPrecisionAtRecall, kSensitivityAtSpecificity, kSpecificityAtSensitivity };
 
@@ -124,7 +124,7 @@ absl::StatusOr<Args> ReadArgs(Task task, Kind kind, SpecArgs& args) {
   return a;
 }
 
-Expr F32(Expr x) { return dsl::Cast(x, DType::kFloat32); }
+Expr F32(Expr x) { return ops::Cast(x, DType::kFloat32); }
 
 // Candidates are one class's curve points along the last dim: the value to
 // maximize, a tie-break (PR kinds), the order among remaining ties (larger
@@ -135,25 +135,25 @@ struct Candidates {
 
 // MaskedMax is the maximum of `x` over the last dim where `mask`, -inf
 // where nothing is masked in.
-Expr MaskedMax(Expr x, Expr mask) { return dsl::Max(dsl::Where(mask, x, -INFINITY), {x.rank() - 1}); }
+Expr MaskedMax(Expr x, Expr mask) { return ops::Max(ops::Where(mask, x, -INFINITY), {x.rank() - 1}); }
 
 // Pick is the chosen (value, threshold) of each row of `c`; `order_is_index`
 // means `order` holds positions and the threshold is read there.
 std::pair<Expr, Expr> Pick(Kind kind, const Candidates& c) {
   const int64_t last = c.key.rank() - 1;
   Expr best = MaskedMax(c.key, c.cand);
-  Expr left = c.cand && c.key == dsl::Unsqueeze(best, last);
+  Expr left = c.cand && c.key == ops::Unsqueeze(best, last);
   if (c.tie.valid()) {
     Expr best_tie = MaskedMax(c.tie, left);
-    left = left && c.tie == dsl::Unsqueeze(best_tie, last);
+    left = left && c.tie == ops::Unsqueeze(best_tie, last);
   }
   Expr thr = MaskedMax(c.order, left);
-  Expr any = dsl::Any(c.cand, {last});
-  Expr value = dsl::Where(any, best, 0.0);
+  Expr any = ops::Any(c.cand, {last});
+  Expr value = ops::Where(any, best, 0.0);
   Expr none = IsRoc(kind) ? !any : !any || best == 0.0;
-  Expr nan = dsl::IsNan(best);
-  thr = dsl::Where(none, 1e6, thr);
-  return {dsl::Where(nan, NAN, F32(value)), dsl::Where(nan, NAN, thr)};
+  Expr nan = ops::IsNan(best);
+  thr = ops::Where(none, 1e6, thr);
+  return {ops::Where(nan, NAN, F32(value)), ops::Where(nan, NAN, thr)};
 }
 
 // ExactCandidates scores one class: `s` its probabilities, `label` 1
@@ -161,28 +161,28 @@ std::pair<Expr, Expr> Pick(Kind kind, const Candidates& c) {
 // TorchMetrics' "no positive samples" rule of the PR curve.
 Candidates ExactCandidates(Kind kind, const Args& a, Expr s, Expr label, Expr recall_one) {
   Expr valid = label >= int64_t{0};
-  Expr key = dsl::Where(valid, s, -1.0);  // dropped rows sort after every probability
-  Expr perm = dsl::Argsort(key, 0, /*descending=*/true);
-  Expr sorted = dsl::Take(key, perm);
-  Expr pos = dsl::Take(dsl::Cast(label == int64_t{1}, DType::kInt64), perm);
-  Expr neg = dsl::Take(dsl::Cast(label == int64_t{0}, DType::kInt64), perm);
-  Expr n_pos = dsl::Sum(pos), n_neg = dsl::Sum(neg);
+  Expr key = ops::Where(valid, s, -1.0);  // dropped rows sort after every probability
+  Expr perm = ops::Argsort(key, 0, /*descending=*/true);
+  Expr sorted = ops::Take(key, perm);
+  Expr pos = ops::Take(ops::Cast(label == int64_t{1}, DType::kInt64), perm);
+  Expr neg = ops::Take(ops::Cast(label == int64_t{0}, DType::kInt64), perm);
+  Expr n_pos = ops::Sum(pos), n_neg = ops::Sum(neg);
   // The last row of each run of tied scores is a point of the curve.
   Expr point = LastOfTies(sorted, n_pos + n_neg);
-  Expr tps = F32(dsl::Cumsum(pos, 0)), fps = F32(dsl::Cumsum(neg, 0));
+  Expr tps = F32(ops::Cumsum(pos, 0)), fps = F32(ops::Cumsum(neg, 0));
   const float min = static_cast<float>(a.min);
   // One leading point: ROC's (0, 0) at threshold 1; for PR a placeholder
   // that never counts (so that no maximum runs over zero rows).
-  auto lead = [&](Expr x, double v) { return dsl::Concat({dsl::Full(x, {1}, v, x.dtype()), x}); };
+  auto lead = [&](Expr x, double v) { return ops::Concat({ops::Full(x, {1}, v, x.dtype()), x}); };
   Candidates c;
   c.thr = lead(sorted, 1.0);
   c.order = c.thr;
   if (IsRoc(kind)) {
-    Expr fpr = dsl::Where(n_neg > int64_t{0}, fps / F32(n_neg), 0.0);
-    Expr tpr = dsl::Where(n_pos > int64_t{0}, tps / F32(n_pos), 0.0);
+    Expr fpr = ops::Where(n_neg > int64_t{0}, fps / F32(n_neg), 0.0);
+    Expr tpr = ops::Where(n_pos > int64_t{0}, tps / F32(n_pos), 0.0);
     Expr spec = lead(1.0 - fpr, 1.0);
     Expr sens = lead(tpr, 0.0);
-    c.cand = dsl::Concat({dsl::Full(point, {1}, 1.0, DType::kBool), point});
+    c.cand = ops::Concat({ops::Full(point, {1}, 1.0, DType::kBool), point});
     if (kind == Kind::kSensitivityAtSpecificity) {
       c.key = sens;
       c.cand = c.cand && spec >= min;
@@ -193,14 +193,14 @@ Candidates ExactCandidates(Kind kind, const Args& a, Expr s, Expr label, Expr re
     return c;
   }
   Expr precision = lead(tps / (tps + fps), 0.0);
-  Expr recall = lead(dsl::Where(recall_one, 1.0, tps / F32(n_pos)), 0.0);
-  c.cand = dsl::Concat({dsl::Full(point, {1}, 0.0, DType::kBool), point});
+  Expr recall = lead(ops::Where(recall_one, 1.0, tps / F32(n_pos)), 0.0);
+  c.cand = ops::Concat({ops::Full(point, {1}, 0.0, DType::kBool), point});
   if (kind == Kind::kRecallAtPrecision) {
     c.key = recall;
     c.tie = precision;
     // TorchMetrics stacks precision with the thresholds: float64 preds
     // compare in float64.
-    Expr qualifies = s.dtype() == DType::kFloat64 ? dsl::Cast(precision, DType::kFloat64) >= a.min : precision >= min;
+    Expr qualifies = s.dtype() == DType::kFloat64 ? ops::Cast(precision, DType::kFloat64) >= a.min : precision >= min;
     c.cand = c.cand && qualifies;
   } else {
     c.key = precision;
@@ -214,24 +214,24 @@ Candidates ExactCandidates(Kind kind, const Args& a, Expr s, Expr label, Expr re
 // user's order ([K, T]) and makes every threshold a candidate.
 Candidates BinnedCandidates(Kind kind, const Args& a, Expr hist, int64_t k, const SortedThresholds& st) {
   const int64_t t = a.thresholds.size();
-  Expr total = dsl::Sum(hist, {2}, /*keepdim=*/true);
-  Expr ge = total - dsl::Cumsum(hist, 2);  // at or above the j-th sorted threshold
-  Expr base = dsl::Reshape(dsl::Arange(hist, k * 2), {k, 2, 1}) * static_cast<double>(t + 1);
-  Expr at = dsl::Take(dsl::Flatten(ge), base + dsl::Reshape(PermIndex(hist, st), {1, 1, t}));
-  Expr fp = F32(dsl::Select(at, 1, 0)), tp = F32(dsl::Select(at, 1, 1));              // [K, T]
-  Expr n_neg = F32(dsl::Select(total, 1, 0)), n_pos = F32(dsl::Select(total, 1, 1));  // [K, 1]
+  Expr total = ops::Sum(hist, {2}, /*keepdim=*/true);
+  Expr ge = total - ops::Cumsum(hist, 2);  // at or above the j-th sorted threshold
+  Expr base = ops::Reshape(ops::Arange(hist, k * 2), {k, 2, 1}) * static_cast<double>(t + 1);
+  Expr at = ops::Take(ops::Flatten(ge), base + ops::Reshape(PermIndex(hist, st), {1, 1, t}));
+  Expr fp = F32(ops::Select(at, 1, 0)), tp = F32(ops::Select(at, 1, 1));              // [K, T]
+  Expr n_neg = F32(ops::Select(total, 1, 0)), n_pos = F32(ops::Select(total, 1, 1));  // [K, 1]
   Expr thresholds =
-      dsl::Unsqueeze(ThresholdTensor(hist, a.thresholds), 0) + dsl::Full(hist, {k, 1}, 0.0, DType::kFloat32);
+      ops::Unsqueeze(ThresholdTensor(hist, a.thresholds), 0) + ops::Full(hist, {k, 1}, 0.0, DType::kFloat32);
   const float min = static_cast<float>(a.min);
   Candidates c;
   c.thr = thresholds;
   c.order = thresholds;
   if (IsRoc(kind)) {
-    Expr tpr = dsl::SafeDiv(tp, n_pos);
-    Expr spec = 1.0 - dsl::SafeDiv(fp, n_neg);
+    Expr tpr = ops::SafeDiv(tp, n_pos);
+    Expr spec = 1.0 - ops::SafeDiv(fp, n_neg);
     // TorchMetrics flips the binned ROC: the first maximum is the last one
     // in the user's order.
-    c.order = dsl::Cast(dsl::Unsqueeze(dsl::Arange(hist, t), 0) + dsl::Full(hist, {k, 1}, 0.0, DType::kInt64),
+    c.order = ops::Cast(ops::Unsqueeze(ops::Arange(hist, t), 0) + ops::Full(hist, {k, 1}, 0.0, DType::kInt64),
                         DType::kFloat32);
     if (kind == Kind::kSensitivityAtSpecificity) {
       c.key = tpr;
@@ -242,8 +242,8 @@ Candidates BinnedCandidates(Kind kind, const Args& a, Expr hist, int64_t k, cons
     }
     return c;
   }
-  Expr precision = dsl::SafeDiv(tp, tp + fp);
-  Expr recall = dsl::SafeDiv(tp, n_pos);
+  Expr precision = ops::SafeDiv(tp, tp + fp);
+  Expr recall = ops::SafeDiv(tp, n_pos);
   if (kind == Kind::kRecallAtPrecision) {
     c.key = recall;
     c.tie = precision;
@@ -256,8 +256,8 @@ Candidates BinnedCandidates(Kind kind, const Args& a, Expr hist, int64_t k, cons
   return c;
 }
 
-absl::StatusOr<Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, const dsl::Signature& sig,
-                                  const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, const dsl::Signature& sig,
+                                       const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, kind, args));
   MetricBuilder b(args.metric_name(), sig, device);
   ClassInputs in;
@@ -271,7 +271,7 @@ absl::StatusOr<Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, const ds
 
   if (a.thresholds.binned) {
     SortedThresholds st = SortThresholds(a.thresholds);
-    Expr cls = task == Task::kBinary ? dsl::FullLike(label, 0.0, DType::kInt64) : ClassIndex(label, c, probs.rank());
+    Expr cls = task == Task::kBinary ? ops::FullLike(label, 0.0, DType::kInt64) : ClassIndex(label, c, probs.rank());
     State hist = b.AddState("threshold_counts", DType::kInt64, {k, 2, st.sorted.size() + 1}, Reducer::kSum);
     b.Accumulate(hist, BinnedHistogram(probs, label, cls, k, st));
     Expr counts = b.Read(hist);
@@ -279,12 +279,12 @@ absl::StatusOr<Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, const ds
     auto [value, thr] = Pick(kind, BinnedCandidates(kind, a, counts, k, st));
     if (IsRoc(kind)) {
       // `thr` holds the chosen position: read the threshold there.
-      Expr pos = dsl::Cast(thr, DType::kInt64);
+      Expr pos = ops::Cast(thr, DType::kInt64);
       Expr list = ThresholdTensor(counts, a.thresholds);
-      thr = dsl::Where(thr == 1e6, 1e6, dsl::Take(list, dsl::Where(thr == 1e6, int64_t{0}, pos)));
+      thr = ops::Where(thr == 1e6, 1e6, ops::Take(list, ops::Where(thr == 1e6, int64_t{0}, pos)));
     }
     if (task == Task::kBinary) {
-      b.Output(Parts{dsl::Select(value, 0, 0), dsl::Select(thr, 0, 0)});
+      b.Output(Parts{ops::Select(value, 0, 0), ops::Select(thr, 0, 0)});
     } else {
       b.Output(Parts{value, thr});
     }
@@ -301,36 +301,36 @@ absl::StatusOr<Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, const ds
   Expr y = rows.y;
   if (task == Task::kBinary) {
     Expr s = scores, l = y;
-    Expr empty = dsl::Sum(dsl::Cast(l >= int64_t{0}, DType::kInt64)) == int64_t{0};
-    Expr n_pos = dsl::Sum(dsl::Cast(l == int64_t{1}, DType::kInt64));
+    Expr empty = ops::Sum(ops::Cast(l >= int64_t{0}, DType::kInt64)) == int64_t{0};
+    Expr n_pos = ops::Sum(ops::Cast(l == int64_t{1}, DType::kInt64));
     auto [value, thr] = Pick(kind, ExactCandidates(kind, a, s, l, n_pos == int64_t{0}));
-    b.Output(Parts{dsl::Where(empty, NAN, value), dsl::Where(empty, NAN, thr)});
+    b.Output(Parts{ops::Where(empty, NAN, value), ops::Where(empty, NAN, thr)});
     return b.Finish();
   }
   Expr labels = y;  // (R, C, ...): 1, 0, -1 per element
   if (task == Task::kMulticlass) {
-    Expr y1 = dsl::Unsqueeze(y, 1);
-    labels = dsl::Where(y1 >= int64_t{0}, dsl::Cast(y1 == ClassIndex(y, c, scores.rank()), DType::kInt64), int64_t{-1});
+    Expr y1 = ops::Unsqueeze(y, 1);
+    labels = ops::Where(y1 >= int64_t{0}, ops::Cast(y1 == ClassIndex(y, c, scores.rank()), DType::kInt64), int64_t{-1});
   }
-  Expr kept = dsl::Cast(labels >= int64_t{0}, DType::kInt64);
+  Expr kept = ops::Cast(labels >= int64_t{0}, DType::kInt64);
   std::vector<int64_t> other_dims = {0};
   for (int64_t d = 2; d < labels.rank(); ++d) other_dims.push_back(d);
   // Any class without a kept element: TorchMetrics raises for the whole call.
-  Expr empty = dsl::Any(dsl::Sum(kept, other_dims) == int64_t{0});
+  Expr empty = ops::Any(ops::Sum(kept, other_dims) == int64_t{0});
   // TorchMetrics' multiclass "no positives" test looks at the class labels.
   Expr all_class0;
-  if (task == Task::kMulticlass) all_class0 = dsl::Sum(dsl::Cast(y > int64_t{0}, DType::kInt64)) == int64_t{0};
+  if (task == Task::kMulticlass) all_class0 = ops::Sum(ops::Cast(y > int64_t{0}, DType::kInt64)) == int64_t{0};
   std::vector<Expr> values, thrs;
   for (int64_t i = 0; i < c; ++i) {
-    Expr s = dsl::Flatten(dsl::Select(scores, 1, i));
-    Expr l = dsl::Flatten(dsl::Select(labels, 1, i));
+    Expr s = ops::Flatten(ops::Select(scores, 1, i));
+    Expr l = ops::Flatten(ops::Select(labels, 1, i));
     Expr recall_one =
-        all_class0.valid() ? all_class0 : dsl::Sum(dsl::Cast(l == int64_t{1}, DType::kInt64)) == int64_t{0};
+        all_class0.valid() ? all_class0 : ops::Sum(ops::Cast(l == int64_t{1}, DType::kInt64)) == int64_t{0};
     auto [value, thr] = Pick(kind, ExactCandidates(kind, a, s, l, recall_one));
-    values.push_back(dsl::Unsqueeze(value, 0));
-    thrs.push_back(dsl::Unsqueeze(thr, 0));
+    values.push_back(ops::Unsqueeze(value, 0));
+    thrs.push_back(ops::Unsqueeze(thr, 0));
   }
-  b.Output(Parts{dsl::Where(empty, NAN, dsl::Concat(values)), dsl::Where(empty, NAN, dsl::Concat(thrs))});
+  b.Output(Parts{ops::Where(empty, NAN, ops::Concat(values)), ops::Where(empty, NAN, ops::Concat(thrs))});
   return b.Finish();
 }
 

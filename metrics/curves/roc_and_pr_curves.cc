@@ -68,12 +68,12 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using dsl::Parts;
 using dsl::State;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 enum class Kind { kRoc, kPrc };
 
@@ -101,17 +101,17 @@ absl::StatusOr<Args> ReadArgs(Task task, SpecArgs& args) {
   return a;
 }
 
-Expr MaskedSelect(Expr x, Expr mask, dsl::Loc loc = dsl::Loc::Current()) {
+Expr MaskedSelect(Expr x, Expr mask, ops::Loc loc = ops::Loc::Current()) {
   if (!x.valid()) return x;
   return x.builder()->Op(ops::OpId::kMaskedSelect, {x, mask}, {}, loc);
 }
 
-Expr F32(Expr x) { return dsl::Cast(x, DType::kFloat32); }
+Expr F32(Expr x) { return ops::Cast(x, DType::kFloat32); }
 
 // Flip reverses a 1-D tensor of any length.
 Expr Flip(Expr x) {
-  Expr rank = dsl::Cumsum(dsl::FullLike(x, 1.0, DType::kInt64), 0);  // i + 1
-  return dsl::Take(x, dsl::Size(x, 0) - rank);
+  Expr rank = ops::Cumsum(ops::FullLike(x, 1.0, DType::kInt64), 0);  // i + 1
+  return ops::Take(x, ops::Size(x, 0) - rank);
 }
 
 // ClfCurve is _binary_clf_curve: per distinct score, descending, the
@@ -125,18 +125,18 @@ struct ClfCurve {
 // dropped), both 1-D.
 ClfCurve BinaryClfCurve(Expr s, Expr label) {
   Expr valid = label >= int64_t{0};
-  Expr key = dsl::Where(valid, s, -1.0);  // dropped rows sort after every probability
-  Expr perm = dsl::Argsort(key, 0, /*descending=*/true);
-  Expr sorted = dsl::Take(key, perm);
-  Expr pos = dsl::Take(dsl::Cast(label == int64_t{1}, DType::kInt64), perm);
-  Expr neg = dsl::Take(dsl::Cast(label == int64_t{0}, DType::kInt64), perm);
+  Expr key = ops::Where(valid, s, -1.0);  // dropped rows sort after every probability
+  Expr perm = ops::Argsort(key, 0, /*descending=*/true);
+  Expr sorted = ops::Take(key, perm);
+  Expr pos = ops::Take(ops::Cast(label == int64_t{1}, DType::kInt64), perm);
+  Expr neg = ops::Take(ops::Cast(label == int64_t{0}, DType::kInt64), perm);
   ClfCurve c;
-  c.n_pos = dsl::Sum(pos);
-  c.n_neg = dsl::Sum(neg);
+  c.n_pos = ops::Sum(pos);
+  c.n_neg = ops::Sum(neg);
   // The last row of each run of ties: the rows scored >= it end there.
   Expr last = LastOfTies(sorted, c.n_pos + c.n_neg);
-  c.tps = MaskedSelect(dsl::Cumsum(pos, 0), last);
-  c.fps = MaskedSelect(dsl::Cumsum(neg, 0), last);
+  c.tps = MaskedSelect(ops::Cumsum(pos, 0), last);
+  c.fps = MaskedSelect(ops::Cumsum(neg, 0), last);
   c.thresholds = MaskedSelect(sorted, last);
   return c;
 }
@@ -148,15 +148,15 @@ struct Curve {
 };
 
 Curve ExactRoc(const ClfCurve& c) {
-  Expr zero = dsl::Full(c.tps, {1}, 0.0, DType::kInt64);
-  Expr fps = dsl::Concat({zero, c.fps});
-  Expr tps = dsl::Concat({zero, c.tps});
+  Expr zero = ops::Full(c.tps, {1}, 0.0, DType::kInt64);
+  Expr fps = ops::Concat({zero, c.fps});
+  Expr tps = ops::Concat({zero, c.tps});
   Curve out;
-  out.thresholds = dsl::Concat({dsl::Full(c.thresholds, {1}, 1.0, c.thresholds.dtype()), c.thresholds});
+  out.thresholds = ops::Concat({ops::Full(c.thresholds, {1}, 1.0, c.thresholds.dtype()), c.thresholds});
   // Without negatives (positives) every fps (tps) is 0: the zeros
   // TorchMetrics returns.
-  out.x = dsl::SafeDiv(F32(fps), F32(c.n_neg));
-  out.y = dsl::SafeDiv(F32(tps), F32(c.n_pos));
+  out.x = ops::SafeDiv(F32(fps), F32(c.n_neg));
+  out.y = ops::SafeDiv(F32(tps), F32(c.n_pos));
   return out;
 }
 
@@ -165,10 +165,10 @@ Curve ExactRoc(const ClfCurve& c) {
 Curve ExactPrc(const ClfCurve& c, Expr recall_one) {
   Expr tp = F32(c.tps), fp = F32(c.fps);
   Expr precision = tp / (tp + fp);
-  Expr recall = dsl::Where(recall_one, 1.0, tp / F32(c.n_pos));
+  Expr recall = ops::Where(recall_one, 1.0, tp / F32(c.n_pos));
   Curve out;
-  out.x = dsl::Concat({Flip(precision), dsl::Full(precision, {1}, 1.0, DType::kFloat32)});
-  out.y = dsl::Concat({Flip(recall), dsl::Full(recall, {1}, 0.0, DType::kFloat32)});
+  out.x = ops::Concat({Flip(precision), ops::Full(precision, {1}, 1.0, DType::kFloat32)});
+  out.y = ops::Concat({Flip(recall), ops::Full(recall, {1}, 0.0, DType::kFloat32)});
   out.thresholds = Flip(c.thresholds);
   return out;
 }
@@ -186,15 +186,15 @@ Curve ExactCurve(Kind kind, Expr s, Expr label, Expr recall_one = Expr()) {
 // [2, 65536] (target, score code): every code present is a point, the
 // codes descending, its score decoded.
 ClfCurve Exact16ClfCurve(Expr counts, const std::string& format) {
-  Expr neg = dsl::Select(counts, 0, 0), pos = dsl::Select(counts, 0, 1);
+  Expr neg = ops::Select(counts, 0, 0), pos = ops::Select(counts, 0, 1);
   Expr pos_d = Flip(pos), neg_d = Flip(neg);
   Expr present = pos_d + neg_d > int64_t{0};
   ClfCurve c;
-  c.n_pos = dsl::Sum(pos);
-  c.n_neg = dsl::Sum(neg);
-  c.tps = MaskedSelect(dsl::Cumsum(pos_d, 0), present);
-  c.fps = MaskedSelect(dsl::Cumsum(neg_d, 0), present);
-  c.thresholds = MaskedSelect(DecodeCode16(Flip(dsl::Arange(counts, kCodes16)), format), present);
+  c.n_pos = ops::Sum(pos);
+  c.n_neg = ops::Sum(neg);
+  c.tps = MaskedSelect(ops::Cumsum(pos_d, 0), present);
+  c.fps = MaskedSelect(ops::Cumsum(neg_d, 0), present);
+  c.thresholds = MaskedSelect(DecodeCode16(Flip(ops::Arange(counts, kCodes16)), format), present);
   return c;
 }
 
@@ -205,19 +205,19 @@ ClfCurve Exact16ClfCurve(Expr counts, const std::string& format) {
 // m[i] * x + b[i]. xp need not be sorted (precision is not): the count is
 // the same over sorted xp.
 Expr Interp(Expr x, Expr xp, Expr fp) {
-  Expr next = dsl::Cumsum(dsl::FullLike(xp, 1.0, DType::kInt64), 0);  // i + 1 (the last clamps to itself)
-  Expr m = dsl::SafeDiv(dsl::Take(fp, next) - fp, dsl::Take(xp, next) - xp);
+  Expr next = ops::Cumsum(ops::FullLike(xp, 1.0, DType::kInt64), 0);  // i + 1 (the last clamps to itself)
+  Expr m = ops::SafeDiv(ops::Take(fp, next) - fp, ops::Take(xp, next) - xp);
   Expr b = fp - m * xp;
-  Expr count = dsl::SearchSorted(dsl::SortValues(xp, 0), x, /*right=*/true);
-  Expr i = dsl::Minimum(dsl::Clamp(count - int64_t{1}, 0.0, std::nullopt), dsl::Size(xp, 0) - int64_t{2});
-  return dsl::Take(m, i) * x + dsl::Take(b, i);
+  Expr count = ops::SearchSorted(ops::SortValues(xp, 0), x, /*right=*/true);
+  Expr i = ops::Minimum(ops::Clamp(count - int64_t{1}, 0.0, std::nullopt), ops::Size(xp, 0) - int64_t{2});
+  return ops::Take(m, i) * x + ops::Take(b, i);
 }
 
 // Macro averages per-class curves as TorchMetrics' multiclass compute does.
 Curve Macro(Kind kind, const std::vector<Curve>& per_class, Expr x_all, Expr thresholds_all) {
   Curve out;
-  out.thresholds = dsl::SortValues(thresholds_all, 0, /*descending=*/kind == Kind::kRoc);
-  out.x = dsl::SortValues(x_all, 0);
+  out.thresholds = ops::SortValues(thresholds_all, 0, /*descending=*/kind == Kind::kRoc);
+  out.x = ops::SortValues(x_all, 0);
   Expr sum;
   for (const Curve& c : per_class) {
     Expr v = Interp(out.x, c.x, c.y);
@@ -231,7 +231,7 @@ Curve Macro(Kind kind, const std::vector<Curve>& per_class, Expr x_all, Expr thr
 // TorchMetrics' _binary_clf_curve raises (IndexError) on a class without
 // any kept element, for the whole call.
 Curve Poisoned(const Curve& c, Expr empty) {
-  return Curve{dsl::Where(empty, NAN, c.x), dsl::Where(empty, NAN, c.y), dsl::Where(empty, NAN, c.thresholds)};
+  return Curve{ops::Where(empty, NAN, c.x), ops::Where(empty, NAN, c.y), ops::Where(empty, NAN, c.thresholds)};
 }
 
 Parts ToParts(const Curve& c) { return Parts{c.x, c.y, c.thresholds}; }
@@ -252,32 +252,32 @@ Curve BinnedCurves(Kind kind, Expr hist, int64_t k, const Thresholds& th, const 
   const int64_t t = th.size();
   // ge[k, y, j]: elements of class k and target y at or above the j-th
   // sorted threshold (those with more than j thresholds below them).
-  Expr total = dsl::Sum(hist, {2}, /*keepdim=*/true);
-  Expr ge = total - dsl::Cumsum(hist, 2);
+  Expr total = ops::Sum(hist, {2}, /*keepdim=*/true);
+  Expr ge = total - ops::Cumsum(hist, 2);
   // Read it in the user's order (reversed for roc).
-  Expr base = dsl::Reshape(dsl::Arange(hist, k * 2), {k, 2, 1}) * static_cast<double>(t + 1);
+  Expr base = ops::Reshape(ops::Arange(hist, k * 2), {k, 2, 1}) * static_cast<double>(t + 1);
   Expr position = PermIndex(hist, st, /*reversed=*/kind == Kind::kRoc);
-  Expr at = dsl::Take(dsl::Flatten(ge), base + dsl::Reshape(position, {1, 1, t}));
-  Expr fp = F32(dsl::Select(at, 1, 0)), tp = F32(dsl::Select(at, 1, 1));              // [K, T]
-  Expr n_neg = F32(dsl::Select(total, 1, 0)), n_pos = F32(dsl::Select(total, 1, 1));  // [K, 1]
+  Expr at = ops::Take(ops::Flatten(ge), base + ops::Reshape(position, {1, 1, t}));
+  Expr fp = F32(ops::Select(at, 1, 0)), tp = F32(ops::Select(at, 1, 1));              // [K, T]
+  Expr n_neg = F32(ops::Select(total, 1, 0)), n_pos = F32(ops::Select(total, 1, 1));  // [K, 1]
   Expr fn = n_pos - tp, tn = n_neg - fp;
   Expr thresholds = ThresholdTensor(hist, th);
   Curve out;
   if (kind == Kind::kRoc) {
-    out.x = dsl::SafeDiv(fp, fp + tn);
-    out.y = dsl::SafeDiv(tp, tp + fn);
-    Expr ar = dsl::Arange(hist, t);
-    out.thresholds = dsl::Take(thresholds, static_cast<double>(t - 1) - ar);
+    out.x = ops::SafeDiv(fp, fp + tn);
+    out.y = ops::SafeDiv(tp, tp + fn);
+    Expr ar = ops::Arange(hist, t);
+    out.thresholds = ops::Take(thresholds, static_cast<double>(t - 1) - ar);
     return out;
   }
   // Append along the threshold dim: TorchMetrics cats [T, K] with a row of
   // ones (zeros) and transposes.
   auto close = [&](Expr v, double last) {
-    Expr rows = dsl::Transpose(v, 0, 1);
-    return dsl::Transpose(dsl::Concat({rows, dsl::Full(rows, {1, k}, last, DType::kFloat32)}), 0, 1);
+    Expr rows = ops::Transpose(v, 0, 1);
+    return ops::Transpose(ops::Concat({rows, ops::Full(rows, {1, k}, last, DType::kFloat32)}), 0, 1);
   };
-  out.x = close(dsl::SafeDiv(tp, tp + fp), 1.0);
-  out.y = close(dsl::SafeDiv(tp, tp + fn), 0.0);
+  out.x = close(ops::SafeDiv(tp, tp + fp), 1.0);
+  out.y = close(ops::SafeDiv(tp, tp + fn), 0.0);
   out.thresholds = thresholds;
   return out;
 }
@@ -291,7 +291,7 @@ void OutputPerClass(MetricBuilder& b, Kind kind, const std::string& average, std
       xs.push_back(pc.x);
       ts.push_back(pc.thresholds);
     }
-    b.Output(ToParts(Poisoned(Macro(kind, per_class, dsl::Concat(xs), dsl::Concat(ts)), empty)));
+    b.Output(ToParts(Poisoned(Macro(kind, per_class, ops::Concat(xs), ops::Concat(ts)), empty)));
     return;
   }
   for (Curve& pc : per_class) pc = Poisoned(pc, empty);
@@ -300,11 +300,11 @@ void OutputPerClass(MetricBuilder& b, Kind kind, const std::string& average, std
 
 // Row returns class `c` of a binned curve (1-D).
 Curve Row(const Curve& curves, int64_t c) {
-  return Curve{dsl::Select(curves.x, 0, c), dsl::Select(curves.y, 0, c), curves.thresholds};
+  return Curve{ops::Select(curves.x, 0, c), ops::Select(curves.y, 0, c), curves.thresholds};
 }
 
-absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const dsl::Signature& sig,
-                                  const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const dsl::Signature& sig,
+                                       const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, args));
   if (kind == Kind::kRoc && a.average == "macro" && a.thresholds.binned && a.thresholds.size() < 2) {
     // Each class's binned ROC is one point, and TorchMetrics' interp over
@@ -331,22 +331,22 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
     b.Accumulate(counts_state, Exact16Histogram(probs, label, k, format));
     if (!b.ok()) return b.status();
     Expr counts = b.Read(counts_state);
-    Expr kept = dsl::Sum(counts, {1, 2});  // [K]
+    Expr kept = ops::Sum(counts, {1, 2});  // [K]
     if (one_curve) {
-      Curve curve = CurveOf(kind, Exact16ClfCurve(dsl::Select(counts, 0, 0), format), Expr());
-      b.Output(ToParts(Poisoned(curve, dsl::Select(kept, 0, 0) == int64_t{0})));
+      Curve curve = CurveOf(kind, Exact16ClfCurve(ops::Select(counts, 0, 0), format), Expr());
+      b.Output(ToParts(Poisoned(curve, ops::Select(kept, 0, 0) == int64_t{0})));
       return b.Finish();
     }
-    Expr empty = dsl::Any(kept == int64_t{0});
+    Expr empty = ops::Any(kept == int64_t{0});
     // Multiclass: every kept target is class 0 (TorchMetrics' "no positives" test).
     Expr all_class0;
     if (task == Task::kMulticlass) {
-      Expr positives = dsl::Select(dsl::Sum(counts, {2}), 1, 1);  // [C]
-      all_class0 = dsl::Sum(positives) == dsl::Select(positives, 0, 0);
+      Expr positives = ops::Select(ops::Sum(counts, {2}), 1, 1);  // [C]
+      all_class0 = ops::Sum(positives) == ops::Select(positives, 0, 0);
     }
     std::vector<Curve> per_class;
     for (int64_t i = 0; i < c; ++i) {
-      per_class.push_back(CurveOf(kind, Exact16ClfCurve(dsl::Select(counts, 0, i), format), all_class0));
+      per_class.push_back(CurveOf(kind, Exact16ClfCurve(ops::Select(counts, 0, i), format), all_class0));
     }
     OutputPerClass(b, kind, a.average, std::move(per_class), empty);
     return b.Finish();
@@ -363,39 +363,39 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
     Expr y = rows.y;
     if (task == Task::kBinary) {
       b.Output(ToParts(
-          Poisoned(ExactCurve(kind, scores, y), dsl::Sum(dsl::Cast(y >= int64_t{0}, DType::kInt64)) == int64_t{0})));
+          Poisoned(ExactCurve(kind, scores, y), ops::Sum(ops::Cast(y >= int64_t{0}, DType::kInt64)) == int64_t{0})));
       return b.Finish();
     }
     Expr labels = y;  // (R, C, ...): 1, 0, -1 per element
     if (task == Task::kMulticlass) {
-      Expr y1 = dsl::Unsqueeze(y, 1);
+      Expr y1 = ops::Unsqueeze(y, 1);
       labels =
-          dsl::Where(y1 >= int64_t{0}, dsl::Cast(y1 == ClassIndex(y, c, scores.rank()), DType::kInt64), int64_t{-1});
+          ops::Where(y1 >= int64_t{0}, ops::Cast(y1 == ClassIndex(y, c, scores.rank()), DType::kInt64), int64_t{-1});
     }
-    Expr kept = dsl::Cast(labels >= int64_t{0}, DType::kInt64);
+    Expr kept = ops::Cast(labels >= int64_t{0}, DType::kInt64);
     if (one_curve) {
-      Expr empty = dsl::Sum(kept) == int64_t{0};
-      b.Output(ToParts(Poisoned(ExactCurve(kind, dsl::Flatten(scores), dsl::Flatten(labels)), empty)));
+      Expr empty = ops::Sum(kept) == int64_t{0};
+      b.Output(ToParts(Poisoned(ExactCurve(kind, ops::Flatten(scores), ops::Flatten(labels)), empty)));
       return b.Finish();
     }
     std::vector<int64_t> other_dims = {0};
     for (int64_t d = 2; d < labels.rank(); ++d) other_dims.push_back(d);
-    Expr empty = dsl::Any(dsl::Sum(kept, other_dims) == int64_t{0});
+    Expr empty = ops::Any(ops::Sum(kept, other_dims) == int64_t{0});
     // TorchMetrics' multiclass "no positives" test looks at the class
     // labels: every kept target is class 0.
     Expr all_class0;
-    if (task == Task::kMulticlass) all_class0 = dsl::Sum(dsl::Cast(y > int64_t{0}, DType::kInt64)) == int64_t{0};
+    if (task == Task::kMulticlass) all_class0 = ops::Sum(ops::Cast(y > int64_t{0}, DType::kInt64)) == int64_t{0};
     std::vector<Curve> per_class;
     for (int64_t i = 0; i < c; ++i) {
-      per_class.push_back(ExactCurve(kind, dsl::Flatten(dsl::Select(scores, 1, i)),
-                                     dsl::Flatten(dsl::Select(labels, 1, i)), all_class0));
+      per_class.push_back(ExactCurve(kind, ops::Flatten(ops::Select(scores, 1, i)),
+                                     ops::Flatten(ops::Select(labels, 1, i)), all_class0));
     }
     OutputPerClass(b, kind, a.average, std::move(per_class), empty);
     return b.Finish();
   }
 
   SortedThresholds st = SortThresholds(a.thresholds);
-  Expr cls = one_curve ? dsl::FullLike(label, 0.0, DType::kInt64) : ClassIndex(label, c, probs.rank());
+  Expr cls = one_curve ? ops::FullLike(label, 0.0, DType::kInt64) : ClassIndex(label, c, probs.rank());
   State hist = b.AddState("threshold_counts", DType::kInt64, {k, 2, st.sorted.size() + 1}, Reducer::kSum);
   b.Accumulate(hist, BinnedHistogram(probs, label, cls, k, st));
   Expr counts = b.Read(hist);
@@ -406,10 +406,10 @@ absl::StatusOr<Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const ds
   } else if (a.average == "macro") {
     // TorchMetrics repeats the thresholds once per class.
     Expr repeated =
-        dsl::Flatten(dsl::Unsqueeze(curves.thresholds, 0) + dsl::Full(counts, {c, 1}, 0.0, DType::kFloat32));
+        ops::Flatten(ops::Unsqueeze(curves.thresholds, 0) + ops::Full(counts, {c, 1}, 0.0, DType::kFloat32));
     std::vector<Curve> per_class;
     for (int64_t i = 0; i < c; ++i) per_class.push_back(Row(curves, i));
-    b.Output(ToParts(Macro(kind, per_class, dsl::Flatten(curves.x), repeated)));
+    b.Output(ToParts(Macro(kind, per_class, ops::Flatten(curves.x), repeated)));
   } else {
     b.Output(ToParts(curves));
   }

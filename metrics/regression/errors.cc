@@ -51,11 +51,11 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 // TorchMetrics' clamp epsilon in smape and wmape (reg/symmetric_mape.py,
 // reg/wmape.py).
@@ -68,9 +68,9 @@ constexpr double kTweedieSeriesBound = 0.01;
 // log(u)·x/(u − 1) with u = 1 + x), +inf at +inf, NaN below −1.
 Expr Log1p(Expr x) {
   Expr u = x + 1.0;
-  Expr den = dsl::Where(u == 1.0, 1.0, u - 1.0);
-  Expr general = dsl::Log(u) * (x / den);
-  return dsl::Where(u == 1.0, x, dsl::Where(x == INFINITY, x, general));
+  Expr den = ops::Where(u == 1.0, 1.0, u - 1.0);
+  Expr general = ops::Log(u) * (x / den);
+  return ops::Where(u == 1.0, x, ops::Where(x == INFINITY, x, general));
 }
 
 // MeanOver adds a sum state of `values` (f64, every element) and a count
@@ -78,15 +78,16 @@ Expr Log1p(Expr x) {
 Expr MeanOfAll(MetricBuilder& b, const std::string& name, Expr values) {
   State sum = b.AddState(name, DType::kFloat64, {}, Reducer::kSum);
   State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  Expr flat = dsl::Flatten(values);
-  b.Accumulate(sum, dsl::Sum(flat));
-  b.Accumulate(total, dsl::Size(flat, 0));
-  return b.Read(sum) / dsl::Cast(b.Read(total), DType::kFloat64);
+  Expr flat = ops::Flatten(values);
+  b.Accumulate(sum, ops::Sum(flat));
+  b.Accumulate(total, ops::Size(flat, 0));
+  return b.Read(sum) / ops::Cast(b.Read(total), DType::kFloat64);
 }
 
 // --- mean_squared_log_error --------------------------------------------------
 
-absl::StatusOr<Metric> BuildMeanSquaredLogError(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildMeanSquaredLogError(SpecArgs& args, const dsl::Signature& sig,
+                                                     const ir::Device& device) {
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
@@ -94,43 +95,44 @@ absl::StatusOr<Metric> BuildMeanSquaredLogError(SpecArgs& args, const dsl::Signa
   // reg/log_mse.py: (log1p(p) − log1p(t))², i.e. log1p((p − t)/(1 + t))²,
   // which keeps its digits where p ≈ t far from zero. Below −1 log1p is NaN.
   Expr diff = Log1p((p - t) / (t + 1.0));
-  diff = dsl::Where(p < -1.0 || t < -1.0, NAN, diff);
+  diff = ops::Where(p < -1.0 || t < -1.0, NAN, diff);
   b.Output(MeanOfAll(b, "sum_squared_log_error", diff * diff));
   return b.Finish();
 }
 
 // --- symmetric_mean_absolute_percentage_error ----------------------------------
 
-absl::StatusOr<Metric> BuildSymmetricMape(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildSymmetricMape(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
   Expr p = F64(in.preds), t = F64(in.target);
   // reg/symmetric_mape.py: 2·|p − t| / max(|t| + |p|, 1.17e-6), mean over all.
-  Expr ratio = dsl::Abs(p - t) / dsl::Clamp(dsl::Abs(t) + dsl::Abs(p), kPercentEpsilon, std::nullopt);
+  Expr ratio = ops::Abs(p - t) / ops::Clamp(ops::Abs(t) + ops::Abs(p), kPercentEpsilon, std::nullopt);
   b.Output(2.0 * MeanOfAll(b, "sum_abs_per_error", ratio));
   return b.Finish();
 }
 
 // --- weighted_mean_absolute_percentage_error -----------------------------------
 
-absl::StatusOr<Metric> BuildWeightedMape(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildWeightedMape(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
-  Expr p = dsl::Flatten(F64(in.preds)), t = dsl::Flatten(F64(in.target));
+  Expr p = ops::Flatten(F64(in.preds)), t = ops::Flatten(F64(in.target));
   State abs_error = b.AddState("sum_abs_error", DType::kFloat64, {}, Reducer::kSum);
   State scale = b.AddState("sum_scale", DType::kFloat64, {}, Reducer::kSum);
-  b.Accumulate(abs_error, dsl::Sum(dsl::Abs(p - t)));
-  b.Accumulate(scale, dsl::Sum(dsl::Abs(t)));
+  b.Accumulate(abs_error, ops::Sum(ops::Abs(p - t)));
+  b.Accumulate(scale, ops::Sum(ops::Abs(t)));
   // reg/wmape.py: Σ|p − t| / max(Σ|t|, 1.17e-6).
-  b.Output(b.Read(abs_error) / dsl::Clamp(b.Read(scale), kPercentEpsilon, std::nullopt));
+  b.Output(b.Read(abs_error) / ops::Clamp(b.Read(scale), kPercentEpsilon, std::nullopt));
   return b.Finish();
 }
 
 // --- relative_squared_error ----------------------------------------------------
 
-absl::StatusOr<Metric> BuildRelativeSquaredError(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildRelativeSquaredError(SpecArgs& args, const dsl::Signature& sig,
+                                                      const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(bool squared, args.GetBool("squared", true));
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> num_outputs, args.GetOptionalInt("num_outputs"));
   if (num_outputs.has_value() && *num_outputs < 1) {
@@ -172,16 +174,17 @@ absl::StatusOr<Metric> BuildRelativeSquaredError(SpecArgs& args, const dsl::Sign
   const bool f64 = in.preds_dtype == DType::kFloat64 || in.target_dtype == DType::kFloat64;
   const double eps =
       f64 ? std::numeric_limits<double>::epsilon() : static_cast<double>(std::numeric_limits<float>::epsilon());
-  Expr rse = b.Read(rss_state) / dsl::Clamp(moments.M2(target), eps, std::nullopt);
-  if (!squared) rse = dsl::Sqrt(rse);
-  Expr mean = dsl::Sum(rse) / static_cast<double>(d);
-  b.Output(dsl::Where(moments.Count() == 0.0, NAN, mean));
+  Expr rse = b.Read(rss_state) / ops::Clamp(moments.M2(target), eps, std::nullopt);
+  if (!squared) rse = ops::Sqrt(rse);
+  Expr mean = ops::Sum(rse) / static_cast<double>(d);
+  b.Output(ops::Where(moments.Count() == 0.0, NAN, mean));
   return b.Finish();
 }
 
 // --- minkowski_distance ------------------------------------------------------
 
-absl::StatusOr<Metric> BuildMinkowskiDistance(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildMinkowskiDistance(SpecArgs& args, const dsl::Signature& sig,
+                                                   const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(double p, args.GetDouble("p"));
   if (!(p >= 1.0)) {
     return args.InvalidArgument(absl::StrCat("p must be a float or int >= 1, got ", p));
@@ -189,21 +192,21 @@ absl::StatusOr<Metric> BuildMinkowskiDistance(SpecArgs& args, const dsl::Signatu
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
-  Expr diff = dsl::Flatten(dsl::Abs(F64(in.preds) - F64(in.target)));
+  Expr diff = ops::Flatten(ops::Abs(F64(in.preds) - F64(in.target)));
   State sum = b.AddState("minkowski_dist_sum", DType::kFloat64, {}, Reducer::kSum);
   // reg/minkowski.py: (Σ|p − t|^p)^(1/p).
-  b.Accumulate(sum, dsl::Sum(p == 1.0 ? diff : dsl::Pow(diff, dsl::Scalar(diff, p))));
+  b.Accumulate(sum, ops::Sum(p == 1.0 ? diff : ops::Pow(diff, ops::Scalar(diff, p))));
   Expr total = b.Read(sum);
-  b.Output(p == 1.0 ? total + 0.0 : dsl::Pow(total, dsl::Scalar(total, 1.0 / p)));
+  b.Output(p == 1.0 ? total + 0.0 : ops::Pow(total, ops::Scalar(total, 1.0 / p)));
   return b.Finish();
 }
 
 // --- tweedie_deviance_score --------------------------------------------------
 
 // CountOf counts the true elements of a bool tensor (an i64 scalar).
-Expr CountOf(Expr mask) { return dsl::Sum(dsl::Cast(dsl::Flatten(mask), DType::kInt64)); }
+Expr CountOf(Expr mask) { return ops::Sum(ops::Cast(ops::Flatten(mask), DType::kInt64)); }
 
-absl::StatusOr<Metric> BuildTweedieDeviance(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildTweedieDeviance(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(double power, args.GetDouble("power", 0.0));
   if (std::isnan(power) || (power > 0.0 && power < 1.0)) {
     return args.InvalidArgument(
@@ -212,7 +215,7 @@ absl::StatusOr<Metric> BuildTweedieDeviance(SpecArgs& args, const dsl::Signature
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
-  Expr p = dsl::Flatten(F64(in.preds)), t = dsl::Flatten(F64(in.target));
+  Expr p = ops::Flatten(F64(in.preds)), t = ops::Flatten(F64(in.target));
   const std::string pw = absl::StrCat("power=", power);
   // reg/tweedie_deviance.py's domain checks, deferred: each offending
   // element is counted and adds nothing to the sum.
@@ -233,9 +236,9 @@ absl::StatusOr<Metric> BuildTweedieDeviance(SpecArgs& args, const dsl::Signature
     // With r = (t − p)/p: power 1 is 2p·((1 + r)·log(1 + r) − r) (0·log 0 =
     // 0 when t = 0), power 2 is 2·(r − log(1 + r)). Near r = 0 both cancel,
     // so there the series Σ_k≥2 (−1)^k r^k/(k(k − 1)), resp. /k, replaces them.
-    Expr safe_p = dsl::Where(p <= 0.0, 1.0, p);
+    Expr safe_p = ops::Where(p <= 0.0, 1.0, p);
     Expr r = (t - safe_p) / safe_p;
-    Expr series = dsl::Scalar(r, 0.0);
+    Expr series = ops::Scalar(r, 0.0);
     for (int k = 8; k >= 2; --k) {
       double c = (k % 2 == 0 ? 1.0 : -1.0) / (power == 1.0 ? k * (k - 1.0) : k);
       series = (series + c) * r;
@@ -243,24 +246,24 @@ absl::StatusOr<Metric> BuildTweedieDeviance(SpecArgs& args, const dsl::Signature
     series = series * r;  // the loop ends at c_2·r; one more factor r
     Expr direct;
     if (power == 1.0) {
-      Expr xlogy = dsl::Where(t == 0.0, 0.0, t * dsl::Log(t / safe_p));
+      Expr xlogy = ops::Where(t == 0.0, 0.0, t * ops::Log(t / safe_p));
       direct = xlogy + safe_p - t;
       series = safe_p * series;
     } else {
-      Expr safe_t = dsl::Where(t <= 0.0, 1.0, t);
-      direct = dsl::Log(safe_p / safe_t) + safe_t / safe_p - 1.0;
+      Expr safe_t = ops::Where(t <= 0.0, 1.0, t);
+      direct = ops::Log(safe_p / safe_t) + safe_t / safe_p - 1.0;
     }
-    dev = 2.0 * dsl::Where(dsl::Abs(r) < kTweedieSeriesBound, series, direct);
+    dev = 2.0 * ops::Where(ops::Abs(r) < kTweedieSeriesBound, series, direct);
   } else {
     // reg/tweedie_deviance.py's general form.
-    Expr safe_p = dsl::Where(p <= 0.0, 1.0, p);
+    Expr safe_p = ops::Where(p <= 0.0, 1.0, p);
     Expr term1 =
-        dsl::Pow(dsl::Maximum(t, dsl::Scalar(t, 0.0)), dsl::Scalar(t, 2.0 - power)) / ((1.0 - power) * (2.0 - power));
-    Expr term2 = t * dsl::Pow(safe_p, dsl::Scalar(p, 1.0 - power)) / (1.0 - power);
-    Expr term3 = dsl::Pow(safe_p, dsl::Scalar(p, 2.0 - power)) / (2.0 - power);
+        ops::Pow(ops::Maximum(t, ops::Scalar(t, 0.0)), ops::Scalar(t, 2.0 - power)) / ((1.0 - power) * (2.0 - power));
+    Expr term2 = t * ops::Pow(safe_p, ops::Scalar(p, 1.0 - power)) / (1.0 - power);
+    Expr term3 = ops::Pow(safe_p, ops::Scalar(p, 2.0 - power)) / (2.0 - power);
     dev = 2.0 * (term1 - term2 + term3);
   }
-  if (bad.valid()) dev = dsl::Where(bad, 0.0, dev);
+  if (bad.valid()) dev = ops::Where(bad, 0.0, dev);
   b.Output(MeanOfAll(b, "sum_deviance_score", dev));
   return b.Finish();
 }
@@ -270,12 +273,13 @@ absl::StatusOr<Metric> BuildTweedieDeviance(SpecArgs& args, const dsl::Signature
 // AtLeast is x >= threshold compared as torch does for a float threshold:
 // float64 tensors in float64, everything else in float32.
 Expr AtLeast(Expr x, DType dtype, double threshold) {
-  if (dtype == DType::kFloat64) return x >= dsl::ScalarOf(x, threshold, DType::kFloat64);
-  Expr f = dsl::Cast(x, DType::kFloat32);
-  return f >= dsl::ScalarOf(f, static_cast<float>(threshold), DType::kFloat32);
+  if (dtype == DType::kFloat64) return x >= ops::ScalarOf(x, threshold, DType::kFloat64);
+  Expr f = ops::Cast(x, DType::kFloat32);
+  return f >= ops::ScalarOf(f, static_cast<float>(threshold), DType::kFloat32);
 }
 
-absl::StatusOr<Metric> BuildCriticalSuccessIndex(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildCriticalSuccessIndex(SpecArgs& args, const dsl::Signature& sig,
+                                                      const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(double threshold, args.GetDouble("threshold"));
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> keep, args.GetOptionalInt("keep_sequence_dim"));
   MetricBuilder b(args.metric_name(), sig, device);
@@ -290,7 +294,7 @@ absl::StatusOr<Metric> BuildCriticalSuccessIndex(SpecArgs& args, const dsl::Sign
   // summed over every dim but keep_sequence_dim.
   Expr pb = AtLeast(in.preds, in.preds_dtype, threshold);
   Expr tb = AtLeast(in.target, in.target_dtype, threshold);
-  auto i64 = [](Expr x) { return dsl::Cast(x, DType::kInt64); };
+  auto i64 = [](Expr x) { return ops::Cast(x, DType::kInt64); };
   Expr hits = i64(pb && tb), misses = i64(!pb && tb), false_alarms = i64(pb && !tb);
   // A 1-D input leaves no dim to sum over: torch.sum(x, dim=()) then sums
   // every element, so keep_sequence_dim=0 gives the scalar there (QUIRK).
@@ -300,7 +304,7 @@ absl::StatusOr<Metric> BuildCriticalSuccessIndex(SpecArgs& args, const dsl::Sign
   for (int64_t i = 0; i < in.rank(); ++i) {
     if (i != keep_dim) dims.push_back(i);
   }
-  auto reduce = [&](Expr x) { return dsl::Sum(x, dims); };
+  auto reduce = [&](Expr x) { return ops::Sum(x, dims); };
   std::vector<int64_t> shape;
   Reducer reducer = Reducer::kSum;
   if (keep_dim == 0) {
@@ -315,13 +319,13 @@ absl::StatusOr<Metric> BuildCriticalSuccessIndex(SpecArgs& args, const dsl::Sign
   b.Accumulate(m, reduce(misses));
   b.Accumulate(f, reduce(false_alarms));
   Expr hf = F64(b.Read(h));
-  b.Output(dsl::SafeDiv(hf, hf + F64(b.Read(m)) + F64(b.Read(f))));
+  b.Output(ops::SafeDiv(hf, hf + F64(b.Read(m)) + F64(b.Read(f))));
   return b.Finish();
 }
 
 // --- kl_divergence -----------------------------------------------------------
 
-absl::StatusOr<Metric> BuildKlDivergence(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildKlDivergence(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(bool log_prob, args.GetBool("log_prob", false));
   TALLY_ASSIGN_OR_RETURN(std::string reduction, args.GetEnum("reduction", {"mean", "sum", "none"}, "mean"));
   MetricBuilder b(args.metric_name(), sig, device);
@@ -331,12 +335,12 @@ absl::StatusOr<Metric> BuildKlDivergence(SpecArgs& args, const dsl::Signature& s
   Expr measures;
   if (log_prob) {
     // reg/kl_divergence.py: Σ_j e^p·(p − q) per row.
-    measures = dsl::Sum(dsl::Exp(p) * (p - q), {1});
+    measures = ops::Sum(ops::Exp(p) * (p - q), {1});
   } else {
     // Rows normalised to sum 1, then Σ_j xlogy(p, p/q) (0 where p == 0).
-    p = p / dsl::Sum(p, {1}, /*keepdim=*/true);
-    q = q / dsl::Sum(q, {1}, /*keepdim=*/true);
-    measures = dsl::Sum(dsl::Where(p == 0.0, 0.0, p * dsl::Log(p / q)), {1});
+    p = p / ops::Sum(p, {1}, /*keepdim=*/true);
+    q = q / ops::Sum(q, {1}, /*keepdim=*/true);
+    measures = ops::Sum(ops::Where(p == 0.0, 0.0, p * ops::Log(p / q)), {1});
   }
   if (reduction == "none") {
     State rows = b.AddState("measures", DType::kFloat64, {}, Reducer::kCat);
@@ -345,13 +349,13 @@ absl::StatusOr<Metric> BuildKlDivergence(SpecArgs& args, const dsl::Signature& s
     return b.Finish();
   }
   State sum = b.AddState("sum_measures", DType::kFloat64, {}, Reducer::kSum);
-  b.Accumulate(sum, dsl::Sum(measures));
+  b.Accumulate(sum, ops::Sum(measures));
   if (reduction == "sum") {
     b.Output(b.Read(sum) + 0.0);
   } else {
     State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-    b.Accumulate(total, dsl::Size(measures, 0));
-    b.Output(b.Read(sum) / dsl::Cast(b.Read(total), DType::kFloat64));
+    b.Accumulate(total, ops::Size(measures, 0));
+    b.Output(b.Read(sum) / ops::Cast(b.Read(total), DType::kFloat64));
   }
   return b.Finish();
 }

@@ -44,18 +44,18 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 // Levels of the inversion count: rows < 2^kLevels.
 constexpr int kLevels = 32;
 // A key above every parent·n + rank_y (n < 2^32: keys < 2^64 / 4).
 constexpr double kFarKey = 4.0e18;
 
-Expr I64(Expr x) { return dsl::Cast(x, DType::kInt64); }
+Expr I64(Expr x) { return ops::Cast(x, DType::kInt64); }
 
 // Columns are the d columns of an [n, d] state laid end to end (column-major,
 // length n·d) with, per element, its column and its row position.
@@ -65,7 +65,7 @@ struct Columns {
   Expr n_i;  // i64 scalar rows
   int64_t d;
   // PerColumn sums f64 `values` (one per element) into an f64 [d].
-  Expr PerColumn(Expr values) const { return dsl::Histogram(col, F64(values), d); }
+  Expr PerColumn(Expr values) const { return ops::Histogram(col, F64(values), d); }
 };
 
 // ColumnRanks are one input's per-column min ranks (i64, 0-based: the number
@@ -78,13 +78,13 @@ struct ColumnRanks {
 ColumnRanks RanksOf(Expr flat, const Columns& c) {
   // A global min rank keeps every column's order and ties; tagging it with
   // the column keeps the columns apart.
-  Expr global = dsl::SearchSorted(dsl::SortValues(flat, 0), flat);
+  Expr global = ops::SearchSorted(ops::SortValues(flat, 0), flat);
   Expr key = c.col * (c.n_i * c.d) + global;
   ColumnRanks r;
-  r.sorted_key = dsl::SortValues(key, 0);
-  Expr below = dsl::SearchSorted(r.sorted_key, key);
+  r.sorted_key = ops::SortValues(key, 0);
+  Expr below = ops::SearchSorted(r.sorted_key, key);
   r.rank = below - c.col * c.n_i;
-  r.ties = dsl::SearchSorted(r.sorted_key, key, /*right=*/true) - below;
+  r.ties = ops::SearchSorted(r.sorted_key, key, /*right=*/true) - below;
   return r;
 }
 
@@ -103,15 +103,15 @@ TieStats Ties(Expr group_sizes, const Columns& c) {
 // fit (relative error < 1.2e-7 everywhere); NaN stays NaN.
 Expr NormalCdf(Expr z) {
   Expr x = z * (-1.0 / std::sqrt(2.0));
-  Expr a = dsl::Abs(x);
+  Expr a = ops::Abs(x);
   Expr t = 1.0 / (1.0 + 0.5 * a);
   const double c[] = {-1.26551223, 1.00002368,  0.37409196, 0.09678418,  -0.18628806,
                       0.27886807,  -1.13520398, 1.48851587, -0.82215223, 0.17087277};
-  Expr poly = dsl::Scalar(t, c[9]);
+  Expr poly = ops::Scalar(t, c[9]);
   for (int k = 8; k >= 0; --k) poly = poly * t + c[k];
-  Expr erfc_a = t * dsl::Exp(poly - a * a);
-  Expr erfc_x = dsl::Where(x >= 0.0, erfc_a, 2.0 - erfc_a);
-  return dsl::Where(dsl::IsNan(z), NAN, 0.5 * erfc_x);
+  Expr erfc_a = t * ops::Exp(poly - a * a);
+  Expr erfc_x = ops::Where(x >= 0.0, erfc_a, 2.0 - erfc_a);
+  return ops::Where(ops::IsNan(z), NAN, 0.5 * erfc_x);
 }
 
 struct KendallResult {
@@ -121,36 +121,36 @@ struct KendallResult {
 // Kendall computes every column of the [n, d] states at once.
 KendallResult Kendall(Expr preds, Expr target, int64_t d, const std::string& variant,
                       const std::optional<std::string>& alternative) {
-  Expr xf = dsl::Flatten(dsl::Transpose(preds, 0, 1)), yf = dsl::Flatten(dsl::Transpose(target, 0, 1));
+  Expr xf = ops::Flatten(ops::Transpose(preds, 0, 1)), yf = ops::Flatten(ops::Transpose(target, 0, 1));
   Columns c;
   c.d = d;
-  c.n_i = dsl::Size(preds, 0);
-  Expr gpos = dsl::Cumsum(dsl::FullLike(xf, 1.0, DType::kInt64), 0) - 1;
+  c.n_i = ops::Size(preds, 0);
+  Expr gpos = ops::Cumsum(ops::FullLike(xf, 1.0, DType::kInt64), 0) - 1;
   Expr n_f = F64(c.n_i);
-  c.col = I64(F64(gpos) / dsl::Maximum(n_f, dsl::Scalar(n_f, 1.0)));
+  c.col = I64(F64(gpos) / ops::Maximum(n_f, ops::Scalar(n_f, 1.0)));
   c.pos = gpos - c.col * c.n_i;
   ColumnRanks rx = RanksOf(xf, c), ry = RanksOf(yf, c);
   // Pairs tied in both, and the (column, x, y) order.
   Expr key = (c.col * c.n_i + rx.rank) * c.n_i + ry.rank;
-  Expr sorted_key = dsl::SortValues(key, 0);
-  Expr ties_xy = dsl::SearchSorted(sorted_key, key, /*right=*/true) - dsl::SearchSorted(sorted_key, key);
+  Expr sorted_key = ops::SortValues(key, 0);
+  Expr ties_xy = ops::SearchSorted(sorted_key, key, /*right=*/true) - ops::SearchSorted(sorted_key, key);
   // Discordant pairs: inversions of rank_y within each column in (x, y)
   // order; the sorted element k is row k − col·n of column col, as before.
-  Expr v = dsl::Take(ry.rank, dsl::Argsort(key, 0));
+  Expr v = ops::Take(ry.rank, ops::Argsort(key, 0));
   Expr pos_f = F64(c.pos);
-  Expr far = dsl::FullLike(v, kFarKey, DType::kInt64);
-  Expr zero = dsl::FullLike(v, 0.0, DType::kInt64);
+  Expr far = ops::FullLike(v, kFarKey, DType::kInt64);
+  Expr zero = ops::FullLike(v, 0.0, DType::kInt64);
   Expr discordant;
   for (int level = 0; level < kLevels; ++level) {
     const double h = std::ldexp(1.0, level);
     Expr parent = I64(pos_f / (2.0 * h));
     Expr left = I64(pos_f / h) - parent * 2 == 0;
-    Expr parents = I64(dsl::Maximum(n_f - 1.0, dsl::Scalar(n_f, 0.0)) / (2.0 * h)) + 1;  // per column
+    Expr parents = I64(ops::Maximum(n_f - 1.0, ops::Scalar(n_f, 0.0)) / (2.0 * h)) + 1;  // per column
     Expr base = (c.col * parents + parent) * c.n_i;
-    Expr sorted_left = dsl::SortValues(dsl::Where(left, base + v, far), 0);
-    Expr above = dsl::SearchSorted(sorted_left, base + (c.n_i - 1), /*right=*/true) -
-                 dsl::SearchSorted(sorted_left, base + v, /*right=*/true);
-    Expr count = c.PerColumn(dsl::Where(left, zero, above));
+    Expr sorted_left = ops::SortValues(ops::Where(left, base + v, far), 0);
+    Expr above = ops::SearchSorted(sorted_left, base + (c.n_i - 1), /*right=*/true) -
+                 ops::SearchSorted(sorted_left, base + v, /*right=*/true);
+    Expr count = c.PerColumn(ops::Where(left, zero, above));
     discordant = discordant.valid() ? discordant + count : count;
   }
   TieStats tx = Ties(rx.ties, c), ty = Ties(ry.ties, c), txy = Ties(ties_xy, c);
@@ -162,28 +162,28 @@ KendallResult Kendall(Expr preds, Expr target, int64_t d, const std::string& var
   if (variant == "a") {
     tau = con_min_dis / untied;
   } else if (variant == "b") {
-    tau = con_min_dis / dsl::Sqrt((n0 - tx.pairs) * (n0 - ty.pairs));
+    tau = con_min_dis / ops::Sqrt((n0 - tx.pairs) * (n0 - ty.pairs));
   } else {
     // Distinct values per column: the first element of every tie group.
     auto distinct = [&](const ColumnRanks& r) {
-      return c.PerColumn(dsl::SearchSorted(r.sorted_key, r.sorted_key) == gpos);
+      return c.PerColumn(ops::SearchSorted(r.sorted_key, r.sorted_key) == gpos);
     };
-    Expr m = dsl::Minimum(distinct(rx), distinct(ry));
+    Expr m = ops::Minimum(distinct(rx), distinct(ry));
     tau = 2.0 * con_min_dis / ((m - 1.0) / m * n * n);
   }
   KendallResult r;
-  r.tau = dsl::Clamp(tau, -1.0, 1.0);
+  r.tau = ops::Clamp(tau, -1.0, 1.0);
   if (alternative.has_value()) {
     Expr base = n * (n - 1.0) * (2.0 * n + 5.0);
     Expr t;
     if (variant == "a") {
-      t = 3.0 * con_min_dis / dsl::Sqrt(base / 2.0);
+      t = 3.0 * con_min_dis / ops::Sqrt(base / 2.0);
     } else {
       Expr m = n * (n - 1.0);
       Expr var = (base - tx.p2 - ty.p2) / 18.0 + 2.0 * tx.pairs * ty.pairs / m + tx.p1 * ty.p1 / (9.0 * m * (n - 2.0));
-      t = con_min_dis / dsl::Sqrt(var);
+      t = con_min_dis / ops::Sqrt(var);
     }
-    if (*alternative == "two-sided") t = dsl::Abs(t);
+    if (*alternative == "two-sided") t = ops::Abs(t);
     if (*alternative != "less") t = -t;
     Expr p = NormalCdf(t);
     r.p_value = *alternative == "two-sided" ? 2.0 * p : p;
@@ -191,7 +191,7 @@ KendallResult Kendall(Expr preds, Expr target, int64_t d, const std::string& var
   return r;
 }
 
-absl::StatusOr<Metric> BuildKendall(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildKendall(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(std::string variant, args.GetEnum("variant", {"a", "b", "c"}, "b"));
   TALLY_ASSIGN_OR_RETURN(bool t_test, args.GetBool("t_test", false));
   // TorchMetrics reads `alternative` only under t_test (default two-sided;
@@ -222,15 +222,15 @@ absl::StatusOr<Metric> BuildKendall(SpecArgs& args, const dsl::Signature& sig, c
   State preds_rows = b.AddState("preds", row_dtype(ps), {d}, Reducer::kCat);
   State target_rows = b.AddState("target", row_dtype(ts), {d}, Reducer::kCat);
   auto columns = [&](Expr x, DType dtype) {
-    Expr c = dsl::Cast(x, dtype);
-    return one_dim ? dsl::Unsqueeze(c, 1) : c;
+    Expr c = ops::Cast(x, dtype);
+    return one_dim ? ops::Unsqueeze(c, 1) : c;
   };
   b.Accumulate(preds_rows, columns(preds, row_dtype(ps)));
   b.Accumulate(target_rows, columns(target, row_dtype(ts)));
 
   KendallResult r = Kendall(b.Read(preds_rows), b.Read(target_rows), d, variant, alternative);
   // TorchMetrics squeezes a single output to a scalar.
-  auto shaped = [&](Expr x) { return d == 1 ? dsl::Squeeze(x, 0) : x; };
+  auto shaped = [&](Expr x) { return d == 1 ? ops::Squeeze(x, 0) : x; };
   if (alternative.has_value()) {
     b.Output(dsl::Parts{shaped(r.tau), shaped(r.p_value)});
   } else {

@@ -8,9 +8,9 @@
 
 namespace tally::metrics {
 
-using dsl::Expr;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 MomentGroup::MomentGroup(dsl::MetricBuilder& b, std::string group, int64_t d, Expr rows)
     : b_(b), group_(std::move(group)), d_(d) {
@@ -79,7 +79,7 @@ void MomentGroup::Finish() {
   for (const Pair& p : pairs_) b_.SetMerged(p.c, merged[k++]);
 }
 
-Expr MomentGroup::Count() { return dsl::Cast(b_.Read(n_), DType::kFloat64); }
+Expr MomentGroup::Count() { return ops::Cast(b_.Read(n_), DType::kFloat64); }
 Expr MomentGroup::Mean(int v) { return b_.Read(vars_[v].mean) + b_.Read(vars_[v].mean_lo); }
 Expr MomentGroup::MeanDifference(int a, int b) {
   return (b_.Read(vars_[a].mean) - b_.Read(vars_[b].mean)) + (b_.Read(vars_[a].mean_lo) - b_.Read(vars_[b].mean_lo));

@@ -57,7 +57,7 @@ namespace tally::metrics {
 // BatchMoments are one variable's moments over one batch (update-graph f64
 // [d] values): the two-double mean hi + lo and the centred second moment.
 struct BatchMoments {
-  dsl::Expr hi, lo, m2;
+  ops::Expr hi, lo, m2;
 };
 
 // MomentGroup declares the states, update partials and merge graph of one
@@ -67,7 +67,7 @@ class MomentGroup {
   // MomentGroup declares the row count state `n` (i64) of merge group `group`
   // for variables with `d` columns; `rows` is the batch's row count (an
   // update-graph i64 scalar).
-  MomentGroup(dsl::MetricBuilder& b, std::string group, int64_t d, dsl::Expr rows);
+  MomentGroup(dsl::MetricBuilder& b, std::string group, int64_t d, ops::Expr rows);
 
   // AddVariable declares `mean_<name>`, `mean_lo_<name>` and `m2_<name>`
   // (f64 [d]) with the batch's moments as partials and returns the
@@ -76,18 +76,18 @@ class MomentGroup {
   // AddCoMoment declares `c_<a>_<b>` (f64 [d]) for two variables, with the
   // batch's centred co-moment `batch` (f64 [d]) as partial, and returns the
   // pair's index.
-  int AddCoMoment(int a, int b, dsl::Expr batch);
+  int AddCoMoment(int a, int b, ops::Expr batch);
   // Finish writes the merge graph; call it once, after every Add*.
   void Finish();
 
   // Finalize-graph reads: the row count as an f64 scalar, and the per-column
   // mean, centred second moment and co-moment (f64 [d]). MeanDifference is
   // mean(a) − mean(b) from the two-double means, exact to its own rounding.
-  dsl::Expr Count();
-  dsl::Expr Mean(int v);
-  dsl::Expr MeanDifference(int a, int b);
-  dsl::Expr M2(int v);
-  dsl::Expr CoMoment(int pair);
+  ops::Expr Count();
+  ops::Expr Mean(int v);
+  ops::Expr MeanDifference(int a, int b);
+  ops::Expr M2(int v);
+  ops::Expr CoMoment(int pair);
 
  private:
   struct Variable {

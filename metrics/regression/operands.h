@@ -17,7 +17,7 @@ std::string ShapeText(const std::vector<int64_t>& shape);
 
 // Operands are preds and target after the metadata checks, as declared.
 struct Operands {
-  dsl::Expr preds, target;
+  ops::Expr preds, target;
   std::vector<int64_t> shape;  // the caller's shape of both
   ir::DType preds_dtype = ir::DType::kFloat32, target_dtype = ir::DType::kFloat32;
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }

@@ -48,11 +48,11 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using dsl::State;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 // TorchMetrics' lower bound on |target| in MAPE (reg/mape.py).
 constexpr double kMapeEpsilon = 1.17e-06;
@@ -70,7 +70,7 @@ struct Columns {
   // F64 returns preds and target as float64 [N, d].
   std::pair<Expr, Expr> Float64() const {
     Expr p = F64(preds), t = F64(target);
-    if (one_dim) return {dsl::Unsqueeze(p, 1), dsl::Unsqueeze(t, 1)};
+    if (one_dim) return {ops::Unsqueeze(p, 1), ops::Unsqueeze(t, 1)};
     return {p, t};
   }
 };
@@ -149,14 +149,14 @@ absl::StatusOr<std::optional<int64_t>> ReadNumOutputs(SpecArgs& args) {
 }
 
 // Squeezed drops the single column of a [1] result (a scalar for 1-D input).
-Expr Squeezed(Expr v, bool squeeze) { return squeeze ? dsl::Squeeze(v, 0) : v; }
+Expr Squeezed(Expr v, bool squeeze) { return squeeze ? ops::Squeeze(v, 0) : v; }
 
 // --- mean_squared_error, mean_absolute_error --------------------------------
 
 enum class ErrorKind { kSquared, kAbsolute };
 
-absl::StatusOr<Metric> BuildMeanError(ErrorKind kind, SpecArgs& args, const dsl::Signature& sig,
-                                      const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildMeanError(ErrorKind kind, SpecArgs& args, const dsl::Signature& sig,
+                                           const ir::Device& device) {
   bool squared = true;
   if (kind == ErrorKind::kSquared) {
     TALLY_ASSIGN_OR_RETURN(squared, args.GetBool("squared", true));
@@ -195,37 +195,37 @@ absl::StatusOr<Metric> BuildMeanError(ErrorKind kind, SpecArgs& args, const dsl:
       b.Accumulate(total, s.n);
     }
   } else {
-    Expr diff = dsl::Flatten(F64(in.preds) - F64(in.target));
-    Expr err = squared_error ? diff * diff : dsl::Abs(diff);
-    b.Accumulate(sum, dsl::Sum(err, {0}));
-    b.Accumulate(total, dsl::Size(diff, 0));
+    Expr diff = ops::Flatten(F64(in.preds) - F64(in.target));
+    Expr err = squared_error ? diff * diff : ops::Abs(diff);
+    b.Accumulate(sum, ops::Sum(err, {0}));
+    b.Accumulate(total, ops::Size(diff, 0));
   }
-  Expr mean = b.Read(sum) / dsl::Cast(b.Read(total), DType::kFloat64);
-  b.Output(squared ? mean : dsl::Sqrt(mean));
+  Expr mean = b.Read(sum) / ops::Cast(b.Read(total), DType::kFloat64);
+  b.Output(squared ? mean : ops::Sqrt(mean));
   return b.Finish();
 }
 
-absl::StatusOr<Metric> BuildMeanSquaredError(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+absl::StatusOr<dsl::Metric> BuildMeanSquaredError(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
   return BuildMeanError(ErrorKind::kSquared, a, s, d);
 }
-absl::StatusOr<Metric> BuildMeanAbsoluteError(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+absl::StatusOr<dsl::Metric> BuildMeanAbsoluteError(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
   return BuildMeanError(ErrorKind::kAbsolute, a, s, d);
 }
 
 // --- mean_absolute_percentage_error -----------------------------------------
 
-absl::StatusOr<Metric> BuildMeanAbsolutePercentageError(SpecArgs& args, const dsl::Signature& sig,
-                                                        const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildMeanAbsolutePercentageError(SpecArgs& args, const dsl::Signature& sig,
+                                                             const ir::Device& device) {
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
-  Expr p = dsl::Flatten(F64(in.preds)), t = dsl::Flatten(F64(in.target));
-  Expr ratio = dsl::Abs(p - t) / dsl::Clamp(dsl::Abs(t), kMapeEpsilon, std::nullopt);
+  Expr p = ops::Flatten(F64(in.preds)), t = ops::Flatten(F64(in.target));
+  Expr ratio = ops::Abs(p - t) / ops::Clamp(ops::Abs(t), kMapeEpsilon, std::nullopt);
   State sum = b.AddState("sum_abs_per_error", DType::kFloat64, {}, Reducer::kSum);
   State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  b.Accumulate(sum, dsl::Sum(ratio));
-  b.Accumulate(total, dsl::Size(p, 0));
-  b.Output(b.Read(sum) / dsl::Cast(b.Read(total), DType::kFloat64));
+  b.Accumulate(sum, ops::Sum(ratio));
+  b.Accumulate(total, ops::Size(p, 0));
+  b.Output(b.Read(sum) / ops::Cast(b.Read(total), DType::kFloat64));
   return b.Finish();
 }
 
@@ -237,11 +237,11 @@ constexpr absl::string_view kMultioutput[] = {"raw_values", "uniform_average", "
 // for variance_weighted (TorchMetrics divides without a guard: Σw = 0 → NaN).
 Expr ReduceOutputs(const std::string& multioutput, Expr scores, Expr weights, const Columns& c) {
   if (multioutput == "raw_values") return Squeezed(scores, c.one_dim);
-  if (multioutput == "uniform_average") return dsl::Sum(scores) / static_cast<double>(c.d);
-  return dsl::Sum(weights / dsl::Sum(weights) * scores);
+  if (multioutput == "uniform_average") return ops::Sum(scores) / static_cast<double>(c.d);
+  return ops::Sum(weights / ops::Sum(weights) * scores);
 }
 
-absl::StatusOr<Metric> BuildR2Score(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildR2Score(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(int64_t adjusted, args.GetInt("adjusted", 0));
   if (adjusted < 0) {
     return args.InvalidArgument(absl::StrCat("adjusted must be an integer >= 0, got ", adjusted));
@@ -261,19 +261,20 @@ absl::StatusOr<Metric> BuildR2Score(SpecArgs& args, const dsl::Signature& sig, c
   Expr tss = moments.M2(target);
   Expr rss = b.Read(rss_state);
   // rss ≈ 0 (atol 1e-4) scores 1 whatever tss; else tss ≈ 0 scores 0.
-  Expr raw = dsl::Where(dsl::Abs(rss) <= kR2Atol, 1.0, dsl::Where(dsl::Abs(tss) <= kR2Atol, 0.0, 1.0 - rss / tss));
+  Expr raw = ops::Where(ops::Abs(rss) <= kR2Atol, 1.0, ops::Where(ops::Abs(tss) <= kR2Atol, 0.0, 1.0 - rss / tss));
   Expr r2 = ReduceOutputs(multioutput, raw, tss, c);
   if (adjusted != 0) {
     // adjusted >= n − 1 falls back to plain r2 (TorchMetrics warns).
     double k = static_cast<double>(adjusted);
     Expr adj = 1.0 - (1.0 - r2) * (n - 1.0) / (n - (k + 1.0));
-    r2 = dsl::Where(n - 1.0 > k, adj, r2);
+    r2 = ops::Where(n - 1.0 > k, adj, r2);
   }
-  b.Output(dsl::Where(n < 2.0, NAN, r2));
+  b.Output(ops::Where(n < 2.0, NAN, r2));
   return b.Finish();
 }
 
-absl::StatusOr<Metric> BuildExplainedVariance(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildExplainedVariance(SpecArgs& args, const dsl::Signature& sig,
+                                                   const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(std::string multioutput, args.GetEnum("multioutput", kMultioutput, "uniform_average"));
   MetricBuilder b(args.metric_name(), sig, device);
   Columns c;
@@ -288,7 +289,7 @@ absl::StatusOr<Metric> BuildExplainedVariance(SpecArgs& args, const dsl::Signatu
   Expr num = moments.M2(error) / n;  // population variance of target − preds
   Expr den = moments.M2(target) / n;
   // Exact zero tests, as TorchMetrics: num == 0 → 1; den == 0 → 0.
-  Expr scores = dsl::Where(num == 0.0, 1.0, dsl::Where(den == 0.0, 0.0, 1.0 - num / den));
+  Expr scores = ops::Where(num == 0.0, 1.0, ops::Where(den == 0.0, 0.0, 1.0 - num / den));
   b.Output(ReduceOutputs(multioutput, scores, den, c));
   return b.Finish();
 }
@@ -297,8 +298,8 @@ absl::StatusOr<Metric> BuildExplainedVariance(SpecArgs& args, const dsl::Signatu
 
 enum class CorrKind { kPearson, kConcordance };
 
-absl::StatusOr<Metric> BuildCorrelation(CorrKind kind, SpecArgs& args, const dsl::Signature& sig,
-                                        const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildCorrelation(CorrKind kind, SpecArgs& args, const dsl::Signature& sig,
+                                             const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> num_outputs, ReadNumOutputs(args));
   MetricBuilder b(args.metric_name(), sig, device);
   Columns c;
@@ -315,8 +316,8 @@ absl::StatusOr<Metric> BuildCorrelation(CorrKind kind, SpecArgs& args, const dsl
   Expr n1 = moments.Count() - 1.0;
   Expr var_x = moments.M2(x) / n1, var_y = moments.M2(y) / n1;
   Expr cov = moments.CoMoment(xy) / n1;
-  Expr sd_x = dsl::Sqrt(var_x), sd_y = dsl::Sqrt(var_y);
-  Expr pearson = dsl::Clamp(cov / (sd_x * sd_y), -1.0, 1.0);
+  Expr sd_x = ops::Sqrt(var_x), sd_y = ops::Sqrt(var_y);
+  Expr pearson = ops::Clamp(cov / (sd_x * sd_y), -1.0, 1.0);
   if (kind == CorrKind::kPearson) {
     b.Output(Squeezed(pearson, c.d == 1));
   } else {
@@ -328,16 +329,16 @@ absl::StatusOr<Metric> BuildCorrelation(CorrKind kind, SpecArgs& args, const dsl
   return b.Finish();
 }
 
-absl::StatusOr<Metric> BuildPearson(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+absl::StatusOr<dsl::Metric> BuildPearson(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
   return BuildCorrelation(CorrKind::kPearson, a, s, d);
 }
-absl::StatusOr<Metric> BuildConcordance(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
+absl::StatusOr<dsl::Metric> BuildConcordance(SpecArgs& a, const dsl::Signature& s, const ir::Device& d) {
   return BuildCorrelation(CorrKind::kConcordance, a, s, d);
 }
 
 // --- spearman_corrcoef ------------------------------------------------------
 
-absl::StatusOr<Metric> BuildSpearman(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildSpearman(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> num_outputs, ReadNumOutputs(args));
   MetricBuilder b(args.metric_name(), sig, device);
   Columns c;
@@ -355,22 +356,22 @@ absl::StatusOr<Metric> BuildSpearman(SpecArgs& args, const dsl::Signature& sig, 
 
   // reg/spearman.py: average ranks for ties, population moments, +1e-6.
   // No rows give 0/0 = NaN.
-  Expr rp = dsl::RankAverage(b.Read(preds_rows));
-  Expr rt = dsl::RankAverage(b.Read(target_rows));
-  Expr n = dsl::Cast(dsl::Size(rp, 0), DType::kFloat64);
-  Expr dp = rp - dsl::Sum(rp, {0}) / n;
-  Expr dt = rt - dsl::Sum(rt, {0}) / n;
-  Expr cov = dsl::Sum(dp * dt, {0}) / n;
-  Expr sd_p = dsl::Sqrt(dsl::Sum(dp * dp, {0}) / n);
-  Expr sd_t = dsl::Sqrt(dsl::Sum(dt * dt, {0}) / n);
-  Expr corr = dsl::Clamp(cov / (sd_p * sd_t + kSpearmanEpsilon), -1.0, 1.0);
+  Expr rp = ops::RankAverage(b.Read(preds_rows));
+  Expr rt = ops::RankAverage(b.Read(target_rows));
+  Expr n = ops::Cast(ops::Size(rp, 0), DType::kFloat64);
+  Expr dp = rp - ops::Sum(rp, {0}) / n;
+  Expr dt = rt - ops::Sum(rt, {0}) / n;
+  Expr cov = ops::Sum(dp * dt, {0}) / n;
+  Expr sd_p = ops::Sqrt(ops::Sum(dp * dp, {0}) / n);
+  Expr sd_t = ops::Sqrt(ops::Sum(dt * dt, {0}) / n);
+  Expr corr = ops::Clamp(cov / (sd_p * sd_t + kSpearmanEpsilon), -1.0, 1.0);
   b.Output(Squeezed(corr, c.one_dim));
   return b.Finish();
 }
 
 // --- cosine_similarity ------------------------------------------------------
 
-absl::StatusOr<Metric> BuildCosineSimilarity(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildCosineSimilarity(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(std::string reduction, args.GetEnum("reduction", {"sum", "mean", "none"}, "sum"));
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
@@ -381,8 +382,8 @@ absl::StatusOr<Metric> BuildCosineSimilarity(SpecArgs& args, const dsl::Signatur
   }
   // Per row dot(p, t) / (‖p‖·‖t‖); a zero row gives 0/0 = NaN, as TorchMetrics.
   Expr p = F64(in.preds), t = F64(in.target);
-  Expr dot = dsl::Sum(p * t, {1});
-  Expr norms = dsl::Sqrt(dsl::Sum(p * p, {1})) * dsl::Sqrt(dsl::Sum(t * t, {1}));
+  Expr dot = ops::Sum(p * t, {1});
+  Expr norms = ops::Sqrt(ops::Sum(p * p, {1})) * ops::Sqrt(ops::Sum(t * t, {1}));
   Expr similarity = dot / norms;
   if (reduction == "none") {
     State rows = b.AddState("similarity", DType::kFloat64, {}, Reducer::kCat);
@@ -391,13 +392,13 @@ absl::StatusOr<Metric> BuildCosineSimilarity(SpecArgs& args, const dsl::Signatur
     return b.Finish();
   }
   State sum = b.AddState("sum_similarity", DType::kFloat64, {}, Reducer::kSum);
-  b.Accumulate(sum, dsl::Sum(similarity));
+  b.Accumulate(sum, ops::Sum(similarity));
   if (reduction == "sum") {
     b.Output(b.Read(sum) + 0.0);
   } else {
     State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-    b.Accumulate(total, dsl::Size(similarity, 0));
-    b.Output(b.Read(sum) / dsl::Cast(b.Read(total), DType::kFloat64));
+    b.Accumulate(total, ops::Size(similarity, 0));
+    b.Output(b.Read(sum) / ops::Cast(b.Read(total), DType::kFloat64));
   }
   return b.Finish();
 }
@@ -412,10 +413,10 @@ absl::StatusOr<Metric> BuildCosineSimilarity(SpecArgs& args, const dsl::Signatur
 Expr StableLogCosh(Expr x) {
   Expr x2 = x * x;
   Expr series = x2 * (0.5 + x2 * (-1.0 / 12.0 + x2 * (1.0 / 45.0 + x2 * (-17.0 / 2520.0))));
-  return dsl::Where(dsl::Abs(x) < 0.04, series, dsl::LogCosh(x));
+  return ops::Where(ops::Abs(x) < 0.04, series, ops::LogCosh(x));
 }
 
-absl::StatusOr<Metric> BuildLogCoshError(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildLogCoshError(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> num_outputs, ReadNumOutputs(args));
   MetricBuilder b(args.metric_name(), sig, device);
   Columns c;
@@ -423,9 +424,9 @@ absl::StatusOr<Metric> BuildLogCoshError(SpecArgs& args, const dsl::Signature& s
   State sum = b.AddState("sum_log_cosh_error", DType::kFloat64, {c.d}, Reducer::kSum);
   State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
   auto [preds, target] = c.Float64();
-  b.Accumulate(sum, dsl::Sum(StableLogCosh(preds - target), {0}));
-  b.Accumulate(total, dsl::Size(preds, 0));
-  Expr mean = b.Read(sum) / dsl::Cast(b.Read(total), DType::kFloat64);
+  b.Accumulate(sum, ops::Sum(StableLogCosh(preds - target), {0}));
+  b.Accumulate(total, ops::Size(preds, 0));
+  Expr mean = b.Read(sum) / ops::Cast(b.Read(total), DType::kFloat64);
   b.Output(Squeezed(mean, c.d == 1));  // reg/log_cosh.py squeezes (N, 1) too
   return b.Finish();
 }

@@ -54,10 +54,10 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 enum class Kind { kCurve, kRecallAtFixedPrecision };
 
@@ -95,7 +95,7 @@ absl::StatusOr<Args> ReadArgs(Kind kind, SpecArgs& args) {
   return a;
 }
 
-absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(kind, args));
 
   MetricBuilder b(args.metric_name(), sig, device);
@@ -103,16 +103,16 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
   SortedRows sorted;
   if (!ReadRetrievalRows(b, a.ignore_index, sorted)) return b.status();
   Expr keys = sorted.keys;
-  Expr t = dsl::Cast(sorted.target, DType::kFloat64);
+  Expr t = ops::Cast(sorted.target, DType::kFloat64);
   auto scan = [&](Expr x) {
     std::vector<Expr> r = b.OpN(ops::OpId::kSegmentScan, {x, keys}, {});
     return r.size() == 2 ? std::make_pair(r[0], r[1]) : std::make_pair(Expr(), Expr());
   };
   // v: 1 for a row that counts (its target is not ignore_index); rel: its relevance.
-  Expr v = a.ignore_index.has_value() ? dsl::Cast(!(t == static_cast<double>(*a.ignore_index)), DType::kFloat64)
-                                      : dsl::FullLike(t, 1.0, DType::kFloat64);
+  Expr v = a.ignore_index.has_value() ? ops::Cast(!(t == static_cast<double>(*a.ignore_index)), DType::kFloat64)
+                                      : ops::FullLike(t, 1.0, DType::kFloat64);
   Expr rel = v * t;
-  auto [row_no, rows] = scan(dsl::FullLike(v, 1.0, DType::kFloat64));
+  auto [row_no, rows] = scan(ops::FullLike(v, 1.0, DType::kFloat64));
   auto [pos, count] = scan(v);  // pos: 1-based rank among the query's counted rows
   Expr npos = scan(rel).second;
   if (!b.ok()) return b.status();
@@ -124,59 +124,59 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
   // known only from the data.
   Expr ks;
   if (a.max_k.has_value()) {
-    ks = dsl::Cast(dsl::Arange(keys, *a.max_k, DType::kInt64), DType::kFloat64) + 1.0;
+    ks = ops::Cast(ops::Arange(keys, *a.max_k, DType::kInt64), DType::kFloat64) + 1.0;
   } else {
-    Expr largest = dsl::Max(dsl::Concat({count, dsl::Full(count, {1}, 0.0, DType::kFloat64)}));
-    Expr seq = dsl::Cumsum(dsl::FullLike(count, 1.0, DType::kFloat64), 0);
+    Expr largest = ops::Max(ops::Concat({count, ops::Full(count, {1}, 0.0, DType::kFloat64)}));
+    Expr seq = ops::Cumsum(ops::FullLike(count, 1.0, DType::kFloat64), 0);
     ks = b.Op(ops::OpId::kMaskedSelect, {seq, seq <= largest}, {});
   }
   if (!b.ok()) return b.status();
-  Expr k_row = dsl::Unsqueeze(ks, 0);  // [1, K]
+  Expr k_row = ops::Unsqueeze(ks, 0);  // [1, K]
   // hits[i, k]: relevant rows of row i's query among its first k (per query,
   // broadcast to each of its rows).
-  Expr in_first_k = dsl::Cast(dsl::Unsqueeze(pos, 1) <= k_row, DType::kFloat64);
-  Expr hits = scan(dsl::Unsqueeze(rel, 1) * in_first_k).second;  // [N, K]
+  Expr in_first_k = ops::Cast(ops::Unsqueeze(pos, 1) <= k_row, DType::kFloat64);
+  Expr hits = scan(ops::Unsqueeze(rel, 1) * in_first_k).second;  // [N, K]
   if (!b.ok()) return b.status();
-  Expr denom = a.adaptive_k ? dsl::Minimum(k_row, dsl::Unsqueeze(count, 1)) : k_row;
-  Expr empty_col = dsl::Unsqueeze(empty, 1);
+  Expr denom = a.adaptive_k ? ops::Minimum(k_row, ops::Unsqueeze(count, 1)) : k_row;
+  Expr empty_col = ops::Unsqueeze(empty, 1);
   const double fill = a.action == "pos" ? 1.0 : 0.0;
   // Each query's curve in float32, as TorchMetrics computes it.
-  auto per_query = [&](Expr value) { return dsl::Cast(dsl::Where(empty_col, fill, value), DType::kFloat32); };
-  Expr precision_q = per_query(dsl::SafeDiv(hits, denom));
-  Expr recall_q = per_query(dsl::SafeDiv(hits, dsl::Unsqueeze(npos, 1)));
+  auto per_query = [&](Expr value) { return ops::Cast(ops::Where(empty_col, fill, value), DType::kFloat32); };
+  Expr precision_q = per_query(ops::SafeDiv(hits, denom));
+  Expr recall_q = per_query(ops::SafeDiv(hits, ops::Unsqueeze(npos, 1)));
 
-  Expr queries = dsl::Sum(dsl::Cast(include, DType::kFloat64));
-  Expr inc_col = dsl::Unsqueeze(include, 1);
+  Expr queries = ops::Sum(ops::Cast(include, DType::kFloat64));
+  Expr inc_col = ops::Unsqueeze(include, 1);
   auto aggregate = [&, &count = count](Expr q32) -> Expr {  // clang 14 cannot capture a binding
-    Expr q64 = dsl::Cast(q32, DType::kFloat64);
+    Expr q64 = ops::Cast(q32, DType::kFloat64);
     if (a.aggregation == "mean") {
-      Expr sum = dsl::Sum(dsl::Where(inc_col, q64, 0.0), {0});
-      return dsl::Cast(dsl::SafeDiv(sum, queries), DType::kFloat32);
+      Expr sum = ops::Sum(ops::Where(inc_col, q64, 0.0), {0});
+      return ops::Cast(ops::SafeDiv(sum, queries), DType::kFloat32);
     }
     // A sentinel row keeps the reductions over dim 0 defined without rows.
     const double extreme = a.aggregation == "max" ? -INFINITY : INFINITY;
     Expr sentinel = k_row * 0.0 + extreme;  // [1, K]
-    Expr vals = dsl::Concat({dsl::Where(inc_col, q64, extreme), sentinel});
+    Expr vals = ops::Concat({ops::Where(inc_col, q64, extreme), sentinel});
     Expr picked;
     if (a.aggregation == "min") {
-      picked = dsl::Min(vals, {0});
+      picked = ops::Min(vals, {0});
     } else if (a.aggregation == "max") {
-      picked = dsl::Max(vals, {0});
+      picked = ops::Max(vals, {0});
     } else {  // the lower of the two middle values of each column
-      Expr sorted = dsl::SortValues(vals, 0);
+      Expr sorted = ops::SortValues(vals, 0);
       Expr row =
-          dsl::Cumsum(
-              dsl::Concat({dsl::FullLike(count, 1.0, DType::kFloat64), dsl::Full(count, {1}, 1.0, DType::kFloat64)}),
+          ops::Cumsum(
+              ops::Concat({ops::FullLike(count, 1.0, DType::kFloat64), ops::Full(count, {1}, 1.0, DType::kFloat64)}),
               0) -
           1.0;
-      Expr middle = dsl::Cast(dsl::Cast((queries - 1.0) / 2.0, DType::kInt64), DType::kFloat64);
-      picked = dsl::Sum(dsl::Where(dsl::Unsqueeze(row == middle, 1), sorted, 0.0), {0});
+      Expr middle = ops::Cast(ops::Cast((queries - 1.0) / 2.0, DType::kInt64), DType::kFloat64);
+      picked = ops::Sum(ops::Where(ops::Unsqueeze(row == middle, 1), sorted, 0.0), {0});
     }
-    return dsl::Cast(dsl::Where(queries == 0.0, 0.0, picked), DType::kFloat32);
+    return ops::Cast(ops::Where(queries == 0.0, 0.0, picked), DType::kFloat32);
   };
   Expr precision = aggregate(precision_q);
   Expr recall = aggregate(recall_q);
-  Expr top_k = dsl::Cast(ks, DType::kInt64);
+  Expr top_k = ops::Cast(ks, DType::kInt64);
   if (!b.ok()) return b.status();
 
   // The value checks, then (error) the queries without positives, gate the
@@ -186,7 +186,7 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
         ops::OpId::kAssertZero, {sorted.not_binary, value},
         ops::ToAttrMap(ops::AssertZeroAttrs{absl::StrCat(args.metric_name(), ": target: {n} values outside {0, 1}")}));
     if (a.action == "error") {
-      out = b.Op(ops::OpId::kAssertZero, {dsl::Sum(dsl::Cast(exists && empty, DType::kInt64)), out},
+      out = b.Op(ops::OpId::kAssertZero, {ops::Sum(ops::Cast(exists && empty, DType::kInt64)), out},
                  ops::ToAttrMap(ops::AssertZeroAttrs::WholeState(absl::StrCat(
                      args.metric_name(), ": {n} queries without a positive target (empty_target_action=error)"))));
     }
@@ -202,17 +202,17 @@ absl::StatusOr<Metric> BuildCurve(Kind kind, SpecArgs& args, const dsl::Signatur
   // _retrieval_recall_at_fixed_precision: the largest recall whose precision
   // >= min_precision (in float32), ties to the larger k.
   const double threshold = static_cast<double>(static_cast<float>(a.min_precision));
-  Expr p64 = dsl::Cast(precision, DType::kFloat64);
-  Expr r64 = dsl::Cast(recall, DType::kFloat64);
-  Expr k64 = dsl::Cast(top_k, DType::kFloat64);
+  Expr p64 = ops::Cast(precision, DType::kFloat64);
+  Expr r64 = ops::Cast(recall, DType::kFloat64);
+  Expr k64 = ops::Cast(top_k, DType::kFloat64);
   Expr qualifies = p64 >= threshold;
-  Expr none = dsl::Full(p64, {1}, -1.0, DType::kFloat64);
-  Expr best_recall = dsl::Max(dsl::Concat({dsl::Where(qualifies, r64, -1.0), none}));
-  Expr best_k = dsl::Max(dsl::Concat({dsl::Where(qualifies && (r64 == best_recall), k64, -1.0), none}));
+  Expr none = ops::Full(p64, {1}, -1.0, DType::kFloat64);
+  Expr best_recall = ops::Max(ops::Concat({ops::Where(qualifies, r64, -1.0), none}));
+  Expr best_k = ops::Max(ops::Concat({ops::Where(qualifies && (r64 == best_recall), k64, -1.0), none}));
   Expr found = best_recall > 0.0;
-  Expr length = dsl::Cast(dsl::Size(top_k, 0), DType::kFloat64);
-  Expr recall_out = checked(dsl::Cast(dsl::Where(found, best_recall, 0.0), DType::kFloat32));
-  Expr k_out = dsl::Cast(dsl::Where(found, best_k, length), DType::kInt64);
+  Expr length = ops::Cast(ops::Size(top_k, 0), DType::kFloat64);
+  Expr recall_out = checked(ops::Cast(ops::Where(found, best_recall, 0.0), DType::kFloat32));
+  Expr k_out = ops::Cast(ops::Where(found, best_k, length), DType::kInt64);
   if (!b.ok()) return b.status();
   b.Output(dsl::Parts{recall_out, k_out});
   return b.Finish();

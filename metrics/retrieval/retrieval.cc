@@ -36,16 +36,17 @@
 namespace tally::metrics {
 namespace {
 
-using dsl::Expr;
 using dsl::MetricBuilder;
 using ir::DType;
 using ir::Reducer;
+using ops::Expr;
 
 // Kind is the retrieval_score op's per-query metric: one enum with the op
 // and its fused kernel (ops/retrieval_metric.h).
 using Kind = ops::RetrievalMetric;
 
-absl::StatusOr<Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+absl::StatusOr<dsl::Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl::Signature& sig,
+                                           const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> top_k, args.GetOptionalInt("top_k"));
   if (top_k.has_value() && *top_k <= 0) return args.InvalidArgument("top_k must be a positive integer or none");
   if (kind == Kind::kRPrecision && top_k.has_value()) return args.InvalidArgument("unknown argument 'top_k'");

@@ -12,12 +12,12 @@ namespace tally::metrics {
 bool ReadRetrievalRows(dsl::MetricBuilder& b, std::optional<int64_t> ignore_index, SortedRows& out) {
   using ir::DType;
   using ir::Reducer;
-  dsl::Expr indexes = b.Input("indexes");
-  dsl::Expr preds = b.Input("preds");
-  dsl::Expr target = b.Input("target");
+  ops::Expr indexes = b.Input("indexes");
+  ops::Expr preds = b.Input("preds");
+  ops::Expr target = b.Input("target");
   if (!b.ok()) return false;
   for (const auto& [name, e] :
-       {std::pair<std::string, dsl::Expr>{"indexes", indexes}, {"preds", preds}, {"target", target}}) {
+       {std::pair<std::string, ops::Expr>{"indexes", indexes}, {"preds", preds}, {"target", target}}) {
     if (e.rank() != 1) b.FailInput(name, absl::StrCat("expected a 1-D tensor, got shape ", e.type().ShapeString()));
   }
   if (!ir::IsFloating(preds.dtype())) b.FailInput("preds", "expected a floating point tensor");
@@ -37,21 +37,21 @@ bool ReadRetrievalRows(dsl::MetricBuilder& b, std::optional<int64_t> ignore_inde
   dsl::State idx_rows = b.AddState("indexes", DType::kInt64, {}, Reducer::kCat);
   dsl::State preds_rows = b.AddState("preds", DType::kFloat32, {}, Reducer::kCat);
   dsl::State target_rows = b.AddState("target", target_dtype, {}, Reducer::kCat);
-  b.Accumulate(idx_rows, dsl::Cast(indexes, DType::kInt64));
-  b.Accumulate(preds_rows, dsl::Cast(preds, DType::kFloat32));
-  b.Accumulate(target_rows, dsl::Cast(target, target_dtype));
+  b.Accumulate(idx_rows, ops::Cast(indexes, DType::kInt64));
+  b.Accumulate(preds_rows, ops::Cast(preds, DType::kFloat32));
+  b.Accumulate(target_rows, ops::Cast(target, target_dtype));
 
   ops::CountInvalidAttrs check_attrs;
   if (ignore_index.has_value()) check_attrs.ignore_index = *ignore_index;
-  std::vector<dsl::Expr> invalid = b.OpN(ops::OpId::kCountInvalid, {b.Read(target_rows)}, ops::ToAttrMap(check_attrs));
-  std::vector<dsl::Expr> s =
+  std::vector<ops::Expr> invalid = b.OpN(ops::OpId::kCountInvalid, {b.Read(target_rows)}, ops::ToAttrMap(check_attrs));
+  std::vector<ops::Expr> s =
       b.OpN(ops::OpId::kSegmentSort, {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)}, {});
   if (!b.ok()) return false;
   // A NaN score has no rank (curve_common.h, NanScores): checked over the
   // rows in finalize too, so the update stays three appends.
-  dsl::Expr nan = dsl::Sum(dsl::Cast(dsl::IsNan(b.Read(preds_rows)), DType::kInt64));
+  ops::Expr nan = ops::Sum(ops::Cast(ops::IsNan(b.Read(preds_rows)), DType::kInt64));
   // On the sorted target, which every retrieval metric reads.
-  dsl::Expr sorted_target =
+  ops::Expr sorted_target =
       b.Op(ops::OpId::kAssertZero, {nan, s[2]},
            ops::ToAttrMap(ops::AssertZeroAttrs{absl::StrCat(b.metric_name(), ": preds: {n} NaN scores")}));
   if (!b.ok()) return false;

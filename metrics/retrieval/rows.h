@@ -14,8 +14,8 @@ namespace tally::metrics {
 // SortedRows are the accumulated rows in finalize, sorted by (query, preds
 // descending, stable), and the counts of invalid targets over all rows.
 struct SortedRows {
-  dsl::Expr keys, preds, target;   // i64 query ids, f32 preds, i64/f64 target
-  dsl::Expr not_binary, negative;  // i64 counts (ignored rows excluded)
+  ops::Expr keys, preds, target;   // i64 query ids, f32 preds, i64/f64 target
+  ops::Expr not_binary, negative;  // i64 counts (ignored rows excluded)
 };
 
 // ReadRetrievalRows declares the three 1-D inputs and checks their metadata

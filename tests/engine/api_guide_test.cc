@@ -27,9 +27,9 @@ using ::testing::HasSubstr;
 dsl::Signature FloatPair() { return {{"preds", ir::DType::kFloat32, {8}}, {"target", ir::DType::kFloat32, {8}}}; }
 
 TEST(ApiGuide, DslMetricIsTheMeanAbsoluteError) {
-  absl::StatusOr<Metric> mine = guide::BuildMyMae(FloatPair(), ir::Device{});
+  absl::StatusOr<dsl::Metric> mine = guide::BuildMyMae(FloatPair(), ir::Device{});
   ASSERT_TRUE(mine.ok()) << mine.status();
-  std::vector<CollectionEntry> entries;
+  std::vector<dsl::CollectionEntry> entries;
   entries.push_back({"my_mae", std::move(*mine)});
   absl::StatusOr<std::unique_ptr<Program>> program = Compile(entries, CompileOptions{});
   ASSERT_TRUE(program.ok()) << program.status();
@@ -49,9 +49,9 @@ TEST(ApiGuide, DslMetricIsTheMeanAbsoluteError) {
 }
 
 TEST(ApiGuide, DeferredNanCheckNamesMetricAndInput) {
-  absl::StatusOr<Metric> mine = guide::BuildMyMae(FloatPair(), ir::Device{});
+  absl::StatusOr<dsl::Metric> mine = guide::BuildMyMae(FloatPair(), ir::Device{});
   ASSERT_TRUE(mine.ok()) << mine.status();
-  std::vector<CollectionEntry> entries;
+  std::vector<dsl::CollectionEntry> entries;
   entries.push_back({"my_mae", std::move(*mine)});
   auto program = Compile(entries, CompileOptions{});
   ASSERT_TRUE(program.ok()) << program.status();
@@ -65,7 +65,7 @@ TEST(ApiGuide, DeferredNanCheckNamesMetricAndInput) {
 }
 
 TEST(ApiGuide, MissingInputIsAnError) {
-  absl::StatusOr<Metric> mine = guide::BuildMyMae({{"preds", ir::DType::kFloat32, {8}}}, ir::Device{});
+  absl::StatusOr<dsl::Metric> mine = guide::BuildMyMae({{"preds", ir::DType::kFloat32, {8}}}, ir::Device{});
   ASSERT_FALSE(mine.ok());
   EXPECT_THAT(std::string(mine.status().message()), HasSubstr("target"));
 }

@@ -16,10 +16,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/tally.h"
-#include "engine/compiler.h"
 #include "engine/dsl/builder.h"
 #include "engine/ir/parser.h"
-#include "engine/program.h"
+#include "engine/runtime/compiler.h"
+#include "engine/runtime/program.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
@@ -40,7 +40,7 @@ const dsl::Signature kValueWeight = {{"value", ir::DType::kFloat32, {4}}, {"weig
 // MakeProgram builds `specs` for `sig` and compiles them for `device`.
 absl::StatusOr<std::unique_ptr<Program>> MakeProgram(const std::vector<std::string>& specs, const dsl::Signature& sig,
                                                      const std::string& device = "cpu", bool checked = false) {
-  std::vector<CollectionEntry> entries;
+  std::vector<dsl::CollectionEntry> entries;
   for (const std::string& text : specs) {
     auto spec = metrics::ParseMetricSpec(text);
     if (!spec.ok()) return spec.status();
@@ -310,7 +310,9 @@ TEST(ProgramTest, ResetReleasesCatBuffers) {
   EXPECT_TRUE(at::equal(p->states()[2], at::tensor({5.0, 7.0, 8.0}, at::kDouble)));
   EXPECT_EQ(Results(*p)["total"], 20.0);
   for (const auto& [name, value] : before) {
-    if (name == "total") EXPECT_EQ(value.item<double>(), 6.0);
+    if (name == "total") {
+      EXPECT_EQ(value.item<double>(), 6.0);
+    }
   }
 }
 

@@ -1,7 +1,7 @@
-// Unit tests of the Prometheus text exposition (engine/prometheus.h): name
+// Unit tests of the Prometheus text exposition (engine/serving/internal/prometheus.h): name
 // checks, label escaping, value spelling, families and their samples, result
 // trees, and the Session layout with its counters.
-#include "engine/prometheus.h"
+#include "engine/serving/internal/prometheus.h"
 
 #include <ATen/ATen.h>
 
@@ -10,12 +10,12 @@
 #include <limits>
 #include <string>
 
-#include "engine/results.h"
+#include "engine/runtime/results.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testlib/status_matchers.h"
 
-namespace tally::prometheus {
+namespace tally::serving::internal {
 namespace {
 
 using ::tally::testing::IsOk;
@@ -209,4 +209,4 @@ TEST(SessionExpositionTest, NoWindows) {
 }
 
 }  // namespace
-}  // namespace tally::prometheus
+}  // namespace tally::serving::internal

@@ -1,7 +1,7 @@
-// Unit tests of how results print (engine/result_text.h): JSON and text for
+// Unit tests of how results print (engine/runtime/result_text.h): JSON and text for
 // scalars, vectors, matrices and tuples; integers vs floats; NaN and the
 // infinities; round-trip precision of doubles; empty tensors; JSON strings.
-#include "engine/result_text.h"
+#include "engine/runtime/result_text.h"
 
 #include <ATen/ATen.h>
 
@@ -11,7 +11,7 @@
 #include <limits>
 #include <string>
 
-#include "engine/results.h"
+#include "engine/runtime/results.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

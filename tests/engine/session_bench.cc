@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "api/tally.h"
-#include "engine/compiler.h"
+#include "engine/runtime/compiler.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Tests of a Session's budget: an update that returned OK is in the state,
 // even when micro-batching queued updates that would not apply together
-// (engine/micro_batch.h), and the rows a set holds are bounded whether or
-// not someone read between updates (RowLedger, engine/program.h).
+// (engine/serving/internal/micro_batch.h), and the rows a set holds are bounded whether or
+// not someone read between updates (RowLedger, engine/runtime/program.h).
 #include <ATen/ATen.h>
 
 #include <algorithm>

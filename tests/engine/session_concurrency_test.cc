@@ -1,4 +1,4 @@
-// Verifies that Session (engine/session.h) is exact and race-free under
+// Verifies that Session (engine/serving/session.h) is exact and race-free under
 // concurrent use: 8 threads x 10,000 updates, direct and micro-batched, with
 // an update-count and a time window, end with exactly the single-threaded
 // counters, states and values while readers compute, export, snapshot and

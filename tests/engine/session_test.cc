@@ -1,4 +1,4 @@
-// Verifies that Session (engine/session.h) — named metric sets, bad input,
+// Verifies that Session (engine/serving/session.h) — named metric sets, bad input,
 // windows, Prometheus export and checkpoints — gives the results of one
 // single-threaded program fed the same rows. Concurrent updates and reads are
 // session_concurrency_test's.
@@ -19,7 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "engine/checkpoint_format.h"
+#include "engine/persist/checkpoint_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/engine/session_testing.h"
@@ -587,14 +587,14 @@ TEST(SessionTest, CorruptTruncatedOrForeignCheckpointsAreRejectedAndChangeNothin
 }
 
 TEST(SessionTest, CheckpointFramingDetectsEverySingleByteChange) {
-  std::string framed = checkpoint::Frame("payload bytes");
-  TALLY_ASSERT_OK_AND_ASSIGN(absl::string_view p, checkpoint::Unframe(framed, "f"));
+  std::string framed = persist::Frame("payload bytes");
+  TALLY_ASSERT_OK_AND_ASSIGN(absl::string_view p, persist::Unframe(framed, "f"));
   EXPECT_EQ(p, "payload bytes");
   for (size_t i = 0; i < framed.size(); ++i)
     for (int bit = 0; bit < 8; ++bit) {
       std::string f = framed;
       f[i] ^= static_cast<char>(1 << bit);
-      EXPECT_FALSE(checkpoint::Unframe(f, "f").ok()) << i << " " << bit;
+      EXPECT_FALSE(persist::Unframe(f, "f").ok()) << i << " " << bit;
     }
 }
 

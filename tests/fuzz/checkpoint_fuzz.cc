@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/tally.h"
-#include "engine/checkpoint_format.h"
+#include "engine/persist/checkpoint_format.h"
 #include "tests/fuzz/fuzz_fixtures.h"
 #include "tests/fuzz/targets.h"
 
@@ -30,13 +30,13 @@ const std::string& ScratchPath() {
 // checksum, so mutations reach the payload decoder instead of all failing
 // the checksum. The raw bytes also go through Unframe.
 void FuzzCheckpoint(absl::string_view data) {
-  (void)checkpoint::Unframe(data, "fuzz");
+  (void)persist::Unframe(data, "fuzz");
   static Session* session = NewCheckpointSession().release();
   const std::string& path = ScratchPath();
   {
     // Not WriteFileAtomically: its fsyncs would dominate every run.
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << checkpoint::Frame(data);
+    out << persist::Frame(data);
     if (!out.flush()) std::abort();
   }
   (void)Session::CheckpointSignature(path);

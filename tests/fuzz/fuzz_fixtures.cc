@@ -7,8 +7,8 @@
 #include <string>
 #include <utility>
 
-#include "engine/compiler.h"
 #include "engine/ir/types.h"
+#include "engine/runtime/compiler.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 
@@ -28,7 +28,7 @@ T OrDie(absl::StatusOr<T> v) {
 }  // namespace
 
 std::unique_ptr<Program> CompileForFuzz(const std::vector<std::string>& specs, const dsl::Signature& sig) {
-  std::vector<CollectionEntry> entries;
+  std::vector<dsl::CollectionEntry> entries;
   for (const std::string& text : specs) {
     metrics::MetricSpec spec = OrDie(metrics::ParseMetricSpec(text));
     entries.push_back({spec.name, OrDie(metrics::BuildMetric(spec, sig, ir::Device{}))});

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "api/tally.h"
-#include "engine/program.h"
+#include "engine/runtime/program.h"
 
 namespace tally::fuzz {
 

@@ -19,9 +19,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/tally.h"
-#include "engine/checkpoint_format.h"
 #include "engine/io/npy.h"
 #include "engine/ir/printer.h"
+#include "engine/persist/checkpoint_format.h"
 #include "tests/fuzz/fuzz_fixtures.h"
 
 namespace tally::fuzz {
@@ -128,7 +128,7 @@ void CheckpointSeeds(const fs::path& dir) {
     std::ifstream in(file, std::ios::binary);
     std::string framed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     fs::remove(file);
-    absl::StatusOr<absl::string_view> p = checkpoint::Unframe(framed, "seed");
+    absl::StatusOr<absl::string_view> p = persist::Unframe(framed, "seed");
     if (!p.ok()) std::abort();
     return std::make_pair(framed, std::string(*p));
   };
@@ -182,7 +182,7 @@ void StateFileSeeds(const fs::path& dir) {
       }
       auto file = SaveState(*prepared);
       if (!file.ok()) std::abort();
-      auto payload = checkpoint::Unframe(*file, "seed", checkpoint::kStateFile);
+      auto payload = persist::Unframe(*file, "seed", persist::kStateFile);
       if (!payload.ok()) std::abort();
       Write(dir, absl::StrCat("collection_", i, "_", when, ".payload"), std::string(*payload));
     }

@@ -1,8 +1,8 @@
 #include <string>
 
 #include "api/tally.h"
-#include "engine/checkpoint_format.h"
-#include "engine/state_file.h"
+#include "engine/persist/checkpoint_format.h"
+#include "engine/persist/state_file.h"
 #include "tests/fuzz/targets.h"
 
 namespace tally::fuzz {
@@ -12,8 +12,8 @@ namespace tally::fuzz {
 // (a flipped byte of a framed file only ever fails the checksum). The raw
 // bytes also go through DecodeStateFile.
 void FuzzStateFile(absl::string_view data) {
-  (void)engine::DecodeStateFile(data, "fuzz");
-  const StateSource source{"fuzz.st", checkpoint::Frame(data, checkpoint::kStateFile)};
+  (void)persist::DecodeStateFile(data, "fuzz");
+  const StateSource source{"fuzz.st", persist::Frame(data, persist::kStateFile)};
   EvalOptions options;
   // Specs come from the bytes: a budget well inside the fuzzer's RSS limit
   // refuses a huge num_classes before anything is allocated.

@@ -24,7 +24,7 @@ void FuzzMetricSpec(absl::string_view data);
 // FuzzIr: ir::ParseModule and ir::ParseGraph, the verifier on what parsed,
 // and print -> parse -> print is a fixed point.
 void FuzzIr(absl::string_view data);
-// FuzzCheckpoint: checkpoint::Unframe of the bytes, then the bytes framed as
+// FuzzCheckpoint: persist::Unframe of the bytes, then the bytes framed as
 // a checkpoint payload through Session::CheckpointSignature and
 // Session::LoadCheckpoint (and Compute when it loads).
 void FuzzCheckpoint(absl::string_view data);
@@ -34,7 +34,7 @@ void FuzzJsonInputs(absl::string_view data);
 // FuzzProgramState: Program::LoadState into two compiled collections (and
 // Compute when it loads).
 void FuzzProgramState(absl::string_view data);
-// FuzzStateFile: engine::DecodeStateFile of the bytes, then the bytes framed
+// FuzzStateFile: persist::DecodeStateFile of the bytes, then the bytes framed
 // as a state file's payload (a valid checksum) merged by StateMerger, twice,
 // and computed and saved when they merge (`tally merge` of outside files).
 void FuzzStateFile(absl::string_view data);

@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/tally.h"
-#include "engine/compiler.h"
+#include "engine/runtime/compiler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testlib/status_matchers.h"

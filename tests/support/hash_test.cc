@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "engine/checkpoint_format.h"
+#include "engine/persist/checkpoint_format.h"
 #include "gtest/gtest.h"
 
 namespace tally::support {
@@ -31,8 +31,8 @@ TEST(Fnv1a64Test, KeepsTheValuesOfEverySeedInUse) {
 
 // Verifies that the checkpoint checksum's hex form is Fnv1a64 in 16 digits.
 TEST(Fnv1a64Test, CheckpointHexHashIsFnv1a64) {
-  EXPECT_EQ(checkpoint::HexHash("foobar"), "85944171f73967e8");
-  EXPECT_EQ(checkpoint::HexHash("a"), "af63dc4c8601ec8c");
+  EXPECT_EQ(persist::HexHash("foobar"), "85944171f73967e8");
+  EXPECT_EQ(persist::HexHash("a"), "af63dc4c8601ec8c");
 }
 
 }  // namespace

@@ -151,8 +151,8 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
 namespace {
 
 // EntriesFor builds `specs` for the signature of a batch of `form`.
-absl::StatusOr<std::vector<CollectionEntry>> EntriesFor(const std::vector<std::string>& specs, const Form& form,
-                                                        const ir::Device& device) {
+absl::StatusOr<std::vector<dsl::CollectionEntry>> EntriesFor(const std::vector<std::string>& specs, const Form& form,
+                                                             const ir::Device& device) {
   at::Generator gen = at::detail::createCPUGenerator(1);
   auto sig = tally::SignatureOf(MakeBatch(form, 4, gen));
   if (!sig.ok()) return sig.status();

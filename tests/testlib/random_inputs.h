@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "engine/compiler.h"
-#include "engine/program.h"
+#include "engine/runtime/compiler.h"
+#include "engine/runtime/program.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 

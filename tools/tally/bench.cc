@@ -16,11 +16,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "api/tally.h"
-#include "engine/compiler.h"
 #include "engine/dist/gloo_group.h"
 #include "engine/dist/launch.h"
 #include "engine/dist/sync.h"
-#include "engine/result_text.h"
+#include "engine/runtime/compiler.h"
+#include "engine/runtime/result_text.h"
 #include "support/status_macros.h"
 
 namespace tally::tools {
@@ -270,7 +270,7 @@ absl::StatusOr<BenchResult> RunSyncBench(const std::string& backend, bool quick)
   TALLY_ASSIGN_OR_RETURN(exec::Backend be, exec::ParseBackend(backend));
   const NamedTensors batch = ClassificationBatch(32, 10);
   TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(batch));
-  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntries(kClsCollection, sig, ir::Device{}));
+  TALLY_ASSIGN_OR_RETURN(std::vector<dsl::CollectionEntry> entries, BuildEntries(kClsCollection, sig, ir::Device{}));
   CompileOptions co;
   co.backend = be;
   TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Compile(entries, co));
@@ -375,7 +375,7 @@ absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::str
   TALLY_ASSIGN_OR_RETURN(exec::Backend be, exec::ParseBackend(backend));
   TALLY_ASSIGN_OR_RETURN(Workload w, MakeWorkload(workload, quick));
   TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(w.batch));
-  TALLY_ASSIGN_OR_RETURN(std::vector<CollectionEntry> entries, BuildEntries(w.specs, sig, ir::Device{}));
+  TALLY_ASSIGN_OR_RETURN(std::vector<dsl::CollectionEntry> entries, BuildEntries(w.specs, sig, ir::Device{}));
   CompileOptions co;
   co.backend = be;
   TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Compile(entries, co));

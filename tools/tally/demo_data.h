@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/program.h"
+#include "engine/runtime/program.h"
 
 namespace tally::tools {
 

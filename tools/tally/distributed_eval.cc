@@ -1,10 +1,10 @@
 #include "tools/tally/distributed_eval.h"
 
 #include "absl/strings/str_cat.h"
-#include "engine/checkpoint_format.h"
 #include "engine/dist/gloo_group.h"
 #include "engine/dist/launch.h"
 #include "engine/dist/sync.h"
+#include "engine/persist/checkpoint_format.h"
 #include "support/status_macros.h"
 
 namespace tally::tools {
@@ -31,7 +31,7 @@ absl::StatusOr<std::string> FinishEval(const PreparedEval& prepared, const std::
                                        const std::string& save_state) {
   if (!save_state.empty()) {
     TALLY_ASSIGN_OR_RETURN(std::string bytes, SaveState(prepared));
-    TALLY_RETURN_IF_ERROR(checkpoint::WriteFileAtomically(save_state, bytes, "state file"));
+    TALLY_RETURN_IF_ERROR(persist::WriteFileAtomically(save_state, bytes, "state file"));
   }
   if (format == "none") return std::string();
   TALLY_ASSIGN_OR_RETURN(std::vector<EvalResult> results,

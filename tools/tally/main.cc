@@ -10,8 +10,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
-#include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,49 +43,150 @@
 namespace tally::tools {
 namespace {
 
-// Args holds parsed flags: repeated ones keep every value.
-struct Args {
-  std::map<std::string, std::vector<std::string>> values;
-  std::vector<std::string> switches;
-  std::vector<std::string> positional;  // a command's operands (merge's sources)
-  bool Has(const std::string& k) const { return values.count(k) > 0; }
-  bool Switch(const std::string& k) const { return std::find(switches.begin(), switches.end(), k) != switches.end(); }
-  std::string Get(const std::string& k, const std::string& dflt) const {
-    auto it = values.find(k);
-    return it == values.end() ? dflt : it->second.back();
-  }
-};
+// The flags of each command are typed fields of the options the command
+// runs with; a field's initializer is the flag's default (in the options
+// struct of api/ or tools/tally/, or in the *Flags struct below), and CLI11
+// parses into it. Validators check a value as it is read and say what is
+// wrong in the words of docs/cli.md: "--batch-size must be a positive
+// integer, got '-3'" (TranslateParseError drops CLI11's colon).
 
-// PositiveIntFlag sets `out` from `--name` when given: a positive integer.
-absl::Status PositiveIntFlag(const Args& a, const std::string& name, int64_t* out) {
-  if (!a.Has(name)) return absl::OkStatus();
-  if (!absl::SimpleAtoi(a.Get(name, ""), out) || *out < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", name, " must be a positive integer, got '", a.Get(name, ""), "'"));
-  }
-  return absl::OkStatus();
+// Check is a CLI11 validator from `why`: the message of a bad value, or ""
+// when it is fine.
+CLI::Validator Check(std::function<std::string(const std::string&)> why, std::string type) {
+  return CLI::Validator([why = std::move(why)](std::string& v) { return why(v); }, std::move(type));
 }
 
-// SecondsFlag sets `out` from `--name` when given: a positive number of
-// seconds, at most a day.
-absl::Status SecondsFlag(const Args& a, const std::string& name, absl::Duration* out) {
-  if (!a.Has(name)) return absl::OkStatus();
-  double seconds = 0;
-  if (!absl::SimpleAtod(a.Get(name, ""), &seconds) || !(seconds > 0) || seconds > 86400) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", name, " must be a positive number of seconds, got '", a.Get(name, ""), "'"));
-  }
-  *out = absl::Seconds(seconds);
-  return absl::OkStatus();
+CLI::Validator PositiveInt() {
+  return Check(
+      [](const std::string& v) {
+        int64_t n = 0;
+        return absl::SimpleAtoi(v, &n) && n >= 1 ? "" : absl::StrCat("must be a positive integer, got '", v, "'");
+      },
+      "N");
+}
+
+// AtMost is a positive integer no larger than `hi` (counts that must fit an int).
+CLI::Validator AtMost(int64_t hi) {
+  return Check(
+      [hi](const std::string& v) -> std::string {
+        int64_t n = 0;
+        if (!absl::SimpleAtoi(v, &n) || n < 1) return absl::StrCat("must be a positive integer, got '", v, "'");
+        return n <= hi ? "" : absl::StrCat("must be at most ", hi, ", got ", n);
+      },
+      "N");
+}
+
+// IntRangeError is why `text` is not an integer in [lo, hi] ("" if it is).
+std::string IntRangeError(const std::string& text, int64_t lo, int64_t hi) {
+  int64_t n = 0;
+  if (absl::SimpleAtoi(text, &n) && n >= lo && n <= hi) return "";
+  return absl::StrCat("must be an integer from ", lo, " to ", hi, ", got '", text, "'");
+}
+
+CLI::Validator IntRange(int64_t lo, int64_t hi) {
+  return Check([lo, hi](const std::string& v) { return IntRangeError(v, lo, hi); }, "N");
+}
+
+// Seconds is a positive number of seconds, at most a day.
+CLI::Validator Seconds() {
+  return Check(
+      [](const std::string& v) {
+        double s = 0;
+        return absl::SimpleAtod(v, &s) && s > 0 && s <= 86400
+                   ? ""
+                   : absl::StrCat("must be a positive number of seconds, got '", v, "'");
+      },
+      "SECONDS");
+}
+
+// OneOf is one of `words` ("must be table, json or none, got 'x'").
+CLI::Validator OneOf(std::vector<std::string> words) {
+  return Check(
+      [words](const std::string& v) -> std::string {
+        if (std::find(words.begin(), words.end(), v) != words.end()) return "";
+        std::string list = absl::StrJoin(words.begin(), words.end() - 1, ", ");
+        return absl::StrCat("must be ", list, " or ", words.back(), ", got '", v, "'");
+      },
+      "");
+}
+
+CLI::Validator BackendName() {
+  return Check(
+      [](const std::string& v) {
+        absl::StatusOr<exec::Backend> b = exec::ParseBackend(v);
+        return b.ok() ? "" : std::string(b.status().message());
+      },
+      "");
+}
+
+CLI::Validator DeviceName() {
+  return Check(
+      [](const std::string& v) {
+        absl::StatusOr<ir::Device> d = ir::ParseDevice(v);
+        return d.ok() ? "" : std::string(d.status().message());
+      },
+      "");
+}
+
+// The flags every command that names them shares.
+constexpr char kMetricHelp[] = "a metric: name or name(key=value, ...), TorchMetrics' functional names (repeatable)";
+constexpr char kInputHelp[] = "an input (preds, target, indexes, value, weight) from a .npy file (repeatable)";
+constexpr char kDeviceHelp[] = "the device of every state and plan: cpu, meta, cuda, cuda:N, mps (default cpu)";
+constexpr char kBackendHelp[] = "what runs the plans (default eager)";
+constexpr char kMaxStateBytesHelp[] =
+    "refuse a collection whose fixed-size states exceed this (default: half the memory)";
+constexpr char kTransferInputsHelp[] =
+    "copy inputs to the program's device inside update, instead of placing them first";
+
+// Repeated adds a repeatable `--name VALUE` (one value per occurrence).
+CLI::Option* Repeated(CLI::App* app, const std::string& name, std::vector<std::string>& into, const char* type,
+                      const char* help) {
+  return app->add_option(name, into, help)->allow_extra_args(false)->type_name(type);
+}
+
+// Single adds `--name VALUE` into `into`; given twice, the last one counts.
+template <typename T>
+CLI::Option* Single(CLI::App* app, const std::string& name, T& into, const char* type, const char* help) {
+  return app->add_option(name, into, help)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)->type_name(type);
+}
+
+// Device adds --device, parsed into `into` (validated first).
+CLI::Option* Device(CLI::App* app, ir::Device& into) {
+  return app
+      ->add_option_function<std::string>(
+          "--device", [&into](const std::string& v) { into = *ir::ParseDevice(v); }, kDeviceHelp)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+      ->check(DeviceName())
+      ->type_name("DEV");
+}
+
+CLI::Option* Backend(CLI::App* app, exec::Backend& into) {
+  return app
+      ->add_option_function<std::string>(
+          "--backend", [&into](const std::string& v) { into = *exec::ParseBackend(v); }, kBackendHelp)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+      ->check(BackendName())
+      ->type_name("eager|torchscript");
+}
+
+CLI::Option* Duration(CLI::App* app, const std::string& name, absl::Duration& into, const char* help) {
+  return app
+      ->add_option_function<double>(
+          name, [&into](double s) { into = absl::Seconds(s); }, help)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+      ->check(Seconds())
+      ->type_name("SECONDS");
+}
+
+CLI::Option* MaxStateBytes(CLI::App* app, int64_t& into) {
+  return Single(app, "--max-state-bytes", into, "BYTES", kMaxStateBytesHelp)->check(PositiveInt());
 }
 
 // ReadInputs reads every --input; `{rank}` in a path is `rank` (one file
 // per rank of a distributed eval).
-absl::StatusOr<NamedTensors> ReadInputs(const Args& a, int rank = -1) {
+absl::StatusOr<NamedTensors> ReadInputs(const std::vector<std::string>& flags, int rank = -1) {
   NamedTensors inputs;
-  auto it = a.values.find("input");
-  if (it == a.values.end()) return inputs;
-  for (const std::string& kv : it->second) {
+  for (const std::string& kv : flags) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) {
       return absl::InvalidArgumentError(absl::StrCat("--input expects NAME=FILE, got '", kv, "'"));
@@ -104,61 +206,109 @@ absl::StatusOr<NamedTensors> ReadInputs(const Args& a, int rank = -1) {
   return inputs;
 }
 
-// EnvOrFlag is --flag when given, else the environment variable `env`
-// (torchrun's names), else "".
-std::string EnvOrFlag(const Args& a, const std::string& flag, const char* env) {
-  if (a.Has(flag)) return a.Get(flag, "");
-  const char* v = *env == '\0' ? nullptr : std::getenv(env);
-  return v == nullptr ? "" : v;
+// EnvInt is the integer in the environment variable `env` (torchrun's
+// names) for `--flag`, when set; it must lie in [lo, hi].
+absl::StatusOr<std::optional<int64_t>> EnvInt(const char* flag, const char* env, int64_t lo, int64_t hi) {
+  const char* v = std::getenv(env);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  std::string why = IntRangeError(v, lo, hi);
+  if (!why.empty()) return absl::InvalidArgumentError(absl::StrCat("--", flag, " (from ", env, ") ", why));
+  int64_t n = 0;
+  (void)absl::SimpleAtoi(v, &n);
+  return n;
 }
 
-// IntSetting parses EnvOrFlag as an integer in [lo, hi]; `fallback` when
-// neither is set.
-absl::StatusOr<int64_t> IntSetting(const Args& a, const std::string& flag, const char* env, int64_t lo, int64_t hi,
-                                   int64_t fallback) {
-  std::string text = EnvOrFlag(a, flag, env);
-  if (text.empty() && !a.Has(flag)) return fallback;
-  int64_t v = 0;
-  if (!absl::SimpleAtoi(text, &v) || v < lo || v > hi) {
-    return absl::InvalidArgumentError(absl::StrCat("--", flag, a.Has(flag) ? "" : absl::StrCat(" (from ", env, ")"),
-                                                   " must be an integer from ", lo, " to ", hi, ", got '", text, "'"));
+// EvalFlags are eval's flags beyond EvalOptions and DistributedEvalOptions:
+// those torchrun's variables stand in for, and those read before the
+// options can be filled.
+struct EvalFlags {
+  EvalOptions opts;
+  DistributedEvalOptions dist;
+  std::vector<std::string> metrics;
+  std::vector<std::string> inputs;
+  std::string device = "cpu";              // "cuda" becomes cuda:$LOCAL_RANK for a rank
+  std::optional<int64_t> rank;             // else $RANK, else none: fork the ranks
+  std::optional<int64_t> world_size;       // else $WORLD_SIZE for a rank, else 1
+  std::optional<std::string> master_addr;  // else $MASTER_ADDR
+  std::optional<int64_t> master_port;      // else $MASTER_PORT
+  std::optional<std::string> local_addr;
+};
+
+void BindEval(CLI::App* app, EvalFlags& f) {
+  Repeated(app, "--metric", f.metrics, "SPEC", kMetricHelp);
+  Repeated(app, "--input", f.inputs, "NAME=FILE", kInputHelp);
+  Single(app, "--batch-size", f.opts.batch_size, "N", "feed the rows to update in batches of N (default: one update)")
+      ->check(PositiveInt());
+  Single(app, "--world-size", f.world_size, "W",
+         "split the rows into W shards synced over torch.distributed (Gloo, loopback)")
+      ->check(IntRange(1, kMaxWorldSize));
+  Duration(app, "--sync-timeout", f.dist.timeout, "how long the distributed sync waits for a rank (default 30)");
+  Single(app, "--rank", f.rank, "R", "run as rank R of --world-size ranks started elsewhere (default: $RANK)")
+      ->check(IntRange(0, kMaxWorldSize - 1));
+  Single(app, "--master-addr", f.master_addr, "HOST",
+         "with --rank: the host of rank 0, which hosts the rendezvous (default: $MASTER_ADDR)");
+  Single(app, "--master-port", f.master_port, "PORT",
+         "with --rank: the rendezvous port on the master (default: $MASTER_PORT)")
+      ->check(IntRange(1, 65535));
+  Single(app, "--local-addr", f.local_addr, "ADDR",
+         "with --rank: the address this rank's Gloo binds (default: $GLOO_SOCKET_IFNAME, else the host name's)");
+  app->add_flag("--inputs-per-rank", f.dist.inputs_per_rank,
+                "with --rank: the --input files are this rank's rows (default: every rank takes its shard of them; "
+                "{rank} in a path implies this)");
+  Single(app, "--save-state", f.dist.save_state, "FILE",
+         "also write the states (every rank's, with ranks) to FILE for tally merge");
+  Backend(app, f.opts.backend);
+  Single(app, "--device", f.device, "DEV", kDeviceHelp)->check(DeviceName());
+  Single(app, "--format", f.dist.format, "table|json|none",
+         "how to print the results (default table; none: only --save-state)")
+      ->check(OneOf({"table", "json", "none"}));
+  app->add_flag("--checked", f.opts.checked,
+                "check every node's output dtype, rank and device against its plan as it runs");
+  app->add_flag("--transfer-inputs", f.opts.transfer_inputs, kTransferInputsHelp);
+  MaxStateBytes(app, f.opts.max_state_bytes);
+}
+
+// Distributed completes f.dist from the group's flags and torchrun's
+// variables.
+absl::Status Distributed(EvalFlags& f) {
+  DistributedEvalOptions& d = f.dist;
+  std::optional<int64_t> rank = f.rank;
+  if (!rank) {
+    TALLY_ASSIGN_OR_RETURN(rank, EnvInt("rank", "RANK", 0, kMaxWorldSize - 1));
   }
-  return v;
-}
-
-// DistributedSettings reads the group's flags and torchrun's variables.
-absl::StatusOr<DistributedEvalOptions> DistributedSettings(const Args& a, const std::string& format) {
-  DistributedEvalOptions d;
-  d.format = format;
-  d.save_state = a.Get("save-state", "");
-  TALLY_ASSIGN_OR_RETURN(int64_t rank, IntSetting(a, "rank", "RANK", 0, kMaxWorldSize - 1, -1));
+  d.rank = rank ? static_cast<int>(*rank) : -1;
+  std::optional<int64_t> world = f.world_size;
   // WORLD_SIZE counts only for a rank: alone it would fork ranks unasked.
-  TALLY_ASSIGN_OR_RETURN(int64_t world, rank >= 0 ? IntSetting(a, "world-size", "WORLD_SIZE", 1, kMaxWorldSize, 1)
-                                                  : IntSetting(a, "world-size", "", 1, kMaxWorldSize, 1));
-  d.world_size = static_cast<int>(world);
-  d.rank = static_cast<int>(rank);
-  TALLY_RETURN_IF_ERROR(SecondsFlag(a, "sync-timeout", &d.timeout));
-  d.inputs_per_rank = a.Switch("inputs-per-rank");
+  if (!world && rank) {
+    TALLY_ASSIGN_OR_RETURN(world, EnvInt("world-size", "WORLD_SIZE", 1, kMaxWorldSize));
+  }
+  d.world_size = world ? static_cast<int>(*world) : 1;
   if (d.rank < 0) {
-    for (const char* flag : {"master-addr", "master-port", "local-addr", "inputs-per-rank"}) {
-      if (a.Has(flag) || a.Switch(flag)) {
-        return absl::InvalidArgumentError(absl::StrCat("--", flag, " needs --rank (or RANK)"));
-      }
+    const std::pair<const char*, bool> needs_rank[] = {{"master-addr", f.master_addr.has_value()},
+                                                       {"master-port", f.master_port.has_value()},
+                                                       {"local-addr", f.local_addr.has_value()},
+                                                       {"inputs-per-rank", d.inputs_per_rank}};
+    for (const auto& [flag, given] : needs_rank) {
+      if (given) return absl::InvalidArgumentError(absl::StrCat("--", flag, " needs --rank (or RANK)"));
     }
-    return d;
+    return absl::OkStatus();
   }
   if (d.rank >= d.world_size) {
     return absl::InvalidArgumentError(
         absl::StrCat("--rank ", d.rank, " is not below --world-size ", d.world_size, " (ranks are 0 to W-1)"));
   }
-  d.master_addr = EnvOrFlag(a, "master-addr", "MASTER_ADDR");
+  const char* env_addr = std::getenv("MASTER_ADDR");
+  d.master_addr = f.master_addr.value_or(env_addr == nullptr ? "" : env_addr);
   if (d.master_addr.empty()) {
     return absl::InvalidArgumentError("--rank needs --master-addr (or MASTER_ADDR): the host of rank 0");
   }
-  TALLY_ASSIGN_OR_RETURN(int64_t port, IntSetting(a, "master-port", "MASTER_PORT", 1, 65535, 0));
-  if (port == 0) return absl::InvalidArgumentError("--rank needs --master-port (or MASTER_PORT)");
-  d.master_port = static_cast<int>(port);
-  d.local_addr = a.Get("local-addr", "");
+  std::optional<int64_t> port = f.master_port;
+  if (!port) {
+    TALLY_ASSIGN_OR_RETURN(port, EnvInt("master-port", "MASTER_PORT", 1, 65535));
+  }
+  if (!port) return absl::InvalidArgumentError("--rank needs --master-port (or MASTER_PORT)");
+  d.master_port = static_cast<int>(*port);
+  d.local_addr = f.local_addr.value_or("");
   // Under torchrun (elastic agent) the agent already serves the store.
   const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
   if (agent != nullptr && std::string(agent) == "True") {
@@ -166,128 +316,160 @@ absl::StatusOr<DistributedEvalOptions> DistributedSettings(const Args& a, const 
     const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
     d.store_prefix = absl::StrCat("/worker/attempt_", attempt == nullptr || *attempt == '\0' ? "0" : attempt);
   }
-  if (a.Has("input")) {
-    for (const std::string& kv : a.values.at("input")) d.inputs_per_rank |= absl::StrContains(kv, "{rank}");
-  }
-  return d;
+  for (const std::string& kv : f.inputs) d.inputs_per_rank |= absl::StrContains(kv, "{rank}");
+  return absl::OkStatus();
 }
 
-absl::Status RunEval(const Args& a) {
-  std::string format = a.Get("format", "table");
-  if (format != "table" && format != "json" && format != "none") {
-    return absl::InvalidArgumentError(absl::StrCat("--format must be table, json or none, got '", format, "'"));
-  }
-  const std::string save_state = a.Get("save-state", "");
-  if (format == "none" && save_state.empty()) {
+absl::Status RunEval(EvalFlags& f) {
+  if (f.dist.format == "none" && f.dist.save_state.empty()) {
     return absl::InvalidArgumentError("--format none prints nothing: give --save-state FILE");
   }
-  TALLY_ASSIGN_OR_RETURN(exec::Backend backend, exec::ParseBackend(a.Get("backend", "eager")));
-  TALLY_ASSIGN_OR_RETURN(DistributedEvalOptions dist_opts, DistributedSettings(a, format));
-  EvalOptions opts;
-  TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "batch-size", &opts.batch_size));
-  TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-state-bytes", &opts.max_state_bytes));
-  std::string device = a.Get("device", "cpu");
+  TALLY_RETURN_IF_ERROR(Distributed(f));
+  EvalOptions& opts = f.opts;
+  std::string device = f.device;
   // torchrun's LOCAL_RANK picks the GPU of a rank that asks for `cuda`.
   const char* local_rank = std::getenv("LOCAL_RANK");
-  if (device == "cuda" && dist_opts.rank >= 0 && local_rank != nullptr && *local_rank != '\0') {
+  if (device == "cuda" && f.dist.rank >= 0 && local_rank != nullptr && *local_rank != '\0') {
     device = absl::StrCat("cuda:", local_rank);
   }
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(device));
-  opts.checked = a.Switch("checked");
-  opts.transfer_inputs = a.Switch("transfer-inputs");
-  opts.backend = backend;
-  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(a, dist_opts.rank));
-  std::vector<std::string> specs;
-  if (a.Has("metric")) specs = a.values.at("metric");
+  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(f.inputs, f.dist.rank));
+  std::vector<std::string> specs = f.metrics;
+  const std::string& format = f.dist.format;
   if (inputs.empty()) {
     DemoData demo = MakeDemoData(specs);
     inputs = std::move(demo.inputs);
     if (specs.empty()) specs = demo.specs;
-    if (format == "table" && dist_opts.rank <= 0) {
+    if (format == "table" && f.dist.rank <= 0) {
       std::cout << "(no --input: using the embedded demo data, " << demo.description << ")\n";
     }
   }
   if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
-  if (dist_opts.world_size > 1) {
-    TALLY_ASSIGN_OR_RETURN(std::string text, EvaluateDistributed(specs, inputs, opts, dist_opts));
+  if (f.dist.world_size > 1) {
+    TALLY_ASSIGN_OR_RETURN(std::string text, EvaluateDistributed(specs, inputs, opts, f.dist));
     std::cout << text;
     return absl::OkStatus();
   }
   TALLY_ASSIGN_OR_RETURN(PreparedEval prepared, PrepareEval(specs, inputs, opts));
   TALLY_RETURN_IF_ERROR(FeedRows(*prepared.program, prepared.used, 0, prepared.rows, opts.batch_size));
-  TALLY_ASSIGN_OR_RETURN(std::string text, FinishEval(prepared, format, save_state));
+  TALLY_ASSIGN_OR_RETURN(std::string text, FinishEval(prepared, format, f.dist.save_state));
   std::cout << text;
   return absl::OkStatus();
 }
 
-absl::Status RunMergeCommand(const Args& a) {
+struct MergeFlags {
   MergeCommand m;
-  m.sources = a.positional;
-  m.format = a.Get("format", "table");
-  m.save_state = a.Get("save-state", "");
-  TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-state-bytes", &m.eval.max_state_bytes));
-  TALLY_ASSIGN_OR_RETURN(m.eval.device, ir::ParseDevice(a.Get("device", "cpu")));
-  TALLY_ASSIGN_OR_RETURN(m.eval.backend, exec::ParseBackend(a.Get("backend", "eager")));
-  TALLY_RETURN_IF_ERROR(SecondsFlag(a, "timeout", &m.timeout));
-  if (a.Has("auth-token-file")) {
-    absl::StatusOr<std::string> token = io::ReadRegularFile(a.Get("auth-token-file", ""));
+  std::string auth_token_file;
+};
+
+void BindMerge(CLI::App* app, MergeFlags& f) {
+  app->add_option("SOURCE", f.m.sources,
+                  "a state file (tally eval --save-state) or a server, http://HOST:PORT (its GET /v1/state)");
+  Single(app, "--format", f.m.format, "table|json|none",
+         "how to print the results (default table; none: only --save-state)")
+      ->check(OneOf({"table", "json", "none"}));
+  Single(app, "--save-state", f.m.save_state, "FILE", "also write the merged states to FILE");
+  Single(app, "--auth-token-file", f.auth_token_file, "FILE",
+         "send `Authorization: Bearer <the file's token>` to servers");
+  Duration(app, "--timeout", f.m.timeout, "how long to wait for each server (default 30)");
+  Device(app, f.m.eval.device);
+  Backend(app, f.m.eval.backend);
+  MaxStateBytes(app, f.m.eval.max_state_bytes);
+}
+
+absl::Status RunMergeCommand(MergeFlags& f) {
+  if (!f.auth_token_file.empty()) {
+    absl::StatusOr<std::string> token = io::ReadRegularFile(f.auth_token_file);
     if (!token.ok()) {
       return absl::Status(token.status().code(), absl::StrCat("--auth-token-file: ", token.status().message()));
     }
-    m.auth_token = std::string(absl::StripAsciiWhitespace(*token));
+    f.m.auth_token = std::string(absl::StripAsciiWhitespace(*token));
   }
-  TALLY_ASSIGN_OR_RETURN(std::string text, RunMerge(m));
+  TALLY_ASSIGN_OR_RETURN(std::string text, RunMerge(f.m));
   std::cout << text;
   return absl::OkStatus();
 }
 
-absl::Status RunInspect(const Args& a) {
+struct InspectFlags {
   InspectOptions opts;
-  TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
-  opts.dump_after = a.Get("dump-after", "");
-  opts.proof = a.Switch("proof");
-  opts.transfer_inputs = a.Switch("transfer-inputs");
-  opts.format = a.Get("format", "text");
-  if (!a.Has("metric")) return absl::InvalidArgumentError("no --metric given");
-  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(a));
-  TALLY_ASSIGN_OR_RETURN(std::string text, Inspect(a.values.at("metric"), inputs, opts));
+  std::vector<std::string> metrics;
+  std::vector<std::string> inputs;
+};
+
+void BindInspect(CLI::App* app, InspectFlags& f) {
+  Repeated(app, "--metric", f.metrics, "SPEC", kMetricHelp);
+  Repeated(app, "--input", f.inputs, "NAME=FILE", kInputHelp);
+  Device(app, f.opts.device);
+  Single(app, "--dump-after", f.opts.dump_after, "PASS|all", "print the IR after this pass (or every pass)");
+  app->add_flag("--proof", f.opts.proof, "print the single-device proof");
+  app->add_flag("--transfer-inputs", f.opts.transfer_inputs, kTransferInputsHelp);
+  Single(app, "--format", f.opts.format, "text|torchscript|dot|json",
+         "text IR, the TorchScript graphs, a Graphviz graph, or the same facts as JSON (default text)");
+}
+
+absl::Status RunInspect(InspectFlags& f) {
+  if (f.metrics.empty()) return absl::InvalidArgumentError("no --metric given");
+  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(f.inputs));
+  TALLY_ASSIGN_OR_RETURN(std::string text, Inspect(f.metrics, inputs, f.opts));
   std::cout << text;
   return absl::OkStatus();
 }
 
-absl::Status RunExport(const Args& a) {
-  if (!a.Has("metric")) return absl::InvalidArgumentError("no --metric given");
-  if (!a.Has("out")) return absl::InvalidArgumentError("--out FILE.pt is required");
+struct ExportFlags {
   ExportOptions opts;
-  TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
-  opts.out = a.Get("out", "");
-  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(a));
-  TALLY_ASSIGN_OR_RETURN(std::string summary, Export(a.values.at("metric"), inputs, opts));
+  std::vector<std::string> metrics;
+  std::vector<std::string> inputs;
+};
+
+void BindExport(CLI::App* app, ExportFlags& f) {
+  Repeated(app, "--metric", f.metrics, "SPEC", kMetricHelp);
+  Repeated(app, "--input", f.inputs, "NAME=FILE", kInputHelp);
+  Single(app, "--out", f.opts.out, "FILE.pt", "the module file to write");
+  Device(app, f.opts.device);
+}
+
+absl::Status RunExport(ExportFlags& f) {
+  if (f.metrics.empty()) return absl::InvalidArgumentError("no --metric given");
+  if (f.opts.out.empty()) return absl::InvalidArgumentError("--out FILE.pt is required");
+  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(f.inputs));
+  TALLY_ASSIGN_OR_RETURN(std::string summary, Export(f.metrics, inputs, f.opts));
   std::cout << summary;
   return absl::OkStatus();
 }
 
-absl::Status RunBenchCommand(const Args& a) {
-  std::string format = a.Get("format", "table");
-  if (format != "table" && format != "json") {
-    return absl::InvalidArgumentError(absl::StrCat("--format must be table or json, got '", format, "'"));
-  }
-  if (!a.Has("workload")) return absl::InvalidArgumentError("--workload is required (a name or 'all')");
-  std::string workload = a.Get("workload", "");
-  if (workload != "all") {
-    TALLY_ASSIGN_OR_RETURN(BenchResult r, RunBench(workload, a.Get("backend", "eager"), a.Switch("quick")));
-    std::cout << (format == "json" ? BenchToJson(r) + "\n" : BenchToTable(r));
+struct BenchFlags {
+  std::string workload;  // a name or "all"
+  std::string backend = "eager";
+  std::string format = "table";
+  bool quick = false;
+};
+
+void BindBench(CLI::App* app, BenchFlags& f) {
+  Single(app, "--workload", f.workload, "NAME",
+         "acc_small, cls_small, cls_large, reg_large, retrieval, sync_cls, merge_cls, ... or all");
+  Single(app, "--backend", f.backend, "eager|torchscript", kBackendHelp)->check(BackendName());
+  Single(app, "--format", f.format, "table|json", "how to print the results (default table)")
+      ->check(OneOf({"table", "json"}));
+  app->add_flag("--quick", f.quick, "fewer repetitions (a smoke run)");
+}
+
+absl::Status RunBenchCommand(BenchFlags& f) {
+  if (f.workload.empty()) return absl::InvalidArgumentError("--workload is required (a name or 'all')");
+  const bool json = f.format == "json";
+  if (f.workload != "all") {
+    TALLY_ASSIGN_OR_RETURN(BenchResult r, RunBench(f.workload, f.backend, f.quick));
+    std::cout << (json ? BenchToJson(r) + "\n" : BenchToTable(r));
     return absl::OkStatus();
   }
   // `all` runs every workload; one that cannot run here says why and the
   // others still run.
   for (const std::string& w : BenchWorkloads()) {
-    auto r = RunBench(w, a.Get("backend", "eager"), a.Switch("quick"));
+    auto r = RunBench(w, f.backend, f.quick);
     if (!r.ok() && r.status().code() != absl::StatusCode::kUnimplemented) return r.status();
     if (r.ok()) {
-      std::cout << (format == "json" ? BenchToJson(*r) + "\n" : BenchToTable(*r));
-    } else if (format == "json") {
-      std::cout << BenchSkippedToJson(w, a.Get("backend", "eager"), r.status().message()) << "\n";
+      std::cout << (json ? BenchToJson(*r) + "\n" : BenchToTable(*r));
+    } else if (json) {
+      std::cout << BenchSkippedToJson(w, f.backend, r.status().message()) << "\n";
     } else {
       std::cout << "workload  " << w << ": skipped: " << r.status().message() << "\n";
     }
@@ -295,55 +477,68 @@ absl::Status RunBenchCommand(const Args& a) {
   return absl::OkStatus();
 }
 
-absl::Status RunServe(const Args& a) {
+struct ServeFlags {
   ServeOptions opts;
-  if (a.Has("metric")) opts.specs = a.values.at("metric");
-  opts.host = a.Get("host", "127.0.0.1");
-  if (!absl::SimpleAtoi(a.Get("port", "8080"), &opts.port) || opts.port < 0 || opts.port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--port must be an integer from 0 to 65535, got '", a.Get("port", ""), "'"));
-  }
-  TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-body-bytes", &opts.max_body_bytes));
-  TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, "max-state-bytes", &opts.max_state_bytes));
+  std::vector<std::string> dtypes;  // NAME=DTYPE
+};
+
+void BindServe(CLI::App* app, ServeFlags& f) {
+  ServeOptions& o = f.opts;
+  Repeated(app, "--metric", o.specs, "SPEC", kMetricHelp);
+  Single(app, "--host", o.host, "ADDR", "the address to listen on (default 127.0.0.1)");
+  Single(app, "--port", o.port, "N", "the port (default 8080; 0 picks a free one)")->check(IntRange(0, 65535));
+  Single(app, "--checkpoint", o.checkpoint, "FILE", "restore from FILE at start; POST /v1/checkpoint writes it");
+  Device(app, o.device);
+  Backend(app, o.backend);
+  Single(app, "--max-body-bytes", o.max_body_bytes, "BYTES", "the largest request body (default 16 MiB)")
+      ->check(PositiveInt());
+  MaxStateBytes(app, o.max_state_bytes);
+  Repeated(app, "--dtype", f.dtypes, "NAME=DTYPE", "declare an input's dtype (preds=float32, ...) (repeatable)");
   // Counts and seconds: positive, and small enough for an int.
-  const std::pair<const char*, int*> small[] = {{"threads", &opts.threads},
-                                                {"max-connections", &opts.max_connections},
-                                                {"max-connections-per-client", &opts.max_connections_per_client},
-                                                {"idle-timeout", &opts.idle_timeout_s},
-                                                {"request-timeout", &opts.request_timeout_s}};
-  for (const auto& [name, out] : small) {
-    int64_t v = *out;
-    TALLY_RETURN_IF_ERROR(PositiveIntFlag(a, name, &v));
-    if (v > 100000) {
-      return absl::InvalidArgumentError(absl::StrCat("--", name, " must be at most 100000, got ", v));
-    }
-    *out = static_cast<int>(v);
-  }
-  if (a.Has("dtype")) {
-    for (const std::string& kv : a.values.at("dtype")) {
-      std::vector<std::string> parts = absl::StrSplit(kv, absl::MaxSplits('=', 1));
-      if (parts.size() != 2 || parts[0].empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--dtype expects NAME=DTYPE (e.g. preds=float32), got '", kv, "'"));
-      }
-      auto dtype = ir::ParseDType(parts[1]);
-      if (!dtype.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("--dtype ", parts[0], ": unknown dtype '", parts[1],
-                                                       "' (bool, int32, int64, float16, bfloat16, float32, float64)"));
-      }
-      if (!opts.dtypes.emplace(parts[0], *dtype).second) {
-        return absl::InvalidArgumentError(absl::StrCat("--dtype ", parts[0], " given twice"));
-      }
-    }
-  }
-  opts.checkpoint = a.Get("checkpoint", "");
-  opts.auth_token_file = a.Get("auth-token-file", "");
-  TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(a.Get("device", "cpu")));
-  TALLY_ASSIGN_OR_RETURN(opts.backend, exec::ParseBackend(a.Get("backend", "eager")));
-  return Serve(opts);
+  constexpr int64_t kMaxCount = 100000;
+  Single(app, "--threads", o.threads, "N", "worker threads for updates (default 4)")->check(AtMost(kMaxCount));
+  Single(app, "--max-connections", o.max_connections, "N", "connections open at once (default 512)")
+      ->check(AtMost(kMaxCount));
+  Single(app, "--max-connections-per-client", o.max_connections_per_client, "N",
+         "connections open at once per client address (default 64)")
+      ->check(AtMost(kMaxCount));
+  Single(app, "--idle-timeout", o.idle_timeout_s, "SECONDS", "close a connection idle this long (default 10)")
+      ->check(AtMost(kMaxCount));
+  Single(app, "--request-timeout", o.request_timeout_s, "SECONDS",
+         "close a connection whose request takes longer (default 30)")
+      ->check(AtMost(kMaxCount));
+  Single(app, "--auth-token-file", o.auth_token_file, "FILE", "require `Authorization: Bearer <the file's token>`");
 }
 
-absl::Status RunListMetrics(const Args& a) { return ListMetrics(std::cout, a.Get("format", "text")); }
+absl::Status RunServe(ServeFlags& f) {
+  for (const std::string& kv : f.dtypes) {
+    std::vector<std::string> parts = absl::StrSplit(kv, absl::MaxSplits('=', 1));
+    if (parts.size() != 2 || parts[0].empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dtype expects NAME=DTYPE (e.g. preds=float32), got '", kv, "'"));
+    }
+    auto dtype = ir::ParseDType(parts[1]);
+    if (!dtype.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--dtype ", parts[0], ": unknown dtype '", parts[1],
+                                                     "' (bool, int32, int64, float16, bfloat16, float32, float64)"));
+    }
+    if (!f.opts.dtypes.emplace(parts[0], *dtype).second) {
+      return absl::InvalidArgumentError(absl::StrCat("--dtype ", parts[0], " given twice"));
+    }
+  }
+  return Serve(f.opts);
+}
+
+struct ListMetricsFlags {
+  std::string format = "text";
+};
+
+void BindListMetrics(CLI::App* app, ListMetricsFlags& f) {
+  Single(app, "--format", f.format, "text|markdown",
+         "one line per metric, or the catalogue with arguments and defaults (default text)");
+}
+
+absl::Status RunListMetrics(ListMetricsFlags& f) { return ListMetrics(std::cout, f.format); }
 
 // Printable is `msg` on one line that a terminal shows as is: newlines become
 // spaces, and other control bytes (a raw \r or ESC from a spec or a file
@@ -368,167 +563,65 @@ std::string Printable(absl::string_view msg) {
   return out;
 }
 
-// Flag is one command-line flag: `--name VALUE` (repeatable when `repeated`)
-// or, with an empty `value`, a switch (`--name`, `--name=false`).
-struct Flag {
-  const char* name;
-  const char* value;
-  const char* help;
-  bool repeated = false;
+// Flags holds every command's flags; CLI11 parses into the one command's.
+struct Flags {
+  EvalFlags eval;
+  InspectFlags inspect;
+  BenchFlags bench;
+  ExportFlags export_;
+  ServeFlags serve;
+  MergeFlags merge;
+  ListMetricsFlags list_metrics;
 };
 
-// Command is one `tally <command>` with its flags.
+// Command is one `tally <command>`: its flags bound on its CLI11 subcommand,
+// and what runs once they are parsed.
 struct Command {
   const char* name;
   const char* help;
-  std::vector<Flag> flags;
-  absl::Status (*run)(const Args&);
-  // operands names the words after the command that are not flags
-  // ("SOURCE"); nullptr: none are taken.
-  const char* operands = nullptr;
-  const char* operands_help = "";
+  std::function<void(CLI::App*, Flags&)> bind;
+  std::function<absl::Status(Flags&)> run;
 };
 
-const Flag kMetric{"metric", "SPEC", "a metric: name or name(key=value, ...), TorchMetrics' functional names", true};
-const Flag kInput{"input", "NAME=FILE", "an input (preds, target, indexes, value, weight) from a .npy file", true};
-const Flag kDevice{"device", "DEV", "the device of every state and plan: cpu, meta, cuda, cuda:N, mps (default cpu)"};
-const Flag kBackend{"backend", "eager|torchscript", "what runs the plans (default eager)"};
-const Flag kMaxStateBytes{"max-state-bytes", "BYTES",
-                          "refuse a collection whose fixed-size states exceed this (default: half the memory)"};
-const Flag kTransferInputs{"transfer-inputs", "",
-                           "copy inputs to the program's device inside update, instead of placing them first"};
+template <typename F>
+Command Make(const char* name, const char* help, void (*bind)(CLI::App*, F&), absl::Status (*run)(F&),
+             F Flags::*field) {
+  return {name, help, [bind, field](CLI::App* app, Flags& f) { bind(app, f.*field); },
+          [run, field](Flags& f) { return run(f.*field); }};
+}
 
 const std::vector<Command>& Commands() {
   static const auto* commands = new std::vector<Command>{
-      {"eval",
-       "Compute metrics over arrays on disk (or the embedded demo data).",
-       {kMetric,
-        kInput,
-        {"batch-size", "N", "feed the rows to update in batches of N (default: one update)"},
-        {"world-size", "W", "split the rows into W shards synced over torch.distributed (Gloo, loopback)"},
-        {"sync-timeout", "SECONDS", "how long the distributed sync waits for a rank (default 30)"},
-        {"rank", "R", "run as rank R of --world-size ranks started elsewhere (default: $RANK)"},
-        {"master-addr", "HOST", "with --rank: the host of rank 0, which hosts the rendezvous (default: $MASTER_ADDR)"},
-        {"master-port", "PORT", "with --rank: the rendezvous port on the master (default: $MASTER_PORT)"},
-        {"local-addr", "ADDR",
-         "with --rank: the address this rank's Gloo binds (default: $GLOO_SOCKET_IFNAME, else the host name's)"},
-        {"inputs-per-rank", "",
-         "with --rank: the --input files are this rank's rows (default: every rank takes its shard of them; "
-         "{rank} in a path implies this)"},
-        {"save-state", "FILE", "also write the states (every rank's, with ranks) to FILE for tally merge"},
-        kBackend,
-        kDevice,
-        {"format", "table|json|none", "how to print the results (default table; none: only --save-state)"},
-        {"checked", "", "check every node's output dtype, rank and device against its plan as it runs"},
-        kTransferInputs,
-        kMaxStateBytes},
-       RunEval},
-      {"inspect",
-       "Show what the compiler made: inputs, states, passes, fusion groups, plans.",
-       {kMetric,
-        kInput,
-        kDevice,
-        {"dump-after", "PASS|all", "print the IR after this pass (or every pass)"},
-        {"proof", "", "print the single-device proof"},
-        kTransferInputs,
-        {"format", "text|torchscript|dot|json",
-         "text IR, the TorchScript graphs, a Graphviz graph, or the same facts as JSON (default text)"}},
-       RunInspect},
-      {"bench",
-       "Run a benchmark workload (or all).",
-       {{"workload", "NAME", "acc_small, cls_small, cls_large, reg_large, retrieval, sync_cls, merge_cls, ... or all"},
-        kBackend,
-        {"format", "table|json", "how to print the results (default table)"},
-        {"quick", "", "fewer repetitions (a smoke run)"}},
-       RunBenchCommand},
-      {"export",
-       "Write the compiled metrics as a TorchScript module (update, compute, reset).",
-       {kMetric, kInput, {"out", "FILE.pt", "the module file to write"}, kDevice},
-       RunExport},
-      {"serve",
-       "Serve metrics over HTTP: POST /v1/update, GET /v1/metrics, GET /v1/state, GET /metrics (Prometheus).",
-       {kMetric,
-        {"host", "ADDR", "the address to listen on (default 127.0.0.1)"},
-        {"port", "N", "the port (default 8080; 0 picks a free one)"},
-        {"checkpoint", "FILE", "restore from FILE at start; POST /v1/checkpoint writes it"},
-        kDevice,
-        kBackend,
-        {"max-body-bytes", "BYTES", "the largest request body (default 16 MiB)"},
-        kMaxStateBytes,
-        {"dtype", "NAME=DTYPE", "declare an input's dtype (preds=float32, ...)", true},
-        {"threads", "N", "worker threads for updates (default 4)"},
-        {"max-connections", "N", "connections open at once (default 512)"},
-        {"max-connections-per-client", "N", "connections open at once per client address (default 64)"},
-        {"idle-timeout", "SECONDS", "close a connection idle this long (default 10)"},
-        {"request-timeout", "SECONDS", "close a connection whose request takes longer (default 30)"},
-        {"auth-token-file", "FILE", "require `Authorization: Bearer <the file's token>`"}},
-       RunServe},
-      {"merge",
-       "Merge state files and servers' states, and print the metrics over all their rows.",
-       {{"format", "table|json|none", "how to print the results (default table; none: only --save-state)"},
-        {"save-state", "FILE", "also write the merged states to FILE"},
-        {"auth-token-file", "FILE", "send `Authorization: Bearer <the file's token>` to servers"},
-        {"timeout", "SECONDS", "how long to wait for each server (default 30)"},
-        kDevice,
-        kBackend,
-        kMaxStateBytes},
-       RunMergeCommand,
-       "SOURCE",
-       "a state file (tally eval --save-state) or a server, http://HOST:PORT (its GET /v1/state)"},
-      {"list-metrics",
-       "List every metric with its domain and inputs.",
-       {{"format", "text|markdown",
-         "one line per metric, or the catalogue with arguments and defaults (default text)"}},
-       RunListMetrics},
+      Make("eval", "Compute metrics over arrays on disk (or the embedded demo data).", BindEval, RunEval, &Flags::eval),
+      Make("inspect", "Show what the compiler made: inputs, states, passes, fusion groups, plans.", BindInspect,
+           RunInspect, &Flags::inspect),
+      Make("bench", "Run a benchmark workload (or all).", BindBench, RunBenchCommand, &Flags::bench),
+      Make("export", "Write the compiled metrics as a TorchScript module (update, compute, reset).", BindExport,
+           RunExport, &Flags::export_),
+      Make("serve",
+           "Serve metrics over HTTP: POST /v1/update, GET /v1/metrics, GET /v1/state, GET /metrics (Prometheus).",
+           BindServe, RunServe, &Flags::serve),
+      Make("merge", "Merge state files and servers' states, and print the metrics over all their rows.", BindMerge,
+           RunMergeCommand, &Flags::merge),
+      Make("list-metrics", "List every metric with its domain and inputs.", BindListMetrics, RunListMetrics,
+           &Flags::list_metrics),
   };
   return *commands;
 }
 
-// Parsed holds what CLI11 parsed for each command: the values of its
-// flags (every occurrence of a repeatable one, the last of another) and its
-// switches.
-struct Parsed {
-  std::vector<std::map<std::string, std::vector<std::string>>> repeated;
-  std::vector<std::map<std::string, std::string>> single;
-  std::vector<std::map<std::string, CLI::Option*>> options;
-  std::vector<std::map<std::string, bool>> switches;
-  std::vector<std::vector<std::string>> operands;
-};
-
 constexpr char kAppDescription[] = "tally: a metrics engine for PyTorch models.";
 
-// MakeApp declares every command and its flags on `app`, parsing into `p`.
-void MakeApp(CLI::App& app, Parsed& p) {
+// MakeApp declares every command and its flags on `app`, parsing into `f`.
+void MakeApp(CLI::App& app, Flags& f) {
   app.set_version_flag("--version", absl::StrCat("tally ", kTallyVersion));
   app.footer("The command-line reference: docs/cli.md.\n");
   app.get_formatter()->column_width(36);
-  const size_t n = Commands().size();
-  p.repeated.resize(n);
-  p.single.resize(n);
-  p.options.resize(n);
-  p.switches.resize(n);
-  p.operands.resize(n);
-  for (size_t c = 0; c < n; ++c) {
-    const Command& cmd = Commands()[c];
+  for (const Command& cmd : Commands()) {
     CLI::App* sub = app.add_subcommand(cmd.name, cmd.help);
     sub->footer("The command-line reference: docs/cli.md.\n");
     // Unknown flags and stray words are ours to report (one line each).
     sub->allow_extras();
-    if (cmd.operands != nullptr) sub->add_option(cmd.operands, p.operands[c], cmd.operands_help);
-    for (const Flag& f : cmd.flags) {
-      const std::string name = absl::StrCat("--", f.name);
-      if (*f.value == '\0') {
-        sub->add_flag(name, p.switches[c][f.name], f.help);
-        continue;
-      }
-      // One value per occurrence.
-      CLI::Option* o = f.repeated ? sub->add_option(name, p.repeated[c][f.name], absl::StrCat(f.help, " (repeatable)"))
-                                        ->allow_extra_args(false)
-                                  : sub->add_option(name, p.single[c][f.name], f.help)
-                                        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-      o->type_name(f.value);
-      p.options[c][f.name] = o;
-    }
+    cmd.bind(sub, f);
   }
 }
 
@@ -545,6 +638,11 @@ std::string TranslateParseError(const CLI::ParseError& e) {
     return absl::StrCat("flag '", flag, "' takes no value or one of true/false, yes/no, 1/0; got '",
                         parts.size() > 1 ? parts[1] : "", "'");
   }
+  if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr) {
+    // "--batch-size: must be a positive integer, got '-3'"
+    const size_t colon = msg.find(": ");
+    if (colon != std::string::npos) return absl::StrCat(msg.substr(0, colon), " ", msg.substr(colon + 2));
+  }
   return msg;
 }
 
@@ -552,8 +650,8 @@ std::string TranslateParseError(const CLI::ParseError& e) {
 // is set when the parse itself answers (--help, --version).
 absl::Status RunCommand(int argc, char** argv, int* out_code) {
   CLI::App app(kAppDescription, "tally");
-  Parsed p;
-  MakeApp(app, p);
+  Flags f;
+  MakeApp(app, f);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -563,8 +661,8 @@ absl::Status RunCommand(int argc, char** argv, int* out_code) {
     }
     return absl::InvalidArgumentError(TranslateParseError(e));
   }
-  for (size_t c = 0; c < Commands().size(); ++c) {
-    CLI::App* sub = app.get_subcommand(Commands()[c].name);
+  for (const Command& cmd : Commands()) {
+    CLI::App* sub = app.get_subcommand(cmd.name);
     if (!sub->parsed()) continue;
     for (const std::string& extra : sub->remaining()) {
       if (absl::StartsWith(extra, "-")) {
@@ -572,18 +670,7 @@ absl::Status RunCommand(int argc, char** argv, int* out_code) {
       }
       return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", extra, "'"));
     }
-    Args a;
-    for (auto& [name, v] : p.repeated[c]) {
-      if (!v.empty()) a.values[name] = std::move(v);
-    }
-    for (auto& [name, v] : p.single[c]) {
-      if (p.options[c][name]->count() > 0) a.values[name] = {std::move(v)};
-    }
-    for (const auto& [name, on] : p.switches[c]) {
-      if (on) a.switches.push_back(name);
-    }
-    a.positional = std::move(p.operands[c]);
-    return Commands()[c].run(a);
+    return cmd.run(f);
   }
   return absl::InvalidArgumentError("no command given");
 }
@@ -605,8 +692,8 @@ int Main(int argc, char** argv) {
   }
   if (argc < 2) {
     CLI::App app(kAppDescription, "tally");
-    Parsed p;
-    MakeApp(app, p);
+    Flags f;
+    MakeApp(app, f);
     std::cerr << app.help();
     return 2;
   }

@@ -6,8 +6,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "engine/checkpoint_format.h"
-#include "engine/state_budget.h"
+#include "engine/persist/checkpoint_format.h"
+#include "engine/runtime/state_budget.h"
 #include "support/status_macros.h"
 
 namespace tally::tools {
@@ -85,7 +85,7 @@ absl::StatusOr<std::string> RunMerge(const MergeCommand& command) {
   TALLY_ASSIGN_OR_RETURN(MergedStates merged, std::move(merger).Take());
   if (!command.save_state.empty()) {
     TALLY_ASSIGN_OR_RETURN(std::string bytes, SaveState(merged));
-    TALLY_RETURN_IF_ERROR(checkpoint::WriteFileAtomically(command.save_state, bytes, "state file"));
+    TALLY_RETURN_IF_ERROR(persist::WriteFileAtomically(command.save_state, bytes, "state file"));
   }
   if (command.format == "none") return std::string();
   TALLY_ASSIGN_OR_RETURN(std::vector<EvalResult> results,

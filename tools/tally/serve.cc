@@ -23,9 +23,9 @@
 #include "absl/strings/str_split.h"
 #include "api/json_inputs.h"
 #include "api/tally.h"
-#include "engine/checkpoint_format.h"
 #include "engine/io/regular_file.h"
 #include "engine/ir/aten_types.h"
+#include "engine/persist/checkpoint_format.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "support/status_macros.h"
@@ -65,7 +65,7 @@ HttpResponse Ok() {
 }
 
 // RemoveStaleTemps deletes `<checkpoint>.tmp.<pid>.<n>` files a killed
-// server left behind mid-write (checkpoint::WriteFileAtomically's names).
+// server left behind mid-write (persist::WriteFileAtomically's names).
 void RemoveStaleTemps(const std::string& path) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
@@ -95,7 +95,7 @@ class MetricsServer {
     if (options_.checkpoint.empty()) return absl::OkStatus();
     // Refuses a directory, FIFO or device (or a link to one) at start-up;
     // a link to a regular file is written through.
-    TALLY_ASSIGN_OR_RETURN(std::string target, checkpoint::WriteTarget(options_.checkpoint));
+    TALLY_ASSIGN_OR_RETURN(std::string target, persist::WriteTarget(options_.checkpoint));
     RemoveStaleTemps(target);
     if (::access(options_.checkpoint.c_str(), F_OK) != 0) return absl::OkStatus();  // a first start
     TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, Session::CheckpointSignature(options_.checkpoint));

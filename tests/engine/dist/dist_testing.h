@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "engine/program.h"
+#include "engine/runtime/program.h"
 
 namespace tally::testing {
 

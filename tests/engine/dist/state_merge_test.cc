@@ -26,8 +26,8 @@
 #include "absl/strings/str_cat.h"
 #include "api/evaluate.h"
 #include "api/state_files.h"
-#include "engine/checkpoint_format.h"
-#include "engine/state_file.h"
+#include "engine/persist/checkpoint_format.h"
+#include "engine/persist/state_file.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "tests/engine/dist/dist_testing.h"
@@ -249,11 +249,11 @@ TEST_F(StateFileRefusals, ForeignFilesAreNamed) {
   refuse(Save(specs_, {{"preds", at::rand({3, 4}, at::kDouble)}, {"target", at::randint(0, 4, {3}, at::kLong)}}),
          "state file b.st: was saved for other inputs (preds f64[N,4], target i64[N]) than a.st (preds f32[N,4]");
   // Another state layout: the same specs and inputs, a layout hash of another build.
-  auto file = engine::DecodeStateFile(a, "a.st");
+  auto file = persist::DecodeStateFile(a, "a.st");
   ASSERT_TRUE(file.ok()) << file.status();
   file->layout_hash = "0000000000000000";
-  refuse(engine::EncodeStateFile(*file), "state file b.st: its states are laid out differently");
-  refuse(checkpoint::Frame("x"), "state file b.st: a Tally checkpoint, not a state file");
+  refuse(persist::EncodeStateFile(*file), "state file b.st: its states are laid out differently");
+  refuse(persist::Frame("x"), "state file b.st: a Tally checkpoint, not a state file");
   refuse("", "state file b.st: not a Tally state file");
 }
 

@@ -14,10 +14,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "engine/compiler.h"
 #include "engine/dist/gloo_group.h"
 #include "engine/dist/launch.h"
 #include "engine/dist/sync.h"
+#include "engine/runtime/compiler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/engine/dist/dist_testing.h"

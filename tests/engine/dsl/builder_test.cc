@@ -23,12 +23,12 @@ namespace tally {
 namespace {
 
 using ::tally::dsl::DType;
-using ::tally::dsl::Expr;
 using ::tally::dsl::MetricBuilder;
 using ::tally::dsl::Parts;
 using ::tally::dsl::Reducer;
 using ::tally::dsl::Signature;
 using ::tally::dsl::State;
+using ::tally::ops::Expr;
 using ::tally::testing::FileCheck;
 using ::tally::testing::StatusIs;
 using ::testing::ElementsAre;
@@ -61,8 +61,8 @@ std::vector<std::string> ReturnLabels(const ir::Graph& g) {
 }
 
 // RunOne compiles `m` alone under `label` and feeds it `batches` of "value".
-absl::StatusOr<NamedTensors> RunOne(Metric m, const std::string& label, const std::vector<at::Tensor>& batches) {
-  std::vector<CollectionEntry> entries;
+absl::StatusOr<NamedTensors> RunOne(dsl::Metric m, const std::string& label, const std::vector<at::Tensor>& batches) {
+  std::vector<dsl::CollectionEntry> entries;
   entries.push_back({label, std::move(m)});
   absl::StatusOr<std::unique_ptr<Program>> program = Compile(entries, CompileOptions{});
   if (!program.ok()) return program.status();
@@ -83,14 +83,14 @@ TEST(MetricBuilderTest, MeanBuildsStatesAndGraphs) {
   EXPECT_EQ(sum.name, "sum");
   EXPECT_EQ(count.index, 1);
   const int sum_line = __LINE__ + 1;
-  b.Accumulate(sum, dsl::Sum(x));
+  b.Accumulate(sum, ops::Sum(x));
   const int count_line = __LINE__ + 1;
-  b.Accumulate(count, dsl::Size(x, 0));
+  b.Accumulate(count, ops::Size(x, 0));
   const int cast_line = __LINE__ + 1;
-  Expr n = dsl::Cast(b.Read(count), DType::kFloat64);
+  Expr n = ops::Cast(b.Read(count), DType::kFloat64);
   Expr s = b.Read(sum);
   b.Output(s / n);
-  TALLY_ASSERT_OK_AND_ASSIGN(Metric m, b.Finish());
+  TALLY_ASSERT_OK_AND_ASSIGN(dsl::Metric m, b.Finish());
 
   EXPECT_EQ(m.name, "my_mean");
   ASSERT_EQ(m.module->states.size(), 2u);
@@ -136,12 +136,12 @@ TEST(MetricBuilderTest, NodesRecordTheirSourceLine) {
   Expr x = b.Input("value");
   State s = b.AddState("s", DType::kFloat32, {}, Reducer::kMax, -1);
   const int abs_line = __LINE__ + 1;
-  Expr a = dsl::Abs(x);
+  Expr a = ops::Abs(x);
   const int max_line = __LINE__ + 1;
-  Expr peak = dsl::Max(a);
+  Expr peak = ops::Max(a);
   b.Accumulate(s, peak);
   b.Output(b.Read(s));
-  TALLY_ASSERT_OK_AND_ASSIGN(Metric m, b.Finish());
+  TALLY_ASSERT_OK_AND_ASSIGN(dsl::Metric m, b.Finish());
   const ir::Node* abs = FindNode(*m.module->update, "abs");
   const ir::Node* max = FindNode(*m.module->update, "reduce_max");
   ASSERT_NE(abs, nullptr);
@@ -160,11 +160,11 @@ TEST(MetricBuilderTest, PartsAreLabelledByPath) {
   const double inf = std::numeric_limits<double>::infinity();
   State lo = b.AddState("lo", DType::kFloat32, {}, Reducer::kMin, inf);
   State hi = b.AddState("hi", DType::kFloat32, {}, Reducer::kMax, -inf);
-  b.Accumulate(lo, dsl::Min(x));
-  b.Accumulate(hi, dsl::Max(x));
+  b.Accumulate(lo, ops::Min(x));
+  b.Accumulate(hi, ops::Max(x));
   Expr l = b.Read(lo), h = b.Read(hi);
   b.Output(Parts{l, Parts{h, h - l}});
-  TALLY_ASSERT_OK_AND_ASSIGN(Metric m, b.Finish());
+  TALLY_ASSERT_OK_AND_ASSIGN(dsl::Metric m, b.Finish());
   EXPECT_THAT(ReturnLabels(*m.module->finalize), ElementsAre("value/0", "value/1/0", "value/1/1"));
   const std::string text = ir::PrintModule(*m.module);
   EXPECT_TRUE(FileCheck(text, R"(
@@ -175,18 +175,18 @@ TEST(MetricBuilderTest, PartsAreLabelledByPath) {
 
 // Verifies PartLabel and ParsePartLabel are inverses and refuse non-index paths.
 TEST(MetricBuilderTest, PartLabels) {
-  EXPECT_EQ(PartLabel("roc", {}), "roc");
-  EXPECT_EQ(PartLabel("roc", {1, 2}), "roc/1/2");
+  EXPECT_EQ(dsl::PartLabel("roc", {}), "roc");
+  EXPECT_EQ(dsl::PartLabel("roc", {1, 2}), "roc/1/2");
   std::string base;
   std::vector<int> path;
-  ASSERT_TRUE(ParsePartLabel("roc/1/2", &base, &path));
+  ASSERT_TRUE(dsl::ParsePartLabel("roc/1/2", &base, &path));
   EXPECT_EQ(base, "roc");
   EXPECT_THAT(path, ElementsAre(1, 2));
-  ASSERT_TRUE(ParsePartLabel("roc", &base, &path));
+  ASSERT_TRUE(dsl::ParsePartLabel("roc", &base, &path));
   EXPECT_TRUE(path.empty());
-  EXPECT_FALSE(ParsePartLabel("roc/x", &base, &path));
-  EXPECT_FALSE(ParsePartLabel("roc/-1", &base, &path));
-  EXPECT_FALSE(ParsePartLabel("roc//1", &base, &path));
+  EXPECT_FALSE(dsl::ParsePartLabel("roc/x", &base, &path));
+  EXPECT_FALSE(dsl::ParsePartLabel("roc/-1", &base, &path));
+  EXPECT_FALSE(dsl::ParsePartLabel("roc//1", &base, &path));
 }
 
 // Verifies a custom-merge state gets a merge graph over a.* then b.*.
@@ -194,10 +194,10 @@ TEST(MetricBuilderTest, CustomStateMergeGraph) {
   MetricBuilder b("m", kValue);
   Expr x = b.Input("value");
   State c = b.AddState("c", DType::kFloat64, {}, Reducer::kCustom, 0, "g");
-  b.Accumulate(c, dsl::Max(x));
-  b.SetMerged(c, dsl::Maximum(b.MergeA(c), b.MergeB(c)));
+  b.Accumulate(c, ops::Max(x));
+  b.SetMerged(c, ops::Maximum(b.MergeA(c), b.MergeB(c)));
   b.Output(b.Read(c));
-  TALLY_ASSERT_OK_AND_ASSIGN(Metric m, b.Finish());
+  TALLY_ASSERT_OK_AND_ASSIGN(dsl::Metric m, b.Finish());
   ASSERT_EQ(m.module->merges.count("g"), 1u);
   const ir::Graph& g = *m.module->merges.at("g");
   EXPECT_EQ(g.name(), "merge.g");
@@ -260,12 +260,12 @@ TEST(ExprTest, InvalidExprPropagates) {
   EXPECT_FALSE((none + 1.0).valid());
   EXPECT_FALSE((1.0 - none).valid());
   EXPECT_FALSE((x * none).valid());
-  EXPECT_FALSE(dsl::Sum(dsl::Abs(none)).valid());
-  EXPECT_FALSE(dsl::Cast(none, DType::kFloat64).valid());
-  EXPECT_FALSE(dsl::Where(x > 0.0, none, 1.0).valid());
+  EXPECT_FALSE(ops::Sum(ops::Abs(none)).valid());
+  EXPECT_FALSE(ops::Cast(none, DType::kFloat64).valid());
+  EXPECT_FALSE(ops::Where(x > 0.0, none, 1.0).valid());
   EXPECT_TRUE(b.ok());
   State s = b.AddState("s", DType::kFloat64, {}, Reducer::kSum);
-  b.Accumulate(s, dsl::Sum(none));  // ignored
+  b.Accumulate(s, ops::Sum(none));  // ignored
   b.Output(none);                   // ignored
   EXPECT_TRUE(b.ok());
   EXPECT_THAT(b.Finish(), StatusIs(absl::StatusCode::kInternal, "m: state 's' is never accumulated"));
@@ -277,14 +277,14 @@ TEST(MetricBuilderErrorTest, FirstErrorWins) {
   Expr x = b.Input("value");
   Expr w = b.Input("weight");
   const int line = __LINE__ + 1;
-  Expr bad = dsl::Maximum(x, w);
+  Expr bad = ops::Maximum(x, w);
   EXPECT_FALSE(bad.valid());
   EXPECT_FALSE(b.ok());
   const std::string first = absl::StrCat("my_metric: maximum: shapes do not broadcast: dim 3 vs 2 (", Here(line), ")");
   EXPECT_THAT(b.status(), StatusIs(absl::StatusCode::kInternal, first));
   // Later failures and ops are ignored: a missing input, a repeated state.
   EXPECT_FALSE(b.Input("target").valid());
-  EXPECT_FALSE(dsl::Sum(x).valid());
+  EXPECT_FALSE(ops::Sum(x).valid());
   b.AddState("s", DType::kFloat64, {}, Reducer::kSum);
   b.AddState("s", DType::kFloat64, {}, Reducer::kSum);
   EXPECT_THAT(b.Finish(), StatusIs(absl::StatusCode::kInternal, first));
@@ -294,7 +294,7 @@ TEST(MetricBuilderErrorTest, FirstErrorWins) {
 TEST(MetricBuilderErrorTest, MismatchedDTypes) {
   MetricBuilder b("m", {{"value", DType::kFloat32, {4}}, {"target", DType::kInt64, {4}}});
   const int line = __LINE__ + 1;
-  Expr joined = dsl::Concat({b.Input("value"), b.Input("target")});
+  Expr joined = ops::Concat({b.Input("value"), b.Input("target")});
   EXPECT_FALSE(joined.valid());
   EXPECT_THAT(b.Finish(),
               StatusIs(absl::StatusCode::kInternal,
@@ -305,7 +305,7 @@ TEST(MetricBuilderErrorTest, MismatchedDTypes) {
 TEST(MetricBuilderErrorTest, AbsOfBool) {
   MetricBuilder b("m", kValue);
   Expr x = b.Input("value");
-  EXPECT_FALSE(dsl::Abs(x > 0.0).valid());
+  EXPECT_FALSE(ops::Abs(x > 0.0).valid());
   EXPECT_THAT(b.Finish(), StatusIs(absl::StatusCode::kInternal, HasSubstr("m: abs: expects a numeric input, got i1")));
 }
 
@@ -314,7 +314,7 @@ TEST(MetricBuilderErrorTest, InputReadWithWrongRank) {
   MetricBuilder b("m", kValue);
   Expr x = b.Input("value");  // f32[N]
   const int line = __LINE__ + 1;
-  EXPECT_FALSE(dsl::Select(x, 1, 0).valid());
+  EXPECT_FALSE(ops::Select(x, 1, 0).valid());
   EXPECT_THAT(b.Finish(), StatusIs(absl::StatusCode::kInternal,
                                    absl::StrCat("m: select: dim 1 out of range for rank 1 (", Here(line), ")")));
 }
@@ -339,7 +339,7 @@ TEST(MetricBuilderErrorTest, MissingInput) {
 TEST(MetricBuilderErrorTest, NoOutput) {
   MetricBuilder b("m", kValue);
   State s = b.AddState("s", DType::kFloat64, {}, Reducer::kSum);
-  b.Accumulate(s, dsl::Sum(b.Input("value")));
+  b.Accumulate(s, ops::Sum(b.Input("value")));
   EXPECT_THAT(b.Finish(), StatusIs(absl::StatusCode::kInternal, "m: no output"));
 }
 
@@ -361,12 +361,12 @@ TEST(MetricBuilderErrorTest, CatStateShapes) {
     State rows = b.AddState("rows", DType::kFloat32, {}, Reducer::kCat);
     b.Accumulate(rows, b.Input("value"));
     b.Output(b.Read(rows));
-    TALLY_ASSERT_OK_AND_ASSIGN(Metric m, b.Finish());
+    TALLY_ASSERT_OK_AND_ASSIGN(dsl::Metric m, b.Finish());
     EXPECT_EQ(m.module->states[0].type.ShapeString(), "[R]");
   }
   MetricBuilder b("m", kValue);
   State rows = b.AddState("rows", DType::kFloat32, {}, Reducer::kCat);
-  b.Accumulate(rows, dsl::Sum(b.Input("value")));
+  b.Accumulate(rows, ops::Sum(b.Input("value")));
   EXPECT_THAT(b.Finish(),
               StatusIs(absl::StatusCode::kInternal, HasSubstr("partial of 'rows' has shape [], state is [R]")));
 }
@@ -376,15 +376,15 @@ TEST(MetricBuilderErrorTest, WrongGraph) {
   {
     MetricBuilder b("m", kValue);
     State s = b.AddState("s", DType::kFloat64, {}, Reducer::kSum);
-    Expr total = dsl::Sum(b.Input("value"));
+    Expr total = ops::Sum(b.Input("value"));
     b.Accumulate(s, total);
     b.Output(total);
     EXPECT_THAT(b.Finish(), StatusIs(absl::StatusCode::kInternal, HasSubstr("m: output is not a finalize value")));
   }
   MetricBuilder b("m", kValue);
   State s = b.AddState("s", DType::kFloat64, {}, Reducer::kSum);
-  Expr total = dsl::Cast(dsl::Sum(b.Input("value")), DType::kFloat64);
-  EXPECT_FALSE(dsl::Maximum(b.Read(s), total).valid());
+  Expr total = ops::Cast(ops::Sum(b.Input("value")), DType::kFloat64);
+  EXPECT_FALSE(ops::Maximum(b.Read(s), total).valid());
   EXPECT_THAT(b.Finish(),
               StatusIs(absl::StatusCode::kInternal, HasSubstr("m: maximum: operands come from different graphs")));
 }
@@ -393,7 +393,7 @@ TEST(MetricBuilderErrorTest, WrongGraph) {
 TEST(MetricBuilderErrorTest, EmptyTupleOutput) {
   MetricBuilder b("m", kValue);
   State s = b.AddState("s", DType::kFloat64, {}, Reducer::kSum);
-  b.Accumulate(s, dsl::Sum(b.Input("value")));
+  b.Accumulate(s, ops::Sum(b.Input("value")));
   b.Output(Parts{b.Read(s), Parts(std::vector<Parts>{})});
   EXPECT_THAT(b.Finish(), StatusIs(absl::StatusCode::kInternal, HasSubstr("m: output has an empty tuple")));
 }
@@ -408,34 +408,34 @@ TEST(MetricBuilderErrorTest, CustomStateNeedsMerge) {
   {
     MetricBuilder b("m", kValue);
     State c = b.AddState("c", DType::kFloat64, {}, Reducer::kCustom, 0, "g");
-    b.Accumulate(c, dsl::Max(b.Input("value")));
+    b.Accumulate(c, ops::Max(b.Input("value")));
     b.Output(b.Read(c));
     EXPECT_THAT(b.Finish(), StatusIs(absl::StatusCode::kInternal, "m: group 'g' has no merge graph"));
   }
   MetricBuilder b("m", kValue);
   State c = b.AddState("c", DType::kFloat64, {}, Reducer::kCustom, 0, "g");
-  b.Accumulate(c, dsl::Max(b.Input("value")));
+  b.Accumulate(c, ops::Max(b.Input("value")));
   b.MergeA(c);
   b.Output(b.Read(c));
   EXPECT_THAT(b.Finish(), StatusIs(absl::StatusCode::kInternal, "m: custom state 'c' has no merge"));
 }
 
 // BuildMean is the sum/count mean with a deferred NaN check.
-absl::StatusOr<Metric> BuildMean() {
+absl::StatusOr<dsl::Metric> BuildMean() {
   MetricBuilder b("my_mean", kValue);
   Expr x = b.Input("value");
   State sum = b.AddState("sum", DType::kFloat64, {}, Reducer::kSum);
   State count = b.AddState("count", DType::kInt64, {}, Reducer::kSum);
-  b.Check("value", "NaN values", dsl::Sum(dsl::IsNan(x)));
-  b.Accumulate(sum, dsl::Sum(x));
-  b.Accumulate(count, dsl::Size(x, 0));
-  b.Output(b.Read(sum) / dsl::Cast(b.Read(count), DType::kFloat64));
+  b.Check("value", "NaN values", ops::Sum(ops::IsNan(x)));
+  b.Accumulate(sum, ops::Sum(x));
+  b.Accumulate(count, ops::Size(x, 0));
+  b.Output(b.Read(sum) / ops::Cast(b.Read(count), DType::kFloat64));
   return b.Finish();
 }
 
 // Verifies Check adds an i64 counter state whose message gains the {n} placeholder.
 TEST(MetricBuilderTest, CheckAddsCounterState) {
-  TALLY_ASSERT_OK_AND_ASSIGN(Metric m, BuildMean());
+  TALLY_ASSERT_OK_AND_ASSIGN(dsl::Metric m, BuildMean());
   const ir::StateDecl* check = m.module->FindState("check0");
   ASSERT_NE(check, nullptr);
   EXPECT_EQ(check->type.dtype, DType::kInt64);
@@ -445,7 +445,7 @@ TEST(MetricBuilderTest, CheckAddsCounterState) {
 
 // Verifies the DSL mean computes (1+...+6)/6 = 3.5 over two updates through Compile/Program.
 TEST(MetricBuilderRunTest, MeanOverTwoUpdates) {
-  TALLY_ASSERT_OK_AND_ASSIGN(Metric m, BuildMean());
+  TALLY_ASSERT_OK_AND_ASSIGN(dsl::Metric m, BuildMean());
   TALLY_ASSERT_OK_AND_ASSIGN(NamedTensors values,
                              RunOne(std::move(m), "mean", {at::tensor({1.f, 2.f, 3.f, 4.f}), at::tensor({5.f, 6.f})}));
   ASSERT_EQ(values.size(), 1u);
@@ -456,7 +456,7 @@ TEST(MetricBuilderRunTest, MeanOverTwoUpdates) {
 
 // Verifies the deferred check makes Compute fail with the counted NaNs.
 TEST(MetricBuilderRunTest, CheckFailsCompute) {
-  TALLY_ASSERT_OK_AND_ASSIGN(Metric m, BuildMean());
+  TALLY_ASSERT_OK_AND_ASSIGN(dsl::Metric m, BuildMean());
   const float nan = std::numeric_limits<float>::quiet_NaN();
   EXPECT_THAT(RunOne(std::move(m), "mean", {at::tensor({1.f, nan}), at::tensor({nan, 2.f})}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("my_mean: value: 2 NaN values")));
@@ -469,11 +469,11 @@ TEST(MetricBuilderRunTest, RangeParts) {
   const double inf = std::numeric_limits<double>::infinity();
   State lo = b.AddState("lo", DType::kFloat32, {}, Reducer::kMin, inf);
   State hi = b.AddState("hi", DType::kFloat32, {}, Reducer::kMax, -inf);
-  b.Accumulate(lo, dsl::Min(x));
-  b.Accumulate(hi, dsl::Max(x));
+  b.Accumulate(lo, ops::Min(x));
+  b.Accumulate(hi, ops::Max(x));
   Expr l = b.Read(lo), h = b.Read(hi);
   b.Output(Parts{l, Parts{h, h - l}});
-  TALLY_ASSERT_OK_AND_ASSIGN(Metric m, b.Finish());
+  TALLY_ASSERT_OK_AND_ASSIGN(dsl::Metric m, b.Finish());
   TALLY_ASSERT_OK_AND_ASSIGN(NamedTensors values,
                              RunOne(std::move(m), "r", {at::tensor({3.f, -1.f, 2.f}), at::tensor({7.f})}));
   TALLY_ASSERT_OK_AND_ASSIGN(ResultTree tree, CollectResult(values, "r"));

@@ -14,10 +14,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "engine/compiler.h"
 #include "engine/exec/torchscript/lowering.h"
 #include "engine/exec/torchscript/module_builder.h"
 #include "engine/exec/torchscript/module_export.h"
+#include "engine/runtime/compiler.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "ops/meta_kernels.h"

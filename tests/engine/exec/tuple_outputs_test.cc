@@ -13,12 +13,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/tally.h"
-#include "engine/compiler.h"
 #include "engine/dsl/builder.h"
 #include "engine/dsl/metric.h"
 #include "engine/exec/torchscript/module_builder.h"
 #include "engine/exec/torchscript/module_export.h"
-#include "engine/results.h"
+#include "engine/runtime/compiler.h"
+#include "engine/runtime/results.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -33,35 +33,35 @@ using json = nlohmann::json;
 const dsl::Signature kSig = {{"value", ir::DType::kFloat32, {4}}};
 
 // Stats returns ((sum, max), [sorted values, positive values in arrival order]).
-absl::StatusOr<Metric> Stats(const dsl::Signature& sig = kSig) {
+absl::StatusOr<dsl::Metric> Stats(const dsl::Signature& sig = kSig) {
   dsl::MetricBuilder b("stats", sig);
-  dsl::Expr x = b.Input("value");
+  ops::Expr x = b.Input("value");
   dsl::State sum = b.AddState("sum", ir::DType::kFloat64, {}, ir::Reducer::kSum);
   dsl::State max = b.AddState("max", ir::DType::kFloat32, {}, ir::Reducer::kMax, -INFINITY);
   dsl::State rows = b.AddState("rows", ir::DType::kFloat32, {}, ir::Reducer::kCat);
-  b.Accumulate(sum, dsl::Sum(dsl::Cast(x, ir::DType::kFloat64)));
-  b.Accumulate(max, dsl::Max(x));
+  b.Accumulate(sum, ops::Sum(ops::Cast(x, ir::DType::kFloat64)));
+  b.Accumulate(max, ops::Max(x));
   b.Accumulate(rows, x);
-  dsl::Expr all = b.Read(rows);
-  dsl::Expr positives = b.Op(ops::OpId::kMaskedSelect, {all, all > 0.0});
+  ops::Expr all = b.Read(rows);
+  ops::Expr positives = b.Op(ops::OpId::kMaskedSelect, {all, all > 0.0});
   b.Output(dsl::Parts{dsl::Parts{b.Read(sum), b.Read(max)},
-                      dsl::Parts(std::vector<dsl::Expr>{dsl::SortValues(all, 0), positives})});
+                      dsl::Parts(std::vector<ops::Expr>{ops::SortValues(all, 0), positives})});
   return b.Finish();
 }
 
-absl::StatusOr<Metric> Mean() {
+absl::StatusOr<dsl::Metric> Mean() {
   dsl::MetricBuilder b("mean", kSig);
-  dsl::Expr x = b.Input("value");
+  ops::Expr x = b.Input("value");
   dsl::State sum = b.AddState("sum", ir::DType::kFloat64, {}, ir::Reducer::kSum);
   dsl::State n = b.AddState("n", ir::DType::kInt64, {}, ir::Reducer::kSum);
-  b.Accumulate(sum, dsl::Sum(dsl::Cast(x, ir::DType::kFloat64)));
-  b.Accumulate(n, dsl::Size(x, 0));
+  b.Accumulate(sum, ops::Sum(ops::Cast(x, ir::DType::kFloat64)));
+  b.Accumulate(n, ops::Size(x, 0));
   b.Output(b.Read(sum) / b.Read(n));
   return b.Finish();
 }
 
-absl::StatusOr<std::vector<CollectionEntry>> Entries() {
-  std::vector<CollectionEntry> entries;
+absl::StatusOr<std::vector<dsl::CollectionEntry>> Entries() {
+  std::vector<dsl::CollectionEntry> entries;
   auto mean = Mean();
   if (!mean.ok()) return mean.status();
   entries.push_back({"mean", std::move(*mean)});
@@ -114,7 +114,7 @@ TEST(TupleOutputs, FinalizeReturnsOneLabelPerLeaf) {
   EXPECT_THAT(labels, ElementsAre("value/0/0", "value/0/1", "value/1/0", "value/1/1"));
   auto entries = Entries();
   ASSERT_TRUE(entries.ok()) << entries.status();
-  auto linked = LinkCollection(*entries);
+  auto linked = dsl::LinkCollection(*entries);
   ASSERT_TRUE(linked.ok()) << linked.status();
   labels.clear();
   for (const auto& [label, v] : (*linked)->finalize->returns()) labels.push_back(label);
@@ -123,18 +123,18 @@ TEST(TupleOutputs, FinalizeReturnsOneLabelPerLeaf) {
 
 TEST(TupleOutputs, PartLabelsRoundTrip) {
   // Verifies the label helpers.
-  EXPECT_EQ(PartLabel("roc", {}), "roc");
-  EXPECT_EQ(PartLabel("roc", {1, 12}), "roc/1/12");
+  EXPECT_EQ(dsl::PartLabel("roc", {}), "roc");
+  EXPECT_EQ(dsl::PartLabel("roc", {1, 12}), "roc/1/12");
   std::string base;
   std::vector<int> path;
-  ASSERT_TRUE(ParsePartLabel("roc/1/12", &base, &path));
+  ASSERT_TRUE(dsl::ParsePartLabel("roc/1/12", &base, &path));
   EXPECT_EQ(base, "roc");
   EXPECT_THAT(path, ElementsAre(1, 12));
-  ASSERT_TRUE(ParsePartLabel("mean", &base, &path));
+  ASSERT_TRUE(dsl::ParsePartLabel("mean", &base, &path));
   EXPECT_EQ(base, "mean");
   EXPECT_TRUE(path.empty());
-  EXPECT_FALSE(ParsePartLabel("roc/x", &base, &path));
-  EXPECT_FALSE(ParsePartLabel("roc/", &base, &path));
+  EXPECT_FALSE(dsl::ParsePartLabel("roc/x", &base, &path));
+  EXPECT_FALSE(dsl::ParsePartLabel("roc/", &base, &path));
 }
 
 TEST(TupleOutputs, ComputeBatchesAndMergeGiveTheTree) {
@@ -246,15 +246,15 @@ TEST(TupleOutputs, MalformedTreesAreBuilderErrors) {
   {
     dsl::MetricBuilder b("empty", kSig);
     dsl::State s = b.AddState("s", ir::DType::kFloat64, {}, ir::Reducer::kSum);
-    b.Accumulate(s, dsl::Sum(dsl::Cast(b.Input("value"), ir::DType::kFloat64)));
+    b.Accumulate(s, ops::Sum(ops::Cast(b.Input("value"), ir::DType::kFloat64)));
     b.Output(dsl::Parts{b.Read(s), dsl::Parts(std::vector<dsl::Parts>{})});
     EXPECT_THAT(std::string(b.Finish().status().message()), HasSubstr("empty tuple"));
   }
   {
     dsl::MetricBuilder b("wrong_graph", kSig);
-    dsl::Expr x = b.Input("value");
+    ops::Expr x = b.Input("value");
     dsl::State s = b.AddState("s", ir::DType::kFloat64, {}, ir::Reducer::kSum);
-    b.Accumulate(s, dsl::Sum(dsl::Cast(x, ir::DType::kFloat64)));
+    b.Accumulate(s, ops::Sum(ops::Cast(x, ir::DType::kFloat64)));
     b.Output(dsl::Parts{b.Read(s), x});
     EXPECT_THAT(std::string(b.Finish().status().message()), HasSubstr("not a finalize value"));
   }

@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/tally.h"
-#include "engine/compiler.h"
 #include "engine/ir/parser.h"
 #include "engine/ir/printer.h"
+#include "engine/runtime/compiler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
@@ -485,7 +485,7 @@ TEST(IrRoundTripTest, EveryRegisteredMetric) {
       EXPECT_EQ(ir::PrintModule(**parsed), printed);
       EXPECT_THAT(ops::VerifyModule(**parsed), IsOk());
 
-      std::vector<CollectionEntry> entries;
+      std::vector<dsl::CollectionEntry> entries;
       entries.push_back({info.name, std::move(*metric)});
       CompileOptions options;
       auto compiled = CompileModule(entries, options);

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "api/tally.h"
-#include "engine/compiler.h"
 #include "engine/exec/eager_executor.h"
-#include "engine/program.h"
+#include "engine/runtime/compiler.h"
+#include "engine/runtime/program.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"

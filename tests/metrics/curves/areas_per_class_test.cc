@@ -12,9 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/tally.h"
-#include "engine/compiler.h"
 #include "engine/exec/eager_executor.h"
-#include "engine/program.h"
+#include "engine/runtime/compiler.h"
+#include "engine/runtime/program.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"

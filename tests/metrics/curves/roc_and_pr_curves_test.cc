@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/tally.h"
-#include "engine/compiler.h"
-#include "engine/results.h"
+#include "engine/runtime/compiler.h"
+#include "engine/runtime/results.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "metrics/registry.h"

@@ -11,8 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/tally.h"
-#include "engine/compiler.h"
 #include "engine/ir/module.h"
+#include "engine/runtime/compiler.h"
 #include "gtest/gtest.h"
 
 namespace tally {

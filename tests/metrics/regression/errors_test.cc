@@ -137,8 +137,8 @@ TEST(RegressionExtraTest, BadInputsNameTheMetricAndInput) {
     EXPECT_THAT(std::string(st.message()), HasSubstr(c.want)) << c.spec;
   }
   // The full rank range that TorchMetrics accepts builds.
-  for (const std::string& spec : {"mean_squared_log_error", "minkowski_distance(p=3)", "tweedie_deviance_score",
-                                  "critical_success_index(threshold=0.5, keep_sequence_dim=2)"}) {
+  for (const char* spec : {"mean_squared_log_error", "minkowski_distance(p=3)", "tweedie_deviance_score",
+                           "critical_success_index(threshold=0.5, keep_sequence_dim=2)"}) {
     EXPECT_TRUE(BuildError(spec, f({4, 2, 3}), f({4, 2, 3})).ok()) << spec;
   }
 }

@@ -24,8 +24,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "api/tally.h"
-#include "engine/compiler.h"
 #include "engine/dsl/builder.h"
+#include "engine/runtime/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/bl_confmat.h"
 #include "support/status_macros.h"
@@ -35,7 +35,7 @@ namespace {
 
 // Run compiles `entries` and feeds `inputs` in batches of `batch` rows; it
 // returns the states.
-std::vector<at::Tensor> Run(const std::vector<CollectionEntry>& entries, const NamedTensors& inputs,
+std::vector<at::Tensor> Run(const std::vector<dsl::CollectionEntry>& entries, const NamedTensors& inputs,
                             passes::FusePolicy policy, int64_t batch) {
   CompileOptions co;
   co.fuse_policy = policy;
@@ -96,13 +96,13 @@ struct Case {
 // OpEntry is a metric whose update is one bl_confmat node with every result
 // accumulated: the op at forms and attributes no metric spells (L = 1,
 // logits_over_kept for multilabel).
-absl::StatusOr<std::vector<CollectionEntry>> OpEntry(const Case& c) {
+absl::StatusOr<std::vector<dsl::CollectionEntry>> OpEntry(const Case& c) {
   TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, tally::SignatureOf(c.inputs));
   dsl::MetricBuilder b("bl_confmat", sig);
-  dsl::Expr preds = b.Input("preds"), target = b.Input("target");
+  ops::Expr preds = b.Input("preds"), target = b.Input("target");
   ir::AttrMap attrs{{"threshold", c.threshold}, {"logits_over_kept", c.logits_over_kept}};
   if (c.ignore_index) attrs["ignore_index"] = *c.ignore_index;
-  std::vector<dsl::Expr> outs = b.OpN(ops::OpId::kBlConfmat, {preds, target}, attrs);
+  std::vector<ops::Expr> outs = b.OpN(ops::OpId::kBlConfmat, {preds, target}, attrs);
   if (outs.size() != 3) return b.status();
   std::vector<int64_t> shape{2, 2};
   if (preds.rank() == 2) shape.insert(shape.begin(), b.FindInput("preds")->shape[1]);
@@ -113,9 +113,9 @@ absl::StatusOr<std::vector<CollectionEntry>> OpEntry(const Case& c) {
   b.Accumulate(bad_t, outs[1]);
   b.Accumulate(bad_p, outs[2]);
   b.Output(b.Read(cm));
-  TALLY_ASSIGN_OR_RETURN(Metric m, b.Finish());
-  std::vector<CollectionEntry> entries;
-  entries.push_back(CollectionEntry{"op", std::move(m)});
+  TALLY_ASSIGN_OR_RETURN(dsl::Metric m, b.Finish());
+  std::vector<dsl::CollectionEntry> entries;
+  entries.push_back(dsl::CollectionEntry{"op", std::move(m)});
   return entries;
 }
 
@@ -125,7 +125,7 @@ absl::StatusOr<std::vector<CollectionEntry>> OpEntry(const Case& c) {
 void ExpectAllPathsEqual(const Case& c) {
   SCOPED_TRACE(absl::StrCat(c.name, ": ", c.spec.empty() ? "bl_confmat" : c.spec,
                             c.spec.empty() ? absl::StrCat(" logits_over_kept=", c.logits_over_kept) : ""));
-  std::vector<CollectionEntry> op;
+  std::vector<dsl::CollectionEntry> op;
   if (c.spec.empty()) {
     auto entries = OpEntry(c);
     ASSERT_TRUE(entries.ok()) << entries.status();

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "api/tally.h"
-#include "engine/compiler.h"
+#include "engine/runtime/compiler.h"
 
 namespace tally::testing {
 

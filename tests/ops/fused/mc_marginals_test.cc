@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/tally.h"
-#include "engine/compiler.h"
+#include "engine/runtime/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/mc_confmat.h"
 #include "tests/ops/fused/fused_testing.h"

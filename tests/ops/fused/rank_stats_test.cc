@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/tally.h"
-#include "engine/compiler.h"
+#include "engine/runtime/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/rank_stats.h"
 
