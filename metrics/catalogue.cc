@@ -133,7 +133,11 @@ std::string CatalogueMarkdown(const std::vector<MetricDoc>& docs) {
       "names and defaults). Generated from the registry by\n"
       "`tally list-metrics --format markdown > docs/metrics.md`; a test checks that this file\n"
       "is what the command prints.\n\n"
-      "An argument without a default is required. `none` is written as `none`.\n";
+      "An argument without a default is required. `none` is written as `none`.\n\n"
+      "`weight` is optional: one float per row, scikit-learn's `sample_weight` (row i counts\n"
+      "as w_i rows; weights must be finite and >= 0, and 0 drops the row). A collection\n"
+      "weights every metric or none. The weighted classification metrics take the global\n"
+      "forms (not `top_k > 1`, not `multidim_average=samplewise`).\n";
   for (const auto& [domain, metrics] : by_domain) {
     absl::StrAppend(&out, "\n## ", domain, "\n\n| metric | inputs | arguments |\n|---|---|---|\n");
     for (const MetricDoc* m : metrics) {

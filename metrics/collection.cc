@@ -6,9 +6,36 @@
 #include "absl/strings/str_cat.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
+#include "metrics/weights.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
+
+namespace {
+
+// CheckEveryMetricIsWeighted refuses a collection where `weight` weights some
+// metrics and not others: the unweighted ones would look weighted. (When no
+// metric reads it, the caller says that the input is read by no metric.)
+absl::Status CheckEveryMetricIsWeighted(const std::vector<std::string>& specs,
+                                        const std::vector<dsl::CollectionEntry>& entries) {
+  const dsl::CollectionEntry* weighted = nullptr;
+  const dsl::CollectionEntry* unweighted = nullptr;
+  size_t unweighted_index = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const bool reads = entries[i].metric.module->update->FindParam(kWeightInput) != nullptr;
+    if (reads && weighted == nullptr) weighted = &entries[i];
+    if (!reads && unweighted == nullptr) {
+      unweighted = &entries[i];
+      unweighted_index = i;
+    }
+  }
+  if (weighted == nullptr || unweighted == nullptr) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(specs[unweighted_index], ": input '", kWeightInput,
+                                                 "': this metric has no weighted form, and ", weighted->label,
+                                                 " in the same collection is weighted (evaluate it apart)"));
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<dsl::CollectionEntry>> BuildEntries(const std::vector<std::string>& specs,
                                                                const dsl::Signature& sig, const ir::Device& device) {
@@ -26,6 +53,7 @@ absl::StatusOr<std::vector<dsl::CollectionEntry>> BuildEntries(const std::vector
     }
     entries.push_back(std::move(e));
   }
+  TALLY_RETURN_IF_ERROR(CheckEveryMetricIsWeighted(specs, entries));
   return entries;
 }
 

@@ -2,7 +2,7 @@
 // SumMetric, MaxMetric, MinMetric).
 //
 // Input `value` (the command line's `preds` is accepted for it) and, for
-// mean, an optional `weight` broadcast to it. nan_strategy follows
+// mean and sum, an optional `weight` broadcast to it (sum: Σ weight·value). nan_strategy follows
 // TorchMetrics: "warn" (default) and "ignore" drop elements where value (or
 // weight) is NaN, "error" makes Compute fail with the count of NaNs (a
 // deferred on-device check), "disable" keeps them, and a float replaces them
@@ -65,7 +65,9 @@ absl::StatusOr<dsl::Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl
   }
   value = ops::Cast(value, DType::kFloat64);
   Expr weight;
-  bool has_weight = kind == Agg::kMean && b.FindInput("weight") != nullptr;
+  // mean's weight is TorchMetrics'; sum takes the same (a weighted sum,
+  // Σ weight·value), which TorchMetrics' SumMetric lacks.
+  bool has_weight = (kind == Agg::kMean || kind == Agg::kSum) && b.FindInput("weight") != nullptr;
   if (has_weight) {
     weight = b.Input("weight");
     if (b.ok()) {
@@ -113,6 +115,7 @@ absl::StatusOr<dsl::Metric> BuildAggregation(Agg kind, SpecArgs& args, const dsl
       break;
     }
     case Agg::kSum: {
+      if (has_weight) value = value * weight;
       if (keep.valid()) value = ops::Where(keep, value, 0.0);
       auto sum = b.AddState("sum_value", DType::kFloat64, {}, Reducer::kSum);
       b.Accumulate(sum, ops::Sum(value));
@@ -151,7 +154,7 @@ absl::StatusOr<dsl::Metric> BuildMin(SpecArgs& a, const dsl::Signature& s, const
 
 void RegisterAggregationMetrics(std::vector<MetricInfo>& out) {
   out.push_back({"mean", "aggregation", {"value", "weight"}, BuildMean});
-  out.push_back({"sum", "aggregation", {"value"}, BuildSum});
+  out.push_back({"sum", "aggregation", {"value", "weight"}, BuildSum});
   out.push_back({"max", "aggregation", {"value"}, BuildMax});
   out.push_back({"min", "aggregation", {"value"}, BuildMin});
 }

@@ -32,6 +32,7 @@
 #include "metrics/classification/stats.h"
 #include "metrics/common.h"
 #include "metrics/registry.h"
+#include "metrics/weights.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
@@ -455,6 +456,13 @@ State Confmat(Task task, const Args& a, MetricBuilder& b) {
 }
 
 void BuildBody(Task task, Kind kind, const Args& a, MetricBuilder& b) {
+  // Weighted counts exist for the global confusion matrices and exact
+  // match; per-sample rows and top-k counts have no weighted form yet.
+  if (HasWeight(b) && (a.samplewise || (task == Task::kMulticlass && a.top_k > 1))) {
+    b.FailInput(kWeightInput, a.samplewise ? "weights are not supported with multidim_average='samplewise'"
+                                           : "weights are not supported with top_k > 1");
+    return;
+  }
   if (IsStatFamily(kind)) {
     BuildStatFamily(task, kind, a, b);
     return;
@@ -504,7 +512,7 @@ absl::StatusOr<dsl::Metric> Build(Task task, Kind kind, SpecArgs& args, const ds
 
 void RegisterTask(Task task, const std::string& prefix, bool kappa, bool exact_match, std::vector<MetricInfo>& out) {
   auto add = [&](const char* name, BuildFn fn) {
-    out.push_back({prefix + name, "classification", {"preds", "target"}, fn});
+    out.push_back({prefix + name, "classification", {"preds", "target", kWeightInput}, fn});
   };
   add("accuracy", Bound(Build, task, Kind::kAccuracy));
   add("precision", Bound(Build, task, Kind::kPrecision));

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "metrics/weights.h"
 #include "ops/attrs.h"
 
 namespace tally::metrics {
@@ -116,6 +117,19 @@ Expr Kept(const BinaryForm& f) {
   Expr keep = !RowAny(f.bad, /*keepdim=*/true);
   return f.ignored.valid() ? keep && !f.ignored : keep;
 }
+
+// CountBins accumulates the histogram of `idx` (indices outside [0, bins)
+// count nowhere) into a state `name` of `shape`: int64 counts, or with row
+// weights `w` float64 sums of weights.
+State CountBins(MetricBuilder& b, Expr idx, Expr w, int64_t bins, std::vector<int64_t> shape) {
+  State cm = b.AddState("confmat", w.valid() ? DType::kFloat64 : DType::kInt64, shape, Reducer::kSum);
+  Expr h = w.valid() ? ops::Histogram(Flat(idx), Flat(PerElement(w, idx)), bins) : ops::Histogram(Flat(idx), bins);
+  b.Accumulate(cm, ops::Reshape(h, std::move(shape)));
+  return cm;
+}
+
+// Weight reads the row weights for preds' rows (invalid without `weight`).
+Expr Weight(MetricBuilder& b) { return HasWeight(b) ? ReadWeight(b, b.Input("preds")) : Expr(); }
 
 bool MultilabelInputs(MetricBuilder& b, int64_t num_labels, Inputs& in) {
   if (!ReadInputs(b, in) || !RequireSameShape(b, in)) return false;
@@ -231,7 +245,9 @@ State FusedBinaryConfmat(MetricBuilder& b, const Inputs& in, double threshold, s
 State BinaryConfmat(MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index, LogitCheck logit_check) {
   Inputs in;
   if (!ReadInputs(b, in) || !RequireSameShape(b, in)) return State{};
-  if (IsSimpleBinary(b, 1, ignore_index)) {
+  Expr w = Weight(b);
+  if (!b.ok()) return State{};
+  if (!w.valid() && IsSimpleBinary(b, 1, ignore_index)) {
     // Without ignore_index both logit checks look at every element: one
     // attribute value, so CSE still shares the statistics.
     bool over_kept = logit_check == LogitCheck::kKeptElements && ignore_index.has_value();
@@ -241,9 +257,7 @@ State BinaryConfmat(MetricBuilder& b, double threshold, std::optional<int64_t> i
   if (!MakeBinaryForm(b, in, threshold, ignore_index, logit_check, f)) return State{};
   Expr idx = ops::Cast(f.target, DType::kInt64) * 2.0 + ops::Cast(f.label, DType::kInt64);
   idx = ops::Where(Kept(f), idx, -1.0);
-  State cm = b.AddState("confmat", DType::kInt64, {2, 2}, Reducer::kSum);
-  b.Accumulate(cm, ops::Reshape(ops::Histogram(Flat(idx), 4), {2, 2}));
-  return cm;
+  return CountBins(b, idx, w, 4, {2, 2});
 }
 
 // IsSimpleMulticlass is the (N, C) scores or (N,) integer labels form with
@@ -268,6 +282,17 @@ ops::McConfmatAttrs IgnoringNegativeTargets(int64_t num_classes) {
 }  // namespace
 
 State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index) {
+  if (HasWeight(b)) {
+    // Weighted: one weighted histogram of target * C + label, C x C float64
+    // (the budget refuses what does not fit; the mc_confmat kernels count).
+    Expr w = Weight(b);
+    MulticlassForm f;
+    if (!b.ok() || !MakeMulticlassForm(b, num_classes, ignore_index, /*top_k=*/1, f)) return State{};
+    Expr keep = !RowAny(f.bad, /*keepdim=*/true);
+    if (f.ignored.valid()) keep = keep && !f.ignored;
+    Expr idx = f.target * static_cast<double>(num_classes) + Labels(f);
+    return CountBins(b, ops::Where(keep, idx, -1.0), w, num_classes * num_classes, {num_classes, num_classes});
+  }
   if (IsSimpleMulticlass(b, num_classes)) {
     Inputs in;
     if (!ReadInputs(b, in)) return State{};
@@ -327,7 +352,9 @@ MulticlassTopkCounts MulticlassTopk(MetricBuilder& b, int64_t num_classes, int64
 State MultilabelConfmat(MetricBuilder& b, int64_t num_labels, double threshold, std::optional<int64_t> ignore_index) {
   Inputs in;
   if (!MultilabelInputs(b, num_labels, in)) return State{};
-  if (IsSimpleBinary(b, 2, ignore_index)) {
+  Expr w = Weight(b);
+  if (!b.ok()) return State{};
+  if (!w.valid() && IsSimpleBinary(b, 2, ignore_index)) {
     return FusedBinaryConfmat(b, in, threshold, ignore_index, /*logits_over_kept=*/false, {num_labels, 2, 2});
   }
   BinaryForm f;
@@ -340,18 +367,32 @@ State MultilabelConfmat(MetricBuilder& b, int64_t num_labels, double threshold, 
   label_base = label_base * 4.0;
   Expr idx = ops::Cast(f.target, DType::kInt64) * 2.0 + ops::Cast(f.label, DType::kInt64) + label_base;
   idx = ops::Where(Kept(f), idx, -1.0);
-  State cm = b.AddState("confmat", DType::kInt64, {num_labels, 2, 2}, Reducer::kSum);
-  b.Accumulate(cm, ops::Reshape(ops::Histogram(Flat(idx), 4 * num_labels), {num_labels, 2, 2}));
-  return cm;
+  return CountBins(b, idx, w, 4 * num_labels, {num_labels, 2, 2});
 }
 
+namespace {
+// WeightedMatches is ExactMatchCounts with row weights `w`: float64 sums of
+// the weights of the matching and of the valid samples.
+ExactMatchCounts WeightedMatches(MetricBuilder& b, Expr match, Expr valid, Expr w) {
+  Expr we = PerElement(w, match);
+  ExactMatchCounts c;
+  c.correct = b.AddState("correct", DType::kFloat64, {}, Reducer::kSum);
+  c.total = b.AddState("total", DType::kFloat64, {}, Reducer::kSum);
+  b.Accumulate(c.correct, ops::Sum(ops::Where(match && valid, we, 0.0)));
+  b.Accumulate(c.total, ops::Sum(ops::Where(valid, we, 0.0)));
+  return c;
+}
+}  // namespace
+
 ExactMatchCounts MulticlassExactMatch(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index) {
+  Expr w = Weight(b);
   MulticlassForm f;
-  if (!MakeMulticlassForm(b, num_classes, ignore_index, /*top_k=*/1, f)) return {};
+  if (!b.ok() || !MakeMulticlassForm(b, num_classes, ignore_index, /*top_k=*/1, f)) return {};
   Expr same = Labels(f) == f.target;
   if (f.ignored.valid()) same = same || f.ignored;
   Expr match = RowAny(!same, /*keepdim=*/false);  // a mismatch anywhere in the sample
   Expr valid = !RowAny(f.bad, /*keepdim=*/false);
+  if (w.valid()) return WeightedMatches(b, !match, valid, w);
   ExactMatchCounts c;
   c.correct = b.AddState("correct", DType::kInt64, {}, Reducer::kSum);
   c.total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
@@ -364,16 +405,16 @@ ExactMatchCounts MultilabelExactMatch(MetricBuilder& b, int64_t num_labels, doub
                                       std::optional<int64_t> ignore_index) {
   Inputs in;
   BinaryForm f;
-  if (!MultilabelInputs(b, num_labels, in) ||
-      !MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) {
-    return {};
-  }
+  if (!MultilabelInputs(b, num_labels, in)) return {};
+  Expr w = Weight(b);
+  if (!b.ok() || !MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) return {};
   Expr same = ops::Cast(f.label, DType::kInt64) == ops::Cast(f.target, DType::kInt64);
   if (f.ignored.valid()) same = same && !f.ignored;
   // A sample is one (n, position) pair over the L labels of dim 1.
   Expr match = ops::All(same, {1});
   Expr valid = !RowAny(f.bad, /*keepdim=*/true);
   valid = valid.rank() > 1 ? ops::Squeeze(valid, 1) : valid;
+  if (w.valid()) return WeightedMatches(b, match, valid, w);
   ExactMatchCounts c;
   c.correct = b.AddState("correct", DType::kInt64, {}, Reducer::kSum);
   c.total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);

@@ -43,6 +43,7 @@
 #include "metrics/registry.h"
 #include "metrics/regression/moments.h"
 #include "metrics/regression/operands.h"
+#include "metrics/weights.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
@@ -180,9 +181,24 @@ absl::StatusOr<dsl::Metric> BuildMeanError(ErrorKind kind, SpecArgs& args, const
     shape = {num_outputs};
   }
   const bool squared_error = kind == ErrorKind::kSquared;
+  Expr w = ReadWeight(b, in.preds);
+  if (!b.ok()) return b.status();
   State sum = b.AddState(squared_error ? "sum_squared_error" : "sum_abs_error", DType::kFloat64, shape, Reducer::kSum);
-  State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  if (in.rank() <= 2) {
+  State total = b.AddState("total", w.valid() ? DType::kFloat64 : DType::kInt64, {}, Reducer::kSum);
+  if (w.valid()) {
+    // sklearn's sample_weight: Σ w·err / Σ w per output (every element of a
+    // row weighs w; num_outputs=1 averages the elements of all outputs).
+    Expr diff = F64(in.preds) - F64(in.target);
+    Expr err = squared_error ? diff * diff : ops::Abs(diff);
+    if (num_outputs == 1) {
+      Expr we = PerElement(w, err);
+      b.Accumulate(sum, ops::Sum(err * we));
+      b.Accumulate(total, ops::Sum(we));
+    } else {
+      b.Accumulate(sum, ops::Sum(err * ops::Unsqueeze(w, 1), {0}));
+      b.Accumulate(total, ops::Sum(w));
+    }
+  } else if (in.rank() <= 2) {
     // The shared statistics node (an (N) input is one column).
     BatchStats s;
     if (!ReadBatchStats(b, in.preds, in.target, s)) return b.status();
@@ -219,12 +235,20 @@ absl::StatusOr<dsl::Metric> BuildMeanAbsolutePercentageError(SpecArgs& args, con
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
+  Expr w = ReadWeight(b, in.preds);
+  if (!b.ok()) return b.status();
   Expr p = ops::Flatten(F64(in.preds)), t = ops::Flatten(F64(in.target));
   Expr ratio = ops::Abs(p - t) / ops::Clamp(ops::Abs(t), kMapeEpsilon, std::nullopt);
   State sum = b.AddState("sum_abs_per_error", DType::kFloat64, {}, Reducer::kSum);
-  State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  b.Accumulate(sum, ops::Sum(ratio));
-  b.Accumulate(total, ops::Size(p, 0));
+  State total = b.AddState("total", w.valid() ? DType::kFloat64 : DType::kInt64, {}, Reducer::kSum);
+  if (w.valid()) {
+    Expr we = ops::Flatten(PerElement(w, in.preds));
+    b.Accumulate(sum, ops::Sum(ratio * we));
+    b.Accumulate(total, ops::Sum(we));
+  } else {
+    b.Accumulate(sum, ops::Sum(ratio));
+    b.Accumulate(total, ops::Size(p, 0));
+  }
   b.Output(b.Read(sum) / ops::Cast(b.Read(total), DType::kFloat64));
   return b.Finish();
 }
@@ -435,9 +459,10 @@ absl::StatusOr<dsl::Metric> BuildLogCoshError(SpecArgs& args, const dsl::Signatu
 
 void RegisterRegressionMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> inputs = {"preds", "target"};
-  out.push_back({"mean_squared_error", "regression", inputs, BuildMeanSquaredError});
-  out.push_back({"mean_absolute_error", "regression", inputs, BuildMeanAbsoluteError});
-  out.push_back({"mean_absolute_percentage_error", "regression", inputs, BuildMeanAbsolutePercentageError});
+  const std::vector<std::string> weighted = {"preds", "target", kWeightInput};
+  out.push_back({"mean_squared_error", "regression", weighted, BuildMeanSquaredError});
+  out.push_back({"mean_absolute_error", "regression", weighted, BuildMeanAbsoluteError});
+  out.push_back({"mean_absolute_percentage_error", "regression", weighted, BuildMeanAbsolutePercentageError});
   out.push_back({"r2_score", "regression", inputs, BuildR2Score});
   out.push_back({"explained_variance", "regression", inputs, BuildExplainedVariance});
   out.push_back({"pearson_corrcoef", "regression", inputs, BuildPearson});

@@ -104,6 +104,8 @@ at::Tensor ToTensor(const json& spec) {
       values.push_back(NAN);
     else if (v.is_boolean())
       values.push_back(v.get<bool>() ? 1 : 0);
+    else if (v.is_string())  // "inf" or "-inf" (tests/golden/README.md)
+      values.push_back(v.get<std::string>() == "-inf" ? -INFINITY : INFINITY);
     else
       values.push_back(v.get<double>());
   }

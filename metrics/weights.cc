@@ -1,0 +1,39 @@
+#include "metrics/weights.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "metrics/common.h"
+
+namespace tally::metrics {
+
+bool HasWeight(dsl::MetricBuilder& b) { return b.FindInput(kWeightInput) != nullptr; }
+
+ops::Expr ReadWeight(dsl::MetricBuilder& b, ops::Expr rows) {
+  if (!HasWeight(b) || !b.ok()) return ops::Expr();
+  ops::Expr w = b.Input(kWeightInput);
+  if (!b.ok()) return ops::Expr();
+  if (w.dtype() == ir::DType::kBool) {
+    b.FailInput(kWeightInput, "expected float weights, got bool");
+    return ops::Expr();
+  }
+  const ir::Shape& ws = w.type().shape;
+  const ir::Shape& rs = rows.type().shape;
+  if (ws.size() != 1 || rs.empty() || ws[0] != rs[0]) {
+    b.FailInput(kWeightInput, absl::StrCat("expected one weight per row, shape [N], got ", w.type().ShapeString()));
+    return ops::Expr();
+  }
+  w = F64(w);
+  // NaN fails both comparisons.
+  ops::Expr ok = w >= 0.0 && w < INFINITY;
+  b.Check(kWeightInput, "{n} negative, NaN or infinite weights", ops::Sum(!ok));
+  return ops::Where(ok, w, 0.0);
+}
+
+ops::Expr PerElement(ops::Expr w, ops::Expr x) {
+  if (x.rank() <= 1) return w;
+  for (int64_t d = 1; d < x.rank(); ++d) w = ops::Unsqueeze(w, d);
+  return w * ops::FullLike(x, 1.0, ir::DType::kFloat64);
+}
+
+}  // namespace tally::metrics

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Golden fixtures for sample weights (the optional `weight` input, one float per row).
+
+Regenerate (needs numpy and scikit-learn, as gen_fixtures.py):
+
+    /usr/bin/python3 tests/golden/gen_weighted.py
+
+Output: tests/golden/fixtures/weighted.json, in the format of tests/golden/README.md.
+
+TorchMetrics has no sample weights; scikit-learn has `sample_weight` on these metrics, and Tally's weighted metric
+is TorchMetrics' formula over weighted counts (row i counts as w_i rows). The data keep every class in both
+target and prediction, so TorchMetrics' rules for absent classes (where it and sklearn part ways) never apply and
+each expected value is one sklearn call with `sample_weight`. Each is cross-checked against the unweighted sklearn
+value on rows repeated by integer weights (the definition of a weight), with integer weights first and then the
+fractional ones the fixture uses. TorchMetrics itself is not used.
+"""
+import os
+import sys
+
+import numpy as np
+from sklearn import metrics as skm
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_fixtures as gf  # noqa: E402
+from gen_fixtures import T  # noqa: E402
+
+SK = "sklearn.metrics"
+
+
+def weights(rng, n, zeros=2):
+    """Fractional weights in [0.1, 3) with `zeros` rows weighted 0 (dropped)."""
+    w = np.round(rng.uniform(0.1, 3.0, n), 3)
+    w[rng.choice(n, zeros, replace=False)] = 0.0
+    return w
+
+
+def check_repeat(fn, args_rows, w_int, **kw):
+    """fn(*rows, sample_weight=w) equals fn on rows repeated w times (integer w)."""
+    rep = [np.repeat(a, w_int, axis=0) for a in args_rows]
+    a = fn(*args_rows, sample_weight=w_int.astype(np.float64), **kw)
+    b = fn(*rep, **kw)
+    gf._close(a, b, 1e-9)
+
+
+def add(S, name, metric, inputs, expected, source, rtol=1e-9, atol=1e-12):
+    S.add(name, metric, inputs, expected, source, rtol, atol)
+
+
+def gen_binary(S, rng):
+    n = 40
+    t = rng.integers(0, 2, n)
+    t[:2] = [0, 1]
+    p = gf._nudge(np.round(0.35 * t + 0.65 * rng.random(n), 2))
+    yhat = gf.tm_threshold(p.astype(np.float32), 0.5)
+    assert set(yhat) == {0, 1}
+    w = weights(rng, n)
+    w_int = rng.integers(0, 4, n)
+    ins = {"preds": T(p, "float32"), "target": T(t, "int64"), "weight": T(w, "float32")}
+    w = ins["weight"].f64
+    scores = {
+        "binary_accuracy": lambda y, h, **k: skm.accuracy_score(y, h, **k),
+        "binary_precision": lambda y, h, **k: skm.precision_score(y, h, **k),
+        "binary_recall": lambda y, h, **k: skm.recall_score(y, h, **k),
+        "binary_f1_score": lambda y, h, **k: skm.f1_score(y, h, **k),
+        "binary_fbeta_score(beta=2.0)": lambda y, h, **k: skm.fbeta_score(y, h, beta=2.0, **k),
+        "binary_specificity": lambda y, h, **k: skm.recall_score(y, h, pos_label=0, **k),
+        "binary_jaccard_index": lambda y, h, **k: skm.jaccard_score(y, h, **k),
+        "binary_matthews_corrcoef": lambda y, h, **k: skm.matthews_corrcoef(y, h, **k),
+        "binary_cohen_kappa": lambda y, h, **k: skm.cohen_kappa_score(y, h, **k),
+        "binary_hamming_distance": lambda y, h, **k: skm.hamming_loss(y, h, **k),
+    }
+    for metric, fn in scores.items():
+        check_repeat(fn, [t, yhat], w_int)
+        add(S, f"{metric}__weighted", metric, ins, fn(t, yhat, sample_weight=w), f"{SK} with sample_weight")
+    cm = lambda y, h, **k: skm.confusion_matrix(y, h, labels=[0, 1], **k)  # noqa: E731
+    check_repeat(cm, [t, yhat], w_int)
+    add(S, "binary_confusion_matrix__weighted", "binary_confusion_matrix", ins, cm(t, yhat, sample_weight=w),
+        f"{SK}.confusion_matrix(sample_weight)")
+    add(S, "binary_confusion_matrix_normalize-true__weighted", "binary_confusion_matrix(normalize=true)", ins,
+        skm.confusion_matrix(t, yhat, labels=[0, 1], sample_weight=w, normalize="true"),
+        f"{SK}.confusion_matrix(sample_weight, normalize='true')")
+    tn, fp, fn_, tp = cm(t, yhat, sample_weight=w).ravel()
+    add(S, "binary_stat_scores__weighted", "binary_stat_scores", ins, [tp, fp, tn, fn_, tp + fn_],
+        f"{SK}.confusion_matrix(sample_weight) as [tp, fp, tn, fn, support]")
+    # Zero weights drop their rows: the value on the other rows alone.
+    keep = w > 0
+    add(S, "binary_f1_score__zero_weights_drop_rows", "binary_f1_score", ins, skm.f1_score(t[keep], yhat[keep],
+        sample_weight=w[keep]), f"{SK}.f1_score on the rows of non-zero weight")
+    # All weights equal: the unweighted value.
+    ones = {"preds": ins["preds"], "target": ins["target"], "weight": T(np.full(n, 2.5), "float64")}
+    add(S, "binary_accuracy__equal_weights", "binary_accuracy", ones, skm.accuracy_score(t, yhat),
+        f"{SK}.accuracy_score (equal weights change nothing)")
+    # Bad weights are a deferred error naming the input.
+    for tag, bad in (("negative", -1.0), ("nan", np.nan), ("inf", np.inf)):
+        wb = w.copy()
+        wb[3] = bad
+        add(S, f"binary_accuracy__{tag}_weight", "binary_accuracy",
+            {"preds": ins["preds"], "target": ins["target"], "weight": T(wb, "float64")},
+            gf.Refused("negative, NaN or infinite weights"), "refused: a weight must be finite and >= 0")
+
+
+def gen_multiclass(S, rng):
+    n, c = 60, 4
+    t = np.concatenate([np.arange(c), rng.integers(0, c, n - c)])
+    scores, yhat = None, None
+    while yhat is None or len(set(yhat)) < c:
+        scores = gf.mc_scores(rng, t, c)
+        yhat = scores.argmax(1)
+    w = weights(rng, n, zeros=3)
+    w_int = rng.integers(0, 4, n)
+    ins = {"preds": T(scores, "float32"), "target": T(t, "int64"), "weight": T(w, "float64")}
+    labels = list(range(c))
+    fams = {
+        "precision": skm.precision_score,
+        "recall": skm.recall_score,
+        "f1_score": skm.f1_score,
+        "jaccard_index": skm.jaccard_score,
+    }
+    for short, fn in fams.items():
+        for avg in ("micro", "macro", "weighted", "none"):
+            if short == "jaccard_index" and avg == "micro":
+                continue
+            sk_avg = None if avg == "none" else avg
+            f = lambda y, h, fn=fn, sk_avg=sk_avg, **k: fn(y, h, labels=labels, average=sk_avg, **k)  # noqa: E731
+            check_repeat(f, [t, yhat], w_int)
+            metric = f"multiclass_{short}(num_classes={c}, average={avg})"
+            add(S, f"multiclass_{short}_average-{avg}__weighted", metric, ins, f(t, yhat, sample_weight=w),
+                f"{SK}.{fn.__name__}(average={sk_avg!r}, sample_weight)")
+    # Accuracy: micro is sklearn's accuracy, macro the mean per-class recall (balanced accuracy).
+    add(S, "multiclass_accuracy_average-micro__weighted", f"multiclass_accuracy(num_classes={c}, average=micro)", ins,
+        skm.accuracy_score(t, yhat, sample_weight=w), f"{SK}.accuracy_score(sample_weight)")
+    add(S, "multiclass_accuracy__weighted", f"multiclass_accuracy(num_classes={c})", ins,
+        skm.recall_score(t, yhat, labels=labels, average="macro", sample_weight=w),
+        f"{SK}.recall_score(average='macro', sample_weight): TorchMetrics' macro accuracy is per-class recall")
+    for kw, wts in (("", None), ("(weights=linear)", "linear"), ("(weights=quadratic)", "quadratic")):
+        f = lambda y, h, wts=wts, **k: skm.cohen_kappa_score(y, h, weights=wts, **k)  # noqa: E731
+        check_repeat(f, [t, yhat], w_int)
+        args = f"num_classes={c}" + (f", weights={wts}" if wts else "")
+        add(S, f"multiclass_cohen_kappa{kw}__weighted", f"multiclass_cohen_kappa({args})", ins,
+            f(t, yhat, sample_weight=w), f"{SK}.cohen_kappa_score(weights={wts!r}, sample_weight)")
+    check_repeat(skm.matthews_corrcoef, [t, yhat], w_int)
+    add(S, "multiclass_matthews_corrcoef__weighted", f"multiclass_matthews_corrcoef(num_classes={c})", ins,
+        skm.matthews_corrcoef(t, yhat, sample_weight=w), f"{SK}.matthews_corrcoef(sample_weight)")
+    add(S, "multiclass_confusion_matrix__weighted", f"multiclass_confusion_matrix(num_classes={c})", ins,
+        skm.confusion_matrix(t, yhat, labels=labels, sample_weight=w), f"{SK}.confusion_matrix(sample_weight)")
+    add(S, "multiclass_confusion_matrix_normalize-pred__weighted",
+        f"multiclass_confusion_matrix(num_classes={c}, normalize=pred)", ins,
+        skm.confusion_matrix(t, yhat, labels=labels, sample_weight=w, normalize="pred"),
+        f"{SK}.confusion_matrix(normalize='pred', sample_weight)")
+    # Integer label preds and ignore_index: ignored rows count nowhere, whatever their weight.
+    t_ign = t.copy()
+    t_ign[rng.choice(np.arange(c, n), 6, replace=False)] = -1
+    kept = t_ign >= 0
+    ins_l = {"preds": T(yhat, "int64"), "target": T(t_ign, "int64"), "weight": T(w, "float64")}
+    add(S, "multiclass_f1_score_ignore_index--1__labels_weighted",
+        f"multiclass_f1_score(num_classes={c}, average=macro, ignore_index=-1)", ins_l,
+        skm.f1_score(t[kept], yhat[kept], labels=labels, average="macro", sample_weight=w[kept]),
+        f"{SK}.f1_score(average='macro', sample_weight) on the rows not ignored")
+    # Exact match over (N, M) positions: a sample counts with its weight when every position matches.
+    m = 3
+    t2 = rng.integers(0, c, (n, m))
+    h2 = np.where(rng.random((n, m)) < 0.8, t2, rng.integers(0, c, (n, m)))
+    match = (h2 == t2).all(1)
+    add(S, "multiclass_exact_match__weighted", f"multiclass_exact_match(num_classes={c})",
+        {"preds": T(h2, "int64"), "target": T(t2, "int64"), "weight": T(w, "float64")},
+        skm.accuracy_score(np.ones(n), match.astype(np.int64), sample_weight=w),
+        f"{SK}.accuracy_score(sample_weight) of the per-sample all-positions match")
+
+
+def gen_multilabel(S, rng):
+    n, L = 50, 3
+    t = rng.integers(0, 2, (n, L))
+    p = gf._nudge(np.round(0.3 * t + 0.7 * rng.random((n, L)), 2))
+    yhat = gf.tm_threshold(p.astype(np.float32), 0.5)
+    w = weights(rng, n)
+    w_int = rng.integers(0, 4, n)
+    ins = {"preds": T(p, "float32"), "target": T(t, "int64"), "weight": T(w, "float64")}
+    for short, fn in (("precision", skm.precision_score), ("recall", skm.recall_score), ("f1_score", skm.f1_score)):
+        for avg in ("micro", "macro", "weighted"):
+            f = lambda y, h, fn=fn, avg=avg, **k: fn(y, h, average=avg, **k)  # noqa: E731
+            check_repeat(f, [t, yhat], w_int)
+            add(S, f"multilabel_{short}_average-{avg}__weighted",
+                f"multilabel_{short}(num_labels={L}, average={avg})", ins, f(t, yhat, sample_weight=w),
+                f"{SK}.{fn.__name__}(average={avg!r}, sample_weight)")
+    check_repeat(skm.hamming_loss, [t, yhat], w_int)
+    add(S, "multilabel_hamming_distance_average-micro__weighted",
+        f"multilabel_hamming_distance(num_labels={L}, average=micro)", ins,
+        skm.hamming_loss(t, yhat, sample_weight=w), f"{SK}.hamming_loss(sample_weight)")
+    check_repeat(skm.accuracy_score, [t, yhat], w_int)
+    add(S, "multilabel_exact_match__weighted", f"multilabel_exact_match(num_labels={L})", ins,
+        skm.accuracy_score(t, yhat, sample_weight=w), f"{SK}.accuracy_score(sample_weight): subset accuracy")
+    per_label = [skm.accuracy_score(t[:, j], yhat[:, j], sample_weight=w) for j in range(L)]
+    add(S, "multilabel_accuracy__weighted", f"multilabel_accuracy(num_labels={L})", ins, np.mean(per_label),
+        f"{SK}.accuracy_score(sample_weight) per label, averaged (macro)")
+    mcm = skm.multilabel_confusion_matrix(t, yhat, sample_weight=w)
+    add(S, "multilabel_confusion_matrix__weighted", f"multilabel_confusion_matrix(num_labels={L})", ins, mcm,
+        f"{SK}.multilabel_confusion_matrix(sample_weight)")
+
+
+def gen_regression(S, rng):
+    n = 45
+    t = np.round(rng.normal(2.0, 1.5, n), 3)
+    t[np.abs(t) < 0.05] = 0.5  # sklearn's MAPE eps (float64 eps) and TorchMetrics' (1.17e-6) never bind
+    p = np.round(t + rng.normal(0, 0.7, n), 3)
+    w = weights(rng, n)
+    w_int = rng.integers(0, 4, n)
+    ins = {"preds": T(p, "float64"), "target": T(t, "float64"), "weight": T(w, "float64")}
+    regs = {
+        "mean_squared_error": skm.mean_squared_error,
+        "mean_absolute_error": skm.mean_absolute_error,
+        "mean_absolute_percentage_error": skm.mean_absolute_percentage_error,
+    }
+    for metric, fn in regs.items():
+        check_repeat(fn, [t, p], w_int)
+        add(S, f"{metric}__weighted", metric, ins, fn(t, p, sample_weight=w), f"{SK}.{fn.__name__}(sample_weight)")
+    f = lambda y, h, **k: np.sqrt(skm.mean_squared_error(y, h, **k))  # noqa: E731
+    add(S, "mean_squared_error_squared-false__weighted", "mean_squared_error(squared=false)", ins,
+        f(t, p, sample_weight=w), f"sqrt of {SK}.mean_squared_error(sample_weight)")
+    # (N, 2) outputs: raw per-output values, and num_outputs=1 averaging every element.
+    t2 = np.round(rng.normal(0.0, 2.0, (n, 2)), 3)
+    p2 = np.round(t2 + rng.normal(0, 0.5, (n, 2)), 3)
+    ins2 = {"preds": T(p2, "float32"), "target": T(t2, "float32"), "weight": T(w, "float32")}
+    t2, p2, w2 = ins2["target"].f64, ins2["preds"].f64, ins2["weight"].f64
+    add(S, "mean_squared_error_num_outputs-2__weighted", "mean_squared_error(num_outputs=2)", ins2,
+        skm.mean_squared_error(t2, p2, sample_weight=w2, multioutput="raw_values"),
+        f"{SK}.mean_squared_error(multioutput='raw_values', sample_weight)", rtol=1e-6, atol=1e-9)
+    add(S, "mean_absolute_error__2d_weighted", "mean_absolute_error", ins2,
+        skm.mean_absolute_error(t2, p2, sample_weight=w2), f"{SK}.mean_absolute_error(sample_weight), uniform average",
+        rtol=1e-6, atol=1e-9)
+
+
+def gen_aggregation(S, rng):
+    n = 30
+    v = np.round(rng.normal(1e6, 3.0, n), 3)
+    w = weights(rng, n)
+    ins = {"value": T(v, "float64"), "weight": T(w, "float64")}
+    add(S, "sum__weighted", "sum", ins, float(np.sum(v * w)), "numpy sum(weight * value)")
+    add(S, "mean__weighted_large_offset", "mean", ins, float(np.average(v, weights=w)), "numpy average(weights)")
+
+
+def main():
+    rng = np.random.default_rng(3030)
+    S = gf.Suite("weighted.json")
+    gen_binary(S, rng)
+    gen_multiclass(S, rng)
+    gen_multilabel(S, rng)
+    gen_regression(S, rng)
+    gen_aggregation(S, rng)
+    path, k = S.write()
+    print(f"{path}: {k} cases")
+
+
+if __name__ == "__main__":
+    main()

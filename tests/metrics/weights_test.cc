@@ -1,0 +1,226 @@
+// Tests of sample weights (metrics/weights.h): for every metric that takes
+// `weight`, integer weights give exactly the value of the unweighted metric
+// on rows repeated that many times (what a weight means), in one update and
+// in batches; programs without `weight` keep their int64 states and fused
+// kernels; a collection that would weight some metrics and not others, a
+// weight of the wrong shape, and a configuration without a weighted form are
+// refused naming the metric and the input. The values against scikit-learn's
+// sample_weight are golden fixtures (tests/golden/gen_weighted.py).
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/tally.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tally {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kRows = 37;
+
+// Form is one input form: the metrics that take it and its rows.
+struct Form {
+  std::vector<std::string> specs;
+  NamedTensors inputs;  // without weight
+};
+
+std::vector<Form> Forms() {
+  at::Generator gen = at::detail::createCPUGenerator(29);
+  at::Tensor bin_t = at::randint(0, 2, {kRows}, gen, at::kLong);
+  at::Tensor bin_p = at::rand({kRows}, gen, at::kFloat);
+  at::Tensor mc_t = at::randint(0, 4, {kRows}, gen, at::kLong);
+  at::Tensor mc_p = at::randn({kRows, 4}, gen, at::kFloat);
+  at::Tensor mc_t2 = at::randint(0, 3, {kRows, 2}, gen, at::kLong);
+  at::Tensor mc_p2 = at::where(at::rand({kRows, 2}, gen) < 0.7, mc_t2, at::randint(0, 3, {kRows, 2}, gen, at::kLong));
+  at::Tensor ml_t = at::randint(0, 2, {kRows, 3}, gen, at::kLong);
+  at::Tensor ml_p = at::rand({kRows, 3}, gen, at::kFloat);
+  at::Tensor reg_t = at::randn({kRows}, gen, at::kDouble) + 3.0;
+  at::Tensor reg_p = reg_t + at::randn({kRows}, gen, at::kDouble);
+  at::Tensor reg_t2 = at::randn({kRows, 2}, gen, at::kFloat);
+  at::Tensor reg_p2 = reg_t2 + at::randn({kRows, 2}, gen, at::kFloat);
+  const std::string stat[] = {"accuracy",         "precision",        "recall",      "f1_score",
+                              "specificity",      "hamming_distance", "stat_scores", "jaccard_index",
+                              "confusion_matrix", "matthews_corrcoef"};
+  std::vector<std::string> binary, multiclass, multilabel;
+  for (const std::string& s : stat) {
+    binary.push_back("binary_" + s);
+    multiclass.push_back(absl::StrCat("multiclass_", s, "(num_classes=4)"));
+    multilabel.push_back(absl::StrCat("multilabel_", s, "(num_labels=3)"));
+  }
+  binary.push_back("binary_fbeta_score(beta=0.5)");
+  binary.push_back("binary_cohen_kappa");
+  binary.push_back("binary_accuracy(ignore_index=0)");
+  multiclass.push_back("multiclass_cohen_kappa(num_classes=4, weights=quadratic)");
+  multiclass.push_back("multiclass_precision(num_classes=4, average=weighted)");
+  multiclass.push_back("multiclass_recall(num_classes=4, average=none)");
+  multiclass.push_back("multiclass_accuracy(num_classes=4, average=micro)");
+  multiclass.push_back("multiclass_f1_score(num_classes=4, ignore_index=2)");
+  multilabel.push_back("multilabel_exact_match(num_labels=3)");
+  multilabel.push_back("multilabel_f1_score(num_labels=3, average=micro)");
+  return {
+      {binary, {{"preds", bin_p}, {"target", bin_t}}},
+      {multiclass, {{"preds", mc_p}, {"target", mc_t}}},
+      {{"multiclass_exact_match(num_classes=3)", "multiclass_accuracy(num_classes=3)"},
+       {{"preds", mc_p2}, {"target", mc_t2}}},
+      {multilabel, {{"preds", ml_p}, {"target", ml_t}}},
+      {{"mean_squared_error", "mean_squared_error(squared=false)", "mean_absolute_error",
+        "mean_absolute_percentage_error"},
+       {{"preds", reg_p}, {"target", reg_t}}},
+      {{"mean_squared_error(num_outputs=2)", "mean_absolute_error", "mean_absolute_error(num_outputs=2)"},
+       {{"preds", reg_p2}, {"target", reg_t2}}},
+      {{"sum", "mean"}, {{"value", reg_t}}},
+  };
+}
+
+absl::StatusOr<std::vector<EvalResult>> Eval(const std::vector<std::string>& specs, const NamedTensors& in) {
+  return Evaluate(specs, in, EvalOptions{});
+}
+
+// Repeated repeats row i of every input w[i] times.
+NamedTensors Repeated(const NamedTensors& inputs, const at::Tensor& w) {
+  NamedTensors out;
+  for (const auto& [name, t] : inputs) out.emplace_back(name, t.repeat_interleave(w, 0));
+  return out;
+}
+
+void ExpectSameTree(const ResultTree& got, const ResultTree& want, const std::string& what) {
+  ASSERT_EQ(got.parts.size(), want.parts.size()) << what;
+  if (!got.is_leaf()) {
+    for (size_t i = 0; i < got.parts.size(); ++i) ExpectSameTree(got.parts[i], want.parts[i], what);
+    return;
+  }
+  at::Tensor g = got.tensor.to(at::kDouble), e = want.tensor.to(at::kDouble);
+  ASSERT_EQ(g.sizes(), e.sizes()) << what;
+  EXPECT_TRUE(at::allclose(g, e, 1e-9, 1e-12, /*equal_nan=*/true)) << what << "\n got " << g << "\n want " << e;
+}
+
+// Verifies that integer weights are repeated rows: the weighted value (in one
+// update and in batches of 5) equals the unweighted value on each row
+// repeated w times, weights 0 (a dropped row) to 3.
+TEST(WeightsTest, IntegerWeightsAreRepeatedRows) {
+  at::Generator gen = at::detail::createCPUGenerator(31);
+  at::Tensor w = at::randint(0, 4, {kRows}, gen, at::kLong);
+  w[0] = 0;
+  w[1] = 3;
+  for (const Form& form : Forms()) {
+    NamedTensors weighted = form.inputs;
+    weighted.emplace_back("weight", w.to(at::kFloat));
+    auto repeated = Eval(form.specs, Repeated(form.inputs, w));
+    ASSERT_TRUE(repeated.ok()) << repeated.status();
+    for (int64_t batch : {0, 5}) {
+      EvalOptions opts;
+      opts.batch_size = batch;
+      auto got = Evaluate(form.specs, weighted, opts);
+      ASSERT_TRUE(got.ok()) << form.specs[0] << ": " << got.status();
+      ASSERT_EQ(got->size(), repeated->size());
+      for (size_t i = 0; i < got->size(); ++i) {
+        ExpectSameTree((*got)[i].result, (*repeated)[i].result, absl::StrCat((*got)[i].spec, " batch ", batch));
+      }
+    }
+  }
+}
+
+// Verifies that fractional weights scale: weights times 4 give the same
+// value (every metric is a ratio of weighted counts), and that a weight of
+// float64 or float32 (or an integer dtype) is read alike.
+TEST(WeightsTest, ScaledWeightsGiveTheSameValue) {
+  at::Generator gen = at::detail::createCPUGenerator(37);
+  // float32 values, so that the float32 copy below is the same weights.
+  at::Tensor w = (at::rand({kRows}, gen, at::kDouble) * 3.0).to(at::kFloat).to(at::kDouble);
+  for (const Form& form : Forms()) {
+    if (form.specs[0] == "sum") continue;  // a weighted sum scales
+    NamedTensors a = form.inputs, b = form.inputs;
+    a.emplace_back("weight", w);
+    b.emplace_back("weight", (w * 4.0).to(at::kFloat));
+    auto ra = Eval(form.specs, a);
+    auto rb = Eval(form.specs, b);
+    ASSERT_TRUE(ra.ok() && rb.ok()) << form.specs[0];
+    for (size_t i = 0; i < ra->size(); ++i) {
+      const std::string& spec = (*ra)[i].spec;
+      if (spec.find("confusion_matrix") != std::string::npos || spec.find("stat_scores") != std::string::npos) {
+        continue;  // counts, which scale
+      }
+      ExpectSameTree((*ra)[i].result, (*rb)[i].result, spec);
+    }
+  }
+}
+
+// Verifies that a program without `weight` is the one it always was (int64
+// counts from the fused kernels) and that `weight` makes float64 sums.
+TEST(WeightsTest, UnweightedProgramsKeepTheirStates) {
+  const std::string spec = "multiclass_accuracy(num_classes=4)";
+  NamedTensors in = {{"preds", at::randn({8, 4})}, {"target", at::randint(0, 4, {8}, at::kLong)}};
+  InspectOptions opts;
+  auto plain = Inspect({spec}, in, opts);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_THAT(*plain, HasSubstr("i64"));
+  EXPECT_THAT(*plain, ::testing::Not(HasSubstr("weight")));
+  in.emplace_back("weight", at::ones({8}));
+  auto weighted = Inspect({spec}, in, opts);
+  ASSERT_TRUE(weighted.ok()) << weighted.status();
+  EXPECT_THAT(*weighted, HasSubstr("weight"));
+  EXPECT_THAT(*weighted, HasSubstr("histogram"));
+}
+
+// Verifies the refusals: a collection weighting some metrics but not others,
+// a metric with no weighted form alone, a weight that is not one per row,
+// configurations without a weighted form, and bad weight values (deferred:
+// Compute fails naming the input).
+TEST(WeightsTest, RefusalsNameTheMetricAndTheInput) {
+  NamedTensors in = {
+      {"preds", at::rand({6})}, {"target", at::randint(0, 2, {6}, at::kLong)}, {"weight", at::ones({6})}};
+  auto mixed = Eval({"binary_accuracy", "binary_auroc"}, in);
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_THAT(mixed.status().message(), HasSubstr("binary_auroc"));
+  EXPECT_THAT(mixed.status().message(), HasSubstr("'weight'"));
+  EXPECT_THAT(mixed.status().message(), HasSubstr("binary_accuracy"));
+
+  auto alone = Eval({"binary_auroc"}, in);
+  ASSERT_FALSE(alone.ok());
+  EXPECT_THAT(alone.status().message(), HasSubstr("input 'weight' is read by no metric"));
+
+  NamedTensors rows2 = in;
+  rows2[2].second = at::ones({6, 2});
+  auto shape = Eval({"binary_accuracy"}, rows2);
+  ASSERT_FALSE(shape.ok());
+  EXPECT_THAT(shape.status().message(), HasSubstr("binary_accuracy: weight: expected one weight per row"));
+
+  NamedTensors mc = {
+      {"preds", at::randn({6, 3, 2})}, {"target", at::randint(0, 3, {6, 2}, at::kLong)}, {"weight", at::ones({6})}};
+  auto samplewise = Eval({"multiclass_accuracy(num_classes=3, multidim_average=samplewise)"}, mc);
+  ASSERT_FALSE(samplewise.ok());
+  EXPECT_THAT(samplewise.status().message(), HasSubstr("weight: weights are not supported with multidim_average"));
+  auto topk = Eval({"multiclass_accuracy(num_classes=3, top_k=2)"}, mc);
+  ASSERT_FALSE(topk.ok());
+  EXPECT_THAT(topk.status().message(), HasSubstr("top_k > 1"));
+
+  for (double bad : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    NamedTensors b = in;
+    b[2].second = at::ones({6}, at::kDouble);
+    b[2].second[4] = bad;
+    auto r = Eval({"binary_f1_score"}, b);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(r.status().message(), HasSubstr("weight"));
+    EXPECT_THAT(r.status().message(), HasSubstr("1 negative, NaN or infinite weights"));
+  }
+  // Zero weights are allowed; all-zero weights give what no rows give.
+  NamedTensors zero = in;
+  zero[2].second = at::zeros({6});
+  auto zacc = Eval({"binary_accuracy"}, zero);
+  ASSERT_TRUE(zacc.ok()) << zacc.status();
+  auto none = Eval({"binary_accuracy"}, {{"preds", at::rand({0})}, {"target", at::zeros({0}, at::kLong)}});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(at::equal((*zacc)[0].value, (*none)[0].value) ||
+              (at::isnan((*zacc)[0].value).item<bool>() && at::isnan((*none)[0].value).item<bool>()));
+}
+
+}  // namespace
+}  // namespace tally
