@@ -53,7 +53,13 @@ std::vector<dsl::Signature> CandidateSignatures(const std::vector<std::string>& 
         sig.push_back({name, DType::kFloat32, {kRows}});
       }
     }
-    out.push_back(std::move(sig));
+    out.push_back(sig);
+    // Without the optional weight too: some forms take none (exact curves).
+    auto w = std::find_if(sig.begin(), sig.end(), [](const dsl::InputSpec& in) { return in.name == "weight"; });
+    if (w != sig.end() && inputs.size() > 1) {
+      sig.erase(w);
+      out.push_back(std::move(sig));
+    }
   }
   return out;
 }
@@ -137,7 +143,8 @@ std::string CatalogueMarkdown(const std::vector<MetricDoc>& docs) {
       "`weight` is optional: one float per row, scikit-learn's `sample_weight` (row i counts\n"
       "as w_i rows; weights must be finite and >= 0, and 0 drops the row). A collection\n"
       "weights every metric or none. The weighted classification metrics take the global\n"
-      "forms (not `top_k > 1`, not `multidim_average=samplewise`).\n";
+      "forms (not `top_k > 1`, not `multidim_average=samplewise`); `binary_auroc` and\n"
+      "`binary_average_precision` take weights in their binned and `exact16` forms.\n";
   for (const auto& [domain, metrics] : by_domain) {
     absl::StrAppend(&out, "\n## ", domain, "\n\n| metric | inputs | arguments |\n|---|---|---|\n");
     for (const MetricDoc* m : metrics) {

@@ -23,6 +23,8 @@ absl::Status CheckEveryMetricIsWeighted(const std::vector<std::string>& specs,
   size_t unweighted_index = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     const bool reads = entries[i].metric.module->update->FindParam(kWeightInput) != nullptr;
+    const MetricInfo* info = FindMetric(entries[i].metric.name);
+    if (!reads && info != nullptr && info->weight_agnostic) continue;
     if (reads && weighted == nullptr) weighted = &entries[i];
     if (!reads && unweighted == nullptr) {
       unweighted = &entries[i];

@@ -30,6 +30,10 @@ struct MetricInfo {
   std::string domain;               // "aggregation", "regression", "classification", "curves", ...
   std::vector<std::string> inputs;  // e.g. {"preds", "target"}
   BuildFn build;
+  // weight_agnostic: a row weight has no meaning here (max, min), so a
+  // collection that weights its other metrics may hold it; any other metric
+  // that does not read `weight` is refused in a weighted collection.
+  bool weight_agnostic = false;
 };
 
 // AllMetrics lists every registered metric, sorted by name.

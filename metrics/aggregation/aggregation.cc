@@ -155,8 +155,8 @@ absl::StatusOr<dsl::Metric> BuildMin(SpecArgs& a, const dsl::Signature& s, const
 void RegisterAggregationMetrics(std::vector<MetricInfo>& out) {
   out.push_back({"mean", "aggregation", {"value", "weight"}, BuildMean});
   out.push_back({"sum", "aggregation", {"value", "weight"}, BuildSum});
-  out.push_back({"max", "aggregation", {"value"}, BuildMax});
-  out.push_back({"min", "aggregation", {"value"}, BuildMin});
+  out.push_back({"max", "aggregation", {"value"}, BuildMax, /*weight_agnostic=*/true});
+  out.push_back({"min", "aggregation", {"value"}, BuildMin, /*weight_agnostic=*/true});
 }
 
 }  // namespace tally::metrics

@@ -59,6 +59,7 @@
 #include "engine/dsl/builder.h"
 #include "metrics/curves/common.h"
 #include "metrics/registry.h"
+#include "metrics/weights.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
@@ -149,6 +150,10 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
   BinaryInputs in;
   if (!ReadBinaryInputs(ignore_index, /*cast_f32=*/true, b, in)) return b.status();
   Expr probs = in.probs, t = in.target, valid = in.valid;
+  // Row weights (metrics/weights.h) for the binned and exact16 forms, whose
+  // states are histograms; the cat form keeps no weights.
+  Expr w = ReadWeight(b, probs);
+  if (!b.ok()) return b.status();
 
   // exact16: counts per 16-bit score code (curve_common.h), exact for 16-bit
   // scores in constant memory; chosen by thresholds=exact16 or by float16 /
@@ -159,8 +164,10 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
   }
   if (!format.empty() && max_fpr == 0) {
     Expr label = ops::Where(valid, t, int64_t{-1});
-    State counts = b.AddState("score_counts", DType::kInt64, {1, 2, kCodes16}, Reducer::kSum);
-    b.Accumulate(counts, Exact16Histogram(probs, label, 1, format));
+    State counts =
+        b.AddState("score_counts", w.valid() ? DType::kFloat64 : DType::kInt64, {1, 2, kCodes16}, Reducer::kSum);
+    b.Accumulate(counts, w.valid() ? WeightedExact16Histogram(probs, label, w, format)
+                                   : Exact16Histogram(probs, label, 1, format));
     if (!b.ok()) return b.status();
     Exact16Stats st = Exact16StatsOf(b.Read(counts));
     Expr n_pos = ops::Select(st.n_pos, 0, 0), n_neg = ops::Select(st.n_neg, 0, 0);
@@ -171,6 +178,10 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
     return b.Finish();
   }
 
+  if (!th.binned && w.valid()) {
+    b.FailInput(kWeightInput, "weights need the binned form (thresholds=K or a list) or thresholds=exact16");
+    return b.status();
+  }
   if (!th.binned) {
     ExactRows rows = AccumulateExactRows(b, probs, ops::Where(valid, t, int64_t{-1}), /*multiclass=*/false, {}, {});
     if (!b.ok()) return b.status();
@@ -211,8 +222,9 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
   const int64_t n = th.size();
   SortedThresholds st = SortThresholds(th);
   Expr label = ops::Where(valid, t, int64_t{-1});
-  State hist = b.AddState("threshold_counts", DType::kInt64, {1, 2, n + 1}, Reducer::kSum);
-  b.Accumulate(hist, BinnedHistogram(probs, label, ops::FullLike(label, 0.0, DType::kInt64), 1, st));
+  State hist =
+      b.AddState("threshold_counts", w.valid() ? DType::kFloat64 : DType::kInt64, {1, 2, n + 1}, Reducer::kSum);
+  b.Accumulate(hist, BinnedHistogram(probs, label, ops::FullLike(label, 0.0, DType::kInt64), 1, st, w));
   Expr h = b.Read(hist);
   Expr total = ops::Sum(h, {2}, /*keepdim=*/true);
   Expr ge = ops::Flatten(total - ops::Cumsum(h, 2));  // [2 (T+1)]: at or above sorted threshold j
@@ -257,8 +269,8 @@ absl::StatusOr<dsl::Metric> BuildBinaryAveragePrecision(SpecArgs& a, const dsl::
 }  // namespace
 
 void RegisterCurveMetrics(std::vector<MetricInfo>& out) {
-  out.push_back({"binary_auroc", "curves", {"preds", "target"}, BuildBinaryAuroc});
-  out.push_back({"binary_average_precision", "curves", {"preds", "target"}, BuildBinaryAveragePrecision});
+  out.push_back({"binary_auroc", "curves", {"preds", "target", kWeightInput}, BuildBinaryAuroc});
+  out.push_back({"binary_average_precision", "curves", {"preds", "target", kWeightInput}, BuildBinaryAveragePrecision});
 }
 
 }  // namespace tally::metrics

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "metrics/weights.h"
 #include "ops/attrs.h"
 
 namespace tally::metrics {
@@ -136,7 +137,7 @@ Expr IndexVector(Expr like, const std::vector<int64_t>& v) {
   return out;
 }
 
-Expr BinnedHistogram(Expr probs, Expr label, Expr cls, int64_t k, const SortedThresholds& st) {
+Expr BinnedHistogram(Expr probs, Expr label, Expr cls, int64_t k, const SortedThresholds& st, Expr w) {
   const int64_t t = st.sorted.size();
   Expr thr = ThresholdTensor(probs, st.sorted);
   if (probs.dtype() != DType::kFloat32) thr = ops::Cast(thr, probs.dtype());
@@ -144,7 +145,10 @@ Expr BinnedHistogram(Expr probs, Expr label, Expr cls, int64_t k, const SortedTh
   above = ops::Where(ops::IsNan(probs), int64_t{0}, above);
   Expr idx = above + (label + cls * int64_t{2}) * static_cast<double>(t + 1);
   idx = ops::Where(label >= int64_t{0}, idx, int64_t{-1});
-  return ops::Reshape(ops::Histogram(ops::Flatten(idx), k * 2 * (t + 1)), {k, 2, t + 1});
+  const int64_t size = k * 2 * (t + 1);
+  Expr h = w.valid() ? ops::Histogram(ops::Flatten(idx), ops::Flatten(PerElement(w, idx)), size)
+                     : ops::Histogram(ops::Flatten(idx), size);
+  return ops::Reshape(h, {k, 2, t + 1});
 }
 
 ExactRows AccumulateExactRows(dsl::MetricBuilder& b, Expr probs, Expr stored_target, bool multiclass,
@@ -182,6 +186,13 @@ Expr Exact16Histogram(Expr probs, Expr label, int64_t k, const std::string& form
   // One fused pass on the CPU (ops/fused/score_code.h); a histogram elsewhere.
   return probs.builder()->Op(ops::OpId::kCode16Counts, {probs, label},
                              ops::ToAttrMap(ops::Code16CountsAttrs{format, k}));
+}
+
+Expr WeightedExact16Histogram(Expr probs, Expr label, Expr w, const std::string& format) {
+  Expr idx = ops::ScoreCode16(probs, format) + label * static_cast<double>(kCodes16);
+  idx = ops::Where(label >= int64_t{0}, idx, int64_t{-1});
+  Expr h = ops::Histogram(ops::Flatten(idx), ops::Flatten(PerElement(w, idx)), 2 * kCodes16);
+  return ops::Reshape(h, {1, 2, kCodes16});
 }
 
 Expr DecodeCode16(Expr codes, const std::string& format) {

@@ -52,6 +52,11 @@ inline constexpr int64_t kCodes16 = 65536;
 // shape; K = 1 counts every element as class 0, else dim 1 is the class.
 ops::Expr Exact16Histogram(ops::Expr probs, ops::Expr label, int64_t k, const std::string& format);
 
+// WeightedExact16Histogram is Exact16Histogram summing row weights `w`
+// (float64) instead of counting: score_code16 and a weighted histogram (the
+// fused code16_counts counts only).
+ops::Expr WeightedExact16Histogram(ops::Expr probs, ops::Expr label, ops::Expr w, const std::string& format);
+
 // DecodeCode16 is the float32 score a 16-bit code (i64, ordered as
 // score_code16 orders them) stands for: the inverse of score_code16 on the
 // format's values (65535 decodes to NaN).
@@ -116,7 +121,10 @@ ops::Expr IndexVector(ops::Expr like, const std::vector<int64_t>& v);
 // (TorchMetrics compares preds >= threshold). An element is at or above the
 // j-th sorted threshold exactly when more than j thresholds are <= it, so
 // the counts at threshold j are total - cumsum(hist)[j].
-ops::Expr BinnedHistogram(ops::Expr probs, ops::Expr label, ops::Expr cls, int64_t k, const SortedThresholds& st);
+// With row weights `w` (metrics/weights.h) the histogram sums the weights,
+// float64.
+ops::Expr BinnedHistogram(ops::Expr probs, ops::Expr label, ops::Expr cls, int64_t k, const SortedThresholds& st,
+                          ops::Expr w = ops::Expr());
 
 // ExactRows are the values an exact curve's finalize reads back from its
 // cat states: the probabilities and the targets y (binary, multilabel: 1

@@ -229,6 +229,62 @@ def gen_regression(S, rng):
         rtol=1e-6, atol=1e-9)
 
 
+def weighted_binned_counts(p, t, w, thr):
+    """TorchMetrics' binned counts (preds >= threshold per target) with each row counting its weight."""
+    ge = (p[:, None] >= thr[None, :]).astype(np.float64)
+    pos = (t == 1).astype(np.float64)
+    neg = 1.0 - pos
+    tp = (ge * (w * pos)[:, None]).sum(0)
+    fp = (ge * (w * neg)[:, None]).sum(0)
+    return tp, fp, (w * pos).sum() - tp, (w * neg).sum() - fp
+
+
+def weighted_binned_auroc(p, t, w, thr):
+    tp, fp, fn, tn = weighted_binned_counts(p, t, w, thr)
+    tpr = gf._sdiv(tp, tp + fn)[::-1]
+    fpr = gf._sdiv(fp, fp + tn)[::-1]
+    return float(np.sum((fpr[1:] - fpr[:-1]) * (tpr[1:] + tpr[:-1]) / 2))
+
+
+def weighted_binned_ap(p, t, w, thr):
+    tp, fp, fn, tn = weighted_binned_counts(p, t, w, thr)
+    prec = np.append(gf._sdiv(tp, tp + fp, 1.0), 1.0)
+    rec = np.append(gf._sdiv(tp, tp + fn), 0.0)
+    return float(-np.sum((rec[1:] - rec[:-1]) * prec[:-1]))
+
+
+def gen_curves(S, rng):
+    n = 64
+    t = rng.integers(0, 2, n)
+    t[:2] = [0, 1]
+    p = np.round(np.clip(0.3 * t + 0.7 * rng.random(n), 0, 1), 2)
+    p[5:9] = p[4]  # ties
+    w = weights(rng, n, zeros=3)
+    w_int = rng.integers(0, 4, n)
+    p32 = p.astype(np.float32)
+    for thr_arg, thr in ((11, gf._torch_linspace_f32(11)), ([0.1, 0.25, 0.5, 0.8], np.array([0.1, 0.25, 0.5, 0.8], np.float32))):
+        for kind, fn, ref in (("auroc", weighted_binned_auroc, gf.binned_auroc),
+                              ("average_precision", weighted_binned_ap, gf.binned_ap)):
+            # Integer weights are repeated rows of TorchMetrics' unweighted formula.
+            gf._close(fn(p32, t, w_int.astype(np.float64), thr),
+                      ref(np.repeat(p32, w_int), np.repeat(t, w_int), thr), 1e-12)
+            metric = gf.spec(f"binary_{kind}", {"thresholds": thr_arg})
+            tag = "list" if isinstance(thr_arg, list) else str(thr_arg)
+            add(S, f"binary_{kind}_thresholds-{tag}__weighted", metric,
+                {"preds": T(p, "float32"), "target": T(t, "int64"), "weight": T(w, "float64")},
+                fn(p32, t, w, thr), "numpy: TorchMetrics' binned counts with each row counting its weight",
+                rtol=1e-6, atol=1e-7)
+    # exact16: 16-bit scores, exact: sklearn with sample_weight on the same (float16) values.
+    p16 = p.astype(np.float16)
+    ins = {"preds": T(p16.astype(np.float32), "float32"), "target": T(t, "int64"), "weight": T(w, "float64")}
+    for kind, fn in (("auroc", skm.roc_auc_score), ("average_precision", skm.average_precision_score)):
+        check_repeat(fn, [t, p16.astype(np.float64)], w_int)
+        add(S, f"binary_{kind}_thresholds-exact16__weighted", f"binary_{kind}(thresholds=exact16)", ins,
+            fn(t, p16.astype(np.float64), sample_weight=w), f"{SK}.{fn.__name__}(sample_weight) on float16 scores")
+    add(S, "binary_auroc__exact_form_weighted", "binary_auroc", ins,
+        gf.Refused("weights need the binned form"), "refused: the exact (cat) form keeps no weights")
+
+
 def gen_aggregation(S, rng):
     n = 30
     v = np.round(rng.normal(1e6, 3.0, n), 3)
@@ -246,6 +302,7 @@ def main():
     gen_multilabel(S, rng)
     gen_regression(S, rng)
     gen_aggregation(S, rng)
+    gen_curves(S, rng)
     path, k = S.write()
     print(f"{path}: {k} cases")
 

@@ -253,7 +253,14 @@ TEST(TaskWrappersRegistryTest, EveryWrapperIsRegisteredWithItsTasks) {
     EXPECT_EQ(info != nullptr, tasks_registered) << w.name;
     if (info == nullptr) continue;
     EXPECT_EQ(info->domain, "task_wrapper");
-    EXPECT_EQ(info->inputs, (std::vector<std::string>{"preds", "target"})) << w.name;
+    // The task metrics' inputs: with the optional weight where they take it.
+    const metrics::MetricInfo* task = metrics::FindMetric(absl::StrCat(kTasks[0], "_", w.name));
+    if (task == nullptr) task = metrics::FindMetric(absl::StrCat(kTasks[1], "_", w.name));
+    ASSERT_NE(task, nullptr) << w.name;
+    EXPECT_EQ(info->inputs, task->inputs) << w.name;
+    EXPECT_EQ(std::vector<std::string>(info->inputs.begin(), info->inputs.begin() + 2),
+              (std::vector<std::string>{"preds", "target"}))
+        << w.name;
   }
   for (const auto& m : metrics::AllMetrics()) {
     EXPECT_TRUE(m.domain != "task_wrapper" || names.count(m.name)) << m.name;

@@ -58,6 +58,10 @@ std::vector<Form> Forms() {
   binary.push_back("binary_fbeta_score(beta=0.5)");
   binary.push_back("binary_cohen_kappa");
   binary.push_back("binary_accuracy(ignore_index=0)");
+  for (const char* thresholds : {"11", "[0.1, 0.4, 0.5, 0.9]", "exact16"}) {
+    binary.push_back(absl::StrCat("binary_auroc(thresholds=", thresholds, ")"));
+    binary.push_back(absl::StrCat("binary_average_precision(thresholds=", thresholds, ")"));
+  }
   multiclass.push_back("multiclass_cohen_kappa(num_classes=4, weights=quadratic)");
   multiclass.push_back("multiclass_precision(num_classes=4, average=weighted)");
   multiclass.push_back("multiclass_recall(num_classes=4, average=none)");
@@ -177,13 +181,17 @@ TEST(WeightsTest, UnweightedProgramsKeepTheirStates) {
 TEST(WeightsTest, RefusalsNameTheMetricAndTheInput) {
   NamedTensors in = {
       {"preds", at::rand({6})}, {"target", at::randint(0, 2, {6}, at::kLong)}, {"weight", at::ones({6})}};
-  auto mixed = Eval({"binary_accuracy", "binary_auroc"}, in);
+  auto mixed = Eval({"binary_accuracy", "pearson_corrcoef"}, in);
   ASSERT_FALSE(mixed.ok());
-  EXPECT_THAT(mixed.status().message(), HasSubstr("binary_auroc"));
+  EXPECT_THAT(mixed.status().message(), HasSubstr("pearson_corrcoef"));
   EXPECT_THAT(mixed.status().message(), HasSubstr("'weight'"));
   EXPECT_THAT(mixed.status().message(), HasSubstr("binary_accuracy"));
 
-  auto alone = Eval({"binary_auroc"}, in);
+  // max and min have no weighted meaning: a weighted collection may hold them.
+  auto extrema = Eval({"mean", "max", "min"}, {{"value", at::rand({6})}, {"weight", at::rand({6})}});
+  EXPECT_TRUE(extrema.ok()) << extrema.status();
+
+  auto alone = Eval({"pearson_corrcoef"}, in);
   ASSERT_FALSE(alone.ok());
   EXPECT_THAT(alone.status().message(), HasSubstr("input 'weight' is read by no metric"));
 
@@ -201,6 +209,9 @@ TEST(WeightsTest, RefusalsNameTheMetricAndTheInput) {
   auto topk = Eval({"multiclass_accuracy(num_classes=3, top_k=2)"}, mc);
   ASSERT_FALSE(topk.ok());
   EXPECT_THAT(topk.status().message(), HasSubstr("top_k > 1"));
+  auto exact = Eval({"binary_auroc"}, in);
+  ASSERT_FALSE(exact.ok());
+  EXPECT_THAT(exact.status().message(), HasSubstr("binary_auroc: weight: weights need the binned form"));
 
   for (double bad : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
     NamedTensors b = in;

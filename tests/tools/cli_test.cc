@@ -355,7 +355,7 @@ TEST_F(CliTest, TaskWrappers) {
 
   Invocation list = RunTally({"list-metrics"});
   ASSERT_EQ(list.exit_code, 0) << list;
-  EXPECT_THAT(list.out, HasSubstr("accuracy  (task_wrapper; inputs: preds, target)"));
+  EXPECT_THAT(list.out, HasSubstr("accuracy  (task_wrapper; inputs: preds, target, weight)"));
   EXPECT_THAT(list.out, HasSubstr("\nauroc  (task_wrapper"));
   Invocation inspect = RunTally({"inspect", "--metric", "auroc(task=multilabel, num_labels=4)"});
   EXPECT_EQ(inspect.exit_code, 0) << inspect;

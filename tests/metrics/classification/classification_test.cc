@@ -320,7 +320,7 @@ TEST(ClassificationRegistryTest, RegistersEveryTaskSpecificName) {
     const metrics::MetricInfo* info = metrics::FindMetric(name);
     ASSERT_NE(info, nullptr) << name;
     EXPECT_EQ(info->domain, "classification");
-    EXPECT_EQ(info->inputs, (std::vector<std::string>{"preds", "target"})) << name;
+    EXPECT_EQ(info->inputs, (std::vector<std::string>{"preds", "target", "weight"})) << name;
   }
   int n = 0;
   for (const auto& m : metrics::AllMetrics()) n += m.domain == "classification";
