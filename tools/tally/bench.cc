@@ -92,6 +92,14 @@ NamedTensors ClassificationBatch(int64_t n, int64_t c, uint64_t seed = 7) {
   return {{"preds", logits}, {"target", target}};
 }
 
+// Weighted appends `weight`: one float per row in [0, 2).
+NamedTensors Weighted(NamedTensors batch, uint64_t seed) {
+  at::Generator gen = at::detail::createCPUGenerator(seed + 1000);
+  const int64_t n = batch.front().second.size(0);
+  batch.emplace_back("weight", at::rand({n}, gen, at::kFloat) * 2.0);
+  return batch;
+}
+
 NamedTensors RegressionBatch(int64_t n, uint64_t seed = 7) {
   at::Generator gen = at::detail::createCPUGenerator(seed);
   at::Tensor target = at::randn({n}, gen, at::kFloat) + 1e4;
@@ -156,6 +164,13 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
   } else if (name == "cls_large") {
     w.specs = kClsCollection;
     w.batch = ClassificationBatch(quick ? 10000 : 1000000, 10);
+    w.updates = quick ? 2 : 10;
+    w.runs = quick ? 2 : 5;
+    w.streams = true;
+  } else if (name == "cls_weighted") {
+    // cls_large with a weight per row (sklearn's sample_weight).
+    w.specs = kClsCollection;
+    w.batch = Weighted(ClassificationBatch(quick ? 10000 : 1000000, 10), 7);
     w.updates = quick ? 2 : 10;
     w.runs = quick ? 2 : 5;
     w.streams = true;
@@ -240,10 +255,10 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.runs = quick ? 2 : 5;
     w.time_compute = true;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown workload '", name,
-        "' (acc_small, cls_small, cls_large, cls_vocab, cls_imagenet21k, auroc_large, auroc_large_bf16, reg_large, "
-        "retrieval, sync_cls, merge_cls, merge_retrieval)"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown workload '", name,
+                                                   "' (acc_small, cls_small, cls_large, cls_weighted, cls_vocab, "
+                                                   "cls_imagenet21k, auroc_large, auroc_large_bf16, reg_large, "
+                                                   "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
   if (w.streams) {
@@ -254,8 +269,9 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     for (int64_t i = 0; i < k; ++i) {
       const uint64_t seed = 7 + static_cast<uint64_t>(i);
       // The classification batches' preds are [rows, C] logits.
-      w.batches.push_back(name == "reg_large" ? RegressionBatch(rows, seed)
-                                              : ClassificationBatch(rows, w.batch.front().second.size(1), seed));
+      NamedTensors copy = name == "reg_large" ? RegressionBatch(rows, seed)
+                                              : ClassificationBatch(rows, w.batch.front().second.size(1), seed);
+      w.batches.push_back(name == "cls_weighted" ? Weighted(std::move(copy), seed) : std::move(copy));
     }
     w.updates = std::max<int64_t>(w.updates, k);
   }
@@ -365,8 +381,9 @@ absl::StatusOr<BenchResult> RunMergeBench(const std::string& workload, const std
 }  // namespace
 
 std::vector<std::string> BenchWorkloads() {
-  return {"acc_small", "cls_small", "cls_large", "cls_vocab", "cls_imagenet21k", "auroc_large",  "auroc_large_bf16",
-          "reg_large", "retrieval", "sync_cls",  "merge_cls", "merge_retrieval", "auroc_binned", "auroc_binned_list"};
+  return {"acc_small",       "cls_small",   "cls_large",        "cls_weighted", "cls_vocab",
+          "cls_imagenet21k", "auroc_large", "auroc_large_bf16", "reg_large",    "retrieval",
+          "sync_cls",        "merge_cls",   "merge_retrieval",  "auroc_binned", "auroc_binned_list"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick) {
