@@ -144,7 +144,10 @@ std::string CatalogueMarkdown(const std::vector<MetricDoc>& docs) {
       "as w_i rows; weights must be finite and >= 0, and 0 drops the row). A collection\n"
       "weights every metric or none. The weighted classification metrics take the global\n"
       "forms (not `top_k > 1`, not `multidim_average=samplewise`); `binary_auroc` and\n"
-      "`binary_average_precision` take weights in their binned and `exact16` forms.\n";
+      "`binary_average_precision` take weights in their binned and `exact16` forms.\n"
+      "R², explained variance, Pearson and Spearman are unweighted (as in scikit-learn for\n"
+      "the correlations; the weighted centred moments are still to come), and so are the\n"
+      "retrieval metrics.\n";
   for (const auto& [domain, metrics] : by_domain) {
     absl::StrAppend(&out, "\n## ", domain, "\n\n| metric | inputs | arguments |\n|---|---|---|\n");
     for (const MetricDoc* m : metrics) {

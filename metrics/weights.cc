@@ -36,4 +36,12 @@ ops::Expr PerElement(ops::Expr w, ops::Expr x) {
   return w * ops::FullLike(x, 1.0, ir::DType::kFloat64);
 }
 
+ops::Expr FlatWeights(dsl::MetricBuilder& b, const std::string& like) {
+  if (!HasWeight(b)) return ops::Expr();
+  ops::Expr x = b.Input(like);
+  ops::Expr w = ReadWeight(b, x);
+  if (!w.valid() || x.rank() <= 1) return w;
+  return ops::Flatten(PerElement(w, x));
+}
+
 }  // namespace tally::metrics

@@ -31,6 +31,11 @@ ops::Expr ReadWeight(dsl::MetricBuilder& b, ops::Expr rows);
 // element of a row weighs what its row does).
 ops::Expr PerElement(ops::Expr w, ops::Expr x);
 
+// FlatWeights is the weight of every element of input `like` (N, ...),
+// flattened in its order (the order of ops::Flatten(like)): for metrics
+// that flatten their inputs. Invalid without `weight`.
+ops::Expr FlatWeights(dsl::MetricBuilder& b, const std::string& like);
+
 }  // namespace tally::metrics
 
 #endif  // TALLY_METRICS_WEIGHTS_H_

@@ -36,6 +36,7 @@
 #include "metrics/common.h"
 #include "metrics/curves/common.h"
 #include "metrics/registry.h"
+#include "metrics/weights.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
@@ -152,12 +153,23 @@ absl::StatusOr<dsl::Metric> Build(Task task, SpecArgs& args, const dsl::Signatur
   Expr bin = ops::Bucketize(in.conf, boundaries, /*right=*/true) - int64_t{1};
   // Dropped elements get bin -1, which histogram leaves out.
   bin = ops::Where(in.keep, bin, int64_t{-1});
-  State count = b.AddState("bin_count", DType::kInt64, {bins}, Reducer::kSum);
+  // Row weights: every count and sum of a bin weighs its rows.
+  Expr w = FlatWeights(b, "target");
+  if (!b.ok()) return b.status();
+  const DType counts = w.valid() ? DType::kFloat64 : DType::kInt64;
+  State count = b.AddState("bin_count", counts, {bins}, Reducer::kSum);
   State conf_sum = b.AddState("bin_confidence", DType::kFloat64, {bins}, Reducer::kSum);
-  State acc_sum = b.AddState("bin_accuracy", DType::kInt64, {bins}, Reducer::kSum);
-  b.Accumulate(count, ops::Histogram(bin, bins));
-  b.Accumulate(conf_sum, ops::Histogram(bin, ops::Cast(in.conf, DType::kFloat64), bins));
-  b.Accumulate(acc_sum, ops::Histogram(bin, in.acc, bins));
+  State acc_sum = b.AddState("bin_accuracy", counts, {bins}, Reducer::kSum);
+  Expr conf64 = ops::Cast(in.conf, DType::kFloat64);
+  if (w.valid()) {
+    b.Accumulate(count, ops::Histogram(bin, w, bins));
+    b.Accumulate(conf_sum, ops::Histogram(bin, conf64 * w, bins));
+    b.Accumulate(acc_sum, ops::Histogram(bin, F64(in.acc) * w, bins));
+  } else {
+    b.Accumulate(count, ops::Histogram(bin, bins));
+    b.Accumulate(conf_sum, ops::Histogram(bin, conf64, bins));
+    b.Accumulate(acc_sum, ops::Histogram(bin, in.acc, bins));
+  }
 
   Expr n = ops::Cast(b.Read(count), DType::kFloat64);
   Expr acc = ops::SafeDiv(ops::Cast(b.Read(acc_sum), DType::kFloat64), n);
@@ -181,8 +193,12 @@ absl::StatusOr<dsl::Metric> Build(Task task, SpecArgs& args, const dsl::Signatur
 }  // namespace
 
 void RegisterCalibrationMetrics(std::vector<MetricInfo>& out) {
-  out.push_back({"binary_calibration_error", "calibration", {"preds", "target"}, Bound(Build, Task::kBinary)});
-  out.push_back({"multiclass_calibration_error", "calibration", {"preds", "target"}, Bound(Build, Task::kMulticlass)});
+  out.push_back(
+      {"binary_calibration_error", "calibration", {"preds", "target", kWeightInput}, Bound(Build, Task::kBinary)});
+  out.push_back({"multiclass_calibration_error",
+                 "calibration",
+                 {"preds", "target", kWeightInput},
+                 Bound(Build, Task::kMulticlass)});
 }
 
 }  // namespace tally::metrics

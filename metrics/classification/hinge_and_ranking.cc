@@ -56,6 +56,7 @@
 #include "metrics/common.h"
 #include "metrics/curves/common.h"
 #include "metrics/registry.h"
+#include "metrics/weights.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
@@ -99,10 +100,18 @@ absl::StatusOr<dsl::Metric> BuildBinaryHinge(SpecArgs& args, const dsl::Signatur
   Expr p = F64(in.probs);
   Expr margin = ops::Where(in.target == int64_t{1}, p, -p);
   Expr measure = ops::Where(in.valid, HingeMeasure(margin, squared), 0.0);
+  // sklearn's hinge_loss(sample_weight): the weighted mean of the losses.
+  Expr w = FlatWeights(b, "target");
+  if (!b.ok()) return b.status();
   State sum = b.AddState("measure_sum", DType::kFloat64, {}, Reducer::kSum);
-  State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  b.Accumulate(sum, ops::Sum(measure));
-  b.Accumulate(total, ops::Sum(ops::Cast(in.valid, DType::kInt64)));
+  State total = b.AddState("total", w.valid() ? DType::kFloat64 : DType::kInt64, {}, Reducer::kSum);
+  if (w.valid()) {
+    b.Accumulate(sum, ops::Sum(measure * w));
+    b.Accumulate(total, ops::Sum(ops::Where(in.valid, w, 0.0)));
+  } else {
+    b.Accumulate(sum, ops::Sum(measure));
+    b.Accumulate(total, ops::Sum(ops::Cast(in.valid, DType::kInt64)));
+  }
   b.Output(ops::Cast(b.Read(sum) / F64(b.Read(total)), OutDType(in.probs)));
   return b.Finish();
 }
@@ -121,21 +130,26 @@ absl::StatusOr<dsl::Metric> BuildMulticlassHinge(SpecArgs& args, const dsl::Sign
   Expr valid = ops::Select(in.label, 1, 0) >= int64_t{0};  // (N, ...)
   std::vector<int64_t> all_but_class = {0};
   for (int64_t d = 2; d < p.rank(); ++d) all_but_class.push_back(d);
-  State total = b.AddState("total", DType::kInt64, {}, Reducer::kSum);
-  b.Accumulate(total, ops::Sum(ops::Cast(valid, DType::kInt64)));
+  Expr w = ReadWeight(b, p);  // one per row of (N, C, ...)
+  if (!b.ok()) return b.status();
+  // we weighs `x` (N, ...) or (N, C, ...) by its row.
+  auto weighed = [&](Expr x) { return w.valid() ? x * PerElement(w, x) : x; };
+  State total = b.AddState("total", w.valid() ? DType::kFloat64 : DType::kInt64, {}, Reducer::kSum);
+  b.Accumulate(total, w.valid() ? ops::Sum(ops::Where(valid, PerElement(w, valid), 0.0))
+                                : ops::Sum(ops::Cast(valid, DType::kInt64)));
   if (mode == "crammer-singer") {
     Expr is_target = in.label == int64_t{1};
     Expr own = ops::Sum(ops::Where(is_target, p, 0.0), {1});
     Expr other = ops::Max(ops::Where(is_target, -INFINITY, p), {1});
     Expr measure = ops::Where(valid, HingeMeasure(own - other, squared), 0.0);
     State sum = b.AddState("measure_sum", DType::kFloat64, {}, Reducer::kSum);
-    b.Accumulate(sum, ops::Sum(measure));
+    b.Accumulate(sum, ops::Sum(weighed(measure)));
     b.Output(ops::Cast(b.Read(sum) / F64(b.Read(total)), OutDType(in.probs)));
   } else {
     Expr margin = ops::Where(in.label == int64_t{1}, p, -p);
     Expr measure = ops::Where(in.label >= int64_t{0}, HingeMeasure(margin, squared), 0.0);
     State sum = b.AddState("measure_sum", DType::kFloat64, {c}, Reducer::kSum);
-    b.Accumulate(sum, ops::Sum(measure, all_but_class));
+    b.Accumulate(sum, ops::Sum(weighed(measure), all_but_class));
     b.Output(ops::Cast(b.Read(sum) / F64(b.Read(total)), OutDType(in.probs)));
   }
   return b.Finish();
@@ -245,8 +259,9 @@ absl::StatusOr<dsl::Metric> BuildRanking(Ranking kind, SpecArgs& args, const dsl
 
 void RegisterHingeAndRankingMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target"};
-  out.push_back({"binary_hinge_loss", "hinge", in, BuildBinaryHinge});
-  out.push_back({"multiclass_hinge_loss", "hinge", in, BuildMulticlassHinge});
+  const std::vector<std::string> weighted = {"preds", "target", kWeightInput};
+  out.push_back({"binary_hinge_loss", "hinge", weighted, BuildBinaryHinge});
+  out.push_back({"multiclass_hinge_loss", "hinge", weighted, BuildMulticlassHinge});
   out.push_back({"multilabel_coverage_error", "ranking", in, Bound(BuildRanking, Ranking::kCoverage)});
   out.push_back(
       {"multilabel_ranking_average_precision", "ranking", in, Bound(BuildRanking, Ranking::kAveragePrecision)});

@@ -152,7 +152,7 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
   Expr probs = in.probs, t = in.target, valid = in.valid;
   // Row weights (metrics/weights.h) for the binned and exact16 forms, whose
   // states are histograms; the cat form keeps no weights.
-  Expr w = ReadWeight(b, probs);
+  Expr w = FlatWeights(b, "target");
   if (!b.ok()) return b.status();
 
   // exact16: counts per 16-bit score code (curve_common.h), exact for 16-bit

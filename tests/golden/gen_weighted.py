@@ -285,6 +285,68 @@ def gen_curves(S, rng):
         gf.Refused("weights need the binned form"), "refused: the exact (cat) form keeps no weights")
 
 
+def weighted_calibration(conf, acc, w, n_bins, norm):
+    """gen_fixtures.calibration_expected (TorchMetrics' _ce_compute) with each element counting its weight."""
+    b = gf._cal_boundaries(n_bins, conf.dtype.type)
+    idx = np.searchsorted(b, conf, side="right") - 1
+    size = n_bins + 1
+    count = np.bincount(idx, weights=w, minlength=size)
+    conf_sum = np.bincount(idx, weights=w * conf.astype(np.float64), minlength=size)
+    acc_sum = np.bincount(idx, weights=w * acc.astype(np.float64), minlength=size)
+    with np.errstate(all="ignore"):
+        acc_bin = np.nan_to_num(acc_sum / count)
+        conf_bin = np.nan_to_num(conf_sum / count)
+    prop = count / count.sum()
+    gap = np.abs(acc_bin - conf_bin)
+    if norm == "l1":
+        return float(np.sum(gap * prop))
+    if norm == "max":
+        # rule: the max over bins includes empty ones (gap 0), as TorchMetrics; a bin of weight 0 is empty
+        return float(np.max(gap))
+    ce = float(np.sum(gap ** 2 * prop))
+    return float(np.sqrt(ce)) if ce > 0 else 0.0
+
+
+def gen_hinge_and_calibration(S, rng):
+    n = 50
+    t = rng.integers(0, 2, n)
+    t[:2] = [0, 1]
+    p = gf._nudge(np.round(0.35 * t + 0.65 * rng.random(n), 2), (0.2, 0.4, 0.6, 0.8))
+    w = weights(rng, n)
+    w_int = rng.integers(0, 4, n)
+    ins = {"preds": T(p, "float32"), "target": T(t, "int64"), "weight": T(w, "float64")}
+    p64 = ins["preds"].f64
+    y = np.where(t == 1, 1, -1)
+    m = np.clip(1 - y * p64, 0, None)
+    gf._close(skm.hinge_loss(y, p64, sample_weight=w), np.average(m, weights=w))
+    add(S, "binary_hinge_loss__weighted", "binary_hinge_loss", ins, skm.hinge_loss(y, p64, sample_weight=w),
+        f"{SK}.hinge_loss(sample_weight) on labels mapped to -1/+1", rtol=1e-6, atol=1e-7)
+    add(S, "binary_hinge_loss_squared-true__weighted", "binary_hinge_loss(squared=true)", ins,
+        np.average(m ** 2, weights=w), "numpy: TorchMetrics' squared hinge measure, weighted mean", rtol=1e-6,
+        atol=1e-7)
+    conf = ins["preds"].a
+    for nb, norm in ((5, "l1"), (10, "l2"), (15, "max")):
+        gf._close(weighted_calibration(conf, t, w_int.astype(np.float64), nb, norm),
+                  gf.calibration_expected(np.repeat(conf, w_int), np.repeat(t, w_int), nb, norm), 1e-12)
+        add(S, f"binary_calibration_error_n_bins-{nb}_norm-{norm}__weighted",
+            f"binary_calibration_error(n_bins={nb}, norm={norm})", ins, weighted_calibration(conf, t, w, nb, norm),
+            "numpy: TorchMetrics' _ce_compute with weighted bin counts and sums", rtol=1e-6, atol=1e-7)
+    # Multiclass crammer-singer hinge: sklearn's multiclass hinge_loss with sample_weight.
+    c = 4
+    tm = np.concatenate([np.arange(c), rng.integers(0, c, n - c)])
+    scores = gf.mc_scores(rng, tm, c)
+    insm = {"preds": T(scores, "float32"), "target": T(tm, "int64"), "weight": T(w, "float64")}
+    s64 = insm["preds"].f64
+    add(S, "multiclass_hinge_loss__weighted", f"multiclass_hinge_loss(num_classes={c})", insm,
+        skm.hinge_loss(tm, s64, labels=np.arange(c), sample_weight=w), f"{SK}.hinge_loss(labels, sample_weight)",
+        rtol=1e-6, atol=1e-7)
+    conf_m = insm["preds"].a.max(1)
+    acc_m = (insm["preds"].a.argmax(1) == tm).astype(np.int64)
+    add(S, "multiclass_calibration_error__weighted", f"multiclass_calibration_error(num_classes={c})", insm,
+        weighted_calibration(conf_m, acc_m, w, 15, "l1"),
+        "numpy: TorchMetrics' _ce_compute with weighted bin counts and sums", rtol=1e-6, atol=1e-7)
+
+
 def gen_aggregation(S, rng):
     n = 30
     v = np.round(rng.normal(1e6, 3.0, n), 3)
@@ -303,6 +365,7 @@ def main():
     gen_regression(S, rng)
     gen_aggregation(S, rng)
     gen_curves(S, rng)
+    gen_hinge_and_calibration(S, rng)
     path, k = S.write()
     print(f"{path}: {k} cases")
 

@@ -36,6 +36,8 @@ std::vector<Form> Forms() {
   at::Generator gen = at::detail::createCPUGenerator(29);
   at::Tensor bin_t = at::randint(0, 2, {kRows}, gen, at::kLong);
   at::Tensor bin_p = at::rand({kRows}, gen, at::kFloat);
+  at::Tensor bin_t2 = at::randint(0, 2, {kRows, 2}, gen, at::kLong);
+  at::Tensor bin_p2 = at::rand({kRows, 2}, gen, at::kFloat);
   at::Tensor mc_t = at::randint(0, 4, {kRows}, gen, at::kLong);
   at::Tensor mc_p = at::randn({kRows, 4}, gen, at::kFloat);
   at::Tensor mc_t2 = at::randint(0, 3, {kRows, 2}, gen, at::kLong);
@@ -58,6 +60,10 @@ std::vector<Form> Forms() {
   binary.push_back("binary_fbeta_score(beta=0.5)");
   binary.push_back("binary_cohen_kappa");
   binary.push_back("binary_accuracy(ignore_index=0)");
+  binary.push_back("binary_hinge_loss");
+  binary.push_back("binary_hinge_loss(squared=true)");
+  binary.push_back("binary_calibration_error(n_bins=5)");
+  binary.push_back("binary_calibration_error(n_bins=7, norm=max)");
   for (const char* thresholds : {"11", "[0.1, 0.4, 0.5, 0.9]", "exact16"}) {
     binary.push_back(absl::StrCat("binary_auroc(thresholds=", thresholds, ")"));
     binary.push_back(absl::StrCat("binary_average_precision(thresholds=", thresholds, ")"));
@@ -67,10 +73,16 @@ std::vector<Form> Forms() {
   multiclass.push_back("multiclass_recall(num_classes=4, average=none)");
   multiclass.push_back("multiclass_accuracy(num_classes=4, average=micro)");
   multiclass.push_back("multiclass_f1_score(num_classes=4, ignore_index=2)");
+  multiclass.push_back("multiclass_hinge_loss(num_classes=4)");
+  multiclass.push_back("multiclass_hinge_loss(num_classes=4, multiclass_mode=one-vs-all, squared=true)");
+  multiclass.push_back("multiclass_calibration_error(num_classes=4, n_bins=6, norm=l2)");
   multilabel.push_back("multilabel_exact_match(num_labels=3)");
   multilabel.push_back("multilabel_f1_score(num_labels=3, average=micro)");
   return {
       {binary, {{"preds", bin_p}, {"target", bin_t}}},
+      {{"binary_accuracy", "binary_auroc(thresholds=9)", "binary_average_precision(thresholds=exact16)",
+        "binary_hinge_loss", "binary_calibration_error", "binary_f1_score"},
+       {{"preds", bin_p2}, {"target", bin_t2}}},
       {multiclass, {{"preds", mc_p}, {"target", mc_t}}},
       {{"multiclass_exact_match(num_classes=3)", "multiclass_accuracy(num_classes=3)"},
        {{"preds", mc_p2}, {"target", mc_t2}}},
