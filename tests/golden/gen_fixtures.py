@@ -2053,17 +2053,19 @@ def _cal_boundaries(n_bins, dtype):
     return torch.linspace(0, 1, n_bins + 1, dtype=tdt).numpy()
 
 
-def calibration_expected(conf, acc, n_bins, norm):
-    """TorchMetrics' _ce_compute on flat confidences (in their dtype) and 0/1 accuracies, in float64."""
+def calibration_expected(conf, acc, n_bins, norm, weights=None):
+    """TorchMetrics' _ce_compute on flat confidences (in their dtype) and 0/1 accuracies, in float64; with
+    `weights`, each element counts its weight in the bins (gen_weighted.py)."""
     b = _cal_boundaries(n_bins, conf.dtype.type)
     # rule: indices = torch.bucketize(confidences, bin_boundaries, right=True) - 1, so bin i holds
     # b[i] <= conf < b[i+1] and conf == 1.0 gets a bin (n_bins) of its own; NaN sorts last -- calibration_error.py
     # (_binning_bucketize)
     idx = np.searchsorted(b, conf, side="right") - 1
     size = n_bins + 1
-    count = np.bincount(idx, minlength=size).astype(np.float64)
-    conf_sum = np.bincount(idx, weights=conf.astype(np.float64), minlength=size)
-    acc_sum = np.bincount(idx, weights=acc.astype(np.float64), minlength=size)
+    w = np.ones(len(idx)) if weights is None else np.asarray(weights, np.float64)
+    count = np.bincount(idx, weights=w, minlength=size)
+    conf_sum = np.bincount(idx, weights=w * conf.astype(np.float64), minlength=size)
+    acc_sum = np.bincount(idx, weights=w * acc.astype(np.float64), minlength=size)
     # rule: conf_bin/acc_bin = nan_to_num(sum / count), prop_bin = count / count.sum() -- calibration_error.py
     acc_bin = np.nan_to_num(acc_sum / count)
     conf_bin = np.nan_to_num(conf_sum / count)

@@ -285,28 +285,6 @@ def gen_curves(S, rng):
         gf.Refused("weights need the binned form"), "refused: the exact (cat) form keeps no weights")
 
 
-def weighted_calibration(conf, acc, w, n_bins, norm):
-    """gen_fixtures.calibration_expected (TorchMetrics' _ce_compute) with each element counting its weight."""
-    b = gf._cal_boundaries(n_bins, conf.dtype.type)
-    idx = np.searchsorted(b, conf, side="right") - 1
-    size = n_bins + 1
-    count = np.bincount(idx, weights=w, minlength=size)
-    conf_sum = np.bincount(idx, weights=w * conf.astype(np.float64), minlength=size)
-    acc_sum = np.bincount(idx, weights=w * acc.astype(np.float64), minlength=size)
-    with np.errstate(all="ignore"):
-        acc_bin = np.nan_to_num(acc_sum / count)
-        conf_bin = np.nan_to_num(conf_sum / count)
-    prop = count / count.sum()
-    gap = np.abs(acc_bin - conf_bin)
-    if norm == "l1":
-        return float(np.sum(gap * prop))
-    if norm == "max":
-        # rule: the max over bins includes empty ones (gap 0), as TorchMetrics; a bin of weight 0 is empty
-        return float(np.max(gap))
-    ce = float(np.sum(gap ** 2 * prop))
-    return float(np.sqrt(ce)) if ce > 0 else 0.0
-
-
 def gen_hinge_and_calibration(S, rng):
     n = 50
     t = rng.integers(0, 2, n)
@@ -326,10 +304,10 @@ def gen_hinge_and_calibration(S, rng):
         atol=1e-7)
     conf = ins["preds"].a
     for nb, norm in ((5, "l1"), (10, "l2"), (15, "max")):
-        gf._close(weighted_calibration(conf, t, w_int.astype(np.float64), nb, norm),
+        gf._close(gf.calibration_expected(conf, t, nb, norm, w_int),
                   gf.calibration_expected(np.repeat(conf, w_int), np.repeat(t, w_int), nb, norm), 1e-12)
         add(S, f"binary_calibration_error_n_bins-{nb}_norm-{norm}__weighted",
-            f"binary_calibration_error(n_bins={nb}, norm={norm})", ins, weighted_calibration(conf, t, w, nb, norm),
+            f"binary_calibration_error(n_bins={nb}, norm={norm})", ins, gf.calibration_expected(conf, t, nb, norm, w),
             "numpy: TorchMetrics' _ce_compute with weighted bin counts and sums", rtol=1e-6, atol=1e-7)
     # Multiclass crammer-singer hinge: sklearn's multiclass hinge_loss with sample_weight.
     c = 4
@@ -343,7 +321,7 @@ def gen_hinge_and_calibration(S, rng):
     conf_m = insm["preds"].a.max(1)
     acc_m = (insm["preds"].a.argmax(1) == tm).astype(np.int64)
     add(S, "multiclass_calibration_error__weighted", f"multiclass_calibration_error(num_classes={c})", insm,
-        weighted_calibration(conf_m, acc_m, w, 15, "l1"),
+        gf.calibration_expected(conf_m, acc_m, 15, "l1", w),
         "numpy: TorchMetrics' _ce_compute with weighted bin counts and sums", rtol=1e-6, atol=1e-7)
 
 
