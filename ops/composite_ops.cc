@@ -28,7 +28,14 @@ Types InferMcConfmat(const std::vector<TensorType>& in, const ir::AttrMap& a, co
     return absl::InvalidArgumentError(
         absl::StrCat("preds must be float [N, ", c, "] or integer [N], got ", p.ToString()));
   }
-  TensorType cm{DType::kInt64, {Dim::Fixed(c), Dim::Fixed(c)}, t.device};
+  DType counts = DType::kInt64;
+  if (in.size() == 3) {
+    if (in[2].dtype != DType::kFloat64 || in[2].rank() != 1 || in[2].shape[0] != t.shape[0]) {
+      return absl::InvalidArgumentError(absl::StrCat("weight must be f64 [N], got ", in[2].ToString()));
+    }
+    counts = DType::kFloat64;
+  }
+  TensorType cm{counts, {Dim::Fixed(c), Dim::Fixed(c)}, t.device};
   TensorType count{DType::kInt64, {}, t.device};
   return std::vector<TensorType>{cm, count, count};
 }
@@ -36,14 +43,16 @@ Types InferMcConfmat(const std::vector<TensorType>& in, const ir::AttrMap& a, co
 }  // namespace
 
 void RegisterCompositeOps(OpTable& t) {
-  // mc_confmat(preds, target) {num_classes=C[, ignore_index]}:
+  // mc_confmat(preds, target[, weight]) {num_classes=C[, ignore_index]}:
   //   preds f32/f64 [N, C] scores (argmax) or i32/i64 [N] labels; target
   //   i32/i64 [N]. Rows whose target is ignore_index are dropped; rows with a
   //   target (or label pred) outside [0, C) are dropped and counted.
   //   -> (confmat i64[C, C] indexed [target][pred], bad_target i64[], bad_preds i64[])
+  //   With weight (f64 [N], finite and >= 0) a row adds its weight: confmat f64.
   OpDef d;
   d.id = OpId::kMcConfmat;
-  d.min_inputs = d.max_inputs = 2;
+  d.min_inputs = 2;
+  d.max_inputs = 3;
   d.attrs = SpecsOf<McConfmatAttrs>();
   d.traits.composite = true;
   d.fused_devices = {"cpu", "meta"};
@@ -51,7 +60,7 @@ void RegisterCompositeOps(OpTable& t) {
   AddOp(t, d);
 
   {
-    // mc_marginals(preds, target) {num_classes=C, parts="tp,target,..."[, ignore_index]}:
+    // mc_marginals(preds, target[, weight]) {num_classes=C, parts="tp,target,..."[, ignore_index]}:
     //   mc_confmat's rows, labels and checks, keeping only per-class
     //   statistics of the C x C matrix instead of the matrix. Each part is a
     //   row of the result, in the order `parts` lists them:
@@ -66,7 +75,8 @@ void RegisterCompositeOps(OpTable& t) {
     // only through confmat_part.
     OpDef mm;
     mm.id = OpId::kMcMarginals;
-    mm.min_inputs = mm.max_inputs = 2;
+    mm.min_inputs = 2;
+    mm.max_inputs = 3;  // weighted as mc_confmat
     mm.attrs = SpecsOf<McMarginalsAttrs>();
     mm.traits.composite = true;
     mm.fused_devices = {"cpu", "meta"};

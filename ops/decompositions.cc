@@ -56,7 +56,8 @@ absl::StatusOr<Results> DecomposeMcConfmat(ir::Graph& g, ir::Node& n, ops::Graph
   const int64_t c = a.num_classes;
   McRows r = DecomposeMcRows(g, n, b, c, a.ignore_index);
   Expr idx = ops::Where(r.keep, r.target * static_cast<double>(c) + r.label, -1.0);
-  Expr cm = ops::Reshape(ops::Histogram(idx, c * c), {c, c});
+  Expr h = n.inputs().size() > 2 ? ops::Histogram(idx, b.Wrap(&g, n.input(2)), c * c) : ops::Histogram(idx, c * c);
+  Expr cm = ops::Reshape(h, {c, c});
   return Results{cm, ops::Sum(r.bad_t), ops::Sum(r.bad_p)};
 }
 
@@ -68,24 +69,30 @@ absl::StatusOr<Results> DecomposeMcMarginals(ir::Graph& g, ir::Node& n, ops::Gra
   McRows r = DecomposeMcRows(g, n, b, c, a.ignore_index);
   Expr by_target = ops::Where(r.keep, r.target, -1.0);
   Expr err = r.target - r.label;
+  // Weighted (a third input, f64 [N]): every count and sum adds the row's weight.
+  Expr w = n.inputs().size() > 2 ? b.Wrap(&g, n.input(2)) : Expr();
+  auto count = [&](Expr idx) { return w.valid() ? ops::Histogram(idx, w, c) : ops::Histogram(idx, c); };
+  auto sum = [&](Expr idx, Expr x) {
+    return ops::Histogram(idx, w.valid() ? ops::Cast(x, DType::kFloat64) * w : x, c);
+  };
   std::vector<Expr> rows;
   for (ConfmatPart p : parts) {
     Expr h;
     switch (p) {
       case ConfmatPart::kTp:
-        h = ops::Histogram(ops::Where(r.keep && r.label == r.target, r.target, -1.0), c);
+        h = count(ops::Where(r.keep && r.label == r.target, r.target, -1.0));
         break;
       case ConfmatPart::kTarget:
-        h = ops::Histogram(by_target, c);
+        h = count(by_target);
         break;
       case ConfmatPart::kPred:
-        h = ops::Histogram(ops::Where(r.keep, r.label, -1.0), c);
+        h = count(ops::Where(r.keep, r.label, -1.0));
         break;
       case ConfmatPart::kAbsErr:
-        h = ops::Histogram(by_target, ops::Abs(err), c);
+        h = sum(by_target, ops::Abs(err));
         break;
       case ConfmatPart::kSqErr:
-        h = ops::Histogram(by_target, err * err, c);
+        h = sum(by_target, err * err);
         break;
     }
     rows.push_back(ops::Unsqueeze(h, 0));

@@ -373,10 +373,15 @@ c10::optional<T> C10(const Opt<T>& a) {
   return a.has_value() ? c10::optional<T>(a.get()) : c10::nullopt;
 }
 
+// OptionalInput is input `i` when the node has it (a fused op's Tensor?).
+c10::optional<at::Tensor> OptionalInput(const ir::Node& n, const at::Tensor* in, size_t i) {
+  return n.inputs().size() > i ? c10::optional<at::Tensor>(in[i]) : c10::nullopt;
+}
+
 void McConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<McConfmatAttrs>(n);
   WriteResults(CallFused("tally::mc_confmat", &fused::McConfmatCpu, in[0].is_cpu(), in[0], in[1], a.num_classes,
-                         C10(a.ignore_index)),
+                         C10(a.ignore_index), OptionalInput(n, in, 2)),
                out);
 }
 
@@ -405,7 +410,7 @@ void ConfmatPartKernel(const ir::Node& n, const at::Tensor* in, at::Tensor* out)
 void McMarginals(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<McMarginalsAttrs>(n);
   WriteResults(CallFused("tally::mc_marginals", &fused::McMarginalsCpu, in[0].is_cpu(), in[0], in[1], a.num_classes,
-                         C10(a.ignore_index), c10::string_view(a.parts), a.totals.get()),
+                         C10(a.ignore_index), c10::string_view(a.parts), a.totals.get(), OptionalInput(n, in, 2)),
                out);
 }
 

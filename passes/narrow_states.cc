@@ -63,7 +63,9 @@ std::vector<Node*> TotalsOf(const ir::Graph& g, const Node* read) {
 // NarrowConfmat rewrites one state if it is a narrowable matrix; returns
 // whether it did.
 absl::StatusOr<bool> NarrowConfmat(ir::Module& m, ir::StateDecl& s) {
-  if (s.reducer != ir::Reducer::kSum || s.type.dtype != ir::DType::kInt64 || s.type.rank() != 2 || !s.check.empty()) {
+  // int64 counts, or float64 weight sums (a weighted mc_confmat).
+  const bool counts = s.type.dtype == ir::DType::kInt64 || s.type.dtype == ir::DType::kFloat64;
+  if (s.reducer != ir::Reducer::kSum || !counts || s.type.rank() != 2 || !s.check.empty()) {
     return false;
   }
   Value* partial = m.update->FindReturn(s.name);

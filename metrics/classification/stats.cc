@@ -282,28 +282,24 @@ ops::McConfmatAttrs IgnoringNegativeTargets(int64_t num_classes) {
 }  // namespace
 
 State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index) {
-  if (HasWeight(b)) {
-    // Weighted: one weighted histogram of target * C + label, C x C float64
-    // (the budget refuses what does not fit; the mc_confmat kernels count).
-    Expr w = Weight(b);
-    MulticlassForm f;
-    if (!b.ok() || !MakeMulticlassForm(b, num_classes, ignore_index, /*top_k=*/1, f)) return State{};
-    Expr keep = !RowAny(f.bad, /*keepdim=*/true);
-    if (f.ignored.valid()) keep = keep && !f.ignored;
-    Expr idx = f.target * static_cast<double>(num_classes) + Labels(f);
-    return CountBins(b, ops::Where(keep, idx, -1.0), w, num_classes * num_classes, {num_classes, num_classes});
-  }
+  // Weighted: the same mc_confmat with the row weights as a third operand
+  // (float64 sums; narrowed to marginals alike).
+  Expr w = Weight(b);
+  if (!b.ok()) return State{};
+  const DType counts = w.valid() ? DType::kFloat64 : DType::kInt64;
   if (IsSimpleMulticlass(b, num_classes)) {
     Inputs in;
     if (!ReadInputs(b, in)) return State{};
     ops::McConfmatAttrs attrs{num_classes};
     if (ignore_index) attrs.ignore_index = *ignore_index;
-    std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, {in.preds, in.target}, ops::ToAttrMap(attrs));
+    std::vector<Expr> operands = {in.preds, in.target};
+    if (w.valid()) operands.push_back(w);
+    std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, operands, ops::ToAttrMap(attrs));
     if (outs.size() != 3) return State{};
     std::string range = absl::StrCat("{n} values outside [0, ", num_classes, ")");
     b.Check("target", range, outs[1]);
     if (!ir::IsFloating(in.preds.dtype())) b.Check("preds", range, outs[2]);
-    State cm = b.AddState("confmat", DType::kInt64, {num_classes, num_classes}, Reducer::kSum);
+    State cm = b.AddState("confmat", counts, {num_classes, num_classes}, Reducer::kSum);
     b.Accumulate(cm, outs[0]);
     return cm;
   }
@@ -315,10 +311,11 @@ State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int
   // gets target -1, which the kernel ignores. The checks above already
   // counted the bad values, so the node's own counts go unused. Being an
   // mc_confmat, the matrix can be narrowed like the simple form's.
-  std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, {Flat(Labels(f)), Flat(ops::Where(keep, f.target, -1.0))},
-                                 ops::ToAttrMap(IgnoringNegativeTargets(num_classes)));
+  std::vector<Expr> operands = {Flat(Labels(f)), Flat(ops::Where(keep, f.target, -1.0))};
+  if (w.valid()) operands.push_back(Flat(PerElement(w, f.target)));
+  std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, operands, ops::ToAttrMap(IgnoringNegativeTargets(num_classes)));
   if (outs.size() != 3) return State{};
-  State cm = b.AddState("confmat", DType::kInt64, {num_classes, num_classes}, Reducer::kSum);
+  State cm = b.AddState("confmat", counts, {num_classes, num_classes}, Reducer::kSum);
   b.Accumulate(cm, outs[0]);
   return cm;
 }

@@ -11,10 +11,12 @@
 #include "ops/fused/score_code.h"
 
 TORCH_LIBRARY(tally, m) {
-  m.def("mc_confmat(Tensor preds, Tensor target, int num_classes, int? ignore_index) -> (Tensor, Tensor, Tensor)");
+  m.def(
+      "mc_confmat(Tensor preds, Tensor target, int num_classes, int? ignore_index, Tensor? weight=None) -> "
+      "(Tensor, Tensor, Tensor)");
   m.def(
       "mc_marginals(Tensor preds, Tensor target, int num_classes, int? ignore_index, str parts, "
-      "bool totals=False) -> (Tensor, Tensor, Tensor)");
+      "bool totals=False, Tensor? weight=None) -> (Tensor, Tensor, Tensor)");
   m.def(
       "bl_confmat(Tensor preds, Tensor target, float threshold, bool logits_over_kept, int? ignore_index) -> "
       "(Tensor, Tensor, Tensor)");

@@ -121,37 +121,52 @@ struct Layout {
   int64_t tp = -1, target = -1, pred = -1, abs_err = -1, sq_err = -1;
 };
 
-template <bool kMatrix>
-inline void Add(const Layout& lay, int64_t* buf, int64_t t, int64_t l) {
+// Add counts one kept row (target t, label l) into `buf`: 1 each (A is
+// int64_t), or the row's weight `w` (A is double).
+template <bool kMatrix, typename A>
+inline void Add(const Layout& lay, A* buf, int64_t t, int64_t l, A w) {
   if constexpr (kMatrix) {
-    ++buf[t * lay.c + l];
+    buf[t * lay.c + l] += w;
   } else {
-    if (lay.tp >= 0 && t == l) ++buf[lay.tp + t];
-    if (lay.target >= 0) ++buf[lay.target + t];
-    if (lay.pred >= 0) ++buf[lay.pred + l];
+    if (lay.tp >= 0 && t == l) buf[lay.tp + t] += w;
+    if (lay.target >= 0) buf[lay.target + t] += w;
+    if (lay.pred >= 0) buf[lay.pred + l] += w;
     const int64_t d = t - l;
-    if (lay.abs_err >= 0) buf[lay.abs_err + t] += d < 0 ? -d : d;
-    if (lay.sq_err >= 0) buf[lay.sq_err + t] += d * d;
+    if (lay.abs_err >= 0) buf[lay.abs_err + t] += static_cast<A>(d < 0 ? -d : d) * w;
+    if (lay.sq_err >= 0) buf[lay.sq_err + t] += static_cast<A>(d * d) * w;
   }
 }
 
 // Counts is one thread's buffer (`cm`: the output itself, or `owned`) and
 // its bad-value counts.
+template <typename A>
 struct Counts {
-  int64_t* cm = nullptr;
-  std::vector<int64_t> owned;
+  A* cm = nullptr;
+  std::vector<A> owned;
   int64_t bad_t = 0, bad_p = 0;
 };
+
+// RowWeight is row i's weight: 1 without weights (A int64_t), else w[i]
+// (float64; a negative, NaN or infinite weight was made 0 by the caller's
+// graph, metrics/weights.h).
+template <typename A>
+inline A RowWeight(const double* w, int64_t i) {
+  if constexpr (std::is_same<A, double>::value) {
+    return w[i];
+  } else {
+    return 1;
+  }
+}
 
 // CountRows counts rows [begin, end). kC > 0 fixes the class count at
 // compile time (small C: the argmax loop unrolls into selects); kC == 0 reads
 // it from `c`.
-template <bool kMatrix, int kC, typename P, typename L>
-void CountRows(const P* preds, const L* target, bool scores, const Layout& lay, bool has_ignore, int64_t ignore,
-               int64_t begin, int64_t end, Counts& out) {
+template <bool kMatrix, int kC, typename A, typename P, typename L>
+void CountRows(const P* preds, const L* target, const double* weight, bool scores, const Layout& lay, bool has_ignore,
+               int64_t ignore, int64_t begin, int64_t end, Counts<A>& out) {
   const int64_t c = kC > 0 ? kC : lay.c;
   const bool wide = std::is_same<P, float>::value && kC == 0 && c >= 32 && HasAvx2();
-  int64_t* cm = out.cm;
+  A* cm = out.cm;
   // Local counters: the per-thread Counts share cache lines.
   int64_t bad_t = 0, bad_p = 0;
   for (int64_t i = begin; i < end; ++i) {
@@ -172,7 +187,7 @@ void CountRows(const P* preds, const L* target, bool scores, const Layout& lay, 
     }
     bad_t += bt;
     bad_p += bp;
-    if (!bt && !bp) Add<kMatrix>(lay, cm, t, label);
+    if (!bt && !bp) Add<kMatrix>(lay, cm, t, label, RowWeight<A>(weight, i));
   }
   out.bad_t += bad_t;
   out.bad_p += bad_p;
@@ -182,16 +197,16 @@ void CountRows(const P* preds, const L* target, bool scores, const Layout& lay, 
 // is two masked 8-lane loads, a horizontal max, and the first lane equal to
 // it (the first maximum, as ATen's argmax). Rows holding a NaN take
 // RowArgmaxSlow. About 4x fewer instructions per row than the scalar loop.
-template <bool kMatrix, typename L>
-__attribute__((target("avx2,bmi"))) void CountRowsAvx2(const float* preds, const L* target, const Layout& lay,
-                                                       bool has_ignore, int64_t ignore, int64_t begin, int64_t end,
-                                                       Counts& out) {
+template <bool kMatrix, typename A, typename L>
+__attribute__((target("avx2,bmi"))) void CountRowsAvx2(const float* preds, const L* target, const double* weight,
+                                                       const Layout& lay, bool has_ignore, int64_t ignore,
+                                                       int64_t begin, int64_t end, Counts<A>& out) {
   const int64_t c = lay.c;
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i mask0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(c, 8))), lane);
   const __m256i mask1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::max<int64_t>(c - 8, 0))), lane);
   const __m256 ninf = _mm256_set1_ps(-INFINITY);
-  int64_t* cm = out.cm;
+  A* cm = out.cm;
   int64_t bad_t = 0;
   for (int64_t i = begin; i < end; ++i) {
     int64_t t = static_cast<int64_t>(target[i]);
@@ -217,42 +232,44 @@ __attribute__((target("avx2,bmi"))) void CountRowsAvx2(const float* preds, const
                     (static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v1, m, _CMP_EQ_OQ))) << 8);
       label = __builtin_ctz(eq);
     }
-    Add<kMatrix>(lay, cm, t, label);
+    Add<kMatrix>(lay, cm, t, label, RowWeight<A>(weight, i));
   }
   out.bad_t += bad_t;
 }
 
-template <typename P, typename L>
-using CountFn = void (*)(const P*, const L*, bool, const Layout&, bool, int64_t, int64_t, int64_t, Counts&);
+template <typename A, typename P, typename L>
+using CountFn = void (*)(const P*, const L*, const double*, bool, const Layout&, bool, int64_t, int64_t, int64_t,
+                         Counts<A>&);
 
-template <bool kMatrix, typename P, typename L, int... kCs>
-CountFn<P, L> PickCounter(int64_t c, std::integer_sequence<int, kCs...>) {
-  CountFn<P, L> fn = &CountRows<kMatrix, 0, P, L>;
-  ((c == kCs ? (fn = &CountRows<kMatrix, kCs, P, L>, 0) : 0), ...);
+template <bool kMatrix, typename A, typename P, typename L, int... kCs>
+CountFn<A, P, L> PickCounter(int64_t c, std::integer_sequence<int, kCs...>) {
+  CountFn<A, P, L> fn = &CountRows<kMatrix, 0, A, P, L>;
+  ((c == kCs ? (fn = &CountRows<kMatrix, kCs, A, P, L>, 0) : 0), ...);
   return fn;
 }
 
-template <bool kMatrix, typename P, typename L>
-void Run(const at::Tensor& preds, const at::Tensor& target, bool scores, const Layout& lay,
-         c10::optional<int64_t> ignore_index, int64_t* out, Counts& total) {
+template <bool kMatrix, typename A, typename P, typename L>
+void Run(const at::Tensor& preds, const at::Tensor& target, const double* w, bool scores, const Layout& lay,
+         c10::optional<int64_t> ignore_index, A* out, Counts<A>& total) {
   const P* p = preds.data_ptr<P>();
   const L* t = target.data_ptr<L>();
   const int64_t c = lay.c;
   int64_t n = target.size(0);
   int64_t threads = at::get_num_threads();
-  CountFn<P, L> count = scores
-                            ? PickCounter<kMatrix, P, L>(
-                                  c, std::integer_sequence<int, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16>{})
-                            : &CountRows<kMatrix, 0, P, L>;
+  CountFn<A, P, L> count =
+      scores ? PickCounter<kMatrix, A, P, L>(
+                   c, std::integer_sequence<int, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16>{})
+             : &CountRows<kMatrix, 0, A, P, L>;
   bool avx2 = scores && std::is_same<P, float>::value && c >= 2 && c <= 16 && HasAvx2();
-  auto count_range = [&](int64_t begin, int64_t end, Counts& into) {
+  auto count_range = [&](int64_t begin, int64_t end, Counts<A>& into) {
     if constexpr (std::is_same<P, float>::value) {
       if (avx2) {
-        CountRowsAvx2<kMatrix, L>(p, t, lay, ignore_index.has_value(), ignore_index.value_or(0), begin, end, into);
+        CountRowsAvx2<kMatrix, A, L>(p, t, w, lay, ignore_index.has_value(), ignore_index.value_or(0), begin, end,
+                                     into);
         return;
       }
     }
-    count(p, t, scores, lay, ignore_index.has_value(), ignore_index.value_or(0), begin, end, into);
+    count(p, t, w, scores, lay, ignore_index.has_value(), ignore_index.value_or(0), begin, end, into);
   };
   // Private buffers per thread; one thread when the buffer is large or the
   // batch small. Long score rows split into chunks of about 2^18 elements.
@@ -260,19 +277,19 @@ void Run(const at::Tensor& preds, const at::Tensor& target, bool scores, const L
   if (n <= grain || threads == 1 || lay.size * threads > (1 << 22)) {
     // One thread counts straight into the output: a large matrix is never
     // allocated twice.
-    std::fill(out, out + lay.size, int64_t{0});
+    std::fill(out, out + lay.size, A{0});
     total.cm = out;
     count_range(0, n, total);
     return;
   }
-  std::vector<Counts> parts(threads);
+  std::vector<Counts<A>> parts(threads);
   for (auto& part : parts) {
     part.owned.assign(lay.size, 0);
     part.cm = part.owned.data();
   }
   at::parallel_for(0, n, grain,
                    [&](int64_t begin, int64_t end) { count_range(begin, end, parts[at::get_thread_num()]); });
-  std::fill(out, out + lay.size, int64_t{0});
+  std::fill(out, out + lay.size, A{0});
   for (const auto& part : parts) {
     for (int64_t k = 0; k < lay.size; ++k) out[k] += part.cm[k];
     total.bad_t += part.bad_t;
@@ -281,10 +298,12 @@ void Run(const at::Tensor& preds, const at::Tensor& target, bool scores, const L
 }
 
 // Count checks the inputs, dispatches on their dtypes and counts into `out`
-// (lay.size elements); returns (bad_target, bad_preds).
-template <bool kMatrix>
+// (lay.size elements; with `weight`, a float64 [N] tensor, weight sums);
+// returns (bad_target, bad_preds).
+template <bool kMatrix, typename A>
 std::pair<int64_t, int64_t> Count(const char* op, const at::Tensor& preds_in, const at::Tensor& target_in,
-                                  const Layout& lay, c10::optional<int64_t> ignore_index, int64_t* out) {
+                                  const at::Tensor* weight, const Layout& lay, c10::optional<int64_t> ignore_index,
+                                  A* out) {
   const int64_t c = lay.c;
   TORCH_CHECK(target_in.dim() == 1, op, ": target must be [N]");
   bool scores = at::isFloatingType(preds_in.scalar_type());
@@ -292,13 +311,20 @@ std::pair<int64_t, int64_t> Count(const char* op, const at::Tensor& preds_in, co
               ": preds must be [N, C] scores or [N] labels");
   at::Tensor preds = preds_in.contiguous();
   at::Tensor target = target_in.contiguous();
-  Counts total;
+  const double* w = nullptr;
+  if (weight != nullptr) {
+    TORCH_CHECK(weight->scalar_type() == at::kDouble && weight->dim() == 1 && weight->size(0) == target.size(0), op,
+                ": weight must be float64 [N]");
+    TORCH_CHECK(weight->is_contiguous(), op, ": weight must be contiguous");
+    w = weight->data_ptr<double>();
+  }
+  Counts<A> total;
   auto dispatch_target = [&](auto p_tag) {
     using P = decltype(p_tag);
     if (target.scalar_type() == at::kLong)
-      Run<kMatrix, P, int64_t>(preds, target, scores, lay, ignore_index, out, total);
+      Run<kMatrix, A, P, int64_t>(preds, target, w, scores, lay, ignore_index, out, total);
     else if (target.scalar_type() == at::kInt)
-      Run<kMatrix, P, int32_t>(preds, target, scores, lay, ignore_index, out, total);
+      Run<kMatrix, A, P, int32_t>(preds, target, w, scores, lay, ignore_index, out, total);
     else
       TORCH_CHECK(false, op, ": target must be int32 or int64");
   };
@@ -355,43 +381,69 @@ std::vector<ConfmatPart> PartsOrThrow(c10::string_view text) {
   return *parts;
 }
 
+// CountInto counts into a new tensor of `shape`: int64 counts, or float64
+// weight sums with `weight`.
+template <bool kMatrix>
+std::tuple<at::Tensor, at::Tensor, at::Tensor> CountInto(const char* op, const at::Tensor& preds,
+                                                         const at::Tensor& target,
+                                                         const c10::optional<at::Tensor>& weight, const Layout& lay,
+                                                         c10::optional<int64_t> ignore_index,
+                                                         std::vector<int64_t> shape) {
+  auto opts = target.options().dtype(at::kLong);
+  std::pair<int64_t, int64_t> bad;
+  at::Tensor out;
+  if (weight.has_value() && weight->defined()) {
+    at::Tensor w = weight->contiguous();
+    out = at::empty(shape, target.options().dtype(at::kDouble));
+    bad = Count<kMatrix, double>(op, preds, target, &w, lay, ignore_index, out.data_ptr<double>());
+  } else {
+    out = at::empty(shape, opts);
+    bad = Count<kMatrix, int64_t>(op, preds, target, nullptr, lay, ignore_index, out.data_ptr<int64_t>());
+  }
+  return {out, at::scalar_tensor(bad.first, opts), at::scalar_tensor(bad.second, opts)};
+}
+
+at::ScalarType CountType(const c10::optional<at::Tensor>& weight) {
+  return weight.has_value() && weight->defined() ? at::kDouble : at::kLong;
+}
+
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatCpu(const at::Tensor& preds, const at::Tensor& target,
-                                                            int64_t c, c10::optional<int64_t> ignore_index) {
+                                                            int64_t c, c10::optional<int64_t> ignore_index,
+                                                            const c10::optional<at::Tensor>& weight) {
   Layout lay;
   lay.c = c;
   lay.size = c * c;
-  auto opts = target.options().dtype(at::kLong);
-  at::Tensor cm = at::empty({c, c}, opts);
-  auto [bad_t, bad_p] = Count<true>("mc_confmat", preds, target, lay, ignore_index, cm.data_ptr<int64_t>());
-  return {cm, at::scalar_tensor(bad_t, opts), at::scalar_tensor(bad_p, opts)};
+  return CountInto<true>("mc_confmat", preds, target, weight, lay, ignore_index, {c, c});
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McMarginalsCpu(const at::Tensor& preds, const at::Tensor& target,
                                                               int64_t c, c10::optional<int64_t> ignore_index,
-                                                              c10::string_view parts, bool totals) {
+                                                              c10::string_view parts, bool totals,
+                                                              const c10::optional<at::Tensor>& weight) {
   std::vector<ConfmatPart> kept = PartsOrThrow(parts);
   Layout lay = MarginalLayout(c, kept);
-  auto opts = target.options().dtype(at::kLong);
-  at::Tensor marginals = at::empty({static_cast<int64_t>(kept.size()), c}, opts);
-  auto [bad_t, bad_p] = Count<false>("mc_marginals", preds, target, lay, ignore_index, marginals.data_ptr<int64_t>());
-  if (totals) marginals = marginals.sum(1);
-  return {marginals, at::scalar_tensor(bad_t, opts), at::scalar_tensor(bad_p, opts)};
+  auto r = CountInto<false>("mc_marginals", preds, target, weight, lay, ignore_index,
+                            {static_cast<int64_t>(kept.size()), c});
+  if (totals) std::get<0>(r) = std::get<0>(r).sum(1);
+  return r;
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McMarginalsMeta(const at::Tensor&, const at::Tensor& target, int64_t c,
                                                                c10::optional<int64_t>, c10::string_view parts,
-                                                               bool totals) {
+                                                               bool totals, const c10::optional<at::Tensor>& weight) {
   auto opts = target.options().dtype(at::kLong);
   int64_t rows = static_cast<int64_t>(PartsOrThrow(parts).size());
-  return {totals ? at::empty({rows}, opts) : at::empty({rows, c}, opts), at::empty({}, opts), at::empty({}, opts)};
+  auto counts = target.options().dtype(CountType(weight));
+  return {totals ? at::empty({rows}, counts) : at::empty({rows, c}, counts), at::empty({}, opts), at::empty({}, opts)};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatMeta(const at::Tensor&, const at::Tensor& target, int64_t c,
-                                                             c10::optional<int64_t>) {
+                                                             c10::optional<int64_t>,
+                                                             const c10::optional<at::Tensor>& weight) {
   auto opts = target.options().dtype(at::kLong);
-  return {at::empty({c, c}, opts), at::empty({}, opts), at::empty({}, opts)};
+  return {at::empty({c, c}, target.options().dtype(CountType(weight))), at::empty({}, opts), at::empty({}, opts)};
 }
 
 }  // namespace tally::ops::fused

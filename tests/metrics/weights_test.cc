@@ -84,6 +84,11 @@ std::vector<Form> Forms() {
         "binary_hinge_loss", "binary_calibration_error", "binary_f1_score"},
        {{"preds", bin_p2}, {"target", bin_t2}}},
       {multiclass, {{"preds", mc_p}, {"target", mc_t}}},
+      {{"multiclass_accuracy(num_classes=4)", "multiclass_f1_score(num_classes=4, average=weighted)",
+        "multiclass_confusion_matrix(num_classes=4, ignore_index=1)"},
+       {{"preds", mc_t.flip(0)}, {"target", mc_t}}},
+      {{"multiclass_accuracy(num_classes=40)", "multiclass_recall(num_classes=40, average=micro)"},
+       {{"preds", at::randn({kRows, 40}, gen, at::kFloat)}, {"target", at::randint(0, 40, {kRows}, gen, at::kLong)}}},
       {{"multiclass_exact_match(num_classes=3)", "multiclass_accuracy(num_classes=3)"},
        {{"preds", mc_p2}, {"target", mc_t2}}},
       {multilabel, {{"preds", ml_p}, {"target", ml_t}}},
@@ -170,20 +175,23 @@ TEST(WeightsTest, ScaledWeightsGiveTheSameValue) {
 }
 
 // Verifies that a program without `weight` is the one it always was (int64
-// counts from the fused kernels) and that `weight` makes float64 sums.
+// counts from the fused kernels) and that `weight` makes float64 sums in the
+// same fused kernel, narrowed to the same marginals.
 TEST(WeightsTest, UnweightedProgramsKeepTheirStates) {
   const std::string spec = "multiclass_accuracy(num_classes=4)";
   NamedTensors in = {{"preds", at::randn({8, 4})}, {"target", at::randint(0, 4, {8}, at::kLong)}};
   InspectOptions opts;
   auto plain = Inspect({spec}, in, opts);
   ASSERT_TRUE(plain.ok()) << plain.status();
-  EXPECT_THAT(*plain, HasSubstr("i64"));
+  EXPECT_THAT(*plain, HasSubstr("confmat : i64[3,4]"));
+  EXPECT_THAT(*plain, HasSubstr("mc_marginals(%preds, %target)"));
   EXPECT_THAT(*plain, ::testing::Not(HasSubstr("weight")));
   in.emplace_back("weight", at::ones({8}));
   auto weighted = Inspect({spec}, in, opts);
   ASSERT_TRUE(weighted.ok()) << weighted.status();
-  EXPECT_THAT(*weighted, HasSubstr("weight"));
-  EXPECT_THAT(*weighted, HasSubstr("histogram"));
+  // The same fused kernel, narrowed alike, summing weights.
+  EXPECT_THAT(*weighted, HasSubstr("confmat : f64[3,4]"));
+  EXPECT_THAT(*weighted, HasSubstr("mc_marginals(%preds, %target, %"));
 }
 
 // Verifies the refusals: a collection weighting some metrics but not others,

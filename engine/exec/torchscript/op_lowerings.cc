@@ -524,6 +524,15 @@ Result Composite(LowerCtx& c, const ir::Node& n, const Values& in) {
       optional = true;
       type = opt->getElementType();
     }
+    // An optional tensor (mc_confmat's weight) takes the next input, if any.
+    if (optional && type->kind() == c10::TypeKind::TensorType) {
+      if (next < in.size()) {
+        args.emplace_back(arg.name(), in[next++]);
+      } else {
+        args.emplace_back(arg.name(), c10::IValue());
+      }
+      continue;
+    }
     // The fused op's schema names the node's attributes (ops/attrs.h):
     // they are read by those names, whatever op it is.
     auto attr = n.attrs().find(arg.name());

@@ -105,12 +105,44 @@ TEST(McConfmatKernel, RunsOnMetaThroughTheDispatcher) {
   auto op = c10::Dispatcher::singleton()
                 .findSchemaOrThrow("tally::mc_confmat", "")
                 .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, int64_t,
-                                                                      c10::optional<int64_t>)>();
+                                                                      c10::optional<int64_t>,
+                                                                      const c10::optional<at::Tensor>&)>();
   c10::InferenceMode guard;
   auto meta = at::TensorOptions().device(at::kMeta);
-  auto r = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::optional<int64_t>(2));
+  auto r = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::optional<int64_t>(2),
+                   c10::nullopt);
   EXPECT_TRUE(std::get<0>(r).is_meta());
   EXPECT_EQ(std::get<0>(r).sizes(), (std::vector<int64_t>{4, 4}));
+  EXPECT_EQ(std::get<0>(r).scalar_type(), at::kLong);
+  // Weighted: float64 sums.
+  auto w = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::nullopt,
+                   c10::optional<at::Tensor>(at::empty({9}, meta.dtype(at::kDouble))));
+  EXPECT_EQ(std::get<0>(w).scalar_type(), at::kDouble);
+}
+
+// Verifies that weights add per row in every counting path (small C with
+// AVX2, the templated small C for float64, wide rows, labels, ignore_index,
+// several threads): the weighted matrix equals index_put_ of the weights of
+// the kept rows.
+TEST(McConfmatKernel, WeightsAddPerRow) {
+  for (int64_t c : {4, 7, 40}) {
+    for (bool labels : {false, true}) {
+      for (at::ScalarType dt : {at::kFloat, at::kDouble}) {
+        const int64_t n = 70001;  // more than one thread's grain
+        at::Tensor t = at::randint(-1, c, {n}, at::kLong);
+        at::Tensor p = labels ? at::randint(0, c, {n}, at::kLong) : at::randn({n, c}, at::TensorOptions().dtype(dt));
+        at::Tensor w = at::rand({n}, at::kDouble) * 3.0;
+        auto [cm, bad_t, bad_p] = ops::fused::McConfmatCpu(p, t, c, c10::optional<int64_t>(-1), w);
+        ASSERT_EQ(cm.scalar_type(), at::kDouble);
+        at::Tensor lab = labels ? p : p.argmax(1);
+        at::Tensor keep = t >= 0;
+        at::Tensor want = at::zeros({c * c}, at::kDouble);
+        want.index_put_({(t * c + lab).masked_select(keep)}, w.masked_select(keep), /*accumulate=*/true);
+        EXPECT_TRUE(at::allclose(cm.reshape({-1}), want, 1e-12, 1e-9)) << "C=" << c << " labels=" << labels;
+        EXPECT_EQ(bad_t.item<int64_t>(), 0);
+      }
+    }
+  }
 }
 
 TEST(McConfmatKernel, BadTargetsAreCountedAndSkipped) {

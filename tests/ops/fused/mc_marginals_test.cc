@@ -159,12 +159,13 @@ TEST(McMarginalsKernel, RunsOnMetaThroughTheDispatcher) {
   // kernel (so the meta-execution proof of sync-freedom covers it).
   auto op = c10::Dispatcher::singleton()
                 .findSchemaOrThrow("tally::mc_marginals", "")
-                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
-                    const at::Tensor&, const at::Tensor&, int64_t, c10::optional<int64_t>, c10::string_view, bool)>();
+                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, int64_t,
+                                                                      c10::optional<int64_t>, c10::string_view, bool,
+                                                                      const c10::optional<at::Tensor>&)>();
   c10::InferenceMode guard;
   auto meta = at::TensorOptions().device(at::kMeta);
   auto r = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::optional<int64_t>(2),
-                   "tp,target,pred", false);
+                   "tp,target,pred", false, c10::nullopt);
   EXPECT_TRUE(std::get<0>(r).is_meta());
   EXPECT_EQ(std::get<0>(r).sizes(), (std::vector<int64_t>{3, 4}));
 }
