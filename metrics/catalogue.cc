@@ -17,6 +17,7 @@
 #include "engine/ir/types.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
+#include "metrics/weights.h"
 
 namespace tally::metrics {
 namespace {
@@ -55,7 +56,7 @@ std::vector<dsl::Signature> CandidateSignatures(const std::vector<std::string>& 
     }
     out.push_back(sig);
     // Without the optional weight too: some forms take none (exact curves).
-    auto w = std::find_if(sig.begin(), sig.end(), [](const dsl::InputSpec& in) { return in.name == "weight"; });
+    auto w = std::find_if(sig.begin(), sig.end(), [](const dsl::InputSpec& in) { return in.name == kWeightInput; });
     if (w != sig.end() && inputs.size() > 1) {
       sig.erase(w);
       out.push_back(std::move(sig));

@@ -1,5 +1,6 @@
 #include "metrics/collection.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -19,20 +20,16 @@ namespace {
 absl::Status CheckEveryMetricIsWeighted(const std::vector<std::string>& specs,
                                         const std::vector<dsl::CollectionEntry>& entries) {
   const dsl::CollectionEntry* weighted = nullptr;
-  const dsl::CollectionEntry* unweighted = nullptr;
-  size_t unweighted_index = 0;
+  std::optional<size_t> unweighted;  // its index
   for (size_t i = 0; i < entries.size(); ++i) {
     const bool reads = entries[i].metric.module->update->FindParam(kWeightInput) != nullptr;
     const MetricInfo* info = FindMetric(entries[i].metric.name);
     if (!reads && info != nullptr && info->weight_agnostic) continue;
     if (reads && weighted == nullptr) weighted = &entries[i];
-    if (!reads && unweighted == nullptr) {
-      unweighted = &entries[i];
-      unweighted_index = i;
-    }
+    if (!reads && !unweighted) unweighted = i;
   }
-  if (weighted == nullptr || unweighted == nullptr) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(specs[unweighted_index], ": input '", kWeightInput,
+  if (weighted == nullptr || !unweighted) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(specs[*unweighted], ": input '", kWeightInput,
                                                  "': this metric has no weighted form, and ", weighted->label,
                                                  " in the same collection is weighted (evaluate it apart)"));
 }

@@ -30,6 +30,10 @@ ops::Expr ReadWeight(dsl::MetricBuilder& b, ops::Expr rows) {
   return ops::Where(ok, w, 0.0);
 }
 
+ops::Expr RowWeights(dsl::MetricBuilder& b, const std::string& like) {
+  return HasWeight(b) ? ReadWeight(b, b.Input(like)) : ops::Expr();
+}
+
 ops::Expr PerElement(ops::Expr w, ops::Expr x) {
   if (x.rank() <= 1) return w;
   for (int64_t d = 1; d < x.rank(); ++d) w = ops::Unsqueeze(w, d);
@@ -37,11 +41,10 @@ ops::Expr PerElement(ops::Expr w, ops::Expr x) {
 }
 
 ops::Expr FlatWeights(dsl::MetricBuilder& b, const std::string& like) {
-  if (!HasWeight(b)) return ops::Expr();
+  ops::Expr w = RowWeights(b, like);
+  if (!w.valid()) return w;
   ops::Expr x = b.Input(like);
-  ops::Expr w = ReadWeight(b, x);
-  if (!w.valid() || x.rank() <= 1) return w;
-  return ops::Flatten(PerElement(w, x));
+  return x.rank() <= 1 ? w : ops::Flatten(PerElement(w, x));
 }
 
 }  // namespace tally::metrics

@@ -27,6 +27,9 @@ bool HasWeight(dsl::MetricBuilder& b);
 // 'weight'.
 ops::Expr ReadWeight(dsl::MetricBuilder& b, ops::Expr rows);
 
+// RowWeights is ReadWeight for the rows of input `like`.
+ops::Expr RowWeights(dsl::MetricBuilder& b, const std::string& like);
+
 // PerElement broadcasts row weights `w` [N] to `x`'s shape [N, ...] (every
 // element of a row weighs what its row does).
 ops::Expr PerElement(ops::Expr w, ops::Expr x);

@@ -128,9 +128,6 @@ State CountBins(MetricBuilder& b, Expr idx, Expr w, int64_t bins, std::vector<in
   return cm;
 }
 
-// Weight reads the row weights for preds' rows (invalid without `weight`).
-Expr Weight(MetricBuilder& b) { return HasWeight(b) ? ReadWeight(b, b.Input("preds")) : Expr(); }
-
 bool MultilabelInputs(MetricBuilder& b, int64_t num_labels, Inputs& in) {
   if (!ReadInputs(b, in) || !RequireSameShape(b, in)) return false;
   if (in.pshape.size() < 2 || in.pshape[1] != num_labels) {
@@ -245,7 +242,7 @@ State FusedBinaryConfmat(MetricBuilder& b, const Inputs& in, double threshold, s
 State BinaryConfmat(MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index, LogitCheck logit_check) {
   Inputs in;
   if (!ReadInputs(b, in) || !RequireSameShape(b, in)) return State{};
-  Expr w = Weight(b);
+  Expr w = RowWeights(b, "preds");
   if (!b.ok()) return State{};
   if (!w.valid() && IsSimpleBinary(b, 1, ignore_index)) {
     // Without ignore_index both logit checks look at every element: one
@@ -284,7 +281,7 @@ ops::McConfmatAttrs IgnoringNegativeTargets(int64_t num_classes) {
 State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index) {
   // Weighted: the same mc_confmat with the row weights as a third operand
   // (float64 sums; narrowed to marginals alike).
-  Expr w = Weight(b);
+  Expr w = RowWeights(b, "preds");
   if (!b.ok()) return State{};
   const DType counts = w.valid() ? DType::kFloat64 : DType::kInt64;
   if (IsSimpleMulticlass(b, num_classes)) {
@@ -349,7 +346,7 @@ MulticlassTopkCounts MulticlassTopk(MetricBuilder& b, int64_t num_classes, int64
 State MultilabelConfmat(MetricBuilder& b, int64_t num_labels, double threshold, std::optional<int64_t> ignore_index) {
   Inputs in;
   if (!MultilabelInputs(b, num_labels, in)) return State{};
-  Expr w = Weight(b);
+  Expr w = RowWeights(b, "preds");
   if (!b.ok()) return State{};
   if (!w.valid() && IsSimpleBinary(b, 2, ignore_index)) {
     return FusedBinaryConfmat(b, in, threshold, ignore_index, /*logits_over_kept=*/false, {num_labels, 2, 2});
@@ -382,7 +379,7 @@ ExactMatchCounts WeightedMatches(MetricBuilder& b, Expr match, Expr valid, Expr 
 }  // namespace
 
 ExactMatchCounts MulticlassExactMatch(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index) {
-  Expr w = Weight(b);
+  Expr w = RowWeights(b, "preds");
   MulticlassForm f;
   if (!b.ok() || !MakeMulticlassForm(b, num_classes, ignore_index, /*top_k=*/1, f)) return {};
   Expr same = Labels(f) == f.target;
@@ -403,7 +400,7 @@ ExactMatchCounts MultilabelExactMatch(MetricBuilder& b, int64_t num_labels, doub
   Inputs in;
   BinaryForm f;
   if (!MultilabelInputs(b, num_labels, in)) return {};
-  Expr w = Weight(b);
+  Expr w = RowWeights(b, "preds");
   if (!b.ok() || !MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) return {};
   Expr same = ops::Cast(f.label, DType::kInt64) == ops::Cast(f.target, DType::kInt64);
   if (f.ignored.valid()) same = same && !f.ignored;

@@ -235,14 +235,13 @@ absl::StatusOr<dsl::Metric> BuildMeanAbsolutePercentageError(SpecArgs& args, con
   MetricBuilder b(args.metric_name(), sig, device);
   Operands in;
   if (!ReadOperands(b, in)) return b.status();
-  Expr w = ReadWeight(b, in.preds);
+  Expr we = FlatWeights(b, "preds");
   if (!b.ok()) return b.status();
   Expr p = ops::Flatten(F64(in.preds)), t = ops::Flatten(F64(in.target));
   Expr ratio = ops::Abs(p - t) / ops::Clamp(ops::Abs(t), kMapeEpsilon, std::nullopt);
   State sum = b.AddState("sum_abs_per_error", DType::kFloat64, {}, Reducer::kSum);
-  State total = b.AddState("total", w.valid() ? DType::kFloat64 : DType::kInt64, {}, Reducer::kSum);
-  if (w.valid()) {
-    Expr we = ops::Flatten(PerElement(w, in.preds));
+  State total = b.AddState("total", we.valid() ? DType::kFloat64 : DType::kInt64, {}, Reducer::kSum);
+  if (we.valid()) {
     b.Accumulate(sum, ops::Sum(ratio * we));
     b.Accumulate(total, ops::Sum(we));
   } else {

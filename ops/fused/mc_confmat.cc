@@ -381,6 +381,12 @@ std::vector<ConfmatPart> PartsOrThrow(c10::string_view text) {
   return *parts;
 }
 
+// Weighted says whether a fused op got its optional weight operand.
+bool Weighted(const c10::optional<at::Tensor>& weight) { return weight.has_value() && weight->defined(); }
+
+// CountType is the dtype of the counts: int64, or float64 weight sums.
+at::ScalarType CountType(const c10::optional<at::Tensor>& weight) { return Weighted(weight) ? at::kDouble : at::kLong; }
+
 // CountInto counts into a new tensor of `shape`: int64 counts, or float64
 // weight sums with `weight`.
 template <bool kMatrix>
@@ -392,7 +398,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> CountInto(const char* op, const a
   auto opts = target.options().dtype(at::kLong);
   std::pair<int64_t, int64_t> bad;
   at::Tensor out;
-  if (weight.has_value() && weight->defined()) {
+  if (Weighted(weight)) {
     at::Tensor w = weight->contiguous();
     out = at::empty(shape, target.options().dtype(at::kDouble));
     bad = Count<kMatrix, double>(op, preds, target, &w, lay, ignore_index, out.data_ptr<double>());
@@ -401,10 +407,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> CountInto(const char* op, const a
     bad = Count<kMatrix, int64_t>(op, preds, target, nullptr, lay, ignore_index, out.data_ptr<int64_t>());
   }
   return {out, at::scalar_tensor(bad.first, opts), at::scalar_tensor(bad.second, opts)};
-}
-
-at::ScalarType CountType(const c10::optional<at::Tensor>& weight) {
-  return weight.has_value() && weight->defined() ? at::kDouble : at::kLong;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <thread>
@@ -56,15 +57,6 @@ CLI::Validator Check(std::function<std::string(const std::string&)> why, std::st
   return CLI::Validator([why = std::move(why)](std::string& v) { return why(v); }, std::move(type));
 }
 
-CLI::Validator PositiveInt() {
-  return Check(
-      [](const std::string& v) {
-        int64_t n = 0;
-        return absl::SimpleAtoi(v, &n) && n >= 1 ? "" : absl::StrCat("must be a positive integer, got '", v, "'");
-      },
-      "N");
-}
-
 // AtMost is a positive integer no larger than `hi` (counts that must fit an int).
 CLI::Validator AtMost(int64_t hi) {
   return Check(
@@ -75,6 +67,8 @@ CLI::Validator AtMost(int64_t hi) {
       },
       "N");
 }
+
+CLI::Validator PositiveInt() { return AtMost(std::numeric_limits<int64_t>::max()); }
 
 // IntRangeError is why `text` is not an integer in [lo, hi] ("" if it is).
 std::string IntRangeError(const std::string& text, int64_t lo, int64_t hi) {
