@@ -22,13 +22,15 @@ inline c10d::TCPStoreOptions TcpStoreOptions() {
   return opts;
 }
 
-// A ProcessGroup whose CPU collectives run on `gloo`.
+// A ProcessGroup whose collectives run on `gloo`, for CPU and CUDA tensors
+// alike (Gloo reduces CUDA tensors too: states synced where they live).
 inline c10::intrusive_ptr<c10d::ProcessGroup> GlooProcessGroup(const c10::intrusive_ptr<c10d::Store>& store,
                                                                c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo) {
 #if TORCH_VERSION_MAJOR >= 2
   auto group = c10::make_intrusive<c10d::ProcessGroup>(store, gloo->getRank(), gloo->getSize());
   group->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
   group->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
+  group->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, gloo);
   return group;
 #else
   (void)store;

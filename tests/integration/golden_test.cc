@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -24,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "metrics/registry.h"
 #include "nlohmann/json.hpp"
+#include "tests/testlib/test_device.h"
 
 namespace tally {
 namespace {
@@ -175,9 +177,34 @@ void FlattenExpected(const json& e, std::vector<double>& values, std::vector<int
 
 class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
+// SameValues: `got` (the test device's) equals `want` (cpu's) within the
+// fixture's tolerances, part by part.
+::testing::AssertionResult SameValues(const ResultTree& got, const ResultTree& want, double rtol, double atol) {
+  if (got.is_leaf() != want.is_leaf() || got.parts.size() != want.parts.size()) {
+    return ::testing::AssertionFailure() << "a different result structure than on cpu";
+  }
+  for (size_t i = 0; i < got.parts.size(); ++i) {
+    ::testing::AssertionResult r = SameValues(got.parts[i], want.parts[i], rtol, atol);
+    if (!r) return ::testing::AssertionFailure() << "part " << i << ": " << r.message();
+  }
+  if (!got.is_leaf()) return ::testing::AssertionSuccess();
+  at::Tensor g = got.tensor.to(at::kCPU).to(at::kDouble), w = want.tensor.to(at::kCPU).to(at::kDouble);
+  if (g.sizes() != w.sizes()) {
+    return ::testing::AssertionFailure() << "shape [" << g.sizes() << "] but [" << w.sizes() << "] on cpu";
+  }
+  const bool same = at::isclose(g, w, rtol, atol, /*equal_nan=*/true).all().item<bool>();
+  if (!same) return ::testing::AssertionFailure() << "got " << g << "\nbut on cpu " << w;
+  return ::testing::AssertionSuccess();
+}
+
 TEST_P(GoldenTest, MatchesReference) {
   // Verifies that the metric equals the reference in one pass, in batches of
-  // 7 rows, and as the merge of two half-programs.
+  // 7 rows, and as the merge of two half-programs, with every program on the
+  // test device (tests/testlib/test_device.h); off cpu, also that each value
+  // equals cpu's within the same tolerances.
+  const ir::Device& device = testing::TestDevice();
+  auto dev = ir::ToDevice(device);
+  ASSERT_TRUE(dev.ok()) << dev.status();
   const json& c = GetParam().body;
   std::string spec = c["metric"];
   SCOPED_TRACE(absl::StrCat(GetParam().file, ": ", std::string(c["name"]), ": ", spec));
@@ -194,6 +221,7 @@ TEST_P(GoldenTest, MatchesReference) {
     for (int64_t batch : {0, 7}) {
       tally::EvalOptions opts;
       opts.batch_size = batch;
+      opts.device = device;
       auto r = tally::Evaluate({spec}, inputs, opts);
       ASSERT_FALSE(r.ok()) << "batch " << batch << ": expected an error containing '" << want << "'";
       const std::string msg(r.status().message());
@@ -201,21 +229,33 @@ TEST_P(GoldenTest, MatchesReference) {
     }
     return;
   }
+  std::optional<ResultTree> on_cpu;
+  if (testing::OnAccelerator()) {
+    auto r = tally::Evaluate({spec}, inputs, tally::EvalOptions{});
+    ASSERT_TRUE(r.ok()) << "cpu: " << r.status();
+    on_cpu = (*r)[0].result;
+  }
   for (int64_t batch : {0, 7}) {
     tally::EvalOptions opts;
     opts.batch_size = batch;
+    opts.device = device;
     auto r = tally::Evaluate({spec}, inputs, opts);
     ASSERT_TRUE(r.ok()) << "batch " << batch << ": " << r.status();
     EXPECT_TRUE(Matches((*r)[0].result, c["expected"], rtol, atol)) << "batch_size " << batch;
+    if (on_cpu) {
+      EXPECT_TRUE(SameValues((*r)[0].result, *on_cpu, rtol, atol)) << "batch_size " << batch;
+    }
   }
   // Merge of halves.
   auto sig = tally::SignatureOf(inputs);
   ASSERT_TRUE(sig.ok());
   std::unique_ptr<Program> halves[2];
   for (auto& p : halves) {
-    auto entries = tally::BuildEntries({spec}, *sig, ir::Device{});
+    auto entries = tally::BuildEntries({spec}, *sig, device);
     ASSERT_TRUE(entries.ok()) << entries.status();
-    auto prog = Compile(*entries, CompileOptions{});
+    CompileOptions co;
+    co.device = device;
+    auto prog = Compile(*entries, co);
     ASSERT_TRUE(prog.ok()) << prog.status();
     p = std::move(*prog);
   }
@@ -226,7 +266,8 @@ TEST_P(GoldenTest, MatchesReference) {
     NamedTensors part;
     for (const auto& [n, t] : inputs) {
       if (halves[k]->module().update->FindParam(n) == nullptr) continue;
-      part.emplace_back(n, t.dim() == 0 ? t : (k == 0 ? t.narrow(0, 0, half) : t.narrow(0, half, rows - half)));
+      at::Tensor rows_k = t.dim() == 0 ? t : (k == 0 ? t.narrow(0, 0, half) : t.narrow(0, half, rows - half));
+      part.emplace_back(n, rows_k.to(*dev));
     }
     ASSERT_TRUE(halves[k]->Update(part).ok());
   }

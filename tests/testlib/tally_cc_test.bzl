@@ -10,7 +10,7 @@ TALLY_TEST_DEPS = [
     "@system//:gtest_main",
 ]
 
-def tally_cc_test(name, srcs = None, deps = [], size = "small", **kwargs):
+def tally_cc_test(name, srcs = None, deps = [], size = "small", gtest_main = True, **kwargs):
     """A cc_test of Tally's suite.
 
     Args:
@@ -20,6 +20,8 @@ def tally_cc_test(name, srcs = None, deps = [], size = "small", **kwargs):
       size: "small" unless given: "medium" for tests that run the built
         binaries, fork processes or sweep the registry, "large" for the
         golden corpus.
+      gtest_main: link gtest's main(); False for a test that brings its own
+        (//tests/testlib:test_device_main).
       **kwargs: every other cc_test attribute, passed through unchanged
         (tags such as "tsan", shard_count, data, timeout, args, ...).
     """
@@ -27,6 +29,10 @@ def tally_cc_test(name, srcs = None, deps = [], size = "small", **kwargs):
         name = name,
         srcs = srcs if srcs != None else [name + ".cc"],
         size = size,
-        deps = deps + [d for d in TALLY_TEST_DEPS if d not in deps],
+        deps = deps + [
+            d
+            for d in TALLY_TEST_DEPS
+            if d not in deps and (gtest_main or d != "@system//:gtest_main")
+        ],
         **kwargs
     )

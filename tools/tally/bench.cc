@@ -19,6 +19,7 @@
 #include "engine/dist/gloo_group.h"
 #include "engine/dist/launch.h"
 #include "engine/dist/sync.h"
+#include "engine/ir/aten_types.h"
 #include "engine/runtime/compiler.h"
 #include "engine/runtime/result_text.h"
 #include "support/status_macros.h"
@@ -52,9 +53,14 @@ struct ReadProbe {
   double bytes = 0, gb_per_s = 0, spread = 0;  // spread: (max - min) / median
   int runs = 0;
 };
-ReadProbe ReadBandwidth(bool quick) {
+// WaitFor returns once the work queued on `device` so far is done: a host
+// read of a value made after it on the same stream (on cpu, a no-op read).
+// Timers read after it count the device's work, not just its launches.
+void WaitFor(c10::Device device) { (void)at::zeros({1}, at::TensorOptions().device(device)).item<float>(); }
+
+ReadProbe ReadBandwidth(bool quick, c10::Device device) {
   const int64_t bytes = std::max<int64_t>(quick ? int64_t{64} << 20 : 400'000'000, 4 * LastLevelCacheBytes());
-  at::Tensor t = at::ones({bytes / 4}, at::kFloat);
+  at::Tensor t = at::ones({bytes / 4}, at::TensorOptions().dtype(at::kFloat).device(device));
   (void)t.sum().item<float>();
   ReadProbe p;
   p.runs = quick ? 3 : 9;
@@ -386,19 +392,38 @@ std::vector<std::string> BenchWorkloads() {
           "sync_cls",        "merge_cls",   "merge_retrieval",  "auroc_binned", "auroc_binned_list"};
 }
 
-absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick) {
-  if (workload == "sync_cls") return RunSyncBench(backend, quick);
-  if (workload == "merge_cls" || workload == "merge_retrieval") return RunMergeBench(workload, backend, quick);
+absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,
+                                     const ir::Device& device) {
+  const bool on_cpu = device == ir::Device{};
+  if (workload == "sync_cls" || workload == "merge_cls" || workload == "merge_retrieval") {
+    if (!on_cpu) {
+      return absl::UnimplementedError(absl::StrCat("workload '", workload, "' runs on cpu only (its ranks fork)"));
+    }
+    if (workload == "sync_cls") return RunSyncBench(backend, quick);
+    return RunMergeBench(workload, backend, quick);
+  }
+  TALLY_ASSIGN_OR_RETURN(c10::Device dev, ir::ToDevice(device));
+  if (dev.is_meta()) return absl::InvalidArgumentError("bench --device meta: meta tensors hold no values to time");
   TALLY_ASSIGN_OR_RETURN(exec::Backend be, exec::ParseBackend(backend));
   TALLY_ASSIGN_OR_RETURN(Workload w, MakeWorkload(workload, quick));
   TALLY_ASSIGN_OR_RETURN(dsl::Signature sig, SignatureOf(w.batch));
-  TALLY_ASSIGN_OR_RETURN(std::vector<dsl::CollectionEntry> entries, BuildEntries(w.specs, sig, ir::Device{}));
+  TALLY_ASSIGN_OR_RETURN(std::vector<dsl::CollectionEntry> entries, BuildEntries(w.specs, sig, device));
+  if (!on_cpu) {
+    // The inputs wait on the device, as a model's outputs do.
+    auto to_device = [&](NamedTensors& batch) {
+      for (auto& [n, t] : batch) t = t.to(dev);
+    };
+    to_device(w.batch);
+    for (NamedTensors& b : w.batches) to_device(b);
+  }
   CompileOptions co;
   co.backend = be;
+  co.device = device;
   TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Compile(entries, co));
   BenchResult r;
   r.workload = workload;
   r.backend = backend;
+  if (!on_cpu) r.device = device.name;
   r.aten_calls_per_update = program->num_update_kernels();
   // Warm up, then time.
   auto batch = [&](int64_t i) -> const NamedTensors& {
@@ -408,8 +433,10 @@ absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::str
   // update_pass resets and times one pass of w.updates updates into `out`.
   auto update_pass = [&](std::vector<double>& out) -> absl::Status {
     TALLY_RETURN_IF_ERROR(program->Reset());
+    WaitFor(dev);
     auto t0 = Clock::now();
     for (int64_t i = 0; i < w.updates; ++i) TALLY_RETURN_IF_ERROR(program->Update(batch(i)));
+    WaitFor(dev);
     out.push_back(SecondsSince(t0) / w.updates);
     return absl::OkStatus();
   };
@@ -423,6 +450,7 @@ absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::str
     TALLY_RETURN_IF_ERROR(update_pass(per_update_cold));
     auto t1 = Clock::now();
     TALLY_RETURN_IF_ERROR(program->Compute().status());
+    WaitFor(dev);
     compute.push_back(SecondsSince(t1));
   }
   double sec = Median(per_update);
@@ -434,7 +462,7 @@ absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::str
   if (w.streams) {
     // Each update reads its own batch's bytes, from DRAM (Workload::streams).
     r.gb_per_s = w.input_bytes / sec / 1e9;
-    const ReadProbe probe = ReadBandwidth(quick);
+    const ReadProbe probe = ReadBandwidth(quick, dev);
     r.read_gb_per_s = probe.gb_per_s;
     r.read_gb_per_s_spread = probe.spread;
     r.read_probe_bytes = probe.bytes;
@@ -446,6 +474,7 @@ absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::str
 
 std::string BenchToJson(const BenchResult& r) {
   std::string out = absl::StrCat("{\"workload\": ", JsonString(r.workload), ", \"backend\": ", JsonString(r.backend));
+  if (r.device) absl::StrAppend(&out, ", \"device\": ", JsonString(*r.device));
   auto field = [&](const char* k, const std::optional<double>& v) {
     if (v) absl::StrAppend(&out, ", \"", k, "\": ", *v);
   };
@@ -480,6 +509,7 @@ std::string BenchSkippedToJson(const std::string& workload, const std::string& b
 std::string BenchToTable(const BenchResult& r) {
   // sync_cls runs in 2 forked ranks of one intra-op thread each.
   std::string where = r.workload == "sync_cls" ? "2 ranks x 1 thread" : absl::StrCat(at::get_num_threads(), " threads");
+  if (r.device) where = absl::StrCat(*r.device, ", ", where);
   std::string out = absl::StrCat("workload  ", r.workload, " (", r.backend, ", ", where, ")\n");
   auto row = [&](const char* k, const std::optional<double>& v, const char* unit) {
     if (v) absl::StrAppend(&out, "  ", k, ": ", *v, unit, "\n");

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/ir/types.h"
 
 namespace tally::tools {
 
@@ -22,6 +23,7 @@ namespace tally::tools {
 struct BenchResult {
   std::string workload;
   std::string backend = "eager";
+  std::optional<std::string> device;  // the program's device, when not cpu
   std::optional<double> us_per_update;
   std::optional<double> ms_compute;
   // Workloads with a compute: updates timed right after a compute, which
@@ -55,8 +57,12 @@ struct BenchResult {
 // BenchWorkloads lists the workload names.
 std::vector<std::string> BenchWorkloads();
 
-// RunBench runs one workload. `quick` shrinks repetitions (for tests).
-absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick = false);
+// RunBench runs one workload with its program and inputs on `device`
+// (the fork-based sync_cls and merge_* run on cpu only: Unimplemented
+// elsewhere). `quick` shrinks repetitions (for tests). Off cpu, each timed
+// pass ends when the device has finished its work.
+absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick = false,
+                                     const ir::Device& device = ir::Device{});
 
 // BenchToJson is one result as one JSON object (docs/cli.md): the workload
 // and backend, the fields present, numbers as absl::StrCat prints them.

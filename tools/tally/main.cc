@@ -436,6 +436,7 @@ struct BenchFlags {
   std::string backend = "eager";
   std::string format = "table";
   bool quick = false;
+  ir::Device device;
 };
 
 void BindBench(CLI::App* app, BenchFlags& f) {
@@ -445,20 +446,21 @@ void BindBench(CLI::App* app, BenchFlags& f) {
   Single(app, "--format", f.format, "table|json", "how to print the results (default table)")
       ->check(OneOf({"table", "json"}));
   app->add_flag("--quick", f.quick, "fewer repetitions (a smoke run)");
+  Device(app, f.device);
 }
 
 absl::Status RunBenchCommand(BenchFlags& f) {
   if (f.workload.empty()) return absl::InvalidArgumentError("--workload is required (a name or 'all')");
   const bool json = f.format == "json";
   if (f.workload != "all") {
-    TALLY_ASSIGN_OR_RETURN(BenchResult r, RunBench(f.workload, f.backend, f.quick));
+    TALLY_ASSIGN_OR_RETURN(BenchResult r, RunBench(f.workload, f.backend, f.quick, f.device));
     std::cout << (json ? BenchToJson(r) + "\n" : BenchToTable(r));
     return absl::OkStatus();
   }
   // `all` runs every workload; one that cannot run here says why and the
   // others still run.
   for (const std::string& w : BenchWorkloads()) {
-    auto r = RunBench(w, f.backend, f.quick);
+    auto r = RunBench(w, f.backend, f.quick, f.device);
     if (!r.ok() && r.status().code() != absl::StatusCode::kUnimplemented) return r.status();
     if (r.ok()) {
       std::cout << (json ? BenchToJson(*r) + "\n" : BenchToTable(*r));
