@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/ir/aten_types.h"
 #include "engine/ir/attribute.h"
+#include "metrics/inputs.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "support/status_macros.h"
@@ -15,8 +16,6 @@
 
 namespace tally {
 namespace {
-
-const char* const kKnownInputs[] = {"preds", "target", "indexes", "value", "weight"};
 
 // Tree is a result's tree; results made by hand may set only `value`.
 ResultTree Tree(const EvalResult& r) {
@@ -41,9 +40,9 @@ absl::Status CheckInputNamesAndRows(const NamedTensors& inputs) {
   int64_t rows = -1;
   std::string rows_from;
   for (const auto& [name, t] : inputs) {
-    if (std::find(std::begin(kKnownInputs), std::end(kKnownInputs), name) == std::end(kKnownInputs)) {
+    if (!metrics::IsInputName(name)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown input name '", name, "' (expected preds, target, indexes, value or weight)"));
+          absl::StrCat("unknown input name '", name, "' (expected ", metrics::kInputNamesText, ")"));
     }
     if (t.dim() == 0) continue;
     if (rows >= 0 && t.size(0) != rows) {

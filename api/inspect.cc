@@ -1,5 +1,7 @@
 #include "api/inspect.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -23,15 +25,22 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
   const int64_t n = 8;
   std::string domain = "regression";
   int64_t classes = 0, labels = 0;
+  bool groups = false, target = true;  // binary inputs: `groups` for slices and fairness
   for (const std::string& s : specs) {
     auto spec = metrics::ParseMetricSpec(s);
     if (!spec.ok()) continue;
     const metrics::MetricInfo* info = metrics::FindMetric(spec->name);
     if (info) domain = info->domain == "classification" ? domain : info->domain;
+    if (info && info->domain == "fairness") {
+      domain = "binary";
+      groups = true;
+      target = std::find(info->inputs.begin(), info->inputs.end(), "target") != info->inputs.end();
+    }
     if (absl::StartsWith(spec->name, "binary_")) domain = "binary";
     if (absl::StartsWith(spec->name, "multiclass_")) domain = "multiclass";
     if (absl::StartsWith(spec->name, "multilabel_")) domain = "multilabel";
     for (const auto& [k, v] : spec->args) {
+      if (k == "num_groups") groups = true;
       if (k == "num_classes" && std::holds_alternative<int64_t>(v)) classes = std::get<int64_t>(v);
       if (k == "num_labels" && std::holds_alternative<int64_t>(v)) labels = std::get<int64_t>(v);
       // A task wrapper (accuracy(task=multiclass, ...)) takes its task's inputs.
@@ -45,7 +54,12 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
     return {
         {"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kInt64, {n}}, {"indexes", ir::DType::kInt64, {n}}};
   }
-  if (domain == "binary") return {{"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kInt64, {n}}};
+  if (domain == "binary") {
+    dsl::Signature sig = {{"preds", ir::DType::kFloat32, {n}}};
+    if (target) sig.push_back({"target", ir::DType::kInt64, {n}});
+    if (groups) sig.push_back({"groups", ir::DType::kInt64, {n}});
+    return sig;
+  }
   if (domain == "multiclass") {
     return {{"preds", ir::DType::kFloat32, {n, std::max<int64_t>(classes, 2)}}, {"target", ir::DType::kInt64, {n}}};
   }

@@ -11,13 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/ir/aten_types.h"
+#include "metrics/inputs.h"
 #include "support/status_macros.h"
 #include "support/torch_status.h"
 
 namespace tally {
 namespace {
 
-const char* const kInputOrder[] = {"preds", "target", "indexes", "value", "weight"};
 constexpr size_t kMaxRank = 8;
 
 // Flat is a nested list read in row-major order.
@@ -88,8 +88,7 @@ absl::StatusOr<NamedTensors> TensorsFromJson(absl::string_view body) {
   if (auto d = doc.find("dtypes"); d != doc.end()) {
     if (!d->is_object()) return absl::InvalidArgumentError("\"dtypes\" must map input names to dtype names");
     for (const auto& item : d->items()) {
-      if (std::find(std::begin(kInputOrder), std::end(kInputOrder), item.key()) == std::end(kInputOrder) ||
-          !item.value().is_string()) {
+      if (!metrics::IsInputName(item.key()) || !item.value().is_string()) {
         return absl::InvalidArgumentError(
             absl::StrCat("\"dtypes\": '", item.key(), "' is not an input name with a dtype"));
       }
@@ -104,13 +103,14 @@ absl::StatusOr<NamedTensors> TensorsFromJson(absl::string_view body) {
     doc.erase("dtypes");
   }
   for (const auto& item : doc.items()) {
-    if (std::find(std::begin(kInputOrder), std::end(kInputOrder), item.key()) == std::end(kInputOrder)) {
+    if (!metrics::IsInputName(item.key())) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown input name '", item.key(), "' (expected preds, target, indexes, value or weight)"));
+          absl::StrCat("unknown input name '", item.key(), "' (expected ", metrics::kInputNamesText, ")"));
     }
   }
   NamedTensors out;
-  for (const char* name : kInputOrder) {
+  for (absl::string_view input : metrics::kInputNames) {
+    const std::string name(input);
     auto it = doc.find(name);
     if (it == doc.end()) continue;
     Flat f;

@@ -15,6 +15,7 @@
 #include "engine/dsl/builder.h"
 #include "engine/dsl/metric.h"
 #include "engine/ir/types.h"
+#include "metrics/classification/stats.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "metrics/weights.h"
@@ -48,7 +49,7 @@ std::vector<dsl::Signature> CandidateSignatures(const std::vector<std::string>& 
         sig.push_back({name, f.preds, f.preds_shape});
       } else if (name == "target") {
         sig.push_back({name, f.target, f.target_shape});
-      } else if (name == "indexes") {
+      } else if (name == "indexes" || name == kGroupsInput) {
         sig.push_back({name, DType::kInt64, {kRows}});
       } else {
         sig.push_back({name, DType::kFloat32, {kRows}});
@@ -148,7 +149,15 @@ std::string CatalogueMarkdown(const std::vector<MetricDoc>& docs) {
       "`binary_average_precision` take weights in their binned and `exact16` forms.\n"
       "R², explained variance, Pearson and Spearman are unweighted (as in scikit-learn for\n"
       "the correlations; the weighted centred moments are still to come), and so are the\n"
-      "retrieval metrics.\n";
+      "retrieval metrics.\n\n"
+      "`groups` is one integer id per row in [0, num_groups). The binary accuracy, precision,\n"
+      "recall, f-scores, specificity, hamming distance and stat scores read it when given\n"
+      "`num_groups`: their value is then one per group, each the metric on that group's rows\n"
+      "alone (a group without rows gives the value of no rows), and `overall=true` makes it\n"
+      "(per group, over every row). The fairness metrics (TorchMetrics' `binary_groups_stat_rates`,\n"
+      "`demographic_parity`, `equal_opportunity`, `binary_fairness`) require `num_groups`: rates\n"
+      "are [num_groups, 4] (tp, fp, tn, fn rates; NaN for a group without rows); parity and\n"
+      "opportunity are (ratio, low group, high group), TorchMetrics' `DP_low_high` key.\n";
   for (const auto& [domain, metrics] : by_domain) {
     absl::StrAppend(&out, "\n## ", domain, "\n\n| metric | inputs | arguments |\n|---|---|---|\n");
     for (const MetricDoc* m : metrics) {

@@ -21,6 +21,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterPerClassCurveAreaMetrics(*v);
     RegisterRocAndPrCurveMetrics(*v);
     RegisterCalibrationMetrics(*v);
+    RegisterGroupFairnessMetrics(*v);
     RegisterHingeAndRankingMetrics(*v);
     RegisterOperatingPointMetrics(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics

@@ -56,6 +56,7 @@ void RegisterCurveMetrics(std::vector<MetricInfo>& out);
 void RegisterPerClassCurveAreaMetrics(std::vector<MetricInfo>& out);
 void RegisterRocAndPrCurveMetrics(std::vector<MetricInfo>& out);
 void RegisterCalibrationMetrics(std::vector<MetricInfo>& out);
+void RegisterGroupFairnessMetrics(std::vector<MetricInfo>& out);
 void RegisterHingeAndRankingMetrics(std::vector<MetricInfo>& out);
 void RegisterOperatingPointMetrics(std::vector<MetricInfo>& out);
 // RegisterTaskWrappers adds TorchMetrics' task wrappers (accuracy(task=...),

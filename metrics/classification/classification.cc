@@ -39,6 +39,7 @@ namespace tally::metrics {
 namespace {
 
 using dsl::MetricBuilder;
+using dsl::Parts;
 using dsl::State;
 using ir::DType;
 using ops::Expr;
@@ -87,6 +88,8 @@ struct Args {
   std::string normalize = "none";
   std::string weights = "none";
   bool samplewise = false;  // multidim_average="samplewise"
+  int64_t num_groups = 0;   // binary stat family: per-group values of the `groups` input
+  bool overall = false;     // with num_groups: (per group, over all rows)
 };
 
 absl::StatusOr<std::string> ReadNormalize(SpecArgs& args) {
@@ -142,6 +145,17 @@ absl::StatusOr<Args> ReadArgs(Task task, Kind kind, SpecArgs& args) {
     a.samplewise = md == "samplewise";
   }
   TALLY_ASSIGN_OR_RETURN(a.ignore_index, args.GetOptionalInt("ignore_index"));
+  if (task == Task::kBinary && stat) {
+    // Slices (Tally's): one value per group of the `groups` input.
+    TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> groups, args.GetOptionalInt("num_groups"));
+    TALLY_ASSIGN_OR_RETURN(a.overall, args.GetBool("overall", false));
+    if (groups && *groups < 1) return args.InvalidArgument(absl::StrCat("num_groups must be >= 1, got ", *groups));
+    if (groups && a.samplewise) {
+      return args.InvalidArgument("num_groups is not supported with multidim_average='samplewise'");
+    }
+    if (!groups && a.overall) return args.InvalidArgument("overall=true needs num_groups");
+    a.num_groups = groups.value_or(0);
+  }
   // Accepted for compatibility: validation is always on, deferred to Compute.
   TALLY_RETURN_IF_ERROR(args.GetBool("validate_args", true).status());
   if (kind == Kind::kPrecision || kind == Kind::kRecall || kind == Kind::kF1 || kind == Kind::kFBeta ||
@@ -393,7 +407,21 @@ Expr Kappa(Expr cm, const std::string& weights) {
 // hamming distance and stat_scores.
 void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
   Counts counts;  // int64
-  if (a.samplewise) {
+  if (a.num_groups > 0) {
+    // Binary, per group: [G] counts, so every formula below gives [G].
+    State s = BinaryGroupCounts(b, a.num_groups, a.threshold, a.ignore_index, /*with_target=*/true);
+    if (!b.ok()) return;
+    Expr rows = b.Read(s);  // [G, 5]: tp, fp, tn, fn, ignored
+    counts = {ops::Select(rows, 1, 0), ops::Select(rows, 1, 1), ops::Select(rows, 1, 2), ops::Select(rows, 1, 3)};
+    if (a.overall) {
+      // (per group, over every row): the same formula over the summed counts.
+      Counts all = Map(counts, SumAll);
+      b.Output(kind == Kind::kStatScores
+                   ? Parts{StatScores(task, counts, a.average, false), StatScores(task, all, a.average, false)}
+                   : Parts{Score(kind, task, Map(counts, F64), a), Score(kind, task, Map(all, F64), a)});
+      return;
+    }
+  } else if (a.samplewise) {
     State s = task == Task::kBinary       ? BinarySamplewise(b, a.threshold, a.ignore_index)
               : task == Task::kMultilabel ? MultilabelSamplewise(b, a.num, a.threshold, a.ignore_index)
                                           : MulticlassSamplewise(b, a.num, a.top_k, a.ignore_index);
@@ -514,14 +542,19 @@ void RegisterTask(Task task, const std::string& prefix, bool kappa, bool exact_m
   auto add = [&](const char* name, BuildFn fn) {
     out.push_back({prefix + name, "classification", {"preds", "target", kWeightInput}, fn});
   };
-  add("accuracy", Bound(Build, task, Kind::kAccuracy));
-  add("precision", Bound(Build, task, Kind::kPrecision));
-  add("recall", Bound(Build, task, Kind::kRecall));
-  add("f1_score", Bound(Build, task, Kind::kF1));
-  add("fbeta_score", Bound(Build, task, Kind::kFBeta));
-  add("specificity", Bound(Build, task, Kind::kSpecificity));
-  add("stat_scores", Bound(Build, task, Kind::kStatScores));
-  add("hamming_distance", Bound(Build, task, Kind::kHamming));
+  // The binary stat family also takes `groups` (with num_groups).
+  auto add_stat = [&](const char* name, Kind kind) {
+    add(name, Bound(Build, task, kind));
+    if (task == Task::kBinary) out.back().inputs.push_back(kGroupsInput);
+  };
+  add_stat("accuracy", Kind::kAccuracy);
+  add_stat("precision", Kind::kPrecision);
+  add_stat("recall", Kind::kRecall);
+  add_stat("f1_score", Kind::kF1);
+  add_stat("fbeta_score", Kind::kFBeta);
+  add_stat("specificity", Kind::kSpecificity);
+  add_stat("stat_scores", Kind::kStatScores);
+  add_stat("hamming_distance", Kind::kHamming);
   add("confusion_matrix", Bound(Build, task, Kind::kConfusionMatrix));
   add("jaccard_index", Bound(Build, task, Kind::kJaccard));
   add("matthews_corrcoef", Bound(Build, task, Kind::kMcc));

@@ -257,6 +257,52 @@ State BinaryConfmat(MetricBuilder& b, double threshold, std::optional<int64_t> i
   return CountBins(b, idx, w, 4, {2, 2});
 }
 
+State BinaryGroupCounts(MetricBuilder& b, int64_t num_groups, double threshold, std::optional<int64_t> ignore_index,
+                        bool with_target) {
+  Inputs in;
+  if (with_target) {
+    if (!ReadInputs(b, in) || !RequireSameShape(b, in)) return State{};
+  } else {
+    in.preds = b.Input("preds");
+    if (!b.ok()) return State{};
+    in.pshape = in.tshape = b.FindInput("preds")->shape;
+    if (in.pshape.empty()) {
+      b.FailInput("preds", "expected a tensor of shape (N, ...), got a scalar");
+      return State{};
+    }
+    in.target = ops::FullLike(in.preds, 0.0, DType::kInt64);
+  }
+  Expr groups = b.Input(kGroupsInput);
+  if (!b.ok()) return State{};
+  const std::vector<int64_t>& gshape = b.FindInput(kGroupsInput)->shape;
+  if (!ir::IsIntegral(groups.dtype()) || groups.dtype() == DType::kBool) {
+    b.FailInput(kGroupsInput, absl::StrCat("expected integer group ids, got ", ir::DTypeName(groups.dtype())));
+  } else if (gshape.size() != 1 || gshape[0] != in.pshape[0]) {
+    b.FailInput(kGroupsInput,
+                absl::StrCat("expected one group id per row, shape [", in.pshape[0], "], got ", ShapeString(gshape)));
+  }
+  BinaryForm f;
+  if (!b.ok() || !MakeBinaryForm(b, in, threshold, ignore_index, LogitCheck::kAllElements, f)) return State{};
+  Expr bad_group = !(groups >= 0.0 && groups < static_cast<double>(num_groups));
+  b.Check(kGroupsInput, absl::StrCat("{n} group ids outside [0, ", num_groups, ")"), ops::Sum(bad_group));
+  // Each element's column: tp 0, fp 1, tn 2, fn 3 = 2 (1 - label) +
+  // (target != label); ignored elements 4.
+  Expr label = ops::Cast(f.label, DType::kInt64), target = ops::Cast(f.target, DType::kInt64);
+  Expr column = (1.0 - label) * 2.0 + ops::Cast(target != label, DType::kInt64);
+  if (f.ignored.valid()) column = ops::Where(f.ignored, 4.0, column);
+  // The row's group and validity, broadcast over its elements.
+  Expr group = ops::Cast(groups, DType::kInt64), ok = !bad_group;
+  for (int64_t d = 1; d < f.target.rank(); ++d) {
+    group = ops::Unsqueeze(group, d);
+    ok = ops::Unsqueeze(ok, d);
+  }
+  Expr idx = group * 5.0 + column;
+  idx = ops::Where(ok && !RowAny(f.bad, /*keepdim=*/true), idx, -1.0);
+  Expr w = RowWeights(b, "preds");
+  if (!b.ok()) return State{};
+  return CountBins(b, idx, w, 5 * num_groups, {num_groups, 5});
+}
+
 // IsSimpleMulticlass is the (N, C) scores or (N,) integer labels form with
 // integer (N,) targets: the form the composite mc_confmat (one fused kernel)
 // covers. Other forms use the primitive ops below.

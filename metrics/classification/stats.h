@@ -49,6 +49,21 @@ enum class LogitCheck { kAllElements, kKeptElements };
 dsl::State BinaryConfmat(dsl::MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index,
                          LogitCheck logit_check);
 
+// kGroupsInput names the optional group id of each row (the fairness
+// metrics' `groups`, TorchMetrics' name).
+inline constexpr char kGroupsInput[] = "groups";
+
+// BinaryGroupCounts accumulates, per group, the binary counts of `preds`
+// against `target` (or, without `with_target`, against a target of zeros, as
+// TorchMetrics' demographic parity does), i64[G, 5]: tp, fp, tn, fn over the
+// kept elements and, last, the elements whose target is `ignore_index` (so a
+// group's row sum says whether it had any rows at all). `groups` is one int id
+// per row in [0, num_groups); a row with another id counts nowhere (and a
+// deferred check fails Compute with their number). With row weights, f64
+// sums of weights.
+dsl::State BinaryGroupCounts(dsl::MetricBuilder& b, int64_t num_groups, double threshold,
+                             std::optional<int64_t> ignore_index, bool with_target);
+
 // MulticlassConfmat accumulates the C x C confusion matrix cm[target][pred]
 // of `preds` (float (N, C, ...) scores -> argmax, or int (N, ...) labels)
 // against int `target` (N, ...). Positions whose target is `ignore_index` are

@@ -126,6 +126,35 @@ TEST(ExpositionTest, ResultShapes) {
             "m{metric=\"x\",index=\"1,1\"} 2\n");
 }
 
+// Verifies a sliced metric's per-group values carry a `group` label (its
+// leading axis, when it has num_groups elements), with the rest of the index
+// after it; a part of another size (the overall value) keeps its labels.
+TEST(ExpositionTest, GroupLabels) {
+  EXPECT_EQ(GroupsOf("binary_accuracy(num_groups=3)"), 3);
+  EXPECT_EQ(GroupsOf("binary_fairness(task=all, num_groups = 12, threshold=0.5)"), 12);
+  EXPECT_EQ(GroupsOf("binary_accuracy"), 0);
+  EXPECT_EQ(GroupsOf("binary_accuracy(num_groups_x=3)"), 0);
+  Exposition e("t");
+  e.Family("m", "gauge", "h");
+  ResultTree tree;
+  tree.parts.push_back(ResultTree::Leaf(at::tensor({0.5, 0.25, 1.0}, at::kDouble)));
+  tree.parts.push_back(ResultTree::Leaf(at::scalar_tensor(0.6, at::kDouble)));
+  ASSERT_THAT(e.AddResult("m", {{"metric", "a"}}, tree, 3), IsOk());
+  ASSERT_THAT(
+      e.AddResult("m", {{"metric", "r"}}, ResultTree::Leaf(at::tensor({1.0, 0.0, 0.5, 0.5}).reshape({2, 2})), 2),
+      IsOk());
+  EXPECT_EQ(e.Render(),
+            "# HELP m h\n# TYPE m gauge\n"
+            "m{metric=\"a\",part=\"0\",group=\"0\"} 0.5\n"
+            "m{metric=\"a\",part=\"0\",group=\"1\"} 0.25\n"
+            "m{metric=\"a\",part=\"0\",group=\"2\"} 1\n"
+            "m{metric=\"a\",part=\"1\"} 0.6\n"
+            "m{metric=\"r\",group=\"0\",class=\"0\"} 1\n"
+            "m{metric=\"r\",group=\"0\",class=\"1\"} 0\n"
+            "m{metric=\"r\",group=\"1\",class=\"0\"} 0.5\n"
+            "m{metric=\"r\",group=\"1\",class=\"1\"} 0.5\n");
+}
+
 // Verifies non-finite tensor elements print as NaN, +Inf and -Inf.
 TEST(ExpositionTest, NonFiniteElements) {
   Exposition e("t");

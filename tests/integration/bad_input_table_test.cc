@@ -32,6 +32,7 @@
 #include "api/tally.h"
 #include "engine/io/npy.h"
 #include "gtest/gtest.h"
+#include "metrics/inputs.h"
 
 #include "nlohmann/json.hpp"
 #include "tests/tools/cli_testing.h"
@@ -77,7 +78,8 @@ at::Tensor ToTensor(const json& v, const std::string& dtype) {
 NamedTensors InputsOf(const json& body) {
   NamedTensors out;
   const json dtypes = body.value("dtypes", json::object());
-  for (const char* name : {"preds", "target", "indexes", "value", "weight"}) {
+  for (absl::string_view input : metrics::kInputNames) {
+    const std::string name(input);
     if (body.contains(name)) out.emplace_back(name, ToTensor(body[name], dtypes.value(name, "")));
   }
   return out;

@@ -99,6 +99,10 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
       if (m.name == "critical_success_index") spec += "(threshold=0.5)";
     } else if (m.domain == "retrieval") {
       in = {{"preds", probs}, {"target", labels}, {"indexes", classes}};
+    } else if (m.domain == "fairness") {
+      in = {{"preds", probs}, {"target", labels}, {"groups", classes}};
+      if (m.name == "demographic_parity") in.erase(in.begin() + 1);
+      spec += "(num_groups=3)";
     } else if (absl::StartsWith(m.name, "binary_")) {
       in = {{"preds", probs}, {"target", labels}};
       if (absl::StrContains(m.name, "fbeta")) spec += "(beta=2.0)";

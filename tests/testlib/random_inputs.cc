@@ -1,5 +1,6 @@
 #include "tests/testlib/random_inputs.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/match.h"
@@ -44,6 +45,7 @@ std::string SpecFor(const metrics::MetricInfo& m) {
   if (m.domain == "aggregation") return absl::StrCat(name, "(nan_strategy=error)");
   if (name == "minkowski_distance") return absl::StrCat(name, "(p=3.0)");
   if (name == "critical_success_index") return absl::StrCat(name, "(threshold=0.5)");
+  if (m.domain == "fairness") return absl::StrCat(name, "(num_groups=3)");  // the grp forms' ids are in [0, 3)
   return name;
 }
 
@@ -80,6 +82,10 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
     out.push_back(WithArg(out[0], "max_k=3"));
     out.push_back(WithArg(out[0], "max_k=4, adaptive_k=true, aggregation=median, empty_target_action=pos"));
   }
+  if (m.name == "binary_fairness") {  // a tuple of tuples, or one tuple; demographic parity's zero target
+    out.push_back(WithArg(out[0], "task=demographic_parity"));
+    out.push_back(WithArg(out[0], "task=equal_opportunity, ignore_index=0"));
+  }
   if (m.name == "retrieval_recall_at_fixed_precision") out.push_back(WithArg(out[0], "max_k=3, adaptive_k=true"));
   // exact16: per-code counts instead of cat states.
   if (m.domain == "curves" && (absl::EndsWith(m.name, "_auroc") || absl::EndsWith(m.name, "_average_precision") ||
@@ -96,6 +102,12 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
 std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.domain == "aggregation") return {{"agg"}, {"agg_w"}, {"agg_nan"}};
   if (m.domain == "retrieval") return {{"ret"}, {"ret_bad"}};
+  // The group fairness metrics: `groups` ids in [0, 3) (SpecFor's
+  // num_groups); demographic parity reads no target.
+  if (m.domain == "fairness") {
+    if (std::find(m.inputs.begin(), m.inputs.end(), "target") == m.inputs.end()) return {{"grp_dp"}};
+    return {{"grp"}, {"grp_bad"}};
+  }
   // A task wrapper builds the task metric's program: one form per task (and
   // the bad labels of one) suffice; the task metrics run every form.
   if (m.domain == "task_wrapper") return {{"bin_p"}, {"mc_f"}, {"mc_bad"}, {"ml_f"}};
@@ -125,6 +137,13 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
     return {{"preds", at::rand({n}, gen, f)},
             {"target", k == "ret" ? t : spoil(t, 2)},
             {"indexes", labels(std::max<int64_t>(n / 3, 1), {n})}};
+  }
+  if (k == "grp" || k == "grp_bad" || k == "grp_dp") {
+    at::Tensor groups = labels(c, {n});
+    NamedTensors batch = {{"preds", at::rand({n}, gen, f)}};
+    if (k != "grp_dp") batch.emplace_back("target", labels(2, {n}));
+    batch.emplace_back("groups", k == "grp_bad" ? spoil(groups, c + 2) : groups);
+    return batch;
   }
   if (k == "reg1") {
     at::Tensor t = at::randn({n}, gen, f) + 1e4;

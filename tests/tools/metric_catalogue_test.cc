@@ -7,6 +7,7 @@
 #include "api/tally.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "metrics/inputs.h"
 #include "metrics/registry.h"
 #include "tests/tools/cli_testing.h"
 
@@ -44,6 +45,14 @@ TEST(MetricCatalogue, EveryMetricHasARow) {
   const std::string md = metrics::CatalogueMarkdown(metrics::DescribeMetrics());
   for (const auto& m : metrics::AllMetrics()) {
     EXPECT_THAT(md, HasSubstr(absl::StrCat("| `", m.name, "` |"))) << m.name;
+  }
+}
+
+TEST(MetricCatalogue, EveryInputIsOneACallerMayPass) {
+  // Verifies that metrics/inputs.h lists every input a registered metric
+  // reads: a name missing there would be refused before any metric saw it.
+  for (const metrics::MetricInfo& m : metrics::AllMetrics()) {
+    for (const std::string& input : m.inputs) EXPECT_TRUE(metrics::IsInputName(input)) << m.name << ": " << input;
   }
 }
 

@@ -4,10 +4,14 @@
 
 #include <cmath>
 #include <functional>
+#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "engine/ir/attribute.h"
 #include "support/torch_status.h"
 
@@ -99,7 +103,7 @@ void Exposition::AddSample(const std::string& name, Labels labels, double value)
   f->lines.push_back(std::move(line));
 }
 
-void Exposition::AddTensor(const std::string& name, Labels labels, const at::Tensor& in) {
+void Exposition::AddTensor(const std::string& name, Labels labels, const at::Tensor& in, int64_t groups) {
   at::Tensor t = in.to(at::kCPU).to(at::kDouble).contiguous();
   const double* data = t.data_ptr<double>();
   const int64_t n = t.numel();
@@ -109,12 +113,16 @@ void Exposition::AddTensor(const std::string& name, Labels labels, const at::Ten
   }
   std::vector<int64_t> sizes(t.sizes().begin(), t.sizes().end());
   std::vector<int64_t> idx(sizes.size(), 0);
+  const size_t lead = groups > 0 && sizes[0] == groups ? 1 : 0;  // the group axis, if any
   for (int64_t k = 0; k < n; ++k) {
     Labels l = labels;
-    if (sizes.size() == 1)
-      l.emplace_back("class", absl::StrCat(idx[0]));
-    else
-      l.emplace_back("index", absl::StrJoin(idx, ","));
+    if (lead == 1) l.emplace_back("group", absl::StrCat(idx[0]));
+    const std::vector<int64_t> rest(idx.begin() + lead, idx.end());
+    if (rest.size() == 1) {
+      l.emplace_back("class", absl::StrCat(rest[0]));
+    } else if (!rest.empty()) {
+      l.emplace_back("index", absl::StrJoin(rest, ","));
+    }
     AddSample(name, std::move(l), data[k]);
     for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
       if (++idx[d] < sizes[d]) break;
@@ -123,7 +131,8 @@ void Exposition::AddTensor(const std::string& name, Labels labels, const at::Ten
   }
 }
 
-absl::Status Exposition::AddResult(const std::string& name, const Labels& labels, const ResultTree& result) {
+absl::Status Exposition::AddResult(const std::string& name, const Labels& labels, const ResultTree& result,
+                                   int64_t groups) {
   Fam* f = Find(name);
   if (f == nullptr) return absl::InternalError(absl::StrCat("prometheus: no family ", name));
   const size_t before = f->lines.size();
@@ -132,7 +141,7 @@ absl::Status Exposition::AddResult(const std::string& name, const Labels& labels
     if (r.is_leaf()) {
       Labels l = labels;
       if (!path.empty()) l.emplace_back("part", path);
-      if (r.tensor.defined()) AddTensor(name, std::move(l), r.tensor);
+      if (r.tensor.defined()) AddTensor(name, std::move(l), r.tensor, groups);
       return;
     }
     for (size_t i = 0; i < r.parts.size(); ++i)
@@ -162,13 +171,29 @@ SessionExposition::SessionExposition(const std::string& prefix, bool windows) : 
   out_.Family(p + "_compute_errors_total", "counter", "Computes that failed (e.g. a deferred value check).");
 }
 
+int64_t GroupsOf(absl::string_view spec) {
+  // The argument list's `num_groups = <digits>` (the spec grammar: name(k=v, ...)).
+  const size_t open = spec.find('(');
+  if (open == absl::string_view::npos) return 0;
+  for (absl::string_view arg : absl::StrSplit(spec.substr(open + 1), absl::ByAnyChar(",)"))) {
+    std::vector<absl::string_view> kv = absl::StrSplit(arg, absl::MaxSplits('=', 1));
+    int64_t g = 0;
+    if (kv.size() == 2 && absl::StripAsciiWhitespace(kv[0]) == "num_groups" &&
+        absl::SimpleAtoi(absl::StripAsciiWhitespace(kv[1]), &g) && g > 0) {
+      return g;
+    }
+  }
+  return 0;
+}
+
 absl::Status SessionExposition::AddMetric(const std::string& set, const std::string& metric, const ResultTree& value) {
-  return out_.AddResult(prefix_ + "_metric", {{"set", set}, {"metric", metric}}, value);
+  return out_.AddResult(prefix_ + "_metric", {{"set", set}, {"metric", metric}}, value, GroupsOf(metric));
 }
 
 absl::Status SessionExposition::AddWindowMetric(const std::string& set, const std::string& window,
                                                 const std::string& metric, const ResultTree& value) {
-  return out_.AddResult(prefix_ + "_window_metric", {{"set", set}, {"window", window}, {"metric", metric}}, value);
+  return out_.AddResult(prefix_ + "_window_metric", {{"set", set}, {"window", window}, {"metric", metric}}, value,
+                        GroupsOf(metric));
 }
 
 void SessionExposition::AddCounters(const std::string& set, int64_t updates, int64_t rows, int64_t rejected,

@@ -44,9 +44,11 @@ class Exposition {
   void AddSample(const std::string& name, Labels labels, double value);
   // AddResult adds one sample per element of a result: a tuple's parts get a
   // `part` label ("0", "1/2"), a 1-D tensor a `class` label, a tensor of
-  // higher rank an `index` label ("i,j"). Nothing is added on an error
-  // (reading a tensor failed).
-  absl::Status AddResult(const std::string& name, const Labels& labels, const ResultTree& result);
+  // higher rank an `index` label ("i,j"). With `groups` > 0 (a sliced
+  // metric's num_groups), a tensor whose leading dim has that size is per
+  // group: its leading index is a `group` label, the rest as above. Nothing
+  // is added on an error (reading a tensor failed).
+  absl::Status AddResult(const std::string& name, const Labels& labels, const ResultTree& result, int64_t groups = 0);
   // Render returns the exposition text.
   std::string Render() const;
 
@@ -56,13 +58,18 @@ class Exposition {
     std::vector<std::string> lines;
   };
   Fam* Find(const std::string& name);
-  void AddTensor(const std::string& name, Labels labels, const at::Tensor& t);
+  void AddTensor(const std::string& name, Labels labels, const at::Tensor& t, int64_t groups);
   std::string prefix_;
   std::vector<Fam> families_;
 };
 
+// GroupsOf is the `num_groups=G` argument of a metric spec's text ("binary_
+// accuracy(num_groups=4)" -> 4), or 0.
+int64_t GroupsOf(absl::string_view spec);
+
 // SessionExposition is the layout of Session::ExportPrometheus: gauges
-// `<prefix>_metric{set,metric,...}` and, when the session has windows,
+// `<prefix>_metric{set,metric,...}` (a sliced metric's groups as a `group`
+// label) and, when the session has windows,
 // `<prefix>_window_metric{set,window,metric,...}`, and per set the counters
 // `<prefix>_updates_total`, `_rows_total`, `_rejected_updates_total` and
 // `_compute_errors_total`.

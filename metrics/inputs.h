@@ -1,0 +1,27 @@
+// The names of the data inputs metrics read, in the order requests and
+// results list them: what a caller may pass (`tally eval --input`, the JSON
+// of `tally serve`, tally::Evaluate). metric_catalogue_test checks
+// that every registered metric reads only these.
+#ifndef TALLY_METRICS_INPUTS_H_
+#define TALLY_METRICS_INPUTS_H_
+
+#include <algorithm>
+#include <array>
+
+#include "absl/strings/string_view.h"
+
+namespace tally::metrics {
+
+inline constexpr std::array<absl::string_view, 6> kInputNames = {"preds", "target", "indexes",
+                                                                 "value", "weight", "groups"};
+
+// The list as an error message shows it.
+inline constexpr char kInputNamesText[] = "preds, target, indexes, value, weight or groups";
+
+inline bool IsInputName(absl::string_view name) {
+  return std::find(kInputNames.begin(), kInputNames.end(), name) != kInputNames.end();
+}
+
+}  // namespace tally::metrics
+
+#endif  // TALLY_METRICS_INPUTS_H_
