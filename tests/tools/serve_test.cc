@@ -556,6 +556,37 @@ TEST_F(ServeTest, IntegersAreCastToAFloatInput) {
   EXPECT_EQ(client.Metrics().body + "\n", eval.out);
 }
 
+TEST_F(ServeTest, SlicedMetricsTakeGroupsAndLabelThem) {
+  // Verifies that /v1/update takes `groups` like any input and that a sliced
+  // metric's per-group values are Prometheus samples with a `group` label
+  // (the overall value without one), equal to the metric on each group's
+  // rows; demographic parity (a tuple of scalars) has no group axis.
+  const std::string acc = "binary_accuracy(num_groups=2, overall=true)";
+  const std::string dp = "demographic_parity(num_groups=2)";
+  auto server = SpawnServe({acc, dp});
+  ASSERT_LISTENING(server);
+  Client client(*server);
+  // Group 0: both right; group 1: one of two right (0.8 > 0.5 against 0).
+  // Positive rates: 1/2 in both groups, so parity 1 between groups 0 and 0.
+  Reply r = client.Update(R"({"preds": [0.9, 0.2, 0.8, 0.1], "target": [1, 0, 0, 0], "groups": [0, 0, 1, 1]})");
+  ASSERT_EQ(r.status, 200) << r;
+  Reply m = client.Get("/metrics");
+  ASSERT_EQ(m.status, 200) << m;
+  Exposition e;
+  ASSERT_TRUE(ParsePrometheus(m.body, &e)) << m.body;
+  const auto at = [&](const std::string& metric, std::map<std::string, std::string> labels) {
+    labels["metric"] = metric;
+    return e.Find("tally_metric", labels);
+  };
+  EXPECT_EQ(at(acc, {{"part", "0"}, {"group", "0"}}), 1.0);
+  EXPECT_EQ(at(acc, {{"part", "0"}, {"group", "1"}}), 0.5);
+  EXPECT_EQ(at(acc, {{"part", "1"}}), 0.75);
+  EXPECT_EQ(at(dp, {{"part", "0"}}), 1.0);
+  EXPECT_EQ(at(dp, {{"part", "1"}}), 0.0);
+  EXPECT_EQ(at(dp, {{"part", "2"}}), 0.0);
+  EXPECT_THAT(m.body, Not(HasSubstr("part=\"1\",group")));
+}
+
 // ---------------------------------------------------------------------------
 // 2. Bad input: 400, eval's message, nothing changed.
 
