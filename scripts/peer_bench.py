@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""TorchMetrics beside `tally bench` on the same inputs, on a device: the peer's numbers for the closing notes.
+
+Workloads (tools/tally/bench.cc builds the same tensors: the ATen CPU generator under the same seeds):
+  acc_small  MulticlassAccuracy(num_classes=10), batches of 32 float32 logits
+  cls_large  MetricCollection of accuracy, precision, recall, f1 (macro) and the confusion matrix, C = 10,
+             batches of 1,000,000 rows cycling over 4 distinct batches (tally bench cycles as many as exceed
+             twice the last-level cache)
+Each prints one JSON line like tally bench's: workload, backend "torchmetrics", device, us_per_update (the median
+of `runs` timed passes, each ending when the device is idle), updates, peak_rss_mb and, on CUDA, peak_device_mb.
+TorchMetrics runs with its defaults (validate_args=True), as its users get it.
+
+Usage (a Python with torch and torchmetrics; not part of Tally):
+    python3 scripts/peer_bench.py [--device cpu|cuda:0] [--quick]
+"""
+import argparse
+import json
+import resource
+import time
+
+import torch
+from torchmetrics import MetricCollection
+from torchmetrics.classification import (MulticlassAccuracy, MulticlassConfusionMatrix, MulticlassF1Score,
+                                         MulticlassPrecision, MulticlassRecall)
+
+
+def batch(n, c, seed, device):
+    """tally bench's ClassificationBatch: target = randint, then logits = randn, one CPU generator."""
+    g = torch.Generator().manual_seed(seed)
+    target = torch.randint(0, c, (n,), generator=g)
+    logits = torch.randn((n, c), generator=g)
+    return logits.to(device), target.to(device)
+
+
+def idle(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def run(name, metric, batches, updates, runs, device):
+    metric = metric.to(device)
+    for i in range(min(updates, 100)):
+        metric.update(*batches[i % len(batches)])
+    times = []
+    for _ in range(runs):
+        metric.reset()
+        idle(device)
+        t0 = time.perf_counter()
+        for i in range(updates):
+            metric.update(*batches[i % len(batches)])
+        idle(device)
+        times.append((time.perf_counter() - t0) / updates)
+    times.sort()
+    out = {"workload": name, "backend": "torchmetrics", "device": str(device),
+           "us_per_update": round(times[len(times) // 2] * 1e6, 3), "updates": updates,
+           "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    if device.type == "cuda":
+        out["peak_device_mb"] = round(torch.cuda.max_memory_allocated(device) / 2**20, 1)
+    print(json.dumps(out), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    device = torch.device(a.device)
+    run("acc_small", MulticlassAccuracy(num_classes=10), [batch(32, 10, 7, device)], 200 if a.quick else 2000,
+        2 if a.quick else 3, device)
+    rows = 10000 if a.quick else 1000000
+    cls = MetricCollection([MulticlassAccuracy(num_classes=10), MulticlassPrecision(num_classes=10, average="macro"),
+                            MulticlassRecall(num_classes=10, average="macro"),
+                            MulticlassF1Score(num_classes=10, average="macro"), MulticlassConfusionMatrix(num_classes=10)])
+    run("cls_large", cls, [batch(rows, 10, 7 + i, device) for i in range(4)], 2 if a.quick else 10,
+        2 if a.quick else 3, device)
+
+
+if __name__ == "__main__":
+    main()
