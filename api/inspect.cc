@@ -44,7 +44,7 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
       if (k == "num_classes" && std::holds_alternative<int64_t>(v)) classes = std::get<int64_t>(v);
       if (k == "num_labels" && std::holds_alternative<int64_t>(v)) labels = std::get<int64_t>(v);
       // A task wrapper (accuracy(task=multiclass, ...)) takes its task's inputs.
-      if (k == "task" && std::holds_alternative<std::string>(v)) {
+      if (k == "task" && info && info->domain == "task_wrapper" && std::holds_alternative<std::string>(v)) {
         domain = absl::AsciiStrToLower(std::get<std::string>(v));
       }
     }

@@ -35,6 +35,7 @@
 //
 // A row whose task metrics are not all registered is skipped, so a wrapper
 // appears as soon as its binary_/multiclass_/multilabel_ metrics do.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -230,7 +231,10 @@ void RegisterTaskWrappers(std::vector<MetricInfo>& out) {
       if (first == nullptr) first = m;
     }
     if (!complete || first == nullptr) continue;
-    wrappers.push_back({std::string(w.name), "task_wrapper", first->inputs, BuildTaskWrapper});
+    // Not `groups`: a wrapper passes on TorchMetrics' arguments only, never num_groups.
+    std::vector<std::string> inputs = first->inputs;
+    inputs.erase(std::remove(inputs.begin(), inputs.end(), "groups"), inputs.end());
+    wrappers.push_back({std::string(w.name), "task_wrapper", std::move(inputs), BuildTaskWrapper});
   }
   for (MetricInfo& m : wrappers) out.push_back(std::move(m));
 }

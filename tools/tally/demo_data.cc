@@ -1,5 +1,7 @@
 #include "tools/tally/demo_data.h"
 
+#include <algorithm>
+
 #include <ATen/ATen.h>
 
 #include "absl/strings/ascii.h"
@@ -17,6 +19,8 @@ struct DemoKind {
   std::string domain = "multiclass";  // multiclass, binary, multilabel, regression, aggregation, retrieval
   int64_t classes = 0;                // num_classes / num_labels the specs ask for (0: default)
   bool rows = false;                  // regression as (N, d) positive rows (kl_divergence, cosine)
+  int64_t groups = 0;                 // num_groups: binary rows with a `groups` id
+  bool target = false;                // some spec reads `target` (demographic_parity alone does not)
 };
 
 // KindOf reads what `specs` need: a task prefix or `task=` argument picks the
@@ -38,9 +42,15 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
       k.domain = info->domain;
     }
     if (spec->name == "kl_divergence" || spec->name == "cosine_similarity") k.rows = true;
+    if (info && info->domain == "fairness") k.domain = "binary";
+    if (!info || std::find(info->inputs.begin(), info->inputs.end(), "target") != info->inputs.end()) k.target = true;
     for (const auto& [key, v] : spec->args) {
+      if (key == "num_groups" && std::holds_alternative<int64_t>(v)) {
+        int64_t g = std::get<int64_t>(v);
+        if (g >= 1 && g <= 1000) k.groups = std::max(k.groups, g);
+      }
       // A task wrapper (accuracy(task=binary), ...) takes its task's inputs.
-      if (key == "task" && std::holds_alternative<std::string>(v)) {
+      if (key == "task" && info && info->domain == "task_wrapper" && std::holds_alternative<std::string>(v)) {
         k.domain = absl::AsciiStrToLower(std::get<std::string>(v));
       }
       if ((key == "num_classes" || key == "num_labels") && std::holds_alternative<int64_t>(v)) {
@@ -88,6 +98,12 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
     d.inputs = {{"preds", preds}, {"target", target}};
     d.specs = {"binary_accuracy", "binary_f1_score"};
     d.description = "64 binary probabilities and labels";
+    if (!kind.target) d.inputs.pop_back();
+    if (kind.groups > 0) {
+      // Row i in group i mod G: every group has rows.
+      d.inputs.emplace_back("groups", at::arange(n, at::kLong).remainder(kind.groups));
+      absl::StrAppend(&d.description, " in ", kind.groups, " groups");
+    }
   } else if (kind.domain == "multilabel") {
     const int64_t l = kind.classes > 0 ? kind.classes : 4;
     at::Tensor target = at::randint(0, 2, {n, l}, gen, at::kLong);
