@@ -108,6 +108,7 @@ absl::Status FeedRows(Program& program, const NamedTensors& used, int64_t begin,
   const int64_t n = std::max<int64_t>(end - begin, 0);
   const int64_t step = batch_size > 0 ? batch_size : std::max<int64_t>(n, 1);
   int64_t start = begin;
+  program.SeekRows(begin);  // a row's identity is its position in the whole input
   do {
     int64_t len = std::min(step, end - start);
     NamedTensors batch;

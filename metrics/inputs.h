@@ -12,11 +12,20 @@
 
 namespace tally::metrics {
 
-inline constexpr std::array<absl::string_view, 6> kInputNames = {"preds", "target", "indexes",
-                                                                 "value", "weight", "groups"};
+inline constexpr std::array<absl::string_view, 7> kInputNames = {"preds", "target", "indexes", "value",
+                                                                 "weight", "groups", "row_id"};
 
 // The list as an error message shows it.
-inline constexpr char kInputNamesText[] = "preds, target, indexes, value, weight or groups";
+inline constexpr char kInputNamesText[] = "preds, target, indexes, value, weight, groups or row_id";
+
+// kGroupsInput names the optional group id of each row (the fairness
+// metrics' `groups`, TorchMetrics' name).
+inline constexpr char kGroupsInput[] = "groups";
+
+// kRowIdInput names the optional identity of each row (int64) that a
+// bootstrap keys its resampling draws by; without it the runtime numbers
+// the rows in the order they arrive.
+inline constexpr char kRowIdInput[] = "row_id";
 
 inline bool IsInputName(absl::string_view name) {
   return std::find(kInputNames.begin(), kInputNames.end(), name) != kInputNames.end();

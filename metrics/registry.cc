@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "metrics/replicas.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
@@ -44,7 +45,9 @@ absl::StatusOr<dsl::Metric> BuildMetric(const MetricSpec& spec, const dsl::Signa
   }
   SpecArgs args(spec);
   TALLY_ASSIGN_OR_RETURN(dsl::Metric m, info->build(args, sig, device));
+  TALLY_ASSIGN_OR_RETURN(std::optional<dsl::ReplicaSpec> replicas, ReadReplicaArgs(args));
   TALLY_RETURN_IF_ERROR(args.CheckAllUsed());
+  if (replicas) return dsl::Replicate(std::move(m), *replicas, sig, device);
   return m;
 }
 

@@ -352,6 +352,19 @@ struct HistogramAttrs {
   int64_t size = 0;
   static constexpr auto Fields() { return std::make_tuple(F("size", &HistogramAttrs::size)); }
 };
+// replica_histogram (ops/fused/replica_histogram.h).
+struct ReplicaHistogramAttrs {
+  int64_t size = 0;
+  int64_t replicas = 0;
+  std::string mode;  // "groups" or "poisson"
+  int64_t seed = 0;
+  int64_t block = 1;  // elements of idx per key
+  static constexpr auto Fields() {
+    return std::make_tuple(F("size", &ReplicaHistogramAttrs::size), F("replicas", &ReplicaHistogramAttrs::replicas),
+                           F("mode", &ReplicaHistogramAttrs::mode), F("seed", &ReplicaHistogramAttrs::seed),
+                           F("block", &ReplicaHistogramAttrs::block));
+  }
+};
 // sort.
 struct SortAttrs {
   int64_t dim = 0;

@@ -229,6 +229,28 @@ void RegisterIndexOps(OpTable& t) {
                }
                return std::vector<TensorType>{{dt, {Dim::Fixed(AttrsOf<HistogramAttrs>(a).size)}, in[0].device}};
              }));
+  // replica_histogram(idx, key[, weights]): the row reduction of sliced
+  // and bootstrapped metrics (ops/fused/replica_histogram.h): [replicas * size].
+  add(MakeOp(OpId::kReplicaHistogram, 2, 3, SpecsOf<ReplicaHistogramAttrs>(),
+             [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+               const auto attrs = AttrsOf<ReplicaHistogramAttrs>(a);
+               if (attrs.mode != "groups" && attrs.mode != "poisson") {
+                 return absl::InvalidArgumentError("mode must be groups or poisson");
+               }
+               if (attrs.size < 1 || attrs.replicas < 1 || attrs.block < 1) {
+                 return absl::InvalidArgumentError("size, replicas and block must be >= 1");
+               }
+               if (!ir::IsIntegral(in[0].dtype) || in[0].rank() != 1 || !ir::IsIntegral(in[1].dtype) ||
+                   in[1].rank() != 1) {
+                 return absl::InvalidArgumentError("expects rank-1 integer idx and key");
+               }
+               DType dt = DType::kInt64;
+               if (in.size() == 3) {
+                 if (in[2].shape != in[0].shape) return absl::InvalidArgumentError("weights must match the index");
+                 if (ir::IsFloating(in[2].dtype)) dt = DType::kFloat64;
+               }
+               return std::vector<TensorType>{{dt, {Dim::Fixed(attrs.replicas * attrs.size)}, in[0].device}};
+             }));
   add(MakeOp(OpId::kSort, 1, 1, SpecsOf<SortAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                TALLY_RETURN_IF_ERROR(NormalizeDim(AttrsOf<SortAttrs>(a).dim, in[0].rank()).status());

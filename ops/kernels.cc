@@ -17,6 +17,7 @@
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/rank_stats.h"
 #include "ops/fused/reg_stats.h"
+#include "ops/fused/replica_histogram.h"
 #include "ops/fused/retrieval.h"
 #include "ops/fused/score_code.h"
 #include "ops/meta_kernels.h"
@@ -425,6 +426,11 @@ void Code16Counts(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
                      c10::string_view(a.format), a.classes);
 }
 
+void ReplicaHistogram(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const auto a = AttrsOf<ReplicaHistogramAttrs>(n);
+  out[0] = fused::ReplicaHistogram(in[0], in[1], OptionalInput(n, in, 2), a.size, a.replicas, a.mode, a.seed, a.block);
+}
+
 void BinaryRankStats(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
   WriteResults(CallFused("tally::binary_rank_stats", &fused::BinaryRankStatsCpu, in[0].is_cpu(), in[0], in[1]), out);
 }
@@ -594,6 +600,7 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kRetrievalScore, RetrievalScore},
     {OpId::kAssertZero, AssertZero},
     {OpId::kBincount, Bincount},
+    {OpId::kReplicaHistogram, ReplicaHistogram},
     {OpId::kMaskedSelect, MaskedSelect},
     {OpId::kNonzero, Nonzero},
 };

@@ -90,6 +90,7 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(SegmentSort, "segment_sort", kPrimitive)          \
   X(SegmentScan, "segment_scan", kPrimitive)          \
   X(Bincount, "bincount", kPrimitive)                 \
+  X(ReplicaHistogram, "replica_histogram", kPrimitive) \
   X(MaskedSelect, "masked_select", kPrimitive)        \
   X(Nonzero, "nonzero", kPrimitive)                   \
   X(AssertZero, "assert_zero", kPrimitive)            \

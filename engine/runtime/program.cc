@@ -69,6 +69,7 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Create(std::unique_ptr<ir::Mod
   p->fingerprint_ = ir::PrintModule(*m);
   p->module_ = std::move(m);
   const ir::Module& mod = *p->module_;
+  p->reads_row_id_ = mod.update->FindParam(kRowIdInput) != nullptr;
   const exec::Backend backend = p->options_.backend;
   TALLY_ASSIGN_OR_RETURN(p->update_plan_, MakeRunner(*mod.update, backend));
   TALLY_ASSIGN_OR_RETURN(p->finalize_plan_, MakeRunner(*mod.finalize, backend));
@@ -281,13 +282,28 @@ absl::Status Program::SetSynced(std::vector<at::Tensor> states) { return store_.
 
 void Program::Unsync() { store_.Unsync(); }
 
-absl::Status Program::Validate(const NamedTensors& inputs) const {
-  std::vector<at::Tensor> ordered;
-  return CheckInputs(inputs, ordered);
+NamedTensors Program::WithRowIds(const NamedTensors& inputs) const {
+  if (!reads_row_id_) return inputs;
+  const at::Tensor* rows = nullptr;
+  for (const auto& [name, t] : inputs) {
+    if (name == kRowIdInput) return inputs;
+    if (rows == nullptr && t.defined() && t.dim() > 0) rows = &t;
+  }
+  if (rows == nullptr) return inputs;  // CheckInputs names what is missing
+  NamedTensors out = inputs;
+  out.emplace_back(kRowIdInput,
+                   at::arange(rows_fed_, rows_fed_ + rows->size(0), rows->options().dtype(at::kLong)));
+  return out;
 }
 
-absl::Status Program::Update(const NamedTensors& inputs) {
+absl::Status Program::Validate(const NamedTensors& given) const {
+  std::vector<at::Tensor> ordered;
+  return CheckInputs(WithRowIds(given), ordered);
+}
+
+absl::Status Program::Update(const NamedTensors& given) {
   Unsync();  // a synced copy no longer describes the states after this batch
+  const NamedTensors inputs = WithRowIds(given);
   std::vector<at::Tensor> ordered;
   SymbolSizes sizes;
   TALLY_RETURN_IF_ERROR(CheckInputs(inputs, ordered, &sizes));
@@ -301,10 +317,15 @@ absl::Status Program::Update(const NamedTensors& inputs) {
   partials.reserve(partial_of_state_.size());
   for (int idx : partial_of_state_) partials.push_back((*outs)[idx]);
   TALLY_RETURN_IF_ERROR(CheckGrowth(AppendedBytes(partials), "this update"));
-  return FoldIn(partials);
+  TALLY_RETURN_IF_ERROR(FoldIn(partials));
+  for (const auto& [symbol, size] : sizes) {
+    if (*symbol == "N") rows_fed_ += size;
+  }
+  return absl::OkStatus();
 }
 
-absl::Status Program::CheckBatch(const NamedTensors& inputs, int64_t extra_rows) const {
+absl::Status Program::CheckBatch(const NamedTensors& given, int64_t extra_rows) const {
+  const NamedTensors inputs = WithRowIds(given);
   std::vector<at::Tensor> ordered;
   SymbolSizes sizes;
   TALLY_RETURN_IF_ERROR(CheckInputs(inputs, ordered, &sizes));

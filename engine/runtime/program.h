@@ -63,6 +63,13 @@ struct ProgramOptions {
   std::shared_ptr<RowLedger> row_ledger;
 };
 
+// kRowIdInput is the update input a bootstrapped metric keys its resampling
+// draws by (metrics/inputs.h has the same name): when the caller leaves it
+// out, Update fills it with the rows' positions in this program's stream of
+// updates (0, 1, ... across batches), so the draws do not depend on how the
+// rows were batched. A caller that shards rows passes their global positions.
+inline constexpr char kRowIdInput[] = "row_id";
+
 class Program {
  public:
   // Create instantiates `m` (already compiled and placed) with initial states.
@@ -76,6 +83,10 @@ class Program {
 
   // Update folds one batch of named inputs into the states.
   absl::Status Update(const NamedTensors& inputs);
+  // SeekRows sets the position of the next row in the whole input (the
+  // default kRowIdInput of the next update): a caller feeding one shard of
+  // the rows starts at the shard's offset.
+  void SeekRows(int64_t position) { rows_fed_ = position; }
   // Validate runs Update's host-side input checks (names, dtypes, ranks,
   // fixed dims, consistent row counts, device) without touching any state:
   // OK exactly when Update would accept the inputs' metadata.
@@ -229,6 +240,11 @@ class Program {
   // This program's share of options_.row_ledger: rows and buffers.
   int64_t counted_row_bytes_ = 0;
   int64_t counted_alloc_bytes_ = 0;
+  // WithRowIds adds kRowIdInput when the update reads it and `inputs` lack
+  // it: the next rows' positions, from rows_fed_.
+  NamedTensors WithRowIds(const NamedTensors& inputs) const;
+  bool reads_row_id_ = false;
+  int64_t rows_fed_ = 0;  // rows of the updates so far (for kRowIdInput)
 };
 
 }  // namespace tally

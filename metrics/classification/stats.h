@@ -34,6 +34,7 @@
 #include <optional>
 
 #include "engine/dsl/builder.h"
+#include "metrics/inputs.h"
 
 namespace tally::metrics {
 
@@ -49,9 +50,6 @@ enum class LogitCheck { kAllElements, kKeptElements };
 dsl::State BinaryConfmat(dsl::MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index,
                          LogitCheck logit_check);
 
-// kGroupsInput names the optional group id of each row (the fairness
-// metrics' `groups`, TorchMetrics' name).
-inline constexpr char kGroupsInput[] = "groups";
 
 // BinaryGroupCounts accumulates, per group, the binary counts of `preds`
 // against `target` (or, without `with_target`, against a target of zeros, as

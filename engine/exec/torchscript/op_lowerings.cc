@@ -12,6 +12,7 @@
 #include "engine/exec/torchscript/lowering.h"
 #include "engine/ir/aten_types.h"
 #include "ops/attrs.h"
+#include "ops/fused/replica_histogram.h"
 #include "ops/op_registry.h"
 #include "support/torch_status.h"
 
@@ -317,6 +318,66 @@ Result Histogram(LowerCtx& c, const ir::Node& n, const Values& in) {
   if (!symbolic) return Values{counted()};
   Value* is_empty = c.Call(A("eq"), {c.Call(A("numel"), {idx}), 0});
   return Values{c.If(is_empty, empty_result, counted)};
+}
+
+// replica_histogram (ops/fused/replica_histogram.h), unchunked: the same
+// splitmix64 arithmetic on int64 tensors (wrapping; a logical shift is the
+// arithmetic one masked), so the draws equal the eager kernels'.
+Value* Srl(LowerCtx& c, Value* z, int s) {
+  return c.Call(A("bitwise_and"),
+                {c.Call(A("bitwise_right_shift"), {z, int64_t{s}}), static_cast<int64_t>(~uint64_t{0} >> s)});
+}
+Value* Mix(LowerCtx& c, Value* z) {
+  z = c.Call(A("mul"), {c.Call(A("bitwise_xor"), {z, Srl(c, z, 30)}), static_cast<int64_t>(ops::fused::kMixMul1)});
+  z = c.Call(A("mul"), {c.Call(A("bitwise_xor"), {z, Srl(c, z, 27)}), static_cast<int64_t>(ops::fused::kMixMul2)});
+  return c.Call(A("bitwise_xor"), {z, Srl(c, z, 31)});
+}
+Result ReplicaHistogram(LowerCtx& c, const ir::Node& n, const Values& in) {
+  const auto a = AttrsOf<ops::ReplicaHistogramAttrs>(n);
+  const int64_t size = a.size, reps = a.replicas, block = a.block;
+  c10::ScalarType s = OutType(n);
+  Value* idx = c.As(in[0], InDType(n, 0), c10::kLong);
+  Value* key = c.As(in[1], InDType(n, 1), c10::kLong);
+  Value* device = DeviceOfValue(c, idx);
+  Value* zero_s = Zeros(c, c.Const(std::vector<int64_t>{}), s, device);
+  Value* zero_l = Zeros(c, c.Const(std::vector<int64_t>{}), c10::kLong, device);
+  Value* out = Zeros(c, c.Const(std::vector<int64_t>{reps * size}), s, device);
+  Value* w = n.inputs().size() > 2 ? c.As(in[2], InDType(n, 2), s) : nullptr;
+  // Each element's row: key repeated `block` times.
+  auto per_element = [&](Value* x, std::vector<int64_t> tail) {
+    if (block == 1) return x;
+    std::vector<int64_t> expanded = {-1, block}, flat = {-1};
+    expanded.insert(expanded.end(), tail.begin(), tail.end());
+    flat.insert(flat.end(), tail.begin(), tail.end());
+    return c.Call(A("reshape"), {c.Call(A("expand"), {c.Call(A("unsqueeze"), {x, 1}), expanded}), flat});
+  };
+  Value* in_range = c.Call(A("logical_and"), {c.Call(A("ge"), {idx, 0}), c.Call(A("lt"), {idx, size})});
+  if (a.mode == "groups") {
+    Value* g = per_element(key, {});
+    Value* valid = c.Call(A("logical_and"),
+                          {in_range, c.Call(A("logical_and"), {c.Call(A("ge"), {g, 0}), c.Call(A("lt"), {g, reps})})});
+    Value* flat = c.Call(A("where"), {valid, c.Call(A("add"), {c.Call(A("mul"), {g, size}), idx}), zero_l});
+    Value* ones = c.Call(A("ones_like"), {idx}, {{"dtype", s}});
+    return Values{c.Call(A("index_add"), {out, 0, flat, c.Call(A("where"), {valid, w ? w : ones, zero_s})})};
+  }
+  const auto seed_hash = static_cast<int64_t>(ops::fused::SeedHash(static_cast<uint64_t>(a.seed)));
+  Value* h = Mix(c, c.Call(A("bitwise_xor"), {key, seed_hash}));
+  Value* steps = c.Call(A("mul"), {c.Call(A("add"), {c.Call(A("arange"), {reps}, {{"dtype", c10::kLong}, {"device", device}}), 1}),
+                                   static_cast<int64_t>(ops::fused::kGolden)});
+  Value* z = Mix(c, c.Call(A("add"), {c.Call(A("unsqueeze"), {h, -1}), steps}));
+  Value* u = c.Call(A("mul"), {c.Call(A("to"), {Srl(c, z, 11), c10::kDouble}), 1.0 / 9007199254740992.0});
+  const auto& cdf = ops::fused::PoissonCdf();
+  Value* table = c.Call(A("tensor"), {c.Const(std::vector<double>(cdf.begin(), cdf.end()))},
+                        {{"dtype", c10::kDouble}, {"device", device}});
+  Value* m = c.Call(A("bucketize"), {u, table}, {{"out_int32", false}, {"right", true}});
+  m = c.Call(A("to"), {per_element(m, {reps}), s});
+  if (w) m = c.Call(A("mul"), {m, c.Call(A("unsqueeze"), {w, 1})});
+  Value* valid = c.Call(A("unsqueeze"), {in_range, 1});
+  Value* offsets = c.Call(A("mul"), {c.Call(A("arange"), {reps}, {{"dtype", c10::kLong}, {"device", device}}), size});
+  Value* flat = c.Call(A("where"), {valid, c.Call(A("add"), {c.Call(A("unsqueeze"), {idx, 1}), offsets}), zero_l});
+  Value* wz = c.Call(A("where"), {valid, m, zero_s});
+  return Values{c.Call(A("index_add"), {out, 0, c.Call(A("reshape"), {flat, std::vector<int64_t>{-1}}),
+                                        c.Call(A("reshape"), {wz, std::vector<int64_t>{-1}})})};
 }
 
 Result SearchSorted(LowerCtx& c, const ir::Node& n, const Values& in) {
@@ -699,6 +760,7 @@ constexpr ops::OpTableOf<OpLowering> kLowerings = {
     {ops::OpId::kSegmentSort, SegmentSort},
     {ops::OpId::kSegmentScan, SegmentScan},
     {ops::OpId::kBincount, Bincount},
+    {ops::OpId::kReplicaHistogram, ReplicaHistogram},
     {ops::OpId::kMaskedSelect, MaskedSelect},
     {ops::OpId::kNonzero, Nonzero},
     {ops::OpId::kAssertZero, AssertZero},

@@ -1,0 +1,566 @@
+#include "engine/dsl/replicate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "ops/attrs.h"
+#include "ops/decompositions.h"
+#include "ops/graph_builder.h"
+#include "ops/op_list.h"
+#include "support/status_macros.h"
+
+namespace tally::dsl {
+namespace {
+
+using ops::Expr;
+using ops::OpId;
+
+bool IsRowDim(const ir::Dim& d) { return d.is_symbolic() && d.symbol == "N"; }
+bool HasRows(const ir::Value* v) { return !v->type().shape.empty() && IsRowDim(v->type().shape[0]); }
+
+// Product of a shape's dims from `from` on; -1 if one is symbolic.
+int64_t FixedProduct(const ir::Shape& s, size_t from) {
+  int64_t p = 1;
+  for (size_t i = from; i < s.size(); ++i) {
+    if (s[i].is_symbolic()) return -1;
+    p *= s[i].size;
+  }
+  return p;
+}
+
+bool IsElementwise(OpId id) {
+  switch (id) {
+    case OpId::kAdd: case OpId::kSub: case OpId::kMul: case OpId::kDiv: case OpId::kPow:
+    case OpId::kMaximum: case OpId::kMinimum: case OpId::kSafeDiv: case OpId::kEq: case OpId::kNe:
+    case OpId::kLt: case OpId::kLe: case OpId::kGt: case OpId::kGe: case OpId::kLogicalAnd:
+    case OpId::kLogicalOr: case OpId::kLogicalXor: case OpId::kLogicalNot: case OpId::kIsnan:
+    case OpId::kNeg: case OpId::kAbs: case OpId::kExp: case OpId::kLog: case OpId::kSqrt:
+    case OpId::kSigmoid: case OpId::kLogCosh: case OpId::kClamp: case OpId::kCast: case OpId::kWhere:
+    case OpId::kFullLike:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Normalizes a dim attribute against `rank`.
+int64_t NormDim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
+
+// RowInfo says how a value of the update graph relates to the batch's rows.
+struct RowInfo {
+  bool tainted = false;   // depends on a row input
+  bool row_local = false; // element e belongs to row e / per_row, and only depends on that row (and batch values)
+  bool mixed = false;     // has rows, but mixes them (sorted, gathered, ...)
+  int64_t per_row = 0;    // elements per row, when row_local
+};
+
+class Replicator {
+ public:
+  Replicator(Metric& m, const ReplicaSpec& spec, const ir::Device& device)
+      : m_(m), spec_(spec), b_(m.name, device), g_(*m.module->update) {}
+
+  absl::Status Run(const Signature& sig);
+
+ private:
+  absl::Status Decompose();
+  void Analyze();
+  bool RowLocalOp(const ir::Node& n) const;
+  absl::StatusOr<ir::Value*> Rewrite(ir::Value* v);
+  absl::StatusOr<ir::Value*> ReplicaReduce(Expr idx, Expr weights, int64_t size, int64_t per_row,
+                                           const ir::TensorType& out);
+  absl::StatusOr<ir::Value*> RewritePost(ir::Node& n, ir::Value* v);
+  Expr Broadcast(Expr v);
+  absl::Status Finalize(const absl::flat_hash_map<std::string, std::string>& companions);
+  absl::Status Unsupported(const std::string& what) const {
+    return absl::UnimplementedError(absl::StrCat(m_.name, ": ", spec_.arg_name, " is not supported here: ", what));
+  }
+  Expr W(ir::Value* v) { return b_.Wrap(&g_, v); }
+
+  Metric& m_;
+  const ReplicaSpec& spec_;
+  ops::GraphBuilder b_;
+  ir::Graph& g_;
+  Expr key_;
+  absl::flat_hash_map<const ir::Value*, RowInfo> info_;
+  absl::flat_hash_map<const ir::Value*, ir::Value*> done_;
+};
+
+absl::Status Replicator::Decompose() {
+  std::vector<ir::Node*> composites;
+  for (const auto& n : g_.nodes()) {
+    std::optional<OpId> id = ops::IdOf(*n);
+    if (id && ops::KindOf(*id) == ops::OpKind::kComposite) composites.push_back(n.get());
+  }
+  if (composites.empty()) return absl::OkStatus();
+  absl::flat_hash_set<const ir::Node*> gone(composites.begin(), composites.end());
+  for (ir::Node* n : composites) TALLY_RETURN_IF_ERROR(ops::Decompose(g_, *n));
+  g_.RemoveNodesIf([&](const ir::Node* n) { return gone.contains(n); });
+  g_.TopologicalSort();
+  return absl::OkStatus();
+}
+
+bool Replicator::RowLocalOp(const ir::Node& n) const {
+  std::optional<OpId> id = ops::IdOf(n);
+  if (!id) return false;
+  const ir::Value* in0 = n.inputs().empty() ? nullptr : n.input(0);
+  const int64_t rank = in0 ? in0->type().rank() : 0;
+  auto dim_ok = [&](int64_t d) { return NormDim(d, rank) != 0; };
+  if (IsElementwise(*id)) return true;
+  switch (*id) {
+    case OpId::kFlatten:
+    case OpId::kOneHot:
+      return true;
+    case OpId::kReduceSum: case OpId::kReduceMax: case OpId::kReduceMin: case OpId::kReduceAny:
+    case OpId::kReduceAll: {
+      const auto a = ops::AttrsOf<ops::ReduceAttrs>(n);
+      if (!a.dims.has_value()) return false;  // every dim
+      const std::vector<int64_t>& dims = a.dims.get();
+      return std::all_of(dims.begin(), dims.end(), dim_ok);
+    }
+    case OpId::kArgmax:
+      return dim_ok(ops::AttrsOf<ops::ArgmaxAttrs>(n).dim);
+    case OpId::kSoftmax: case OpId::kCumsum: case OpId::kUnsqueeze: case OpId::kSqueeze:
+      return dim_ok(ops::AttrsOf<ops::DimAttrs>(n).dim) || *id == OpId::kUnsqueeze;
+    case OpId::kSelect:
+      return dim_ok(ops::AttrsOf<ops::SelectAttrs>(n).dim);
+    case OpId::kTranspose: {
+      const auto a = ops::AttrsOf<ops::TransposeAttrs>(n);
+      return dim_ok(a.dim0) && dim_ok(a.dim1);
+    }
+    case OpId::kTopkMask:
+      return rank >= 2;
+    case OpId::kSearchsorted:  // (sorted, values): a batch-level table, row values
+      return !info_.at(n.input(0)).row_local && !info_.at(n.input(0)).mixed;
+    case OpId::kBucketize:  // (values, boundaries)
+      return !info_.at(n.input(1)).row_local && !info_.at(n.input(1)).mixed;
+    default:
+      return false;
+  }
+}
+
+void Replicator::Analyze() {
+  for (ir::Value* p : g_.params()) {
+    RowInfo r;
+    if (HasRows(p)) {
+      r.tainted = r.row_local = true;
+      r.per_row = FixedProduct(p->type().shape, 1);
+      if (r.per_row < 0) r = RowInfo{true, false, true, 0};
+    }
+    info_[p] = r;
+  }
+  for (const auto& n : g_.nodes()) {
+    RowInfo r;
+    const RowInfo* row_in = nullptr;
+    bool any_rows = false, any_mixed = false;
+    for (ir::Value* v : n->inputs()) {
+      const RowInfo& i = info_[v];
+      r.tainted |= i.tainted;
+      any_mixed |= i.mixed;
+      if (i.row_local && row_in == nullptr) row_in = &i;
+      any_rows |= i.row_local || i.mixed;
+    }
+    for (ir::Value* out : n->outputs()) {
+      RowInfo o;
+      o.tainted = r.tainted;
+      const bool out_rows = HasRows(out) || (row_in != nullptr && !out->type().shape.empty() &&
+                                             out->type().shape[0].is_symbolic());
+      if (any_rows && out_rows) {
+        if (!any_mixed && RowLocalOp(*n)) {
+          o.row_local = true;
+          o.per_row = HasRows(out) ? FixedProduct(out->type().shape, 1) : row_in->per_row;
+          if (ops::Is(*n, OpId::kFlatten)) o.per_row = row_in->per_row;
+          if (o.per_row < 0) o = RowInfo{true, false, true, 0};
+        } else {
+          o.mixed = true;
+        }
+      }
+      info_[out] = o;
+    }
+  }
+}
+
+Expr Replicator::Broadcast(Expr v) {
+  // [K, ...] copies of a value every replica shares.
+  std::vector<int64_t> shape = {spec_.replicas};
+  for (int64_t i = 0; i < v.rank(); ++i) shape.push_back(1);
+  ir::DType dt = v.dtype() == ir::DType::kBool ? ir::DType::kInt64 : v.dtype();
+  Expr ones = ops::Full(v, shape, 1.0, dt);
+  return ops::Unsqueeze(ops::Cast(v, dt), 0) * ones;
+}
+
+absl::StatusOr<ir::Value*> Replicator::ReplicaReduce(Expr idx, Expr weights, int64_t size, int64_t per_row,
+                                                     const ir::TensorType& out) {
+  ops::ReplicaHistogramAttrs a;
+  a.size = size;
+  a.replicas = spec_.replicas;
+  a.mode = spec_.kind == ReplicaSpec::Kind::kGroups ? "groups" : "poisson";
+  a.seed = spec_.seed;
+  a.block = per_row;
+  std::vector<Expr> in = {idx, key_};
+  if (weights.valid()) in.push_back(weights.dtype() == ir::DType::kBool ? ops::Cast(weights, ir::DType::kInt64) : weights);
+  Expr h = b_.Op(OpId::kReplicaHistogram, in, ops::ToAttrMap(a));
+  std::vector<int64_t> shape = {spec_.replicas};
+  for (const auto& d : out.shape) shape.push_back(d.size);
+  Expr r = ops::Cast(ops::Reshape(h, shape), out.dtype);
+  if (!b_.ok()) return b_.status();
+  return r.value();
+}
+
+absl::StatusOr<ir::Value*> Replicator::Rewrite(ir::Value* v) {
+  if (auto it = done_.find(v); it != done_.end()) return it->second;
+  const RowInfo& i = info_[v];
+  ir::Value* r = nullptr;
+  if (!i.tainted) {
+    r = Broadcast(W(v)).value();
+  } else if (i.row_local || i.mixed) {
+    return Unsupported("a state holds values per row");
+  } else {
+    ir::Node* n = v->producer();
+    if (n == nullptr) return absl::InternalError("a row value without producer");
+    TALLY_ASSIGN_OR_RETURN(r, RewritePost(*n, v));
+  }
+  if (!b_.ok()) return b_.status();
+  done_[v] = r;
+  return r;
+}
+
+absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
+  std::optional<OpId> id = ops::IdOf(n);
+  if (!id) return Unsupported(absl::StrCat("op '", n.op(), "'"));
+  // The row reductions.
+  if (*id == OpId::kHistogram && info_[n.input(0)].row_local) {
+    const RowInfo& ri = info_[n.input(0)];
+    Expr w = n.inputs().size() > 1 ? W(n.input(1)) : Expr();
+    return ReplicaReduce(W(n.input(0)), w, ops::AttrsOf<ops::HistogramAttrs>(n).size, ri.per_row, v->type());
+  }
+  if (*id == OpId::kReduceSum && info_[n.input(0)].row_local) {
+    Expr x = W(n.input(0));
+    const RowInfo& ri = info_[n.input(0)];
+    const int64_t rank = x.rank();
+    std::vector<int64_t> dims = ops::AttrsOf<ops::ReduceAttrs>(n).dims.get();
+    if (!ops::AttrsOf<ops::ReduceAttrs>(n).dims.has_value()) {
+      dims.clear();
+      for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
+    }
+    for (int64_t& d : dims) d = NormDim(d, rank);
+    if (!HasRows(n.input(0))) {
+      // A flattened row value summed whole: one bucket.
+      if (rank != 1) return Unsupported("a sum over part of a flattened row value");
+      return ReplicaReduce(ops::FullLike(x, 0, ir::DType::kInt64), x, 1, ri.per_row, v->type());
+    }
+    std::vector<int64_t> rest;
+    for (int64_t d : dims) {
+      if (d != 0) rest.push_back(d);
+    }
+    Expr y = rest.empty() ? x : ops::Sum(x, rest);
+    std::vector<int64_t> tail;
+    for (int64_t d = 1; d < y.rank(); ++d) tail.push_back(y.type().shape[d].size);
+    int64_t cells = 1;
+    for (int64_t t : tail) cells *= t;
+    Expr idx = ops::FullLike(y, 0, ir::DType::kInt64);
+    if (!tail.empty()) idx = idx + ops::Reshape(ops::Arange(y, cells), tail);
+    return ReplicaReduce(ops::Flatten(idx), ops::Flatten(y), cells, cells, v->type());
+  }
+  // What runs between the reductions and the partials: per replica, on
+  // [K, ...] values (the shared ones broadcast from the right).
+  std::vector<Expr> in;
+  for (ir::Value* x : n.inputs()) {
+    if (info_[x].tainted) {
+      TALLY_ASSIGN_OR_RETURN(ir::Value* rx, Rewrite(x));
+      in.push_back(W(rx));
+    } else {
+      in.push_back(W(x));
+    }
+  }
+  if (n.outputs().size() != 1) return Unsupported(absl::StrCat("op '", n.op(), "' after a row reduction"));
+  ir::AttrMap attrs = n.attrs();
+  auto shift = [](int64_t d) { return d >= 0 ? d + 1 : d; };
+  if (IsElementwise(*id)) {
+    // as is
+  } else if (*id == OpId::kReshape) {
+    auto a = ops::AttrsOf<ops::ReshapeAttrs>(n);
+    a.shape.insert(a.shape.begin(), spec_.replicas);
+    attrs = ops::ToAttrMap(a);
+  } else if (*id == OpId::kFlatten) {
+    ops::ReshapeAttrs a;
+    a.shape = {spec_.replicas, -1};
+    const int64_t p = FixedProduct(v->type().shape, 0);
+    if (p < 0) return Unsupported("a flatten of a symbolic shape");
+    a.shape[1] = p;
+    return b_.Op(OpId::kReshape, in, ops::ToAttrMap(a)).value();
+  } else if (*id == OpId::kUnsqueeze || *id == OpId::kSqueeze || *id == OpId::kCumsum || *id == OpId::kSoftmax) {
+    auto a = ops::AttrsOf<ops::DimAttrs>(n);
+    a.dim = shift(a.dim);
+    attrs = ops::ToAttrMap(a);
+  } else if (*id == OpId::kArgmax) {
+    auto a = ops::AttrsOf<ops::ArgmaxAttrs>(n);
+    a.dim = shift(a.dim);
+    attrs = ops::ToAttrMap(a);
+  } else if (*id == OpId::kSelect) {
+    auto a = ops::AttrsOf<ops::SelectAttrs>(n);
+    a.dim = shift(a.dim);
+    attrs = ops::ToAttrMap(a);
+  } else if (*id == OpId::kTranspose) {
+    auto a = ops::AttrsOf<ops::TransposeAttrs>(n);
+    a.dim0 = shift(a.dim0);
+    a.dim1 = shift(a.dim1);
+    attrs = ops::ToAttrMap(a);
+  } else if (*id == OpId::kReduceSum || *id == OpId::kReduceMax || *id == OpId::kReduceMin ||
+             *id == OpId::kReduceAny || *id == OpId::kReduceAll) {
+    auto a = ops::AttrsOf<ops::ReduceAttrs>(n);
+    std::vector<int64_t> dims = a.dims.get();
+    if (!a.dims.has_value()) {
+      dims.clear();
+      for (int64_t d = 0; d < n.input(0)->type().rank(); ++d) dims.push_back(d);
+    }
+    for (int64_t& d : dims) d = shift(d);
+    a.dims = dims;
+    attrs = ops::ToAttrMap(a);
+  } else {
+    return Unsupported(absl::StrCat("op '", n.op(), "' over the batch's rows"));
+  }
+  Expr out = b_.Op(*id, in, attrs);
+  if (!b_.ok()) return b_.status();
+  return out.value();
+}
+
+absl::Status Replicator::Run(const Signature& sig) {
+  ir::Module& mod = *m_.module;
+  if (!mod.merges.empty()) {
+    return Unsupported(absl::StrCat("state '", mod.merges.begin()->first, "' merges with its own graph"));
+  }
+  TALLY_RETURN_IF_ERROR(Decompose());
+  // The key: each row's group, or its identity.
+  ir::TensorType kt{ir::DType::kInt64, {ir::Dim::Symbol("N")}, b_.device()};
+  for (const InputSpec& s : sig) {
+    if (s.name != spec_.key_input) continue;
+    if (s.shape.size() != 1 || !ir::IsIntegral(s.dtype)) {
+      return absl::InvalidArgumentError(absl::StrCat(m_.name, ": ", s.name, ": expected one integer per row, got ",
+                                                     ir::DTypeName(s.dtype), " of rank ", s.shape.size()));
+    }
+    kt.dtype = s.dtype;
+  }
+  if (spec_.kind == ReplicaSpec::Kind::kGroups && std::none_of(sig.begin(), sig.end(), [&](const InputSpec& s) {
+        return s.name == spec_.key_input;
+      })) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(m_.name, ": ", spec_.arg_name, " needs the input '", spec_.key_input, "' (one id per row)"));
+  }
+  ir::Value* key_param = g_.FindParam(spec_.key_input);
+  if (key_param == nullptr) key_param = g_.AddParam(spec_.key_input, kt);
+  key_ = ops::Cast(W(key_param), ir::DType::kInt64);
+  Analyze();
+  info_[key_.value()] = RowInfo{true, true, false, 1};
+
+  TALLY_ASSIGN_OR_RETURN(std::vector<int> partial_index, mod.PartialIndices());
+  auto& returns = g_.mutable_returns();
+  absl::flat_hash_map<std::string, std::string> companions;  // cat state -> its group column
+  std::vector<ir::StateDecl> added;
+  for (size_t s = 0; s < mod.states.size(); ++s) {
+    ir::StateDecl& decl = mod.states[s];
+    if (!decl.check.empty()) continue;  // deferred checks stay global
+    ir::Value* partial = returns[partial_index[s]].second;
+    if (decl.reducer == ir::Reducer::kCat) {
+      if (spec_.kind != ReplicaSpec::Kind::kGroups) {
+        return Unsupported(absl::StrCat("state '", decl.name,
+                                        "' keeps every row; bootstrap a fixed-size form (thresholds=, exact16)"));
+      }
+      if (!HasRows(partial) || partial->type().rank() != 1 || !info_[partial].row_local) {
+        return Unsupported(absl::StrCat("state '", decl.name, "' keeps values that are not one per row"));
+      }
+      ir::StateDecl c;
+      c.name = decl.name + "_group";
+      c.type = ir::TensorType{ir::DType::kInt64, {ir::Dim::Symbol("R")}, decl.type.device};
+      c.reducer = ir::Reducer::kCat;
+      c.metric = decl.metric;
+      added.push_back(c);
+      companions[decl.name] = c.name;
+      continue;
+    }
+    if (decl.reducer != ir::Reducer::kSum) {
+      return Unsupported(absl::StrCat("state '", decl.name, "' is a running ", ir::ReducerName(decl.reducer)));
+    }
+    TALLY_ASSIGN_OR_RETURN(ir::Value* r, Rewrite(partial));
+    Expr rp = ops::Cast(W(r), decl.type.dtype);
+    if (!b_.ok()) return b_.status();
+    returns[partial_index[s]].second = rp.value();
+    decl.type.shape.insert(decl.type.shape.begin(), ir::Dim::Fixed(spec_.replicas));
+  }
+  for (const ir::StateDecl& c : added) {
+    mod.states.push_back(c);
+    returns.emplace_back(c.name, key_.value());
+  }
+  if (spec_.kind == ReplicaSpec::Kind::kGroups) {
+    int k = 0;
+    for (const auto& st : mod.states) k += st.check.empty() ? 0 : 1;
+    ir::StateDecl c;
+    c.name = absl::StrCat("check", k);
+    c.type = ir::TensorType{ir::DType::kInt64, {}, b_.device()};
+    c.check = absl::StrCat(spec_.key_input, ": {n} group ids outside [0, ", spec_.replicas, ")");
+    c.metric = m_.name;
+    mod.states.push_back(c);
+    Expr bad = ops::Sum(ops::Cast(!(key_ >= 0.0 && key_ < static_cast<double>(spec_.replicas)), ir::DType::kInt64));
+    if (!b_.ok()) return b_.status();
+    returns.emplace_back(c.name, bad.value());
+  }
+  // Drop what the rewrite left unused.
+  for (bool changed = true; changed;) {
+    std::vector<int> uses = g_.UseCounts();
+    changed = g_.RemoveNodesIf([&](const ir::Node* n) {
+      for (ir::Value* o : n->outputs()) {
+        if (uses[o->id()] > 0) return false;
+      }
+      return true;
+    }) > 0;
+  }
+  g_.TopologicalSort();
+  return Finalize(companions);
+}
+
+// Stack turns per-replica values into one [K, ...] value.
+Expr Stack(const std::vector<Expr>& xs) {
+  std::vector<Expr> rows;
+  for (const Expr& x : xs) rows.push_back(ops::Unsqueeze(x, 0));
+  return rows.size() == 1 ? rows[0] : ops::Concat(rows);
+}
+
+bool FixedShape(const ir::TensorType& t) {
+  return std::none_of(t.shape.begin(), t.shape.end(), [](const ir::Dim& d) { return d.is_symbolic(); });
+}
+
+// Label of a result leaf under a new leading path item.
+std::string Under(const std::string& label, int item) {
+  std::string base;
+  std::vector<int> path;
+  ParsePartLabel(label, &base, &path);
+  path.insert(path.begin(), item);
+  return PartLabel(base, path);
+}
+
+absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::string>& companions) {
+  ir::Module& mod = *m_.module;
+  std::unique_ptr<ir::Graph> old = std::move(mod.finalize);
+  auto fin = std::make_unique<ir::Graph>("finalize");
+  ir::Graph& f = *fin;
+  absl::flat_hash_map<std::string, Expr> params;
+  for (const ir::StateDecl& d : mod.states) params[d.name] = b_.Wrap(&f, f.AddParam(d.name, d.type));
+  // One copy of the old finalize per replica (and one over all rows).
+  auto instance = [&](std::optional<int64_t> k) -> std::vector<std::pair<std::string, Expr>> {
+    absl::flat_hash_map<const ir::Value*, ir::Value*> map;
+    for (ir::Value* p : old->params()) {
+      const ir::StateDecl* d = mod.FindState(p->name());
+      Expr x = params[p->name()];
+      if (d != nullptr && d->check.empty()) {
+        if (auto c = companions.find(d->name); c != companions.end()) {
+          if (k) x = b_.Op(OpId::kMaskedSelect, {x, params[c->second] == static_cast<double>(*k)});
+        } else {
+          x = k ? ops::Select(x, 0, *k) : ops::Sum(x, {0});
+        }
+      }
+      map[p] = x.value();
+    }
+    if (!b_.ok()) return {};
+    auto cloned = old->CloneInto(f, map);
+    std::vector<std::pair<std::string, Expr>> out;
+    for (const auto& [label, v] : old->returns()) out.emplace_back(label, b_.Wrap(&f, cloned.at(v)));
+    return out;
+  };
+  std::vector<std::vector<std::pair<std::string, Expr>>> per;
+  for (int64_t k = 0; k < spec_.replicas; ++k) per.push_back(instance(k));
+  if (!b_.ok()) return b_.status();
+  const auto& labels = old->returns();
+  if (spec_.kind == ReplicaSpec::Kind::kGroups) {
+    bool stackable = true;
+    for (const auto& [label, v] : per[0]) stackable &= FixedShape(v.type());
+    auto add_groups = [&](std::optional<int> under) {
+      for (size_t j = 0; j < labels.size(); ++j) {
+        const std::string& label = labels[j].first;
+        if (stackable) {
+          std::vector<Expr> xs;
+          for (const auto& r : per) xs.push_back(r[j].second);
+          f.AddReturn(under ? Under(label, *under) : label, Stack(xs).value());
+          continue;
+        }
+        for (int64_t k = 0; k < spec_.replicas; ++k) {
+          std::string l = Under(label, static_cast<int>(k));
+          f.AddReturn(under ? Under(l, *under) : l, per[k][j].second.value());
+        }
+      }
+    };
+    add_groups(spec_.overall ? std::optional<int>(0) : std::nullopt);
+    if (spec_.overall) {
+      for (const auto& [label, v] : instance(std::nullopt)) f.AddReturn(Under(label, 1), v.value());
+    }
+  } else {
+    if (labels.size() != 1 || labels[0].first != kResultLabel || !FixedShape(per[0][0].second.type())) {
+      return Unsupported("its result is not one fixed-size tensor");
+    }
+    std::vector<Expr> xs;
+    for (const auto& r : per) xs.push_back(r[0].second);
+    Expr raw = Stack(xs);
+    if (!ir::IsFloating(raw.dtype())) raw = ops::Cast(raw, ir::DType::kFloat32);
+    const auto n = static_cast<double>(spec_.replicas);
+    std::vector<Expr> outs;
+    Expr mean = ops::Sum(raw, {0}) / n;
+    if (spec_.mean) outs.push_back(mean);
+    if (spec_.std) {
+      Expr dev = raw - ops::Unsqueeze(mean, 0);
+      outs.push_back(ops::Sqrt(ops::Sum(dev * dev, {0}) / (n - 1.0)));
+    }
+    if (!spec_.quantiles.empty()) {
+      // torch.quantile: linear interpolation between the sorted values; NaN
+      // when any value is NaN.
+      Expr sorted = ops::SortValues(raw, 0);
+      Expr any_nan = ops::Any(ops::IsNan(raw), {0});
+      std::vector<Expr> qs;
+      for (double q : spec_.quantiles) {
+        const double pos = q * (n - 1.0);
+        const auto lo = static_cast<int64_t>(std::floor(pos));
+        const int64_t hi = std::min<int64_t>(lo + 1, spec_.replicas - 1);
+        Expr a = ops::Select(sorted, 0, lo), b = ops::Select(sorted, 0, hi);
+        Expr v = a + (b - a) * (pos - static_cast<double>(lo));
+        qs.push_back(ops::Where(any_nan, ops::FullLike(v, std::numeric_limits<double>::quiet_NaN(), v.dtype()), v));
+      }
+      outs.push_back(spec_.quantile_list ? Stack(qs) : qs[0]);
+    }
+    if (spec_.raw) outs.push_back(raw);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      f.AddReturn(PartLabel(kResultLabel, {static_cast<int>(i)}), outs[i].value());
+    }
+  }
+  if (!b_.ok()) return b_.status();
+  // Drop unused copies (e.g. the per-replica values of an unused output).
+  for (bool changed = true; changed;) {
+    std::vector<int> uses = f.UseCounts();
+    changed = f.RemoveNodesIf([&](const ir::Node* n) {
+      for (ir::Value* o : n->outputs()) {
+        if (uses[o->id()] > 0) return false;
+      }
+      return true;
+    }) > 0;
+  }
+  mod.finalize = std::move(fin);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Metric> Replicate(Metric metric, const ReplicaSpec& spec, const Signature& sig,
+                                 const ir::Device& device) {
+  if (spec.replicas < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(metric.name, ": ", spec.arg_name, " must be >= 1"));
+  }
+  Replicator r(metric, spec, device);
+  TALLY_RETURN_IF_ERROR(r.Run(sig));
+  return metric;
+}
+
+}  // namespace tally::dsl

@@ -1,0 +1,27 @@
+// The arguments every metric spec accepts to slice or bootstrap it
+// (engine/dsl/replicate.h):
+//   num_groups=G [, overall=true]   one value per group of the `groups` input
+//                                   (unless the metric reads num_groups itself);
+//   num_bootstraps=B [, seed=S, mean=true, std=true, quantile=q|[q, ...],
+//                     raw=false, sampling_strategy=poisson]
+//                                   TorchMetrics' BootStrapper outputs, each row
+//                                   resampled by a Poisson(1) draw keyed by
+//                                   (S, its `row_id`, b).
+#ifndef TALLY_METRICS_REPLICAS_H_
+#define TALLY_METRICS_REPLICAS_H_
+
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "engine/dsl/replicate.h"
+#include "metrics/spec.h"
+
+namespace tally::metrics {
+
+// ReadReplicaArgs reads the arguments above that the metric's own builder
+// left unread (it runs after the builder); nullopt when there are none.
+absl::StatusOr<std::optional<dsl::ReplicaSpec>> ReadReplicaArgs(SpecArgs& args);
+
+}  // namespace tally::metrics
+
+#endif  // TALLY_METRICS_REPLICAS_H_

@@ -1,0 +1,176 @@
+#include "ops/fused/replica_histogram.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace tally::ops::fused {
+namespace {
+
+constexpr double kTwoToMinus53 = 1.0 / 9007199254740992.0;
+
+// Mix is splitmix64's finalizer.
+uint64_t Mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * kMixMul1;
+  z = (z ^ (z >> 27)) * kMixMul2;
+  return z ^ (z >> 31);
+}
+
+int64_t DrawFromHash(uint64_t h, int64_t b) {
+  const double u = static_cast<double>(Mix(h + static_cast<uint64_t>(b + 1) * kGolden) >> 11) * kTwoToMinus53;
+  const auto& cdf = PoissonCdf();
+  return std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+}
+
+// The same arithmetic on int64 tensors: ATen's integer ops wrap, and a
+// logical shift is the arithmetic one with the sign bits masked off.
+at::Tensor Srl(const at::Tensor& z, int s) {
+  return at::bitwise_and(at::bitwise_right_shift(z, s), static_cast<int64_t>(~uint64_t{0} >> s));
+}
+at::Tensor MixTensor(at::Tensor z) {
+  z = at::mul(at::bitwise_xor(z, Srl(z, 30)), static_cast<int64_t>(kMixMul1));
+  z = at::mul(at::bitwise_xor(z, Srl(z, 27)), static_cast<int64_t>(kMixMul2));
+  return at::bitwise_xor(z, Srl(z, 31));
+}
+
+// Rows per chunk of the ATen path: its temporaries are [rows * block, K].
+int64_t ChunkRows(int64_t replicas, int64_t block) {
+  return std::max<int64_t>(1, (int64_t{1} << 22) / std::max<int64_t>(1, replicas * block));
+}
+
+at::Tensor AtenReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
+                                int64_t size, int64_t replicas, bool poisson, int64_t seed, int64_t block,
+                                at::ScalarType out_type) {
+  at::Tensor out = at::zeros({replicas * size}, idx.options().dtype(out_type));
+  if (idx.device().is_meta() || idx.numel() == 0) return out;
+  const int64_t n = key.numel();
+  at::Tensor k = key.to(at::kLong).reshape({n});
+  at::Tensor ix = idx.to(at::kLong).reshape({n * block});
+  at::Tensor w = weights.has_value() ? weights->to(out_type).reshape({n * block}) : at::Tensor();
+  if (!poisson) {
+    at::Tensor g = k.unsqueeze(1).expand({n, block}).reshape({n * block});
+    at::Tensor valid = (ix >= 0).logical_and_(ix < size).logical_and_(g >= 0).logical_and_(g < replicas);
+    at::Tensor flat = at::where(valid, g * size + ix, 0);
+    at::Tensor one = at::ones({}, out.options());
+    at::Tensor wv = at::where(valid, w.defined() ? w : one, at::zeros({}, out.options()));
+    return out.index_add_(0, flat, wv);
+  }
+  at::Tensor offsets = at::arange(replicas, k.options()) * size;
+  const int64_t step = ChunkRows(replicas, block);
+  for (int64_t r0 = 0; r0 < n; r0 += step) {
+    const int64_t rows = std::min(step, n - r0);
+    at::Tensor m = PoissonWeights(k.narrow(0, r0, rows), seed, replicas);  // [rows, K]
+    m = m.unsqueeze(1).expand({rows, block, replicas}).reshape({rows * block, replicas}).to(out_type);
+    at::Tensor ic = ix.narrow(0, r0 * block, rows * block).unsqueeze(1);
+    if (w.defined()) m = m * w.narrow(0, r0 * block, rows * block).unsqueeze(1);
+    at::Tensor valid = (ic >= 0).logical_and_(ic < size);
+    at::Tensor flat = at::where(valid, ic + offsets, 0).reshape({-1});
+    out.index_add_(0, flat, at::where(valid, m, at::zeros({}, m.options())).reshape({-1}));
+  }
+  return out;
+}
+
+// The CPU pass: per-thread histograms where they are small, else one.
+template <typename T>
+void CpuReplicaHistogram(const int64_t* ix, const int64_t* key, const T* w, int64_t n, int64_t size, int64_t replicas,
+                         bool poisson, uint64_t seed_hash, int64_t block, T* out) {
+  const int64_t cells = replicas * size;
+  const int64_t threads = cells * static_cast<int64_t>(sizeof(T)) <= (int64_t{8} << 20)
+                              ? std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n / 4096))
+                              : 1;
+  std::vector<std::vector<T>> partial(threads - 1, std::vector<T>(cells));
+  auto run = [&](int64_t t, int64_t begin, int64_t end) {
+    T* h = t == 0 ? out : partial[t - 1].data();
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t* rix = ix + r * block;
+      const T* rw = w != nullptr ? w + r * block : nullptr;
+      auto add = [&](int64_t base, T mult) {
+        for (int64_t j = 0; j < block; ++j) {
+          const int64_t i = rix[j];
+          if (i >= 0 && i < size) h[base + i] += rw != nullptr ? mult * rw[j] : mult;
+        }
+      };
+      if (!poisson) {
+        const int64_t g = key[r];
+        if (g >= 0 && g < replicas) add(g * size, T(1));
+        continue;
+      }
+      const uint64_t hr = Mix(seed_hash ^ static_cast<uint64_t>(key[r]));
+      for (int64_t b = 0; b < replicas; ++b) {
+        const int64_t m = DrawFromHash(hr, b);
+        if (m != 0) add(b * size, static_cast<T>(m));
+      }
+    }
+  };
+  const int64_t per = (n + threads - 1) / threads;
+  at::parallel_for(0, threads, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) run(t, std::min(n, t * per), std::min(n, (t + 1) * per));
+  });
+  for (const auto& p : partial) {
+    for (int64_t c = 0; c < cells; ++c) out[c] += p[c];
+  }
+}
+
+}  // namespace
+
+const std::array<double, kMaxPoissonDraw>& PoissonCdf() {
+  static const std::array<double, kMaxPoissonDraw> cdf = [] {
+    std::array<double, kMaxPoissonDraw> c{};
+    double term = std::exp(-1.0), sum = 0;
+    for (int j = 0; j < kMaxPoissonDraw; ++j) {
+      sum += term;
+      c[j] = sum;
+      term /= (j + 1);
+    }
+    return c;
+  }();
+  return cdf;
+}
+
+uint64_t SeedHash(uint64_t seed) { return Mix(seed * kGolden + kGolden); }
+
+uint64_t KeyHash(uint64_t seed, uint64_t key) { return Mix(SeedHash(seed) ^ key); }
+
+int64_t PoissonDraw(uint64_t seed, uint64_t key, int64_t b) { return DrawFromHash(KeyHash(seed, key), b); }
+
+at::Tensor PoissonWeights(const at::Tensor& key, int64_t seed, int64_t replicas) {
+  const auto seed_hash = static_cast<int64_t>(SeedHash(static_cast<uint64_t>(seed)));
+  at::Tensor h = MixTensor(at::bitwise_xor(key.to(at::kLong), seed_hash));
+  at::Tensor steps = (at::arange(replicas, h.options()) + 1) * static_cast<int64_t>(kGolden);
+  at::Tensor z = MixTensor(h.unsqueeze(-1) + steps);
+  at::Tensor u = Srl(z, 11).to(at::kDouble) * kTwoToMinus53;
+  const auto& cdf = PoissonCdf();
+  at::Tensor table = at::tensor(std::vector<double>(cdf.begin(), cdf.end()), u.options());
+  return at::bucketize(u, table, /*out_int32=*/false, /*right=*/true);
+}
+
+at::Tensor ReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
+                            int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block) {
+  TORCH_CHECK(mode == "groups" || mode == "poisson", "replica_histogram: mode must be groups or poisson");
+  TORCH_CHECK(block >= 1 && idx.numel() == key.numel() * block, "replica_histogram: idx must hold block per key");
+  const bool floating = weights.has_value() && at::isFloatingType(weights->scalar_type());
+  const at::ScalarType out_type = floating ? at::kDouble : at::kLong;
+  const bool poisson = mode == "poisson";
+  if (!idx.is_cpu()) {
+    return AtenReplicaHistogram(idx, key, weights, size, replicas, poisson, seed, block, out_type);
+  }
+  at::Tensor ix = idx.to(at::kLong).contiguous();
+  at::Tensor k = key.to(at::kLong).contiguous();
+  at::Tensor w = weights.has_value() ? weights->to(out_type).contiguous() : at::Tensor();
+  at::Tensor out = at::zeros({replicas * size}, idx.options().dtype(out_type));
+  const uint64_t seed_hash = SeedHash(static_cast<uint64_t>(seed));
+  if (floating) {
+    CpuReplicaHistogram<double>(ix.data_ptr<int64_t>(), k.data_ptr<int64_t>(), w.data_ptr<double>(), k.numel(), size,
+                                replicas, poisson, seed_hash, block, out.data_ptr<double>());
+  } else {
+    CpuReplicaHistogram<int64_t>(ix.data_ptr<int64_t>(), k.data_ptr<int64_t>(),
+                                 w.defined() ? w.data_ptr<int64_t>() : nullptr, k.numel(), size, replicas, poisson,
+                                 seed_hash, block, out.data_ptr<int64_t>());
+  }
+  return out;
+}
+
+}  // namespace tally::ops::fused
