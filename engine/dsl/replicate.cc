@@ -241,6 +241,14 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
     Expr w = n.inputs().size() > 1 ? W(n.input(1)) : Expr();
     return ReplicaReduce(W(n.input(0)), w, ops::AttrsOf<ops::HistogramAttrs>(n).size, ri.per_row, v->type());
   }
+  if (*id == OpId::kSize && info_[n.input(0)].row_local && HasRows(n.input(0)) &&
+      NormDim(ops::AttrsOf<ops::DimAttrs>(n).dim, n.input(0)->type().rank()) == 0) {
+    // The batch's row count: a count of rows per replica.
+    Expr x = W(n.input(0));
+    Expr zeros = ops::FullLike(x.rank() == 1 ? x : ops::Select(x, 1, 0), 0, ir::DType::kInt64);
+    for (int64_t d = 2; d < x.rank(); ++d) zeros = ops::Select(zeros, 1, 0);
+    return ReplicaReduce(zeros, Expr(), 1, 1, v->type());
+  }
   if (*id == OpId::kReduceSum && info_[n.input(0)].row_local) {
     Expr x = W(n.input(0));
     const RowInfo& ri = info_[n.input(0)];
@@ -388,7 +396,12 @@ absl::Status Replicator::Run(const Signature& sig) {
     if (decl.reducer != ir::Reducer::kSum) {
       return Unsupported(absl::StrCat("state '", decl.name, "' is a running ", ir::ReducerName(decl.reducer)));
     }
-    TALLY_ASSIGN_OR_RETURN(ir::Value* r, Rewrite(partial));
+    absl::StatusOr<ir::Value*> rewritten = Rewrite(partial);
+    if (!rewritten.ok()) {
+      return absl::Status(rewritten.status().code(),
+                          absl::StrCat(rewritten.status().message(), " (state '", decl.name, "')"));
+    }
+    ir::Value* r = *rewritten;
     Expr rp = ops::Cast(W(r), decl.type.dtype);
     if (!b_.ok()) return b_.status();
     returns[partial_index[s]].second = rp.value();
@@ -445,6 +458,159 @@ std::string Under(const std::string& label, int item) {
   return PartLabel(base, path);
 }
 
+// Batched runs a finalize graph once over states with a leading replica
+// axis: each op on [K, ...] values (dims shifted by one; values every replica
+// shares broadcast from the right). Unimplemented for an op it cannot batch
+// (the caller then runs one copy of the graph per replica).
+class Batched {
+ public:
+  Batched(ops::GraphBuilder& b, ir::Graph& f, int64_t k) : b_(b), f_(f), k_(k) {}
+
+  absl::StatusOr<std::vector<std::pair<std::string, Expr>>> Run(
+      const ir::Graph& old, const absl::flat_hash_map<const ir::Value*, std::pair<Expr, bool>>& params) {
+    vals_ = params;
+    for (const auto& n : old.nodes()) TALLY_RETURN_IF_ERROR(Node(*n));
+    std::vector<std::pair<std::string, Expr>> out;
+    for (const auto& [label, v] : old.returns()) {
+      const auto& [x, batched] = vals_.at(v);
+      if (!FixedShape(x.type())) return absl::UnimplementedError("a result of data-dependent length");
+      out.emplace_back(label, batched ? x : Broadcast(x));
+    }
+    if (!b_.ok()) return b_.status();
+    return out;
+  }
+
+ private:
+  // The value's shape without the replica axis.
+  static int64_t LogicalRank(const Expr& x, bool batched) { return x.rank() - (batched ? 1 : 0); }
+
+  Expr Broadcast(Expr v) {
+    std::vector<int64_t> shape = {k_};
+    for (int64_t i = 0; i < v.rank(); ++i) shape.push_back(1);
+    Expr z = ops::Full(v, shape, 0.0, v.dtype() == ir::DType::kBool ? ir::DType::kInt64 : v.dtype());
+    Expr r = ops::Unsqueeze(v, 0) + z;
+    return v.dtype() == ir::DType::kBool ? ops::Cast(r, ir::DType::kBool) : r;
+  }
+  // A batched value padded to logical rank r (new dims after the replica axis).
+  static Expr Pad(Expr x, int64_t r) {
+    while (x.rank() - 1 < r) x = ops::Unsqueeze(x, 1);
+    return x;
+  }
+
+  absl::Status Node(const ir::Node& n) {
+    std::vector<std::pair<Expr, bool>> in;
+    bool any = false;
+    for (ir::Value* v : n.inputs()) {
+      in.push_back(vals_.at(v));
+      any |= in.back().second;
+    }
+    std::optional<OpId> id = ops::IdOf(n);
+    if (!id) return absl::UnimplementedError(n.op());
+    std::vector<Expr> xs;
+    for (const auto& [x, bt] : in) xs.push_back(x);
+    if (!any) {
+      std::vector<Expr> outs = b_.OpN(*id, xs, n.attrs(), ops::Loc::Current(), &f_);
+      if (!b_.ok()) return b_.status();
+      for (size_t i = 0; i < outs.size(); ++i) vals_[n.output(i)] = {outs[i], false};
+      return absl::OkStatus();
+    }
+    auto shift = [](int64_t d) { return d >= 0 ? d + 1 : d; };
+    ir::AttrMap attrs = n.attrs();
+    bool out_batched = true;
+    if (IsElementwise(*id)) {
+      int64_t r = 0;
+      for (const auto& [x, bt] : in) r = std::max(r, LogicalRank(x, bt));
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (in[i].second) xs[i] = Pad(xs[i], r);
+      }
+    } else if (*id == OpId::kReshape) {
+      auto a = ops::AttrsOf<ops::ReshapeAttrs>(n);
+      a.shape.insert(a.shape.begin(), k_);
+      attrs = ops::ToAttrMap(a);
+    } else if (*id == OpId::kFlatten) {
+      const int64_t p = FixedProduct(n.output(0)->type().shape, 0);
+      if (p < 0) return absl::UnimplementedError("flatten of a symbolic shape");
+      ops::ReshapeAttrs a;
+      a.shape = {k_, p};
+      vals_[n.output(0)] = {b_.Op(OpId::kReshape, xs, ops::ToAttrMap(a)), true};
+      return b_.status();
+    } else if (*id == OpId::kUnsqueeze || *id == OpId::kSqueeze || *id == OpId::kCumsum || *id == OpId::kSoftmax) {
+      auto a = ops::AttrsOf<ops::DimAttrs>(n);
+      a.dim = shift(a.dim);
+      attrs = ops::ToAttrMap(a);
+    } else if (*id == OpId::kSize) {
+      auto a = ops::AttrsOf<ops::DimAttrs>(n);
+      a.dim = shift(a.dim);
+      attrs = ops::ToAttrMap(a);
+      out_batched = false;  // every replica has the same shape
+    } else if (*id == OpId::kArgmax) {
+      auto a = ops::AttrsOf<ops::ArgmaxAttrs>(n);
+      a.dim = shift(a.dim);
+      attrs = ops::ToAttrMap(a);
+    } else if (*id == OpId::kSelect) {
+      auto a = ops::AttrsOf<ops::SelectAttrs>(n);
+      a.dim = shift(a.dim);
+      attrs = ops::ToAttrMap(a);
+    } else if (*id == OpId::kTranspose) {
+      auto a = ops::AttrsOf<ops::TransposeAttrs>(n);
+      a.dim0 = shift(a.dim0);
+      a.dim1 = shift(a.dim1);
+      attrs = ops::ToAttrMap(a);
+    } else if (*id == OpId::kSort) {
+      auto a = ops::AttrsOf<ops::SortAttrs>(n);
+      a.dim = shift(a.dim);
+      attrs = ops::ToAttrMap(a);
+    } else if (*id == OpId::kReduceSum || *id == OpId::kReduceMax || *id == OpId::kReduceMin ||
+               *id == OpId::kReduceAny || *id == OpId::kReduceAll) {
+      auto a = ops::AttrsOf<ops::ReduceAttrs>(n);
+      std::vector<int64_t> dims = a.dims.get();
+      if (!a.dims.has_value()) {
+        dims.clear();
+        for (int64_t d = 0; d < LogicalRank(xs[0], true); ++d) dims.push_back(d);
+      }
+      for (int64_t& d : dims) d = shift(d);
+      a.dims = dims;
+      attrs = ops::ToAttrMap(a);
+    } else if (*id == OpId::kTake) {
+      // x[idx] per replica: gather from the flattened [K * M] values.
+      Expr x = in[0].second ? xs[0] : Broadcast(xs[0]);
+      const int64_t m = FixedProduct(x.type().shape, 1);
+      if (m < 0) return absl::UnimplementedError("take from a symbolic shape");
+      Expr idx = in[1].second ? xs[1] : Broadcast(xs[1]);
+      Expr base = ops::Arange(idx, k_) * static_cast<double>(m);
+      base = Pad(ops::Unsqueeze(base, 1), idx.rank() - 1);
+      Expr picked = ops::Take(ops::Flatten(x), ops::Clamp(idx, 0, static_cast<double>(m - 1)) + base);
+      vals_[n.output(0)] = {picked, true};
+      return b_.status();
+    } else if (*id == OpId::kConcat) {
+      // Along the logical dim 0: swap it with the replica axis around the concat.
+      std::vector<Expr> parts;
+      for (const auto& [x, bt] : in) {
+        Expr bx = bt ? x : Broadcast(x);
+        if (bx.rank() < 2) return absl::UnimplementedError("concat of scalars");
+        parts.push_back(ops::Transpose(bx, 0, 1));
+      }
+      vals_[n.output(0)] = {ops::Transpose(ops::Concat(parts), 0, 1), true};
+      return b_.status();
+    } else if (*id == OpId::kAssertZero || *id == OpId::kSearchsorted) {
+      if (in[0].second) return absl::UnimplementedError(absl::StrCat(n.op(), " of a replicated first operand"));
+    } else if (*id == OpId::kBucketize) {
+      if (in[1].second) return absl::UnimplementedError("bucketize into replicated boundaries");
+    } else {
+      return absl::UnimplementedError(n.op());
+    }
+    std::vector<Expr> outs = b_.OpN(*id, xs, attrs, ops::Loc::Current(), &f_);
+    if (!b_.ok()) return b_.status();
+    for (size_t i = 0; i < outs.size(); ++i) vals_[n.output(i)] = {outs[i], out_batched};
+    return absl::OkStatus();
+  }
+
+  ops::GraphBuilder& b_;
+  ir::Graph& f_;
+  int64_t k_;
+  absl::flat_hash_map<const ir::Value*, std::pair<Expr, bool>> vals_;
+};
+
 absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::string>& companions) {
   ir::Module& mod = *m_.module;
   std::unique_ptr<ir::Graph> old = std::move(mod.finalize);
@@ -452,13 +618,14 @@ absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::st
   ir::Graph& f = *fin;
   absl::flat_hash_map<std::string, Expr> params;
   for (const ir::StateDecl& d : mod.states) params[d.name] = b_.Wrap(&f, f.AddParam(d.name, d.type));
-  // One copy of the old finalize per replica (and one over all rows).
+  auto replicated = [&](const ir::StateDecl* d) { return d != nullptr && d->check.empty(); };
+  // One copy of the old finalize per replica (k), or over all rows (nullopt).
   auto instance = [&](std::optional<int64_t> k) -> std::vector<std::pair<std::string, Expr>> {
     absl::flat_hash_map<const ir::Value*, ir::Value*> map;
     for (ir::Value* p : old->params()) {
       const ir::StateDecl* d = mod.FindState(p->name());
       Expr x = params[p->name()];
-      if (d != nullptr && d->check.empty()) {
+      if (replicated(d)) {
         if (auto c = companions.find(d->name); c != companions.end()) {
           if (k) x = b_.Op(OpId::kMaskedSelect, {x, params[c->second] == static_cast<double>(*k)});
         } else {
@@ -473,39 +640,55 @@ absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::st
     for (const auto& [label, v] : old->returns()) out.emplace_back(label, b_.Wrap(&f, cloned.at(v)));
     return out;
   };
+  // [K, ...] per result label: one batched run of the old finalize when
+  // every op batches (no cat states), else a copy per replica, stacked.
+  std::vector<std::pair<std::string, Expr>> stacked;
   std::vector<std::vector<std::pair<std::string, Expr>>> per;
-  for (int64_t k = 0; k < spec_.replicas; ++k) per.push_back(instance(k));
-  if (!b_.ok()) return b_.status();
+  if (companions.empty()) {
+    ops::GraphBuilder tb(m_.name, b_.device());
+    absl::flat_hash_map<const ir::Value*, std::pair<Expr, bool>> in;
+    for (ir::Value* p : old->params()) {
+      in[p] = {tb.Wrap(&f, params[p->name()].value()), replicated(mod.FindState(p->name()))};
+    }
+    Batched batched(tb, f, spec_.replicas);
+    auto run = batched.Run(*old, in);
+    // Any failure (an op it cannot batch) falls back to the copies.
+    if (run.ok()) {
+      for (const auto& [label, x] : *run) stacked.emplace_back(label, b_.Wrap(&f, x.value()));
+    }
+  }
   const auto& labels = old->returns();
-  if (spec_.kind == ReplicaSpec::Kind::kGroups) {
+  if (stacked.empty()) {
+    for (int64_t k = 0; k < spec_.replicas; ++k) per.push_back(instance(k));
+    if (!b_.ok()) return b_.status();
     bool stackable = true;
     for (const auto& [label, v] : per[0]) stackable &= FixedShape(v.type());
-    auto add_groups = [&](std::optional<int> under) {
+    for (size_t j = 0; stackable && j < labels.size(); ++j) {
+      std::vector<Expr> xs;
+      for (const auto& r : per) xs.push_back(r[j].second);
+      stacked.emplace_back(labels[j].first, Stack(xs));
+    }
+  }
+  if (spec_.kind == ReplicaSpec::Kind::kGroups) {
+    const std::optional<int> under = spec_.overall ? std::optional<int>(0) : std::nullopt;
+    if (!stacked.empty()) {
+      for (const auto& [label, x] : stacked) f.AddReturn(under ? Under(label, *under) : label, x.value());
+    } else {  // a list of per-group results
       for (size_t j = 0; j < labels.size(); ++j) {
-        const std::string& label = labels[j].first;
-        if (stackable) {
-          std::vector<Expr> xs;
-          for (const auto& r : per) xs.push_back(r[j].second);
-          f.AddReturn(under ? Under(label, *under) : label, Stack(xs).value());
-          continue;
-        }
         for (int64_t k = 0; k < spec_.replicas; ++k) {
-          std::string l = Under(label, static_cast<int>(k));
+          std::string l = Under(labels[j].first, static_cast<int>(k));
           f.AddReturn(under ? Under(l, *under) : l, per[k][j].second.value());
         }
       }
-    };
-    add_groups(spec_.overall ? std::optional<int>(0) : std::nullopt);
+    }
     if (spec_.overall) {
       for (const auto& [label, v] : instance(std::nullopt)) f.AddReturn(Under(label, 1), v.value());
     }
   } else {
-    if (labels.size() != 1 || labels[0].first != kResultLabel || !FixedShape(per[0][0].second.type())) {
+    if (stacked.size() != 1 || stacked[0].first != kResultLabel) {
       return Unsupported("its result is not one fixed-size tensor");
     }
-    std::vector<Expr> xs;
-    for (const auto& r : per) xs.push_back(r[0].second);
-    Expr raw = Stack(xs);
+    Expr raw = stacked[0].second;
     if (!ir::IsFloating(raw.dtype())) raw = ops::Cast(raw, ir::DType::kFloat32);
     const auto n = static_cast<double>(spec_.replicas);
     std::vector<Expr> outs;
@@ -537,7 +720,7 @@ absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::st
     }
   }
   if (!b_.ok()) return b_.status();
-  // Drop unused copies (e.g. the per-replica values of an unused output).
+  // Drop what no result reads (a failed batched attempt, unused copies).
   for (bool changed = true; changed;) {
     std::vector<int> uses = f.UseCounts();
     changed = f.RemoveNodesIf([&](const ir::Node* n) {

@@ -147,16 +147,29 @@ at::Tensor PoissonWeights(const at::Tensor& key, int64_t seed, int64_t replicas)
   return at::bucketize(u, table, /*out_int32=*/false, /*right=*/true);
 }
 
-at::Tensor ReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
-                            int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block) {
+namespace {
+void CheckArgs(const at::Tensor& idx, const at::Tensor& key, const std::string& mode, int64_t block) {
   TORCH_CHECK(mode == "groups" || mode == "poisson", "replica_histogram: mode must be groups or poisson");
   TORCH_CHECK(block >= 1 && idx.numel() == key.numel() * block, "replica_histogram: idx must hold block per key");
-  const bool floating = weights.has_value() && at::isFloatingType(weights->scalar_type());
-  const at::ScalarType out_type = floating ? at::kDouble : at::kLong;
+}
+at::ScalarType OutType(const c10::optional<at::Tensor>& weights) {
+  return weights.has_value() && at::isFloatingType(weights->scalar_type()) ? at::kDouble : at::kLong;
+}
+}  // namespace
+
+at::Tensor ReplicaHistogramAten(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
+                                int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block) {
+  CheckArgs(idx, key, mode, block);
+  return AtenReplicaHistogram(idx, key, weights, size, replicas, mode == "poisson", seed, block, OutType(weights));
+}
+
+at::Tensor ReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
+                            int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block) {
+  if (!idx.is_cpu()) return ReplicaHistogramAten(idx, key, weights, size, replicas, mode, seed, block);
+  CheckArgs(idx, key, mode, block);
+  const at::ScalarType out_type = OutType(weights);
+  const bool floating = out_type == at::kDouble;
   const bool poisson = mode == "poisson";
-  if (!idx.is_cpu()) {
-    return AtenReplicaHistogram(idx, key, weights, size, replicas, poisson, seed, block, out_type);
-  }
   at::Tensor ix = idx.to(at::kLong).contiguous();
   at::Tensor k = key.to(at::kLong).contiguous();
   at::Tensor w = weights.has_value() ? weights->to(out_type).contiguous() : at::Tensor();

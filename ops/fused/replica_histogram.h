@@ -48,8 +48,12 @@ int64_t PoissonDraw(uint64_t seed, uint64_t key, int64_t b);
 at::Tensor PoissonWeights(const at::Tensor& key, int64_t seed, int64_t replicas);
 
 // ReplicaHistogram: out i64 [replicas * size] (f64 when `weights` is float).
+// ReplicaHistogramAten is the ATen form it runs off the CPU (chunks of rows
+// with bounded temporaries), on any device.
 at::Tensor ReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
                             int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block);
+at::Tensor ReplicaHistogramAten(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
+                                int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block);
 
 }  // namespace tally::ops::fused
 

@@ -186,6 +186,14 @@ std::vector<Sample> Samples() {
   s.push_back({"histogram", "histogram", {"i64[N]"}, {{"size", int64_t{4}}}});
   s.push_back({"histogram/weighted", "histogram", {"i32[N]", "f64[N]"}, {{"size", int64_t{4}}}});
   s.push_back({"histogram/bool_weights", "histogram", {"i64[N]", "i1[N]"}, {{"size", int64_t{4}}}});
+  const ir::AttrMap groups = {{"size", int64_t{4}}, {"replicas", int64_t{3}}, {"mode", std::string("groups")},
+                               {"seed", int64_t{0}}, {"block", int64_t{1}}};
+  ir::AttrMap poisson = groups;
+  poisson["mode"] = std::string("poisson");
+  poisson["seed"] = int64_t{7};
+  s.push_back({"replica_histogram/groups", "replica_histogram", {"i64[N]", "i64[N]"}, groups});
+  s.push_back({"replica_histogram/poisson", "replica_histogram", {"i64[N]", "i32[N]"}, poisson});
+  s.push_back({"replica_histogram/weighted", "replica_histogram", {"i64[N]", "i64[N]", "f64[N]"}, poisson});
   s.push_back({"sort", "sort", {"f32[N]"}, {{"dim", int64_t{0}}}});
   s.push_back({"sort/descending", "sort", {"f32[N,4]"}, {{"dim", int64_t{1}}, {"descending", true}}});
   s.push_back({"searchsorted", "searchsorted", {"f32[N]", "f32[N]"}, {}});
