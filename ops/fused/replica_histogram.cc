@@ -73,41 +73,48 @@ at::Tensor AtenReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, co
   return out;
 }
 
-// The CPU pass: per-thread histograms where they are small, else one.
+// The CPU pass. Poisson: threads own replicas (no shared cells), and each
+// replica's slab of `size` cells stays in cache while every row adds to it.
+// Groups: threads own rows with private histograms where those are small.
 template <typename T>
 void CpuReplicaHistogram(const int64_t* ix, const int64_t* key, const T* w, int64_t n, int64_t size, int64_t replicas,
                          bool poisson, uint64_t seed_hash, int64_t block, T* out) {
+  auto add_row = [&](T* h, int64_t r, T mult) {
+    const int64_t* rix = ix + r * block;
+    const T* rw = w != nullptr ? w + r * block : nullptr;
+    for (int64_t j = 0; j < block; ++j) {
+      const int64_t i = rix[j];
+      if (i >= 0 && i < size) h[i] += rw != nullptr ? mult * rw[j] : mult;
+    }
+  };
+  if (poisson) {
+    std::vector<uint64_t> hashes(n);
+    for (int64_t r = 0; r < n; ++r) hashes[r] = Mix(seed_hash ^ static_cast<uint64_t>(key[r]));
+    at::parallel_for(0, replicas, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        T* h = out + b * size;
+        for (int64_t r = 0; r < n; ++r) {
+          const int64_t m = DrawFromHash(hashes[r], b);
+          if (m != 0) add_row(h, r, static_cast<T>(m));
+        }
+      }
+    });
+    return;
+  }
   const int64_t cells = replicas * size;
   const int64_t threads = cells * static_cast<int64_t>(sizeof(T)) <= (int64_t{8} << 20)
                               ? std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n / 4096))
                               : 1;
   std::vector<std::vector<T>> partial(threads - 1, std::vector<T>(cells));
-  auto run = [&](int64_t t, int64_t begin, int64_t end) {
-    T* h = t == 0 ? out : partial[t - 1].data();
-    for (int64_t r = begin; r < end; ++r) {
-      const int64_t* rix = ix + r * block;
-      const T* rw = w != nullptr ? w + r * block : nullptr;
-      auto add = [&](int64_t base, T mult) {
-        for (int64_t j = 0; j < block; ++j) {
-          const int64_t i = rix[j];
-          if (i >= 0 && i < size) h[base + i] += rw != nullptr ? mult * rw[j] : mult;
-        }
-      };
-      if (!poisson) {
-        const int64_t g = key[r];
-        if (g >= 0 && g < replicas) add(g * size, T(1));
-        continue;
-      }
-      const uint64_t hr = Mix(seed_hash ^ static_cast<uint64_t>(key[r]));
-      for (int64_t b = 0; b < replicas; ++b) {
-        const int64_t m = DrawFromHash(hr, b);
-        if (m != 0) add(b * size, static_cast<T>(m));
-      }
-    }
-  };
   const int64_t per = (n + threads - 1) / threads;
   at::parallel_for(0, threads, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) run(t, std::min(n, t * per), std::min(n, (t + 1) * per));
+    for (int64_t t = t0; t < t1; ++t) {
+      T* h = t == 0 ? out : partial[t - 1].data();
+      for (int64_t r = std::min(n, t * per); r < std::min(n, (t + 1) * per); ++r) {
+        const int64_t g = key[r];
+        if (g >= 0 && g < replicas) add_row(h + g * size, r, T(1));
+      }
+    }
   });
   for (const auto& p : partial) {
     for (int64_t c = 0; c < cells; ++c) out[c] += p[c];

@@ -106,6 +106,15 @@ NamedTensors Weighted(NamedTensors batch, uint64_t seed) {
   return batch;
 }
 
+// Grouped appends `groups`: one int64 group id per row in [0, 64).
+constexpr int64_t kBenchGroups = 64;
+NamedTensors Grouped(NamedTensors batch, uint64_t seed) {
+  at::Generator gen = at::detail::createCPUGenerator(seed + 2000);
+  const int64_t n = batch.front().second.size(0);
+  batch.emplace_back("groups", at::randint(0, kBenchGroups, {n}, gen, at::kLong));
+  return batch;
+}
+
 NamedTensors RegressionBatch(int64_t n, uint64_t seed = 7) {
   at::Generator gen = at::detail::createCPUGenerator(seed);
   at::Tensor target = at::randn({n}, gen, at::kFloat) + 1e4;
@@ -180,6 +189,31 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.updates = quick ? 2 : 10;
     w.runs = quick ? 2 : 5;
     w.streams = true;
+  } else if (name == "cls_sliced") {
+    // cls_large per group: every spec with num_groups=64 and a group id per row.
+    for (const std::string& spec : kClsCollection) {
+      w.specs.push_back(absl::StrCat(spec.substr(0, spec.size() - 1), ", num_groups=", kBenchGroups, ")"));
+    }
+    w.batch = Grouped(ClassificationBatch(quick ? 10000 : 1000000, 10), 7);
+    w.updates = quick ? 2 : 10;
+    w.runs = quick ? 2 : 5;
+    w.streams = true;
+  } else if (name == "auroc_bootstrap") {
+    // Bootstrap intervals (B = 100) of binary AUROC, binned (200
+    // thresholds) and exact16, over 1,000,000 rows in 10 updates.
+    w.specs = {"binary_auroc(thresholds=200, num_bootstraps=100, seed=7, quantile=[0.025, 0.975])",
+               "binary_auroc(thresholds=exact16, num_bootstraps=100, seed=7, quantile=[0.025, 0.975])"};
+    const int64_t updates = quick ? 2 : 10, rows = quick ? 10000 : 100000;
+    at::Generator gen = at::detail::createCPUGenerator(7);
+    for (int64_t u = 0; u < updates; ++u) {
+      at::Tensor target = (at::rand({rows}, gen, at::kFloat) < 0.3).to(at::kLong);
+      at::Tensor preds = at::rand({rows}, gen, at::kFloat) * 0.7 + target.to(at::kFloat) * 0.3;
+      w.batches.push_back({{"preds", preds}, {"target", target}});
+    }
+    w.batch = w.batches[0];
+    w.updates = updates;
+    w.runs = quick ? 1 : 3;
+    w.time_compute = true;
   } else if (name == "cls_vocab") {
     // An LLM vocabulary: accuracy, precision, recall, f1 (macro) and
     // accuracy (micro) over C = 131,072 logits, 512 rows (268 MB) an update.
@@ -262,8 +296,9 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.time_compute = true;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown workload '", name,
-                                                   "' (acc_small, cls_small, cls_large, cls_weighted, cls_vocab, "
-                                                   "cls_imagenet21k, auroc_large, auroc_large_bf16, reg_large, "
+                                                   "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
+                                                   "cls_vocab, cls_imagenet21k, auroc_large, auroc_large_bf16, "
+                                                   "auroc_bootstrap, reg_large, "
                                                    "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
@@ -277,7 +312,9 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
       // The classification batches' preds are [rows, C] logits.
       NamedTensors copy = name == "reg_large" ? RegressionBatch(rows, seed)
                                               : ClassificationBatch(rows, w.batch.front().second.size(1), seed);
-      w.batches.push_back(name == "cls_weighted" ? Weighted(std::move(copy), seed) : std::move(copy));
+      if (name == "cls_weighted") copy = Weighted(std::move(copy), seed);
+      if (name == "cls_sliced") copy = Grouped(std::move(copy), seed);
+      w.batches.push_back(std::move(copy));
     }
     w.updates = std::max<int64_t>(w.updates, k);
   }
@@ -387,9 +424,10 @@ absl::StatusOr<BenchResult> RunMergeBench(const std::string& workload, const std
 }  // namespace
 
 std::vector<std::string> BenchWorkloads() {
-  return {"acc_small",       "cls_small",   "cls_large",        "cls_weighted", "cls_vocab",
-          "cls_imagenet21k", "auroc_large", "auroc_large_bf16", "reg_large",    "retrieval",
-          "sync_cls",        "merge_cls",   "merge_retrieval",  "auroc_binned", "auroc_binned_list"};
+  return {"acc_small",        "cls_small",       "cls_large",    "cls_weighted", "cls_sliced",
+          "cls_vocab",        "cls_imagenet21k", "auroc_large",  "auroc_large_bf16",
+          "auroc_bootstrap",  "reg_large",       "retrieval",    "sync_cls",     "merge_cls",
+          "merge_retrieval",  "auroc_binned",    "auroc_binned_list"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,
