@@ -57,7 +57,7 @@ class WorldSizeCli : public ::testing::Test {
 
   // Expect runs `args` with --format json under W = 1, 2 and 3 and expects
   // the same document each time.
-  static void ExpectSameForEveryWorldSize(const std::vector<std::string>& args) {
+  static void ExpectSameForEveryWorldSize(const std::vector<std::string>& args, double rel = 1e-12) {
     json one;
     for (int world : {1, 2, 3}) {
       std::vector<std::string> a = args;
@@ -72,7 +72,7 @@ class WorldSizeCli : public ::testing::Test {
         one = doc;
         continue;
       }
-      EXPECT_TRUE(SameJson(doc, one)) << "--world-size " << world << "\n" << r;
+      EXPECT_TRUE(SameJson(doc, one, rel)) << "--world-size " << world << "\n" << r;
     }
   }
 };
@@ -130,6 +130,43 @@ TEST_F(WorldSizeCli, FileInputsMatchOneProcess) {
   Write("two_target", io::NpyDType::kInt64, {2}, labels.data(), 2 * 8);
   ExpectSameForEveryWorldSize({"eval", "--metric", "multiclass_f1_score(num_classes=3)", "--input",
                                "preds=" + Path("two_preds"), "--input", "target=" + Path("two_target")});
+}
+
+TEST_F(WorldSizeCli, BootstrapAndSlicesAreBitIdenticalAcrossWorldAndBatchSizes) {
+  // Verifies the promise: a bootstrap keys each row's draws by its
+  // position in the whole input, so its intervals are the same bits under
+  // any world size and batch size; slices likewise.
+  std::vector<float> preds;
+  std::vector<int64_t> target, groups;
+  for (int64_t i = 0; i < 1000; ++i) {
+    preds.push_back(static_cast<float>((i * 7919) % 1000) / 1000.0f);
+    target.push_back((i * 7919) % 1000 + (i * 31) % 400 > 700 ? 1 : 0);
+    groups.push_back((i * 13) % 4);
+  }
+  Write("boot_preds", io::NpyDType::kFloat32, {1000}, preds.data(), preds.size() * 4);
+  Write("boot_target", io::NpyDType::kInt64, {1000}, target.data(), target.size() * 8);
+  Write("boot_groups", io::NpyDType::kInt64, {1000}, groups.data(), groups.size() * 8);
+  const std::vector<std::string> args = {
+      "eval", "--metric", "binary_auroc(thresholds=200, num_bootstraps=50, seed=7, quantile=[0.05, 0.95])",
+      "--metric", "binary_auroc(num_groups=4)", "--metric", "binary_f1_score(num_bootstraps=20)",
+      "--input", "preds=" + Path("boot_preds"), "--input", "target=" + Path("boot_target"), "--input",
+      "groups=" + Path("boot_groups")};
+  Invocation whole = RunTally([&] {
+    auto a = args;
+    a.insert(a.end(), {"--format", "json"});
+    return a;
+  }());
+  ASSERT_EQ(whole.exit_code, 0) << whole;
+  for (const char* batch : {"1000", "333", "7"}) {
+    auto a = args;
+    a.insert(a.end(), {"--batch-size", batch});
+    ExpectSameForEveryWorldSize(a, /*rel=*/0.0);
+    auto b = a;
+    b.insert(b.end(), {"--format", "json"});
+    Invocation r = RunTally(b);
+    EXPECT_TRUE(SameJson(json::parse(r.out, nullptr, false), json::parse(whole.out, nullptr, false), 0.0))
+        << "--batch-size " << batch << "\n" << r;
+  }
 }
 
 TEST_F(WorldSizeCli, BadWorldSizeIsAClearError) {
