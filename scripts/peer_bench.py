@@ -6,12 +6,16 @@ Workloads (tools/tally/bench.cc builds the same tensors: the ATen CPU generator 
   cls_large  MetricCollection of accuracy, precision, recall, f1 (macro) and the confusion matrix, C = 10,
              batches of 1,000,000 rows cycling over 4 distinct batches (tally bench cycles as many as exceed
              twice the last-level cache)
+  auroc_bootstrap  BootStrapper(BinaryAUROC(thresholds=200), num_bootstraps=100, quantile=[0.025, 0.975]) over
+             1,000,000 rows in 10 updates of 100,000 (float32 scores, 30% positive); also reports ms_compute.
+             (TorchMetrics has no exact16 form; auroc_bootstrap_exact bootstraps its exact BinaryAUROC.)
 Each prints one JSON line like tally bench's: workload, backend "torchmetrics", device, us_per_update (the median
 of `runs` timed passes, each ending when the device is idle), updates, peak_rss_mb and, on CUDA, peak_device_mb.
-TorchMetrics runs with its defaults (validate_args=True), as its users get it.
+TorchMetrics runs with its defaults (validate_args=True), as its users get it. Run one workload a process
+(--workload) for its own peak memory.
 
 Usage (a Python with torch and torchmetrics; not part of Tally):
-    python3 scripts/peer_bench.py [--device cpu|cuda:0] [--quick]
+    python3 scripts/peer_bench.py [--device cpu|cuda:0] [--quick] [--workload NAME]
 """
 import argparse
 import json
@@ -37,7 +41,18 @@ def idle(device):
         torch.cuda.synchronize(device)
 
 
-def run(name, metric, batches, updates, runs, device):
+def auroc_batches(rows, updates, device):
+    """tally bench's auroc_bootstrap rows: per update, target = rand < 0.3, then preds, from one CPU generator."""
+    g = torch.Generator().manual_seed(7)
+    out = []
+    for _ in range(updates):
+        target = (torch.rand(rows, generator=g) < 0.3).long()
+        preds = torch.rand(rows, generator=g) * 0.7 + target.float() * 0.3
+        out.append((preds.to(device), target.to(device)))
+    return out
+
+
+def run(name, metric, batches, updates, runs, device, time_compute=False):
     metric = metric.to(device)
     for i in range(min(updates, 100)):
         metric.update(*batches[i % len(batches)])
@@ -50,10 +65,18 @@ def run(name, metric, batches, updates, runs, device):
             metric.update(*batches[i % len(batches)])
         idle(device)
         times.append((time.perf_counter() - t0) / updates)
+    compute_ms = None
+    if time_compute:
+        t0 = time.perf_counter()
+        metric.compute()
+        idle(device)
+        compute_ms = (time.perf_counter() - t0) * 1e3
     times.sort()
     out = {"workload": name, "backend": "torchmetrics", "device": str(device),
            "us_per_update": round(times[len(times) // 2] * 1e6, 3), "updates": updates,
            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    if compute_ms is not None:
+        out["ms_compute"] = round(compute_ms, 3)
     if device.type == "cuda":
         out["peak_device_mb"] = round(torch.cuda.max_memory_allocated(device) / 2**20, 1)
     print(json.dumps(out), flush=True)
@@ -63,8 +86,22 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--workload", default="all")
+    ap.add_argument("--updates", type=int, default=0, help="auroc_bootstrap*: time this many updates (default 10)")
     a = ap.parse_args()
     device = torch.device(a.device)
+    if a.workload in ("auroc_bootstrap", "auroc_bootstrap_exact"):
+        from torchmetrics.classification import BinaryAUROC
+        from torchmetrics.wrappers import BootStrapper
+        updates = a.updates or (2 if a.quick else 10)
+        base = BinaryAUROC(thresholds=200) if a.workload == "auroc_bootstrap" else BinaryAUROC()
+        boot = BootStrapper(base, num_bootstraps=100, quantile=torch.tensor([0.025, 0.975]))
+        runs = 1 if a.quick or a.updates else 3
+        run(a.workload, boot, auroc_batches(10000 if a.quick else 100000, updates, device), updates, runs, device,
+            time_compute=True)
+        return
+    if a.workload not in ("all", "acc_small", "cls_large"):
+        raise SystemExit(f"unknown workload {a.workload}")
     run("acc_small", MulticlassAccuracy(num_classes=10), [batch(32, 10, 7, device)], 200 if a.quick else 2000,
         2 if a.quick else 3, device)
     rows = 10000 if a.quick else 1000000

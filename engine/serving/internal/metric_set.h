@@ -39,9 +39,15 @@ struct MetricSet {
   SessionCounters counters;
   std::vector<Window>* windows = nullptr;
 
+  // NewProgram instantiates the set's module. Each program numbers the rows
+  // it is fed from its own start (2^40 apart), so that rows fed to different
+  // shards never share a default bootstrap key (row_id).
   absl::StatusOr<std::unique_ptr<Program>> NewProgram() const {
-    return Program::Create(proto->module().Clone(), proto->options());
+    absl::StatusOr<std::unique_ptr<Program>> p = Program::Create(proto->module().Clone(), proto->options());
+    if (p.ok()) (*p)->SeekRows(programs_made.fetch_add(1, std::memory_order_relaxed) << 40);
+    return p;
   }
+  mutable std::atomic<int64_t> programs_made{0};
   // Scratch programs for reject_invalid_values (eager, whatever the
   // session's backend: see Program::CheckValues), shared by the set's
   // threads: as many exist as checks ever ran at once, each reset after use.
