@@ -198,11 +198,11 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.updates = quick ? 2 : 10;
     w.runs = quick ? 2 : 5;
     w.streams = true;
-  } else if (name == "auroc_bootstrap") {
+  } else if (name == "auroc_bootstrap" || name == "auroc_bootstrap_exact16") {
     // Bootstrap intervals (B = 100) of binary AUROC, binned (200
-    // thresholds) and exact16, over 1,000,000 rows in 10 updates.
-    w.specs = {"binary_auroc(thresholds=200, num_bootstraps=100, seed=7, quantile=[0.025, 0.975])",
-               "binary_auroc(thresholds=exact16, num_bootstraps=100, seed=7, quantile=[0.025, 0.975])"};
+    // thresholds) or exact16, over 1,000,000 rows in 10 updates.
+    w.specs = {absl::StrCat("binary_auroc(thresholds=", name == "auroc_bootstrap" ? "200" : "exact16",
+                            ", num_bootstraps=100, seed=7, quantile=[0.025, 0.975])")};
     const int64_t updates = quick ? 2 : 10, rows = quick ? 10000 : 100000;
     at::Generator gen = at::detail::createCPUGenerator(7);
     for (int64_t u = 0; u < updates; ++u) {
@@ -298,7 +298,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     return absl::InvalidArgumentError(absl::StrCat("unknown workload '", name,
                                                    "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
                                                    "cls_vocab, cls_imagenet21k, auroc_large, auroc_large_bf16, "
-                                                   "auroc_bootstrap, reg_large, "
+                                                   "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
                                                    "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
@@ -426,8 +426,8 @@ absl::StatusOr<BenchResult> RunMergeBench(const std::string& workload, const std
 std::vector<std::string> BenchWorkloads() {
   return {"acc_small",        "cls_small",       "cls_large",    "cls_weighted", "cls_sliced",
           "cls_vocab",        "cls_imagenet21k", "auroc_large",  "auroc_large_bf16",
-          "auroc_bootstrap",  "reg_large",       "retrieval",    "sync_cls",     "merge_cls",
-          "merge_retrieval",  "auroc_binned",    "auroc_binned_list"};
+          "auroc_bootstrap",  "auroc_bootstrap_exact16",         "reg_large",    "retrieval",
+          "sync_cls",         "merge_cls",       "merge_retrieval", "auroc_binned", "auroc_binned_list"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,
