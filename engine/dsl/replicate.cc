@@ -54,6 +54,83 @@ bool IsElementwise(OpId id) {
 // Normalizes a dim attribute against `rank`.
 int64_t NormDim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
 
+// ShiftedAttrs: the attributes of node `n` (op `id`) for the same op over
+// values with a new leading axis of size k — dims shift by one, a reshape
+// gains k, a reduction over every dim names them — or nullopt for an op
+// outside this list (elementwise ops keep theirs; others are the caller's).
+std::optional<ir::AttrMap> ShiftedAttrs(const ir::Node& n, OpId id, int64_t k) {
+  auto shift = [](int64_t d) { return d >= 0 ? d + 1 : d; };
+  switch (id) {
+    case OpId::kReshape: {
+      auto a = ops::AttrsOf<ops::ReshapeAttrs>(n);
+      a.shape.insert(a.shape.begin(), k);
+      return ops::ToAttrMap(a);
+    }
+    case OpId::kUnsqueeze: case OpId::kSqueeze: case OpId::kCumsum: case OpId::kSoftmax: case OpId::kSize: {
+      auto a = ops::AttrsOf<ops::DimAttrs>(n);
+      a.dim = shift(a.dim);
+      return ops::ToAttrMap(a);
+    }
+    case OpId::kArgmax: {
+      auto a = ops::AttrsOf<ops::ArgmaxAttrs>(n);
+      a.dim = shift(a.dim);
+      return ops::ToAttrMap(a);
+    }
+    case OpId::kSelect: {
+      auto a = ops::AttrsOf<ops::SelectAttrs>(n);
+      a.dim = shift(a.dim);
+      return ops::ToAttrMap(a);
+    }
+    case OpId::kTranspose: {
+      auto a = ops::AttrsOf<ops::TransposeAttrs>(n);
+      a.dim0 = shift(a.dim0);
+      a.dim1 = shift(a.dim1);
+      return ops::ToAttrMap(a);
+    }
+    case OpId::kSort: {
+      auto a = ops::AttrsOf<ops::SortAttrs>(n);
+      a.dim = shift(a.dim);
+      return ops::ToAttrMap(a);
+    }
+    case OpId::kReduceSum: case OpId::kReduceMax: case OpId::kReduceMin: case OpId::kReduceAny:
+    case OpId::kReduceAll: {
+      auto a = ops::AttrsOf<ops::ReduceAttrs>(n);
+      std::vector<int64_t> dims = a.dims.get();
+      if (!a.dims.has_value()) {
+        dims.clear();
+        for (int64_t d = 0; d < n.input(0)->type().rank(); ++d) dims.push_back(d);
+      }
+      for (int64_t& d : dims) d = shift(d);
+      a.dims = dims;
+      return ops::ToAttrMap(a);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// Broadcast is k copies of a value every replica shares: [k, ...].
+Expr Broadcast(Expr v, int64_t k) {
+  std::vector<int64_t> shape = {k};
+  for (int64_t i = 0; i < v.rank(); ++i) shape.push_back(1);
+  const bool flag = v.dtype() == ir::DType::kBool;
+  Expr r = ops::Unsqueeze(v, 0) + ops::Full(v, shape, 0.0, flag ? ir::DType::kInt64 : v.dtype());
+  return flag ? ops::Cast(r, ir::DType::kBool) : r;
+}
+
+// RemoveUnused drops the nodes none of whose results is used.
+void RemoveUnused(ir::Graph& g) {
+  for (bool changed = true; changed;) {
+    std::vector<int> uses = g.UseCounts();
+    changed = g.RemoveNodesIf([&](const ir::Node* n) {
+      for (ir::Value* o : n->outputs()) {
+        if (uses[o->id()] > 0) return false;
+      }
+      return true;
+    }) > 0;
+  }
+}
+
 // RowInfo says how a value of the update graph relates to the batch's rows.
 struct RowInfo {
   bool tainted = false;   // depends on a row input
@@ -77,7 +154,6 @@ class Replicator {
   absl::StatusOr<ir::Value*> ReplicaReduce(Expr idx, Expr weights, int64_t size, int64_t per_row,
                                            const ir::TensorType& out);
   absl::StatusOr<ir::Value*> RewritePost(ir::Node& n, ir::Value* v);
-  Expr Broadcast(Expr v);
   absl::Status Finalize(const absl::flat_hash_map<std::string, std::string>& companions);
   absl::Status Unsupported(const std::string& what) const {
     return absl::UnimplementedError(absl::StrCat(m_.name, ": ", spec_.arg_name, " is not supported here: ", what));
@@ -187,15 +263,6 @@ void Replicator::Analyze() {
   }
 }
 
-Expr Replicator::Broadcast(Expr v) {
-  // [K, ...] copies of a value every replica shares.
-  std::vector<int64_t> shape = {spec_.replicas};
-  for (int64_t i = 0; i < v.rank(); ++i) shape.push_back(1);
-  ir::DType dt = v.dtype() == ir::DType::kBool ? ir::DType::kInt64 : v.dtype();
-  Expr ones = ops::Full(v, shape, 1.0, dt);
-  return ops::Unsqueeze(ops::Cast(v, dt), 0) * ones;
-}
-
 absl::StatusOr<ir::Value*> Replicator::ReplicaReduce(Expr idx, Expr weights, int64_t size, int64_t per_row,
                                                      const ir::TensorType& out) {
   ops::ReplicaHistogramAttrs a;
@@ -219,7 +286,7 @@ absl::StatusOr<ir::Value*> Replicator::Rewrite(ir::Value* v) {
   const RowInfo& i = info_[v];
   ir::Value* r = nullptr;
   if (!i.tainted) {
-    r = Broadcast(W(v)).value();
+    r = Broadcast(W(v), spec_.replicas).value();
   } else if (i.row_local || i.mixed) {
     return Unsupported("a state holds values per row");
   } else {
@@ -290,50 +357,17 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
   }
   if (n.outputs().size() != 1) return Unsupported(absl::StrCat("op '", n.op(), "' after a row reduction"));
   ir::AttrMap attrs = n.attrs();
-  auto shift = [](int64_t d) { return d >= 0 ? d + 1 : d; };
-  if (IsElementwise(*id)) {
-    // as is
-  } else if (*id == OpId::kReshape) {
-    auto a = ops::AttrsOf<ops::ReshapeAttrs>(n);
-    a.shape.insert(a.shape.begin(), spec_.replicas);
-    attrs = ops::ToAttrMap(a);
-  } else if (*id == OpId::kFlatten) {
-    ops::ReshapeAttrs a;
-    a.shape = {spec_.replicas, -1};
+  if (*id == OpId::kFlatten) {
     const int64_t p = FixedProduct(v->type().shape, 0);
     if (p < 0) return Unsupported("a flatten of a symbolic shape");
-    a.shape[1] = p;
+    ops::ReshapeAttrs a;
+    a.shape = {spec_.replicas, p};
     return b_.Op(OpId::kReshape, in, ops::ToAttrMap(a)).value();
-  } else if (*id == OpId::kUnsqueeze || *id == OpId::kSqueeze || *id == OpId::kCumsum || *id == OpId::kSoftmax) {
-    auto a = ops::AttrsOf<ops::DimAttrs>(n);
-    a.dim = shift(a.dim);
-    attrs = ops::ToAttrMap(a);
-  } else if (*id == OpId::kArgmax) {
-    auto a = ops::AttrsOf<ops::ArgmaxAttrs>(n);
-    a.dim = shift(a.dim);
-    attrs = ops::ToAttrMap(a);
-  } else if (*id == OpId::kSelect) {
-    auto a = ops::AttrsOf<ops::SelectAttrs>(n);
-    a.dim = shift(a.dim);
-    attrs = ops::ToAttrMap(a);
-  } else if (*id == OpId::kTranspose) {
-    auto a = ops::AttrsOf<ops::TransposeAttrs>(n);
-    a.dim0 = shift(a.dim0);
-    a.dim1 = shift(a.dim1);
-    attrs = ops::ToAttrMap(a);
-  } else if (*id == OpId::kReduceSum || *id == OpId::kReduceMax || *id == OpId::kReduceMin ||
-             *id == OpId::kReduceAny || *id == OpId::kReduceAll) {
-    auto a = ops::AttrsOf<ops::ReduceAttrs>(n);
-    std::vector<int64_t> dims = a.dims.get();
-    if (!a.dims.has_value()) {
-      dims.clear();
-      for (int64_t d = 0; d < n.input(0)->type().rank(); ++d) dims.push_back(d);
-    }
-    for (int64_t& d : dims) d = shift(d);
-    a.dims = dims;
-    attrs = ops::ToAttrMap(a);
-  } else {
-    return Unsupported(absl::StrCat("op '", n.op(), "' over the batch's rows"));
+  }
+  if (!IsElementwise(*id)) {
+    std::optional<ir::AttrMap> shifted = *id == OpId::kSize ? std::nullopt : ShiftedAttrs(n, *id, spec_.replicas);
+    if (!shifted) return Unsupported(absl::StrCat("op '", n.op(), "' over the batch's rows"));
+    attrs = *shifted;
   }
   Expr out = b_.Op(*id, in, attrs);
   if (!b_.ok()) return b_.status();
@@ -424,16 +458,7 @@ absl::Status Replicator::Run(const Signature& sig) {
     if (!b_.ok()) return b_.status();
     returns.emplace_back(c.name, bad.value());
   }
-  // Drop what the rewrite left unused.
-  for (bool changed = true; changed;) {
-    std::vector<int> uses = g_.UseCounts();
-    changed = g_.RemoveNodesIf([&](const ir::Node* n) {
-      for (ir::Value* o : n->outputs()) {
-        if (uses[o->id()] > 0) return false;
-      }
-      return true;
-    }) > 0;
-  }
+  RemoveUnused(g_);  // what the rewrite replaced
   g_.TopologicalSort();
   return Finalize(companions);
 }
@@ -474,7 +499,7 @@ class Batched {
     for (const auto& [label, v] : old.returns()) {
       const auto& [x, batched] = vals_.at(v);
       if (!FixedShape(x.type())) return absl::UnimplementedError("a result of data-dependent length");
-      out.emplace_back(label, batched ? x : Broadcast(x));
+      out.emplace_back(label, batched ? x : Broadcast(x, k_));
     }
     if (!b_.ok()) return b_.status();
     return out;
@@ -484,13 +509,6 @@ class Batched {
   // The value's shape without the replica axis.
   static int64_t LogicalRank(const Expr& x, bool batched) { return x.rank() - (batched ? 1 : 0); }
 
-  Expr Broadcast(Expr v) {
-    std::vector<int64_t> shape = {k_};
-    for (int64_t i = 0; i < v.rank(); ++i) shape.push_back(1);
-    Expr z = ops::Full(v, shape, 0.0, v.dtype() == ir::DType::kBool ? ir::DType::kInt64 : v.dtype());
-    Expr r = ops::Unsqueeze(v, 0) + z;
-    return v.dtype() == ir::DType::kBool ? ops::Cast(r, ir::DType::kBool) : r;
-  }
   // A batched value padded to logical rank r (new dims after the replica axis).
   static Expr Pad(Expr x, int64_t r) {
     while (x.rank() - 1 < r) x = ops::Unsqueeze(x, 1);
@@ -514,7 +532,6 @@ class Batched {
       for (size_t i = 0; i < outs.size(); ++i) vals_[n.output(i)] = {outs[i], false};
       return absl::OkStatus();
     }
-    auto shift = [](int64_t d) { return d >= 0 ? d + 1 : d; };
     ir::AttrMap attrs = n.attrs();
     bool out_batched = true;
     if (IsElementwise(*id)) {
@@ -523,10 +540,6 @@ class Batched {
       for (size_t i = 0; i < in.size(); ++i) {
         if (in[i].second) xs[i] = Pad(xs[i], r);
       }
-    } else if (*id == OpId::kReshape) {
-      auto a = ops::AttrsOf<ops::ReshapeAttrs>(n);
-      a.shape.insert(a.shape.begin(), k_);
-      attrs = ops::ToAttrMap(a);
     } else if (*id == OpId::kFlatten) {
       const int64_t p = FixedProduct(n.output(0)->type().shape, 0);
       if (p < 0) return absl::UnimplementedError("flatten of a symbolic shape");
@@ -534,49 +547,15 @@ class Batched {
       a.shape = {k_, p};
       vals_[n.output(0)] = {b_.Op(OpId::kReshape, xs, ops::ToAttrMap(a)), true};
       return b_.status();
-    } else if (*id == OpId::kUnsqueeze || *id == OpId::kSqueeze || *id == OpId::kCumsum || *id == OpId::kSoftmax) {
-      auto a = ops::AttrsOf<ops::DimAttrs>(n);
-      a.dim = shift(a.dim);
-      attrs = ops::ToAttrMap(a);
-    } else if (*id == OpId::kSize) {
-      auto a = ops::AttrsOf<ops::DimAttrs>(n);
-      a.dim = shift(a.dim);
-      attrs = ops::ToAttrMap(a);
-      out_batched = false;  // every replica has the same shape
-    } else if (*id == OpId::kArgmax) {
-      auto a = ops::AttrsOf<ops::ArgmaxAttrs>(n);
-      a.dim = shift(a.dim);
-      attrs = ops::ToAttrMap(a);
-    } else if (*id == OpId::kSelect) {
-      auto a = ops::AttrsOf<ops::SelectAttrs>(n);
-      a.dim = shift(a.dim);
-      attrs = ops::ToAttrMap(a);
-    } else if (*id == OpId::kTranspose) {
-      auto a = ops::AttrsOf<ops::TransposeAttrs>(n);
-      a.dim0 = shift(a.dim0);
-      a.dim1 = shift(a.dim1);
-      attrs = ops::ToAttrMap(a);
-    } else if (*id == OpId::kSort) {
-      auto a = ops::AttrsOf<ops::SortAttrs>(n);
-      a.dim = shift(a.dim);
-      attrs = ops::ToAttrMap(a);
-    } else if (*id == OpId::kReduceSum || *id == OpId::kReduceMax || *id == OpId::kReduceMin ||
-               *id == OpId::kReduceAny || *id == OpId::kReduceAll) {
-      auto a = ops::AttrsOf<ops::ReduceAttrs>(n);
-      std::vector<int64_t> dims = a.dims.get();
-      if (!a.dims.has_value()) {
-        dims.clear();
-        for (int64_t d = 0; d < LogicalRank(xs[0], true); ++d) dims.push_back(d);
-      }
-      for (int64_t& d : dims) d = shift(d);
-      a.dims = dims;
-      attrs = ops::ToAttrMap(a);
+    } else if (std::optional<ir::AttrMap> shifted = ShiftedAttrs(n, *id, k_)) {
+      attrs = *shifted;
+      out_batched = *id != OpId::kSize;  // every replica has the same shape
     } else if (*id == OpId::kTake) {
       // x[idx] per replica: gather from the flattened [K * M] values.
-      Expr x = in[0].second ? xs[0] : Broadcast(xs[0]);
+      Expr x = in[0].second ? xs[0] : Broadcast(xs[0], k_);
       const int64_t m = FixedProduct(x.type().shape, 1);
       if (m < 0) return absl::UnimplementedError("take from a symbolic shape");
-      Expr idx = in[1].second ? xs[1] : Broadcast(xs[1]);
+      Expr idx = in[1].second ? xs[1] : Broadcast(xs[1], k_);
       Expr base = ops::Arange(idx, k_) * static_cast<double>(m);
       base = Pad(ops::Unsqueeze(base, 1), idx.rank() - 1);
       Expr picked = ops::Take(ops::Flatten(x), ops::Clamp(idx, 0, static_cast<double>(m - 1)) + base);
@@ -586,7 +565,7 @@ class Batched {
       // Along the logical dim 0: swap it with the replica axis around the concat.
       std::vector<Expr> parts;
       for (const auto& [x, bt] : in) {
-        Expr bx = bt ? x : Broadcast(x);
+        Expr bx = bt ? x : Broadcast(x, k_);
         if (bx.rank() < 2) return absl::UnimplementedError("concat of scalars");
         parts.push_back(ops::Transpose(bx, 0, 1));
       }
@@ -720,16 +699,7 @@ absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::st
     }
   }
   if (!b_.ok()) return b_.status();
-  // Drop what no result reads (a failed batched attempt, unused copies).
-  for (bool changed = true; changed;) {
-    std::vector<int> uses = f.UseCounts();
-    changed = f.RemoveNodesIf([&](const ir::Node* n) {
-      for (ir::Value* o : n->outputs()) {
-        if (uses[o->id()] > 0) return false;
-      }
-      return true;
-    }) > 0;
-  }
+  RemoveUnused(f);  // a failed batched attempt, unused copies
   mod.finalize = std::move(fin);
   return absl::OkStatus();
 }

@@ -176,6 +176,40 @@ TEST(SyncFree, BenchmarkCollectionsUpdateOnMeta) {
       {{"preds", at::empty({32}, meta.dtype(at::kFloat))}, {"target", at::empty({32}, meta.dtype(at::kFloat))}});
 }
 
+TEST(SyncFree, SlicesAndBootstrapsUpdateOnMeta) {
+  // Verifies the same for sliced and bootstrapped metrics (replica_histogram
+  // draws on the program's device; the default row ids are made there too),
+  // and that they plan for cuda:1 with every value there.
+  auto meta = at::TensorOptions().device(at::kMeta);
+  const NamedTensors bin = {{"preds", at::empty({64}, meta.dtype(at::kFloat))},
+                            {"target", at::empty({64}, meta.dtype(at::kLong))},
+                            {"groups", at::empty({64}, meta.dtype(at::kInt))}};
+  const std::vector<std::string> specs = {"binary_auroc(num_groups=4)",
+                                          "binary_auroc(thresholds=200, num_groups=4, overall=true)",
+                                          "binary_f1_score(num_groups=4)",
+                                          "binary_average_precision(thresholds=exact16, num_groups=3)"};
+  ExpectSyncFreeOnMeta(specs, bin);
+  const NamedTensors boot(bin.begin(), bin.end() - 1);
+  ExpectSyncFreeOnMeta({"binary_auroc(thresholds=200, num_bootstraps=50, seed=7, quantile=[0.05, 0.95])",
+                        "binary_auroc(thresholds=exact16, num_bootstraps=10)", "binary_accuracy(num_bootstraps=20)"},
+                       boot);
+  ExpectSyncFreeOnMeta({"multiclass_f1_score(num_classes=10, num_groups=8)",
+                        "multiclass_confusion_matrix(num_classes=10, num_bootstraps=5)"},
+                       {{"preds", at::empty({32, 10}, meta.dtype(at::kFloat))},
+                        {"target", at::empty({32}, meta.dtype(at::kLong))},
+                        {"groups", at::empty({32}, meta.dtype(at::kLong))}});
+  ExpectSyncFreeOnMeta({"mean_squared_error(num_bootstraps=30)", "mean_absolute_error(num_bootstraps=30)"},
+                       {{"preds", at::empty({32}, meta.dtype(at::kFloat))},
+                        {"target", at::empty({32}, meta.dtype(at::kFloat))},
+                        {"row_id", at::empty({32}, meta.dtype(at::kLong))}});
+  NamedTensors cpu;
+  for (const auto& [k, t] : bin) cpu.emplace_back(k, at::empty(t.sizes(), t.options().device(at::kCPU)));
+  auto c = CompileFor({specs[1], "binary_auroc(thresholds=200, num_bootstraps=50)"}, cpu, ir::Device{"cuda:1"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->proof.device, "cuda:1");
+  for (const auto& s : c->module->states) EXPECT_EQ(s.type.device.name, "cuda:1");
+}
+
 TEST(SyncFree, EveryMetricPlansForAMissingDevice) {
   // Verifies that planning for cuda:1 (absent here) puts every value and
   // state on cuda:1, proves it, and decomposes fusion groups that have no
