@@ -12,7 +12,7 @@
 
 namespace tally::metrics {
 
-inline constexpr std::array<absl::string_view, 7> kInputNames = {"preds", "target", "indexes", "value",
+inline constexpr std::array<absl::string_view, 7> kInputNames = {"preds",  "target", "indexes", "value",
                                                                  "weight", "groups", "row_id"};
 
 // The list as an error message shows it.

@@ -38,12 +38,35 @@ int64_t FixedProduct(const ir::Shape& s, size_t from) {
 
 bool IsElementwise(OpId id) {
   switch (id) {
-    case OpId::kAdd: case OpId::kSub: case OpId::kMul: case OpId::kDiv: case OpId::kPow:
-    case OpId::kMaximum: case OpId::kMinimum: case OpId::kSafeDiv: case OpId::kEq: case OpId::kNe:
-    case OpId::kLt: case OpId::kLe: case OpId::kGt: case OpId::kGe: case OpId::kLogicalAnd:
-    case OpId::kLogicalOr: case OpId::kLogicalXor: case OpId::kLogicalNot: case OpId::kIsnan:
-    case OpId::kNeg: case OpId::kAbs: case OpId::kExp: case OpId::kLog: case OpId::kSqrt:
-    case OpId::kSigmoid: case OpId::kLogCosh: case OpId::kClamp: case OpId::kCast: case OpId::kWhere:
+    case OpId::kAdd:
+    case OpId::kSub:
+    case OpId::kMul:
+    case OpId::kDiv:
+    case OpId::kPow:
+    case OpId::kMaximum:
+    case OpId::kMinimum:
+    case OpId::kSafeDiv:
+    case OpId::kEq:
+    case OpId::kNe:
+    case OpId::kLt:
+    case OpId::kLe:
+    case OpId::kGt:
+    case OpId::kGe:
+    case OpId::kLogicalAnd:
+    case OpId::kLogicalOr:
+    case OpId::kLogicalXor:
+    case OpId::kLogicalNot:
+    case OpId::kIsnan:
+    case OpId::kNeg:
+    case OpId::kAbs:
+    case OpId::kExp:
+    case OpId::kLog:
+    case OpId::kSqrt:
+    case OpId::kSigmoid:
+    case OpId::kLogCosh:
+    case OpId::kClamp:
+    case OpId::kCast:
+    case OpId::kWhere:
     case OpId::kFullLike:
       return true;
     default:
@@ -66,7 +89,11 @@ std::optional<ir::AttrMap> ShiftedAttrs(const ir::Node& n, OpId id, int64_t k) {
       a.shape.insert(a.shape.begin(), k);
       return ops::ToAttrMap(a);
     }
-    case OpId::kUnsqueeze: case OpId::kSqueeze: case OpId::kCumsum: case OpId::kSoftmax: case OpId::kSize: {
+    case OpId::kUnsqueeze:
+    case OpId::kSqueeze:
+    case OpId::kCumsum:
+    case OpId::kSoftmax:
+    case OpId::kSize: {
       auto a = ops::AttrsOf<ops::DimAttrs>(n);
       a.dim = shift(a.dim);
       return ops::ToAttrMap(a);
@@ -92,7 +119,10 @@ std::optional<ir::AttrMap> ShiftedAttrs(const ir::Node& n, OpId id, int64_t k) {
       a.dim = shift(a.dim);
       return ops::ToAttrMap(a);
     }
-    case OpId::kReduceSum: case OpId::kReduceMax: case OpId::kReduceMin: case OpId::kReduceAny:
+    case OpId::kReduceSum:
+    case OpId::kReduceMax:
+    case OpId::kReduceMin:
+    case OpId::kReduceAny:
     case OpId::kReduceAll: {
       auto a = ops::AttrsOf<ops::ReduceAttrs>(n);
       std::vector<int64_t> dims = a.dims.get();
@@ -133,10 +163,10 @@ void RemoveUnused(ir::Graph& g) {
 
 // RowInfo says how a value of the update graph relates to the batch's rows.
 struct RowInfo {
-  bool tainted = false;   // depends on a row input
-  bool row_local = false; // element e belongs to row e / per_row, and only depends on that row (and batch values)
-  bool mixed = false;     // has rows, but mixes them (sorted, gathered, ...)
-  int64_t per_row = 0;    // elements per row, when row_local
+  bool tainted = false;    // depends on a row input
+  bool row_local = false;  // element e belongs to row e / per_row, and only depends on that row (and batch values)
+  bool mixed = false;      // has rows, but mixes them (sorted, gathered, ...)
+  int64_t per_row = 0;     // elements per row, when row_local
 };
 
 class Replicator {
@@ -194,7 +224,10 @@ bool Replicator::RowLocalOp(const ir::Node& n) const {
     case OpId::kFlatten:
     case OpId::kOneHot:
       return true;
-    case OpId::kReduceSum: case OpId::kReduceMax: case OpId::kReduceMin: case OpId::kReduceAny:
+    case OpId::kReduceSum:
+    case OpId::kReduceMax:
+    case OpId::kReduceMin:
+    case OpId::kReduceAny:
     case OpId::kReduceAll: {
       const auto a = ops::AttrsOf<ops::ReduceAttrs>(n);
       if (!a.dims.has_value()) return false;  // every dim
@@ -203,7 +236,10 @@ bool Replicator::RowLocalOp(const ir::Node& n) const {
     }
     case OpId::kArgmax:
       return dim_ok(ops::AttrsOf<ops::ArgmaxAttrs>(n).dim);
-    case OpId::kSoftmax: case OpId::kCumsum: case OpId::kUnsqueeze: case OpId::kSqueeze:
+    case OpId::kSoftmax:
+    case OpId::kCumsum:
+    case OpId::kUnsqueeze:
+    case OpId::kSqueeze:
       return dim_ok(ops::AttrsOf<ops::DimAttrs>(n).dim) || *id == OpId::kUnsqueeze;
     case OpId::kSelect:
       return dim_ok(ops::AttrsOf<ops::SelectAttrs>(n).dim);
@@ -246,8 +282,8 @@ void Replicator::Analyze() {
     for (ir::Value* out : n->outputs()) {
       RowInfo o;
       o.tainted = r.tainted;
-      const bool out_rows = HasRows(out) || (row_in != nullptr && !out->type().shape.empty() &&
-                                             out->type().shape[0].is_symbolic());
+      const bool out_rows =
+          HasRows(out) || (row_in != nullptr && !out->type().shape.empty() && out->type().shape[0].is_symbolic());
       if (any_rows && out_rows) {
         if (!any_mixed && RowLocalOp(*n)) {
           o.row_local = true;
@@ -272,7 +308,8 @@ absl::StatusOr<ir::Value*> Replicator::ReplicaReduce(Expr idx, Expr weights, int
   a.seed = spec_.seed;
   a.block = per_row;
   std::vector<Expr> in = {idx, key_};
-  if (weights.valid()) in.push_back(weights.dtype() == ir::DType::kBool ? ops::Cast(weights, ir::DType::kInt64) : weights);
+  if (weights.valid())
+    in.push_back(weights.dtype() == ir::DType::kBool ? ops::Cast(weights, ir::DType::kInt64) : weights);
   Expr h = b_.Op(OpId::kReplicaHistogram, in, ops::ToAttrMap(a));
   std::vector<int64_t> shape = {spec_.replicas};
   for (const auto& d : out.shape) shape.push_back(d.size);
@@ -349,7 +386,7 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
   std::vector<Expr> in;
   for (ir::Value* x : n.inputs()) {
     if (info_[x].tainted) {
-      TALLY_ASSIGN_OR_RETURN(ir::Value* rx, Rewrite(x));
+      TALLY_ASSIGN_OR_RETURN(ir::Value * rx, Rewrite(x));
       in.push_back(W(rx));
     } else {
       in.push_back(W(x));
@@ -390,9 +427,8 @@ absl::Status Replicator::Run(const Signature& sig) {
     }
     kt.dtype = s.dtype;
   }
-  if (spec_.kind == ReplicaSpec::Kind::kGroups && std::none_of(sig.begin(), sig.end(), [&](const InputSpec& s) {
-        return s.name == spec_.key_input;
-      })) {
+  if (spec_.kind == ReplicaSpec::Kind::kGroups &&
+      std::none_of(sig.begin(), sig.end(), [&](const InputSpec& s) { return s.name == spec_.key_input; })) {
     return absl::InvalidArgumentError(
         absl::StrCat(m_.name, ": ", spec_.arg_name, " needs the input '", spec_.key_input, "' (one id per row)"));
   }

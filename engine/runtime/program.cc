@@ -291,8 +291,7 @@ NamedTensors Program::WithRowIds(const NamedTensors& inputs) const {
   }
   if (rows == nullptr) return inputs;  // CheckInputs names what is missing
   NamedTensors out = inputs;
-  out.emplace_back(kRowIdInput,
-                   at::arange(rows_fed_, rows_fed_ + rows->size(0), rows->options().dtype(at::kLong)));
+  out.emplace_back(kRowIdInput, at::arange(rows_fed_, rows_fed_ + rows->size(0), rows->options().dtype(at::kLong)));
   return out;
 }
 

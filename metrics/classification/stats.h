@@ -50,7 +50,6 @@ enum class LogitCheck { kAllElements, kKeptElements };
 dsl::State BinaryConfmat(dsl::MetricBuilder& b, double threshold, std::optional<int64_t> ignore_index,
                          LogitCheck logit_check);
 
-
 // BinaryGroupCounts accumulates, per group, the binary counts of `preds`
 // against `target` (or, without `with_target`, against a target of zeros, as
 // TorchMetrics' demographic parity does), i64[G, 5]: tp, fp, tn, fn over the

@@ -184,10 +184,9 @@ TEST(SyncFree, SlicesAndBootstrapsUpdateOnMeta) {
   const NamedTensors bin = {{"preds", at::empty({64}, meta.dtype(at::kFloat))},
                             {"target", at::empty({64}, meta.dtype(at::kLong))},
                             {"groups", at::empty({64}, meta.dtype(at::kInt))}};
-  const std::vector<std::string> specs = {"binary_auroc(num_groups=4)",
-                                          "binary_auroc(thresholds=200, num_groups=4, overall=true)",
-                                          "binary_f1_score(num_groups=4)",
-                                          "binary_average_precision(thresholds=exact16, num_groups=3)"};
+  const std::vector<std::string> specs = {
+      "binary_auroc(num_groups=4)", "binary_auroc(thresholds=200, num_groups=4, overall=true)",
+      "binary_f1_score(num_groups=4)", "binary_average_precision(thresholds=exact16, num_groups=3)"};
   ExpectSyncFreeOnMeta(specs, bin);
   const NamedTensors boot(bin.begin(), bin.end() - 1);
   ExpectSyncFreeOnMeta({"binary_auroc(thresholds=200, num_bootstraps=50, seed=7, quantile=[0.05, 0.95])",

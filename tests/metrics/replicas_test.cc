@@ -105,8 +105,7 @@ TEST(ReplicasTest, EachGroupIsTheMetricOnItsRowsAndEachReplicaOnItsDraws) {
   EXPECT_GT(sliced, 300);
   EXPECT_GT(booted, 300);
   std::cout << "slices compared: " << sliced << ", refused: " << absl::StrJoin(refused_groups, ", ") << "\n";
-  std::cout << "bootstrap replicas compared: " << booted << ", refused: " << absl::StrJoin(refused_boot, ", ")
-            << "\n";
+  std::cout << "bootstrap replicas compared: " << booted << ", refused: " << absl::StrJoin(refused_boot, ", ") << "\n";
 }
 
 // The bootstrap's outputs are bit-identical for any batch size (the draws
@@ -134,7 +133,7 @@ TEST(ReplicasTest, BootstrapIsBitIdenticalAcrossBatchSizes) {
   }
   for (size_t r = 1; r < runs.size(); ++r) {
     for (size_t m = 0; m < runs[0].size(); ++m) {
-      const auto& x = runs[0][m].result.parts, &y = runs[r][m].result.parts;
+      const auto &x = runs[0][m].result.parts, &y = runs[r][m].result.parts;
       ASSERT_EQ(x.size(), y.size());
       for (size_t i = 0; i < x.size(); ++i) {
         ASSERT_TRUE(x[i].is_leaf());
@@ -153,8 +152,8 @@ TEST(ReplicasTest, BootstrapIsBitIdenticalAcrossBatchSizes) {
   at::Tensor ids = at::arange(n, at::kLong);
   at::Tensor rev = at::arange(n - 1, -1, -1, at::kLong);
   auto fwd = Evaluate({specs[0]}, {{"preds", preds}, {"target", target}, {"row_id", ids}}, EvalOptions{});
-  auto bwd = Evaluate({specs[0]}, {{"preds", preds.index_select(0, rev)}, {"target", target.index_select(0, rev)},
-                                   {"row_id", rev}},
+  auto bwd = Evaluate({specs[0]},
+                      {{"preds", preds.index_select(0, rev)}, {"target", target.index_select(0, rev)}, {"row_id", rev}},
                       EvalOptions{});
   ASSERT_TRUE(fwd.ok()) << fwd.status();
   ASSERT_TRUE(bwd.ok()) << bwd.status();

@@ -186,8 +186,11 @@ std::vector<Sample> Samples() {
   s.push_back({"histogram", "histogram", {"i64[N]"}, {{"size", int64_t{4}}}});
   s.push_back({"histogram/weighted", "histogram", {"i32[N]", "f64[N]"}, {{"size", int64_t{4}}}});
   s.push_back({"histogram/bool_weights", "histogram", {"i64[N]", "i1[N]"}, {{"size", int64_t{4}}}});
-  const ir::AttrMap groups = {{"size", int64_t{4}}, {"replicas", int64_t{3}}, {"mode", std::string("groups")},
-                               {"seed", int64_t{0}}, {"block", int64_t{1}}};
+  const ir::AttrMap groups = {{"size", int64_t{4}},
+                              {"replicas", int64_t{3}},
+                              {"mode", std::string("groups")},
+                              {"seed", int64_t{0}},
+                              {"block", int64_t{1}}};
   ir::AttrMap poisson = groups;
   poisson["mode"] = std::string("poisson");
   poisson["seed"] = int64_t{7};

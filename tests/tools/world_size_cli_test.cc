@@ -147,9 +147,18 @@ TEST_F(WorldSizeCli, BootstrapAndSlicesAreBitIdenticalAcrossWorldAndBatchSizes) 
   Write("boot_target", io::NpyDType::kInt64, {1000}, target.data(), target.size() * 8);
   Write("boot_groups", io::NpyDType::kInt64, {1000}, groups.data(), groups.size() * 8);
   const std::vector<std::string> args = {
-      "eval", "--metric", "binary_auroc(thresholds=200, num_bootstraps=50, seed=7, quantile=[0.05, 0.95])",
-      "--metric", "binary_auroc(num_groups=4)", "--metric", "binary_f1_score(num_bootstraps=20)",
-      "--input", "preds=" + Path("boot_preds"), "--input", "target=" + Path("boot_target"), "--input",
+      "eval",
+      "--metric",
+      "binary_auroc(thresholds=200, num_bootstraps=50, seed=7, quantile=[0.05, 0.95])",
+      "--metric",
+      "binary_auroc(num_groups=4)",
+      "--metric",
+      "binary_f1_score(num_bootstraps=20)",
+      "--input",
+      "preds=" + Path("boot_preds"),
+      "--input",
+      "target=" + Path("boot_target"),
+      "--input",
       "groups=" + Path("boot_groups")};
   Invocation whole = RunTally([&] {
     auto a = args;
@@ -165,7 +174,8 @@ TEST_F(WorldSizeCli, BootstrapAndSlicesAreBitIdenticalAcrossWorldAndBatchSizes) 
     b.insert(b.end(), {"--format", "json"});
     Invocation r = RunTally(b);
     EXPECT_TRUE(SameJson(json::parse(r.out, nullptr, false), json::parse(whole.out, nullptr, false), 0.0))
-        << "--batch-size " << batch << "\n" << r;
+        << "--batch-size " << batch << "\n"
+        << r;
   }
 }
 

@@ -424,10 +424,24 @@ absl::StatusOr<BenchResult> RunMergeBench(const std::string& workload, const std
 }  // namespace
 
 std::vector<std::string> BenchWorkloads() {
-  return {"acc_small",        "cls_small",       "cls_large",    "cls_weighted", "cls_sliced",
-          "cls_vocab",        "cls_imagenet21k", "auroc_large",  "auroc_large_bf16",
-          "auroc_bootstrap",  "auroc_bootstrap_exact16",         "reg_large",    "retrieval",
-          "sync_cls",         "merge_cls",       "merge_retrieval", "auroc_binned", "auroc_binned_list"};
+  return {"acc_small",
+          "cls_small",
+          "cls_large",
+          "cls_weighted",
+          "cls_sliced",
+          "cls_vocab",
+          "cls_imagenet21k",
+          "auroc_large",
+          "auroc_large_bf16",
+          "auroc_bootstrap",
+          "auroc_bootstrap_exact16",
+          "reg_large",
+          "retrieval",
+          "sync_cls",
+          "merge_cls",
+          "merge_retrieval",
+          "auroc_binned",
+          "auroc_binned_list"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,

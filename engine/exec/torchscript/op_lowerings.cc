@@ -362,8 +362,9 @@ Result ReplicaHistogram(LowerCtx& c, const ir::Node& n, const Values& in) {
   }
   const auto seed_hash = static_cast<int64_t>(ops::fused::SeedHash(static_cast<uint64_t>(a.seed)));
   Value* h = Mix(c, c.Call(A("bitwise_xor"), {key, seed_hash}));
-  Value* steps = c.Call(A("mul"), {c.Call(A("add"), {c.Call(A("arange"), {reps}, {{"dtype", c10::kLong}, {"device", device}}), 1}),
-                                   static_cast<int64_t>(ops::fused::kGolden)});
+  Value* steps =
+      c.Call(A("mul"), {c.Call(A("add"), {c.Call(A("arange"), {reps}, {{"dtype", c10::kLong}, {"device", device}}), 1}),
+                        static_cast<int64_t>(ops::fused::kGolden)});
   Value* z = Mix(c, c.Call(A("add"), {c.Call(A("unsqueeze"), {h, -1}), steps}));
   Value* u = c.Call(A("mul"), {c.Call(A("to"), {Srl(c, z, 11), c10::kDouble}), 1.0 / 9007199254740992.0});
   const auto& cdf = ops::fused::PoissonCdf();

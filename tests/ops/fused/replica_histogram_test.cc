@@ -31,7 +31,8 @@ TEST(ReplicaHistogramTest, DrawsArePoissonOneAndAgreeAcrossForms) {
   auto wa = w.accessor<int64_t, 2>();
   auto ka = keys.accessor<int64_t, 1>();
   for (int64_t i = 0; i < keys.size(0); i += 37) {
-    for (int64_t b = 0; b < 50; ++b) ASSERT_EQ(wa[i][b], PoissonDraw(7, static_cast<uint64_t>(ka[i]), b)) << i << " " << b;
+    for (int64_t b = 0; b < 50; ++b)
+      ASSERT_EQ(wa[i][b], PoissonDraw(7, static_cast<uint64_t>(ka[i]), b)) << i << " " << b;
   }
   // Mean 1 and variance 1 (200,000 draws: 5 standard errors is 0.011 and 0.03).
   at::Tensor d = w.to(at::kDouble);
@@ -74,16 +75,16 @@ TEST(ReplicaHistogramTest, KernelsMatchTheLoop) {
         if (weighted == 1) w = at::rand({n * block}, at::kDouble);
         if (weighted == 2) w = at::randint(0, 3, {n * block}, at::kLong);
         c10::optional<at::Tensor> ow = w.defined() ? c10::optional<at::Tensor>(w) : c10::nullopt;
-        at::Tensor got = ReplicaHistogram(idx, key.to(at::kInt), ow, size, reps, poisson ? "poisson" : "groups", 11,
-                                          block);
+        at::Tensor got =
+            ReplicaHistogram(idx, key.to(at::kInt), ow, size, reps, poisson ? "poisson" : "groups", 11, block);
         at::Tensor want = Loop(idx, key, w, size, reps, poisson, 11, block);
         at::Tensor aten = ReplicaHistogramAten(idx, key, ow, size, reps, poisson ? "poisson" : "groups", 11, block);
         ASSERT_EQ(got.scalar_type(), want.scalar_type());
         ASSERT_EQ(aten.scalar_type(), want.scalar_type());
-        EXPECT_TRUE(at::allclose(got, want, 1e-12, 1e-12)) << "block " << block << " poisson " << poisson << " w "
-                                                            << weighted;
-        EXPECT_TRUE(at::allclose(aten, want, 1e-12, 1e-12)) << "block " << block << " poisson " << poisson << " w "
-                                                             << weighted;
+        EXPECT_TRUE(at::allclose(got, want, 1e-12, 1e-12))
+            << "block " << block << " poisson " << poisson << " w " << weighted;
+        EXPECT_TRUE(at::allclose(aten, want, 1e-12, 1e-12))
+            << "block " << block << " poisson " << poisson << " w " << weighted;
       }
     }
   }
