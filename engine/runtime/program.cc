@@ -302,7 +302,10 @@ absl::Status Program::Validate(const NamedTensors& given) const {
 
 absl::Status Program::Update(const NamedTensors& given) {
   Unsync();  // a synced copy no longer describes the states after this batch
-  const NamedTensors inputs = WithRowIds(given);
+  // Only a program that reads row_id pays for a copy of the inputs.
+  NamedTensors with_ids;
+  if (reads_row_id_) with_ids = WithRowIds(given);
+  const NamedTensors& inputs = reads_row_id_ ? with_ids : given;
   std::vector<at::Tensor> ordered;
   SymbolSizes sizes;
   TALLY_RETURN_IF_ERROR(CheckInputs(inputs, ordered, &sizes));
