@@ -9,7 +9,11 @@ namespace tally::metrics {
 
 bool HasWeight(dsl::MetricBuilder& b) { return b.FindInput(kWeightInput) != nullptr; }
 
-ops::Expr ReadWeight(dsl::MetricBuilder& b, ops::Expr rows) {
+namespace {
+
+// CheckedWeight is the raw `weight` for rows like `rows`, its deferred check
+// registered (one bad_weights read, no float64 copy).
+ops::Expr CheckedWeight(dsl::MetricBuilder& b, ops::Expr rows) {
   if (!HasWeight(b) || !b.ok()) return ops::Expr();
   ops::Expr w = b.Input(kWeightInput);
   if (!b.ok()) return ops::Expr();
@@ -17,21 +21,33 @@ ops::Expr ReadWeight(dsl::MetricBuilder& b, ops::Expr rows) {
     b.FailInput(kWeightInput, "expected float weights, got bool");
     return ops::Expr();
   }
+  if (!ir::IsFloating(w.dtype())) w = F64(w);  // integer weights (counts)
   const ir::Shape& ws = w.type().shape;
   const ir::Shape& rs = rows.type().shape;
   if (ws.size() != 1 || rs.empty() || ws[0] != rs[0]) {
     b.FailInput(kWeightInput, absl::StrCat("expected one weight per row, shape [N], got ", w.type().ShapeString()));
     return ops::Expr();
   }
+  b.Check(kWeightInput, "{n} negative, NaN or infinite weights", b.Op(ops::OpId::kBadWeights, {w}));
+  return w;
+}
+
+}  // namespace
+
+ops::Expr ReadWeight(dsl::MetricBuilder& b, ops::Expr rows) {
+  ops::Expr w = CheckedWeight(b, rows);
+  if (!w.valid()) return w;
   w = F64(w);
   // NaN fails both comparisons.
-  ops::Expr ok = w >= 0.0 && w < INFINITY;
-  b.Check(kWeightInput, "{n} negative, NaN or infinite weights", ops::Sum(!ok));
-  return ops::Where(ok, w, 0.0);
+  return ops::Where(w >= 0.0 && w < INFINITY, w, 0.0);
 }
 
 ops::Expr RowWeights(dsl::MetricBuilder& b, const std::string& like) {
   return HasWeight(b) ? ReadWeight(b, b.Input(like)) : ops::Expr();
+}
+
+ops::Expr RawRowWeights(dsl::MetricBuilder& b, const std::string& like) {
+  return HasWeight(b) ? CheckedWeight(b, b.Input(like)) : ops::Expr();
 }
 
 ops::Expr PerElement(ops::Expr w, ops::Expr x) {

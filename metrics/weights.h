@@ -30,6 +30,11 @@ ops::Expr ReadWeight(dsl::MetricBuilder& b, ops::Expr rows);
 // RowWeights is ReadWeight for the rows of input `like`.
 ops::Expr RowWeights(dsl::MetricBuilder& b, const std::string& like);
 
+// RawRowWeights is RowWeights for the fused ops that take raw weights
+// (mc_confmat, mc_marginals: a bad weight counts 0 there): the input as
+// given, with the same check, and no float64 copy of the batch.
+ops::Expr RawRowWeights(dsl::MetricBuilder& b, const std::string& like);
+
 // PerElement broadcasts row weights `w` [N] to `x`'s shape [N, ...] (every
 // element of a row weighs what its row does).
 ops::Expr PerElement(ops::Expr w, ops::Expr x);

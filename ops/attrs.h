@@ -420,24 +420,30 @@ struct AssertZeroAttrs {
   }
 };
 // mc_confmat.
+// With num_groups = G the last operand is the rows' group ids and the
+// counts gain a leading [G] axis (ops/fused/mc_confmat.h).
 struct McConfmatAttrs {
   int64_t num_classes = 0;
   Opt<int64_t> ignore_index;
+  Opt<int64_t> num_groups;
   static constexpr auto Fields() {
     return std::make_tuple(F("num_classes", &McConfmatAttrs::num_classes),
-                           F("ignore_index", &McConfmatAttrs::ignore_index));
+                           F("ignore_index", &McConfmatAttrs::ignore_index),
+                           F("num_groups", &McConfmatAttrs::num_groups));
   }
 };
-// mc_marginals: `parts` is a comma list (ops/confmat_parts.h).
+// mc_marginals: `parts` is a comma list (ops/confmat_parts.h); num_groups as
+// mc_confmat's.
 struct McMarginalsAttrs {
   int64_t num_classes = 0;
   Opt<int64_t> ignore_index;
   std::string parts;
   Opt<bool> totals{false};
+  Opt<int64_t> num_groups;
   static constexpr auto Fields() {
     return std::make_tuple(F("num_classes", &McMarginalsAttrs::num_classes),
                            F("ignore_index", &McMarginalsAttrs::ignore_index), F("parts", &McMarginalsAttrs::parts),
-                           F("totals", &McMarginalsAttrs::totals));
+                           F("totals", &McMarginalsAttrs::totals), F("num_groups", &McMarginalsAttrs::num_groups));
   }
 };
 // confmat_part: one part's name (ops/confmat_parts.h).

@@ -16,9 +16,31 @@ using ir::DType;
 using ir::TensorType;
 using Types = absl::StatusOr<std::vector<TensorType>>;
 
-// InferMcConfmat types mc_confmat: (confmat i64[C, C], bad_target i64[], bad_preds i64[]).
-Types InferMcConfmat(const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) {
-  const int64_t c = AttrsOf<McConfmatAttrs>(a).num_classes;
+// McOperands is what mc_confmat and mc_marginals read past (preds, target):
+// the weight (index 2, when present) and the group ids (the last operand,
+// when num_groups is set).
+struct McOperands {
+  const TensorType* weight = nullptr;
+  const TensorType* groups = nullptr;
+  int64_t num_groups = 0;
+};
+
+absl::StatusOr<McOperands> McOperandsOf(const std::vector<TensorType>& in, const Opt<int64_t>& num_groups) {
+  McOperands o;
+  size_t end = in.size();
+  if (num_groups.has_value()) {
+    o.num_groups = num_groups.get();
+    if (o.num_groups < 1 || end < 3) return absl::InvalidArgumentError("num_groups needs G >= 1 and a groups operand");
+    o.groups = &in[--end];
+  }
+  if (end > 3) return absl::InvalidArgumentError("too many operands");
+  if (end == 3) o.weight = &in[2];
+  return o;
+}
+
+// InferMcConfmat types mc_confmat: (confmat i64[C, C], bad_target i64[],
+// bad_preds i64[]); f64 counts when weighted, a leading [G] when grouped.
+Types InferMcConfmat(const std::vector<TensorType>& in, int64_t c, const Opt<int64_t>& num_groups) {
   const TensorType& p = in[0];
   const TensorType& t = in[1];
   if (!ir::IsIntegral(t.dtype) || t.rank() != 1) return absl::InvalidArgumentError("target must be integer [N]");
@@ -28,14 +50,21 @@ Types InferMcConfmat(const std::vector<TensorType>& in, const ir::AttrMap& a, co
     return absl::InvalidArgumentError(
         absl::StrCat("preds must be float [N, ", c, "] or integer [N], got ", p.ToString()));
   }
+  TALLY_ASSIGN_OR_RETURN(McOperands o, McOperandsOf(in, num_groups));
   DType counts = DType::kInt64;
-  if (in.size() == 3) {
-    if (in[2].dtype != DType::kFloat64 || in[2].rank() != 1 || in[2].shape[0] != t.shape[0]) {
-      return absl::InvalidArgumentError(absl::StrCat("weight must be f64 [N], got ", in[2].ToString()));
+  if (o.weight != nullptr) {
+    if (!ir::IsFloating(o.weight->dtype) || o.weight->rank() != 1 || o.weight->shape[0] != t.shape[0]) {
+      return absl::InvalidArgumentError(absl::StrCat("weight must be float [N], got ", o.weight->ToString()));
     }
     counts = DType::kFloat64;
   }
   TensorType cm{counts, {Dim::Fixed(c), Dim::Fixed(c)}, t.device};
+  if (o.groups != nullptr) {
+    if (!ir::IsIntegral(o.groups->dtype) || o.groups->rank() != 1 || o.groups->shape[0] != t.shape[0]) {
+      return absl::InvalidArgumentError(absl::StrCat("groups must be integer [N], got ", o.groups->ToString()));
+    }
+    cm.shape.insert(cm.shape.begin(), Dim::Fixed(o.num_groups));
+  }
   TensorType count{DType::kInt64, {}, t.device};
   return std::vector<TensorType>{cm, count, count};
 }
@@ -43,20 +72,26 @@ Types InferMcConfmat(const std::vector<TensorType>& in, const ir::AttrMap& a, co
 }  // namespace
 
 void RegisterCompositeOps(OpTable& t) {
-  // mc_confmat(preds, target[, weight]) {num_classes=C[, ignore_index]}:
+  // mc_confmat(preds, target[, weight][, groups]) {num_classes=C[, ignore_index][, num_groups=G]}:
   //   preds f32/f64 [N, C] scores (argmax) or i32/i64 [N] labels; target
   //   i32/i64 [N]. Rows whose target is ignore_index are dropped; rows with a
   //   target (or label pred) outside [0, C) are dropped and counted.
   //   -> (confmat i64[C, C] indexed [target][pred], bad_target i64[], bad_preds i64[])
-  //   With weight (f64 [N], finite and >= 0) a row adds its weight: confmat f64.
+  //   With weight (float [N]) a row adds its weight, a negative, NaN or
+  //   infinite one as 0: confmat f64. With num_groups = G and groups
+  //   (integer [N]) each row counts in its group's matrix, [G, C, C]; a row
+  //   whose id is outside [0, G) in none.
   OpDef d;
   d.id = OpId::kMcConfmat;
   d.min_inputs = 2;
-  d.max_inputs = 3;
+  d.max_inputs = 4;
   d.attrs = SpecsOf<McConfmatAttrs>();
   d.traits.composite = true;
   d.fused_devices = {"cpu", "meta"};
-  d.infer = InferMcConfmat;
+  d.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+    const auto attrs = AttrsOf<McConfmatAttrs>(a);
+    return InferMcConfmat(in, attrs.num_classes, attrs.num_groups);
+  };
   AddOp(t, d);
 
   {
@@ -71,25 +106,44 @@ void RegisterCompositeOps(OpTable& t) {
     //     sq_err   sum of (target - pred)^2 over target == c (Σ_j (c-j)^2 cm[c][j])
     //   -> (marginals i64[P, C], bad_target i64[], bad_preds i64[]); with
     //   totals=true each part's sum over the classes, i64[P] (micro averages).
+    //   Weights and groups as mc_confmat's ([G, P, C] or [G, P]).
     // The narrow-states pass makes it from an mc_confmat whose matrix is read
     // only through confmat_part.
     OpDef mm;
     mm.id = OpId::kMcMarginals;
     mm.min_inputs = 2;
-    mm.max_inputs = 3;  // weighted as mc_confmat
+    mm.max_inputs = 4;  // weighted and grouped as mc_confmat
     mm.attrs = SpecsOf<McMarginalsAttrs>();
     mm.traits.composite = true;
     mm.fused_devices = {"cpu", "meta"};
-    mm.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device& dev) -> Types {
-      TALLY_ASSIGN_OR_RETURN(std::vector<TensorType> cm, InferMcConfmat(in, a, dev));
+    mm.infer = [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
       const auto attrs = AttrsOf<McMarginalsAttrs>(a);
+      TALLY_ASSIGN_OR_RETURN(std::vector<TensorType> cm, InferMcConfmat(in, attrs.num_classes, attrs.num_groups));
       TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(attrs.parts));
       const bool totals = attrs.totals.get();
-      cm[0].shape = {Dim::Fixed(static_cast<int64_t>(parts.size())), cm[0].shape[0]};
-      if (totals) cm[0].shape.pop_back();
+      // [P, C] (or [P] with totals) in place of the matrix's [C, C].
+      cm[0].shape.pop_back();
+      cm[0].shape.back() = Dim::Fixed(static_cast<int64_t>(parts.size()));
+      if (!totals) cm[0].shape.push_back(Dim::Fixed(attrs.num_classes));
       return cm;
     };
     AddOp(t, mm);
+  }
+
+  {
+    // bad_weights(weight): i64[], the weights (float, any shape) that are
+    //   negative, NaN or infinite: the `weight` input's check
+    //   (metrics/weights.h) in one read, without a float64 copy.
+    OpDef bw;
+    bw.id = OpId::kBadWeights;
+    bw.min_inputs = bw.max_inputs = 1;
+    bw.traits.composite = true;
+    bw.fused_devices = {"cpu", "meta"};
+    bw.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+      if (!ir::IsFloating(in[0].dtype)) return absl::InvalidArgumentError("expects float weights");
+      return std::vector<TensorType>{{DType::kInt64, {}, in[0].device}};
+    };
+    AddOp(t, bw);
   }
 
   {

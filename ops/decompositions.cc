@@ -50,14 +50,56 @@ McRows DecomposeMcRows(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b, int64_t 
   return r;
 }
 
+// McExtras are mc_confmat's optional operands as a decomposition uses them:
+// the row weights sanitized (float64, a negative, NaN or infinite one 0)
+// and the group ids.
+struct McExtras {
+  Expr weight, groups;
+  int64_t num_groups = 0;
+};
+
+McExtras DecomposeMcExtras(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b, const Opt<int64_t>& num_groups) {
+  McExtras x;
+  size_t end = n.inputs().size();
+  if (num_groups.has_value()) {
+    x.num_groups = num_groups.get();
+    x.groups = ops::Cast(b.Wrap(&g, n.input(--end)), DType::kInt64);
+  }
+  if (end > 2) {
+    Expr w = b.Wrap(&g, n.input(2));
+    x.weight = ops::Where(w >= 0.0 && w < INFINITY, ops::Cast(w, DType::kFloat64), 0.0);
+  }
+  return x;
+}
+
+// CountIndex counts rows per index in [0, size) (skipping -1): an i64
+// histogram, f64 weight sums with weights, and per group ([G * size]) with
+// groups.
+Expr CountIndex(ops::GraphBuilder& b, const McExtras& x, Expr idx, int64_t size) {
+  if (!x.groups.valid()) return x.weight.valid() ? ops::Histogram(idx, x.weight, size) : ops::Histogram(idx, size);
+  ReplicaHistogramAttrs a;
+  a.size = size;
+  a.replicas = x.num_groups;
+  a.mode = "groups";
+  std::vector<Expr> in = {idx, x.groups};
+  if (x.weight.valid()) in.push_back(x.weight);
+  return b.Op(OpId::kReplicaHistogram, in, ToAttrMap(a));
+}
+
+// GroupShape is `shape` with the group axis in front when there is one.
+std::vector<int64_t> GroupShape(const McExtras& x, std::vector<int64_t> shape) {
+  if (x.groups.valid()) shape.insert(shape.begin(), x.num_groups);
+  return shape;
+}
+
 // McConfmat: a histogram of target * C + pred over the kept rows.
 absl::StatusOr<Results> DecomposeMcConfmat(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
   const auto a = AttrsOf<McConfmatAttrs>(n);
   const int64_t c = a.num_classes;
   McRows r = DecomposeMcRows(g, n, b, c, a.ignore_index);
+  McExtras x = DecomposeMcExtras(g, n, b, a.num_groups);
   Expr idx = ops::Where(r.keep, r.target * static_cast<double>(c) + r.label, -1.0);
-  Expr h = n.inputs().size() > 2 ? ops::Histogram(idx, b.Wrap(&g, n.input(2)), c * c) : ops::Histogram(idx, c * c);
-  Expr cm = ops::Reshape(h, {c, c});
+  Expr cm = ops::Reshape(CountIndex(b, x, idx, c * c), GroupShape(x, {c, c}));
   return Results{cm, ops::Sum(r.bad_t), ops::Sum(r.bad_p)};
 }
 
@@ -67,13 +109,15 @@ absl::StatusOr<Results> DecomposeMcMarginals(ir::Graph& g, ir::Node& n, ops::Gra
   const int64_t c = a.num_classes;
   TALLY_ASSIGN_OR_RETURN(std::vector<ConfmatPart> parts, ParseConfmatParts(a.parts));
   McRows r = DecomposeMcRows(g, n, b, c, a.ignore_index);
+  McExtras x = DecomposeMcExtras(g, n, b, a.num_groups);
   Expr by_target = ops::Where(r.keep, r.target, -1.0);
   Expr err = r.target - r.label;
-  // Weighted (a third input, f64 [N]): every count and sum adds the row's weight.
-  Expr w = n.inputs().size() > 2 ? b.Wrap(&g, n.input(2)) : Expr();
-  auto count = [&](Expr idx) { return w.valid() ? ops::Histogram(idx, w, c) : ops::Histogram(idx, c); };
-  auto sum = [&](Expr idx, Expr x) {
-    return ops::Histogram(idx, w.valid() ? ops::Cast(x, DType::kFloat64) * w : x, c);
+  // Weighted: every count and sum adds the row's weight.
+  auto count = [&](Expr idx) { return CountIndex(b, x, idx, c); };
+  auto sum = [&](Expr idx, Expr v) {
+    McExtras summed = x;
+    summed.weight = x.weight.valid() ? ops::Cast(v, DType::kFloat64) * x.weight : v;
+    return CountIndex(b, summed, idx, c);
   };
   std::vector<Expr> rows;
   for (ConfmatPart p : parts) {
@@ -95,11 +139,23 @@ absl::StatusOr<Results> DecomposeMcMarginals(ir::Graph& g, ir::Node& n, ops::Gra
         h = sum(by_target, err * err);
         break;
     }
-    rows.push_back(ops::Unsqueeze(h, 0));
+    // One row [1, C], or [G, 1, C] per group.
+    rows.push_back(ops::Reshape(h, GroupShape(x, {1, c})));
+  }
+  // Concat joins along dim 0: per group, the parts go there and back.
+  if (x.groups.valid()) {
+    for (Expr& row : rows) row = ops::Transpose(row, 0, 1);
   }
   Expr marginals = ops::Concat(rows);
-  if (a.totals.get()) marginals = ops::Sum(marginals, {1});
+  if (x.groups.valid()) marginals = ops::Transpose(marginals, 0, 1);
+  if (a.totals.get()) marginals = ops::Sum(marginals, {marginals.rank() - 1});
   return Results{marginals, ops::Sum(r.bad_t), ops::Sum(r.bad_p)};
+}
+
+// BadWeights: the weights that fail w >= 0 and w < inf (NaN fails both).
+absl::StatusOr<Results> DecomposeBadWeights(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
+  Expr w = b.Wrap(&g, n.input(0));
+  return Results{ops::Sum(ops::Cast(!(w >= 0.0 && w < INFINITY), DType::kInt64))};
 }
 
 // ConfmatPart: the statistic read off the matrix in O(C^2) work; only the
@@ -468,6 +524,7 @@ using DecomposeFn = absl::StatusOr<Results> (*)(ir::Graph& g, ir::Node& n, ops::
 constexpr OpTableOf<DecomposeFn> kDecompositions = {
     {OpId::kMcConfmat, DecomposeMcConfmat},
     {OpId::kMcMarginals, DecomposeMcMarginals},
+    {OpId::kBadWeights, DecomposeBadWeights},
     {OpId::kConfmatPart, DecomposeConfmatPart},
     {OpId::kBinaryRankStats, DecomposeBinaryRankStats},
     {OpId::kScoreCode16, DecomposeScoreCode16},

@@ -18,6 +18,7 @@
 #include "ops/fused/rank_stats.h"
 #include "ops/fused/reg_stats.h"
 #include "ops/fused/replica_histogram.h"
+#include "ops/fused/weights.h"
 #include "ops/fused/retrieval.h"
 #include "ops/fused/score_code.h"
 #include "ops/meta_kernels.h"
@@ -379,10 +380,20 @@ c10::optional<at::Tensor> OptionalInput(const ir::Node& n, const at::Tensor* in,
   return n.inputs().size() > i ? c10::optional<at::Tensor>(in[i]) : c10::nullopt;
 }
 
+// McWeight and McGroups are mc_confmat's optional operands: the weight at
+// index 2 and the group ids last (with num_groups).
+c10::optional<at::Tensor> McGroups(const ir::Node& n, const at::Tensor* in, const Opt<int64_t>& num_groups) {
+  return num_groups.has_value() ? c10::optional<at::Tensor>(in[n.inputs().size() - 1]) : c10::nullopt;
+}
+c10::optional<at::Tensor> McWeight(const ir::Node& n, const at::Tensor* in, const Opt<int64_t>& num_groups) {
+  return n.inputs().size() > (num_groups.has_value() ? 3u : 2u) ? c10::optional<at::Tensor>(in[2]) : c10::nullopt;
+}
+
 void McConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<McConfmatAttrs>(n);
   WriteResults(CallFused("tally::mc_confmat", &fused::McConfmatCpu, in[0].is_cpu(), in[0], in[1], a.num_classes,
-                         C10(a.ignore_index), OptionalInput(n, in, 2)),
+                         C10(a.ignore_index), McWeight(n, in, a.num_groups), McGroups(n, in, a.num_groups),
+                         a.num_groups.get()),
                out);
 }
 
@@ -411,8 +422,13 @@ void ConfmatPartKernel(const ir::Node& n, const at::Tensor* in, at::Tensor* out)
 void McMarginals(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<McMarginalsAttrs>(n);
   WriteResults(CallFused("tally::mc_marginals", &fused::McMarginalsCpu, in[0].is_cpu(), in[0], in[1], a.num_classes,
-                         C10(a.ignore_index), c10::string_view(a.parts), a.totals.get(), OptionalInput(n, in, 2)),
+                         C10(a.ignore_index), c10::string_view(a.parts), a.totals.get(),
+                         McWeight(n, in, a.num_groups), McGroups(n, in, a.num_groups), a.num_groups.get()),
                out);
+}
+
+void BadWeights(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
+  out[0] = CallFused("tally::bad_weights", &fused::BadWeightsCpu, in[0].is_cpu(), in[0]);
 }
 
 void ScoreCode16(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
@@ -589,6 +605,7 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kSegmentScan, SegmentScan},
     {OpId::kMcConfmat, McConfmat},
     {OpId::kMcMarginals, McMarginals},
+    {OpId::kBadWeights, BadWeights},
     {OpId::kConfmatPart, ConfmatPartKernel},
     {OpId::kBinaryRankStats, BinaryRankStats},
     {OpId::kScoreCode16, ScoreCode16},

@@ -104,7 +104,8 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(MomentsMerge, "moments_merge", kComposite)         \
   X(BlConfmat, "bl_confmat", kComposite)               \
   X(CountInvalid, "count_invalid", kComposite)         \
-  X(RetrievalScore, "retrieval_score", kComposite)
+  X(RetrievalScore, "retrieval_score", kComposite)     \
+  X(BadWeights, "bad_weights", kComposite)
 
 enum class OpId : uint8_t {
 #define TALLY_OP_ENUM(id, name, kind) k##id,

@@ -199,11 +199,21 @@ class Replicator {
   absl::flat_hash_map<const ir::Value*, ir::Value*> done_;
 };
 
+// Grouped is whether node `n` takes the group ids itself (num_groups): an
+// mc_confmat or mc_marginals over the batch's rows, one per row, counts each
+// row in its group's matrix in its one fused pass.
+bool Grouped(const ir::Node& n, const ReplicaSpec& spec) {
+  if (spec.kind != ReplicaSpec::Kind::kGroups) return false;
+  if (!ops::Is(n, OpId::kMcConfmat) && !ops::Is(n, OpId::kMcMarginals)) return false;
+  const ir::Value* target = n.input(1);
+  return HasRows(target) && target->type().rank() == 1 && HasRows(n.input(0));
+}
+
 absl::Status Replicator::Decompose() {
   std::vector<ir::Node*> composites;
   for (const auto& n : g_.nodes()) {
     std::optional<OpId> id = ops::IdOf(*n);
-    if (id && ops::KindOf(*id) == ops::OpKind::kComposite) composites.push_back(n.get());
+    if (id && ops::KindOf(*id) == ops::OpKind::kComposite && !Grouped(*n, spec_)) composites.push_back(n.get());
   }
   if (composites.empty()) return absl::OkStatus();
   absl::flat_hash_set<const ir::Node*> gone(composites.begin(), composites.end());
@@ -380,6 +390,21 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
     Expr idx = ops::FullLike(y, 0, ir::DType::kInt64);
     if (!tail.empty()) idx = idx + ops::Reshape(ops::Arange(y, cells), tail);
     return ReplicaReduce(ops::Flatten(idx), ops::Flatten(y), cells, cells, v->type());
+  }
+  if (Grouped(n, spec_)) {
+    // The fused op counts per group: the group ids as its last operand. Its
+    // bad-value totals (the deferred checks) come from it too, so the
+    // ungrouped node goes.
+    if (v != n.output(0)) return Unsupported(absl::StrCat("a count of '", n.op(), "' in a state"));
+    std::vector<Expr> in;
+    for (ir::Value* x : n.inputs()) in.push_back(W(x));
+    in.push_back(key_);
+    ir::AttrMap attrs = n.attrs();
+    attrs["num_groups"] = spec_.replicas;
+    std::vector<Expr> outs = b_.OpN(*id, in, attrs);
+    if (!b_.ok()) return b_.status();
+    for (size_t i = 1; i < outs.size(); ++i) g_.ReplaceAllUsesWith(n.output(i), outs[i].value());
+    return outs[0].value();
   }
   // What runs between the reductions and the partials: per replica, on
   // [K, ...] values (the shared ones broadcast from the right).

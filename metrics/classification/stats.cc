@@ -326,11 +326,13 @@ ops::McConfmatAttrs IgnoringNegativeTargets(int64_t num_classes) {
 
 State MulticlassConfmat(MetricBuilder& b, int64_t num_classes, std::optional<int64_t> ignore_index) {
   // Weighted: the same mc_confmat with the row weights as a third operand
-  // (float64 sums; narrowed to marginals alike).
-  Expr w = RowWeights(b, "preds");
+  // (float64 sums; narrowed to marginals alike). The simple form hands the
+  // kernel the raw weights, which it sanitizes as it counts.
+  const bool simple = IsSimpleMulticlass(b, num_classes);
+  Expr w = simple ? RawRowWeights(b, "preds") : RowWeights(b, "preds");
   if (!b.ok()) return State{};
   const DType counts = w.valid() ? DType::kFloat64 : DType::kInt64;
-  if (IsSimpleMulticlass(b, num_classes)) {
+  if (simple) {
     Inputs in;
     if (!ReadInputs(b, in)) return State{};
     ops::McConfmatAttrs attrs{num_classes};

@@ -9,14 +9,15 @@
 #include "ops/fused/reg_stats.h"
 #include "ops/fused/retrieval.h"
 #include "ops/fused/score_code.h"
+#include "ops/fused/weights.h"
 
 TORCH_LIBRARY(tally, m) {
   m.def(
-      "mc_confmat(Tensor preds, Tensor target, int num_classes, int? ignore_index, Tensor? weight=None) -> "
-      "(Tensor, Tensor, Tensor)");
+      "mc_confmat(Tensor preds, Tensor target, int num_classes, int? ignore_index, Tensor? weight=None, "
+      "Tensor? groups=None, int num_groups=0) -> (Tensor, Tensor, Tensor)");
   m.def(
       "mc_marginals(Tensor preds, Tensor target, int num_classes, int? ignore_index, str parts, "
-      "bool totals=False, Tensor? weight=None) -> (Tensor, Tensor, Tensor)");
+      "bool totals=False, Tensor? weight=None, Tensor? groups=None, int num_groups=0) -> (Tensor, Tensor, Tensor)");
   m.def(
       "bl_confmat(Tensor preds, Tensor target, float threshold, bool logits_over_kept, int? ignore_index) -> "
       "(Tensor, Tensor, Tensor)");
@@ -82,3 +83,8 @@ TORCH_LIBRARY_IMPL(tally, Meta, m) {
   m.impl("score_code16", &tally::ops::fused::ScoreCode16Meta);
   m.impl("code16_counts", &tally::ops::fused::Code16CountsMeta);
 }
+
+// The weight input's check (ops/fused/weights.h).
+TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("bad_weights(Tensor weight) -> Tensor"); }
+TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("bad_weights", &tally::ops::fused::BadWeightsCpu); }
+TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("bad_weights", &tally::ops::fused::BadWeightsMeta); }

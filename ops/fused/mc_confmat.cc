@@ -114,10 +114,14 @@ bool HasAvx2() {
 
 // Layout says where one kept row (target t, label l) is counted: in the
 // C x C matrix, or in the rows of the parts mc_marginals keeps (offsets into
-// the buffer; -1 for a part not kept).
+// the buffer; -1 for a part not kept). With `groups` = G > 0 there are G
+// such buffers, one after the other, and row i counts in the one of its
+// group id (a row whose id is outside [0, G) counts in none).
 struct Layout {
   int64_t c = 0;
-  int64_t size = 0;  // buffer elements
+  int64_t size = 0;    // elements of one buffer
+  int64_t groups = 0;  // G, or 0: no group axis
+  int64_t total() const { return size * (groups > 0 ? groups : 1); }
   int64_t tp = -1, target = -1, pred = -1, abs_err = -1, sq_err = -1;
 };
 
@@ -147,8 +151,7 @@ struct Counts {
 };
 
 // RowWeight is row i's weight: 1 without weights (A int64_t), else w[i]
-// (float64; a negative, NaN or infinite weight was made 0 by the caller's
-// graph, metrics/weights.h).
+// (float64, sanitized by SanitizeWeights).
 template <typename A>
 inline A RowWeight(const double* w, int64_t i) {
   if constexpr (std::is_same<A, double>::value) {
@@ -162,8 +165,8 @@ inline A RowWeight(const double* w, int64_t i) {
 // compile time (small C: the argmax loop unrolls into selects); kC == 0 reads
 // it from `c`.
 template <bool kMatrix, int kC, typename A, typename P, typename L>
-void CountRows(const P* preds, const L* target, const double* weight, bool scores, const Layout& lay, bool has_ignore,
-               int64_t ignore, int64_t begin, int64_t end, Counts<A>& out) {
+void CountRows(const P* preds, const L* target, const double* weight, const int64_t* groups, bool scores,
+               const Layout& lay, bool has_ignore, int64_t ignore, int64_t begin, int64_t end, Counts<A>& out) {
   const int64_t c = kC > 0 ? kC : lay.c;
   const bool wide = std::is_same<P, float>::value && kC == 0 && c >= 32 && HasAvx2();
   A* cm = out.cm;
@@ -187,7 +190,13 @@ void CountRows(const P* preds, const L* target, const double* weight, bool score
     }
     bad_t += bt;
     bad_p += bp;
-    if (!bt && !bp) Add<kMatrix>(lay, cm, t, label, RowWeight<A>(weight, i));
+    A* into = cm;
+    if (groups != nullptr) {
+      const int64_t g = groups[i];
+      if (g < 0 || g >= lay.groups) continue;
+      into += g * lay.size;
+    }
+    if (!bt && !bp) Add<kMatrix>(lay, into, t, label, RowWeight<A>(weight, i));
   }
   out.bad_t += bad_t;
   out.bad_p += bad_p;
@@ -199,8 +208,8 @@ void CountRows(const P* preds, const L* target, const double* weight, bool score
 // RowArgmaxSlow. About 4x fewer instructions per row than the scalar loop.
 template <bool kMatrix, typename A, typename L>
 __attribute__((target("avx2,bmi"))) void CountRowsAvx2(const float* preds, const L* target, const double* weight,
-                                                       const Layout& lay, bool has_ignore, int64_t ignore,
-                                                       int64_t begin, int64_t end, Counts<A>& out) {
+                                                       const int64_t* groups, const Layout& lay, bool has_ignore,
+                                                       int64_t ignore, int64_t begin, int64_t end, Counts<A>& out) {
   const int64_t c = lay.c;
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i mask0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(c, 8))), lane);
@@ -214,6 +223,12 @@ __attribute__((target("avx2,bmi"))) void CountRowsAvx2(const float* preds, const
     if (t < 0 || t >= c) {
       ++bad_t;
       continue;
+    }
+    A* into = cm;
+    if (groups != nullptr) {
+      const int64_t g = groups[i];
+      if (g < 0 || g >= lay.groups) continue;
+      into += g * lay.size;
     }
     const float* row = preds + i * c;
     __m256 v0 = _mm256_blendv_ps(ninf, _mm256_maskload_ps(row, mask0), _mm256_castsi256_ps(mask0));
@@ -232,14 +247,14 @@ __attribute__((target("avx2,bmi"))) void CountRowsAvx2(const float* preds, const
                     (static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v1, m, _CMP_EQ_OQ))) << 8);
       label = __builtin_ctz(eq);
     }
-    Add<kMatrix>(lay, cm, t, label, RowWeight<A>(weight, i));
+    Add<kMatrix>(lay, into, t, label, RowWeight<A>(weight, i));
   }
   out.bad_t += bad_t;
 }
 
 template <typename A, typename P, typename L>
-using CountFn = void (*)(const P*, const L*, const double*, bool, const Layout&, bool, int64_t, int64_t, int64_t,
-                         Counts<A>&);
+using CountFn = void (*)(const P*, const L*, const double*, const int64_t*, bool, const Layout&, bool, int64_t,
+                         int64_t, int64_t, Counts<A>&);
 
 template <bool kMatrix, typename A, typename P, typename L, int... kCs>
 CountFn<A, P, L> PickCounter(int64_t c, std::integer_sequence<int, kCs...>) {
@@ -248,9 +263,23 @@ CountFn<A, P, L> PickCounter(int64_t c, std::integer_sequence<int, kCs...>) {
   return fn;
 }
 
+// SanitizeWeights writes rows [begin, end) of the raw weights `w` (any float
+// dtype) as float64, a negative, NaN or infinite weight as 0: the weight
+// operand's meaning (metrics/weights.h), here without a float64 copy of the
+// batch.
+void SanitizeWeights(const at::Tensor& w, int64_t begin, int64_t end, double* out) {
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, w.scalar_type(), "mc_confmat weight", [&] {
+    const scalar_t* x = w.data_ptr<scalar_t>() + begin;
+    for (int64_t i = 0; i < end - begin; ++i) {
+      const double v = static_cast<double>(x[i]);
+      out[i] = v >= 0 && v < INFINITY ? v : 0.0;  // NaN fails both
+    }
+  });
+}
+
 template <bool kMatrix, typename A, typename P, typename L>
-void Run(const at::Tensor& preds, const at::Tensor& target, const double* w, bool scores, const Layout& lay,
-         c10::optional<int64_t> ignore_index, A* out, Counts<A>& total) {
+void Run(const at::Tensor& preds, const at::Tensor& target, const at::Tensor* weight, const int64_t* groups,
+         bool scores, const Layout& lay, c10::optional<int64_t> ignore_index, A* out, Counts<A>& total) {
   const P* p = preds.data_ptr<P>();
   const L* t = target.data_ptr<L>();
   const int64_t c = lay.c;
@@ -261,49 +290,69 @@ void Run(const at::Tensor& preds, const at::Tensor& target, const double* w, boo
                    c, std::integer_sequence<int, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16>{})
              : &CountRows<kMatrix, 0, A, P, L>;
   bool avx2 = scores && std::is_same<P, float>::value && c >= 2 && c <= 16 && HasAvx2();
-  auto count_range = [&](int64_t begin, int64_t end, Counts<A>& into) {
+  const bool has_ignore = ignore_index.has_value();
+  const int64_t ignore = ignore_index.value_or(0);
+  const int64_t stride = scores ? c : 1;  // preds elements per row
+  auto count_block = [&](const P* bp, const L* bt, const double* bw, const int64_t* bg, int64_t rows,
+                         Counts<A>& into) {
     if constexpr (std::is_same<P, float>::value) {
       if (avx2) {
-        CountRowsAvx2<kMatrix, A, L>(p, t, w, lay, ignore_index.has_value(), ignore_index.value_or(0), begin, end,
-                                     into);
+        CountRowsAvx2<kMatrix, A, L>(bp, bt, bw, bg, lay, has_ignore, ignore, 0, rows, into);
         return;
       }
     }
-    count(p, t, w, scores, lay, ignore_index.has_value(), ignore_index.value_or(0), begin, end, into);
+    count(bp, bt, bw, bg, scores, lay, has_ignore, ignore, 0, rows, into);
+  };
+  // Weighted rows go in blocks whose weights are sanitized into a buffer
+  // that stays in L1.
+  auto count_range = [&](int64_t begin, int64_t end, Counts<A>& into) {
+    if (weight == nullptr) {
+      count_block(p + begin * stride, t + begin, nullptr, groups ? groups + begin : nullptr, end - begin, into);
+      return;
+    }
+    constexpr int64_t kBlock = 2048;
+    double w[kBlock];
+    for (int64_t b = begin; b < end; b += kBlock) {
+      const int64_t e = std::min(end, b + kBlock);
+      SanitizeWeights(*weight, b, e, w);
+      count_block(p + b * stride, t + b, w, groups ? groups + b : nullptr, e - b, into);
+    }
   };
   // Private buffers per thread; one thread when the buffer is large or the
   // batch small. Long score rows split into chunks of about 2^18 elements.
   const int64_t grain = scores && c > 16 ? std::max<int64_t>(1, (int64_t{1} << 18) / c) : 32768;
-  if (n <= grain || threads == 1 || lay.size * threads > (1 << 22)) {
+  const int64_t size = lay.total();
+  if (n <= grain || threads == 1 || size * threads > (1 << 22)) {
     // One thread counts straight into the output: a large matrix is never
     // allocated twice.
-    std::fill(out, out + lay.size, A{0});
+    std::fill(out, out + size, A{0});
     total.cm = out;
     count_range(0, n, total);
     return;
   }
   std::vector<Counts<A>> parts(threads);
   for (auto& part : parts) {
-    part.owned.assign(lay.size, 0);
+    part.owned.assign(size, 0);
     part.cm = part.owned.data();
   }
   at::parallel_for(0, n, grain,
                    [&](int64_t begin, int64_t end) { count_range(begin, end, parts[at::get_thread_num()]); });
-  std::fill(out, out + lay.size, A{0});
+  std::fill(out, out + size, A{0});
   for (const auto& part : parts) {
-    for (int64_t k = 0; k < lay.size; ++k) out[k] += part.cm[k];
+    for (int64_t k = 0; k < size; ++k) out[k] += part.cm[k];
     total.bad_t += part.bad_t;
     total.bad_p += part.bad_p;
   }
 }
 
 // Count checks the inputs, dispatches on their dtypes and counts into `out`
-// (lay.size elements; with `weight`, a float64 [N] tensor, weight sums);
-// returns (bad_target, bad_preds).
+// (lay.total() elements; with `weight`, a float [N] tensor, weight sums;
+// with `groups`, an integer [N] tensor, lay.groups buffers); returns
+// (bad_target, bad_preds).
 template <bool kMatrix, typename A>
 std::pair<int64_t, int64_t> Count(const char* op, const at::Tensor& preds_in, const at::Tensor& target_in,
-                                  const at::Tensor* weight, const Layout& lay, c10::optional<int64_t> ignore_index,
-                                  A* out) {
+                                  const at::Tensor* weight, const at::Tensor* groups_in, const Layout& lay,
+                                  c10::optional<int64_t> ignore_index, A* out) {
   const int64_t c = lay.c;
   TORCH_CHECK(target_in.dim() == 1, op, ": target must be [N]");
   bool scores = at::isFloatingType(preds_in.scalar_type());
@@ -311,20 +360,27 @@ std::pair<int64_t, int64_t> Count(const char* op, const at::Tensor& preds_in, co
               ": preds must be [N, C] scores or [N] labels");
   at::Tensor preds = preds_in.contiguous();
   at::Tensor target = target_in.contiguous();
-  const double* w = nullptr;
+  at::Tensor w;
   if (weight != nullptr) {
-    TORCH_CHECK(weight->scalar_type() == at::kDouble && weight->dim() == 1 && weight->size(0) == target.size(0), op,
-                ": weight must be float64 [N]");
-    TORCH_CHECK(weight->is_contiguous(), op, ": weight must be contiguous");
-    w = weight->data_ptr<double>();
+    TORCH_CHECK(at::isFloatingType(weight->scalar_type()) && weight->dim() == 1 && weight->size(0) == target.size(0),
+                op, ": weight must be float [N]");
+    w = weight->contiguous();
   }
+  at::Tensor groups;
+  if (groups_in != nullptr) {
+    TORCH_CHECK(lay.groups > 0, op, ": groups needs num_groups > 0");
+    TORCH_CHECK(groups_in->dim() == 1 && groups_in->size(0) == target.size(0), op, ": groups must be [N]");
+    groups = groups_in->to(at::kLong).contiguous();
+  }
+  const int64_t* g = groups.defined() ? groups.data_ptr<int64_t>() : nullptr;
+  const at::Tensor* wp = w.defined() ? &w : nullptr;
   Counts<A> total;
   auto dispatch_target = [&](auto p_tag) {
     using P = decltype(p_tag);
     if (target.scalar_type() == at::kLong)
-      Run<kMatrix, A, P, int64_t>(preds, target, w, scores, lay, ignore_index, out, total);
+      Run<kMatrix, A, P, int64_t>(preds, target, wp, g, scores, lay, ignore_index, out, total);
     else if (target.scalar_type() == at::kInt)
-      Run<kMatrix, A, P, int32_t>(preds, target, w, scores, lay, ignore_index, out, total);
+      Run<kMatrix, A, P, int32_t>(preds, target, wp, g, scores, lay, ignore_index, out, total);
     else
       TORCH_CHECK(false, op, ": target must be int32 or int64");
   };
@@ -381,30 +437,42 @@ std::vector<ConfmatPart> PartsOrThrow(c10::string_view text) {
   return *parts;
 }
 
-// Weighted says whether a fused op got its optional weight operand.
-bool Weighted(const c10::optional<at::Tensor>& weight) { return weight.has_value() && weight->defined(); }
+// Optional is an optional tensor operand that is present and defined.
+const at::Tensor* Optional(const c10::optional<at::Tensor>& t) {
+  return t.has_value() && t->defined() ? &*t : nullptr;
+}
 
 // CountType is the dtype of the counts: int64, or float64 weight sums.
-at::ScalarType CountType(const c10::optional<at::Tensor>& weight) { return Weighted(weight) ? at::kDouble : at::kLong; }
+at::ScalarType CountType(const c10::optional<at::Tensor>& weight) {
+  return Optional(weight) ? at::kDouble : at::kLong;
+}
 
-// CountInto counts into a new tensor of `shape`: int64 counts, or float64
-// weight sums with `weight`.
+// GroupedShape is `shape` with the group axis in front when there is one.
+std::vector<int64_t> GroupedShape(std::vector<int64_t> shape, const c10::optional<at::Tensor>& groups,
+                                  int64_t num_groups) {
+  if (Optional(groups)) shape.insert(shape.begin(), num_groups);
+  return shape;
+}
+
+// CountInto counts into a new tensor of `shape` (with the group axis):
+// int64 counts, or float64 weight sums with `weight`.
 template <bool kMatrix>
 std::tuple<at::Tensor, at::Tensor, at::Tensor> CountInto(const char* op, const at::Tensor& preds,
                                                          const at::Tensor& target,
-                                                         const c10::optional<at::Tensor>& weight, const Layout& lay,
-                                                         c10::optional<int64_t> ignore_index,
+                                                         const c10::optional<at::Tensor>& weight,
+                                                         const c10::optional<at::Tensor>& groups, Layout lay,
+                                                         int64_t num_groups, c10::optional<int64_t> ignore_index,
                                                          std::vector<int64_t> shape) {
   auto opts = target.options().dtype(at::kLong);
+  if (Optional(groups)) lay.groups = num_groups;
+  at::Tensor out = at::empty(GroupedShape(std::move(shape), groups, num_groups), opts.dtype(CountType(weight)));
   std::pair<int64_t, int64_t> bad;
-  at::Tensor out;
-  if (Weighted(weight)) {
-    at::Tensor w = weight->contiguous();
-    out = at::empty(shape, target.options().dtype(at::kDouble));
-    bad = Count<kMatrix, double>(op, preds, target, &w, lay, ignore_index, out.data_ptr<double>());
+  if (Optional(weight)) {
+    bad = Count<kMatrix, double>(op, preds, target, Optional(weight), Optional(groups), lay, ignore_index,
+                                 out.data_ptr<double>());
   } else {
-    out = at::empty(shape, opts);
-    bad = Count<kMatrix, int64_t>(op, preds, target, nullptr, lay, ignore_index, out.data_ptr<int64_t>());
+    bad = Count<kMatrix, int64_t>(op, preds, target, nullptr, Optional(groups), lay, ignore_index,
+                                  out.data_ptr<int64_t>());
   }
   return {out, at::scalar_tensor(bad.first, opts), at::scalar_tensor(bad.second, opts)};
 }
@@ -413,39 +481,49 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> CountInto(const char* op, const a
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatCpu(const at::Tensor& preds, const at::Tensor& target,
                                                             int64_t c, c10::optional<int64_t> ignore_index,
-                                                            const c10::optional<at::Tensor>& weight) {
+                                                            const c10::optional<at::Tensor>& weight,
+                                                            const c10::optional<at::Tensor>& groups,
+                                                            int64_t num_groups) {
   Layout lay;
   lay.c = c;
   lay.size = c * c;
-  return CountInto<true>("mc_confmat", preds, target, weight, lay, ignore_index, {c, c});
+  return CountInto<true>("mc_confmat", preds, target, weight, groups, lay, num_groups, ignore_index, {c, c});
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McMarginalsCpu(const at::Tensor& preds, const at::Tensor& target,
                                                               int64_t c, c10::optional<int64_t> ignore_index,
                                                               c10::string_view parts, bool totals,
-                                                              const c10::optional<at::Tensor>& weight) {
+                                                              const c10::optional<at::Tensor>& weight,
+                                                              const c10::optional<at::Tensor>& groups,
+                                                              int64_t num_groups) {
   std::vector<ConfmatPart> kept = PartsOrThrow(parts);
   Layout lay = MarginalLayout(c, kept);
-  auto r = CountInto<false>("mc_marginals", preds, target, weight, lay, ignore_index,
+  auto r = CountInto<false>("mc_marginals", preds, target, weight, groups, lay, num_groups, ignore_index,
                             {static_cast<int64_t>(kept.size()), c});
-  if (totals) std::get<0>(r) = std::get<0>(r).sum(1);
+  if (totals) std::get<0>(r) = std::get<0>(r).sum(-1);
   return r;
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McMarginalsMeta(const at::Tensor&, const at::Tensor& target, int64_t c,
                                                                c10::optional<int64_t>, c10::string_view parts,
-                                                               bool totals, const c10::optional<at::Tensor>& weight) {
+                                                               bool totals, const c10::optional<at::Tensor>& weight,
+                                                               const c10::optional<at::Tensor>& groups,
+                                                               int64_t num_groups) {
   auto opts = target.options().dtype(at::kLong);
   int64_t rows = static_cast<int64_t>(PartsOrThrow(parts).size());
-  auto counts = target.options().dtype(CountType(weight));
-  return {totals ? at::empty({rows}, counts) : at::empty({rows, c}, counts), at::empty({}, opts), at::empty({}, opts)};
+  std::vector<int64_t> shape = totals ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, c};
+  return {at::empty(GroupedShape(shape, groups, num_groups), target.options().dtype(CountType(weight))),
+          at::empty({}, opts), at::empty({}, opts)};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> McConfmatMeta(const at::Tensor&, const at::Tensor& target, int64_t c,
                                                              c10::optional<int64_t>,
-                                                             const c10::optional<at::Tensor>& weight) {
+                                                             const c10::optional<at::Tensor>& weight,
+                                                             const c10::optional<at::Tensor>& groups,
+                                                             int64_t num_groups) {
   auto opts = target.options().dtype(at::kLong);
-  return {at::empty({c, c}, target.options().dtype(CountType(weight))), at::empty({}, opts), at::empty({}, opts)};
+  return {at::empty(GroupedShape({c, c}, groups, num_groups), target.options().dtype(CountType(weight))),
+          at::empty({}, opts), at::empty({}, opts)};
 }
 
 }  // namespace tally::ops::fused

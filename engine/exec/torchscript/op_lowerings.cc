@@ -586,9 +586,12 @@ Result Composite(LowerCtx& c, const ir::Node& n, const Values& in) {
       optional = true;
       type = opt->getElementType();
     }
-    // An optional tensor (mc_confmat's weight) takes the next input, if any.
+    // An optional tensor (mc_confmat's weight) takes the next input, if any;
+    // `groups` is the last input, there when the node has num_groups.
     if (optional && type->kind() == c10::TypeKind::TensorType) {
-      if (next < in.size()) {
+      const bool grouped = n.attrs().count("num_groups") > 0;
+      const size_t end = in.size() - (grouped && arg.name() != "groups" ? 1 : 0);
+      if (arg.name() == "groups" ? grouped && next < in.size() : next < end) {
         args.emplace_back(arg.name(), in[next++]);
       } else {
         args.emplace_back(arg.name(), c10::IValue());

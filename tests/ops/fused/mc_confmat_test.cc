@@ -9,11 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/tally.h"
 #include "engine/runtime/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/mc_confmat.h"
+#include "ops/fused/weights.h"
 #include "tests/ops/fused/fused_testing.h"
 
 namespace tally {
@@ -104,20 +106,75 @@ TEST(McConfmatKernel, RunsOnMetaThroughTheDispatcher) {
   // (so the meta-execution proof of sync-freedom covers it).
   auto op = c10::Dispatcher::singleton()
                 .findSchemaOrThrow("tally::mc_confmat", "")
-                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, int64_t,
-                                                                      c10::optional<int64_t>,
-                                                                      const c10::optional<at::Tensor>&)>();
+                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
+                    const at::Tensor&, const at::Tensor&, int64_t, c10::optional<int64_t>,
+                    const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&, int64_t)>();
   c10::InferenceMode guard;
   auto meta = at::TensorOptions().device(at::kMeta);
   auto r = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::optional<int64_t>(2),
-                   c10::nullopt);
+                   c10::nullopt, c10::nullopt, 0);
   EXPECT_TRUE(std::get<0>(r).is_meta());
   EXPECT_EQ(std::get<0>(r).sizes(), (std::vector<int64_t>{4, 4}));
   EXPECT_EQ(std::get<0>(r).scalar_type(), at::kLong);
-  // Weighted: float64 sums.
+  // Weighted (float32 weights): float64 sums; grouped: a leading [G].
   auto w = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::nullopt,
-                   c10::optional<at::Tensor>(at::empty({9}, meta.dtype(at::kDouble))));
+                   c10::optional<at::Tensor>(at::empty({9}, meta.dtype(at::kFloat))),
+                   c10::optional<at::Tensor>(at::empty({9}, meta.dtype(at::kLong))), 6);
   EXPECT_EQ(std::get<0>(w).scalar_type(), at::kDouble);
+  EXPECT_EQ(std::get<0>(w).sizes(), (std::vector<int64_t>{6, 4, 4}));
+}
+
+// Verifies that the fused kernels' group axis and raw weights (float32 and
+// bfloat16, with negative, NaN and infinite weights and group ids outside
+// [0, G)) give the states of the decomposed ATen path: integer counts
+// exactly, float64 weight sums to rounding (they add in another order).
+TEST(McConfmatKernel, GroupsAndRawWeightsEqualTheReference) {
+  const int64_t n = 70001, c = 6;
+  at::Generator gen = at::detail::createCPUGenerator(5);
+  at::Tensor target = at::randint(-1, c + 1, {n}, gen, at::kLong);
+  at::Tensor scores = (at::randn({n, c}, gen, at::kFloat) * 2).round();
+  at::Tensor groups = at::randint(-1, 6, {n}, gen, at::kLong);
+  at::Tensor weight = at::rand({n}, gen, at::kFloat) * 3;
+  weight.index_put_({at::arange(0, n, 97)}, -1.0);
+  weight.index_put_({at::arange(1, n, 101)}, NAN);
+  weight.index_put_({at::arange(2, n, 103)}, INFINITY);
+  const std::vector<std::string> specs = {"multiclass_confusion_matrix(num_classes=6, num_groups=5)",
+                                          "multiclass_f1_score(num_classes=6, average=macro, num_groups=5)",
+                                          "multiclass_accuracy(num_classes=6, average=micro, num_groups=5)"};
+  for (at::ScalarType wt : {at::kFloat, at::kBFloat16}) {
+    for (bool weighted : {false, true}) {
+      NamedTensors in = {{"preds", scores}, {"target", target}, {"groups", groups}};
+      if (weighted) in.push_back({"weight", weight.to(wt)});
+      for (int64_t batch : {n, int64_t{4096}}) {
+        std::string ir;
+        auto fused = StatesOf(specs, in, passes::FusePolicy::kFused, batch, &ir);
+        auto ref = StatesOf(specs, in, passes::FusePolicy::kReference, batch);
+        EXPECT_TRUE(absl::StrContains(ir, "num_groups=5")) << ir;
+        ASSERT_EQ(fused.size(), ref.size());
+        for (size_t i = 0; i < fused.size(); ++i) {
+          ASSERT_EQ(fused[i].scalar_type(), ref[i].scalar_type());
+          EXPECT_TRUE(fused[i].is_floating_point() ? at::allclose(fused[i], ref[i], 1e-12, 1e-9)
+                                                   : at::equal(fused[i], ref[i]))
+              << "state " << i << " weighted " << weighted << " batch " << batch << "\n"
+              << fused[i] << "\nvs\n"
+              << ref[i];
+        }
+      }
+    }
+  }
+}
+
+// Verifies bad_weights counts negative, NaN and infinite weights (and only
+// those: 0 and the largest finite values are good) in every float dtype.
+TEST(BadWeightsKernel, CountsNegativeNanAndInfinite) {
+  at::Tensor w = at::tensor({0.0, 1.0, -0.5, NAN, INFINITY, -INFINITY, 3e38, -0.0}, at::kDouble);
+  for (at::ScalarType dt : {at::kDouble, at::kFloat, at::kHalf, at::kBFloat16}) {
+    // 3e38 is finite in float32 and bfloat16, infinite in float16.
+    const int64_t want = dt == at::kHalf ? 5 : 4;
+    EXPECT_EQ(ops::fused::BadWeightsCpu(w.to(dt)).item<int64_t>(), want) << dt;
+  }
+  EXPECT_EQ(ops::fused::BadWeightsCpu(at::rand({200000}, at::kFloat)).item<int64_t>(), 0);
+  EXPECT_EQ(ops::fused::BadWeightsCpu(-at::ones({200000}, at::kFloat)).item<int64_t>(), 200000);
 }
 
 // Verifies that weights add per row in every counting path (small C with
