@@ -12,7 +12,7 @@ bool HasWeight(dsl::MetricBuilder& b) { return b.FindInput(kWeightInput) != null
 namespace {
 
 // CheckedWeight is the raw `weight` for rows like `rows`, its deferred check
-// registered (one bad_weights read, no float64 copy).
+// registered (one count_outside read, no float64 copy).
 ops::Expr CheckedWeight(dsl::MetricBuilder& b, ops::Expr rows) {
   if (!HasWeight(b) || !b.ok()) return ops::Expr();
   ops::Expr w = b.Input(kWeightInput);
@@ -28,7 +28,7 @@ ops::Expr CheckedWeight(dsl::MetricBuilder& b, ops::Expr rows) {
     b.FailInput(kWeightInput, absl::StrCat("expected one weight per row, shape [N], got ", w.type().ShapeString()));
     return ops::Expr();
   }
-  b.Check(kWeightInput, "{n} negative, NaN or infinite weights", b.Op(ops::OpId::kBadWeights, {w}));
+  b.Check(kWeightInput, "{n} negative, NaN or infinite weights", ops::CountOutside(w, 0.0, INFINITY));
   return w;
 }
 

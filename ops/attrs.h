@@ -456,6 +456,14 @@ struct ScoreCode16Attrs {
   std::string format;
   static constexpr auto Fields() { return std::make_tuple(F("format", &ScoreCode16Attrs::format)); }
 };
+// count_outside: the range [low, high) (ops/fused/count_outside.h).
+struct CountOutsideAttrs {
+  double low = 0;
+  double high = 0;
+  static constexpr auto Fields() {
+    return std::make_tuple(F("low", &CountOutsideAttrs::low), F("high", &CountOutsideAttrs::high));
+  }
+};
 // code16_counts.
 struct Code16CountsAttrs {
   std::string format;

@@ -131,19 +131,20 @@ void RegisterCompositeOps(OpTable& t) {
   }
 
   {
-    // bad_weights(weight): i64[], the weights (float, any shape) that are
-    //   negative, NaN or infinite: the `weight` input's check
-    //   (metrics/weights.h) in one read, without a float64 copy.
-    OpDef bw;
-    bw.id = OpId::kBadWeights;
-    bw.min_inputs = bw.max_inputs = 1;
-    bw.traits.composite = true;
-    bw.fused_devices = {"cpu", "meta"};
-    bw.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-      if (!ir::IsFloating(in[0].dtype)) return absl::InvalidArgumentError("expects float weights");
+    // count_outside(x) {low, high}: i64[], the elements of x (numbers, any
+    //   shape) outside [low, high), NaN included, compared in float64: a
+    //   range check (the weights', the group ids') in one read.
+    OpDef co;
+    co.id = OpId::kCountOutside;
+    co.min_inputs = co.max_inputs = 1;
+    co.attrs = SpecsOf<CountOutsideAttrs>();
+    co.traits.composite = true;
+    co.fused_devices = {"cpu", "meta"};
+    co.infer = [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+      if (in[0].dtype == DType::kBool) return absl::InvalidArgumentError("expects numbers, got bool");
       return std::vector<TensorType>{{DType::kInt64, {}, in[0].device}};
     };
-    AddOp(t, bw);
+    AddOp(t, co);
   }
 
   {

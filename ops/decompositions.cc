@@ -152,10 +152,12 @@ absl::StatusOr<Results> DecomposeMcMarginals(ir::Graph& g, ir::Node& n, ops::Gra
   return Results{marginals, ops::Sum(r.bad_t), ops::Sum(r.bad_p)};
 }
 
-// BadWeights: the weights that fail w >= 0 and w < inf (NaN fails both).
-absl::StatusOr<Results> DecomposeBadWeights(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
-  Expr w = b.Wrap(&g, n.input(0));
-  return Results{ops::Sum(ops::Cast(!(w >= 0.0 && w < INFINITY), DType::kInt64))};
+// CountOutside: the elements that fail x >= low and x < high (NaN fails
+// both), compared in float64 as the kernel does.
+absl::StatusOr<Results> DecomposeCountOutside(ir::Graph& g, ir::Node& n, ops::GraphBuilder& b) {
+  const auto a = AttrsOf<CountOutsideAttrs>(n);
+  Expr x = ops::Cast(b.Wrap(&g, n.input(0)), DType::kFloat64);
+  return Results{ops::Sum(ops::Cast(!(x >= a.low && x < a.high), DType::kInt64))};
 }
 
 // ConfmatPart: the statistic read off the matrix in O(C^2) work; only the
@@ -524,7 +526,7 @@ using DecomposeFn = absl::StatusOr<Results> (*)(ir::Graph& g, ir::Node& n, ops::
 constexpr OpTableOf<DecomposeFn> kDecompositions = {
     {OpId::kMcConfmat, DecomposeMcConfmat},
     {OpId::kMcMarginals, DecomposeMcMarginals},
-    {OpId::kBadWeights, DecomposeBadWeights},
+    {OpId::kCountOutside, DecomposeCountOutside},
     {OpId::kConfmatPart, DecomposeConfmatPart},
     {OpId::kBinaryRankStats, DecomposeBinaryRankStats},
     {OpId::kScoreCode16, DecomposeScoreCode16},

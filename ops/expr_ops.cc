@@ -132,6 +132,9 @@ Expr Histogram(Expr idx, Expr w, int64_t size, Loc loc) {
 Expr ScoreCode16(Expr x, const std::string& format, Loc loc) {
   return Call(ops::OpId::kScoreCode16, {x}, ToAttrMap(ops::ScoreCode16Attrs{format}), loc);
 }
+Expr CountOutside(Expr x, double low, double high, Loc loc) {
+  return Call(ops::OpId::kCountOutside, {x}, ToAttrMap(ops::CountOutsideAttrs{low, high}), loc);
+}
 Expr ConfmatPartOf(Expr cm, absl::string_view part, Loc loc) {
   return Call(ops::OpId::kConfmatPart, {cm}, ToAttrMap(ops::ConfmatPartAttrs{std::string(part)}), loc);
 }

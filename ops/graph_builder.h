@@ -158,6 +158,9 @@ Expr OneHot(Expr labels, int64_t num_classes, Loc loc = Loc::Current());
 Expr TopkMask(Expr x, int64_t k, Loc loc = Loc::Current());
 Expr Histogram(Expr idx, int64_t size, Loc loc = Loc::Current());
 Expr Histogram(Expr idx, Expr weights, int64_t size, Loc loc = Loc::Current());
+// CountOutside is the i64[] count of x's elements outside [low, high), NaN
+// included (a range check in one read; ops/fused/count_outside.h).
+Expr CountOutside(Expr x, double low, double high, Loc loc = Loc::Current());
 // ConfmatPartOf reads one per-class statistic ("tp", "target", "pred",
 // "abs_err", "sq_err"; ops/confmat_parts.h) of a [C, C] confusion matrix.
 // Finalize graphs read a matrix state this way so that the compiler can keep

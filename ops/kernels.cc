@@ -17,8 +17,8 @@
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/rank_stats.h"
 #include "ops/fused/reg_stats.h"
+#include "ops/fused/count_outside.h"
 #include "ops/fused/replica_histogram.h"
-#include "ops/fused/weights.h"
 #include "ops/fused/retrieval.h"
 #include "ops/fused/score_code.h"
 #include "ops/meta_kernels.h"
@@ -427,8 +427,9 @@ void McMarginals(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
                out);
 }
 
-void BadWeights(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
-  out[0] = CallFused("tally::bad_weights", &fused::BadWeightsCpu, in[0].is_cpu(), in[0]);
+void CountOutside(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const auto a = AttrsOf<CountOutsideAttrs>(n);
+  out[0] = CallFused("tally::count_outside", &fused::CountOutsideCpu, in[0].is_cpu(), in[0], a.low, a.high);
 }
 
 void ScoreCode16(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
@@ -605,7 +606,7 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kSegmentScan, SegmentScan},
     {OpId::kMcConfmat, McConfmat},
     {OpId::kMcMarginals, McMarginals},
-    {OpId::kBadWeights, BadWeights},
+    {OpId::kCountOutside, CountOutside},
     {OpId::kConfmatPart, ConfmatPartKernel},
     {OpId::kBinaryRankStats, BinaryRankStats},
     {OpId::kScoreCode16, ScoreCode16},

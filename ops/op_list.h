@@ -105,7 +105,7 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(BlConfmat, "bl_confmat", kComposite)               \
   X(CountInvalid, "count_invalid", kComposite)         \
   X(RetrievalScore, "retrieval_score", kComposite)     \
-  X(BadWeights, "bad_weights", kComposite)
+  X(CountOutside, "count_outside", kComposite)
 
 enum class OpId : uint8_t {
 #define TALLY_OP_ENUM(id, name, kind) k##id,

@@ -209,18 +209,25 @@ bool Grouped(const ir::Node& n, const ReplicaSpec& spec) {
   return HasRows(target) && target->type().rank() == 1 && HasRows(n.input(0));
 }
 
-absl::Status Replicator::Decompose() {
+// DecomposeComposites replaces the composite ops of `g` (but those `keep`
+// says) by their primitive ops, which the rewrite knows one by one.
+template <typename Keep>
+absl::Status DecomposeComposites(ir::Graph& g, Keep keep) {
   std::vector<ir::Node*> composites;
-  for (const auto& n : g_.nodes()) {
+  for (const auto& n : g.nodes()) {
     std::optional<OpId> id = ops::IdOf(*n);
-    if (id && ops::KindOf(*id) == ops::OpKind::kComposite && !Grouped(*n, spec_)) composites.push_back(n.get());
+    if (id && ops::KindOf(*id) == ops::OpKind::kComposite && !keep(*n)) composites.push_back(n.get());
   }
   if (composites.empty()) return absl::OkStatus();
   absl::flat_hash_set<const ir::Node*> gone(composites.begin(), composites.end());
-  for (ir::Node* n : composites) TALLY_RETURN_IF_ERROR(ops::Decompose(g_, *n));
-  g_.RemoveNodesIf([&](const ir::Node* n) { return gone.contains(n); });
-  g_.TopologicalSort();
+  for (ir::Node* n : composites) TALLY_RETURN_IF_ERROR(ops::Decompose(g, *n));
+  g.RemoveNodesIf([&](const ir::Node* n) { return gone.contains(n); });
+  g.TopologicalSort();
   return absl::OkStatus();
+}
+
+absl::Status Replicator::Decompose() {
+  return DecomposeComposites(g_, [&](const ir::Node& n) { return Grouped(n, spec_); });
 }
 
 bool Replicator::RowLocalOp(const ir::Node& n) const {
@@ -515,7 +522,7 @@ absl::Status Replicator::Run(const Signature& sig) {
     c.check = absl::StrCat(spec_.key_input, ": {n} group ids outside [0, ", spec_.replicas, ")");
     c.metric = m_.name;
     mod.states.push_back(c);
-    Expr bad = ops::Sum(ops::Cast(!(key_ >= 0.0 && key_ < static_cast<double>(spec_.replicas)), ir::DType::kInt64));
+    Expr bad = ops::CountOutside(W(key_param), 0.0, static_cast<double>(spec_.replicas));
     if (!b_.ok()) return b_.status();
     returns.emplace_back(c.name, bad.value());
   }
@@ -654,6 +661,8 @@ class Batched {
 absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::string>& companions) {
   ir::Module& mod = *m_.module;
   std::unique_ptr<ir::Graph> old = std::move(mod.finalize);
+  // Composites (confmat_part) batch as their primitive ops.
+  TALLY_RETURN_IF_ERROR(DecomposeComposites(*old, [](const ir::Node&) { return false; }));
   auto fin = std::make_unique<ir::Graph>("finalize");
   ir::Graph& f = *fin;
   absl::flat_hash_map<std::string, Expr> params;

@@ -4,12 +4,12 @@
 #include <torch/library.h>
 
 #include "ops/fused/bl_confmat.h"
+#include "ops/fused/count_outside.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/rank_stats.h"
 #include "ops/fused/reg_stats.h"
 #include "ops/fused/retrieval.h"
 #include "ops/fused/score_code.h"
-#include "ops/fused/weights.h"
 
 TORCH_LIBRARY(tally, m) {
   m.def(
@@ -84,7 +84,7 @@ TORCH_LIBRARY_IMPL(tally, Meta, m) {
   m.impl("code16_counts", &tally::ops::fused::Code16CountsMeta);
 }
 
-// The weight input's check (ops/fused/weights.h).
-TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("bad_weights(Tensor weight) -> Tensor"); }
-TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("bad_weights", &tally::ops::fused::BadWeightsCpu); }
-TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("bad_weights", &tally::ops::fused::BadWeightsMeta); }
+// Range checks in one read (ops/fused/count_outside.h).
+TORCH_LIBRARY_FRAGMENT(tally, m) { m.def("count_outside(Tensor x, float low, float high) -> Tensor"); }
+TORCH_LIBRARY_IMPL(tally, CPU, m) { m.impl("count_outside", &tally::ops::fused::CountOutsideCpu); }
+TORCH_LIBRARY_IMPL(tally, Meta, m) { m.impl("count_outside", &tally::ops::fused::CountOutsideMeta); }

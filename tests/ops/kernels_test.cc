@@ -225,6 +225,12 @@ std::vector<Sample> Samples() {
                "mc_confmat",
                {"i64[N]", "i32[N]"},
                {{"num_classes", int64_t{4}}, {"ignore_index", int64_t{-1}}}});
+  s.push_back({"mc_confmat/weighted_grouped",
+               "mc_confmat",
+               {"f32[N,4]", "i64[N]", "f32[N]", "i64[N]"},
+               {{"num_classes", int64_t{4}}, {"num_groups", int64_t{3}}}});
+  s.push_back({"count_outside", "count_outside", {"f32[N]"}, {{"low", 0.0}, {"high", double{INFINITY}}}});
+  s.push_back({"count_outside/ids", "count_outside", {"i64[N]"}, {{"low", 0.0}, {"high", 2.0}}});
   s.push_back({"score_code16", "score_code16", {"f32[N,3]"}, {{"format", std::string("fp16")}}});
   s.push_back({"score_code16/bf16", "score_code16", {"f64[N]"}, {{"format", std::string("bf16")}}});
   s.push_back({"binary_rank_stats", "binary_rank_stats", {"f32[N]", "i1[N]"}, {}});
@@ -251,6 +257,10 @@ std::vector<Sample> Samples() {
                "mc_marginals",
                {"f32[N,40]", "i64[N]"},
                {{"num_classes", int64_t{40}}, {"parts", std::string("tp,target,pred")}, {"totals", true}}});
+  s.push_back({"mc_marginals/grouped",
+               "mc_marginals",
+               {"f32[N,5]", "i64[N]", "i64[N]"},
+               {{"num_classes", int64_t{5}}, {"parts", std::string("tp,sq_err")}, {"num_groups", int64_t{2}}}});
   for (const char* part : {"tp", "target", "pred", "abs_err", "sq_err"}) {
     s.push_back({absl::StrCat("confmat_part/", part), "confmat_part", {"i64[4,4]"}, {{"part", std::string(part)}}});
   }

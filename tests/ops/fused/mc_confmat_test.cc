@@ -15,7 +15,7 @@
 #include "engine/runtime/compiler.h"
 #include "gtest/gtest.h"
 #include "ops/fused/mc_confmat.h"
-#include "ops/fused/weights.h"
+#include "ops/fused/count_outside.h"
 #include "tests/ops/fused/fused_testing.h"
 
 namespace tally {
@@ -164,42 +164,22 @@ TEST(McConfmatKernel, GroupsAndRawWeightsEqualTheReference) {
   }
 }
 
-// Verifies bad_weights counts negative, NaN and infinite weights (and only
-// those: 0 and the largest finite values are good) in every float dtype.
-TEST(BadWeightsKernel, CountsNegativeNanAndInfinite) {
+// Verifies count_outside counts what falls outside [low, high), NaN
+// included, in every dtype: the weights' check [0, inf) (0 and the largest
+// finite values are in, negative, NaN and infinite ones out) and an integer
+// id range.
+TEST(CountOutsideKernel, CountsNegativeNanAndInfiniteWeightsAndIdsOutOfRange) {
   at::Tensor w = at::tensor({0.0, 1.0, -0.5, NAN, INFINITY, -INFINITY, 3e38, -0.0}, at::kDouble);
   for (at::ScalarType dt : {at::kDouble, at::kFloat, at::kHalf, at::kBFloat16}) {
     // 3e38 is finite in float32 and bfloat16, infinite in float16.
     const int64_t want = dt == at::kHalf ? 5 : 4;
-    EXPECT_EQ(ops::fused::BadWeightsCpu(w.to(dt)).item<int64_t>(), want) << dt;
+    EXPECT_EQ(ops::fused::CountOutsideCpu(w.to(dt), 0.0, INFINITY).item<int64_t>(), want) << dt;
   }
-  EXPECT_EQ(ops::fused::BadWeightsCpu(at::rand({200000}, at::kFloat)).item<int64_t>(), 0);
-  EXPECT_EQ(ops::fused::BadWeightsCpu(-at::ones({200000}, at::kFloat)).item<int64_t>(), 200000);
-}
-
-// Verifies that weights add per row in every counting path (small C with
-// AVX2, the templated small C for float64, wide rows, labels, ignore_index,
-// several threads): the weighted matrix equals index_put_ of the weights of
-// the kept rows.
-TEST(McConfmatKernel, WeightsAddPerRow) {
-  for (int64_t c : {4, 7, 40}) {
-    for (bool labels : {false, true}) {
-      for (at::ScalarType dt : {at::kFloat, at::kDouble}) {
-        const int64_t n = 70001;  // more than one thread's grain
-        at::Tensor t = at::randint(-1, c, {n}, at::kLong);
-        at::Tensor p = labels ? at::randint(0, c, {n}, at::kLong) : at::randn({n, c}, at::TensorOptions().dtype(dt));
-        at::Tensor w = at::rand({n}, at::kDouble) * 3.0;
-        auto [cm, bad_t, bad_p] = ops::fused::McConfmatCpu(p, t, c, c10::optional<int64_t>(-1), w);
-        ASSERT_EQ(cm.scalar_type(), at::kDouble);
-        at::Tensor lab = labels ? p : p.argmax(1);
-        at::Tensor keep = t >= 0;
-        at::Tensor want = at::zeros({c * c}, at::kDouble);
-        want.index_put_({(t * c + lab).masked_select(keep)}, w.masked_select(keep), /*accumulate=*/true);
-        EXPECT_TRUE(at::allclose(cm.reshape({-1}), want, 1e-12, 1e-9)) << "C=" << c << " labels=" << labels;
-        EXPECT_EQ(bad_t.item<int64_t>(), 0);
-      }
-    }
-  }
+  EXPECT_EQ(ops::fused::CountOutsideCpu(at::rand({200000}, at::kFloat), 0.0, INFINITY).item<int64_t>(), 0);
+  EXPECT_EQ(ops::fused::CountOutsideCpu(-at::ones({200000}, at::kFloat), 0.0, INFINITY).item<int64_t>(), 200000);
+  at::Tensor ids = at::tensor({int64_t{-1}, 0, 63, 64, int64_t{1} << 62}, at::kLong);
+  EXPECT_EQ(ops::fused::CountOutsideCpu(ids, 0.0, 64.0).item<int64_t>(), 3);
+  EXPECT_EQ(ops::fused::CountOutsideCpu(ids.to(at::kInt).narrow(0, 0, 4), 0.0, 64.0).item<int64_t>(), 2);
 }
 
 TEST(McConfmatKernel, BadTargetsAreCountedAndSkipped) {
