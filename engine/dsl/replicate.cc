@@ -661,8 +661,12 @@ class Batched {
 absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::string>& companions) {
   ir::Module& mod = *m_.module;
   std::unique_ptr<ir::Graph> old = std::move(mod.finalize);
-  // Composites (confmat_part) batch as their primitive ops.
-  TALLY_RETURN_IF_ERROR(DecomposeComposites(*old, [](const ir::Node&) { return false; }));
+  // Composites (confmat_part) batch as their primitive ops. Not with cat
+  // states: those run per replica on selected rows of another length than
+  // the decomposition's types say.
+  if (companions.empty()) {
+    TALLY_RETURN_IF_ERROR(DecomposeComposites(*old, [](const ir::Node&) { return false; }));
+  }
   auto fin = std::make_unique<ir::Graph>("finalize");
   ir::Graph& f = *fin;
   absl::flat_hash_map<std::string, Expr> params;

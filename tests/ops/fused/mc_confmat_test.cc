@@ -177,7 +177,7 @@ TEST(CountOutsideKernel, CountsNegativeNanAndInfiniteWeightsAndIdsOutOfRange) {
   }
   EXPECT_EQ(ops::fused::CountOutsideCpu(at::rand({200000}, at::kFloat), 0.0, INFINITY).item<int64_t>(), 0);
   EXPECT_EQ(ops::fused::CountOutsideCpu(-at::ones({200000}, at::kFloat), 0.0, INFINITY).item<int64_t>(), 200000);
-  at::Tensor ids = at::tensor({int64_t{-1}, 0, 63, 64, int64_t{1} << 62}, at::kLong);
+  at::Tensor ids = at::tensor(std::vector<int64_t>{-1, 0, 63, 64, int64_t{1} << 62}, at::kLong);
   EXPECT_EQ(ops::fused::CountOutsideCpu(ids, 0.0, 64.0).item<int64_t>(), 3);
   EXPECT_EQ(ops::fused::CountOutsideCpu(ids.to(at::kInt).narrow(0, 0, 4), 0.0, 64.0).item<int64_t>(), 2);
 }
