@@ -45,9 +45,11 @@ absl::StatusOr<dsl::Metric> BuildMetric(const MetricSpec& spec, const dsl::Signa
   }
   SpecArgs args(spec);
   TALLY_ASSIGN_OR_RETURN(dsl::Metric m, info->build(args, sig, device));
-  TALLY_ASSIGN_OR_RETURN(std::optional<dsl::ReplicaSpec> replicas, ReadReplicaArgs(args));
+  TALLY_ASSIGN_OR_RETURN(std::vector<dsl::ReplicaSpec> replicas, ReadReplicaArgs(args));
   TALLY_RETURN_IF_ERROR(args.CheckAllUsed());
-  if (replicas) return dsl::Replicate(std::move(m), *replicas, sig, device);
+  for (const dsl::ReplicaSpec& r : replicas) {
+    TALLY_ASSIGN_OR_RETURN(m, dsl::Replicate(std::move(m), r, sig, device));
+  }
   return m;
 }
 

@@ -66,8 +66,14 @@ absl::StatusOr<dsl::ReplicaSpec> ReadBootstrap(SpecArgs& args, int64_t b) {
 
 }  // namespace
 
-absl::StatusOr<std::optional<dsl::ReplicaSpec>> ReadReplicaArgs(SpecArgs& args) {
-  std::optional<dsl::ReplicaSpec> out;
+absl::StatusOr<std::vector<dsl::ReplicaSpec>> ReadReplicaArgs(SpecArgs& args) {
+  std::vector<dsl::ReplicaSpec> out;
+  TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> b, args.GetOptionalInt("num_bootstraps"));
+  if (b) {
+    TALLY_RETURN_IF_ERROR(CheckCount(args, "num_bootstraps", *b));
+    TALLY_ASSIGN_OR_RETURN(dsl::ReplicaSpec s, ReadBootstrap(args, *b));
+    out.push_back(s);
+  }
   if (!BuilderRead(args, "num_groups")) {
     TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> g, args.GetOptionalInt("num_groups"));
     if (g) {
@@ -78,14 +84,8 @@ absl::StatusOr<std::optional<dsl::ReplicaSpec>> ReadReplicaArgs(SpecArgs& args) 
       s.key_input = kGroupsInput;
       s.arg_name = "num_groups";
       TALLY_ASSIGN_OR_RETURN(s.overall, args.GetBool("overall", false));
-      out = s;
+      out.push_back(s);
     }
-  }
-  TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> b, args.GetOptionalInt("num_bootstraps"));
-  if (b) {
-    if (out) return args.InvalidArgument("num_groups and num_bootstraps together are not supported yet");
-    TALLY_RETURN_IF_ERROR(CheckCount(args, "num_bootstraps", *b));
-    TALLY_ASSIGN_OR_RETURN(out, ReadBootstrap(args, *b));
   }
   return out;
 }

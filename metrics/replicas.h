@@ -19,8 +19,10 @@
 namespace tally::metrics {
 
 // ReadReplicaArgs reads the arguments above that the metric's own builder
-// left unread (it runs after the builder); nullopt when there are none.
-absl::StatusOr<std::optional<dsl::ReplicaSpec>> ReadReplicaArgs(SpecArgs& args);
+// left unread (it runs after the builder): the transformations to apply in
+// order (none, one, or the bootstrap and then the slices: every group's
+// intervals).
+absl::StatusOr<std::vector<dsl::ReplicaSpec>> ReadReplicaArgs(SpecArgs& args);
 
 }  // namespace tally::metrics
 

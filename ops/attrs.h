@@ -359,10 +359,13 @@ struct ReplicaHistogramAttrs {
   std::string mode;  // "groups" or "poisson"
   int64_t seed = 0;
   int64_t block = 1;  // elements of idx per key
+  // Poisson per group: the last operand is each row's group id; [G, replicas * size].
+  Opt<int64_t> num_groups;
   static constexpr auto Fields() {
     return std::make_tuple(F("size", &ReplicaHistogramAttrs::size), F("replicas", &ReplicaHistogramAttrs::replicas),
                            F("mode", &ReplicaHistogramAttrs::mode), F("seed", &ReplicaHistogramAttrs::seed),
-                           F("block", &ReplicaHistogramAttrs::block));
+                           F("block", &ReplicaHistogramAttrs::block),
+                           F("num_groups", &ReplicaHistogramAttrs::num_groups));
   }
 };
 // sort.

@@ -229,9 +229,11 @@ void RegisterIndexOps(OpTable& t) {
                }
                return std::vector<TensorType>{{dt, {Dim::Fixed(AttrsOf<HistogramAttrs>(a).size)}, in[0].device}};
              }));
-  // replica_histogram(idx, key[, weights]): the row reduction of sliced
-  // and bootstrapped metrics (ops/fused/replica_histogram.h): [replicas * size].
-  add(MakeOp(OpId::kReplicaHistogram, 2, 3, SpecsOf<ReplicaHistogramAttrs>(),
+  // replica_histogram(idx, key[, weights][, groups]): the row reduction of
+  // sliced and bootstrapped metrics (ops/fused/replica_histogram.h):
+  // [replicas * size]; with num_groups = G (poisson) and groups, per group,
+  // [G, replicas * size].
+  add(MakeOp(OpId::kReplicaHistogram, 2, 4, SpecsOf<ReplicaHistogramAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
                const auto attrs = AttrsOf<ReplicaHistogramAttrs>(a);
                if (attrs.mode != "groups" && attrs.mode != "poisson") {
@@ -244,12 +246,20 @@ void RegisterIndexOps(OpTable& t) {
                    in[1].rank() != 1) {
                  return absl::InvalidArgumentError("expects rank-1 integer idx and key");
                }
+               const bool grouped = attrs.num_groups.has_value();
+               if (grouped && (attrs.mode != "poisson" || attrs.num_groups.get() < 1 || in.size() < 3 ||
+                               !ir::IsIntegral(in.back().dtype) || in.back().shape != in[1].shape)) {
+                 return absl::InvalidArgumentError("num_groups needs mode poisson and integer groups like the key");
+               }
+               if (in.size() > (grouped ? 4u : 3u)) return absl::InvalidArgumentError("too many operands");
                DType dt = DType::kInt64;
-               if (in.size() == 3) {
+               if (in.size() == (grouped ? 4u : 3u)) {
                  if (in[2].shape != in[0].shape) return absl::InvalidArgumentError("weights must match the index");
                  if (ir::IsFloating(in[2].dtype)) dt = DType::kFloat64;
                }
-               return std::vector<TensorType>{{dt, {Dim::Fixed(attrs.replicas * attrs.size)}, in[0].device}};
+               TensorType out{dt, {Dim::Fixed(attrs.replicas * attrs.size)}, in[0].device};
+               if (grouped) out.shape.insert(out.shape.begin(), Dim::Fixed(attrs.num_groups.get()));
+               return std::vector<TensorType>{out};
              }));
   add(MakeOp(OpId::kSort, 1, 1, SpecsOf<SortAttrs>(),
              [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {

@@ -445,7 +445,12 @@ void Code16Counts(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 
 void ReplicaHistogram(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<ReplicaHistogramAttrs>(n);
-  out[0] = fused::ReplicaHistogram(in[0], in[1], OptionalInput(n, in, 2), a.size, a.replicas, a.mode, a.seed, a.block);
+  const bool grouped = a.num_groups.has_value();
+  const size_t inputs = n.inputs().size() - (grouped ? 1 : 0);
+  out[0] = fused::ReplicaHistogram(in[0], in[1], inputs > 2 ? c10::optional<at::Tensor>(in[2]) : c10::nullopt, a.size,
+                                   a.replicas, a.mode, a.seed, a.block,
+                                   grouped ? c10::optional<at::Tensor>(in[inputs]) : c10::nullopt,
+                                   a.num_groups.get());
 }
 
 void BinaryRankStats(const ir::Node&, const at::Tensor* in, at::Tensor* out) {

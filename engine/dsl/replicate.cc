@@ -398,6 +398,19 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
     if (!tail.empty()) idx = idx + ops::Reshape(ops::Arange(y, cells), tail);
     return ReplicaReduce(ops::Flatten(idx), ops::Flatten(y), cells, cells, v->type());
   }
+  if (spec_.kind == ReplicaSpec::Kind::kGroups && *id == OpId::kReplicaHistogram) {
+    // A bootstrap's row reduction (num_bootstraps applied first): the same
+    // draws, counted per group, [G, B * size].
+    auto a = ops::AttrsOf<ops::ReplicaHistogramAttrs>(n);
+    if (a.mode != "poisson" || a.num_groups.has_value()) return Unsupported("slices of slices");
+    std::vector<Expr> in;
+    for (ir::Value* x : n.inputs()) in.push_back(W(x));
+    in.push_back(key_);
+    a.num_groups = spec_.replicas;
+    Expr h = b_.Op(OpId::kReplicaHistogram, in, ops::ToAttrMap(a));
+    if (!b_.ok()) return b_.status();
+    return h.value();
+  }
   if (Grouped(n, spec_)) {
     // The fused op counts per group: the group ids as its last operand. Its
     // bad-value totals (the deferred checks) come from it too, so the

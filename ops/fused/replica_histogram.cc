@@ -41,11 +41,18 @@ int64_t ChunkRows(int64_t replicas, int64_t block) {
   return std::max<int64_t>(1, (int64_t{1} << 22) / std::max<int64_t>(1, replicas * block));
 }
 
+// OutShape is [replicas * size], with the group axis in front when grouped.
+std::vector<int64_t> OutShape(int64_t replicas, int64_t size, int64_t num_groups) {
+  if (num_groups > 0) return {num_groups, replicas * size};
+  return {replicas * size};
+}
+
 at::Tensor AtenReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
                                 int64_t size, int64_t replicas, bool poisson, int64_t seed, int64_t block,
-                                at::ScalarType out_type) {
-  at::Tensor out = at::zeros({replicas * size}, idx.options().dtype(out_type));
-  if (idx.device().is_meta() || idx.numel() == 0) return out;
+                                at::ScalarType out_type, const at::Tensor& groups, int64_t num_groups) {
+  at::Tensor shaped = at::zeros(OutShape(replicas, size, num_groups), idx.options().dtype(out_type));
+  if (idx.device().is_meta() || idx.numel() == 0) return shaped;
+  at::Tensor out = shaped.view({-1});
   const int64_t n = key.numel();
   at::Tensor k = key.to(at::kLong).reshape({n});
   at::Tensor ix = idx.to(at::kLong).reshape({n * block});
@@ -67,10 +74,17 @@ at::Tensor AtenReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, co
     at::Tensor ic = ix.narrow(0, r0 * block, rows * block).unsqueeze(1);
     if (w.defined()) m = m * w.narrow(0, r0 * block, rows * block).unsqueeze(1);
     at::Tensor valid = (ic >= 0).logical_and_(ic < size);
-    at::Tensor flat = at::where(valid, ic + offsets, 0).reshape({-1});
+    at::Tensor flat = ic + offsets;
+    if (groups.defined()) {
+      // Each element's row's group: its slab of replicas * size cells.
+      at::Tensor g = groups.narrow(0, r0, rows).unsqueeze(1).expand({rows, block}).reshape({rows * block, 1});
+      valid = valid.logical_and(g >= 0).logical_and_(g < num_groups);
+      flat = flat + g * (replicas * size);
+    }
+    flat = at::where(valid, flat, 0).reshape({-1});
     out.index_add_(0, flat, at::where(valid, m, at::zeros({}, m.options())).reshape({-1}));
   }
-  return out;
+  return shaped;
 }
 
 // The CPU pass. Poisson: threads own replicas (no shared cells), and each
@@ -78,7 +92,8 @@ at::Tensor AtenReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, co
 // Groups: threads own rows with private histograms where those are small.
 template <typename T>
 void CpuReplicaHistogram(const int64_t* ix, const int64_t* key, const T* w, int64_t n, int64_t size, int64_t replicas,
-                         bool poisson, uint64_t seed_hash, int64_t block, T* out) {
+                         bool poisson, uint64_t seed_hash, int64_t block, const int64_t* groups, int64_t num_groups,
+                         T* out) {
   auto add_row = [&](T* h, int64_t r, T mult) {
     const int64_t* rix = ix + r * block;
     const T* rw = w != nullptr ? w + r * block : nullptr;
@@ -94,8 +109,14 @@ void CpuReplicaHistogram(const int64_t* ix, const int64_t* key, const T* w, int6
       for (int64_t b = b0; b < b1; ++b) {
         T* h = out + b * size;
         for (int64_t r = 0; r < n; ++r) {
+          T* into = h;
+          if (groups != nullptr) {
+            const int64_t g = groups[r];
+            if (g < 0 || g >= num_groups) continue;
+            into += g * replicas * size;
+          }
           const int64_t m = DrawFromHash(hashes[r], b);
-          if (m != 0) add_row(h, r, static_cast<T>(m));
+          if (m != 0) add_row(into, r, static_cast<T>(m));
         }
       }
     });
@@ -155,9 +176,18 @@ at::Tensor PoissonWeights(const at::Tensor& key, int64_t seed, int64_t replicas)
 }
 
 namespace {
-void CheckArgs(const at::Tensor& idx, const at::Tensor& key, const std::string& mode, int64_t block) {
+void CheckArgs(const at::Tensor& idx, const at::Tensor& key, const std::string& mode, int64_t block,
+               const c10::optional<at::Tensor>& groups, int64_t num_groups) {
   TORCH_CHECK(mode == "groups" || mode == "poisson", "replica_histogram: mode must be groups or poisson");
   TORCH_CHECK(block >= 1 && idx.numel() == key.numel() * block, "replica_histogram: idx must hold block per key");
+  if (groups.has_value()) {
+    TORCH_CHECK(mode == "poisson" && num_groups >= 1 && groups->numel() == key.numel(),
+                "replica_histogram: groups needs mode poisson, num_groups >= 1 and one id per key");
+  }
+}
+// Groups is the group ids as contiguous int64, or undefined.
+at::Tensor Groups(const c10::optional<at::Tensor>& groups) {
+  return groups.has_value() ? groups->to(at::kLong).reshape({-1}).contiguous() : at::Tensor();
 }
 at::ScalarType OutType(const c10::optional<at::Tensor>& weights) {
   return weights.has_value() && at::isFloatingType(weights->scalar_type()) ? at::kDouble : at::kLong;
@@ -165,30 +195,38 @@ at::ScalarType OutType(const c10::optional<at::Tensor>& weights) {
 }  // namespace
 
 at::Tensor ReplicaHistogramAten(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
-                                int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block) {
-  CheckArgs(idx, key, mode, block);
-  return AtenReplicaHistogram(idx, key, weights, size, replicas, mode == "poisson", seed, block, OutType(weights));
+                                int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block,
+                                const c10::optional<at::Tensor>& groups, int64_t num_groups) {
+  CheckArgs(idx, key, mode, block, groups, num_groups);
+  return AtenReplicaHistogram(idx, key, weights, size, replicas, mode == "poisson", seed, block, OutType(weights),
+                              Groups(groups), groups.has_value() ? num_groups : 0);
 }
 
 at::Tensor ReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
-                            int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block) {
-  if (!idx.is_cpu()) return ReplicaHistogramAten(idx, key, weights, size, replicas, mode, seed, block);
-  CheckArgs(idx, key, mode, block);
+                            int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block,
+                            const c10::optional<at::Tensor>& groups, int64_t num_groups) {
+  if (!idx.is_cpu()) {
+    return ReplicaHistogramAten(idx, key, weights, size, replicas, mode, seed, block, groups, num_groups);
+  }
+  CheckArgs(idx, key, mode, block, groups, num_groups);
+  const at::Tensor g = Groups(groups);
+  const int64_t* gp = g.defined() ? g.data_ptr<int64_t>() : nullptr;
+  if (!g.defined()) num_groups = 0;
   const at::ScalarType out_type = OutType(weights);
   const bool floating = out_type == at::kDouble;
   const bool poisson = mode == "poisson";
   at::Tensor ix = idx.to(at::kLong).contiguous();
   at::Tensor k = key.to(at::kLong).contiguous();
   at::Tensor w = weights.has_value() ? weights->to(out_type).contiguous() : at::Tensor();
-  at::Tensor out = at::zeros({replicas * size}, idx.options().dtype(out_type));
+  at::Tensor out = at::zeros(OutShape(replicas, size, num_groups), idx.options().dtype(out_type));
   const uint64_t seed_hash = SeedHash(static_cast<uint64_t>(seed));
   if (floating) {
     CpuReplicaHistogram<double>(ix.data_ptr<int64_t>(), k.data_ptr<int64_t>(), w.data_ptr<double>(), k.numel(), size,
-                                replicas, poisson, seed_hash, block, out.data_ptr<double>());
+                                replicas, poisson, seed_hash, block, gp, num_groups, out.data_ptr<double>());
   } else {
     CpuReplicaHistogram<int64_t>(ix.data_ptr<int64_t>(), k.data_ptr<int64_t>(),
                                  w.defined() ? w.data_ptr<int64_t>() : nullptr, k.numel(), size, replicas, poisson,
-                                 seed_hash, block, out.data_ptr<int64_t>());
+                                 seed_hash, block, gp, num_groups, out.data_ptr<int64_t>());
   }
   return out;
 }

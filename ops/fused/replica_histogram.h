@@ -5,7 +5,10 @@
 //   * mode "poisson": in every replica b, PoissonDraw(seed, key, b) times
 //     (the bootstrap's Poisson(1) resampling weight; key is the row's id).
 // out[b * size + idx[e]] += multiplicity * (weights[e], or 1); an idx outside
-// [0, size) counts nowhere. The draw depends only on (seed, key, b), so a
+// [0, size) counts nowhere. Poisson per group (`groups`, num_groups = G):
+// out[g][b * size + idx[e]] for the row's group g, nowhere for a g outside
+// [0, G) — a bootstrap of every slice, each with the draws it would have
+// alone. The draw depends only on (seed, key, b), so a
 // row weighs the same in any batch, shard or merge order.
 //
 // The CPU kernel is one pass with no temporaries; every other device runs
@@ -47,13 +50,16 @@ int64_t PoissonDraw(uint64_t seed, uint64_t key, int64_t b);
 // replica: i64 [N, replicas], as ATen ops on key's device.
 at::Tensor PoissonWeights(const at::Tensor& key, int64_t seed, int64_t replicas);
 
-// ReplicaHistogram: out i64 [replicas * size] (f64 when `weights` is float).
-// ReplicaHistogramAten is the ATen form it runs off the CPU (chunks of rows
-// with bounded temporaries), on any device.
+// ReplicaHistogram: out i64 [replicas * size] (f64 when `weights` is float;
+// [G, replicas * size] with groups). ReplicaHistogramAten is the ATen form
+// it runs off the CPU (chunks of rows with bounded temporaries), on any
+// device.
 at::Tensor ReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
-                            int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block);
+                            int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block,
+                            const c10::optional<at::Tensor>& groups = c10::nullopt, int64_t num_groups = 0);
 at::Tensor ReplicaHistogramAten(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
-                                int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block);
+                                int64_t size, int64_t replicas, const std::string& mode, int64_t seed, int64_t block,
+                                const c10::optional<at::Tensor>& groups = c10::nullopt, int64_t num_groups = 0);
 
 }  // namespace tally::ops::fused
 

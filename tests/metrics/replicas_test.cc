@@ -161,6 +161,50 @@ TEST(ReplicasTest, BootstrapIsBitIdenticalAcrossBatchSizes) {
   EXPECT_TRUE(at::equal((*fwd)[0].result.parts[0].tensor, runs[0][0].result.parts[0].tensor));
 }
 
+// Slices of bootstrap intervals (num_groups with num_bootstraps, weighted or
+// not): group g's raw replicas are the bootstrap of g's rows alone keyed by
+// the same row ids, so every slice gets the draws it would get by itself.
+TEST(ReplicasTest, SlicedBootstrapIsEachGroupsOwnBootstrap) {
+  at::Generator gen = at::detail::createCPUGenerator(5);
+  const int64_t n = 300, groups_n = 3, b = 30;
+  at::Tensor preds = at::rand({n}, gen);
+  at::Tensor target = (at::rand({n}, gen) < preds).to(at::kLong);
+  at::Tensor groups = at::randint(0, groups_n, {n}, gen, at::kLong);
+  at::Tensor weight = at::rand({n}, gen) * 2;
+  for (const std::string base : {"binary_auroc(thresholds=20, num_bootstraps=30, seed=4, raw=true, mean=false, std=false",
+                                 "mean_absolute_error(num_bootstraps=30, seed=4, raw=true, mean=false, std=false"}) {
+    // (The binary stat scores read num_groups themselves: their fairness form.)
+    const at::Tensor t = absl::StartsWith(base, "mean") ? target.to(at::kFloat) : target;
+    for (bool weighted : {false, true}) {
+      NamedTensors all = {{"preds", preds}, {"target", t}, {"groups", groups}};
+      if (weighted) all.emplace_back("weight", weight);
+      auto sliced = One(base + ", num_groups=3)", all);
+      ASSERT_TRUE(sliced.ok()) << base << ": " << sliced.status();
+      ASSERT_EQ(sliced->sizes(), (std::vector<int64_t>{groups_n, b}));
+      for (int64_t g = 0; g < groups_n; ++g) {
+        at::Tensor rows = (groups == g).nonzero().reshape({-1});
+        NamedTensors in = {{"preds", preds.index_select(0, rows)},
+                           {"target", t.index_select(0, rows)},
+                           {"row_id", rows}};
+        if (weighted) in.emplace_back("weight", weight.index_select(0, rows));
+        auto alone = One(base + ")", in);
+        ASSERT_TRUE(alone.ok()) << alone.status();
+        EXPECT_TRUE(Close((*sliced)[g], *alone, 1e-12)) << base << " weighted " << weighted << " group " << g << "\n"
+                                                        << (*sliced)[g] << "\nvs\n"
+                                                        << *alone;
+      }
+    }
+  }
+  // The summary outputs per group: mean [G] and quantiles [G, 2].
+  auto r = Evaluate({"binary_auroc(thresholds=20, num_bootstraps=30, quantile=[0.05, 0.95], num_groups=3)"},
+                    {{"preds", preds}, {"target", target}, {"groups", groups}}, EvalOptions{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const auto& parts = (*r)[0].result.parts;
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0].tensor.sizes(), (std::vector<int64_t>{groups_n}));
+  EXPECT_EQ(parts[2].tensor.sizes(), (std::vector<int64_t>{groups_n, 2}));
+}
+
 // Bad arguments and inputs are clear errors naming the metric.
 TEST(ReplicasTest, Errors) {
   NamedTensors in = {{"preds", at::rand({8})}, {"target", at::randint(0, 2, {8}, at::kLong)}};

@@ -341,8 +341,11 @@ Result ReplicaHistogram(LowerCtx& c, const ir::Node& n, const Values& in) {
   Value* device = DeviceOfValue(c, idx);
   Value* zero_s = Zeros(c, c.Const(std::vector<int64_t>{}), s, device);
   Value* zero_l = Zeros(c, c.Const(std::vector<int64_t>{}), c10::kLong, device);
-  Value* out = Zeros(c, c.Const(std::vector<int64_t>{reps * size}), s, device);
-  Value* w = n.inputs().size() > 2 ? c.As(in[2], InDType(n, 2), s) : nullptr;
+  const bool grouped = a.num_groups.has_value();
+  const int64_t num_groups = a.num_groups.get();
+  const size_t operands = n.inputs().size() - (grouped ? 1 : 0);
+  Value* out = Zeros(c, c.Const(std::vector<int64_t>{(grouped ? num_groups : 1) * reps * size}), s, device);
+  Value* w = operands > 2 ? c.As(in[2], InDType(n, 2), s) : nullptr;
   // Each element's row: key repeated `block` times.
   auto per_element = [&](Value* x, std::vector<int64_t> tail) {
     if (block == 1) return x;
@@ -373,12 +376,22 @@ Result ReplicaHistogram(LowerCtx& c, const ir::Node& n, const Values& in) {
   Value* m = c.Call(A("bucketize"), {u, table}, {{"out_int32", false}, {"right", true}});
   m = c.Call(A("to"), {per_element(m, {reps}), s});
   if (w) m = c.Call(A("mul"), {m, c.Call(A("unsqueeze"), {w, 1})});
-  Value* valid = c.Call(A("unsqueeze"), {in_range, 1});
   Value* offsets = c.Call(A("mul"), {c.Call(A("arange"), {reps}, {{"dtype", c10::kLong}, {"device", device}}), size});
-  Value* flat = c.Call(A("where"), {valid, c.Call(A("add"), {c.Call(A("unsqueeze"), {idx, 1}), offsets}), zero_l});
+  Value* cell = c.Call(A("add"), {c.Call(A("unsqueeze"), {idx, 1}), offsets});
+  if (grouped) {
+    // Each element's row's group: its slab of reps * size cells.
+    Value* g = per_element(c.As(in[n.inputs().size() - 1], InDType(n, n.inputs().size() - 1), c10::kLong), {});
+    in_range = c.Call(A("logical_and"),
+                      {in_range, c.Call(A("logical_and"), {c.Call(A("ge"), {g, 0}), c.Call(A("lt"), {g, num_groups})})});
+    cell = c.Call(A("add"), {cell, c.Call(A("unsqueeze"), {c.Call(A("mul"), {g, reps * size}), 1})});
+  }
+  Value* valid = c.Call(A("unsqueeze"), {in_range, 1});
+  Value* flat = c.Call(A("where"), {valid, cell, zero_l});
   Value* wz = c.Call(A("where"), {valid, m, zero_s});
-  return Values{c.Call(A("index_add"), {out, 0, c.Call(A("reshape"), {flat, std::vector<int64_t>{-1}}),
-                                        c.Call(A("reshape"), {wz, std::vector<int64_t>{-1}})})};
+  Value* r = c.Call(A("index_add"), {out, 0, c.Call(A("reshape"), {flat, std::vector<int64_t>{-1}}),
+                                     c.Call(A("reshape"), {wz, std::vector<int64_t>{-1}})});
+  if (grouped) r = c.Call(A("reshape"), {r, std::vector<int64_t>{num_groups, reps * size}});
+  return Values{r};
 }
 
 Result SearchSorted(LowerCtx& c, const ir::Node& n, const Values& in) {
