@@ -14,10 +14,10 @@
 #include "engine/ir/aten_types.h"
 #include "ops/attrs.h"
 #include "ops/fused/bl_confmat.h"
+#include "ops/fused/count_outside.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/rank_stats.h"
 #include "ops/fused/reg_stats.h"
-#include "ops/fused/count_outside.h"
 #include "ops/fused/replica_histogram.h"
 #include "ops/fused/retrieval.h"
 #include "ops/fused/score_code.h"
@@ -391,10 +391,10 @@ c10::optional<at::Tensor> McWeight(const ir::Node& n, const at::Tensor* in, cons
 
 void McConfmat(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<McConfmatAttrs>(n);
-  WriteResults(CallFused("tally::mc_confmat", &fused::McConfmatCpu, in[0].is_cpu(), in[0], in[1], a.num_classes,
-                         C10(a.ignore_index), McWeight(n, in, a.num_groups), McGroups(n, in, a.num_groups),
-                         a.num_groups.get()),
-               out);
+  WriteResults(
+      CallFused("tally::mc_confmat", &fused::McConfmatCpu, in[0].is_cpu(), in[0], in[1], a.num_classes,
+                C10(a.ignore_index), McWeight(n, in, a.num_groups), McGroups(n, in, a.num_groups), a.num_groups.get()),
+      out);
 }
 
 // confmat_part's eager form (fuse decomposes it; this serves direct calls).
@@ -422,8 +422,8 @@ void ConfmatPartKernel(const ir::Node& n, const at::Tensor* in, at::Tensor* out)
 void McMarginals(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<McMarginalsAttrs>(n);
   WriteResults(CallFused("tally::mc_marginals", &fused::McMarginalsCpu, in[0].is_cpu(), in[0], in[1], a.num_classes,
-                         C10(a.ignore_index), c10::string_view(a.parts), a.totals.get(),
-                         McWeight(n, in, a.num_groups), McGroups(n, in, a.num_groups), a.num_groups.get()),
+                         C10(a.ignore_index), c10::string_view(a.parts), a.totals.get(), McWeight(n, in, a.num_groups),
+                         McGroups(n, in, a.num_groups), a.num_groups.get()),
                out);
 }
 
@@ -449,8 +449,7 @@ void ReplicaHistogram(const ir::Node& n, const at::Tensor* in, at::Tensor* out) 
   const size_t inputs = n.inputs().size() - (grouped ? 1 : 0);
   out[0] = fused::ReplicaHistogram(in[0], in[1], inputs > 2 ? c10::optional<at::Tensor>(in[2]) : c10::nullopt, a.size,
                                    a.replicas, a.mode, a.seed, a.block,
-                                   grouped ? c10::optional<at::Tensor>(in[inputs]) : c10::nullopt,
-                                   a.num_groups.get());
+                                   grouped ? c10::optional<at::Tensor>(in[inputs]) : c10::nullopt, a.num_groups.get());
 }
 
 void BinaryRankStats(const ir::Node&, const at::Tensor* in, at::Tensor* out) {

@@ -26,8 +26,6 @@ at::Tensor CountOutsideCpu(const at::Tensor& x_in, double low, double high) {
   return at::scalar_tensor(outside.load(), x.options().dtype(at::kLong));
 }
 
-at::Tensor CountOutsideMeta(const at::Tensor& x, double, double) {
-  return at::empty({}, x.options().dtype(at::kLong));
-}
+at::Tensor CountOutsideMeta(const at::Tensor& x, double, double) { return at::empty({}, x.options().dtype(at::kLong)); }
 
 }  // namespace tally::ops::fused

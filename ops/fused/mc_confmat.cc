@@ -253,8 +253,8 @@ __attribute__((target("avx2,bmi"))) void CountRowsAvx2(const float* preds, const
 }
 
 template <typename A, typename P, typename L>
-using CountFn = void (*)(const P*, const L*, const double*, const int64_t*, bool, const Layout&, bool, int64_t,
-                         int64_t, int64_t, Counts<A>&);
+using CountFn = void (*)(const P*, const L*, const double*, const int64_t*, bool, const Layout&, bool, int64_t, int64_t,
+                         int64_t, Counts<A>&);
 
 template <bool kMatrix, typename A, typename P, typename L, int... kCs>
 CountFn<A, P, L> PickCounter(int64_t c, std::integer_sequence<int, kCs...>) {
@@ -293,8 +293,7 @@ void Run(const at::Tensor& preds, const at::Tensor& target, const at::Tensor* we
   const bool has_ignore = ignore_index.has_value();
   const int64_t ignore = ignore_index.value_or(0);
   const int64_t stride = scores ? c : 1;  // preds elements per row
-  auto count_block = [&](const P* bp, const L* bt, const double* bw, const int64_t* bg, int64_t rows,
-                         Counts<A>& into) {
+  auto count_block = [&](const P* bp, const L* bt, const double* bw, const int64_t* bg, int64_t rows, Counts<A>& into) {
     if constexpr (std::is_same<P, float>::value) {
       if (avx2) {
         CountRowsAvx2<kMatrix, A, L>(bp, bt, bw, bg, lay, has_ignore, ignore, 0, rows, into);
@@ -438,14 +437,10 @@ std::vector<ConfmatPart> PartsOrThrow(c10::string_view text) {
 }
 
 // Optional is an optional tensor operand that is present and defined.
-const at::Tensor* Optional(const c10::optional<at::Tensor>& t) {
-  return t.has_value() && t->defined() ? &*t : nullptr;
-}
+const at::Tensor* Optional(const c10::optional<at::Tensor>& t) { return t.has_value() && t->defined() ? &*t : nullptr; }
 
 // CountType is the dtype of the counts: int64, or float64 weight sums.
-at::ScalarType CountType(const c10::optional<at::Tensor>& weight) {
-  return Optional(weight) ? at::kDouble : at::kLong;
-}
+at::ScalarType CountType(const c10::optional<at::Tensor>& weight) { return Optional(weight) ? at::kDouble : at::kLong; }
 
 // GroupedShape is `shape` with the group axis in front when there is one.
 std::vector<int64_t> GroupedShape(std::vector<int64_t> shape, const c10::optional<at::Tensor>& groups,

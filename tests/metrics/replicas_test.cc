@@ -171,8 +171,9 @@ TEST(ReplicasTest, SlicedBootstrapIsEachGroupsOwnBootstrap) {
   at::Tensor target = (at::rand({n}, gen) < preds).to(at::kLong);
   at::Tensor groups = at::randint(0, groups_n, {n}, gen, at::kLong);
   at::Tensor weight = at::rand({n}, gen) * 2;
-  for (const std::string base : {"binary_auroc(thresholds=20, num_bootstraps=30, seed=4, raw=true, mean=false, std=false",
-                                 "mean_absolute_error(num_bootstraps=30, seed=4, raw=true, mean=false, std=false"}) {
+  for (const std::string base :
+       {"binary_auroc(thresholds=20, num_bootstraps=30, seed=4, raw=true, mean=false, std=false",
+        "mean_absolute_error(num_bootstraps=30, seed=4, raw=true, mean=false, std=false"}) {
     // (The binary stat scores read num_groups themselves: their fairness form.)
     const at::Tensor t = absl::StartsWith(base, "mean") ? target.to(at::kFloat) : target;
     for (bool weighted : {false, true}) {
@@ -183,9 +184,8 @@ TEST(ReplicasTest, SlicedBootstrapIsEachGroupsOwnBootstrap) {
       ASSERT_EQ(sliced->sizes(), (std::vector<int64_t>{groups_n, b}));
       for (int64_t g = 0; g < groups_n; ++g) {
         at::Tensor rows = (groups == g).nonzero().reshape({-1});
-        NamedTensors in = {{"preds", preds.index_select(0, rows)},
-                           {"target", t.index_select(0, rows)},
-                           {"row_id", rows}};
+        NamedTensors in = {
+            {"preds", preds.index_select(0, rows)}, {"target", t.index_select(0, rows)}, {"row_id", rows}};
         if (weighted) in.emplace_back("weight", weight.index_select(0, rows));
         auto alone = One(base + ")", in);
         ASSERT_TRUE(alone.ok()) << alone.status();

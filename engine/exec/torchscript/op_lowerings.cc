@@ -381,8 +381,9 @@ Result ReplicaHistogram(LowerCtx& c, const ir::Node& n, const Values& in) {
   if (grouped) {
     // Each element's row's group: its slab of reps * size cells.
     Value* g = per_element(c.As(in[n.inputs().size() - 1], InDType(n, n.inputs().size() - 1), c10::kLong), {});
-    in_range = c.Call(A("logical_and"),
-                      {in_range, c.Call(A("logical_and"), {c.Call(A("ge"), {g, 0}), c.Call(A("lt"), {g, num_groups})})});
+    in_range =
+        c.Call(A("logical_and"),
+               {in_range, c.Call(A("logical_and"), {c.Call(A("ge"), {g, 0}), c.Call(A("lt"), {g, num_groups})})});
     cell = c.Call(A("add"), {cell, c.Call(A("unsqueeze"), {c.Call(A("mul"), {g, reps * size}), 1})});
   }
   Value* valid = c.Call(A("unsqueeze"), {in_range, 1});

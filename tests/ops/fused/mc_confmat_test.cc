@@ -14,8 +14,8 @@
 #include "api/tally.h"
 #include "engine/runtime/compiler.h"
 #include "gtest/gtest.h"
-#include "ops/fused/mc_confmat.h"
 #include "ops/fused/count_outside.h"
+#include "ops/fused/mc_confmat.h"
 #include "tests/ops/fused/fused_testing.h"
 
 namespace tally {

@@ -159,10 +159,9 @@ TEST(McMarginalsKernel, RunsOnMetaThroughTheDispatcher) {
   // kernel (so the meta-execution proof of sync-freedom covers it).
   auto op = c10::Dispatcher::singleton()
                 .findSchemaOrThrow("tally::mc_marginals", "")
-                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, int64_t,
-                                                                      c10::optional<int64_t>, c10::string_view, bool,
-                                                                      const c10::optional<at::Tensor>&,
-                                                                      const c10::optional<at::Tensor>&, int64_t)>();
+                .typed<std::tuple<at::Tensor, at::Tensor, at::Tensor>(
+                    const at::Tensor&, const at::Tensor&, int64_t, c10::optional<int64_t>, c10::string_view, bool,
+                    const c10::optional<at::Tensor>&, const c10::optional<at::Tensor>&, int64_t)>();
   c10::InferenceMode guard;
   auto meta = at::TensorOptions().device(at::kMeta);
   auto r = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::optional<int64_t>(2),
@@ -170,8 +169,8 @@ TEST(McMarginalsKernel, RunsOnMetaThroughTheDispatcher) {
   EXPECT_TRUE(std::get<0>(r).is_meta());
   EXPECT_EQ(std::get<0>(r).sizes(), (std::vector<int64_t>{3, 4}));
   // Grouped totals: [G, P].
-  auto g = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::nullopt, "tp,target",
-                   true, c10::nullopt, c10::optional<at::Tensor>(at::empty({9}, meta.dtype(at::kLong))), 7);
+  auto g = op.call(at::empty({9, 4}, meta), at::empty({9}, meta.dtype(at::kLong)), 4, c10::nullopt, "tp,target", true,
+                   c10::nullopt, c10::optional<at::Tensor>(at::empty({9}, meta.dtype(at::kLong))), 7);
   EXPECT_EQ(std::get<0>(g).sizes(), (std::vector<int64_t>{7, 2}));
 }
 
