@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "engine/ir/aten_types.h"
 #include "ops/op_registry.h"
@@ -24,6 +26,17 @@ absl::StatusOr<std::unique_ptr<EagerPlan>> EagerPlan::Create(const ir::Graph& g)
     p->steps_.push_back(std::move(s));
   }
   for (const auto& r : g.returns()) p->return_slots_.push_back(r.second->id());
+  // Each slot's last reader (or its producer, when nothing reads it); the
+  // results stay.
+  std::vector<int> last(g.num_values(), -1);
+  for (size_t i = 0; i < p->steps_.size(); ++i) {
+    for (int slot : p->steps_[i].in) last[slot] = static_cast<int>(i);
+    for (int slot : p->steps_[i].out) last[slot] = std::max(last[slot], static_cast<int>(i));
+  }
+  for (int slot : p->return_slots_) last[slot] = -1;
+  for (size_t slot = 0; slot < last.size(); ++slot) {
+    if (last[slot] >= 0) p->steps_[last[slot]].release.push_back(static_cast<int>(slot));
+  }
   return p;
 }
 
@@ -91,9 +104,10 @@ absl::StatusOr<std::vector<at::Tensor>> EagerPlan::Run(const std::vector<at::Ten
   for (const Step& s : steps_) {
     if (s.hoisted) {
       for (int slot : s.out) env[slot] = hoisted_[slot];
-      continue;
+    } else {
+      TALLY_RETURN_IF_ERROR(RunStep(s, env, checked));
     }
-    TALLY_RETURN_IF_ERROR(RunStep(s, env, checked));
+    for (int slot : s.release) env[slot].reset();
   }
   std::vector<at::Tensor> out;
   out.reserve(return_slots_.size());

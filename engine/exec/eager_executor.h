@@ -42,6 +42,10 @@ class EagerPlan {
     std::vector<int> in;
     std::vector<int> out;
     bool hoisted;
+    // The slots this step reads (or writes) for the last time: released
+    // after it, so that a plan's peak memory is what is live at once, not
+    // the sum of its temporaries (a bootstrap's [B, 2, 65536] finalize).
+    std::vector<int> release;
   };
   explicit EagerPlan(const ir::Graph& g) : graph_(g) {}
   absl::Status RunStep(const Step& s, std::vector<at::Tensor>& env, bool checked) const;
