@@ -199,11 +199,14 @@ class Replicator {
   absl::flat_hash_map<const ir::Value*, ir::Value*> done_;
 };
 
-// Grouped is whether node `n` takes the group ids itself (num_groups): an
-// mc_confmat or mc_marginals over the batch's rows, one per row, counts each
-// row in its group's matrix in its one fused pass.
+// Grouped is whether node `n` takes the group ids itself (its last operand,
+// with num_groups): an mc_confmat or mc_marginals over the batch's rows, one
+// per row, counts each row in its group's matrix in its one fused pass; a
+// bootstrap's replica_histogram (num_bootstraps is applied first) counts
+// each group's rows with the draws they have alone.
 bool Grouped(const ir::Node& n, const ReplicaSpec& spec) {
   if (spec.kind != ReplicaSpec::Kind::kGroups) return false;
+  if (ops::Is(n, OpId::kReplicaHistogram)) return true;
   if (!ops::Is(n, OpId::kMcConfmat) && !ops::Is(n, OpId::kMcMarginals)) return false;
   const ir::Value* target = n.input(1);
   return HasRows(target) && target->type().rank() == 1 && HasRows(n.input(0));
@@ -398,23 +401,14 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
     if (!tail.empty()) idx = idx + ops::Reshape(ops::Arange(y, cells), tail);
     return ReplicaReduce(ops::Flatten(idx), ops::Flatten(y), cells, cells, v->type());
   }
-  if (spec_.kind == ReplicaSpec::Kind::kGroups && *id == OpId::kReplicaHistogram) {
-    // A bootstrap's row reduction (num_bootstraps applied first): the same
-    // draws, counted per group, [G, B * size].
-    auto a = ops::AttrsOf<ops::ReplicaHistogramAttrs>(n);
-    if (a.mode != "poisson" || a.num_groups.has_value()) return Unsupported("slices of slices");
-    std::vector<Expr> in;
-    for (ir::Value* x : n.inputs()) in.push_back(W(x));
-    in.push_back(key_);
-    a.num_groups = spec_.replicas;
-    Expr h = b_.Op(OpId::kReplicaHistogram, in, ops::ToAttrMap(a));
-    if (!b_.ok()) return b_.status();
-    return h.value();
-  }
   if (Grouped(n, spec_)) {
-    // The fused op counts per group: the group ids as its last operand. Its
-    // bad-value totals (the deferred checks) come from it too, so the
-    // ungrouped node goes.
+    // The op counts per group: the group ids as its last operand. A fused
+    // op's bad-value totals (the deferred checks) come from it too, so the
+    // ungrouped node goes; a bootstrap's replica_histogram gives [G, B * size].
+    if (*id == OpId::kReplicaHistogram) {
+      const auto a = ops::AttrsOf<ops::ReplicaHistogramAttrs>(n);
+      if (a.mode != "poisson" || a.num_groups.has_value()) return Unsupported("slices of slices");
+    }
     if (v != n.output(0)) return Unsupported(absl::StrCat("a count of '", n.op(), "' in a state"));
     std::vector<Expr> in;
     for (ir::Value* x : n.inputs()) in.push_back(W(x));

@@ -141,6 +141,15 @@ inline void Add(const Layout& lay, A* buf, int64_t t, int64_t l, A w) {
   }
 }
 
+// GroupBuffer is where row i counts: `cm`, or with group ids its group's
+// buffer; nullptr for an id outside [0, G) (the row counts nowhere).
+template <typename A>
+inline A* GroupBuffer(A* cm, const int64_t* groups, int64_t i, const Layout& lay) {
+  if (groups == nullptr) return cm;
+  const int64_t g = groups[i];
+  return g < 0 || g >= lay.groups ? nullptr : cm + g * lay.size;
+}
+
 // Counts is one thread's buffer (`cm`: the output itself, or `owned`) and
 // its bad-value counts.
 template <typename A>
@@ -190,12 +199,8 @@ void CountRows(const P* preds, const L* target, const double* weight, const int6
     }
     bad_t += bt;
     bad_p += bp;
-    A* into = cm;
-    if (groups != nullptr) {
-      const int64_t g = groups[i];
-      if (g < 0 || g >= lay.groups) continue;
-      into += g * lay.size;
-    }
+    A* into = GroupBuffer(cm, groups, i, lay);
+    if (into == nullptr) continue;
     if (!bt && !bp) Add<kMatrix>(lay, into, t, label, RowWeight<A>(weight, i));
   }
   out.bad_t += bad_t;
@@ -224,12 +229,8 @@ __attribute__((target("avx2,bmi"))) void CountRowsAvx2(const float* preds, const
       ++bad_t;
       continue;
     }
-    A* into = cm;
-    if (groups != nullptr) {
-      const int64_t g = groups[i];
-      if (g < 0 || g >= lay.groups) continue;
-      into += g * lay.size;
-    }
+    A* into = GroupBuffer(cm, groups, i, lay);
+    if (into == nullptr) continue;
     const float* row = preds + i * c;
     __m256 v0 = _mm256_blendv_ps(ninf, _mm256_maskload_ps(row, mask0), _mm256_castsi256_ps(mask0));
     __m256 v1 = _mm256_blendv_ps(ninf, _mm256_maskload_ps(row + 8, mask1), _mm256_castsi256_ps(mask1));
