@@ -350,8 +350,9 @@ void RegisterCompositeOps(OpTable& t) {
     // moments_merge(states...) {variables=V[, pairs=[a0, b0, a1, b1, ...]]}:
     //   the fold of two states of a group of centred moments
     //   (metrics/regression/moments.h). Side A then side B, each: the row
-    //   count i64[], per variable mean, mean_lo, m2 (f64[d] each), per pair
-    //   of variables (a_k, b_k) the co-moment f64[d].
+    //   count i64[] (or, weighted, the weight sum f64[]), per variable mean,
+    //   mean_lo, m2 (f64[d] each), per pair of variables (a_k, b_k) the
+    //   co-moment f64[d].
     //   -> the merged side, in the same order
     OpDef mm;
     mm.id = OpId::kMomentsMerge;
@@ -374,12 +375,14 @@ void RegisterCompositeOps(OpTable& t) {
       }
       for (size_t i = 0; i < in.size(); ++i) {
         bool count = i % side == 0;
-        bool ok = count ? in[i].dtype == DType::kInt64 && in[i].rank() == 0
+        bool ok = count ? (in[i].dtype == DType::kInt64 || in[i].dtype == DType::kFloat64) &&
+                              in[i].dtype == in[0].dtype && in[i].rank() == 0
                         : in[i].dtype == DType::kFloat64 && in[i].rank() == 1 && in[i].shape == in[1].shape &&
                               !in[i].shape[0].is_symbolic();
         if (!ok) {
           return absl::InvalidArgumentError(
-              absl::StrCat("state ", i, " must be ", count ? "i64[]" : "f64[d]", ", got ", in[i].ToString()));
+              absl::StrCat("state ", i, " must be ", count ? "i64[] or f64[] (both sides alike)" : "f64[d]",
+                           ", got ", in[i].ToString()));
         }
       }
       return std::vector<TensorType>(in.begin(), in.begin() + side);

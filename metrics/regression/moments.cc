@@ -14,7 +14,8 @@ using ops::Expr;
 
 MomentGroup::MomentGroup(dsl::MetricBuilder& b, std::string group, int64_t d, Expr rows)
     : b_(b), group_(std::move(group)), d_(d) {
-  n_ = b_.AddState("n", DType::kInt64, {}, Reducer::kCustom, 0, group_);
+  n_ = b_.AddState("n", rows.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kInt64, {}, Reducer::kCustom, 0,
+                   group_);
   b_.Accumulate(n_, rows);
 }
 

@@ -66,7 +66,9 @@ class MomentGroup {
  public:
   // MomentGroup declares the row count state `n` (i64) of merge group `group`
   // for variables with `d` columns; `rows` is the batch's row count (an
-  // update-graph i64 scalar).
+  // update-graph i64 scalar). Weighted moments pass the batch's weight sum
+  // (f64) instead: `n` is then that sum, and every formula above reads it as
+  // a count (row i counts as w_i rows).
   MomentGroup(dsl::MetricBuilder& b, std::string group, int64_t d, ops::Expr rows);
 
   // AddVariable declares `mean_<name>`, `mean_lo_<name>` and `m2_<name>`

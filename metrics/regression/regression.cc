@@ -264,6 +264,20 @@ Expr ReduceOutputs(const std::string& multioutput, Expr scores, Expr weights, co
   return ops::Sum(weights / ops::Sum(weights) * scores);
 }
 
+// WeightedMoments are one batch's moments of `x` (f64 [N, d]) with row
+// weights `wc` (f64 [N, 1]) summing to `total`: row i counts as w_i rows, as
+// scikit-learn's sample_weight. Two-pass in float64 like reg_stats (the mean,
+// then the weighted mean of the residuals as its low part, then the centred
+// sum); a batch of zero total weight gives zeros, which the merge reads as
+// an empty side.
+BatchMoments WeightedMoments(Expr x, Expr wc, Expr total) {
+  Expr hi = ops::SafeDiv(ops::Sum(wc * x, {0}), total);
+  Expr residual = x - hi;
+  Expr lo = ops::SafeDiv(ops::Sum(wc * residual, {0}), total);
+  Expr centred = residual - lo;
+  return {hi, lo, ops::Sum(wc * centred * centred, {0})};
+}
+
 absl::StatusOr<dsl::Metric> BuildR2Score(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(int64_t adjusted, args.GetInt("adjusted", 0));
   if (adjusted < 0) {
@@ -272,17 +286,40 @@ absl::StatusOr<dsl::Metric> BuildR2Score(SpecArgs& args, const dsl::Signature& s
   TALLY_ASSIGN_OR_RETURN(std::string multioutput, args.GetEnum("multioutput", kMultioutput, "uniform_average"));
   MetricBuilder b(args.metric_name(), sig, device);
   Columns c;
-  BatchStats s;
-  if (!ReadColumns(b, std::nullopt, c) || !ReadBatchStats(b, c.preds, c.target, s)) return b.status();
-  MomentGroup moments(b, "moments", c.d, s.n);
-  int target = moments.AddVariable("target", s.target);
-  moments.Finish();
-  State rss_state = b.AddState("rss", DType::kFloat64, {c.d}, Reducer::kSum);
-  b.Accumulate(rss_state, s.sse);
-
-  Expr n = moments.Count();
-  Expr tss = moments.M2(target);
-  Expr rss = b.Read(rss_state);
+  if (!ReadColumns(b, std::nullopt, c)) return b.status();
+  Expr w = ReadWeight(b, c.preds);
+  if (!b.ok()) return b.status();
+  // The states in the order state files hold them: moments, then rss.
+  Expr n, tss, rss;
+  if (w.valid()) {
+    // sklearn's r2_score(sample_weight): rss = Σ w·(y − ŷ)², tss the
+    // weighted centred Σ w·(y − ȳ_w)²; n (adjusted, and n < 2 → NaN) stays
+    // the row count.
+    auto [preds, target] = c.Float64();
+    Expr wc = ops::Unsqueeze(w, 1), total = ops::Sum(w);
+    MomentGroup moments(b, "moments", c.d, total);
+    int t = moments.AddVariable("target", WeightedMoments(target, wc, total));
+    moments.Finish();
+    Expr diff = preds - target;
+    State rss_state = b.AddState("rss", DType::kFloat64, {c.d}, Reducer::kSum);
+    b.Accumulate(rss_state, ops::Sum(wc * diff * diff, {0}));
+    rss = b.Read(rss_state);
+    State rows = b.AddState("rows", DType::kInt64, {}, Reducer::kSum);
+    b.Accumulate(rows, ops::Size(preds, 0));
+    n = ops::Cast(b.Read(rows), DType::kFloat64);
+    tss = moments.M2(t);
+  } else {
+    BatchStats s;
+    if (!ReadBatchStats(b, c.preds, c.target, s)) return b.status();
+    MomentGroup moments(b, "moments", c.d, s.n);
+    int t = moments.AddVariable("target", s.target);
+    moments.Finish();
+    State rss_state = b.AddState("rss", DType::kFloat64, {c.d}, Reducer::kSum);
+    b.Accumulate(rss_state, s.sse);
+    rss = b.Read(rss_state);
+    n = moments.Count();
+    tss = moments.M2(t);
+  }
   // rss ≈ 0 (atol 1e-4) scores 1 whatever tss; else tss ≈ 0 scores 0.
   Expr raw = ops::Where(ops::Abs(rss) <= kR2Atol, 1.0, ops::Where(ops::Abs(tss) <= kR2Atol, 0.0, 1.0 - rss / tss));
   Expr r2 = ReduceOutputs(multioutput, raw, tss, c);
@@ -301,14 +338,32 @@ absl::StatusOr<dsl::Metric> BuildExplainedVariance(SpecArgs& args, const dsl::Si
   TALLY_ASSIGN_OR_RETURN(std::string multioutput, args.GetEnum("multioutput", kMultioutput, "uniform_average"));
   MetricBuilder b(args.metric_name(), sig, device);
   Columns c;
-  BatchStats s;
-  if (!ReadColumns(b, std::nullopt, c) || !ReadBatchStats(b, c.preds, c.target, s)) return b.status();
-  MomentGroup moments(b, "moments", c.d, s.n);
-  int target = moments.AddVariable("target", s.target);
-  int error = moments.AddVariable("error", s.error);
+  if (!ReadColumns(b, std::nullopt, c)) return b.status();
+  Expr w = ReadWeight(b, c.preds);
+  if (!b.ok()) return b.status();
+  BatchMoments target_batch, error_batch;
+  Expr count;
+  if (w.valid()) {
+    // sklearn's explained_variance_score(sample_weight): weighted means and
+    // variances of the error and of the target.
+    auto [preds, target] = c.Float64();
+    Expr wc = ops::Unsqueeze(w, 1);
+    count = ops::Sum(w);
+    target_batch = WeightedMoments(target, wc, count);
+    error_batch = WeightedMoments(target - preds, wc, count);
+  } else {
+    BatchStats s;
+    if (!ReadBatchStats(b, c.preds, c.target, s)) return b.status();
+    count = s.n;
+    target_batch = s.target;
+    error_batch = s.error;
+  }
+  MomentGroup moments(b, "moments", c.d, count);
+  int target = moments.AddVariable("target", target_batch);
+  int error = moments.AddVariable("error", error_batch);
   moments.Finish();
 
-  Expr n = moments.Count();
+  Expr n = moments.Count();  // the rows, or their weight sum
   Expr num = moments.M2(error) / n;  // population variance of target − preds
   Expr den = moments.M2(target) / n;
   // Exact zero tests, as TorchMetrics: num == 0 → 1; den == 0 → 0.
@@ -462,8 +517,8 @@ void RegisterRegressionMetrics(std::vector<MetricInfo>& out) {
   out.push_back({"mean_squared_error", "regression", weighted, BuildMeanSquaredError});
   out.push_back({"mean_absolute_error", "regression", weighted, BuildMeanAbsoluteError});
   out.push_back({"mean_absolute_percentage_error", "regression", weighted, BuildMeanAbsolutePercentageError});
-  out.push_back({"r2_score", "regression", inputs, BuildR2Score});
-  out.push_back({"explained_variance", "regression", inputs, BuildExplainedVariance});
+  out.push_back({"r2_score", "regression", weighted, BuildR2Score});
+  out.push_back({"explained_variance", "regression", weighted, BuildExplainedVariance});
   out.push_back({"pearson_corrcoef", "regression", inputs, BuildPearson});
   out.push_back({"concordance_corrcoef", "regression", inputs, BuildConcordance});
   out.push_back({"spearman_corrcoef", "regression", inputs, BuildSpearman});

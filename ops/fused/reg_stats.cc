@@ -472,19 +472,24 @@ std::vector<at::Tensor> MomentsMergeCpu(at::TensorList states, int64_t variables
   for (size_t i = 0; i < states.size(); ++i) {
     bool count = i == 0 || static_cast<int64_t>(i) == side;
     in[i] = states[i].contiguous();
-    TORCH_CHECK(in[i].scalar_type() == (count ? at::kLong : at::kDouble) && in[i].dim() == (count ? 0 : 1),
-                "moments_merge: state ", i, " must be ", count ? "i64[]" : "f64[d]");
+    // The count is the row count (i64) or, weighted, the weight sum (f64).
+    const at::ScalarType count_type = states[0].scalar_type() == at::kDouble ? at::kDouble : at::kLong;
+    TORCH_CHECK(in[i].scalar_type() == (count ? count_type : at::kDouble) && in[i].dim() == (count ? 0 : 1),
+                "moments_merge: state ", i, " must be ", count ? "i64[] or f64[] (both sides alike)" : "f64[d]");
   }
   const int64_t d = side > 1 ? in[1].numel() : 0;
   for (int64_t i = 1; i < 2 * side; ++i) {
     TORCH_CHECK(i == side || in[i].numel() == d, "moments_merge: states of different widths");
   }
-  const int64_t na = in[0].data_ptr<int64_t>()[0], nb = in[side].data_ptr<int64_t>()[0];
+  const bool weighted = in[0].scalar_type() == at::kDouble;
+  auto count = [&](int64_t i) {
+    return weighted ? in[i].data_ptr<double>()[0] : static_cast<double>(in[i].data_ptr<int64_t>()[0]);
+  };
   auto column = [&](int64_t i) { return in[i].data_ptr<double>(); };
   // The merge graph's scalars (MomentGroup::Finish, now the decomposition).
-  const double fa = static_cast<double>(na), fb = static_cast<double>(nb);
+  const double fa = count(0), fb = count(side);
   const double total = fa + fb;
-  const bool a_empty = na == 0, b_empty = nb == 0, either_empty = a_empty || b_empty;
+  const bool a_empty = fa == 0, b_empty = fb == 0, either_empty = a_empty || b_empty;
   const double w_mean = total != 0 ? fb / total : 0.0;
   const double w_moment = total != 0 ? fa * fb / total : 0.0;
   at::Tensor values = at::empty({(side - 1) * d}, in[0].options().dtype(at::kDouble));
@@ -516,7 +521,8 @@ std::vector<at::Tensor> MomentsMergeCpu(at::TensorList states, int64_t variables
   }
   std::vector<at::Tensor> result;
   result.reserve(side);
-  result.push_back(at::scalar_tensor(na + nb, in[0].options()));
+  result.push_back(weighted ? at::scalar_tensor(total, in[0].options())
+                            : at::scalar_tensor(in[0].data_ptr<int64_t>()[0] + in[side].data_ptr<int64_t>()[0], in[0].options()));
   for (int64_t k = 0; k + 1 < side; ++k) result.push_back(values.narrow(0, k * d, d));
   return result;
 }

@@ -227,6 +227,23 @@ def gen_regression(S, rng):
     add(S, "mean_absolute_error__2d_weighted", "mean_absolute_error", ins2,
         skm.mean_absolute_error(t2, p2, sample_weight=w2), f"{SK}.mean_absolute_error(sample_weight), uniform average",
         rtol=1e-6, atol=1e-9)
+    # R² and explained variance: sklearn's weighted centred sums (tss = Σ w (y − ȳ_w)²). Tally keeps weighted
+    # moments, so data far from zero keep their digits; adjusted R² counts rows (sklearn has no adjusted form).
+    for off in (0.0, 1e6):
+        tag = "" if off == 0 else "_offset-1e6"
+        to, po = t + off, p + off
+        for metric, fn in (("r2_score", skm.r2_score), ("explained_variance", skm.explained_variance_score)):
+            check_repeat(fn, [to, po], w_int)
+            add(S, f"{metric}{tag}__weighted", metric, {**ins, "preds": T(po, "float64"), "target": T(to, "float64")},
+                fn(to, po, sample_weight=w), f"{SK}.{fn.__name__}(sample_weight)", rtol=1e-9, atol=1e-9)
+    r2 = skm.r2_score(t, p, sample_weight=w)
+    add(S, "r2_score_adjusted-3__weighted", "r2_score(adjusted=3)", ins, 1 - (1 - r2) * (n - 1) / (n - 3 - 1),
+        f"{SK}.r2_score(sample_weight), adjusted over the row count n = {n}")
+    for mo in ("raw_values", "uniform_average", "variance_weighted"):
+        for metric, fn in (("r2_score", skm.r2_score), ("explained_variance", skm.explained_variance_score)):
+            add(S, f"{metric}_multioutput-{mo}__2d_weighted", f"{metric}(multioutput={mo})", ins2,
+                fn(t2, p2, sample_weight=w2, multioutput=mo), f"{SK}.{fn.__name__}(multioutput={mo!r}, sample_weight)",
+                rtol=1e-9, atol=1e-9)
 
 
 def weighted_binned_counts(p, t, w, thr):

@@ -93,9 +93,10 @@ std::vector<Form> Forms() {
        {{"preds", mc_p2}, {"target", mc_t2}}},
       {multilabel, {{"preds", ml_p}, {"target", ml_t}}},
       {{"mean_squared_error", "mean_squared_error(squared=false)", "mean_absolute_error",
-        "mean_absolute_percentage_error"},
+        "mean_absolute_percentage_error", "r2_score", "explained_variance"},
        {{"preds", reg_p}, {"target", reg_t}}},
-      {{"mean_squared_error(num_outputs=2)", "mean_absolute_error", "mean_absolute_error(num_outputs=2)"},
+      {{"mean_squared_error(num_outputs=2)", "mean_absolute_error", "mean_absolute_error(num_outputs=2)",
+        "r2_score(multioutput=raw_values)", "explained_variance(multioutput=variance_weighted)"},
        {{"preds", reg_p2}, {"target", reg_t2}}},
       {{"sum", "mean"}, {{"value", reg_t}}},
   };
