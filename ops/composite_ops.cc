@@ -380,9 +380,9 @@ void RegisterCompositeOps(OpTable& t) {
                         : in[i].dtype == DType::kFloat64 && in[i].rank() == 1 && in[i].shape == in[1].shape &&
                               !in[i].shape[0].is_symbolic();
         if (!ok) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("state ", i, " must be ", count ? "i64[] or f64[] (both sides alike)" : "f64[d]",
-                           ", got ", in[i].ToString()));
+          return absl::InvalidArgumentError(absl::StrCat("state ", i, " must be ",
+                                                         count ? "i64[] or f64[] (both sides alike)" : "f64[d]",
+                                                         ", got ", in[i].ToString()));
         }
       }
       return std::vector<TensorType>(in.begin(), in.begin() + side);

@@ -60,6 +60,7 @@
 #include "metrics/common.h"
 #include "metrics/curves/common.h"
 #include "metrics/registry.h"
+#include "metrics/weights.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
@@ -213,10 +214,9 @@ BinnedCounts CountsFromHistogram(MetricBuilder& b, Expr hist, int64_t k, const S
   Scan scan = SegmentScan(b, {ops::Flatten(hist), keys});
   Expr cum = ops::Cast(ops::Reshape(scan.cum, {k, 2, t + 1}), DType::kFloat64);
   Expr h = ops::Cast(hist, DType::kFloat64);
-  Expr total = ops::Sum(h, {2}, /*keepdim=*/true);
   // An element is >= sorted threshold j exactly when more than j thresholds
   // are <= it: ge[j] = sum_{m > j} hist[m] = total - cum[j] (ge[T] = 0).
-  Expr ge = total - cum;
+  Expr ge = AtOrAbove(hist, cum);
   BinnedCounts c;
   if (st.identity) {
     // Position m in [1, T] pairs ge[m - 1] = ge[m] + hist[m] with ge[m].
@@ -292,10 +292,14 @@ absl::StatusOr<dsl::Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& ar
   row_shape.insert(row_shape.end(), in.extra.begin(), in.extra.end());
   PerClass pc;
   const std::string format = Exact16Format(a.thresholds, b.FindInput("preds")->dtype);
+  // Row weights: counts become f64 sums of weights (binned and exact16).
+  Expr w = CurveWeights(b, /*flat=*/false, /*exact_form=*/!a.thresholds.binned && format.empty());
+  if (!b.ok()) return b.status();
+  const DType count_type = w.valid() ? DType::kFloat64 : DType::kInt64;
   if (!format.empty()) {
     // exact16: counts per (class, target, 16-bit score code).
-    State counts = b.AddState("score_counts", DType::kInt64, {k, 2, kCodes16}, Reducer::kSum);
-    b.Accumulate(counts, Exact16Histogram(in.probs, in.label, k, format));
+    State counts = b.AddState("score_counts", count_type, {k, 2, kCodes16}, Reducer::kSum);
+    b.Accumulate(counts, Exact16Counts(in.probs, in.label, k, format, w));
     if (!b.ok()) return b.status();
     pc = Exact16PerClass(kind, task, b.Read(counts), k);
   } else if (!a.thresholds.binned) {
@@ -316,18 +320,9 @@ absl::StatusOr<dsl::Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& ar
   } else {
     SortedThresholds st = SortThresholds(a.thresholds);
     const int64_t t = st.sorted.size();
-    Expr thr = ThresholdTensor(in.probs, st.sorted);
-    if (in.probs.dtype() != DType::kFloat32) thr = ops::Cast(thr, in.probs.dtype());
-    // How many thresholds are <= each probability; NaN is below every one
-    // (TorchMetrics compares preds >= threshold).
-    Expr above = ops::SearchSorted(thr, in.probs, /*right=*/true);
-    above = ops::Where(ops::IsNan(in.probs), int64_t{0}, above);
-    Expr cls = ClassIndex(above, c, in.probs.rank());
-    Expr idx = above + (in.label + cls * int64_t{2}) * static_cast<double>(t + 1);
-    idx = ops::Where(in.label >= int64_t{0}, idx, int64_t{-1});
-    Expr counts = ops::Reshape(ops::Histogram(ops::Flatten(idx), c * 2 * (t + 1)), {c, 2, t + 1});
-    State hist = b.AddState("threshold_counts", DType::kInt64, {c, 2, t + 1}, Reducer::kSum);
-    b.Accumulate(hist, counts);
+    Expr cls = ClassIndex(in.label, c, in.probs.rank());
+    State hist = b.AddState("threshold_counts", count_type, {c, 2, t + 1}, Reducer::kSum);
+    b.Accumulate(hist, BinnedHistogram(in.probs, in.label, cls, c, st, w));
     Expr hs = b.Read(hist);
     if (!b.ok()) return b.status();
     if (micro) hs = ops::Sum(hs, {0}, /*keepdim=*/true);
@@ -347,7 +342,7 @@ absl::StatusOr<dsl::Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& ar
 }  // namespace
 
 void RegisterPerClassCurveAreaMetrics(std::vector<MetricInfo>& out) {
-  const std::vector<std::string> in = {"preds", "target"};
+  const std::vector<std::string> in = {"preds", "target", kWeightInput};
   out.push_back({"multiclass_auroc", "curves", in, Bound(BuildCurveMetric, ClassTask::kMulticlass, Curve::kAuroc)});
   out.push_back({"multiclass_average_precision", "curves", in,
                  Bound(BuildCurveMetric, ClassTask::kMulticlass, Curve::kAveragePrecision)});

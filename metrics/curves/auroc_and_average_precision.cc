@@ -150,10 +150,6 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
   BinaryInputs in;
   if (!ReadBinaryInputs(ignore_index, /*cast_f32=*/true, b, in)) return b.status();
   Expr probs = in.probs, t = in.target, valid = in.valid;
-  // Row weights (metrics/weights.h) for the binned and exact16 forms, whose
-  // states are histograms; the cat form keeps no weights.
-  Expr w = FlatWeights(b, "target");
-  if (!b.ok()) return b.status();
 
   // exact16: counts per 16-bit score code (curve_common.h), exact for 16-bit
   // scores in constant memory; chosen by thresholds=exact16 or by float16 /
@@ -162,12 +158,15 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
   if (!format.empty() && max_fpr > 0 && !th.exact16.empty()) {
     return args.InvalidArgument("max_fpr is not implemented for thresholds=exact16; use thresholds=None");
   }
+  // Row weights (metrics/weights.h) for the binned and exact16 forms, whose
+  // states are histograms; the cat form keeps no weights.
+  Expr w = CurveWeights(b, /*flat=*/true, /*exact_form=*/!th.binned && (format.empty() || max_fpr > 0));
+  if (!b.ok()) return b.status();
   if (!format.empty() && max_fpr == 0) {
     Expr label = ops::Where(valid, t, int64_t{-1});
     State counts =
         b.AddState("score_counts", w.valid() ? DType::kFloat64 : DType::kInt64, {1, 2, kCodes16}, Reducer::kSum);
-    b.Accumulate(counts, w.valid() ? WeightedExact16Histogram(probs, label, w, format)
-                                   : Exact16Histogram(probs, label, 1, format));
+    b.Accumulate(counts, Exact16Counts(probs, label, 1, format, w));
     if (!b.ok()) return b.status();
     Exact16Stats st = Exact16StatsOf(b.Read(counts));
     Expr n_pos = ops::Select(st.n_pos, 0, 0), n_neg = ops::Select(st.n_neg, 0, 0);
@@ -178,10 +177,6 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
     return b.Finish();
   }
 
-  if (!th.binned && w.valid()) {
-    b.FailInput(kWeightInput, "weights need the binned form (thresholds=K or a list) or thresholds=exact16");
-    return b.status();
-  }
   if (!th.binned) {
     ExactRows rows = AccumulateExactRows(b, probs, ops::Where(valid, t, int64_t{-1}), /*multiclass=*/false, {}, {});
     if (!b.ok()) return b.status();
@@ -227,7 +222,7 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
   b.Accumulate(hist, BinnedHistogram(probs, label, ops::FullLike(label, 0.0, DType::kInt64), 1, st, w));
   Expr h = b.Read(hist);
   Expr total = ops::Sum(h, {2}, /*keepdim=*/true);
-  Expr ge = ops::Flatten(total - ops::Cumsum(h, 2));  // [2 (T+1)]: at or above sorted threshold j
+  Expr ge = ops::Flatten(AtOrAbove(h, ops::Cumsum(h, 2)));  // [2 (T+1)]: at or above sorted threshold j
   Expr at = PermIndex(h, st);
   Expr fp = ops::Cast(ops::Take(ge, at), DType::kFloat64);
   Expr tp = ops::Cast(ops::Take(ge, at + static_cast<double>(n + 1)), DType::kFloat64);

@@ -137,6 +137,14 @@ Expr IndexVector(Expr like, const std::vector<int64_t>& v) {
   return out;
 }
 
+Expr AtOrAbove(Expr hist, Expr cum) {
+  Expr ge = ops::Sum(ops::Cast(hist, cum.dtype()), {2}, /*keepdim=*/true) - cum;
+  if (!ir::IsFloating(hist.dtype())) return ge;  // integer counts are exact
+  Expr nonzero = ops::Cast(hist != 0.0, DType::kInt64);
+  Expr after = ops::Sum(nonzero, {2}, /*keepdim=*/true) - ops::Cumsum(nonzero, 2);
+  return ops::Where(after == int64_t{0}, 0.0, ge);
+}
+
 Expr BinnedHistogram(Expr probs, Expr label, Expr cls, int64_t k, const SortedThresholds& st, Expr w) {
   const int64_t t = st.sorted.size();
   Expr thr = ThresholdTensor(probs, st.sorted);
@@ -188,11 +196,23 @@ Expr Exact16Histogram(Expr probs, Expr label, int64_t k, const std::string& form
                              ops::ToAttrMap(ops::Code16CountsAttrs{format, k}));
 }
 
-Expr WeightedExact16Histogram(Expr probs, Expr label, Expr w, const std::string& format) {
-  Expr idx = ops::ScoreCode16(probs, format) + label * static_cast<double>(kCodes16);
+Expr Exact16Counts(Expr probs, Expr label, int64_t k, const std::string& format, Expr w) {
+  if (!w.valid()) return Exact16Histogram(probs, label, k, format);
+  Expr row = label;
+  if (k > 1) row = row + ClassIndex(label, k, label.rank()) * int64_t{2};
+  Expr idx = ops::ScoreCode16(probs, format) + row * static_cast<double>(kCodes16);
   idx = ops::Where(label >= int64_t{0}, idx, int64_t{-1});
-  Expr h = ops::Histogram(ops::Flatten(idx), ops::Flatten(PerElement(w, idx)), 2 * kCodes16);
-  return ops::Reshape(h, {1, 2, kCodes16});
+  Expr h = ops::Histogram(ops::Flatten(idx), ops::Flatten(PerElement(w, idx)), k * 2 * kCodes16);
+  return ops::Reshape(h, {k, 2, kCodes16});
+}
+
+Expr CurveWeights(dsl::MetricBuilder& b, bool flat, bool exact_form) {
+  Expr w = flat ? FlatWeights(b, "target") : RowWeights(b, "preds");
+  if (w.valid() && exact_form) {
+    b.FailInput(kWeightInput, "weights need the binned form (thresholds=K or a list) or thresholds=exact16");
+    return Expr();
+  }
+  return w;
 }
 
 Expr DecodeCode16(Expr codes, const std::string& format) {

@@ -52,10 +52,17 @@ inline constexpr int64_t kCodes16 = 65536;
 // shape; K = 1 counts every element as class 0, else dim 1 is the class.
 ops::Expr Exact16Histogram(ops::Expr probs, ops::Expr label, int64_t k, const std::string& format);
 
-// WeightedExact16Histogram is Exact16Histogram summing row weights `w`
-// (float64) instead of counting: score_code16 and a weighted histogram (the
-// fused code16_counts counts only).
-ops::Expr WeightedExact16Histogram(ops::Expr probs, ops::Expr label, ops::Expr w, const std::string& format);
+// Exact16Counts is Exact16Histogram, or with row weights `w` (valid; f64
+// [N] for the rows of dim 0) the same histogram summing the weights in
+// float64: score_code16 and a weighted histogram (the fused code16_counts
+// counts only). With weights and K > 1, dim 1 is the class.
+ops::Expr Exact16Counts(ops::Expr probs, ops::Expr label, int64_t k, const std::string& format, ops::Expr w);
+
+// CurveWeights reads the optional `weight` input for the curves: one per
+// element of the flattened binary inputs (`flat`), else one per row of
+// (N, C, ...); invalid without it. `exact_form` (the cat states, which keep
+// no weights) refuses a weight naming the input.
+ops::Expr CurveWeights(dsl::MetricBuilder& b, bool flat, bool exact_form);
 
 // DecodeCode16 is the float32 score a 16-bit code (i64, ordered as
 // score_code16 orders them) stands for: the inverse of score_code16 on the
@@ -112,6 +119,13 @@ ops::Expr LastOfTies(ops::Expr sorted, ops::Expr n_kept);
 // or reversed order of linspace thresholds — else one select per element
 // (explicit lists, which are short).
 ops::Expr IndexVector(ops::Expr like, const std::vector<int64_t>& v);
+
+// AtOrAbove is ge = total − cum along the last dim of a binned histogram
+// state [K, 2, T+1] (`cum`: its inclusive cumulative sums, in the dtype the
+// caller computes in): the elements at or above each sorted threshold. For
+// float64 weight sums, where no bin past j holds weight ge is exactly 0, not
+// a rounding residue (a 0/0 precision must stay 0/0, not residue/residue).
+ops::Expr AtOrAbove(ops::Expr hist, ops::Expr cum);
 
 // BinnedHistogram is one batch's histogram [K, 2, T+1] of (class, target,
 // number of sorted thresholds <= the probability): what a binned curve

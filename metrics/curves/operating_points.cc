@@ -63,6 +63,7 @@
 #include "metrics/common.h"
 #include "metrics/curves/common.h"
 #include "metrics/registry.h"
+#include "metrics/weights.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
@@ -215,7 +216,7 @@ Candidates ExactCandidates(Kind kind, const Args& a, Expr s, Expr label, Expr re
 Candidates BinnedCandidates(Kind kind, const Args& a, Expr hist, int64_t k, const SortedThresholds& st) {
   const int64_t t = a.thresholds.size();
   Expr total = ops::Sum(hist, {2}, /*keepdim=*/true);
-  Expr ge = total - ops::Cumsum(hist, 2);  // at or above the j-th sorted threshold
+  Expr ge = AtOrAbove(hist, ops::Cumsum(hist, 2));  // at or above the j-th sorted threshold
   Expr base = ops::Reshape(ops::Arange(hist, k * 2), {k, 2, 1}) * static_cast<double>(t + 1);
   Expr at = ops::Take(ops::Flatten(ge), base + ops::Reshape(PermIndex(hist, st), {1, 1, t}));
   Expr fp = F32(ops::Select(at, 1, 0)), tp = F32(ops::Select(at, 1, 1));              // [K, T]
@@ -268,12 +269,16 @@ absl::StatusOr<dsl::Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, con
   std::vector<int64_t> extra = in.extra;
   const int64_t c = a.num;
   const int64_t k = task == Task::kBinary ? 1 : c;
+  // Row weights: the binned counts become f64 sums of weights.
+  Expr w = CurveWeights(b, /*flat=*/task == Task::kBinary, /*exact_form=*/!a.thresholds.binned);
+  if (!b.ok()) return b.status();
 
   if (a.thresholds.binned) {
     SortedThresholds st = SortThresholds(a.thresholds);
     Expr cls = task == Task::kBinary ? ops::FullLike(label, 0.0, DType::kInt64) : ClassIndex(label, c, probs.rank());
-    State hist = b.AddState("threshold_counts", DType::kInt64, {k, 2, st.sorted.size() + 1}, Reducer::kSum);
-    b.Accumulate(hist, BinnedHistogram(probs, label, cls, k, st));
+    State hist = b.AddState("threshold_counts", w.valid() ? DType::kFloat64 : DType::kInt64,
+                            {k, 2, st.sorted.size() + 1}, Reducer::kSum);
+    b.Accumulate(hist, BinnedHistogram(probs, label, cls, k, st, w));
     Expr counts = b.Read(hist);
     if (!b.ok()) return b.status();
     auto [value, thr] = Pick(kind, BinnedCandidates(kind, a, counts, k, st));
@@ -337,7 +342,7 @@ absl::StatusOr<dsl::Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, con
 }  // namespace
 
 void RegisterOperatingPointMetrics(std::vector<MetricInfo>& out) {
-  const std::vector<std::string> in = {"preds", "target"};
+  const std::vector<std::string> in = {"preds", "target", kWeightInput};
   out.push_back(
       {"binary_recall_at_fixed_precision", "curves", in, Bound(BuildFixed, Task::kBinary, Kind::kRecallAtPrecision)});
   out.push_back({"multiclass_recall_at_fixed_precision", "curves", in,

@@ -63,6 +63,7 @@
 #include "metrics/common.h"
 #include "metrics/curves/common.h"
 #include "metrics/registry.h"
+#include "metrics/weights.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
@@ -148,7 +149,7 @@ struct Curve {
 };
 
 Curve ExactRoc(const ClfCurve& c) {
-  Expr zero = ops::Full(c.tps, {1}, 0.0, DType::kInt64);
+  Expr zero = ops::Full(c.tps, {1}, 0.0, c.tps.dtype());  // i64 counts, or f64 weight sums
   Expr fps = ops::Concat({zero, c.fps});
   Expr tps = ops::Concat({zero, c.tps});
   Curve out;
@@ -253,7 +254,7 @@ Curve BinnedCurves(Kind kind, Expr hist, int64_t k, const Thresholds& th, const 
   // ge[k, y, j]: elements of class k and target y at or above the j-th
   // sorted threshold (those with more than j thresholds below them).
   Expr total = ops::Sum(hist, {2}, /*keepdim=*/true);
-  Expr ge = total - ops::Cumsum(hist, 2);
+  Expr ge = AtOrAbove(hist, ops::Cumsum(hist, 2));
   // Read it in the user's order (reversed for roc).
   Expr base = ops::Reshape(ops::Arange(hist, k * 2), {k, 2, 1}) * static_cast<double>(t + 1);
   Expr position = PermIndex(hist, st, /*reversed=*/kind == Kind::kRoc);
@@ -324,11 +325,15 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
   const int64_t k = one_curve ? 1 : c;
 
   const std::string format = Exact16Format(a.thresholds, b.FindInput("preds")->dtype);
+  // Row weights: counts become f64 sums of weights (binned and exact16).
+  Expr w = CurveWeights(b, /*flat=*/task == Task::kBinary, /*exact_form=*/!a.thresholds.binned && format.empty());
+  if (!b.ok()) return b.status();
+  const DType count_type = w.valid() ? DType::kFloat64 : DType::kInt64;
   if (!format.empty()) {
     // exact16: counts per (class, target, score code); each class's curve
     // has a point per code present (curve_common.h).
-    State counts_state = b.AddState("score_counts", DType::kInt64, {k, 2, kCodes16}, Reducer::kSum);
-    b.Accumulate(counts_state, Exact16Histogram(probs, label, k, format));
+    State counts_state = b.AddState("score_counts", count_type, {k, 2, kCodes16}, Reducer::kSum);
+    b.Accumulate(counts_state, Exact16Counts(probs, label, k, format, w));
     if (!b.ok()) return b.status();
     Expr counts = b.Read(counts_state);
     Expr kept = ops::Sum(counts, {1, 2});  // [K]
@@ -396,8 +401,8 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
 
   SortedThresholds st = SortThresholds(a.thresholds);
   Expr cls = one_curve ? ops::FullLike(label, 0.0, DType::kInt64) : ClassIndex(label, c, probs.rank());
-  State hist = b.AddState("threshold_counts", DType::kInt64, {k, 2, st.sorted.size() + 1}, Reducer::kSum);
-  b.Accumulate(hist, BinnedHistogram(probs, label, cls, k, st));
+  State hist = b.AddState("threshold_counts", count_type, {k, 2, st.sorted.size() + 1}, Reducer::kSum);
+  b.Accumulate(hist, BinnedHistogram(probs, label, cls, k, st, w));
   Expr counts = b.Read(hist);
   if (!b.ok()) return b.status();
   Curve curves = BinnedCurves(kind, counts, k, a.thresholds, st);
@@ -419,7 +424,7 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
 }  // namespace
 
 void RegisterRocAndPrCurveMetrics(std::vector<MetricInfo>& out) {
-  const std::vector<std::string> in = {"preds", "target"};
+  const std::vector<std::string> in = {"preds", "target", kWeightInput};
   out.push_back({"binary_roc", "curves", in, Bound(BuildCurve, Task::kBinary, Kind::kRoc)});
   out.push_back({"multiclass_roc", "curves", in, Bound(BuildCurve, Task::kMulticlass, Kind::kRoc)});
   out.push_back({"multilabel_roc", "curves", in, Bound(BuildCurve, Task::kMultilabel, Kind::kRoc)});

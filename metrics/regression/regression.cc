@@ -363,7 +363,7 @@ absl::StatusOr<dsl::Metric> BuildExplainedVariance(SpecArgs& args, const dsl::Si
   int error = moments.AddVariable("error", error_batch);
   moments.Finish();
 
-  Expr n = moments.Count();  // the rows, or their weight sum
+  Expr n = moments.Count();          // the rows, or their weight sum
   Expr num = moments.M2(error) / n;  // population variance of target − preds
   Expr den = moments.M2(target) / n;
   // Exact zero tests, as TorchMetrics: num == 0 → 1; den == 0 → 0.

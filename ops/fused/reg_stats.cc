@@ -521,8 +521,9 @@ std::vector<at::Tensor> MomentsMergeCpu(at::TensorList states, int64_t variables
   }
   std::vector<at::Tensor> result;
   result.reserve(side);
-  result.push_back(weighted ? at::scalar_tensor(total, in[0].options())
-                            : at::scalar_tensor(in[0].data_ptr<int64_t>()[0] + in[side].data_ptr<int64_t>()[0], in[0].options()));
+  result.push_back(
+      weighted ? at::scalar_tensor(total, in[0].options())
+               : at::scalar_tensor(in[0].data_ptr<int64_t>()[0] + in[side].data_ptr<int64_t>()[0], in[0].options()));
   for (int64_t k = 0; k + 1 < side; ++k) result.push_back(values.narrow(0, k * d, d));
   return result;
 }

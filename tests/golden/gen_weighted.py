@@ -302,6 +302,105 @@ def gen_curves(S, rng):
         gf.Refused("weights need the binned form"), "refused: the exact (cat) form keeps no weights")
 
 
+def weighted_reduce(values, support, average):
+    """TorchMetrics' macro / weighted / none over per-class values (every class has positives here)."""
+    values = np.asarray(values)
+    if average == "none":
+        return values
+    if average == "macro":
+        return float(values.mean())
+    return float(np.sum(values * support / support.sum()))
+
+
+def gen_class_curves(S, T_, rng):
+    """Multiclass and multilabel AUROC / AP (one-vs-rest: each class is the binary problem with the row weights),
+    the ROC and PR curves and an operating point, binned and exact16; the exact (cat) form refuses weights."""
+    n, c = 90, 3
+    t = np.concatenate([np.arange(c), rng.integers(0, c, n - c)])
+    p = rng.random((n, c)) + 0.8 * np.eye(c)[t]
+    p = np.round(p / p.sum(1, keepdims=True), 2)  # probabilities (TorchMetrics keeps them: all in [0, 1])
+    w = weights(rng, n, zeros=3)
+    w_int = rng.integers(0, 4, n)
+    onehot = np.eye(c, dtype=np.int64)[t]
+    thr = gf._torch_linspace_f32(11)
+    p32 = p.astype(np.float32)
+    ins = {"preds": T(p, "float32"), "target": T(t, "int64"), "weight": T(w, "float64")}
+    support = (onehot * w[:, None]).sum(0)
+    for kind, fn, ref in (("auroc", weighted_binned_auroc, gf.binned_auroc),
+                          ("average_precision", weighted_binned_ap, gf.binned_ap)):
+        per = [fn(p32[:, k], onehot[:, k], w, thr) for k in range(c)]
+        for k in range(c):  # integer weights are repeated rows
+            gf._close(fn(p32[:, k], onehot[:, k], w_int.astype(np.float64), thr),
+                      ref(np.repeat(p32[:, k], w_int), np.repeat(onehot[:, k], w_int), thr), 1e-12)
+        for avg in ("macro", "weighted", "none"):
+            add(S, f"multiclass_{kind}_thresholds-11_average-{avg}__weighted",
+                f"multiclass_{kind}(num_classes={c}, thresholds=11, average={avg})", ins,
+                weighted_reduce(per, support, avg),
+                "numpy: TorchMetrics' binned one-vs-rest counts with each row counting its weight", rtol=1e-6,
+                atol=1e-7)
+    # exact16: sklearn with sample_weight on each class's float16 scores.
+    p16 = p.astype(np.float16).astype(np.float64)
+    ins16 = {"preds": T(p16, "float32"), "target": T(t, "int64"), "weight": T(w, "float64")}
+    for kind, fn in (("auroc", skm.roc_auc_score), ("average_precision", skm.average_precision_score)):
+        per = [fn(onehot[:, k], p16[:, k], sample_weight=w) for k in range(c)]
+        for avg in ("macro", "weighted"):
+            add(S, f"multiclass_{kind}_thresholds-exact16_average-{avg}__weighted",
+                f"multiclass_{kind}(num_classes={c}, thresholds=exact16, average={avg})", ins16,
+                weighted_reduce(per, support, avg),
+                f"{SK}.{fn.__name__}(sample_weight) per class on float16 scores", rtol=1e-9, atol=1e-12)
+    add(S, "multiclass_auroc__exact_form_weighted", f"multiclass_auroc(num_classes={c})", ins,
+        gf.Refused("weights need the binned form"), "refused: the exact (cat) form keeps no weights")
+    # Multilabel: micro is one binary problem over every element, each weighing its row's weight.
+    L = 3
+    tl = rng.integers(0, 2, (n, L))
+    tl[:2] = [[0, 1, 0], [1, 0, 1]]
+    pl = np.round(np.clip(0.3 * tl + 0.7 * rng.random((n, L)), 0, 1), 2)
+    pl32 = pl.astype(np.float32)
+    insl = {"preds": T(pl, "float32"), "target": T(tl, "int64"), "weight": T(w, "float64")}
+    wl = np.repeat(w, L)
+    add(S, "multilabel_auroc_thresholds-11_average-micro__weighted",
+        f"multilabel_auroc(num_labels={L}, thresholds=11, average=micro)", insl,
+        weighted_binned_auroc(pl32.reshape(-1), tl.reshape(-1), wl, thr),
+        "numpy: TorchMetrics' binned counts over every element, each with its row's weight", rtol=1e-6, atol=1e-7)
+    pl16 = pl.astype(np.float16).astype(np.float64)
+    per = [skm.average_precision_score(tl[:, k], pl16[:, k], sample_weight=w) for k in range(L)]
+    add(S, "multilabel_average_precision_thresholds-exact16__weighted",
+        f"multilabel_average_precision(num_labels={L}, thresholds=exact16)",
+        {**insl, "preds": T(pl16, "float32")}, float(np.mean(per)),
+        f"{SK}.average_precision_score(sample_weight) per label on float16 scores, macro", rtol=1e-9, atol=1e-12)
+    # An operating point: the largest recall where precision >= 0.6 over the weighted binned counts.
+    tb, pb = onehot[:, 0], p32[:, 0]
+    tp, fp, fn_, _ = weighted_binned_counts(pb, tb, w, thr)
+    prec = gf._sdiv(tp, tp + fp)
+    rec = gf._sdiv(tp, tp + fn_)
+    # TorchMetrics' max over (recall, precision, threshold) tuples of the qualifying thresholds.
+    r_best, _, t_best = max((r, q, th) for q, r, th in zip(prec.astype(np.float32), rec.astype(np.float32), thr)
+                            if q >= 0.6)
+    add(S, "binary_recall_at_fixed_precision_thresholds-11__weighted",
+        "binary_recall_at_fixed_precision(min_precision=0.6, thresholds=11)",
+        {"preds": T(pb, "float32"), "target": T(tb, "int64"), "weight": T(w, "float64")},
+        [r_best, t_best], "numpy: TorchMetrics' binned operating point over weighted counts", rtol=1e-6,
+        atol=1e-7)
+    # The curves themselves (tuples of arrays).
+    f32 = np.float32
+    tp, fp, fn_, tn = weighted_binned_counts(pb, tb, w, thr)
+    T_.add("binary_roc_thresholds-11__weighted", "binary_roc(thresholds=11)",
+           {"preds": T(pb, "float32"), "target": T(tb, "int64"), "weight": T(w, "float64")},
+           [gf._sdiv(fp, fp + tn).astype(f32)[::-1], gf._sdiv(tp, tp + fn_).astype(f32)[::-1], thr[::-1]],
+           "numpy: TorchMetrics' binned ROC over weighted counts", 1e-6, 1e-7)
+    T_.add("binary_precision_recall_curve_thresholds-11__weighted", "binary_precision_recall_curve(thresholds=11)",
+           {"preds": T(pb, "float32"), "target": T(tb, "int64"), "weight": T(w, "float64")},
+           [np.append(gf._sdiv(tp, tp + fp), 1.0).astype(f32), np.append(gf._sdiv(tp, tp + fn_), 0.0).astype(f32),
+            thr], "numpy: TorchMetrics' binned PR curve over weighted counts", 1e-6, 1e-7)
+    pb16 = p16[:, 0]
+    fpr, tpr, th = skm.roc_curve(tb, pb16, sample_weight=w, drop_intermediate=False)
+    T_.add("binary_roc_thresholds-exact16__weighted", "binary_roc(thresholds=exact16)",
+           {"preds": T(pb16, "float32"), "target": T(tb, "int64"), "weight": T(w, "float64")},
+           [fpr.astype(f32), tpr.astype(f32), np.concatenate([[1.0], th[1:]]).astype(f32)],
+           f"{SK}.roc_curve(sample_weight, drop_intermediate=False) on float16 scores (threshold 1 first, "
+           "as TorchMetrics; zero-weight rows are no points, as sklearn)", 1e-6, 1e-7)
+
+
 def gen_hinge_and_calibration(S, rng):
     n = 50
     t = rng.integers(0, 2, n)
@@ -361,8 +460,11 @@ def main():
     gen_aggregation(S, rng)
     gen_curves(S, rng)
     gen_hinge_and_calibration(S, rng)
-    path, k = S.write()
-    print(f"{path}: {k} cases")
+    curves = gf.TreeSuite("weighted_curves.json")
+    gen_class_curves(S, curves, rng)
+    for suite in (S, curves):
+        path, k = suite.write()
+        print(f"{path}: {k} cases")
 
 
 if __name__ == "__main__":

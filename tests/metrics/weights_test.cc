@@ -68,6 +68,19 @@ std::vector<Form> Forms() {
     binary.push_back(absl::StrCat("binary_auroc(thresholds=", thresholds, ")"));
     binary.push_back(absl::StrCat("binary_average_precision(thresholds=", thresholds, ")"));
   }
+  binary.push_back("binary_roc(thresholds=11)");
+  binary.push_back("binary_roc(thresholds=exact16)");
+  binary.push_back("binary_precision_recall_curve(thresholds=[0.1, 0.4, 0.5, 0.9])");
+  binary.push_back("binary_recall_at_fixed_precision(min_precision=0.5, thresholds=11)");
+  binary.push_back("binary_specificity_at_sensitivity(min_sensitivity=0.5, thresholds=11)");
+  multiclass.push_back("multiclass_auroc(num_classes=4, thresholds=11)");
+  multiclass.push_back("multiclass_average_precision(num_classes=4, thresholds=exact16, average=weighted)");
+  multiclass.push_back("multiclass_roc(num_classes=4, thresholds=5)");
+  multiclass.push_back("multiclass_precision_recall_curve(num_classes=4, thresholds=exact16, average=none)");
+  multiclass.push_back("multiclass_precision_at_fixed_recall(num_classes=4, min_recall=0.5, thresholds=11)");
+  multilabel.push_back("multilabel_auroc(num_labels=3, thresholds=11, average=micro)");
+  multilabel.push_back("multilabel_average_precision(num_labels=3, thresholds=exact16)");
+  multilabel.push_back("multilabel_roc(num_labels=3, thresholds=7)");
   multiclass.push_back("multiclass_cohen_kappa(num_classes=4, weights=quadratic)");
   multiclass.push_back("multiclass_precision(num_classes=4, average=weighted)");
   multiclass.push_back("multiclass_recall(num_classes=4, average=none)");
