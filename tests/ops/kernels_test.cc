@@ -279,16 +279,21 @@ std::vector<Sample> Samples() {
     s.push_back({"reg_stats/columns", "reg_stats", {"f64[N,3]", "f64[N,3]"}, {}});
   }
   if (FindOp("moments_merge") != nullptr) {
-    // Pearson's group (2 variables, 1 pair, 3 columns) and r2's (1 variable).
-    std::vector<std::string> pearson, r2;
+    // Pearson's group (2 variables, 1 pair, 3 columns), r2's (1 variable)
+    // and weighted explained variance's (2 variables, the count an f64
+    // weight sum).
+    std::vector<std::string> pearson, r2, weighted;
     for (int side = 0; side < 2; ++side) {
       pearson.push_back("i64[]");
       pearson.insert(pearson.end(), 7, "f64[3]");
       r2.push_back("i64[]");
       r2.insert(r2.end(), 3, "f64[1]");
+      weighted.push_back("f64[]");
+      weighted.insert(weighted.end(), 6, "f64[2]");
     }
     s.push_back({"moments_merge", "moments_merge", pearson, {{"variables", int64_t{2}}, {"pairs", Ints{0, 1}}}});
     s.push_back({"moments_merge/one_variable", "moments_merge", r2, {{"variables", int64_t{1}}}});
+    s.push_back({"moments_merge/weighted", "moments_merge", weighted, {{"variables", int64_t{2}}}});
   }
   s.push_back({"rank_average", "rank_average", {"f32[N]"}, {}});
   s.push_back({"rank_average/2d", "rank_average", {"i64[N,3]"}, {}});

@@ -320,9 +320,10 @@ TEST(ClassificationExtraRegistryTest, RegistersEveryName) {
     const metrics::MetricInfo* info = metrics::FindMetric(name);
     ASSERT_NE(info, nullptr) << name;
     EXPECT_EQ(info->domain, domain) << name;
-    // Hinge takes the optional row weight (metrics/weights.h).
+    // Hinge and the operating points take the optional row weight
+    // (metrics/weights.h); the ranking metrics do not.
     std::vector<std::string> inputs = {"preds", "target"};
-    if (domain == "hinge") inputs.push_back("weight");
+    if (domain != "ranking") inputs.push_back("weight");
     EXPECT_EQ(info->inputs, inputs) << name;
   }
   EXPECT_EQ(metrics::FindMetric("multilabel_hinge_loss"), nullptr);
