@@ -278,19 +278,23 @@ absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, ops::GraphB
   Expr sae = ops::Sum(ops::Abs(diff_c), {0});
   Expr rows = ops::Size(p, 0);
   Expr count = ops::Cast(rows, DType::kFloat64);
-  // A constant column takes its value as the mean exactly (sum/n may round),
-  // so its centred values and M2 are exactly 0. An empty batch has max < min
-  // and gets mean 0 from the safe division.
+  // Sums only (so that dsl::Replicate can slice it). A constant column c
+  // still gets mean c and M2 = 0 exactly, as in the kernel: its residual
+  // c − sum/n is exact (Sterbenz) with few significant bits, so n times it
+  // sums exactly, the residuals' mean equals it and every centred value is
+  // 0; the two parts renormalised (Fast TwoSum) are then exactly c and 0.
+  // An empty batch gets mean 0 from the safe division.
   struct Moments {
     Expr hi, lo, m2, centred;
   };
   auto moments = [&](Expr x) {
     Moments m;
-    Expr largest = ops::Max(x, {0}), smallest = ops::Min(x, {0});
-    m.hi = ops::Where(largest == smallest, largest, ops::SafeDiv(ops::Sum(x, {0}), count));
-    Expr residual = x - m.hi;
-    m.lo = ops::SafeDiv(ops::Sum(residual, {0}), count);
-    m.centred = residual - m.lo;
+    Expr rough = ops::SafeDiv(ops::Sum(x, {0}), count);
+    Expr residual = x - rough;
+    Expr rest = ops::SafeDiv(ops::Sum(residual, {0}), count);
+    m.hi = rough + rest;
+    m.lo = rest - (m.hi - rough);
+    m.centred = residual - rest;
     m.m2 = ops::Sum(m.centred * m.centred, {0});
     return m;
   };

@@ -166,6 +166,7 @@ struct RowInfo {
   bool tainted = false;    // depends on a row input
   bool row_local = false;  // element e belongs to row e / per_row, and only depends on that row (and batch values)
   bool mixed = false;      // has rows, but mixes them (sorted, gathered, ...)
+  bool on_stats = false;   // row_local, and reads a value reduced over the rows (a batch mean that centres them)
   int64_t per_row = 0;     // elements per row, when row_local
 };
 
@@ -181,6 +182,9 @@ class Replicator {
   void Analyze();
   bool RowLocalOp(const ir::Node& n) const;
   absl::StatusOr<ir::Value*> Rewrite(ir::Value* v);
+  absl::StatusOr<ir::Value*> RowValue(ir::Value* v);
+  absl::StatusOr<Expr> PerRow(Expr stat, int64_t rank);
+  absl::Status BatchMerges();
   absl::StatusOr<ir::Value*> ReplicaReduce(Expr idx, Expr weights, int64_t size, int64_t per_row,
                                            const ir::TensorType& out);
   absl::StatusOr<ir::Value*> RewritePost(ir::Node& n, ir::Value* v);
@@ -197,6 +201,10 @@ class Replicator {
   Expr key_;
   absl::flat_hash_map<const ir::Value*, RowInfo> info_;
   absl::flat_hash_map<const ir::Value*, ir::Value*> done_;
+  absl::flat_hash_map<const ir::Value*, ir::Value*> rows_done_;
+  // The merge graphs as the metric built them (one replica's states), for
+  // the overall value's fold over the groups.
+  std::map<std::string, std::unique_ptr<ir::Graph>> merges_;
 };
 
 // Grouped is whether node `n` takes the group ids itself (its last operand,
@@ -291,11 +299,12 @@ void Replicator::Analyze() {
   for (const auto& n : g_.nodes()) {
     RowInfo r;
     const RowInfo* row_in = nullptr;
-    bool any_rows = false, any_mixed = false;
+    bool any_rows = false, any_mixed = false, on_stats = false;
     for (ir::Value* v : n->inputs()) {
       const RowInfo& i = info_[v];
       r.tainted |= i.tainted;
       any_mixed |= i.mixed;
+      on_stats |= i.on_stats || (i.tainted && !i.row_local && !i.mixed);
       if (i.row_local && row_in == nullptr) row_in = &i;
       any_rows |= i.row_local || i.mixed;
     }
@@ -307,6 +316,7 @@ void Replicator::Analyze() {
       if (any_rows && out_rows) {
         if (!any_mixed && RowLocalOp(*n)) {
           o.row_local = true;
+          o.on_stats = on_stats;
           o.per_row = HasRows(out) ? FixedProduct(out->type().shape, 1) : row_in->per_row;
           if (ops::Is(*n, OpId::kFlatten)) o.per_row = row_in->per_row;
           if (o.per_row < 0) o = RowInfo{true, false, true, 0};
@@ -362,8 +372,13 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
   // The row reductions.
   if (*id == OpId::kHistogram && info_[n.input(0)].row_local) {
     const RowInfo& ri = info_[n.input(0)];
-    Expr w = n.inputs().size() > 1 ? W(n.input(1)) : Expr();
-    return ReplicaReduce(W(n.input(0)), w, ops::AttrsOf<ops::HistogramAttrs>(n).size, ri.per_row, v->type());
+    TALLY_ASSIGN_OR_RETURN(ir::Value * idx, RowValue(n.input(0)));
+    Expr w;
+    if (n.inputs().size() > 1) {
+      TALLY_ASSIGN_OR_RETURN(ir::Value * wv, RowValue(n.input(1)));
+      w = W(wv);
+    }
+    return ReplicaReduce(W(idx), w, ops::AttrsOf<ops::HistogramAttrs>(n).size, ri.per_row, v->type());
   }
   if (*id == OpId::kSize && info_[n.input(0)].row_local && HasRows(n.input(0)) &&
       NormDim(ops::AttrsOf<ops::DimAttrs>(n).dim, n.input(0)->type().rank()) == 0) {
@@ -374,7 +389,8 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
     return ReplicaReduce(zeros, Expr(), 1, 1, v->type());
   }
   if (*id == OpId::kReduceSum && info_[n.input(0)].row_local) {
-    Expr x = W(n.input(0));
+    TALLY_ASSIGN_OR_RETURN(ir::Value * xv, RowValue(n.input(0)));
+    Expr x = W(xv);
     const RowInfo& ri = info_[n.input(0)];
     const int64_t rank = x.rank();
     std::vector<int64_t> dims = ops::AttrsOf<ops::ReduceAttrs>(n).dims.get();
@@ -440,7 +456,16 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
     a.shape = {spec_.replicas, p};
     return b_.Op(OpId::kReshape, in, ops::ToAttrMap(a)).value();
   }
-  if (!IsElementwise(*id)) {
+  if (IsElementwise(*id)) {
+    // Replicated operands of lower rank gain dims after the replica axis
+    // ([K] with [K, d]: a count dividing per-column sums).
+    int64_t r = 0;
+    for (ir::Value* x : n.inputs()) r = std::max(r, x->type().rank());
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!info_[n.input(i)].tainted) continue;
+      while (in[i].rank() - 1 < r) in[i] = ops::Unsqueeze(in[i], 1);
+    }
+  } else {
     std::optional<ir::AttrMap> shifted = *id == OpId::kSize ? std::nullopt : ShiftedAttrs(n, *id, spec_.replicas);
     if (!shifted) return Unsupported(absl::StrCat("op '", n.op(), "' over the batch's rows"));
     attrs = *shifted;
@@ -450,9 +475,64 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
   return out.value();
 }
 
+// RowValue is row value `v` as its replica sees it. A batch statistic it
+// reads (a value reduced over the rows: the batch mean that centres the rows
+// of a two-pass variance) is that of the row's own group, gathered by its
+// group id; a batch value that does not replicate (a decision over the whole
+// batch, such as the logit test) stays the batch's. A bootstrap has no
+// per-row replica to gather from: it refuses the first kind.
+absl::StatusOr<ir::Value*> Replicator::RowValue(ir::Value* v) {
+  const RowInfo& i = info_[v];
+  if (!i.row_local || !i.on_stats) return v;
+  if (auto it = rows_done_.find(v); it != rows_done_.end()) return it->second;
+  ir::Node* n = v->producer();
+  std::optional<OpId> id = n ? ops::IdOf(*n) : std::nullopt;
+  if (!id || n->outputs().size() != 1) return absl::InternalError("a row value without a producer");
+  std::vector<Expr> in;
+  for (ir::Value* x : n->inputs()) {
+    const RowInfo xi = info_[x];
+    if (xi.row_local) {
+      TALLY_ASSIGN_OR_RETURN(ir::Value * rx, RowValue(x));
+      in.push_back(W(rx));
+      continue;
+    }
+    absl::StatusOr<ir::Value*> stat = xi.tainted && !xi.mixed ? Rewrite(x) : absl::NotFoundError("shared");
+    if (!stat.ok()) {
+      in.push_back(W(x));
+      continue;
+    }
+    if (spec_.kind != ReplicaSpec::Kind::kGroups) return Unsupported("a row value centred on a batch statistic");
+    if (!IsElementwise(*id))
+      return Unsupported(absl::StrCat("op '", n->op(), "' of a row value and a batch statistic"));
+    TALLY_ASSIGN_OR_RETURN(Expr picked, PerRow(W(*stat), v->type().rank()));
+    in.push_back(picked);
+  }
+  Expr out = b_.Op(*id, in, n->attrs());
+  if (!b_.ok()) return b_.status();
+  rows_done_[v] = out.value();
+  return out.value();
+}
+
+// PerRow gathers each row's group's entry of `stat` ([K, S...], S of rank
+// 0 or 1): [N, 1, ..., S...] of rank `rank`, broadcasting as the shared
+// value did. Out-of-range ids (counted by the check, in no group) read
+// group 0 and count nowhere.
+absl::StatusOr<Expr> Replicator::PerRow(Expr stat, int64_t rank) {
+  const int64_t m = FixedProduct(stat.type().shape, 1);
+  if (m < 0 || stat.rank() > 2) return Unsupported("a batch statistic of rank > 1");
+  Expr id = ops::Clamp(key_, 0.0, static_cast<double>(spec_.replicas - 1));
+  Expr picked = stat.rank() == 1 ? ops::Take(stat, id)
+                                 : ops::Take(ops::Flatten(stat),
+                                             ops::Unsqueeze(id, 1) * static_cast<double>(m) + ops::Arange(stat, m));
+  if (picked.rank() > rank) return Unsupported("a batch statistic wider than its rows");
+  while (picked.rank() < rank) picked = ops::Unsqueeze(picked, 1);
+  if (!b_.ok()) return b_.status();
+  return picked;
+}
+
 absl::Status Replicator::Run(const Signature& sig) {
   ir::Module& mod = *m_.module;
-  if (!mod.merges.empty()) {
+  if (!mod.merges.empty() && spec_.kind != ReplicaSpec::Kind::kGroups) {
     return Unsupported(absl::StrCat("state '", mod.merges.begin()->first, "' merges with its own graph"));
   }
   TALLY_RETURN_IF_ERROR(Decompose());
@@ -502,7 +582,10 @@ absl::Status Replicator::Run(const Signature& sig) {
       companions[decl.name] = c.name;
       continue;
     }
-    if (decl.reducer != ir::Reducer::kSum) {
+    // A custom state (its group's merge graph batches below) is sliced as
+    // a sum's is: each group's partial from its own rows.
+    const bool custom = decl.reducer == ir::Reducer::kCustom && spec_.kind == ReplicaSpec::Kind::kGroups;
+    if (decl.reducer != ir::Reducer::kSum && !custom) {
       return Unsupported(absl::StrCat("state '", decl.name, "' is a running ", ir::ReducerName(decl.reducer)));
     }
     absl::StatusOr<ir::Value*> rewritten = Rewrite(partial);
@@ -535,6 +618,7 @@ absl::Status Replicator::Run(const Signature& sig) {
   }
   RemoveUnused(g_);  // what the rewrite replaced
   g_.TopologicalSort();
+  TALLY_RETURN_IF_ERROR(BatchMerges());
   return Finalize(companions);
 }
 
@@ -665,6 +749,31 @@ class Batched {
   absl::flat_hash_map<const ir::Value*, std::pair<Expr, bool>> vals_;
 };
 
+// BatchMerges rewrites each custom merge graph (moments_merge: its
+// elementwise decomposition) to fold states with a leading replica axis, and
+// keeps the graph as built for the overall fold.
+absl::Status Replicator::BatchMerges() {
+  ir::Module& mod = *m_.module;
+  for (auto& [group, old] : mod.merges) {
+    merges_[group] = old->Clone();
+    TALLY_RETURN_IF_ERROR(DecomposeComposites(*old, [](const ir::Node&) { return false; }));
+    auto merged = std::make_unique<ir::Graph>(old->name());
+    ops::GraphBuilder tb(m_.name, b_.device());
+    absl::flat_hash_map<const ir::Value*, std::pair<Expr, bool>> in;
+    for (ir::Value* p : old->params()) {
+      const ir::StateDecl* d = mod.FindState(p->name().substr(2));  // "a." / "b." + state
+      if (d == nullptr) return absl::InternalError(absl::StrCat("merge parameter '", p->name(), "' names no state"));
+      in[p] = {tb.Wrap(merged.get(), merged->AddParam(p->name(), d->type)), true};
+    }
+    Batched batched(tb, *merged, spec_.replicas);
+    absl::StatusOr<std::vector<std::pair<std::string, Expr>>> run = batched.Run(*old, in);
+    if (!run.ok()) return Unsupported(absl::StrCat("state merge of group '", group, "': ", run.status().message()));
+    for (const auto& [label, x] : *run) merged->AddReturn(label, x.value());
+    old = std::move(merged);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::string>& companions) {
   ir::Module& mod = *m_.module;
   std::unique_ptr<ir::Graph> old = std::move(mod.finalize);
@@ -679,6 +788,28 @@ absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::st
   absl::flat_hash_map<std::string, Expr> params;
   for (const ir::StateDecl& d : mod.states) params[d.name] = b_.Wrap(&f, f.AddParam(d.name, d.type));
   auto replicated = [&](const ir::StateDecl* d) { return d != nullptr && d->check.empty(); };
+  // The overall value's custom states: the groups folded in order through
+  // their merge graph as built (sums just add up).
+  absl::flat_hash_map<std::string, Expr> folded;
+  if (spec_.overall) {
+    for (const auto& [group, mg] : merges_) {
+      absl::flat_hash_map<std::string, Expr> acc;
+      for (ir::Value* p : mg->params()) {
+        const std::string state = p->name().substr(2);
+        if (!acc.contains(state)) acc[state] = ops::Select(params[state], 0, 0);
+      }
+      for (int64_t k = 1; k < spec_.replicas; ++k) {
+        absl::flat_hash_map<const ir::Value*, ir::Value*> map;
+        for (ir::Value* p : mg->params()) {
+          const std::string state = p->name().substr(2);
+          map[p] = (p->name()[0] == 'a' ? acc[state] : ops::Select(params[state], 0, k)).value();
+        }
+        auto cloned = mg->CloneInto(f, map);
+        for (const auto& [label, v] : mg->returns()) acc[label] = b_.Wrap(&f, cloned.at(v));
+      }
+      for (auto& [state, x] : acc) folded[state] = x;
+    }
+  }
   // One copy of the old finalize per replica (k), or over all rows (nullopt).
   auto instance = [&](std::optional<int64_t> k) -> std::vector<std::pair<std::string, Expr>> {
     absl::flat_hash_map<const ir::Value*, ir::Value*> map;
@@ -688,6 +819,8 @@ absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::st
       if (replicated(d)) {
         if (auto c = companions.find(d->name); c != companions.end()) {
           if (k) x = b_.Op(OpId::kMaskedSelect, {x, params[c->second] == static_cast<double>(*k)});
+        } else if (auto fo = folded.find(d->name); !k && fo != folded.end()) {
+          x = fo->second;
         } else {
           x = k ? ops::Select(x, 0, *k) : ops::Sum(x, {0});
         }

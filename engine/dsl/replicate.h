@@ -19,7 +19,11 @@
 // Deferred checks stay global. Cat states (exact curves) slice by keeping
 // each row's group beside it and selecting it at finalize; they cannot be
 // bootstrapped (a fixed-size form — thresholds, exact16 — can). Custom-merge
-// and max/min states are refused with an error naming the state.
+// states (the moments) slice: a row value that reads a batch statistic (the
+// mean that centres a two-pass variance) reads its own group's, gathered by
+// its group id, and the merge graph runs once over the [G, ...] states; a
+// bootstrap, where a row is in every replica, refuses them. Max/min states
+// are refused; each refusal names the state.
 // Batch-level decisions an update makes (whether to apply a sigmoid to the
 // batch) are taken once per batch for every replica, as for the whole metric.
 #ifndef TALLY_ENGINE_DSL_REPLICATE_H_

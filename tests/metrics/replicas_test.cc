@@ -206,6 +206,58 @@ TEST(ReplicasTest, SlicedBootstrapIsEachGroupsOwnBootstrap) {
 }
 
 // Bad arguments and inputs are clear errors naming the metric.
+// Verifies that slices of the moments metrics (custom merges) are each
+// group's own two-pass moments: group means 1e6 apart from each other and
+// from 0 (a centring on the batch's mean would lose every digit), an empty
+// group (the metric on no rows), the overall value, with and without
+// weights, in one update and in batches of 7. Each group's value equals the
+// metric on that group's rows to 1e-12; a bootstrap of them is refused.
+TEST(ReplicasTest, SlicedMomentsAreEachGroupsOwnMoments) {
+  at::Generator gen = at::detail::createCPUGenerator(17);
+  const int64_t n = 3000;
+  at::Tensor groups = at::randint(0, 4, {n}, gen, at::kLong);  // group 4 of 5 has no rows
+  at::Tensor target = 1e6 * (groups.to(at::kDouble) + 1.0) + at::randn({n}, gen, at::kDouble);
+  at::Tensor preds = target + 0.7 * at::randn({n}, gen, at::kDouble);
+  at::Tensor weight = at::rand({n}, gen, at::kDouble) * 2.0;
+  const std::vector<std::string> names = {"r2_score", "explained_variance", "pearson_corrcoef", "concordance_corrcoef"};
+  for (bool weighted : {false, true}) {
+    NamedTensors in = {{"preds", preds}, {"target", target}};
+    if (weighted) in.emplace_back("weight", weight);
+    NamedTensors sliced = in;
+    sliced.emplace_back("groups", groups);
+    for (const std::string& name : names) {
+      if (weighted && (name == "pearson_corrcoef" || name == "concordance_corrcoef")) continue;  // unweighted
+      SCOPED_TRACE(absl::StrCat(name, weighted ? " weighted" : ""));
+      for (int64_t batch : {0, 7}) {
+        EvalOptions opts;
+        opts.batch_size = batch;
+        auto got = Evaluate({absl::StrCat(name, "(num_groups=5, overall=true)")}, sliced, opts);
+        ASSERT_TRUE(got.ok()) << got.status();
+        const ResultTree& tree = (*got)[0].result;
+        ASSERT_EQ(tree.parts.size(), 2u);
+        at::Tensor per_group = tree.parts[0].tensor.to(at::kDouble);
+        for (int64_t g = 0; g < 5; ++g) {
+          at::Tensor rows = (groups == g).nonzero().reshape({-1});
+          NamedTensors own;
+          for (const auto& [k, t] : in) own.emplace_back(k, t.index_select(0, rows));
+          auto want = One(name, own);
+          ASSERT_TRUE(want.ok()) << want.status();
+          EXPECT_TRUE(at::allclose(per_group.select(0, g), want->to(at::kDouble), 1e-12, 1e-12, /*equal_nan=*/true))
+              << "group " << g << " batch " << batch << ": " << per_group.select(0, g) << " vs " << *want;
+        }
+        auto all = One(name, in);
+        ASSERT_TRUE(all.ok()) << all.status();
+        EXPECT_TRUE(at::allclose(tree.parts[1].tensor.to(at::kDouble), all->to(at::kDouble), 1e-12, 1e-12))
+            << "overall, batch " << batch;
+      }
+    }
+  }
+  auto boot = Evaluate({"r2_score(num_bootstraps=5)"}, {{"preds", preds}, {"target", target}}, EvalOptions{});
+  ASSERT_FALSE(boot.ok());
+  EXPECT_TRUE(Refused(boot.status(), "num_bootstraps")) << boot.status();
+  EXPECT_TRUE(absl::StrContains(boot.status().message(), "merges with its own graph")) << boot.status();
+}
+
 TEST(ReplicasTest, Errors) {
   NamedTensors in = {{"preds", at::rand({8})}, {"target", at::randint(0, 2, {8}, at::kLong)}};
   auto no_groups = Evaluate({"binary_auroc(num_groups=2)"}, in, EvalOptions{});
