@@ -24,6 +24,11 @@ namespace tally::metrics {
 // intervals).
 absl::StatusOr<std::vector<dsl::ReplicaSpec>> ReadReplicaArgs(SpecArgs& args);
 
+// kReplicaArgs are the arguments above: a builder that checks its spec's
+// arguments itself (the task wrappers) leaves them to ReadReplicaArgs.
+inline constexpr absl::string_view kReplicaArgs[] = {"num_groups", "overall", "num_bootstraps",   "seed", "mean", "std",
+                                                     "quantile",   "raw",     "sampling_strategy"};
+
 }  // namespace tally::metrics
 
 #endif  // TALLY_METRICS_REPLICAS_H_

@@ -51,6 +51,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "metrics/registry.h"
+#include "metrics/replicas.h"
 #include "metrics/spec.h"
 #include "support/status_macros.h"
 
@@ -159,7 +160,13 @@ absl::StatusOr<dsl::Metric> BuildTaskWrapper(SpecArgs& args, const dsl::Signatur
     if (!Takes(*w, t)) continue;
     for (absl::string_view a : Passed(*w, t)) args.Find(a, "passed to the task metric");
   }
-  TALLY_RETURN_IF_ERROR(args.CheckAllUsed());
+  // Slices and bootstrap intervals apply to the task metric as to any:
+  // BuildMetric reads them after this build, so they stay unread here.
+  SpecArgs check = args;
+  for (absl::string_view a : kReplicaArgs) {
+    if (check.Has(a)) check.Find(a);
+  }
+  TALLY_RETURN_IF_ERROR(check.CheckAllUsed());
 
   TALLY_ASSIGN_OR_RETURN(std::string given, args.GetString("task"));
   const std::string lower = absl::AsciiStrToLower(given);
@@ -231,7 +238,8 @@ void RegisterTaskWrappers(std::vector<MetricInfo>& out) {
       if (first == nullptr) first = m;
     }
     if (!complete || first == nullptr) continue;
-    // Not `groups`: a wrapper passes on TorchMetrics' arguments only, never num_groups.
+    // Not `groups`: a wrapper passes on TorchMetrics' arguments only, never
+    // num_groups; its slices are the generic ones (metrics/replicas.h).
     std::vector<std::string> inputs = first->inputs;
     inputs.erase(std::remove(inputs.begin(), inputs.end(), "groups"), inputs.end());
     wrappers.push_back({std::string(w.name), "task_wrapper", std::move(inputs), BuildTaskWrapper});

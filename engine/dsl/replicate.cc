@@ -570,7 +570,7 @@ absl::Status Replicator::Run(const Signature& sig) {
         return Unsupported(absl::StrCat("state '", decl.name,
                                         "' keeps every row; bootstrap a fixed-size form (thresholds=, exact16)"));
       }
-      if (!HasRows(partial) || partial->type().rank() != 1 || !info_[partial].row_local) {
+      if (!HasRows(partial) || !info_[partial].row_local || FixedProduct(partial->type().shape, 1) < 0) {
         return Unsupported(absl::StrCat("state '", decl.name, "' keeps values that are not one per row"));
       }
       ir::StateDecl c;
@@ -774,6 +774,41 @@ absl::Status Replicator::BatchMerges() {
   return absl::OkStatus();
 }
 
+// Rebuilt copies the nodes of `old` into `f` as CloneInto does, but through
+// the builder, so that each result's type is inferred from the operands
+// given (a copy's cat rows are a selection of another length).
+absl::flat_hash_map<const ir::Value*, ir::Value*> Rebuilt(ops::GraphBuilder& b, const ir::Graph& old, ir::Graph& f,
+                                                          absl::flat_hash_map<const ir::Value*, ir::Value*> map) {
+  for (const auto& n : old.nodes()) {
+    std::optional<OpId> id = ops::IdOf(*n);
+    if (!id) {
+      b.Fail(absl::UnimplementedError(absl::StrCat("op '", n->op(), "'")));
+      return map;
+    }
+    std::vector<Expr> in;
+    for (ir::Value* v : n->inputs()) in.push_back(b.Wrap(&f, map.at(v)));
+    std::vector<Expr> outs = b.OpN(*id, in, n->attrs(), ops::Loc::Current(), &f);
+    if (!b.ok() || outs.size() != n->outputs().size()) return map;
+    for (size_t i = 0; i < outs.size(); ++i) map[n->output(i)] = outs[i].value();
+  }
+  return map;
+}
+
+// RowsOf is the rows of cat state `x` ([R, ...]) where `keep` ([R]) holds:
+// a masked select of a column, a gather of whole rows otherwise (a
+// multiclass score row [R, C] stays one row).
+Expr RowsOf(Expr x, Expr keep) {
+  if (x.rank() == 1) return x.builder()->Op(OpId::kMaskedSelect, {x, keep});
+  std::vector<int64_t> tail;
+  for (int64_t d = 1; d < x.rank(); ++d) tail.push_back(x.type().shape[d].size);
+  const int64_t per_row = FixedProduct(x.type().shape, 1);
+  Expr rows = ops::Flatten(x.builder()->Op(OpId::kNonzero, {keep}));
+  for (size_t d = 0; d < tail.size(); ++d) rows = ops::Unsqueeze(rows, 1);
+  Expr within = ops::Arange(x, per_row);
+  if (tail.size() > 1) within = ops::Reshape(within, tail);
+  return ops::Take(ops::Flatten(x), rows * static_cast<double>(per_row) + within);
+}
+
 absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::string>& companions) {
   ir::Module& mod = *m_.module;
   std::unique_ptr<ir::Graph> old = std::move(mod.finalize);
@@ -818,7 +853,7 @@ absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::st
       Expr x = params[p->name()];
       if (replicated(d)) {
         if (auto c = companions.find(d->name); c != companions.end()) {
-          if (k) x = b_.Op(OpId::kMaskedSelect, {x, params[c->second] == static_cast<double>(*k)});
+          if (k) x = RowsOf(x, params[c->second] == static_cast<double>(*k));
         } else if (auto fo = folded.find(d->name); !k && fo != folded.end()) {
           x = fo->second;
         } else {
@@ -828,7 +863,10 @@ absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::st
       map[p] = x.value();
     }
     if (!b_.ok()) return {};
-    auto cloned = old->CloneInto(f, map);
+    // Selected rows have another length than the declared rows: those
+    // copies infer every type anew.
+    auto cloned = companions.empty() || !k ? old->CloneInto(f, map) : Rebuilt(b_, *old, f, map);
+    if (!b_.ok()) return {};
     std::vector<std::pair<std::string, Expr>> out;
     for (const auto& [label, v] : old->returns()) out.emplace_back(label, b_.Wrap(&f, cloned.at(v)));
     return out;
@@ -866,9 +904,9 @@ absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::st
     const std::optional<int> under = spec_.overall ? std::optional<int>(0) : std::nullopt;
     if (!stacked.empty()) {
       for (const auto& [label, x] : stacked) f.AddReturn(under ? Under(label, *under) : label, x.value());
-    } else {  // a list of per-group results
-      for (size_t j = 0; j < labels.size(); ++j) {
-        for (int64_t k = 0; k < spec_.replicas; ++k) {
+    } else {  // a list of per-group results, group by group
+      for (int64_t k = 0; k < spec_.replicas; ++k) {
+        for (size_t j = 0; j < labels.size(); ++j) {
           std::string l = Under(labels[j].first, static_cast<int>(k));
           f.AddReturn(under ? Under(l, *under) : l, per[k][j].second.value());
         }
