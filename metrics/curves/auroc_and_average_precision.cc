@@ -129,6 +129,33 @@ Expr BinnedPartialAuc(Expr fpr, Expr tpr, int64_t n, Expr auc, double m) {
   return ops::Where(ops::Sum(fpr) == 0.0 || ops::Sum(tpr) == 0.0, auc, corrected);
 }
 
+// WeightedExactValue is scikit-learn's roc_auc_score / average_precision_score
+// with sample_weight over the kept rows of `s` (labels `y`: 1, 0, -1
+// dropped) weighted by `w`: per distinct score, descending, the cumulative
+// weights of positives and negatives, then the ROC's trapezoids or AP's
+// steps (recall gained times precision there). A zero-weight row adds
+// nothing, as scikit-learn drops it.
+Expr WeightedExactValue(Curve kind, Expr s, Expr y, Expr w) {
+  Expr kept = y >= int64_t{0};
+  Expr perm = ops::Argsort(ops::Where(kept, s, -1.0), 0, /*descending=*/true);
+  Expr sorted = ops::Take(ops::Where(kept, s, -1.0), perm);
+  Expr weight = ops::Take(ops::Where(kept, w, 0.0), perm);
+  Expr pos = ops::Take(ops::Cast(y == int64_t{1}, DType::kFloat64), perm) * weight;
+  Expr neg = weight - pos;
+  Expr n_pos = ops::Sum(pos), n_neg = ops::Sum(neg);
+  Expr last = LastOfTies(sorted, ops::Sum(ops::Cast(kept, DType::kInt64)));
+  auto at_points = [&](Expr x) { return s.builder()->Op(ops::OpId::kMaskedSelect, {ops::Cumsum(x, 0), last}); };
+  Expr tp = at_points(pos), fp = at_points(neg);
+  // Each point's predecessor, (0, 0) before the first.
+  Expr i = ops::Cumsum(ops::FullLike(tp, 1.0, DType::kInt64), 0) - int64_t{1};
+  Expr zero = ops::Full(tp, {1}, 0.0, DType::kFloat64);
+  Expr tp_prev = ops::Take(ops::Concat({zero, tp}), i), fp_prev = ops::Take(ops::Concat({zero, fp}), i);
+  if (kind == Curve::kAuroc) {
+    return ops::SafeDiv(ops::Sum((fp - fp_prev) * (tp + tp_prev)) * 0.5, n_pos * n_neg);
+  }
+  return ops::SafeDiv(ops::Sum((tp - tp_prev) * ops::SafeDiv(tp, tp + fp)), n_pos);
+}
+
 absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const dsl::Signature& sig,
                                                    const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Thresholds th, ReadThresholds(args, /*allow_exact16=*/true));
@@ -160,7 +187,8 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
   }
   // Row weights (metrics/weights.h) for the binned and exact16 forms, whose
   // states are histograms; the cat form keeps no weights.
-  Expr w = CurveWeights(b, /*flat=*/true, /*exact_form=*/!th.binned && (format.empty() || max_fpr > 0));
+  // (The exact form keeps them beside its rows; not with max_fpr.)
+  Expr w = CurveWeights(b, /*flat=*/true, /*exact_form=*/!th.binned && max_fpr > 0);
   if (!b.ok()) return b.status();
   if (!format.empty() && max_fpr == 0) {
     Expr label = ops::Where(valid, t, int64_t{-1});
@@ -182,6 +210,16 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
     if (!b.ok()) return b.status();
     Expr s = rows.scores;
     Expr y = rows.y;
+    if (w.valid()) {
+      State weights = b.AddState("weight", DType::kFloat64, {}, Reducer::kCat);
+      b.Accumulate(weights, w);
+      Expr value = WeightedExactValue(kind, s, y, b.Read(weights));
+      if (!b.ok()) return b.status();
+      // No kept element: NaN, as unweighted (TorchMetrics raises).
+      Expr any = ops::Sum(ops::Cast(y >= int64_t{0}, DType::kInt64)) > int64_t{0};
+      b.Output(ops::Cast(ops::Where(any, value, NAN), DType::kFloat32));
+      return b.Finish();
+    }
     // One radix sort and one scan of the tie groups (binary_rank_stats; a
     // collection of both metrics runs it once).
     std::vector<Expr> st = b.OpN(ops::OpId::kBinaryRankStats, {s, rows.positive}, {});

@@ -298,8 +298,16 @@ def gen_curves(S, rng):
         check_repeat(fn, [t, p16.astype(np.float64)], w_int)
         add(S, f"binary_{kind}_thresholds-exact16__weighted", f"binary_{kind}(thresholds=exact16)", ins,
             fn(t, p16.astype(np.float64), sample_weight=w), f"{SK}.{fn.__name__}(sample_weight) on float16 scores")
-    add(S, "binary_auroc__exact_form_weighted", "binary_auroc", ins,
-        gf.Refused("weights need the binned form"), "refused: the exact (cat) form keeps no weights")
+    # The exact form keeps each row's weight beside it: sklearn with sample_weight on the float32 scores (ties
+    # included); max_fpr (the partial AUC) refuses weights.
+    ins32 = {"preds": T(p, "float32"), "target": T(t, "int64"), "weight": T(w, "float64")}
+    p64 = ins32["preds"].f64
+    for kind, fn in (("auroc", skm.roc_auc_score), ("average_precision", skm.average_precision_score)):
+        check_repeat(fn, [t, p64], w_int)
+        add(S, f"binary_{kind}__exact_form_weighted", f"binary_{kind}", ins32, fn(t, p64, sample_weight=w),
+            f"{SK}.{fn.__name__}(sample_weight) on the float32 scores", rtol=1e-6, atol=1e-7)
+    add(S, "binary_auroc_max_fpr-0.5__exact_form_weighted", "binary_auroc(max_fpr=0.5)", ins32,
+        gf.Refused("weights need the binned form"), "refused: the partial AUC keeps no weights")
 
 
 def weighted_reduce(values, support, average):

@@ -68,6 +68,8 @@ std::vector<Form> Forms() {
     binary.push_back(absl::StrCat("binary_auroc(thresholds=", thresholds, ")"));
     binary.push_back(absl::StrCat("binary_average_precision(thresholds=", thresholds, ")"));
   }
+  binary.push_back("binary_auroc");
+  binary.push_back("binary_average_precision");
   binary.push_back("binary_roc(thresholds=11)");
   binary.push_back("binary_roc(thresholds=exact16)");
   binary.push_back("binary_precision_recall_curve(thresholds=[0.1, 0.4, 0.5, 0.9])");
@@ -243,9 +245,13 @@ TEST(WeightsTest, RefusalsNameTheMetricAndTheInput) {
   auto topk = Eval({"multiclass_accuracy(num_classes=3, top_k=2)"}, mc);
   ASSERT_FALSE(topk.ok());
   EXPECT_THAT(topk.status().message(), HasSubstr("top_k > 1"));
-  auto exact = Eval({"binary_auroc"}, in);
+  auto exact = Eval({"binary_auroc(max_fpr=0.5)"}, in);
   ASSERT_FALSE(exact.ok());
   EXPECT_THAT(exact.status().message(), HasSubstr("binary_auroc: weight: weights need the binned form"));
+  NamedTensors mc_rows = {{"preds", at::rand({6, 3})}, {"target", at::randint(0, 3, {6}, at::kLong)}, in[2]};
+  auto exact_mc = Eval({"multiclass_auroc(num_classes=3)"}, mc_rows);
+  ASSERT_FALSE(exact_mc.ok());
+  EXPECT_THAT(exact_mc.status().message(), HasSubstr("multiclass_auroc: weight: weights need the binned form"));
 
   for (double bad : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
     NamedTensors b = in;
