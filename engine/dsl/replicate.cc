@@ -139,6 +139,14 @@ std::optional<ir::AttrMap> ShiftedAttrs(const ir::Node& n, OpId id, int64_t k) {
   }
 }
 
+// Padded is replicated value `x` ([K, ...]) with dims added after the
+// replica axis up to logical rank `r`, so that it broadcasts per replica
+// against wider operands ([K] with [K, d]: a count dividing column sums).
+Expr Padded(Expr x, int64_t r) {
+  while (x.rank() - 1 < r) x = ops::Unsqueeze(x, 1);
+  return x;
+}
+
 // Broadcast is k copies of a value every replica shares: [k, ...].
 Expr Broadcast(Expr v, int64_t k) {
   std::vector<int64_t> shape = {k};
@@ -457,13 +465,10 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
     return b_.Op(OpId::kReshape, in, ops::ToAttrMap(a)).value();
   }
   if (IsElementwise(*id)) {
-    // Replicated operands of lower rank gain dims after the replica axis
-    // ([K] with [K, d]: a count dividing per-column sums).
     int64_t r = 0;
     for (ir::Value* x : n.inputs()) r = std::max(r, x->type().rank());
     for (size_t i = 0; i < in.size(); ++i) {
-      if (!info_[n.input(i)].tainted) continue;
-      while (in[i].rank() - 1 < r) in[i] = ops::Unsqueeze(in[i], 1);
+      if (info_[n.input(i)].tainted) in[i] = Padded(in[i], r);
     }
   } else {
     std::optional<ir::AttrMap> shifted = *id == OpId::kSize ? std::nullopt : ShiftedAttrs(n, *id, spec_.replicas);
@@ -668,12 +673,6 @@ class Batched {
   // The value's shape without the replica axis.
   static int64_t LogicalRank(const Expr& x, bool batched) { return x.rank() - (batched ? 1 : 0); }
 
-  // A batched value padded to logical rank r (new dims after the replica axis).
-  static Expr Pad(Expr x, int64_t r) {
-    while (x.rank() - 1 < r) x = ops::Unsqueeze(x, 1);
-    return x;
-  }
-
   absl::Status Node(const ir::Node& n) {
     std::vector<std::pair<Expr, bool>> in;
     bool any = false;
@@ -697,7 +696,7 @@ class Batched {
       int64_t r = 0;
       for (const auto& [x, bt] : in) r = std::max(r, LogicalRank(x, bt));
       for (size_t i = 0; i < in.size(); ++i) {
-        if (in[i].second) xs[i] = Pad(xs[i], r);
+        if (in[i].second) xs[i] = Padded(xs[i], r);
       }
     } else if (*id == OpId::kFlatten) {
       const int64_t p = FixedProduct(n.output(0)->type().shape, 0);
@@ -716,7 +715,7 @@ class Batched {
       if (m < 0) return absl::UnimplementedError("take from a symbolic shape");
       Expr idx = in[1].second ? xs[1] : Broadcast(xs[1], k_);
       Expr base = ops::Arange(idx, k_) * static_cast<double>(m);
-      base = Pad(ops::Unsqueeze(base, 1), idx.rank() - 1);
+      base = Padded(ops::Unsqueeze(base, 1), idx.rank() - 1);
       Expr picked = ops::Take(ops::Flatten(x), ops::Clamp(idx, 0, static_cast<double>(m - 1)) + base);
       vals_[n.output(0)] = {picked, true};
       return b_.status();

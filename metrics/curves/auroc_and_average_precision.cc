@@ -137,8 +137,9 @@ Expr BinnedPartialAuc(Expr fpr, Expr tpr, int64_t n, Expr auc, double m) {
 // nothing, as scikit-learn drops it.
 Expr WeightedExactValue(Curve kind, Expr s, Expr y, Expr w) {
   Expr kept = y >= int64_t{0};
-  Expr perm = ops::Argsort(ops::Where(kept, s, -1.0), 0, /*descending=*/true);
-  Expr sorted = ops::Take(ops::Where(kept, s, -1.0), perm);
+  Expr key = ops::Where(kept, s, -1.0);  // dropped rows sort after every probability
+  Expr perm = ops::Argsort(key, 0, /*descending=*/true);
+  Expr sorted = ops::Take(key, perm);
   Expr weight = ops::Take(ops::Where(kept, w, 0.0), perm);
   Expr pos = ops::Take(ops::Cast(y == int64_t{1}, DType::kFloat64), perm) * weight;
   Expr neg = weight - pos;
@@ -185,9 +186,9 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
   if (!format.empty() && max_fpr > 0 && !th.exact16.empty()) {
     return args.InvalidArgument("max_fpr is not implemented for thresholds=exact16; use thresholds=None");
   }
-  // Row weights (metrics/weights.h) for the binned and exact16 forms, whose
-  // states are histograms; the cat form keeps no weights.
-  // (The exact form keeps them beside its rows; not with max_fpr.)
+  // Row weights (metrics/weights.h): summed in the binned and exact16
+  // histograms, kept beside the rows in the exact form; the partial AUC
+  // refuses them.
   Expr w = CurveWeights(b, /*flat=*/true, /*exact_form=*/!th.binned && max_fpr > 0);
   if (!b.ok()) return b.status();
   if (!format.empty() && max_fpr == 0) {

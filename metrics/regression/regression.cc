@@ -289,36 +289,39 @@ absl::StatusOr<dsl::Metric> BuildR2Score(SpecArgs& args, const dsl::Signature& s
   if (!ReadColumns(b, std::nullopt, c)) return b.status();
   Expr w = ReadWeight(b, c.preds);
   if (!b.ok()) return b.status();
-  // The states in the order state files hold them: moments, then rss.
-  Expr n, tss, rss;
+  BatchMoments target_batch;
+  Expr count, rss_batch, rows;
   if (w.valid()) {
     // sklearn's r2_score(sample_weight): rss = Σ w·(y − ŷ)², tss the
     // weighted centred Σ w·(y − ȳ_w)²; n (adjusted, and n < 2 → NaN) stays
     // the row count.
     auto [preds, target] = c.Float64();
-    Expr wc = ops::Unsqueeze(w, 1), total = ops::Sum(w);
-    MomentGroup moments(b, "moments", c.d, total);
-    int t = moments.AddVariable("target", WeightedMoments(target, wc, total));
-    moments.Finish();
-    Expr diff = preds - target;
-    State rss_state = b.AddState("rss", DType::kFloat64, {c.d}, Reducer::kSum);
-    b.Accumulate(rss_state, ops::Sum(wc * diff * diff, {0}));
-    rss = b.Read(rss_state);
-    State rows = b.AddState("rows", DType::kInt64, {}, Reducer::kSum);
-    b.Accumulate(rows, ops::Size(preds, 0));
-    n = ops::Cast(b.Read(rows), DType::kFloat64);
-    tss = moments.M2(t);
+    Expr wc = ops::Unsqueeze(w, 1), diff = preds - target;
+    count = ops::Sum(w);
+    target_batch = WeightedMoments(target, wc, count);
+    rss_batch = ops::Sum(wc * diff * diff, {0});
+    rows = ops::Size(preds, 0);
   } else {
     BatchStats s;
     if (!ReadBatchStats(b, c.preds, c.target, s)) return b.status();
-    MomentGroup moments(b, "moments", c.d, s.n);
-    int t = moments.AddVariable("target", s.target);
-    moments.Finish();
-    State rss_state = b.AddState("rss", DType::kFloat64, {c.d}, Reducer::kSum);
-    b.Accumulate(rss_state, s.sse);
-    rss = b.Read(rss_state);
+    count = s.n;
+    target_batch = s.target;
+    rss_batch = s.sse;
+  }
+  // The states in the order state files hold them: moments, rss (, rows).
+  MomentGroup moments(b, "moments", c.d, count);
+  int t = moments.AddVariable("target", target_batch);
+  moments.Finish();
+  State rss_state = b.AddState("rss", DType::kFloat64, {c.d}, Reducer::kSum);
+  b.Accumulate(rss_state, rss_batch);
+  Expr rss = b.Read(rss_state), tss = moments.M2(t);
+  Expr n;
+  if (rows.valid()) {
+    State rows_state = b.AddState("rows", DType::kInt64, {}, Reducer::kSum);
+    b.Accumulate(rows_state, rows);
+    n = ops::Cast(b.Read(rows_state), DType::kFloat64);
+  } else {
     n = moments.Count();
-    tss = moments.M2(t);
   }
   // rss ≈ 0 (atol 1e-4) scores 1 whatever tss; else tss ≈ 0 scores 0.
   Expr raw = ops::Where(ops::Abs(rss) <= kR2Atol, 1.0, ops::Where(ops::Abs(tss) <= kR2Atol, 0.0, 1.0 - rss / tss));

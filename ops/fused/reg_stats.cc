@@ -468,12 +468,13 @@ std::vector<at::Tensor> MomentsMergeCpu(at::TensorList states, int64_t variables
   const int64_t side = 1 + 3 * variables + npairs;
   TORCH_CHECK(pairs.size() % 2 == 0 && static_cast<int64_t>(states.size()) == 2 * side, "moments_merge: expected ",
               2 * side, " states");
+  // The count is the row count (i64) or, weighted, the weight sum (f64).
+  const bool weighted = states.size() > 0 && states[0].scalar_type() == at::kDouble;
+  const at::ScalarType count_type = weighted ? at::kDouble : at::kLong;
   std::vector<at::Tensor> in(states.size());
   for (size_t i = 0; i < states.size(); ++i) {
     bool count = i == 0 || static_cast<int64_t>(i) == side;
     in[i] = states[i].contiguous();
-    // The count is the row count (i64) or, weighted, the weight sum (f64).
-    const at::ScalarType count_type = states[0].scalar_type() == at::kDouble ? at::kDouble : at::kLong;
     TORCH_CHECK(in[i].scalar_type() == (count ? count_type : at::kDouble) && in[i].dim() == (count ? 0 : 1),
                 "moments_merge: state ", i, " must be ", count ? "i64[] or f64[] (both sides alike)" : "f64[d]");
   }
@@ -481,7 +482,6 @@ std::vector<at::Tensor> MomentsMergeCpu(at::TensorList states, int64_t variables
   for (int64_t i = 1; i < 2 * side; ++i) {
     TORCH_CHECK(i == side || in[i].numel() == d, "moments_merge: states of different widths");
   }
-  const bool weighted = in[0].scalar_type() == at::kDouble;
   auto count = [&](int64_t i) {
     return weighted ? in[i].data_ptr<double>()[0] : static_cast<double>(in[i].data_ptr<int64_t>()[0]);
   };
