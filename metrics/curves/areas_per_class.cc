@@ -140,18 +140,22 @@ Expr FinishAp(Task task, int64_t k, Expr sum_prec, Expr support, Expr rows) {
 
 // ExactPerClass scores the elements of the exact form one-vs-rest per class.
 // `cls` (i64) broadcasts against `scores` and `label` (1 positive, 0
-// negative, -1 dropped); k is the number of classes.
-PerClass ExactPerClass(Curve kind, Task task, MetricBuilder& b, Expr scores, Expr label, Expr cls, int64_t k) {
+// negative, -1 dropped); k is the number of classes. With element weights
+// `w` (f64, label's shape) each element counts its weight: the sums below
+// become scikit-learn's sample_weight sums.
+PerClass ExactPerClass(Curve kind, Task task, MetricBuilder& b, Expr scores, Expr label, Expr cls, int64_t k, Expr w) {
   const double kk = static_cast<double>(k);
   Expr valid = label >= int64_t{0};
   // Dropped elements go to segment k, which the histograms below leave out.
   Expr key = ops::Flatten(ops::Where(valid, cls, kk));
   Expr pos = ops::Flatten(ops::Cast(label == int64_t{1}, DType::kFloat64));
   Expr s = ops::Flatten(scores);
-  std::vector<Expr> sorted = b.OpN(ops::OpId::kSegmentSort, {key, s, pos}, {});
-  if (sorted.size() != 3) return {};
+  std::vector<Expr> operands = {key, s, pos};
+  if (w.valid()) operands = {key, s, pos * ops::Flatten(w), ops::Flatten(ops::Where(label == int64_t{0}, w, 0.0))};
+  std::vector<Expr> sorted = b.OpN(ops::OpId::kSegmentSort, operands, {});
+  if (sorted.size() != operands.size()) return {};
   Expr ks = sorted[0], ss = sorted[1], ps = sorted[2];
-  Expr ns = ops::Cast(ks < kk, DType::kFloat64) - ps;
+  Expr ns = w.valid() ? sorted[3] : ops::Cast(ks < kk, DType::kFloat64) - ps;
   // Per element, within its class: the count up to the end of its tie group
   // (everything scored >= it), the tie group's own count, the class total.
   auto count = [&](Expr x, Expr* tied, Expr* total) {
@@ -292,8 +296,9 @@ absl::StatusOr<dsl::Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& ar
   row_shape.insert(row_shape.end(), in.extra.begin(), in.extra.end());
   PerClass pc;
   const std::string format = Exact16Format(a.thresholds, b.FindInput("preds")->dtype);
-  // Row weights: counts become f64 sums of weights (binned and exact16).
-  Expr w = CurveWeights(b, /*flat=*/false, /*exact_form=*/!a.thresholds.binned && format.empty());
+  // Row weights: counts become f64 sums of weights (binned and exact16); the
+  // exact form keeps them beside the rows.
+  Expr w = CurveWeights(b, /*flat=*/false, /*refused=*/false);
   if (!b.ok()) return b.status();
   const DType count_type = w.valid() ? DType::kFloat64 : DType::kInt64;
   if (!format.empty()) {
@@ -305,7 +310,7 @@ absl::StatusOr<dsl::Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& ar
   } else if (!a.thresholds.binned) {
     const std::vector<int64_t>& target_row = task == Task::kMulticlass ? in.extra : row_shape;
     ExactRows rows =
-        AccumulateExactRows(b, in.probs, in.stored_target, task == Task::kMulticlass, row_shape, target_row);
+        AccumulateExactRows(b, in.probs, in.stored_target, task == Task::kMulticlass, row_shape, target_row, w);
     if (!b.ok()) return b.status();
     Expr scores = rows.scores;
     Expr y = rows.y;
@@ -316,7 +321,8 @@ absl::StatusOr<dsl::Metric> BuildCurveMetric(Task task, Curve kind, SpecArgs& ar
       label = ops::Where(y1 >= int64_t{0}, ops::Cast(y1 == ClassIndex(y, c, rank), DType::kInt64), int64_t{-1});
     }
     Expr cls = micro ? ops::FullLike(label, 0.0, DType::kInt64) : ClassIndex(y, c, rank);
-    pc = ExactPerClass(kind, task, b, scores, label, cls, k);
+    Expr weights = rows.weight.valid() ? PerElement(rows.weight, label) : Expr();
+    pc = ExactPerClass(kind, task, b, scores, label, cls, k, weights);
   } else {
     SortedThresholds st = SortThresholds(a.thresholds);
     const int64_t t = st.sorted.size();

@@ -131,30 +131,20 @@ Expr BinnedPartialAuc(Expr fpr, Expr tpr, int64_t n, Expr auc, double m) {
 
 // WeightedExactValue is scikit-learn's roc_auc_score / average_precision_score
 // with sample_weight over the kept rows of `s` (labels `y`: 1, 0, -1
-// dropped) weighted by `w`: per distinct score, descending, the cumulative
-// weights of positives and negatives, then the ROC's trapezoids or AP's
-// steps (recall gained times precision there). A zero-weight row adds
-// nothing, as scikit-learn drops it.
+// dropped) weighted by `w`: over the weighted curve's points (one per
+// distinct score), the ROC's trapezoids or AP's steps (recall gained times
+// precision there).
 Expr WeightedExactValue(Curve kind, Expr s, Expr y, Expr w) {
-  Expr kept = y >= int64_t{0};
-  Expr key = ops::Where(kept, s, -1.0);  // dropped rows sort after every probability
-  Expr perm = ops::Argsort(key, 0, /*descending=*/true);
-  Expr sorted = ops::Take(key, perm);
-  Expr weight = ops::Take(ops::Where(kept, w, 0.0), perm);
-  Expr pos = ops::Take(ops::Cast(y == int64_t{1}, DType::kFloat64), perm) * weight;
-  Expr neg = weight - pos;
-  Expr n_pos = ops::Sum(pos), n_neg = ops::Sum(neg);
-  Expr last = LastOfTies(sorted, ops::Sum(ops::Cast(kept, DType::kInt64)));
-  auto at_points = [&](Expr x) { return s.builder()->Op(ops::OpId::kMaskedSelect, {ops::Cumsum(x, 0), last}); };
-  Expr tp = at_points(pos), fp = at_points(neg);
+  ClfCurve c = BinaryClfCurve(s, y, w);
+  Expr tp = c.tps, fp = c.fps;
   // Each point's predecessor, (0, 0) before the first.
   Expr i = ops::Cumsum(ops::FullLike(tp, 1.0, DType::kInt64), 0) - int64_t{1};
   Expr zero = ops::Full(tp, {1}, 0.0, DType::kFloat64);
   Expr tp_prev = ops::Take(ops::Concat({zero, tp}), i), fp_prev = ops::Take(ops::Concat({zero, fp}), i);
   if (kind == Curve::kAuroc) {
-    return ops::SafeDiv(ops::Sum((fp - fp_prev) * (tp + tp_prev)) * 0.5, n_pos * n_neg);
+    return ops::SafeDiv(ops::Sum((fp - fp_prev) * (tp + tp_prev)) * 0.5, c.n_pos * c.n_neg);
   }
-  return ops::SafeDiv(ops::Sum((tp - tp_prev) * ops::SafeDiv(tp, tp + fp)), n_pos);
+  return ops::SafeDiv(ops::Sum((tp - tp_prev) * ops::SafeDiv(tp, tp + fp)), c.n_pos);
 }
 
 absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, const dsl::Signature& sig,
@@ -187,9 +177,9 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
     return args.InvalidArgument("max_fpr is not implemented for thresholds=exact16; use thresholds=None");
   }
   // Row weights (metrics/weights.h): summed in the binned and exact16
-  // histograms, kept beside the rows in the exact form; the partial AUC
-  // refuses them.
-  Expr w = CurveWeights(b, /*flat=*/true, /*exact_form=*/!th.binned && max_fpr > 0);
+  // histograms, kept beside the rows in the exact form; the exact partial
+  // AUC refuses them.
+  Expr w = CurveWeights(b, /*flat=*/true, /*refused=*/!th.binned && max_fpr > 0);
   if (!b.ok()) return b.status();
   if (!format.empty() && max_fpr == 0) {
     Expr label = ops::Where(valid, t, int64_t{-1});
@@ -207,14 +197,12 @@ absl::StatusOr<dsl::Metric> BuildBinaryCurveMetric(Curve kind, SpecArgs& args, c
   }
 
   if (!th.binned) {
-    ExactRows rows = AccumulateExactRows(b, probs, ops::Where(valid, t, int64_t{-1}), /*multiclass=*/false, {}, {});
+    ExactRows rows = AccumulateExactRows(b, probs, ops::Where(valid, t, int64_t{-1}), /*multiclass=*/false, {}, {}, w);
     if (!b.ok()) return b.status();
     Expr s = rows.scores;
     Expr y = rows.y;
     if (w.valid()) {
-      State weights = b.AddState("weight", DType::kFloat64, {}, Reducer::kCat);
-      b.Accumulate(weights, w);
-      Expr value = WeightedExactValue(kind, s, y, b.Read(weights));
+      Expr value = WeightedExactValue(kind, s, y, rows.weight);
       if (!b.ok()) return b.status();
       // No kept element: NaN, as unweighted (TorchMetrics raises).
       Expr any = ops::Sum(ops::Cast(y >= int64_t{0}, DType::kInt64)) > int64_t{0};

@@ -159,8 +159,29 @@ Expr BinnedHistogram(Expr probs, Expr label, Expr cls, int64_t k, const SortedTh
   return ops::Reshape(h, {k, 2, t + 1});
 }
 
+ClfCurve BinaryClfCurve(Expr s, Expr label, Expr w) {
+  Expr valid = label >= int64_t{0};
+  Expr key = ops::Where(valid, s, -1.0);  // dropped rows sort after every probability
+  Expr perm = ops::Argsort(key, 0, /*descending=*/true);
+  Expr sorted = ops::Take(key, perm);
+  auto weighed = [&](Expr mask) {
+    return ops::Take(w.valid() ? ops::Where(mask, w, 0.0) : ops::Cast(mask, DType::kInt64), perm);
+  };
+  Expr pos = weighed(label == int64_t{1}), neg = weighed(label == int64_t{0});
+  ClfCurve c;
+  c.n_pos = ops::Sum(pos);
+  c.n_neg = ops::Sum(neg);
+  // The last row of each run of ties: the rows scored >= it end there.
+  Expr last = LastOfTies(sorted, ops::Sum(ops::Cast(valid, DType::kInt64)));
+  auto at_points = [&](Expr x) { return s.builder()->Op(ops::OpId::kMaskedSelect, {x, last}); };
+  c.tps = at_points(ops::Cumsum(pos, 0));
+  c.fps = at_points(ops::Cumsum(neg, 0));
+  c.thresholds = at_points(sorted);
+  return c;
+}
+
 ExactRows AccumulateExactRows(dsl::MetricBuilder& b, Expr probs, Expr stored_target, bool multiclass,
-                              const std::vector<int64_t>& row, const std::vector<int64_t>& target_row) {
+                              const std::vector<int64_t>& row, const std::vector<int64_t>& target_row, Expr w) {
   ExactRows out;
   dsl::State p_rows = b.AddState("preds", probs.dtype(), row, ir::Reducer::kCat);
   if (multiclass) {
@@ -170,15 +191,21 @@ ExactRows AccumulateExactRows(dsl::MetricBuilder& b, Expr probs, Expr stored_tar
     b.Accumulate(t_rows, ops::Cast(stored_target, DType::kInt32));
     out.scores = b.Read(p_rows);
     if (b.ok()) out.y = ops::Cast(b.Read(t_rows), DType::kInt64);
-    return out;
+  } else {
+    dsl::State positive = b.AddState("positive", DType::kBool, target_row, ir::Reducer::kCat);
+    b.Accumulate(p_rows, ops::Where(stored_target >= int64_t{0}, probs, -1.0));
+    b.Accumulate(positive, stored_target == int64_t{1});
+    out.scores = b.Read(p_rows);
+    if (!b.ok()) return out;
+    out.positive = b.Read(positive);
+    out.y = ops::Where(out.scores < 0.0, int64_t{-1}, ops::Cast(out.positive, DType::kInt64));
   }
-  dsl::State positive = b.AddState("positive", DType::kBool, target_row, ir::Reducer::kCat);
-  b.Accumulate(p_rows, ops::Where(stored_target >= int64_t{0}, probs, -1.0));
-  b.Accumulate(positive, stored_target == int64_t{1});
-  out.scores = b.Read(p_rows);
+  if (!w.valid() || !b.ok()) return out;
+  dsl::State weights = b.AddState("weight", DType::kFloat64, {}, ir::Reducer::kCat);
+  b.Accumulate(weights, w);
   if (!b.ok()) return out;
-  out.positive = b.Read(positive);
-  out.y = ops::Where(out.scores < 0.0, int64_t{-1}, ops::Cast(out.positive, DType::kInt64));
+  out.weight = b.Read(weights);
+  out.y = ops::Where(PerElement(out.weight, out.y) > 0.0, out.y, int64_t{-1});
   return out;
 }
 
@@ -206,10 +233,10 @@ Expr Exact16Counts(Expr probs, Expr label, int64_t k, const std::string& format,
   return ops::Reshape(h, {k, 2, kCodes16});
 }
 
-Expr CurveWeights(dsl::MetricBuilder& b, bool flat, bool exact_form) {
+Expr CurveWeights(dsl::MetricBuilder& b, bool flat, bool refused) {
   Expr w = flat ? FlatWeights(b, "target") : RowWeights(b, "preds");
-  if (w.valid() && exact_form) {
-    b.FailInput(kWeightInput, "weights need the binned form (thresholds=K or a list) or thresholds=exact16");
+  if (w.valid() && refused) {
+    b.FailInput(kWeightInput, "the partial AUC (max_fpr) has no weighted form; drop max_fpr or the weights");
     return Expr();
   }
   return w;

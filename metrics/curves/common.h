@@ -60,9 +60,9 @@ ops::Expr Exact16Counts(ops::Expr probs, ops::Expr label, int64_t k, const std::
 
 // CurveWeights reads the optional `weight` input for the curves: one per
 // element of the flattened binary inputs (`flat`), else one per row of
-// (N, C, ...); invalid without it. `exact_form` (the cat states, which keep
-// no weights) refuses a weight naming the input.
-ops::Expr CurveWeights(dsl::MetricBuilder& b, bool flat, bool exact_form);
+// (N, C, ...); invalid without it. `refused` (the partial AUC, which has no
+// weighted form) fails a weight naming the input.
+ops::Expr CurveWeights(dsl::MetricBuilder& b, bool flat, bool refused);
 
 // DecodeCode16 is the float32 score a 16-bit code (i64, ordered as
 // score_code16 orders them) stands for: the inverse of score_code16 on the
@@ -140,6 +140,17 @@ ops::Expr AtOrAbove(ops::Expr hist, ops::Expr cum);
 ops::Expr BinnedHistogram(ops::Expr probs, ops::Expr label, ops::Expr cls, int64_t k, const SortedThresholds& st,
                           ops::Expr w = ops::Expr());
 
+// ClfCurve is _binary_clf_curve: per distinct score, descending, the
+// cumulative false and true positives ([M]: i64 counts, or f64 sums of row
+// weights) and the score, plus the totals of negatives and positives.
+struct ClfCurve {
+  ops::Expr fps, tps, thresholds, n_neg, n_pos;
+};
+
+// BinaryClfCurve scores `s` against `label` (1 positive, 0 negative, -1
+// dropped), both 1-D, each element weighing `w` (1-D f64) when valid.
+ClfCurve BinaryClfCurve(ops::Expr s, ops::Expr label, ops::Expr w = ops::Expr());
+
 // ExactRows are the values an exact curve's finalize reads back from its
 // cat states: the probabilities and the targets y (binary, multilabel: 1
 // positive, 0 negative, -1 dropped per element; multiclass: the class of
@@ -147,6 +158,7 @@ ops::Expr BinnedHistogram(ops::Expr probs, ops::Expr label, ops::Expr cls, int64
 struct ExactRows {
   ops::Expr scores, y;
   ops::Expr positive;  // binary, multilabel: the bool state itself
+  ops::Expr weight;    // with row weights: f64, one per row of `y` (else invalid)
 };
 
 // AccumulateExactRows declares the cat states of an exact curve, adds one
@@ -157,8 +169,13 @@ struct ExactRows {
 // are NaN), so a float32 binary row costs 5 bytes instead of 12; a
 // multiclass target as int32 (4 bytes instead of 8). Every
 // exact curve of a collection calls it alike, so CSE shares the states.
+// With row weights `w` (CurveWeights) each row's weight is kept beside it
+// (a cat state "weight") and a zero-weight element reads back as dropped
+// (y = -1): scikit-learn's _binary_clf_curve removes zero-weight samples, so
+// they are no points of a curve.
 ExactRows AccumulateExactRows(dsl::MetricBuilder& b, ops::Expr probs, ops::Expr stored_target, bool multiclass,
-                              const std::vector<int64_t>& row, const std::vector<int64_t>& target_row);
+                              const std::vector<int64_t>& row, const std::vector<int64_t>& target_row,
+                              ops::Expr w = ops::Expr());
 
 // BinaryInputs are the update inputs of a binary curve or calibration metric
 // (TorchMetrics' _binary_*_format without conversion to labels), flattened:

@@ -158,18 +158,21 @@ std::pair<Expr, Expr> Pick(Kind kind, const Candidates& c) {
 }
 
 // ExactCandidates scores one class: `s` its probabilities, `label` 1
-// positive, 0 negative, -1 dropped (both 1-D); `recall_one` (bool scalar) is
-// TorchMetrics' "no positive samples" rule of the PR curve.
-Candidates ExactCandidates(Kind kind, const Args& a, Expr s, Expr label, Expr recall_one) {
+// positive, 0 negative, -1 dropped (both 1-D), each element weighing `w`
+// (1-D f64) when valid; `recall_one` (bool scalar) is TorchMetrics' "no
+// positive samples" rule of the PR curve.
+Candidates ExactCandidates(Kind kind, const Args& a, Expr s, Expr label, Expr w, Expr recall_one) {
   Expr valid = label >= int64_t{0};
   Expr key = ops::Where(valid, s, -1.0);  // dropped rows sort after every probability
   Expr perm = ops::Argsort(key, 0, /*descending=*/true);
   Expr sorted = ops::Take(key, perm);
-  Expr pos = ops::Take(ops::Cast(label == int64_t{1}, DType::kInt64), perm);
-  Expr neg = ops::Take(ops::Cast(label == int64_t{0}, DType::kInt64), perm);
+  auto weighed = [&](Expr mask) {
+    return ops::Take(w.valid() ? ops::Where(mask, w, 0.0) : ops::Cast(mask, DType::kInt64), perm);
+  };
+  Expr pos = weighed(label == int64_t{1}), neg = weighed(label == int64_t{0});
   Expr n_pos = ops::Sum(pos), n_neg = ops::Sum(neg);
   // The last row of each run of tied scores is a point of the curve.
-  Expr point = LastOfTies(sorted, n_pos + n_neg);
+  Expr point = LastOfTies(sorted, ops::Sum(ops::Cast(valid, DType::kInt64)));
   Expr tps = F32(ops::Cumsum(pos, 0)), fps = F32(ops::Cumsum(neg, 0));
   const float min = static_cast<float>(a.min);
   // One leading point: ROC's (0, 0) at threshold 1; for PR a placeholder
@@ -269,8 +272,9 @@ absl::StatusOr<dsl::Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, con
   std::vector<int64_t> extra = in.extra;
   const int64_t c = a.num;
   const int64_t k = task == Task::kBinary ? 1 : c;
-  // Row weights: the binned counts become f64 sums of weights.
-  Expr w = CurveWeights(b, /*flat=*/task == Task::kBinary, /*exact_form=*/!a.thresholds.binned);
+  // Row weights: the binned counts become f64 sums of weights; the exact
+  // form keeps them beside the rows.
+  Expr w = CurveWeights(b, /*flat=*/task == Task::kBinary, /*refused=*/false);
   if (!b.ok()) return b.status();
 
   if (a.thresholds.binned) {
@@ -300,7 +304,7 @@ absl::StatusOr<dsl::Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, con
   if (task != Task::kBinary) row.push_back(c);
   for (int64_t d : extra) row.push_back(d);
   const std::vector<int64_t>& target_row = task == Task::kMulticlass ? extra : row;
-  ExactRows rows = AccumulateExactRows(b, probs, stored_target, task == Task::kMulticlass, row, target_row);
+  ExactRows rows = AccumulateExactRows(b, probs, stored_target, task == Task::kMulticlass, row, target_row, w);
   if (!b.ok()) return b.status();
   Expr scores = rows.scores;
   Expr y = rows.y;
@@ -308,7 +312,7 @@ absl::StatusOr<dsl::Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, con
     Expr s = scores, l = y;
     Expr empty = ops::Sum(ops::Cast(l >= int64_t{0}, DType::kInt64)) == int64_t{0};
     Expr n_pos = ops::Sum(ops::Cast(l == int64_t{1}, DType::kInt64));
-    auto [value, thr] = Pick(kind, ExactCandidates(kind, a, s, l, n_pos == int64_t{0}));
+    auto [value, thr] = Pick(kind, ExactCandidates(kind, a, s, l, rows.weight, n_pos == int64_t{0}));
     b.Output(Parts{ops::Where(empty, NAN, value), ops::Where(empty, NAN, thr)});
     return b.Finish();
   }
@@ -325,13 +329,16 @@ absl::StatusOr<dsl::Metric> BuildFixed(Task task, Kind kind, SpecArgs& args, con
   // TorchMetrics' multiclass "no positives" test looks at the class labels.
   Expr all_class0;
   if (task == Task::kMulticlass) all_class0 = ops::Sum(ops::Cast(y > int64_t{0}, DType::kInt64)) == int64_t{0};
+  // Each element weighs its row's weight.
+  Expr weights = rows.weight.valid() ? PerElement(rows.weight, labels) : Expr();
   std::vector<Expr> values, thrs;
   for (int64_t i = 0; i < c; ++i) {
     Expr s = ops::Flatten(ops::Select(scores, 1, i));
     Expr l = ops::Flatten(ops::Select(labels, 1, i));
+    Expr wi = weights.valid() ? ops::Flatten(ops::Select(weights, 1, i)) : Expr();
     Expr recall_one =
         all_class0.valid() ? all_class0 : ops::Sum(ops::Cast(l == int64_t{1}, DType::kInt64)) == int64_t{0};
-    auto [value, thr] = Pick(kind, ExactCandidates(kind, a, s, l, recall_one));
+    auto [value, thr] = Pick(kind, ExactCandidates(kind, a, s, l, wi, recall_one));
     values.push_back(ops::Unsqueeze(value, 0));
     thrs.push_back(ops::Unsqueeze(thr, 0));
   }

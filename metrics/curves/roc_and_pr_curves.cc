@@ -115,33 +115,6 @@ Expr Flip(Expr x) {
   return ops::Take(x, ops::Size(x, 0) - rank);
 }
 
-// ClfCurve is _binary_clf_curve: per distinct score, descending, the
-// cumulative false and true positives (i64 [M]) and the score, plus the
-// class's totals of negatives and positives (i64 scalars).
-struct ClfCurve {
-  Expr fps, tps, thresholds, n_neg, n_pos;
-};
-
-// BinaryClfCurve scores `s` against `label` (1 positive, 0 negative, -1
-// dropped), both 1-D.
-ClfCurve BinaryClfCurve(Expr s, Expr label) {
-  Expr valid = label >= int64_t{0};
-  Expr key = ops::Where(valid, s, -1.0);  // dropped rows sort after every probability
-  Expr perm = ops::Argsort(key, 0, /*descending=*/true);
-  Expr sorted = ops::Take(key, perm);
-  Expr pos = ops::Take(ops::Cast(label == int64_t{1}, DType::kInt64), perm);
-  Expr neg = ops::Take(ops::Cast(label == int64_t{0}, DType::kInt64), perm);
-  ClfCurve c;
-  c.n_pos = ops::Sum(pos);
-  c.n_neg = ops::Sum(neg);
-  // The last row of each run of ties: the rows scored >= it end there.
-  Expr last = LastOfTies(sorted, c.n_pos + c.n_neg);
-  c.tps = MaskedSelect(ops::Cumsum(pos, 0), last);
-  c.fps = MaskedSelect(ops::Cumsum(neg, 0), last);
-  c.thresholds = MaskedSelect(sorted, last);
-  return c;
-}
-
 // Curve is one curve's three tensors: (fpr, tpr, thresholds) or
 // (precision, recall, thresholds).
 struct Curve {
@@ -179,8 +152,8 @@ Curve CurveOf(Kind kind, const ClfCurve& c, Expr recall_one) {
   return ExactPrc(c, recall_one.valid() ? recall_one : c.n_pos == int64_t{0});
 }
 
-Curve ExactCurve(Kind kind, Expr s, Expr label, Expr recall_one = Expr()) {
-  return CurveOf(kind, BinaryClfCurve(s, label), recall_one);
+Curve ExactCurve(Kind kind, Expr s, Expr label, Expr w, Expr recall_one = Expr()) {
+  return CurveOf(kind, BinaryClfCurve(s, label, w), recall_one);
 }
 
 // Exact16ClfCurve is BinaryClfCurve from one class's exact16 counts
@@ -325,8 +298,9 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
   const int64_t k = one_curve ? 1 : c;
 
   const std::string format = Exact16Format(a.thresholds, b.FindInput("preds")->dtype);
-  // Row weights: counts become f64 sums of weights (binned and exact16).
-  Expr w = CurveWeights(b, /*flat=*/task == Task::kBinary, /*exact_form=*/!a.thresholds.binned && format.empty());
+  // Row weights: counts become f64 sums of weights (binned and exact16); the
+  // exact form keeps them beside the rows.
+  Expr w = CurveWeights(b, /*flat=*/task == Task::kBinary, /*refused=*/false);
   if (!b.ok()) return b.status();
   const DType count_type = w.valid() ? DType::kFloat64 : DType::kInt64;
   if (!format.empty()) {
@@ -362,13 +336,13 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
     if (task != Task::kBinary) row.push_back(c);
     for (int64_t d : extra) row.push_back(d);
     const std::vector<int64_t>& target_row = task == Task::kMulticlass ? extra : row;
-    ExactRows rows = AccumulateExactRows(b, probs, stored_target, task == Task::kMulticlass, row, target_row);
+    ExactRows rows = AccumulateExactRows(b, probs, stored_target, task == Task::kMulticlass, row, target_row, w);
     if (!b.ok()) return b.status();
     Expr scores = rows.scores;
     Expr y = rows.y;
     if (task == Task::kBinary) {
-      b.Output(ToParts(
-          Poisoned(ExactCurve(kind, scores, y), ops::Sum(ops::Cast(y >= int64_t{0}, DType::kInt64)) == int64_t{0})));
+      b.Output(ToParts(Poisoned(ExactCurve(kind, scores, y, rows.weight),
+                                ops::Sum(ops::Cast(y >= int64_t{0}, DType::kInt64)) == int64_t{0})));
       return b.Finish();
     }
     Expr labels = y;  // (R, C, ...): 1, 0, -1 per element
@@ -378,9 +352,12 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
           ops::Where(y1 >= int64_t{0}, ops::Cast(y1 == ClassIndex(y, c, scores.rank()), DType::kInt64), int64_t{-1});
     }
     Expr kept = ops::Cast(labels >= int64_t{0}, DType::kInt64);
+    // Each element weighs its row's weight.
+    Expr weights = rows.weight.valid() ? PerElement(rows.weight, labels) : Expr();
+    auto flat = [](Expr x) { return x.valid() ? ops::Flatten(x) : x; };
     if (one_curve) {
       Expr empty = ops::Sum(kept) == int64_t{0};
-      b.Output(ToParts(Poisoned(ExactCurve(kind, ops::Flatten(scores), ops::Flatten(labels)), empty)));
+      b.Output(ToParts(Poisoned(ExactCurve(kind, ops::Flatten(scores), ops::Flatten(labels), flat(weights)), empty)));
       return b.Finish();
     }
     std::vector<int64_t> other_dims = {0};
@@ -392,8 +369,9 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
     if (task == Task::kMulticlass) all_class0 = ops::Sum(ops::Cast(y > int64_t{0}, DType::kInt64)) == int64_t{0};
     std::vector<Curve> per_class;
     for (int64_t i = 0; i < c; ++i) {
+      Expr wi = weights.valid() ? ops::Flatten(ops::Select(weights, 1, i)) : Expr();
       per_class.push_back(ExactCurve(kind, ops::Flatten(ops::Select(scores, 1, i)),
-                                     ops::Flatten(ops::Select(labels, 1, i)), all_class0));
+                                     ops::Flatten(ops::Select(labels, 1, i)), wi, all_class0));
     }
     OutputPerClass(b, kind, a.average, std::move(per_class), empty);
     return b.Finish();

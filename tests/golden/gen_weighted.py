@@ -21,6 +21,7 @@ import numpy as np
 from sklearn import metrics as skm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_classification_extra as gx  # noqa: E402
 import gen_fixtures as gf  # noqa: E402
 from gen_fixtures import T  # noqa: E402
 
@@ -307,7 +308,7 @@ def gen_curves(S, rng):
         add(S, f"binary_{kind}__exact_form_weighted", f"binary_{kind}", ins32, fn(t, p64, sample_weight=w),
             f"{SK}.{fn.__name__}(sample_weight) on the float32 scores", rtol=1e-6, atol=1e-7)
     add(S, "binary_auroc_max_fpr-0.5__exact_form_weighted", "binary_auroc(max_fpr=0.5)", ins32,
-        gf.Refused("weights need the binned form"), "refused: the partial AUC keeps no weights")
+        gf.Refused("the partial AUC (max_fpr) has no weighted form"), "refused: the exact partial AUC has no weighted form")
 
 
 def weighted_reduce(values, support, average):
@@ -322,7 +323,7 @@ def weighted_reduce(values, support, average):
 
 def gen_class_curves(S, T_, rng):
     """Multiclass and multilabel AUROC / AP (one-vs-rest: each class is the binary problem with the row weights),
-    the ROC and PR curves and an operating point, binned and exact16; the exact (cat) form refuses weights."""
+    the ROC and PR curves and an operating point, binned and exact16 (the exact form: gen_exact_class_curves)."""
     n, c = 90, 3
     t = np.concatenate([np.arange(c), rng.integers(0, c, n - c)])
     p = rng.random((n, c)) + 0.8 * np.eye(c)[t]
@@ -356,8 +357,6 @@ def gen_class_curves(S, T_, rng):
                 f"multiclass_{kind}(num_classes={c}, thresholds=exact16, average={avg})", ins16,
                 weighted_reduce(per, support, avg),
                 f"{SK}.{fn.__name__}(sample_weight) per class on float16 scores", rtol=1e-9, atol=1e-12)
-    add(S, "multiclass_auroc__exact_form_weighted", f"multiclass_auroc(num_classes={c})", ins,
-        gf.Refused("weights need the binned form"), "refused: the exact (cat) form keeps no weights")
     # Multilabel: micro is one binary problem over every element, each weighing its row's weight.
     L = 3
     tl = rng.integers(0, 2, (n, L))
@@ -407,6 +406,88 @@ def gen_class_curves(S, T_, rng):
            [fpr.astype(f32), tpr.astype(f32), np.concatenate([[1.0], th[1:]]).astype(f32)],
            f"{SK}.roc_curve(sample_weight, drop_intermediate=False) on float16 scores (threshold 1 first, "
            "as TorchMetrics; zero-weight rows are no points, as sklearn)", 1e-6, 1e-7)
+
+
+def gen_exact_class_curves(S, T_, rng):
+    """The exact (cat) form with weights: each row's weight is kept beside it, and every value is sklearn's with
+    sample_weight, one-vs-rest per class. A zero-weight row is dropped, as sklearn's _binary_clf_curve drops it: its
+    score is no point of a curve (row z below has a score of its own)."""
+    n, c = 80, 3
+    t = np.concatenate([np.arange(c), rng.integers(0, c, n - c)])
+    p = rng.random((n, c)) + 0.8 * np.eye(c)[t]
+    p = np.round(p / p.sum(1, keepdims=True), 2)
+    w = weights(rng, n, zeros=4)
+    z = int(np.flatnonzero(w == 0)[0])
+    p[z, 0] = 0.987  # a score no other row has, on a zero-weight row
+    w_int = rng.integers(0, 4, n)
+    onehot = np.eye(c, dtype=np.int64)[t]
+    ins = {"preds": T(p, "float32"), "target": T(t, "int64"), "weight": T(w, "float64")}
+    p64 = ins["preds"].f64
+    support = (onehot * w[:, None]).sum(0)
+    for kind, fn in (("auroc", skm.roc_auc_score), ("average_precision", skm.average_precision_score)):
+        for k in range(c):
+            check_repeat(fn, [onehot[:, k], p64[:, k]], w_int)
+        per = [fn(onehot[:, k], p64[:, k], sample_weight=w) for k in range(c)]
+        for avg in ("macro", "weighted", "none"):
+            add(S, f"multiclass_{kind}_average-{avg}__exact_form_weighted",
+                f"multiclass_{kind}(num_classes={c}, average={avg})", ins, weighted_reduce(per, support, avg),
+                f"{SK}.{fn.__name__}(sample_weight) per class on the float32 scores", rtol=1e-6, atol=1e-7)
+    # Multilabel: micro is one binary problem over every element, each weighing its row's weight.
+    L = 3
+    tl = rng.integers(0, 2, (n, L))
+    tl[:2] = [[0, 1, 0], [1, 0, 1]]
+    pl = np.round(np.clip(0.3 * tl + 0.7 * rng.random((n, L)), 0, 1), 2)
+    insl = {"preds": T(pl, "float32"), "target": T(tl, "int64"), "weight": T(w, "float64")}
+    pl64 = insl["preds"].f64
+    add(S, "multilabel_auroc_average-micro__exact_form_weighted", f"multilabel_auroc(num_labels={L}, average=micro)",
+        insl, skm.roc_auc_score(tl.reshape(-1), pl64.reshape(-1), sample_weight=np.repeat(w, L)),
+        f"{SK}.roc_auc_score(sample_weight) over every element, each with its row's weight", rtol=1e-6, atol=1e-7)
+    per = [skm.average_precision_score(tl[:, k], pl64[:, k], sample_weight=w) for k in range(L)]
+    add(S, "multilabel_average_precision__exact_form_weighted", f"multilabel_average_precision(num_labels={L})",
+        insl, float(np.mean(per)), f"{SK}.average_precision_score(sample_weight) per label, macro", rtol=1e-6,
+        atol=1e-7)
+
+    # The curves: sklearn's weighted curves in TorchMetrics' form (threshold 1 first on the ROC; the PR curve
+    # ascending with (1, 0) appended, as sklearn gives it).
+    f32 = np.float32
+
+    def roc(y, s, wt):
+        fpr, tpr, th = skm.roc_curve(y, s, sample_weight=wt, drop_intermediate=False)
+        return [fpr.astype(f32), tpr.astype(f32), np.concatenate([[1.0], th[1:]]).astype(f32)]
+
+    def prc(y, s, wt):
+        prec, rec, th = skm.precision_recall_curve(y, s, sample_weight=wt)
+        return [prec.astype(f32), rec.astype(f32), th.astype(f32)]
+
+    yb, sb = onehot[:, 0], p64[:, 0]
+    insb = {"preds": T(p[:, 0], "float32"), "target": T(yb, "int64"), "weight": T(w, "float64")}
+    assert 0.987 not in roc(yb, sb, w)[2], "the zero-weight row's score is no point"
+    T_.add("binary_roc__exact_form_weighted", "binary_roc", insb, roc(yb, sb, w),
+           f"{SK}.roc_curve(sample_weight, drop_intermediate=False) on the float32 scores (threshold 1 first)",
+           1e-6, 1e-7)
+    T_.add("binary_precision_recall_curve__exact_form_weighted", "binary_precision_recall_curve", insb,
+           prc(yb, sb, w), f"{SK}.precision_recall_curve(sample_weight) on the float32 scores", 1e-6, 1e-7)
+    T_.add("multiclass_roc_average-micro__exact_form_weighted", f"multiclass_roc(num_classes={c}, average=micro)", ins,
+           roc(onehot.reshape(-1), p64.reshape(-1), np.repeat(w, c)),
+           f"{SK}.roc_curve(sample_weight) over the one-hot elements, each with its row's weight", 1e-6, 1e-7)
+    per = [prc(tl[:, k], pl64[:, k], w) for k in range(L)]
+    T_.add("multilabel_precision_recall_curve__exact_form_weighted", f"multilabel_precision_recall_curve(num_labels={L})",
+           insl, [[q[i] for q in per] for i in range(3)],
+           f"{SK}.precision_recall_curve(sample_weight) per label", 1e-6, 1e-7)
+
+    # Operating points: TorchMetrics' picks (gen_classification_extra) over the weighted curves.
+    r = gx._pick_pr("recall_at_fixed_precision", *prc(yb, sb, w), 0.6, False)
+    add(S, "binary_recall_at_fixed_precision__exact_form_weighted", "binary_recall_at_fixed_precision(min_precision=0.6)",
+        insb, list(r), f"TorchMetrics' pick over {SK}.precision_recall_curve(sample_weight)", rtol=1e-6, atol=1e-7)
+    r = gx._pick_roc("sensitivity_at_specificity", *roc(yb, sb, w), 0.6)
+    add(S, "binary_sensitivity_at_specificity__exact_form_weighted",
+        "binary_sensitivity_at_specificity(min_specificity=0.6)", insb, list(r),
+        f"TorchMetrics' pick over {SK}.roc_curve(sample_weight)", rtol=1e-6, atol=1e-7)
+    picks = [gx._pick_pr("precision_at_fixed_recall", *prc(onehot[:, k], p64[:, k], w), 0.5, False) for k in range(c)]
+    add(S, "multiclass_precision_at_fixed_recall__exact_form_weighted",
+        f"multiclass_precision_at_fixed_recall(num_classes={c}, min_recall=0.5)", ins,
+        [np.array([v for v, _ in picks]), np.array([th for _, th in picks])],
+        f"TorchMetrics' pick per class over {SK}.precision_recall_curve(sample_weight)", rtol=1e-6, atol=1e-7)
 
 
 def gen_hinge_and_calibration(S, rng):
@@ -470,6 +551,7 @@ def main():
     gen_hinge_and_calibration(S, rng)
     curves = gf.TreeSuite("weighted_curves.json")
     gen_class_curves(S, curves, rng)
+    gen_exact_class_curves(S, curves, rng)
     for suite in (S, curves):
         path, k = suite.write()
         print(f"{path}: {k} cases")

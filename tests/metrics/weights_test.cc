@@ -83,6 +83,20 @@ std::vector<Form> Forms() {
   multilabel.push_back("multilabel_auroc(num_labels=3, thresholds=11, average=micro)");
   multilabel.push_back("multilabel_average_precision(num_labels=3, thresholds=exact16)");
   multilabel.push_back("multilabel_roc(num_labels=3, thresholds=7)");
+  // The exact (cat) forms keep each row's weight beside it.
+  for (const char* exact : {"binary_auroc", "binary_average_precision", "binary_roc", "binary_precision_recall_curve",
+                            "binary_recall_at_fixed_precision(min_precision=0.5)",
+                            "binary_sensitivity_at_specificity(min_specificity=0.5)"}) {
+    binary.push_back(exact);
+  }
+  multiclass.push_back("multiclass_auroc(num_classes=4)");
+  multiclass.push_back("multiclass_average_precision(num_classes=4, average=weighted)");
+  multiclass.push_back("multiclass_roc(num_classes=4, average=macro)");
+  multiclass.push_back("multiclass_precision_at_fixed_recall(num_classes=4, min_recall=0.5)");
+  multilabel.push_back("multilabel_auroc(num_labels=3, average=micro)");
+  multilabel.push_back("multilabel_average_precision(num_labels=3, average=none)");
+  multilabel.push_back("multilabel_precision_recall_curve(num_labels=3)");
+  multilabel.push_back("multilabel_specificity_at_sensitivity(num_labels=3, min_sensitivity=0.5)");
   multiclass.push_back("multiclass_cohen_kappa(num_classes=4, weights=quadratic)");
   multiclass.push_back("multiclass_precision(num_classes=4, average=weighted)");
   multiclass.push_back("multiclass_recall(num_classes=4, average=none)");
@@ -245,13 +259,10 @@ TEST(WeightsTest, RefusalsNameTheMetricAndTheInput) {
   auto topk = Eval({"multiclass_accuracy(num_classes=3, top_k=2)"}, mc);
   ASSERT_FALSE(topk.ok());
   EXPECT_THAT(topk.status().message(), HasSubstr("top_k > 1"));
-  auto exact = Eval({"binary_auroc(max_fpr=0.5)"}, in);
-  ASSERT_FALSE(exact.ok());
-  EXPECT_THAT(exact.status().message(), HasSubstr("binary_auroc: weight: weights need the binned form"));
-  NamedTensors mc_rows = {{"preds", at::rand({6, 3})}, {"target", at::randint(0, 3, {6}, at::kLong)}, in[2]};
-  auto exact_mc = Eval({"multiclass_auroc(num_classes=3)"}, mc_rows);
-  ASSERT_FALSE(exact_mc.ok());
-  EXPECT_THAT(exact_mc.status().message(), HasSubstr("multiclass_auroc: weight: weights need the binned form"));
+  auto partial = Eval({"binary_auroc(max_fpr=0.5)"}, in);
+  ASSERT_FALSE(partial.ok());
+  EXPECT_THAT(partial.status().message(),
+              HasSubstr("binary_auroc: weight: the partial AUC (max_fpr) has no weighted form"));
 
   for (double bad : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
     NamedTensors b = in;

@@ -227,7 +227,7 @@ TEST(CurveOutputs, OnlyTheExactFinalizeReadsTheHost) {
   tally::InspectOptions io;
   auto text = tally::Inspect({"binary_roc"}, {}, io);
   ASSERT_TRUE(text.ok()) << text.status();
-  EXPECT_THAT(*text, HasSubstr("host sync in finalize: masked_select (metrics/curves/roc_and_pr_curves.cc"));
+  EXPECT_THAT(*text, HasSubstr("host sync in finalize: masked_select (metrics/curves/common.cc"));
   EXPECT_THAT(*text, HasSubstr("binary_roc/2:"));
 }
 
