@@ -16,8 +16,12 @@ namespace tally::ops {
 namespace {
 
 using ops::Expr;
-// Results are a decomposition's values, one per result of the node.
-using Results = std::vector<Expr>;
+// Results are a decomposition's values, one per result of the node, and the
+// values it reads only as a centring shift (see Decompose).
+struct Results : std::vector<Expr> {
+  using std::vector<Expr>::vector;
+  std::vector<Expr> shifts;
+};
 using ir::DType;
 
 // McRows is what mc_confmat and mc_marginals share: each row's label
@@ -278,24 +282,33 @@ absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, ops::GraphB
   Expr sae = ops::Sum(ops::Abs(diff_c), {0});
   Expr rows = ops::Size(p, 0);
   Expr count = ops::Cast(rows, DType::kFloat64);
-  // Sums only (so that dsl::Replicate can slice it). A constant column c
-  // still gets mean c and M2 = 0 exactly, as in the kernel: its residual
-  // c − sum/n is exact (Sterbenz) with few significant bits, so n times it
-  // sums exactly, the residuals' mean equals it and every centred value is
-  // 0; the two parts renormalised (Fast TwoSum) are then exactly c and 0.
-  // An empty batch gets mean 0 from the safe division.
+  // Sums only (so that dsl::Replicate can slice it), around a shift: the
+  // batch mean in two parts, rough = sum(x)/n and rest = sum(x - rough)/n.
+  // With d = x - rough - rest, the mean is rough + rest + sum(d)/n (renormalised
+  // by Fast TwoSum) and M2 = sum(d^2) - sum(d)^2/n, which hold for any shift,
+  // so a bootstrap shares the batch's shift across its replicas and still
+  // gets each replica's own moments; d is centred, so nothing cancels. A
+  // constant column c still gets mean c and M2 = 0 exactly, as in the
+  // kernel: x - rough is exact (Sterbenz) with few significant bits, so n
+  // times it sums exactly, rest equals it and every d is 0. An empty batch
+  // gets mean 0 from the safe division.
+  Results out;
   struct Moments {
-    Expr hi, lo, m2, centred;
+    Expr hi, lo, m2, d, s1;
   };
   auto moments = [&](Expr x) {
     Moments m;
     Expr rough = ops::SafeDiv(ops::Sum(x, {0}), count);
     Expr residual = x - rough;
     Expr rest = ops::SafeDiv(ops::Sum(residual, {0}), count);
-    m.hi = rough + rest;
-    m.lo = rest - (m.hi - rough);
-    m.centred = residual - rest;
-    m.m2 = ops::Sum(m.centred * m.centred, {0});
+    out.shifts.push_back(rough);
+    out.shifts.push_back(rest);
+    m.d = residual - rest;
+    m.s1 = ops::Sum(m.d, {0});
+    Expr low = rest + ops::SafeDiv(m.s1, count);
+    m.hi = rough + low;
+    m.lo = low - (m.hi - rough);
+    m.m2 = ops::Clamp(ops::Sum(m.d * m.d, {0}) - ops::SafeDiv(m.s1 * m.s1, count), 0.0, std::nullopt);
     return m;
   };
   Moments mp = moments(p), mt = moments(t), me;
@@ -304,8 +317,10 @@ absl::StatusOr<Results> DecomposeRegStats(ir::Graph& g, ir::Node& n, ops::GraphB
   } else {  // nobody reads them: zeros, as the kernel gives
     me.hi = me.lo = me.m2 = ops::Sum(ops::FullLike(t, 0.0, DType::kFloat64), {0});
   }
-  Expr c = ops::Sum(mp.centred * mt.centred, {0});
-  return Results{rows, mp.hi, mp.lo, mp.m2, mt.hi, mt.lo, mt.m2, me.hi, me.lo, me.m2, c, sse, sae, sse_all, sae_all};
+  Expr c = ops::Sum(mp.d * mt.d, {0}) - ops::SafeDiv(mp.s1 * mt.s1, count);
+  out.insert(out.end(),
+             {rows, mp.hi, mp.lo, mp.m2, mt.hi, mt.lo, mt.m2, me.hi, me.lo, me.m2, c, sse, sae, sse_all, sae_all});
+  return out;
 }
 
 // BlConfmat: the binary/multilabel labelling, checks and histogram of
@@ -365,7 +380,7 @@ absl::StatusOr<Results> DecomposeMomentsMerge(ir::Graph& g, ir::Node& n, ops::Gr
   auto a = [&](int64_t i) { return b.Wrap(&g, n.input(i)); };
   auto bside = [&](int64_t i) { return b.Wrap(&g, n.input(side + i)); };
   Expr na = a(0), nb = bside(0);
-  std::vector<Expr> results = {na + nb};
+  Results results = {na + nb};
   Expr fa = ops::Cast(na, DType::kFloat64), fb = ops::Cast(nb, DType::kFloat64);
   Expr total = fa + fb;
   Expr a_empty = na == 0.0, b_empty = nb == 0.0;
@@ -546,7 +561,7 @@ static_assert(kDecompositions.CoversOnly(OpKind::kComposite), "a primitive op ha
 
 }  // namespace
 
-absl::Status Decompose(ir::Graph& g, ir::Node& n) {
+absl::Status Decompose(ir::Graph& g, ir::Node& n, std::vector<const ir::Value*>* shifts) {
   ir::Device device = n.output(0)->type().device;
   ops::GraphBuilder b(n.op(), device);
   std::optional<OpId> id = IdOf(n);
@@ -562,6 +577,9 @@ absl::Status Decompose(ir::Graph& g, ir::Node& n) {
         absl::StrCat(n.op(), ": decomposition gives ", results->size(), " results, the op has ", n.outputs().size()));
   }
   for (size_t i = 0; i < results->size(); ++i) g.ReplaceAllUsesWith(n.output(i), (*results)[i].value());
+  if (shifts != nullptr) {
+    for (const Expr& x : results->shifts) shifts->push_back(x.value());
+  }
   return absl::OkStatus();
 }
 

@@ -213,6 +213,8 @@ class Replicator {
   // The merge graphs as the metric built them (one replica's states), for
   // the overall value's fold over the groups.
   std::map<std::string, std::unique_ptr<ir::Graph>> merges_;
+  // Batch values every replica reads as they are (centring shifts).
+  absl::flat_hash_set<const ir::Value*> shared_;
 };
 
 // Grouped is whether node `n` takes the group ids itself (its last operand,
@@ -229,9 +231,10 @@ bool Grouped(const ir::Node& n, const ReplicaSpec& spec) {
 }
 
 // DecomposeComposites replaces the composite ops of `g` (but those `keep`
-// says) by their primitive ops, which the rewrite knows one by one.
+// says) by their primitive ops, which the rewrite knows one by one; the
+// decompositions' centring shifts go to `shifts` when given.
 template <typename Keep>
-absl::Status DecomposeComposites(ir::Graph& g, Keep keep) {
+absl::Status DecomposeComposites(ir::Graph& g, Keep keep, std::vector<const ir::Value*>* shifts = nullptr) {
   std::vector<ir::Node*> composites;
   for (const auto& n : g.nodes()) {
     std::optional<OpId> id = ops::IdOf(*n);
@@ -239,14 +242,21 @@ absl::Status DecomposeComposites(ir::Graph& g, Keep keep) {
   }
   if (composites.empty()) return absl::OkStatus();
   absl::flat_hash_set<const ir::Node*> gone(composites.begin(), composites.end());
-  for (ir::Node* n : composites) TALLY_RETURN_IF_ERROR(ops::Decompose(g, *n));
+  for (ir::Node* n : composites) TALLY_RETURN_IF_ERROR(ops::Decompose(g, *n, shifts));
   g.RemoveNodesIf([&](const ir::Node* n) { return gone.contains(n); });
   g.TopologicalSort();
   return absl::OkStatus();
 }
 
 absl::Status Replicator::Decompose() {
-  return DecomposeComposites(g_, [&](const ir::Node& n) { return Grouped(n, spec_); });
+  std::vector<const ir::Value*> shifts;
+  TALLY_RETURN_IF_ERROR(DecomposeComposites(
+      g_, [&](const ir::Node& n) { return Grouped(n, spec_); }, &shifts));
+  // A bootstrap's replicas share the batch's centring shifts (each replica's
+  // moments hold around any shift); slices keep each group's own, whose
+  // means may lie far apart.
+  if (spec_.kind != ReplicaSpec::Kind::kGroups) shared_.insert(shifts.begin(), shifts.end());
+  return absl::OkStatus();
 }
 
 bool Replicator::RowLocalOp(const ir::Node& n) const {
@@ -318,7 +328,7 @@ void Replicator::Analyze() {
     }
     for (ir::Value* out : n->outputs()) {
       RowInfo o;
-      o.tainted = r.tainted;
+      o.tainted = r.tainted && !shared_.contains(out);
       const bool out_rows =
           HasRows(out) || (row_in != nullptr && !out->type().shape.empty() && out->type().shape[0].is_symbolic());
       if (any_rows && out_rows) {
@@ -537,9 +547,6 @@ absl::StatusOr<Expr> Replicator::PerRow(Expr stat, int64_t rank) {
 
 absl::Status Replicator::Run(const Signature& sig) {
   ir::Module& mod = *m_.module;
-  if (!mod.merges.empty() && spec_.kind != ReplicaSpec::Kind::kGroups) {
-    return Unsupported(absl::StrCat("state '", mod.merges.begin()->first, "' merges with its own graph"));
-  }
   TALLY_RETURN_IF_ERROR(Decompose());
   // The key: each row's group, or its identity.
   ir::TensorType kt{ir::DType::kInt64, {ir::Dim::Symbol("N")}, b_.device()};
@@ -587,10 +594,9 @@ absl::Status Replicator::Run(const Signature& sig) {
       companions[decl.name] = c.name;
       continue;
     }
-    // A custom state (its group's merge graph batches below) is sliced as
-    // a sum's is: each group's partial from its own rows.
-    const bool custom = decl.reducer == ir::Reducer::kCustom && spec_.kind == ReplicaSpec::Kind::kGroups;
-    if (decl.reducer != ir::Reducer::kSum && !custom) {
+    // A custom state (its group's merge graph batches below) is replicated
+    // as a sum's is: each replica's partial from its own rows.
+    if (decl.reducer != ir::Reducer::kSum && decl.reducer != ir::Reducer::kCustom) {
       return Unsupported(absl::StrCat("state '", decl.name, "' is a running ", ir::ReducerName(decl.reducer)));
     }
     absl::StatusOr<ir::Value*> rewritten = Rewrite(partial);

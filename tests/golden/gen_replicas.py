@@ -143,6 +143,20 @@ def gen_bootstrap(S, rng):
               spec("mean_squared_error", num_bootstraps=B, seed=11, quantile=Q), ins_r,
               lambda w: skm.mean_squared_error(rt32, r32, sample_weight=w), n, B, Q, rng,
               f"{SK}.mean_squared_error(sample_weight)")
+    # The moments metrics, at a mean of 1e6 (float64 inputs): R2 by sklearn's weighted form, Pearson's r from the
+    # weighted covariance (numpy.cov with frequency weights).
+    m = 1e6 + 3.0 * rng.normal(size=n)
+    mp = m + rng.normal(size=n)
+    ins_m = {"preds": T(mp, "float64"), "target": T(m, "float64"), "row_id": T(ids, "int64")}
+    bootstrap(S, "r2_score__bootstrap_2000", spec("r2_score", num_bootstraps=B, seed=5, quantile=Q), ins_m,
+              lambda w: skm.r2_score(m, mp, sample_weight=w), n, B, Q, rng, f"{SK}.r2_score(sample_weight)")
+
+    def weighted_pearson(w):
+        c = np.cov(mp, m, fweights=w.astype(np.int64))
+        return c[0, 1] / np.sqrt(c[0, 0] * c[1, 1])
+
+    bootstrap(S, "pearson_corrcoef__bootstrap_2000", spec("pearson_corrcoef", num_bootstraps=B, seed=9, quantile=Q),
+              ins_m, weighted_pearson, n, B, Q, rng, "numpy.cov(fweights) correlation")
 
 
 def main():

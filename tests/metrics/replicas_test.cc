@@ -258,10 +258,53 @@ TEST(ReplicasTest, SlicedMomentsAreEachGroupsOwnMoments) {
       }
     }
   }
-  auto boot = Evaluate({"r2_score(num_bootstraps=5)"}, {{"preds", preds}, {"target", target}}, EvalOptions{});
-  ASSERT_FALSE(boot.ok());
-  EXPECT_TRUE(Refused(boot.status(), "num_bootstraps")) << boot.status();
-  EXPECT_TRUE(absl::StrContains(boot.status().message(), "merges with its own graph")) << boot.status();
+}
+
+// The moments metrics bootstrap around the batch's shared centring shift:
+// each raw replica is the metric on the rows its draws repeat, to 1e-12 at
+// means of 1e6 (nothing cancels), for any batch size (float64 moments merge
+// to rounding, not bit for bit); weighted moments keep refusing.
+TEST(ReplicasTest, BootstrappedMomentsAreEachReplicasOwnMoments) {
+  at::Generator gen = at::detail::createCPUGenerator(19);
+  const int64_t n = 300, boots = 4;
+  at::Tensor target = 1e6 + 3.0 * at::randn({n, 2}, gen, at::kDouble);
+  at::Tensor preds = target + 0.7 * at::randn({n, 2}, gen, at::kDouble);
+  NamedTensors in = {{"preds", preds}, {"target", target}};
+  const std::string args = absl::StrCat("num_bootstraps=", boots, ", seed=3, mean=false, std=false, raw=true");
+  for (const char* name : {"r2_score(multioutput=raw_values", "explained_variance(multioutput=raw_values",
+                           "pearson_corrcoef(num_outputs=2", "concordance_corrcoef(num_outputs=2",
+                           "relative_squared_error(num_outputs=2"}) {
+    SCOPED_TRACE(name);
+    const std::string base = absl::StrCat(name, ")");
+    const std::string spec = absl::StrCat(name, ", ", args, ")");
+    at::Tensor first;
+    for (int64_t batch : {0, 7, 64}) {
+      EvalOptions opts;
+      opts.batch_size = batch;
+      auto got = Evaluate({spec}, in, opts);
+      ASSERT_TRUE(got.ok()) << got.status();
+      at::Tensor raw = (*got)[0].result.parts[0].tensor.to(at::kDouble);
+      ASSERT_EQ(raw.size(0), boots);
+      if (!first.defined()) first = raw;
+      EXPECT_TRUE(at::allclose(raw, first, 1e-12, 1e-15)) << "batch " << batch;
+    }
+    for (int64_t b = 0; b < boots; ++b) {
+      std::vector<int64_t> rows;
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t m = ops::fused::PoissonDraw(3, static_cast<uint64_t>(i), b); m > 0; --m) rows.push_back(i);
+      }
+      at::Tensor idx = at::tensor(rows, at::kLong);
+      auto want = One(base, {{"preds", preds.index_select(0, idx)}, {"target", target.index_select(0, idx)}});
+      ASSERT_TRUE(want.ok()) << want.status();
+      EXPECT_TRUE(at::allclose(first.select(0, b), want->to(at::kDouble), 1e-12, 1e-15))
+          << "replica " << b << ": " << first.select(0, b) << " vs " << *want;
+    }
+  }
+  auto weighted = Evaluate(
+      {"r2_score(num_bootstraps=5)"},
+      {{"preds", preds.select(1, 0)}, {"target", target.select(1, 0)}, {"weight", preds.select(1, 0)}}, EvalOptions{});
+  ASSERT_FALSE(weighted.ok());
+  EXPECT_TRUE(Refused(weighted.status(), "num_bootstraps")) << weighted.status();
 }
 
 TEST(ReplicasTest, Errors) {
