@@ -517,6 +517,11 @@ absl::StatusOr<Results> DecomposeRetrievalScore(ir::Graph& g, ir::Node& n, ops::
   Expr include = action == "skip" || action == "error" ? exists && !empty : exists;
   Expr queries = ops::Sum(ops::Cast(include, DType::kFloat64));
   Expr result = ops::SafeDiv(ops::Sum(ops::Where(include, scored, 0.0)), queries);
+  if (n.inputs().size() > 3) {
+    // A query weighs the mean of its rows' weights.
+    Expr w = ops::SafeDiv(total(b.Wrap(&g, n.input(3))), rows);
+    result = ops::SafeDiv(ops::Sum(ops::Where(include, w * scored, 0.0)), ops::Sum(ops::Where(include, w, 0.0)));
+  }
   const std::string aggregation = attrs.aggregation.get();
   if (aggregation != "mean") {
     // torch.median/min/max over the included scores (0 without any; NaN if

@@ -485,10 +485,11 @@ void CountInvalid(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 
 void RetrievalScore(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<RetrievalScoreAttrs>(n);
-  WriteResults(CallFused("tally::retrieval_score", &fused::RetrievalScoreCpu, in[0].is_cpu(), in[0], in[1], in[2],
-                         c10::string_view(a.metric), c10::string_view(a.empty_target_action), a.adaptive_k,
-                         C10(a.top_k), C10(a.ignore_index), c10::string_view(a.aggregation.get())),
-               out);
+  WriteResults(
+      CallFused("tally::retrieval_score", &fused::RetrievalScoreCpu, in[0].is_cpu(), in[0], in[1], in[2],
+                c10::string_view(a.metric), c10::string_view(a.empty_target_action), a.adaptive_k, C10(a.top_k),
+                C10(a.ignore_index), c10::string_view(a.aggregation.get()), OptionalInput(n, in, 3)),
+      out);
 }
 
 // assert_zero (sync_ops.cc): the finalize form of a deferred check.

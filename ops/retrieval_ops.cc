@@ -8,7 +8,7 @@
 //     update's deferred checks of the binary and the graded metrics, both in
 //     one pass over the batch.
 //
-//   retrieval_score(keys, preds, target) {metric, empty_target_action,
+//   retrieval_score(keys, preds, target[, weight]) {metric, empty_target_action,
 //                   adaptive_k[, top_k, ignore_index]} -> (value f64[], empty i64[])
 //     rows as segment_sort leaves them (keys ascending, preds descending,
 //     stable); a row counts unless its target is ignore_index, and a query
@@ -17,6 +17,9 @@
 //     negatives for fall_out) scoring by empty_target_action: neg -> 0,
 //     pos -> 1, skip -> left out ("error" scores like skip; `empty` counts
 //     such queries so that finalize can refuse them). No query: value 0.
+//     With row weights (f64 [N]) a query weighs the mean of its rows'
+//     weights and `value` is the weighted mean of the scores (scikit-learn's
+//     ndcg_score sample_weight, one weight per query); aggregation mean only.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -51,7 +54,8 @@ void RegisterRetrievalOps(OpTable& t) {
   {
     OpDef d;
     d.id = OpId::kRetrievalScore;
-    d.min_inputs = d.max_inputs = 3;
+    d.min_inputs = 3;
+    d.max_inputs = 4;
     d.attrs = SpecsOf<RetrievalScoreAttrs>();
     d.traits.composite = true;
     d.fused_devices = {"cpu", "meta"};
@@ -84,6 +88,8 @@ void RegisterRetrievalOps(OpTable& t) {
       if (in[2].dtype != DType::kInt64 && in[2].dtype != DType::kFloat64) {
         return absl::InvalidArgumentError("target must be i64 or f64");
       }
+      if (in.size() == 4 && in[3].dtype != DType::kFloat64) return absl::InvalidArgumentError("weight must be f64");
+      if (in.size() == 4 && agg != "mean") return absl::InvalidArgumentError("weights need aggregation mean");
       return std::vector<TensorType>{{DType::kFloat64, {}, in[0].device}, {DType::kInt64, {}, in[0].device}};
     };
     AddOp(t, d);

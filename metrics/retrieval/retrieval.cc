@@ -21,6 +21,12 @@
 // max_fpr (partial AUC) is not supported. Targets must be 0/1 (>= 0 for normalized_dcg),
 // checked when Compute runs. With empty_target_action=error, Compute fails when a query
 // has no positive target (no negative one for fall_out).
+//
+// Weights: the optional `weight` (one per row) weighs each query by the
+// mean of its rows' weights, and the value is the weighted mean of the
+// queries' scores — scikit-learn's ndcg_score(sample_weight), which takes
+// one weight per query; a server gives every row of a query the query's
+// weight. aggregation=median/min/max refuse a weight.
 #include <cmath>
 #include <optional>
 
@@ -29,6 +35,7 @@
 #include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/retrieval/rows.h"
+#include "metrics/weights.h"
 #include "ops/attrs.h"
 #include "ops/retrieval_metric.h"
 #include "support/status_macros.h"
@@ -71,10 +78,15 @@ absl::StatusOr<dsl::Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl:
   if (top_k.has_value()) score_attrs.top_k = *top_k;
   if (aggregation != "mean") score_attrs.aggregation = aggregation;
   MetricBuilder b(args.metric_name(), sig, device);
+  if (HasWeight(b) && aggregation != "mean") {
+    b.FailInput(kWeightInput, "weights need aggregation=mean (a weighted mean of the queries' scores)");
+    return b.status();
+  }
   SortedRows rows;
-  if (!ReadRetrievalRows(b, ignore_index, rows)) return b.status();
-  std::vector<Expr> score =
-      b.OpN(ops::OpId::kRetrievalScore, {rows.keys, rows.preds, rows.target}, ops::ToAttrMap(score_attrs));
+  if (!ReadRetrievalRows(b, ignore_index, rows, /*weighted=*/true)) return b.status();
+  std::vector<Expr> operands = {rows.keys, rows.preds, rows.target};
+  if (rows.weight.valid()) operands.push_back(rows.weight);
+  std::vector<Expr> score = b.OpN(ops::OpId::kRetrievalScore, operands, ops::ToAttrMap(score_attrs));
   if (!b.ok()) return b.status();
   Expr value = b.Op(ops::OpId::kAssertZero, {kind == Kind::kNdcg ? rows.negative : rows.not_binary, score[0]},
                     ops::ToAttrMap(ops::AssertZeroAttrs{
@@ -94,7 +106,7 @@ absl::StatusOr<dsl::Metric> BuildRetrieval(Kind kind, SpecArgs& args, const dsl:
 }  // namespace
 
 void RegisterRetrievalMetrics(std::vector<MetricInfo>& out) {
-  const std::vector<std::string> in = {"preds", "target", "indexes"};
+  const std::vector<std::string> in = {"preds", "target", "indexes", kWeightInput};
   out.push_back({"retrieval_recall", "retrieval", in, Bound(BuildRetrieval, Kind::kRecall)});
   out.push_back({"retrieval_precision", "retrieval", in, Bound(BuildRetrieval, Kind::kPrecision)});
   out.push_back({"retrieval_reciprocal_rank", "retrieval", in, Bound(BuildRetrieval, Kind::kReciprocalRank)});

@@ -5,11 +5,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "metrics/weights.h"
 #include "ops/attrs.h"
 
 namespace tally::metrics {
 
-bool ReadRetrievalRows(dsl::MetricBuilder& b, std::optional<int64_t> ignore_index, SortedRows& out) {
+bool ReadRetrievalRows(dsl::MetricBuilder& b, std::optional<int64_t> ignore_index, SortedRows& out, bool weighted) {
   using ir::DType;
   using ir::Reducer;
   ops::Expr indexes = b.Input("indexes");
@@ -44,8 +45,14 @@ bool ReadRetrievalRows(dsl::MetricBuilder& b, std::optional<int64_t> ignore_inde
   ops::CountInvalidAttrs check_attrs;
   if (ignore_index.has_value()) check_attrs.ignore_index = *ignore_index;
   std::vector<ops::Expr> invalid = b.OpN(ops::OpId::kCountInvalid, {b.Read(target_rows)}, ops::ToAttrMap(check_attrs));
-  std::vector<ops::Expr> s =
-      b.OpN(ops::OpId::kSegmentSort, {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)}, {});
+  std::vector<ops::Expr> sorted = {b.Read(idx_rows), b.Read(preds_rows), b.Read(target_rows)};
+  ops::Expr w = weighted ? ReadWeight(b, preds) : ops::Expr();
+  if (w.valid()) {
+    dsl::State weight_rows = b.AddState("weight", DType::kFloat64, {}, Reducer::kCat);
+    b.Accumulate(weight_rows, w);
+    sorted.push_back(b.Read(weight_rows));
+  }
+  std::vector<ops::Expr> s = b.OpN(ops::OpId::kSegmentSort, sorted, {});
   if (!b.ok()) return false;
   // A NaN score has no rank (curve_common.h, NanScores): checked over the
   // rows in finalize too, so the update stays three appends.
@@ -55,7 +62,7 @@ bool ReadRetrievalRows(dsl::MetricBuilder& b, std::optional<int64_t> ignore_inde
       b.Op(ops::OpId::kAssertZero, {nan, s[2]},
            ops::ToAttrMap(ops::AssertZeroAttrs{absl::StrCat(b.metric_name(), ": preds: {n} NaN scores")}));
   if (!b.ok()) return false;
-  out = {s[0], s[1], sorted_target, invalid[0], invalid[1]};
+  out = {s[0], s[1], sorted_target, invalid[0], invalid[1], w.valid() ? s[3] : ops::Expr()};
   return true;
 }
 

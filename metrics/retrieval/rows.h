@@ -16,13 +16,17 @@ namespace tally::metrics {
 struct SortedRows {
   ops::Expr keys, preds, target;   // i64 query ids, f32 preds, i64/f64 target
   ops::Expr not_binary, negative;  // i64 counts (ignored rows excluded)
+  ops::Expr weight;                // with `weight`: f64 row weights, sorted alike (else invalid)
 };
 
 // ReadRetrievalRows declares the three 1-D inputs and checks their metadata
 // (float preds, integer indexes), accumulates them, and returns them sorted
-// in finalize with count_invalid over the target. On failure the builder is
-// poisoned, with an error naming the input, and false is returned.
-bool ReadRetrievalRows(dsl::MetricBuilder& b, std::optional<int64_t> ignore_index, SortedRows& out);
+// in finalize with count_invalid over the target. `weighted` also keeps the
+// optional row weights (metrics/weights.h) beside the rows, when the
+// signature has them. On failure the builder is poisoned, with an error
+// naming the input, and false is returned.
+bool ReadRetrievalRows(dsl::MetricBuilder& b, std::optional<int64_t> ignore_index, SortedRows& out,
+                       bool weighted = false);
 
 }  // namespace tally::metrics
 

@@ -52,7 +52,8 @@ TORCH_LIBRARY_FRAGMENT(tally, m) {
   m.def("count_invalid(Tensor target, int? ignore_index) -> (Tensor, Tensor)");
   m.def(
       "retrieval_score(Tensor keys, Tensor preds, Tensor target, str metric, str empty_target_action, "
-      "bool adaptive_k, int? top_k, int? ignore_index, str aggregation=\"mean\") -> (Tensor, Tensor)");
+      "bool adaptive_k, int? top_k, int? ignore_index, str aggregation=\"mean\", Tensor? weight=None) -> "
+      "(Tensor, Tensor)");
 }
 TORCH_LIBRARY_IMPL(tally, CPU, m) {
   m.impl("count_invalid", &tally::ops::fused::CountInvalidCpu);

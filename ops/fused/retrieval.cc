@@ -239,8 +239,8 @@ Outcome ScoreQuery(const P* preds, const T* target, int64_t b, int64_t e, const 
 }
 
 template <typename P, typename T>
-void ScoreAll(const int64_t* keys, const P* preds, const T* target, int64_t n, const Options& o, double* mean,
-              int64_t* empties) {
+void ScoreAll(const int64_t* keys, const P* preds, const T* target, const double* weight, int64_t n, const Options& o,
+              double* mean, int64_t* empties) {
   std::vector<int64_t> starts;
   for (int64_t i = 0; i < n; ++i)
     if (i == 0 || keys[i] != keys[i - 1]) starts.push_back(i);
@@ -267,8 +267,15 @@ void ScoreAll(const int64_t* keys, const P* preds, const T* target, int64_t n, c
       if (skip) continue;
       v = o.action == "pos" ? 1.0 : 0.0;
     }
-    sum += v;
-    count += 1;
+    // A query weighs the mean of its rows' weights (1 without weights).
+    double w = 1.0;
+    if (weight != nullptr) {
+      w = 0.0;
+      for (int64_t i = starts[q]; i < starts[q + 1]; ++i) w += weight[i];
+      w /= static_cast<double>(starts[q + 1] - starts[q]);
+    }
+    sum += w * v;
+    count += w;
     if (!mean_only) kept.push_back(v);
   }
   *empties = empty;
@@ -415,8 +422,12 @@ std::tuple<at::Tensor, at::Tensor> RetrievalScoreCpu(const at::Tensor& keys, con
                                                      const at::Tensor& target, c10::string_view metric,
                                                      c10::string_view empty_target_action, bool adaptive_k,
                                                      c10::optional<int64_t> top_k, c10::optional<int64_t> ignore_index,
-                                                     c10::string_view aggregation) {
+                                                     c10::string_view aggregation,
+                                                     const c10::optional<at::Tensor>& weight) {
   TORCH_CHECK(keys.scalar_type() == at::kLong, "retrieval_score: keys must be int64");
+  TORCH_CHECK(!weight.has_value() ||
+                  (weight->scalar_type() == at::kDouble && weight->numel() == keys.numel() && aggregation == "mean"),
+              "retrieval_score: weight must be float64, one per row, with aggregation mean");
   TORCH_CHECK(aggregation == "mean" || aggregation == "median" || aggregation == "min" || aggregation == "max",
               "retrieval_score: unknown aggregation '", std::string(aggregation), "'");
   TORCH_CHECK(keys.numel() == preds.numel() && keys.numel() == target.numel(),
@@ -430,15 +441,17 @@ std::tuple<at::Tensor, at::Tensor> RetrievalScoreCpu(const at::Tensor& keys, con
   o.ignore = static_cast<double>(ignore_index.value_or(0));
   o.aggregation = std::string(aggregation);
   at::Tensor k = keys.contiguous(), p = preds.contiguous(), t = target.contiguous();
+  at::Tensor w = weight.has_value() ? weight->contiguous() : at::Tensor();
+  const double* wp = w.defined() ? w.data_ptr<double>() : nullptr;
   double mean = 0;
   int64_t empty = 0;
   AT_DISPATCH_FLOATING_TYPES(p.scalar_type(), "retrieval_score", [&] {
     using P = scalar_t;
     if (t.scalar_type() == at::kLong) {
-      ScoreAll(k.data_ptr<int64_t>(), p.data_ptr<P>(), t.data_ptr<int64_t>(), k.numel(), o, &mean, &empty);
+      ScoreAll(k.data_ptr<int64_t>(), p.data_ptr<P>(), t.data_ptr<int64_t>(), wp, k.numel(), o, &mean, &empty);
     } else {
       TORCH_CHECK(t.scalar_type() == at::kDouble, "retrieval_score: target must be int64 or float64");
-      ScoreAll(k.data_ptr<int64_t>(), p.data_ptr<P>(), t.data_ptr<double>(), k.numel(), o, &mean, &empty);
+      ScoreAll(k.data_ptr<int64_t>(), p.data_ptr<P>(), t.data_ptr<double>(), wp, k.numel(), o, &mean, &empty);
     }
   });
   return {at::scalar_tensor(mean, keys.options().dtype(at::kDouble)),
@@ -447,7 +460,8 @@ std::tuple<at::Tensor, at::Tensor> RetrievalScoreCpu(const at::Tensor& keys, con
 
 std::tuple<at::Tensor, at::Tensor> RetrievalScoreMeta(const at::Tensor& keys, const at::Tensor&, const at::Tensor&,
                                                       c10::string_view, c10::string_view, bool, c10::optional<int64_t>,
-                                                      c10::optional<int64_t>, c10::string_view) {
+                                                      c10::optional<int64_t>, c10::string_view,
+                                                      const c10::optional<at::Tensor>&) {
   return {at::empty({}, keys.options().dtype(at::kDouble)), at::empty({}, keys.options().dtype(at::kLong))};
 }
 

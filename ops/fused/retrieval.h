@@ -22,17 +22,20 @@ std::tuple<at::Tensor, at::Tensor> CountInvalidMeta(const at::Tensor& target, c1
 
 // RetrievalScoreCpu returns (the queries' scores aggregated f64[], queries
 // without positives i64[]) over rows sorted by segment_sort; `aggregation`
-// is mean, median (the lower middle, as torch.median), min or max.
+// is mean, median (the lower middle, as torch.median), min or max. With
+// row weights (f64 [N], mean only) each query weighs the mean of its rows'.
 std::tuple<at::Tensor, at::Tensor> RetrievalScoreCpu(const at::Tensor& keys, const at::Tensor& preds,
                                                      const at::Tensor& target, c10::string_view metric,
                                                      c10::string_view empty_target_action, bool adaptive_k,
                                                      c10::optional<int64_t> top_k, c10::optional<int64_t> ignore_index,
-                                                     c10::string_view aggregation);
+                                                     c10::string_view aggregation,
+                                                     const c10::optional<at::Tensor>& weight);
 std::tuple<at::Tensor, at::Tensor> RetrievalScoreMeta(const at::Tensor& keys, const at::Tensor& preds,
                                                       const at::Tensor& target, c10::string_view metric,
                                                       c10::string_view empty_target_action, bool adaptive_k,
                                                       c10::optional<int64_t> top_k, c10::optional<int64_t> ignore_index,
-                                                      c10::string_view aggregation);
+                                                      c10::string_view aggregation,
+                                                      const c10::optional<at::Tensor>& weight);
 
 // SegmentSortPermutationCpu returns the i64 permutation that orders rows by
 // key ascending, then score descending (NaN first), ties in row order — what

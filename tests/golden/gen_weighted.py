@@ -490,6 +490,87 @@ def gen_exact_class_curves(S, T_, rng):
         f"TorchMetrics' pick per class over {SK}.precision_recall_curve(sample_weight)", rtol=1e-6, atol=1e-7)
 
 
+def weighted_retrieval_expected(kind, idx, preds, target, w, action=None, ignore_index=None, **kw):
+    """The weighted mean of the queries' scores, each query weighing the mean of its rows' weights (sklearn's
+    ndcg_score sample_weight is one weight per query); each score is TorchMetrics' on that query alone
+    (gen_fixtures.retrieval_expected)."""
+    if action is None:
+        action = "pos" if kind == "fall_out" else "neg"
+    num = den = 0.0
+    for q in np.unique(idx):
+        m = idx == q
+        t = target[m]
+        kept = t != ignore_index if ignore_index is not None else np.ones(len(t), bool)
+        if not kept.any():
+            continue  # no counted row: no query
+        empty = (1 - t[kept]).sum() == 0 if kind == "fall_out" else t[kept].sum() == 0
+        if empty and action == "skip":
+            continue
+        v = gf.retrieval_expected(kind, idx[m], preds[m], t, action=action, ignore_index=ignore_index, **kw)
+        wq = w[m].mean()
+        num += wq * v
+        den += wq
+    return num / den if den > 0 else 0.0
+
+
+def gen_retrieval(S, rng):
+    """Retrieval with weights: one weight per query (every row of a query carries it; a query weighs the mean of its
+    rows' weights), the rows of the queries interleaved and of uneven lengths."""
+    n = 120
+    idx = rng.integers(0, 15, n)
+    preds = np.round(rng.random(n), 1).astype(np.float32)  # ties
+    target = (rng.random(n) < 0.3).astype(np.int64)
+    target[idx == 4] = 0  # a query without positives
+    target[idx == 9] = 1  # a query without negatives
+    wq = np.round(rng.uniform(0.1, 3.0, 15), 3)
+    wq[7] = 0.0  # a query weighted 0 counts nowhere
+    w = wq[idx]
+    ins = {"preds": T(preds, "float32"), "target": T(target, "int64"), "indexes": T(idx, "int64"),
+           "weight": T(w, "float64")}
+    hand = "numpy: TorchMetrics' per-query scores (gen_fixtures.retrieval_expected), weighted mean by query weight"
+    for kind in ("recall", "precision", "hit_rate", "reciprocal_rank", "average_precision", "r_precision",
+                 "fall_out"):
+        for args in ({}, {"top_k": 3, "empty_target_action": "skip"}, {"empty_target_action": "pos"}):
+            if kind == "r_precision" and "top_k" in args:
+                continue
+            kw = {"top_k": args["top_k"]} if "top_k" in args else {}
+            add(S, f"retrieval_{kind}_{'_'.join(f'{k}-{v}' for k, v in args.items()) or 'default'}__weighted",
+                gf.spec(f"retrieval_{kind}", args), ins,
+                weighted_retrieval_expected(kind, idx, preds, target, w, action=args.get("empty_target_action"), **kw),
+                hand)
+    # nDCG against sklearn's own sample_weight: equal-length queries as the rows of a matrix (graded relevance).
+    Q, L = 12, 7
+    g = rng.integers(0, 4, (Q, L))
+    g[:, 0] = np.maximum(g[:, 0], 1)
+    pm = np.round(rng.random((Q, L)), 2).astype(np.float32)
+    wm = np.round(rng.uniform(0.1, 3.0, Q), 3)
+    order = rng.permutation(Q * L)  # rows interleaved
+    ids = np.repeat(np.arange(Q), L)[order]
+    ins_m = {"preds": T(pm.reshape(-1)[order], "float32"), "target": T(g.reshape(-1)[order], "int64"),
+             "indexes": T(ids, "int64"), "weight": T(np.repeat(wm, L)[order], "float64")}
+    for k in (None, 3):
+        metric = gf.spec("retrieval_normalized_dcg", {"top_k": k} if k else {})
+        add(S, f"retrieval_normalized_dcg_top_k-{k}__weighted", metric, ins_m,
+            skm.ndcg_score(g, pm.astype(np.float64), k=k, sample_weight=wm), f"{SK}.ndcg_score(sample_weight)")
+    # AUROC per query: sklearn's roc_auc_score on each query that has both labels (TorchMetrics scores the others
+    # 0), weighted.
+    num = den = 0.0
+    for q in np.unique(idx):
+        m = idx == q
+        v = skm.roc_auc_score(target[m], preds[m]) if 0 < target[m].sum() < m.sum() else 0.0
+        num += wq[q] * v
+        den += wq[q]
+    add(S, "retrieval_auroc__weighted", "retrieval_auroc", ins, num / den,
+        f"{SK}.roc_auc_score per query (0 without both labels), weighted mean by query weight")
+    # Rows of one query with different weights: the query weighs their mean.
+    w2 = w * np.where(np.arange(n) % 2 == 0, 0.5, 1.5)
+    add(S, "retrieval_recall__weighted_rows_differ", "retrieval_recall", {**ins, "weight": T(w2, "float64")},
+        weighted_retrieval_expected("recall", idx, preds, target, w2), hand + " (the mean of each query's rows)")
+    add(S, "retrieval_average_precision_aggregation-median__weighted",
+        "retrieval_average_precision(aggregation=median)", ins, gf.Refused("weights need aggregation=mean"),
+        "refused: a weighted median is not TorchMetrics' median")
+
+
 def gen_hinge_and_calibration(S, rng):
     n = 50
     t = rng.integers(0, 2, n)
@@ -552,6 +633,7 @@ def main():
     curves = gf.TreeSuite("weighted_curves.json")
     gen_class_curves(S, curves, rng)
     gen_exact_class_curves(S, curves, rng)
+    gen_retrieval(S, rng)
     for suite in (S, curves):
         path, k = suite.write()
         print(f"{path}: {k} cases")

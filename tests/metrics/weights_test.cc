@@ -284,5 +284,54 @@ TEST(WeightsTest, RefusalsNameTheMetricAndTheInput) {
               (at::isnan((*zacc)[0].value).item<bool>() && at::isnan((*none)[0].value).item<bool>()));
 }
 
+// Verifies the retrieval metrics' query weights: a query weighing k (every
+// row of it carries k) counts as k copies of the query under new ids, in one
+// update and in batches; weight 0 drops the query; the rows of a query may
+// lie anywhere in the input.
+TEST(WeightsTest, RetrievalQueryWeightsAreRepeatedQueries) {
+  at::Generator gen = at::detail::createCPUGenerator(41);
+  const int64_t queries = 9, rows = 60;
+  at::Tensor idx = at::randint(0, queries, {rows}, gen, at::kLong);
+  at::Tensor preds = at::round(at::rand({rows}, gen, at::kFloat) * 10) / 10;  // ties
+  at::Tensor target = at::randint(0, 2, {rows}, gen, at::kLong);
+  at::Tensor per_query = at::randint(0, 4, {queries}, gen, at::kLong);
+  per_query[0] = 0;
+  per_query[1] = 3;
+  // The repeated input: copy c of query q under id q + queries * c.
+  std::vector<at::Tensor> ri, rp, rt;
+  for (int64_t c = 0; c < 3; ++c) {
+    at::Tensor keep = per_query.index_select(0, idx) > c;
+    ri.push_back(idx.masked_select(keep) + queries * c);
+    rp.push_back(preds.masked_select(keep));
+    rt.push_back(target.masked_select(keep));
+  }
+  NamedTensors repeated = {{"preds", at::cat(rp)}, {"target", at::cat(rt)}, {"indexes", at::cat(ri)}};
+  NamedTensors weighted = {{"preds", preds},
+                           {"target", target},
+                           {"indexes", idx},
+                           {"weight", per_query.index_select(0, idx).to(at::kDouble)}};
+  std::vector<std::string> specs;
+  for (const char* m : {"recall", "precision", "reciprocal_rank", "hit_rate", "average_precision", "r_precision",
+                        "fall_out", "normalized_dcg", "auroc"}) {
+    specs.push_back(absl::StrCat("retrieval_", m));
+  }
+  specs.push_back("retrieval_precision(top_k=2, adaptive_k=true)");
+  specs.push_back("retrieval_recall(top_k=3, empty_target_action=skip)");
+  auto want = Eval(specs, repeated);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (int64_t batch : {0, 7}) {
+    EvalOptions opts;
+    opts.batch_size = batch;
+    auto got = Evaluate(specs, weighted, opts);
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (size_t i = 0; i < specs.size(); ++i) {
+      ExpectSameTree((*got)[i].result, (*want)[i].result, absl::StrCat(specs[i], " batch ", batch));
+    }
+  }
+  auto median = Eval({"retrieval_recall(aggregation=median)"}, weighted);
+  ASSERT_FALSE(median.ok());
+  EXPECT_THAT(median.status().message(), HasSubstr("retrieval_recall: weight: weights need aggregation=mean"));
+}
+
 }  // namespace
 }  // namespace tally

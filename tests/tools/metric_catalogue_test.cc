@@ -81,7 +81,7 @@ TEST(MetricCatalogue, RequiredArgumentsAndDefaults) {
 
   const metrics::MetricDoc* rec = Find(docs, "retrieval_precision");
   ASSERT_NE(rec, nullptr);
-  EXPECT_EQ(rec->inputs, (std::vector<std::string>{"preds", "target", "indexes"}));
+  EXPECT_EQ(rec->inputs, (std::vector<std::string>{"preds", "target", "indexes", "weight"}));
   ASSERT_NE(Arg(*rec, "empty_target_action"), nullptr);
   EXPECT_EQ(Arg(*rec, "empty_target_action")->default_text, "neg");
 
