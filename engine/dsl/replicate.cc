@@ -195,6 +195,7 @@ class Replicator {
   absl::Status BatchMerges();
   absl::StatusOr<ir::Value*> ReplicaReduce(Expr idx, Expr weights, int64_t size, int64_t per_row,
                                            const ir::TensorType& out);
+  absl::StatusOr<ir::Value*> GroupExtreme(ir::Node& n, ir::Value* v, bool is_max);
   absl::StatusOr<ir::Value*> RewritePost(ir::Node& n, ir::Value* v);
   absl::Status Finalize(const absl::flat_hash_map<std::string, std::string>& companions);
   absl::Status Unsupported(const std::string& what) const {
@@ -366,6 +367,33 @@ absl::StatusOr<ir::Value*> Replicator::ReplicaReduce(Expr idx, Expr weights, int
   return r.value();
 }
 
+// GroupExtreme is a running max (min) of a row value per group: its elements
+// sorted by (group, value descending, NaN first) with segment_sort, and each
+// group's first element summed alone into its bucket (a sum of one value is
+// that value); a group without elements gets the reducer's identity.
+absl::StatusOr<ir::Value*> Replicator::GroupExtreme(ir::Node& n, ir::Value* v, bool is_max) {
+  const int64_t per_row = info_[n.input(0)].per_row;
+  TALLY_ASSIGN_OR_RETURN(ir::Value * xv, RowValue(n.input(0)));
+  Expr x = ops::Cast(ops::Flatten(W(xv)), ir::DType::kFloat64);
+  Expr group = key_;
+  if (per_row > 1)
+    group = ops::Flatten(ops::Unsqueeze(key_, 1) + ops::Full(key_, {1, per_row}, 0.0, ir::DType::kInt64));
+  const auto g = static_cast<double>(spec_.replicas);
+  group = ops::Where(group >= int64_t{0} && group < g, group, g);  // out of range: counted by the check, in no group
+  std::vector<Expr> sorted = b_.OpN(OpId::kSegmentSort, {group, is_max ? x : -x}, {});
+  if (sorted.size() != 2) return b_.status();
+  Expr keys = sorted[0];
+  Expr i = ops::Cumsum(ops::FullLike(keys, 1.0, ir::DType::kInt64), 0) - int64_t{1};
+  Expr first = i == int64_t{0} || keys != ops::Take(keys, i - int64_t{1});
+  Expr bucket = ops::Where(first, keys, int64_t{-1});
+  Expr best = ops::Histogram(bucket, sorted[1], spec_.replicas);
+  Expr seen = ops::Histogram(bucket, spec_.replicas);
+  const double identity = is_max ? -INFINITY : INFINITY;
+  Expr r = ops::Cast(ops::Where(seen > 0.0, is_max ? best : -best, identity), v->type().dtype);
+  if (!b_.ok()) return b_.status();
+  return r.value();
+}
+
 absl::StatusOr<ir::Value*> Replicator::Rewrite(ir::Value* v) {
   if (auto it = done_.find(v); it != done_.end()) return it->second;
   const RowInfo& i = info_[v];
@@ -398,13 +426,14 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
     }
     return ReplicaReduce(W(idx), w, ops::AttrsOf<ops::HistogramAttrs>(n).size, ri.per_row, v->type());
   }
-  if (*id == OpId::kSize && info_[n.input(0)].row_local && HasRows(n.input(0)) &&
+  if (*id == OpId::kSize && info_[n.input(0)].row_local && (HasRows(n.input(0)) || n.input(0)->type().rank() == 1) &&
       NormDim(ops::AttrsOf<ops::DimAttrs>(n).dim, n.input(0)->type().rank()) == 0) {
-    // The batch's row count: a count of rows per replica.
+    // The batch's row count (a flattened row value's: its elements), per
+    // replica: each row counts its draws (times its elements).
     Expr x = W(n.input(0));
     Expr zeros = ops::FullLike(x.rank() == 1 ? x : ops::Select(x, 1, 0), 0, ir::DType::kInt64);
     for (int64_t d = 2; d < x.rank(); ++d) zeros = ops::Select(zeros, 1, 0);
-    return ReplicaReduce(zeros, Expr(), 1, 1, v->type());
+    return ReplicaReduce(zeros, Expr(), 1, HasRows(n.input(0)) ? 1 : info_[n.input(0)].per_row, v->type());
   }
   if (*id == OpId::kReduceSum && info_[n.input(0)].row_local) {
     TALLY_ASSIGN_OR_RETURN(ir::Value * xv, RowValue(n.input(0)));
@@ -434,6 +463,10 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
     Expr idx = ops::FullLike(y, 0, ir::DType::kInt64);
     if (!tail.empty()) idx = idx + ops::Reshape(ops::Arange(y, cells), tail);
     return ReplicaReduce(ops::Flatten(idx), ops::Flatten(y), cells, cells, v->type());
+  }
+  if ((*id == OpId::kReduceMax || *id == OpId::kReduceMin) && spec_.kind == ReplicaSpec::Kind::kGroups &&
+      info_[n.input(0)].row_local && !ops::AttrsOf<ops::ReduceAttrs>(n).dims.has_value()) {
+    return GroupExtreme(n, v, *id == OpId::kReduceMax);
   }
   if (Grouped(n, spec_)) {
     // The op counts per group: the group ids as its last operand. A fused
@@ -573,6 +606,7 @@ absl::Status Replicator::Run(const Signature& sig) {
   auto& returns = g_.mutable_returns();
   absl::flat_hash_map<std::string, std::string> companions;  // cat state -> its group column
   std::vector<ir::StateDecl> added;
+  std::vector<Expr> group_columns;  // what each added companion state accumulates
   for (size_t s = 0; s < mod.states.size(); ++s) {
     ir::StateDecl& decl = mod.states[s];
     if (!decl.check.empty()) continue;  // deferred checks stay global
@@ -582,7 +616,11 @@ absl::Status Replicator::Run(const Signature& sig) {
         return Unsupported(absl::StrCat("state '", decl.name,
                                         "' keeps every row; bootstrap a fixed-size form (thresholds=, exact16)"));
       }
-      if (!HasRows(partial) || !info_[partial].row_local || FixedProduct(partial->type().shape, 1) < 0) {
+      // Whole rows, or a flattened row value (each element in its row's
+      // group: the group column repeats each row's id per element).
+      const RowInfo& pi = info_[partial];
+      const bool flat = !HasRows(partial) && pi.row_local && partial->type().rank() == 1 && pi.per_row > 0;
+      if (!flat && (!HasRows(partial) || !pi.row_local || FixedProduct(partial->type().shape, 1) < 0)) {
         return Unsupported(absl::StrCat("state '", decl.name, "' keeps values that are not one per row"));
       }
       ir::StateDecl c;
@@ -590,13 +628,21 @@ absl::Status Replicator::Run(const Signature& sig) {
       c.type = ir::TensorType{ir::DType::kInt64, {ir::Dim::Symbol("R")}, decl.type.device};
       c.reducer = ir::Reducer::kCat;
       c.metric = decl.metric;
+      Expr column = key_;
+      if (flat && pi.per_row > 1) {
+        column = ops::Flatten(ops::Unsqueeze(key_, 1) + ops::Full(key_, {1, pi.per_row}, 0.0, ir::DType::kInt64));
+      }
       added.push_back(c);
+      group_columns.push_back(column);
       companions[decl.name] = c.name;
       continue;
     }
     // A custom state (its group's merge graph batches below) is replicated
     // as a sum's is: each replica's partial from its own rows.
-    if (decl.reducer != ir::Reducer::kSum && decl.reducer != ir::Reducer::kCustom) {
+    // A running max/min slices (GroupExtreme); its bootstrap has no weighted form.
+    const bool extreme = (decl.reducer == ir::Reducer::kMax || decl.reducer == ir::Reducer::kMin) &&
+                         spec_.kind == ReplicaSpec::Kind::kGroups;
+    if (decl.reducer != ir::Reducer::kSum && decl.reducer != ir::Reducer::kCustom && !extreme) {
       return Unsupported(absl::StrCat("state '", decl.name, "' is a running ", ir::ReducerName(decl.reducer)));
     }
     absl::StatusOr<ir::Value*> rewritten = Rewrite(partial);
@@ -610,9 +656,9 @@ absl::Status Replicator::Run(const Signature& sig) {
     returns[partial_index[s]].second = rp.value();
     decl.type.shape.insert(decl.type.shape.begin(), ir::Dim::Fixed(spec_.replicas));
   }
-  for (const ir::StateDecl& c : added) {
-    mod.states.push_back(c);
-    returns.emplace_back(c.name, key_.value());
+  for (size_t i = 0; i < added.size(); ++i) {
+    mod.states.push_back(added[i]);
+    returns.emplace_back(added[i].name, group_columns[i].value());
   }
   if (spec_.kind == ReplicaSpec::Kind::kGroups) {
     int k = 0;
@@ -862,7 +908,13 @@ absl::Status Replicator::Finalize(const absl::flat_hash_map<std::string, std::st
         } else if (auto fo = folded.find(d->name); !k && fo != folded.end()) {
           x = fo->second;
         } else {
-          x = k ? ops::Select(x, 0, *k) : ops::Sum(x, {0});
+          if (k) {
+            x = ops::Select(x, 0, *k);
+          } else if (d->reducer == ir::Reducer::kMax || d->reducer == ir::Reducer::kMin) {
+            x = d->reducer == ir::Reducer::kMax ? ops::Max(x, {0}) : ops::Min(x, {0});
+          } else {
+            x = ops::Sum(x, {0});
+          }
         }
       }
       map[p] = x.value();
