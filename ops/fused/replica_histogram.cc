@@ -25,6 +25,29 @@ int64_t DrawFromHash(uint64_t h, int64_t b) {
   return std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
 }
 
+// FastDraws is DrawFromHash for the hot loop, bit for bit: u = k * 2^-53
+// with k = Mix(...) >> 11 an exact integer, so u >= cdf[j] exactly when k >=
+// ceil(cdf[j] * 2^53) (scaling by 2^53 is exact). The draw counts those
+// integer thresholds without branches over the first eight (half the draws
+// are 0 or 1, so a search mispredicts); a draw past 7 (P < 1e-5) searches.
+class FastDraws {
+ public:
+  FastDraws() {
+    const auto& cdf = PoissonCdf();
+    for (int j = 0; j < kFast; ++j) limit_[j] = static_cast<uint64_t>(std::ceil(cdf[j] * 9007199254740992.0));
+  }
+  int64_t operator()(uint64_t h, int64_t b) const {
+    const uint64_t k = Mix(h + static_cast<uint64_t>(b + 1) * kGolden) >> 11;
+    int64_t m = 0;
+    for (int j = 0; j < kFast; ++j) m += k >= limit_[j] ? 1 : 0;
+    return m < kFast ? m : DrawFromHash(h, b);
+  }
+
+ private:
+  static constexpr int kFast = 8;
+  uint64_t limit_[kFast];
+};
+
 // The same arithmetic on int64 tensors: ATen's integer ops wrap, and a
 // logical shift is the arithmetic one with the sign bits masked off.
 at::Tensor Srl(const at::Tensor& z, int s) {
@@ -105,9 +128,14 @@ void CpuReplicaHistogram(const int64_t* ix, const int64_t* key, const T* w, int6
   if (poisson) {
     std::vector<uint64_t> hashes(n);
     for (int64_t r = 0; r < n; ++r) hashes[r] = Mix(seed_hash ^ static_cast<uint64_t>(key[r]));
+    const bool single = block == 1 && w == nullptr;
+    const FastDraws draw;
     at::parallel_for(0, replicas, 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         T* h = out + b * size;
+        // The output is uninitialised: each replica's slabs are zeroed by the
+        // thread that fills them, while they are in its cache.
+        for (int64_t g = 0; g < std::max<int64_t>(num_groups, 1); ++g) std::fill_n(h + g * replicas * size, size, T(0));
         for (int64_t r = 0; r < n; ++r) {
           T* into = h;
           if (groups != nullptr) {
@@ -115,8 +143,14 @@ void CpuReplicaHistogram(const int64_t* ix, const int64_t* key, const T* w, int6
             if (g < 0 || g >= num_groups) continue;
             into += g * replicas * size;
           }
-          const int64_t m = DrawFromHash(hashes[r], b);
-          if (m != 0) add_row(into, r, static_cast<T>(m));
+          const int64_t m = draw(hashes[r], b);
+          if (single) {
+            // One cell per row: add even a zero draw (no branch to mispredict).
+            const int64_t i = ix[r];
+            if (i >= 0 && i < size) into[i] += static_cast<T>(m);
+          } else if (m != 0) {
+            add_row(into, r, static_cast<T>(m));
+          }
         }
       }
     });
@@ -218,7 +252,10 @@ at::Tensor ReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, const 
   at::Tensor ix = idx.to(at::kLong).contiguous();
   at::Tensor k = key.to(at::kLong).contiguous();
   at::Tensor w = weights.has_value() ? weights->to(out_type).contiguous() : at::Tensor();
-  at::Tensor out = at::zeros(OutShape(replicas, size, num_groups), idx.options().dtype(out_type));
+  // A Poisson pass zeroes each slab itself (CpuReplicaHistogram).
+  const std::vector<int64_t> shape = OutShape(replicas, size, num_groups);
+  at::Tensor out =
+      poisson ? at::empty(shape, idx.options().dtype(out_type)) : at::zeros(shape, idx.options().dtype(out_type));
   const uint64_t seed_hash = SeedHash(static_cast<uint64_t>(seed));
   if (floating) {
     CpuReplicaHistogram<double>(ix.data_ptr<int64_t>(), k.data_ptr<int64_t>(), w.data_ptr<double>(), k.numel(), size,
