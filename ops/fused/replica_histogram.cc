@@ -3,8 +3,11 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 namespace tally::ops::fused {
@@ -27,25 +30,25 @@ int64_t DrawFromHash(uint64_t h, int64_t b) {
 
 // FastDraws is DrawFromHash for the hot loop, bit for bit: u = k * 2^-53
 // with k = Mix(...) >> 11 an exact integer, so u >= cdf[j] exactly when k >=
-// ceil(cdf[j] * 2^53) (scaling by 2^53 is exact). The draw counts those
-// integer thresholds without branches over the first eight (half the draws
-// are 0 or 1, so a search mispredicts); a draw past 7 (P < 1e-5) searches.
+// ceil(cdf[j] * 2^53) (scaling by 2^53 is exact). The draw counts the first
+// six integer thresholds without branches (half the draws are 0 or 1, so a
+// search mispredicts); a draw past 5 (P < 6e-4) searches.
 class FastDraws {
  public:
   FastDraws() {
     const auto& cdf = PoissonCdf();
-    for (int j = 0; j < kFast; ++j) limit_[j] = static_cast<uint64_t>(std::ceil(cdf[j] * 9007199254740992.0));
+    for (int j = 0; j < 6; ++j) limit_[j] = static_cast<uint64_t>(std::ceil(cdf[j] * 9007199254740992.0));
   }
   int64_t operator()(uint64_t h, int64_t b) const {
     const uint64_t k = Mix(h + static_cast<uint64_t>(b + 1) * kGolden) >> 11;
-    int64_t m = 0;
-    for (int j = 0; j < kFast; ++j) m += k >= limit_[j] ? 1 : 0;
-    return m < kFast ? m : DrawFromHash(h, b);
+    const int64_t m = static_cast<int64_t>(k >= limit_[0]) + static_cast<int64_t>(k >= limit_[1]) +
+                      static_cast<int64_t>(k >= limit_[2]) + static_cast<int64_t>(k >= limit_[3]) +
+                      static_cast<int64_t>(k >= limit_[4]) + static_cast<int64_t>(k >= limit_[5]);
+    return m < 6 ? m : DrawFromHash(h, b);
   }
 
  private:
-  static constexpr int kFast = 8;
-  uint64_t limit_[kFast];
+  uint64_t limit_[6];
 };
 
 // The same arithmetic on int64 tensors: ATen's integer ops wrap, and a
@@ -226,6 +229,24 @@ at::Tensor Groups(const c10::optional<at::Tensor>& groups) {
 at::ScalarType OutType(const c10::optional<at::Tensor>& weights) {
   return weights.has_value() && at::isFloatingType(weights->scalar_type()) ? at::kDouble : at::kLong;
 }
+// LargeEmpty is at::empty, but a buffer of many megabytes (a bootstrap's
+// [B * size] partial, allocated anew by every update) is backed by huge pages
+// where the kernel grants them (transparent huge pages in madvise mode): one
+// fault per 2 MB instead of one per 4 KB.
+at::Tensor LargeEmpty(const std::vector<int64_t>& shape, const at::TensorOptions& options) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  const size_t bytes = static_cast<size_t>(numel) * options.dtype().itemsize();
+  if (bytes < 4 * kHuge) return at::empty(shape, options);
+  void* p = nullptr;
+  const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+  if (posix_memalign(&p, kHuge, rounded) != 0) return at::empty(shape, options);
+  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: a refusal keeps small pages
+  return at::from_blob(
+      p, shape, [](void* q) { std::free(q); }, options);
+}
+
 }  // namespace
 
 at::Tensor ReplicaHistogramAten(const at::Tensor& idx, const at::Tensor& key, const c10::optional<at::Tensor>& weights,
@@ -255,7 +276,7 @@ at::Tensor ReplicaHistogram(const at::Tensor& idx, const at::Tensor& key, const 
   // A Poisson pass zeroes each slab itself (CpuReplicaHistogram).
   const std::vector<int64_t> shape = OutShape(replicas, size, num_groups);
   at::Tensor out =
-      poisson ? at::empty(shape, idx.options().dtype(out_type)) : at::zeros(shape, idx.options().dtype(out_type));
+      poisson ? LargeEmpty(shape, idx.options().dtype(out_type)) : at::zeros(shape, idx.options().dtype(out_type));
   const uint64_t seed_hash = SeedHash(static_cast<uint64_t>(seed));
   if (floating) {
     CpuReplicaHistogram<double>(ix.data_ptr<int64_t>(), k.data_ptr<int64_t>(), w.data_ptr<double>(), k.numel(), size,
