@@ -268,7 +268,28 @@ CountFn<A, P, L> PickCounter(int64_t c, std::integer_sequence<int, kCs...>) {
 // dtype) as float64, a negative, NaN or infinite weight as 0: the weight
 // operand's meaning (metrics/weights.h), here without a float64 copy of the
 // batch.
+// SanitizeFloatAvx2 is SanitizeWeights for float32 weights, eight at a time
+// (the same values: a masked-out weight is +0.0).
+__attribute__((target("avx2"))) void SanitizeFloatAvx2(const float* x, int64_t n, double* out) {
+  const __m256 zero = _mm256_setzero_ps(), inf = _mm256_set1_ps(INFINITY);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(x + i);
+    v = _mm256_and_ps(v, _mm256_and_ps(_mm256_cmp_ps(v, zero, _CMP_GE_OQ), _mm256_cmp_ps(v, inf, _CMP_LT_OQ)));
+    _mm256_storeu_pd(out + i, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+    _mm256_storeu_pd(out + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+  }
+  for (; i < n; ++i) {
+    const double v = static_cast<double>(x[i]);
+    out[i] = v >= 0 && v < INFINITY ? v : 0.0;
+  }
+}
+
 void SanitizeWeights(const at::Tensor& w, int64_t begin, int64_t end, double* out) {
+  if (w.scalar_type() == at::kFloat && HasAvx2()) {
+    SanitizeFloatAvx2(w.data_ptr<float>() + begin, end - begin, out);
+    return;
+  }
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, w.scalar_type(), "mc_confmat weight", [&] {
     const scalar_t* x = w.data_ptr<scalar_t>() + begin;
     for (int64_t i = 0; i < end - begin; ++i) {
