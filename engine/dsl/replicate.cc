@@ -196,6 +196,12 @@ class Replicator {
   absl::StatusOr<ir::Value*> ReplicaReduce(Expr idx, Expr weights, int64_t size, int64_t per_row,
                                            const ir::TensorType& out);
   absl::StatusOr<ir::Value*> GroupExtreme(ir::Node& n, ir::Value* v, bool is_max);
+  // ElementKeys is each element's row key for a flattened row value of
+  // `per_row` elements a row.
+  Expr ElementKeys(int64_t per_row) {
+    if (per_row <= 1) return key_;
+    return ops::Flatten(ops::Unsqueeze(key_, 1) + ops::Full(key_, {1, per_row}, 0.0, ir::DType::kInt64));
+  }
   absl::StatusOr<ir::Value*> RewritePost(ir::Node& n, ir::Value* v);
   absl::Status Finalize(const absl::flat_hash_map<std::string, std::string>& companions);
   absl::Status Unsupported(const std::string& what) const {
@@ -375,9 +381,7 @@ absl::StatusOr<ir::Value*> Replicator::GroupExtreme(ir::Node& n, ir::Value* v, b
   const int64_t per_row = info_[n.input(0)].per_row;
   TALLY_ASSIGN_OR_RETURN(ir::Value * xv, RowValue(n.input(0)));
   Expr x = ops::Cast(ops::Flatten(W(xv)), ir::DType::kFloat64);
-  Expr group = key_;
-  if (per_row > 1)
-    group = ops::Flatten(ops::Unsqueeze(key_, 1) + ops::Full(key_, {1, per_row}, 0.0, ir::DType::kInt64));
+  Expr group = ElementKeys(per_row);
   const auto g = static_cast<double>(spec_.replicas);
   group = ops::Where(group >= int64_t{0} && group < g, group, g);  // out of range: counted by the check, in no group
   std::vector<Expr> sorted = b_.OpN(OpId::kSegmentSort, {group, is_max ? x : -x}, {});
@@ -628,12 +632,8 @@ absl::Status Replicator::Run(const Signature& sig) {
       c.type = ir::TensorType{ir::DType::kInt64, {ir::Dim::Symbol("R")}, decl.type.device};
       c.reducer = ir::Reducer::kCat;
       c.metric = decl.metric;
-      Expr column = key_;
-      if (flat && pi.per_row > 1) {
-        column = ops::Flatten(ops::Unsqueeze(key_, 1) + ops::Full(key_, {1, pi.per_row}, 0.0, ir::DType::kInt64));
-      }
       added.push_back(c);
-      group_columns.push_back(column);
+      group_columns.push_back(flat ? ElementKeys(pi.per_row) : key_);
       companions[decl.name] = c.name;
       continue;
     }

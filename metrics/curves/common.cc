@@ -159,24 +159,30 @@ Expr BinnedHistogram(Expr probs, Expr label, Expr cls, int64_t k, const SortedTh
   return ops::Reshape(h, {k, 2, t + 1});
 }
 
-ClfCurve BinaryClfCurve(Expr s, Expr label, Expr w) {
+DescendingRows SortDescending(Expr s, Expr label, Expr w) {
   Expr valid = label >= int64_t{0};
   Expr key = ops::Where(valid, s, -1.0);  // dropped rows sort after every probability
   Expr perm = ops::Argsort(key, 0, /*descending=*/true);
-  Expr sorted = ops::Take(key, perm);
   auto weighed = [&](Expr mask) {
     return ops::Take(w.valid() ? ops::Where(mask, w, 0.0) : ops::Cast(mask, DType::kInt64), perm);
   };
-  Expr pos = weighed(label == int64_t{1}), neg = weighed(label == int64_t{0});
+  DescendingRows r;
+  r.sorted = ops::Take(key, perm);
+  r.pos = weighed(label == int64_t{1});
+  r.neg = weighed(label == int64_t{0});
+  r.last = LastOfTies(r.sorted, ops::Sum(ops::Cast(valid, DType::kInt64)));
+  return r;
+}
+
+ClfCurve BinaryClfCurve(Expr s, Expr label, Expr w) {
+  DescendingRows r = SortDescending(s, label, w);
   ClfCurve c;
-  c.n_pos = ops::Sum(pos);
-  c.n_neg = ops::Sum(neg);
-  // The last row of each run of ties: the rows scored >= it end there.
-  Expr last = LastOfTies(sorted, ops::Sum(ops::Cast(valid, DType::kInt64)));
-  auto at_points = [&](Expr x) { return s.builder()->Op(ops::OpId::kMaskedSelect, {x, last}); };
-  c.tps = at_points(ops::Cumsum(pos, 0));
-  c.fps = at_points(ops::Cumsum(neg, 0));
-  c.thresholds = at_points(sorted);
+  c.n_pos = ops::Sum(r.pos);
+  c.n_neg = ops::Sum(r.neg);
+  auto at_points = [&](Expr x) { return s.builder()->Op(ops::OpId::kMaskedSelect, {x, r.last}); };
+  c.tps = at_points(ops::Cumsum(r.pos, 0));
+  c.fps = at_points(ops::Cumsum(r.neg, 0));
+  c.thresholds = at_points(r.sorted);
   return c;
 }
 

@@ -140,6 +140,18 @@ ops::Expr AtOrAbove(ops::Expr hist, ops::Expr cum);
 ops::Expr BinnedHistogram(ops::Expr probs, ops::Expr label, ops::Expr cls, int64_t k, const SortedThresholds& st,
                           ops::Expr w = ops::Expr());
 
+// DescendingRows are one binary problem's rows sorted by score, descending
+// (dropped rows last): the scores, each row's positive and negative weight
+// (i64 0/1, or the f64 row weight), and the last row of each run of tied
+// kept scores (a point of the curves: the rows scored >= it end there).
+struct DescendingRows {
+  ops::Expr sorted, pos, neg, last;
+};
+
+// SortDescending sorts `s` against `label` (1 positive, 0 negative, -1
+// dropped), both 1-D, each element weighing `w` (1-D f64) when valid.
+DescendingRows SortDescending(ops::Expr s, ops::Expr label, ops::Expr w = ops::Expr());
+
 // ClfCurve is _binary_clf_curve: per distinct score, descending, the
 // cumulative false and true positives ([M]: i64 counts, or f64 sums of row
 // weights) and the score, plus the totals of negatives and positives.

@@ -162,18 +162,10 @@ std::pair<Expr, Expr> Pick(Kind kind, const Candidates& c) {
 // (1-D f64) when valid; `recall_one` (bool scalar) is TorchMetrics' "no
 // positive samples" rule of the PR curve.
 Candidates ExactCandidates(Kind kind, const Args& a, Expr s, Expr label, Expr w, Expr recall_one) {
-  Expr valid = label >= int64_t{0};
-  Expr key = ops::Where(valid, s, -1.0);  // dropped rows sort after every probability
-  Expr perm = ops::Argsort(key, 0, /*descending=*/true);
-  Expr sorted = ops::Take(key, perm);
-  auto weighed = [&](Expr mask) {
-    return ops::Take(w.valid() ? ops::Where(mask, w, 0.0) : ops::Cast(mask, DType::kInt64), perm);
-  };
-  Expr pos = weighed(label == int64_t{1}), neg = weighed(label == int64_t{0});
-  Expr n_pos = ops::Sum(pos), n_neg = ops::Sum(neg);
-  // The last row of each run of tied scores is a point of the curve.
-  Expr point = LastOfTies(sorted, ops::Sum(ops::Cast(valid, DType::kInt64)));
-  Expr tps = F32(ops::Cumsum(pos, 0)), fps = F32(ops::Cumsum(neg, 0));
+  DescendingRows r = SortDescending(s, label, w);
+  Expr sorted = r.sorted, point = r.last;  // the last row of each run of tied scores is a point
+  Expr n_pos = ops::Sum(r.pos), n_neg = ops::Sum(r.neg);
+  Expr tps = F32(ops::Cumsum(r.pos, 0)), fps = F32(ops::Cumsum(r.neg, 0));
   const float min = static_cast<float>(a.min);
   // One leading point: ROC's (0, 0) at threshold 1; for PR a placeholder
   // that never counts (so that no maximum runs over zero rows).
