@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "ops/fused/cpu_features.h"
+
 namespace tally::ops::fused {
 namespace {
 
@@ -26,11 +28,6 @@ struct Args {
   bool has_ignore;
   int64_t ignore;
 };
-
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-  return has;
-}
 
 // Outside is the decomposition's `!(x >= 0 && x <= 1)`: NaN is outside.
 template <typename P>

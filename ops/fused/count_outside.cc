@@ -7,13 +7,10 @@
 
 #include <atomic>
 
+#include "ops/fused/cpu_features.h"
+
 namespace tally::ops::fused {
 namespace {
-
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-  return has;
-}
 
 // OutsideFloatAvx2 counts float32 values outside [low, high), eight at a
 // time; the bounds are float32 values, so comparing in float32 is comparing

@@ -11,6 +11,7 @@
 
 #include "absl/strings/string_view.h"
 #include "ops/confmat_parts.h"
+#include "ops/fused/cpu_features.h"
 
 namespace tally::ops::fused {
 namespace {
@@ -105,11 +106,6 @@ __attribute__((target("avx2,bmi"))) int64_t RowArgmaxWide(const float* row, int6
     if (row[k] == best) return k;
   }
   return 0;
-}
-
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi");
-  return has;
 }
 
 // Layout says where one kept row (target t, label l) is counted: in the
