@@ -55,7 +55,7 @@ absl::Status CheckInputNamesAndRows(const NamedTensors& inputs) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, const NamedTensors& inputs,
+absl::StatusOr<PreparedEval> PrepareProgram(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                          const EvalOptions& options) {
   if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
   if (options.batch_size < 0) return absl::InvalidArgumentError("--batch-size must be positive");
@@ -83,6 +83,12 @@ absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, 
                                                    specs.size() == 1 ? specs[0] + " reads" : "the metrics read", " ",
                                                    absl::StrJoin(taken, ", "), ")"));
   }
+  return prepared;
+}
+
+absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, const NamedTensors& inputs,
+                                         const EvalOptions& options) {
+  TALLY_ASSIGN_OR_RETURN(PreparedEval prepared, PrepareProgram(specs, inputs, options));
   TALLY_ASSIGN_OR_RETURN(c10::Device dev, ir::ToDevice(options.device));
   for (const auto& [name, t] : inputs) {
     at::Tensor moved = t;

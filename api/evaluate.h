@@ -63,6 +63,13 @@ struct PreparedEval {
   int64_t rows = 0;   // rows of the inputs (0 when none has a leading dim)
 };
 
+// PrepareProgram checks the input names and row counts and builds and
+// compiles `specs` for the inputs' signature, without reading or placing
+// the inputs (meta tensors describe them); `used` stays empty. An input no
+// metric reads is an InvalidArgument.
+absl::StatusOr<PreparedEval> PrepareProgram(const std::vector<std::string>& specs, const NamedTensors& inputs,
+                                            const EvalOptions& options);
+
 // PrepareEval checks the input names and row counts, builds and compiles
 // `specs` for the inputs' signature, and places the inputs the program takes
 // on options.device (unless options.transfer_inputs).

@@ -33,6 +33,16 @@ def _system_repository_impl(rctx):
     # there is no glog to link.
     macros = rctx.execute(["cat", "/usr/include/c10/macros/cmake_macros.h"]).stdout
     glog = ["-lglog"] if "#define C10_USE_GLOG" in macros else []
+    # The Python extension (//python): the headers of the system Python that
+    # runs `import tally` (Debian's python3-dev; python3-torch's LibTorch is
+    # the one the build links), linked into the repository so that a target
+    # can name them. None (a root without Python): //python is not built.
+    py = rctx.execute(["/usr/bin/python3", "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"])
+    py_include = py.stdout.strip() if py.return_code == 0 else ""
+    if py_include and rctx.path(py_include + "/Python.h").exists:
+        rctx.symlink(py_include, "python_include")
+    else:
+        rctx.file("python_include/README", "no Python headers on this machine\n")
     rctx.template("BUILD.bazel", rctx.attr.build_file, {
         "\"%{ABSL_LINKOPTS}\"": _list(linkopts),
         "\"%{GLOG_LINKOPTS}\"": _list(glog),
