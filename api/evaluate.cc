@@ -56,7 +56,7 @@ absl::Status CheckInputNamesAndRows(const NamedTensors& inputs) {
 }
 
 absl::StatusOr<PreparedEval> PrepareProgram(const std::vector<std::string>& specs, const NamedTensors& inputs,
-                                         const EvalOptions& options) {
+                                            const EvalOptions& options) {
   if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
   if (options.batch_size < 0) return absl::InvalidArgumentError("--batch-size must be positive");
   TALLY_RETURN_IF_ERROR(CheckInputNamesAndRows(inputs));

@@ -205,8 +205,8 @@ absl::Status MetricProgram::Merge(const MetricProgram& other) {
   absl::MutexLock l2(second);
   if (other.prepared_.program == nullptr) return absl::OkStatus();  // no rows to fold
   if (specs_ != other.specs_) {
-    return absl::InvalidArgumentError(absl::StrCat("merge: the metrics differ (", absl::StrJoin(specs_, ", "),
-                                                   " vs ", absl::StrJoin(other.specs_, ", "), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("merge: the metrics differ (", absl::StrJoin(specs_, ", "), " vs ",
+                                                   absl::StrJoin(other.specs_, ", "), ")"));
   }
   if (prepared_.program == nullptr) {
     TALLY_ASSIGN_OR_RETURN(NamedTensors like, MetaInputs(other.prepared_.signature));

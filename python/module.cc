@@ -4,13 +4,13 @@
 // that runs the engine; an error status becomes ValueError (bad input),
 // MemoryError (the state budget) or RuntimeError, carrying its message.
 // The Python surface (Metric, Collection) is python/tally/__init__.py.
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/utils/pybind.h>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
-#include <torch/csrc/DynamicTypes.h>
-#include <torch/csrc/autograd/python_variable.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <torch/csrc/DynamicTypes.h>
+#include <torch/csrc/autograd/python_variable.h>
 
 #include <memory>
 #include <string>
@@ -100,8 +100,8 @@ py::list Catalogue() {
                            py::arg("default") = a.required ? py::object(py::none()) : py::str(a.default_text),
                            py::arg("required") = a.required));
     }
-    out.append(py::dict(py::arg("name") = doc.name, py::arg("domain") = doc.domain,
-                        py::arg("inputs") = doc.inputs, py::arg("arguments") = args));
+    out.append(py::dict(py::arg("name") = doc.name, py::arg("domain") = doc.domain, py::arg("inputs") = doc.inputs,
+                        py::arg("arguments") = args));
   }
   return out;
 }
@@ -253,17 +253,17 @@ void DefineModule(py::module_& m) {
       .def_property_readonly("specs", &Program::specs)
       .def_property_readonly("labels", &Program::labels)
       .def_property_readonly("device", &Program::device)
-      .def_property_readonly("signature",
-                             [](const Program& p) {
-                               py::list out;
-                               for (const dsl::InputSpec& in : p.signature()) {
-                                 auto* dtype = torch::getTHPDtype(ir::ToScalarType(in.dtype));
-                                 out.append(py::make_tuple(
-                                     in.name, py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(dtype)),
-                                     in.shape));
-                               }
-                               return out;
-                             })
+      .def_property_readonly(
+          "signature",
+          [](const Program& p) {
+            py::list out;
+            for (const dsl::InputSpec& in : p.signature()) {
+              auto* dtype = torch::getTHPDtype(ir::ToScalarType(in.dtype));
+              out.append(py::make_tuple(in.name, py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(dtype)),
+                                        in.shape));
+            }
+            return out;
+          })
       .def("_last_input_data_ptrs", [](const Program& p) {
         py::dict out;
         for (const auto& [name, ptr] : p.last_input_data_ptrs()) out[py::str(name)] = ptr;
