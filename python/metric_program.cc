@@ -2,10 +2,14 @@
 
 #include <ATen/ATen.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "api/inspect.h"
 #include "engine/ir/aten_types.h"
+#include "metrics/inputs.h"
+#include "metrics/registry.h"
+#include "metrics/spec.h"
 #include "support/status_macros.h"
 #include "support/torch_status.h"
 
@@ -66,6 +70,17 @@ absl::StatusOr<NamedTensors> MetaInputs(const dsl::Signature& sig) {
   return inputs;
 }
 
+// AboutInputs tells a builder's error about the inputs ("<metric>: preds:
+// ...", "... needs the input 'groups'") from one about the spec.
+bool AboutInputs(absl::string_view message) {
+  size_t colon = message.find(": ");
+  absl::string_view rest = colon == absl::string_view::npos ? message : message.substr(colon + 2);
+  for (absl::string_view input : metrics::kInputNames) {
+    if (absl::StartsWith(rest, absl::StrCat(input, ":"))) return true;
+  }
+  return absl::StrContains(message, "input '");
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MetricProgram>> MetricProgram::Create(std::vector<std::string> specs,
@@ -73,9 +88,17 @@ absl::StatusOr<std::unique_ptr<MetricProgram>> MetricProgram::Create(std::vector
                                                                      int64_t max_state_bytes) {
   if (specs.empty()) return absl::InvalidArgumentError("no metric given");
   TALLY_ASSIGN_OR_RETURN(EvalOptions options, OptionsFor(device, max_state_bytes));
-  // Unknown metrics and arguments are refused here, as TorchMetrics refuses
-  // them when the metric is constructed: build for the default signature.
-  TALLY_RETURN_IF_ERROR(BuildEntriesFor(specs, {}, options.device).status());
+  // A bad spec, an unknown metric and an unknown or out-of-range argument
+  // are refused here, as TorchMetrics refuses them when a metric is
+  // constructed: parse every spec and build it for the default signature.
+  // What is about the inputs (a metric the default signature does not fit:
+  // samplewise, several outputs, groups) and the state budget report at the
+  // first update, which compiles for the real inputs.
+  for (const std::string& s : specs) {
+    TALLY_RETURN_IF_ERROR(metrics::ParseMetricSpec(s).status());
+    absl::Status built = BuildEntriesFor({s}, {}, options.device).status();
+    if (!built.ok() && !AboutInputs(built.message())) return built;
+  }
   return std::unique_ptr<MetricProgram>(new MetricProgram(std::move(specs), std::move(options)));
 }
 
