@@ -1,0 +1,229 @@
+"""The TorchMetrics-shaped surface: specs from keywords, collections,
+forward, zero-copy inputs, state_dict / pickling / state files, placement,
+inspection and the catalogue."""
+
+import io
+import pickle
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+
+import tally
+
+G = torch.Generator().manual_seed(7)
+
+
+def multiclass(rows, classes=4):
+    preds = torch.rand(rows, classes, generator=G).softmax(-1)
+    target = torch.randint(0, classes, (rows,), generator=G)
+    return preds, target
+
+
+def test_spec_from_keywords():
+    assert tally.spec("multiclass_f1_score", num_classes=10, average="macro") == \
+        "multiclass_f1_score(num_classes=10, average='macro')"
+    assert tally.spec("binary_auroc", thresholds=[0.1, 0.5], max_fpr=None) == \
+        "binary_auroc(thresholds=[0.1, 0.5], max_fpr=none)"
+    assert tally.spec("logauc(num_classes=3)", fpr_range=(0.001, 0.1)) == \
+        "logauc(num_classes=3, fpr_range=[0.001, 0.1])"
+    assert tally.spec("binned_auroc", label="it's") == "binned_auroc(label='it\\'s')"
+    with pytest.raises(ValueError, match="argument 'x'"):
+        tally.spec("mean", x={})
+    preds, target = multiclass(50)
+    a = tally.Metric("multiclass_f1_score", num_classes=4, average="macro")
+    b = tally.Metric("multiclass_f1_score(num_classes=4, average=macro)")
+    a.update(preds, target)
+    b.update(preds, target)
+    assert torch.equal(a.compute(), b.compute())
+
+
+def test_collection_keys_and_one_program():
+    preds, target = multiclass(40)
+    c = tally.Collection({"acc": "multiclass_accuracy(num_classes=4)",
+                          "f1": tally.Metric("multiclass_f1_score", num_classes=4)}, prefix="val_")
+    assert c.keys() == ["val_acc", "val_f1"]
+    out = c(preds, target)
+    assert set(out) == {"val_acc", "val_f1"}
+    # One program: accuracy and F1 share one confusion matrix, one kernel.
+    text = c.inspect()
+    assert text.count("  state @") == 2, text
+    assert "update: 1 ATen calls per update" in text
+    listed = tally.Collection(["mean_squared_error", "mean_squared_error(squared=false)"])
+    assert listed.keys() == ["mean_squared_error", "mean_squared_error_2"]
+
+
+def test_forward_is_batch_value_and_accumulates():
+    batches = [multiclass(n) for n in (13, 1, 29)]
+    m = tally.Metric("multiclass_f1_score", num_classes=4, average="macro")
+    for preds, target in batches:
+        alone = tally.Metric("multiclass_f1_score", num_classes=4, average="macro")
+        alone.update(preds, target)
+        assert torch.equal(m(preds, target), alone.compute())
+    whole = tally.Metric("multiclass_f1_score", num_classes=4, average="macro")
+    whole.update(torch.cat([p for p, _ in batches]), torch.cat([t for _, t in batches]))
+    assert torch.equal(m.compute(), whole.compute())
+
+
+def test_inputs_are_not_copied():
+    preds, target = multiclass(64)
+    m = tally.Metric("multiclass_accuracy", num_classes=4)
+    m.update(preds, target)
+    assert m._native._last_input_data_ptrs() == {"preds": preds.data_ptr(), "target": target.data_ptr()}
+    p = np.random.default_rng(0).random(10, dtype=np.float32)
+    t = (p > 0.5).astype(np.int64)
+    b = tally.Metric("binary_accuracy")
+    b.update(p, t)
+    assert b._native._last_input_data_ptrs() == {"preds": p.ctypes.data, "target": t.ctypes.data}
+
+
+def test_results_do_not_alias_states():
+    preds, target = multiclass(30)
+    m = tally.Metric("multiclass_confusion_matrix", num_classes=4)
+    m.update(preds, target)
+    first = m.compute()
+    kept = first.clone()
+    m.update(preds, target)
+    assert torch.equal(first, kept)
+    assert torch.equal(m.compute(), 2 * kept)
+
+
+def test_aggregation_positional_value_and_weight():
+    m = tally.Metric("mean")
+    m.update(torch.tensor([1.0, 2.0]), 2.0)  # one weight for every row
+    m.update(4.0, torch.tensor([4.0]))
+    assert m.compute().item() == pytest.approx((1 * 2 + 2 * 2 + 4 * 4) / 8)
+    assert torch.isnan(tally.Metric("mean").compute())  # no rows yet: TorchMetrics' nan
+
+
+def test_signature_fixed_by_first_batch():
+    preds, target = multiclass(8)
+    m = tally.Metric("multiclass_accuracy", num_classes=4)
+    m.update(preds, target)
+    before = m.compute()
+    with pytest.raises(ValueError, match="preds"):
+        m.update(preds.double(), target)
+    with pytest.raises(ValueError, match="preds"):
+        m.update(preds[:, :3], target)
+    assert torch.equal(m.compute(), before)
+
+
+def test_reset():
+    preds, target = multiclass(20)
+    m = tally.Metric("multiclass_accuracy", num_classes=4)
+    m.update(preds, target)
+    m.reset()
+    m.update(preds[:5], target[:5])
+    fresh = tally.Metric("multiclass_accuracy", num_classes=4)
+    fresh.update(preds[:5], target[:5])
+    assert torch.equal(m.compute(), fresh.compute())
+
+
+def test_state_dict_round_trip_and_in_a_module():
+    preds, target = multiclass(33)
+    m = tally.Collection(["multiclass_auroc(num_classes=4)", "multiclass_accuracy(num_classes=4)"])
+    m.update(preds, target)
+    other = tally.Collection(["multiclass_auroc(num_classes=4)", "multiclass_accuracy(num_classes=4)"])
+    other.load_state_dict(m.state_dict())
+    assert all(torch.equal(a, b) for a, b in zip(m.compute().values(), other.compute().values()))
+    m.update(preds, target)
+    other.update(preds, target)
+    assert all(torch.equal(a, b) for a, b in zip(m.compute().values(), other.compute().values()))
+
+    model = torch.nn.Module()
+    model.metric = tally.Metric("multiclass_accuracy", num_classes=4)
+    model.metric.update(preds, target)
+    sd = model.state_dict()
+    assert "metric.tally_state" in sd
+    clone = torch.nn.Module()
+    clone.metric = tally.Metric("multiclass_accuracy", num_classes=4)
+    clone.load_state_dict(sd)
+    assert torch.equal(clone.metric.compute(), model.metric.compute())
+    wrong = torch.nn.Module()
+    wrong.metric = tally.Metric("multiclass_accuracy", num_classes=5)
+    with pytest.raises(RuntimeError, match="num_classes=5"):
+        wrong.load_state_dict(sd)
+
+
+def test_pickle_round_trip():
+    preds, target = multiclass(21)
+    m = tally.Metric("multiclass_average_precision", num_classes=4, average="macro")
+    m.update(preds, target)
+    back = pickle.loads(pickle.dumps(m))
+    assert torch.equal(back.compute(), m.compute())
+    back.update(preds, target)
+    m.update(preds, target)
+    assert torch.equal(back.compute(), m.compute())
+    buffer = io.BytesIO()
+    torch.save(m, buffer)
+    buffer.seek(0)
+    assert torch.equal(torch.load(buffer).compute(), m.compute())
+    empty = pickle.loads(pickle.dumps(tally.Metric("mean")))
+    empty.update(torch.tensor([3.0]))
+    assert empty.compute().item() == 3.0
+
+
+def test_state_files_merge_as_the_command_line(tmp_path, tally_bin):
+    preds, target = multiclass(101)
+    specs = ["multiclass_f1_score(num_classes=4, average=macro)", "multiclass_auroc(num_classes=4)"]
+    halves = []
+    for i, (lo, hi) in enumerate([(0, 40), (40, 101)]):
+        h = tally.Collection(specs)
+        h.update(preds[lo:hi], target[lo:hi])
+        h.save_state(tmp_path / f"{i}.state")
+        halves.append(h)
+    merged = tally.merge([tmp_path / "0.state", tmp_path / "1.state"])
+    whole = tally.Collection(specs)
+    whole.update(preds, target)
+    for a, b in zip(merged.compute().values(), whole.compute().values()):
+        assert torch.allclose(a, b, rtol=1e-12, atol=0)
+    halves[0].merge_state(halves[1])
+    assert all(torch.allclose(a, b, rtol=1e-12, atol=0)
+               for a, b in zip(halves[0].compute().values(), whole.compute().values()))
+    # The command line folds the same files to the same values.
+    out = subprocess.run([tally_bin, "merge", str(tmp_path / "0.state"), str(tmp_path / "1.state"),
+                          "--format", "json"], capture_output=True, text=True, check=True).stdout
+    import json
+    values = [r["value"] for r in json.loads(out)["results"]]
+    assert values[0] == pytest.approx(whole.compute()["multiclass_f1_score"].item(), rel=1e-12)
+    with pytest.raises(ValueError):
+        tally.merge([tmp_path / "0.state", tmp_path / "0.state"])  # one shard twice
+
+
+def test_placement_on_meta():
+    m = tally.Metric("multiclass_accuracy", num_classes=4).to("meta")
+    assert m.device == torch.device("meta")
+    p = torch.empty(8, 4, device="meta")
+    t = torch.empty(8, dtype=torch.long, device="meta")
+    m.update(p, t)  # sync-free: runs on meta, reads no value
+    with pytest.raises(ValueError, match="device|cpu|meta"):
+        m.update(*multiclass(8))
+    cpu = tally.Metric("multiclass_accuracy", num_classes=4)
+    preds, target = multiclass(8)
+    cpu.update(preds, target)
+    moved = cpu.to("meta")
+    assert moved is cpu and cpu.device.type == "meta"
+
+
+def test_inspect_and_catalogue(tally_bin):
+    m = tally.Collection(["multiclass_accuracy(num_classes=3)", "multiclass_recall(num_classes=3)"])
+    text = m.inspect()
+    assert "multiclass_accuracy" in text
+    assert m.inspect(format="dot").lstrip().startswith("digraph")
+    with pytest.raises(ValueError, match="format"):
+        m.inspect(format="svg")
+    metrics = tally.list_metrics()
+    names = [d["name"] for d in metrics]
+    listed = subprocess.run([tally_bin, "list-metrics"], capture_output=True, text=True, check=True).stdout
+    assert names == [line.split()[0] for line in listed.splitlines() if line.strip()]
+    acc = next(d for d in metrics if d["name"] == "multiclass_accuracy")
+    assert acc["domain"] == "classification"
+    assert {"name": "num_classes", "required": True} .items() <= next(
+        a for a in acc["arguments"] if a["name"] == "num_classes").items()
+
+
+def test_memory_error_for_the_budget():
+    with pytest.raises(MemoryError, match="num_classes=100000"):
+        m = tally.Metric("multiclass_confusion_matrix", num_classes=100000, max_state_bytes=1_000_000)
+        m.update(torch.tensor([0, 1]), torch.tensor([1, 0]))
