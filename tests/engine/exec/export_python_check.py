@@ -6,7 +6,7 @@ export`), preds.npy, target.npy and eval.json (`tally eval --format json
 
     /usr/bin/python3 export_python_check.py SNIPPET.py
 
-It runs the README's snippet verbatim and compares what it prints with
+It runs docs/python.md's TorchScript snippet verbatim and compares what it prints with
 eval.json, then checks merge_state across separately loaded modules, reset,
 the boundary checks, and that module.to("meta") moves every state.
 Exits non-zero with a message on the first mismatch.
@@ -58,15 +58,15 @@ def main():
     snippet = open(sys.argv[1]).read()
     want = json.load(open("eval.json"))["results"]
 
-    # 1. The README snippet, verbatim.
+    # 1. The docs/python.md snippet, verbatim.
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(snippet, "README.md", "exec"), {})
+        exec(compile(snippet, "docs/python.md", "exec"), {})
     printed = []
     for line in out.getvalue().splitlines():
         name, value = line.split(" ", 1)
         printed.append((name, eval(value, {"__builtins__": {}}, {"nan": math.nan, "inf": math.inf})))
-    expect_results(printed, want, "README snippet")
+    expect_results(printed, want, "docs/python.md snippet")
 
     preds = torch.from_numpy(np.load("preds.npy"))
     target = torch.from_numpy(np.load("target.npy"))

@@ -1,6 +1,6 @@
-// The README's Python snippet against `tally eval`: `tally export` writes a
+// docs/python.md's TorchScript snippet against `tally eval`: `tally export` writes a
 // module, Debian's python3-torch loads it with torch.jit.load, the snippet
-// (taken verbatim from README.md) feeds batches and prints the values
+// (taken verbatim from docs/python.md) feeds batches and prints the values
 // `tally eval --batch-size 7` prints; export_python_check.py also checks
 // merge_state across separately loaded modules, reset, the boundary checks
 // and module.to("meta"). Skipped (not failed) where `/usr/bin/python3 -c
@@ -44,14 +44,19 @@ int Shell(const std::string& cmd, const fs::path& log) {
 
 bool PythonTorchAvailable() { return std::system("/usr/bin/python3 -c 'import torch, numpy' > /dev/null 2>&1") == 0; }
 
-// Snippet is the first ```python block of README.md.
+// Snippet is the ```python block of docs/python.md that loads an exported
+// module (its section "Without the module").
 std::string Snippet() {
-  std::string readme = ReadFile("README.md");
-  size_t start = readme.find("```python\n");
-  if (start == std::string::npos) return "";
-  start += 10;
-  size_t end = readme.find("```", start);
-  return end == std::string::npos ? "" : readme.substr(start, end - start);
+  std::string doc = ReadFile("docs/python.md");
+  for (size_t start = doc.find("```python\n"); start != std::string::npos; start = doc.find("```python\n", start)) {
+    start += 10;
+    size_t end = doc.find("```", start);
+    if (end == std::string::npos) return "";
+    std::string block = doc.substr(start, end - start);
+    if (block.find("torch.jit.load") != std::string::npos) return block;
+    start = end + 3;
+  }
+  return "";
 }
 
 void WriteArray(const fs::path& p, const at::Tensor& t) {
@@ -69,7 +74,7 @@ class ExportPythonTest : public ::testing::Test {
     ASSERT_TRUE(fs::exists(tally_)) << tally_;
     ASSERT_TRUE(fs::exists(check_)) << check_;
     snippet_ = Snippet();
-    ASSERT_FALSE(snippet_.empty()) << "no ```python block in README.md";
+    ASSERT_FALSE(snippet_.empty()) << "no ```python block with torch.jit.load in docs/python.md";
   }
 
   // Check exports `specs` for the arrays, runs eval and the Python check.
@@ -104,7 +109,7 @@ class ExportPythonTest : public ::testing::Test {
 };
 
 TEST_F(ExportPythonTest, ReadmeSnippetPrintsWhatEvalPrints) {
-  // Verifies the README example itself: accuracy and macro F1 (and the
+  // Verifies the documented example itself: accuracy and macro F1 (and the
   // confusion matrix, an integer matrix) over 3 classes.
   at::Generator gen = at::detail::createCPUGenerator(11);
   Check("classification",
