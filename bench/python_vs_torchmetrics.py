@@ -19,7 +19,8 @@ share one process, so its peak RSS belongs to neither (tally bench and scripts/p
 cls_imagenet21k needs about 16 GB even under --quick: each library's confusion matrix is 21,841^2 int64 (3.8 GB),
 and TorchMetrics' update makes another.
 
-Output: one JSON line per workload and library, then a table of the ratios (TorchMetrics' time over Tally's).
+Output: one JSON line per workload and library, then a table of the ratios (TorchMetrics' time over Tally's): per
+update, per compute, and in total (every update of a pass and its compute).
 
 Usage (TorchMetrics is v1.5.2's src/, with lightning-utilities 0.11.8's src/, extracted from their git
 repositories under /tmp/peer: never installed, never committed; without it Tally's numbers print alone):
@@ -215,9 +216,13 @@ def check_text(diffs):
 def table_row(mine, peer, diffs):
     def ratio(key):
         return f"{peer[key] / mine[key]:.2f}x" if peer and mine[key] > 0 else "-"
+    def total(line):  # every update and one compute, in ms: what an evaluation costs
+        return line["us_per_update"] * line["updates"] / 1e3 + line["ms_compute"]
+
     return (mine["workload"], f"{mine['us_per_update']:.1f}", f"{peer['us_per_update']:.1f}" if peer else "-",
             ratio("us_per_update"), f"{mine['ms_compute']:.3f}", f"{peer['ms_compute']:.3f}" if peer else "-",
-            ratio("ms_compute"), check_text(diffs) if diffs else "-")
+            ratio("ms_compute"), f"{total(peer) / total(mine):.2f}x" if peer else "-",
+            check_text(diffs) if diffs else "-")
 
 
 def print_table(rows):
@@ -228,7 +233,7 @@ def print_table(rows):
                 "over Tally's)"
     print(f"\n{title}, {torch.get_num_threads()} threads")
     header = ("workload", "tally us/upd", "tm us/upd", "ratio", "tally ms/compute", "tm ms/compute", "compute ratio",
-              "value check")
+              "total ratio", "value check")
     table = [header] + [table_row(*row) for row in rows]
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     for r in table:

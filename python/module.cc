@@ -60,6 +60,14 @@ T Check(absl::StatusOr<T> v) {
   return *std::move(v);
 }
 
+// Unlocked runs `f` (an engine call) with the GIL released and returns its
+// result once the GIL is held again.
+template <typename F>
+auto Unlocked(F&& f) {
+  py::gil_scoped_release release;
+  return f();
+}
+
 // Inputs reads a {name: Tensor} dict in its order; the tensors are the
 // caller's (no copy, no conversion).
 NamedTensors Inputs(const py::dict& inputs) {
@@ -126,12 +134,8 @@ void DefineModule(py::module_& m) {
       .def_static(
           "create",
           [](std::vector<std::string> specs, const std::string& device, int64_t max_state_bytes) {
-            absl::StatusOr<std::unique_ptr<Program>> p;
-            {
-              py::gil_scoped_release release;
-              p = Program::Create(std::move(specs), device, max_state_bytes);
-            }
-            return std::shared_ptr<Program>(Check(std::move(p)));
+            return std::shared_ptr<Program>(
+                Check(Unlocked([&] { return Program::Create(std::move(specs), device, max_state_bytes); })));
           },
           py::arg("specs"), py::arg("device") = "cpu", py::arg("max_state_bytes") = 0)
       .def_static(
@@ -140,90 +144,34 @@ void DefineModule(py::module_& m) {
              int64_t max_state_bytes) {
             std::vector<StateSource> sources;
             for (const auto& [name, bytes] : files) sources.push_back({name, std::string(bytes)});
-            absl::StatusOr<std::unique_ptr<Program>> p;
-            {
-              py::gil_scoped_release release;
-              p = Program::FromStateFiles(sources, device, max_state_bytes);
-            }
-            return std::shared_ptr<Program>(Check(std::move(p)));
+            return std::shared_ptr<Program>(
+                Check(Unlocked([&] { return Program::FromStateFiles(sources, device, max_state_bytes); })));
           },
           py::arg("files"), py::arg("device") = "cpu", py::arg("max_state_bytes") = 0)
       .def("prepare",
            [](Program& p, const py::dict& inputs) {
              NamedTensors named = Inputs(inputs);
-             absl::Status st;
-             {
-               py::gil_scoped_release release;
-               st = p.Prepare(named);
-             }
-             Check(st);
+             Check(Unlocked([&] { return p.Prepare(named); }));
            })
       .def("update",
            [](Program& p, const py::dict& inputs) {
              NamedTensors named = Inputs(inputs);
-             absl::Status st;
-             {
-               py::gil_scoped_release release;
-               st = p.Update(named);
-             }
-             Check(st);
+             Check(Unlocked([&] { return p.Update(named); }));
            })
-      .def("compute",
-           [](const Program& p) {
-             absl::StatusOr<std::vector<ResultTree>> r;
-             {
-               py::gil_scoped_release release;
-               r = p.Compute();
-             }
-             return Results(Check(std::move(r)));
-           })
+      .def("compute", [](const Program& p) { return Results(Check(Unlocked([&] { return p.Compute(); }))); })
       .def("forward",
            [](Program& p, const py::dict& inputs) {
              NamedTensors named = Inputs(inputs);
-             absl::StatusOr<std::vector<ResultTree>> r;
-             {
-               py::gil_scoped_release release;
-               r = p.Forward(named);
-             }
-             return Results(Check(std::move(r)));
+             return Results(Check(Unlocked([&] { return p.Forward(named); })));
            })
       .def("reset", [](Program& p) { Check(p.Reset()); })
-      .def("merge",
-           [](Program& p, const Program& other) {
-             absl::Status st;
-             {
-               py::gil_scoped_release release;
-               st = p.Merge(other);
-             }
-             Check(st);
-           })
-      .def("to",
-           [](Program& p, const std::string& device) {
-             absl::Status st;
-             {
-               py::gil_scoped_release release;
-               st = p.To(device);
-             }
-             Check(st);
-           })
-      .def("save_state",
-           [](const Program& p) {
-             absl::StatusOr<std::string> bytes;
-             {
-               py::gil_scoped_release release;
-               bytes = p.SaveState();
-             }
-             return py::bytes(Check(std::move(bytes)));
-           })
+      .def("merge", [](Program& p, const Program& other) { Check(Unlocked([&] { return p.Merge(other); })); })
+      .def("to", [](Program& p, const std::string& device) { Check(Unlocked([&] { return p.To(device); })); })
+      .def("save_state", [](const Program& p) { return py::bytes(Check(Unlocked([&] { return p.SaveState(); }))); })
       .def("load_state",
            [](Program& p, const py::bytes& bytes) {
              std::string data(bytes);
-             absl::Status st;
-             {
-               py::gil_scoped_release release;
-               st = p.LoadState(data);
-             }
-             Check(st);
+             Check(Unlocked([&] { return p.LoadState(data); }));
            })
       .def(
           "sync",
@@ -236,12 +184,7 @@ void DefineModule(py::module_& m) {
             } catch (const py::cast_error&) {
               throw py::value_error("sync: group is not a torch.distributed ProcessGroup");
             }
-            absl::StatusOr<dist::SyncStats> stats;
-            {
-              py::gil_scoped_release release;
-              stats = p.Sync(*pg, absl::Seconds(timeout_seconds));
-            }
-            dist::SyncStats s = Check(std::move(stats));
+            dist::SyncStats s = Check(Unlocked([&] { return p.Sync(*pg, absl::Seconds(timeout_seconds)); }));
             return py::dict(py::arg("collectives") = s.collectives, py::arg("bytes_sent") = s.bytes_sent);
           },
           py::arg("group"), py::arg("timeout_seconds") = 30.0)
