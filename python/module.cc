@@ -158,6 +158,23 @@ void DefineModule(py::module_& m) {
              NamedTensors named = Inputs(inputs);
              Check(Unlocked([&] { return p.Update(named); }));
            })
+      .def("update_args",
+           [](Program& p, const py::tuple& names, const py::args& args) {
+             // The common call, update(preds, target): positional tensors
+             // under the metric's input names, without a dict. False (and
+             // nothing done) when an argument is not a tensor or there are
+             // more than names: the caller converts them and calls update.
+             if (args.size() > names.size()) return false;
+             NamedTensors named;
+             named.reserve(args.size());
+             for (size_t i = 0; i < args.size(); ++i) {
+               PyObject* arg = args[i].ptr();
+               if (!THPVariable_Check(arg)) return false;
+               named.emplace_back(py::cast<std::string>(names[i]), THPVariable_Unpack(arg));
+             }
+             Check(Unlocked([&] { return p.Update(named); }));
+             return true;
+           })
       .def("compute", [](const Program& p) { return Results(Check(Unlocked([&] { return p.Compute(); }))); })
       .def("forward",
            [](Program& p, const py::dict& inputs) {

@@ -155,10 +155,7 @@ class _Program(torch.nn.Module):
     def update(self, *args, **kwargs):
         """Fold one batch into the states (the first batch fixes the inputs'
         dtypes and dims)."""
-        names = self._positional or self._positional_names()
-        if not kwargs and len(args) <= len(names) and all(type(a) is torch.Tensor for a in args):
-            self._native.update(dict(zip(names, args)))  # the common call, kept short
-        else:
+        if kwargs or not self._native.update_args(self._positional or self._positional_names(), *args):
             self._native.update(self._inputs(args, kwargs))
 
     def forward(self, *args, **kwargs):
