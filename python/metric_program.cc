@@ -11,7 +11,6 @@
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "support/status_macros.h"
-#include "support/torch_status.h"
 
 namespace tally::python {
 namespace {
@@ -59,7 +58,7 @@ absl::StatusOr<EvalOptions> OptionsFor(const std::string& device, int64_t max_st
 
 // MetaInputs are empty meta tensors of `sig`'s dtypes and shapes (one row):
 // enough for what builds and compiles a program, which reads no value.
-absl::StatusOr<NamedTensors> MetaInputs(const dsl::Signature& sig) {
+NamedTensors MetaInputs(const dsl::Signature& sig) {
   NamedTensors inputs;
   for (const dsl::InputSpec& in : sig) {
     std::vector<int64_t> shape = in.shape;
@@ -232,8 +231,7 @@ absl::Status MetricProgram::Merge(const MetricProgram& other) {
                                                    absl::StrJoin(other.specs_, ", "), ")"));
   }
   if (prepared_.program == nullptr) {
-    TALLY_ASSIGN_OR_RETURN(NamedTensors like, MetaInputs(other.prepared_.signature));
-    TALLY_RETURN_IF_ERROR(PrepareLocked(like));
+    TALLY_RETURN_IF_ERROR(PrepareLocked(MetaInputs(other.prepared_.signature)));
   }
   Program& mine = *prepared_.program;
   if (mine.fingerprint() != other.prepared_.program->fingerprint()) {
@@ -305,7 +303,7 @@ absl::StatusOr<std::string> MetricProgram::Inspect(const std::string& format) co
   options.format = format;
   NamedTensors like;
   if (prepared_.program != nullptr) {
-    TALLY_ASSIGN_OR_RETURN(like, MetaInputs(prepared_.signature));
+    like = MetaInputs(prepared_.signature);
   }
   return tally::Inspect(specs_, like, options);
 }
