@@ -182,25 +182,23 @@ absl::StatusOr<std::vector<ResultTree>> MetricProgram::Compute() const {
   // No update yet: the value over no rows (TorchMetrics warns and computes
   // its initial states).
   TALLY_ASSIGN_OR_RETURN(std::vector<dsl::CollectionEntry> entries, BuildEntriesFor(specs_, {}, options_.device));
-  CompileOptions co;
-  co.device = options_.device;
-  co.max_state_bytes = options_.max_state_bytes;
-  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> empty, tally::Compile(entries, co));
+  TALLY_ASSIGN_OR_RETURN(std::unique_ptr<Program> empty, CompileEntries(entries));
   return Collect(*empty, entries);
 }
 
-absl::StatusOr<std::unique_ptr<Program>> MetricProgram::CompileEntries() const {
+absl::StatusOr<std::unique_ptr<Program>> MetricProgram::CompileEntries(
+    const std::vector<dsl::CollectionEntry>& entries) const {
   CompileOptions co;
   co.device = options_.device;
   co.max_state_bytes = options_.max_state_bytes;
-  return tally::Compile(prepared_.entries, co);
+  return tally::Compile(entries, co);
 }
 
 absl::StatusOr<std::vector<ResultTree>> MetricProgram::Forward(const NamedTensors& inputs) {
   absl::MutexLock lock(&mu_);
   TALLY_RETURN_IF_ERROR(PrepareLocked(inputs));
   if (scratch_ == nullptr) {
-    TALLY_ASSIGN_OR_RETURN(scratch_, CompileEntries());
+    TALLY_ASSIGN_OR_RETURN(scratch_, CompileEntries(prepared_.entries));
   }
   TALLY_RETURN_IF_ERROR(scratch_->Reset());
   TALLY_RETURN_IF_ERROR(scratch_->Update(inputs));

@@ -93,8 +93,10 @@ class MetricProgram {
   MetricProgram(std::vector<std::string> specs, EvalOptions options)
       : specs_(std::move(specs)), options_(std::move(options)) {}
   absl::Status PrepareLocked(const NamedTensors& inputs) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // CompileEntries compiles the entries once more (Forward's scratch).
-  absl::StatusOr<std::unique_ptr<Program>> CompileEntries() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // CompileEntries compiles `entries` on this program's device and budget
+  // (Forward's scratch; Compute's program before any update).
+  absl::StatusOr<std::unique_ptr<Program>> CompileEntries(const std::vector<dsl::CollectionEntry>& entries) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const std::vector<std::string> specs_;
   mutable absl::Mutex mu_;
