@@ -25,6 +25,9 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterGroupFairnessMetrics(*v);
     RegisterHingeAndRankingMetrics(*v);
     RegisterOperatingPointMetrics(*v);
+    RegisterClusteringLabelMetrics(*v);
+    RegisterNominalMetrics(*v);
+    RegisterFleissKappa(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics
     std::sort(v->begin(), v->end(), [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });
     return v;

@@ -1,0 +1,58 @@
+// The contingency table the clustering metrics read: n_ij, the rows whose
+// predicted cluster is i and whose class is j, as one int64 [num_clusters,
+// num_classes] sum state.
+//
+// TorchMetrics keeps every label and infers the sizes at compute (a host
+// sync and memory that grows with the traffic); Tally declares the sizes and
+// keeps the table. Every metric of a collection builds the same state from
+// the same inputs, so cse keeps one table for all of them. Its memory is
+// num_clusters x num_classes x 8 bytes: the state budget refuses a table
+// that does not fit before anything is allocated.
+#ifndef TALLY_METRICS_CLUSTERING_CONTINGENCY_H_
+#define TALLY_METRICS_CLUSTERING_CONTINGENCY_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "engine/dsl/builder.h"
+#include "metrics/spec.h"
+
+namespace tally::metrics {
+
+// TableSizes are the declared label ranges.
+struct TableSizes {
+  int64_t clusters = 0;  // preds in [0, clusters)
+  int64_t classes = 0;   // target in [0, classes)
+};
+
+// ReadTableSizes reads `num_classes` (required) and `num_clusters`
+// (defaulting to num_classes), both >= 1.
+absl::StatusOr<TableSizes> ReadTableSizes(SpecArgs& args);
+
+// AddContingencyTable declares 1-D integer `preds` (cluster ids) and
+// `target` (class ids) of one length, counts labels outside their declared
+// range with a deferred check (those rows count nowhere), and accumulates
+// the table. On bad inputs the builder is poisoned and an invalid state
+// returned.
+dsl::State AddContingencyTable(dsl::MetricBuilder& b, const TableSizes& sizes);
+
+// Marginals are the table's finalize-side sums, in float64.
+struct Marginals {
+  ops::Expr table;     // f64 [K, C]
+  ops::Expr clusters;  // f64 [K]: rows per predicted cluster
+  ops::Expr classes;   // f64 [C]: rows per class
+  ops::Expr n;         // f64 []
+};
+Marginals ReadMarginals(dsl::MetricBuilder& b, const dsl::State& table);
+
+// Entropy is -sum (p/n) log(p/n) over the non-zero counts p of `counts`
+// (natural log; 0 without data).
+ops::Expr Entropy(ops::Expr counts, ops::Expr n);
+
+// MutualInfo is sum n_ij/n (log n + log n_ij - log a_i - log b_j) over the
+// non-zero cells (TorchMetrics' _mutual_info_score_compute).
+ops::Expr MutualInfo(const Marginals& m);
+
+}  // namespace tally::metrics
+
+#endif  // TALLY_METRICS_CLUSTERING_CONTINGENCY_H_
