@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -50,6 +51,13 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
     }
   }
   if (domain == "aggregation") return {{"value", ir::DType::kFloat32, {n}}};
+  // Cluster or category ids; Fleiss' kappa's counts per category.
+  if (domain == "clustering" || domain == "nominal") {
+    if (absl::c_any_of(specs, [](const std::string& s) { return absl::StartsWith(s, "fleiss_kappa"); })) {
+      return {{"ratings", ir::DType::kInt64, {n, 3}}};
+    }
+    return {{"preds", ir::DType::kInt64, {n}}, {"target", ir::DType::kInt64, {n}}};
+  }
   if (domain == "retrieval") {
     return {
         {"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kInt64, {n}}, {"indexes", ir::DType::kInt64, {n}}};

@@ -12,11 +12,14 @@
 
 namespace tally::metrics {
 
-inline constexpr std::array<absl::string_view, 7> kInputNames = {"preds",  "target", "indexes", "value",
-                                                                 "weight", "groups", "row_id"};
+// `data` and `labels` are the clustering scores' points [N, D] and cluster
+// ids; `ratings` is Fleiss' kappa's counts per category (TorchMetrics' names).
+inline constexpr std::array<absl::string_view, 10> kInputNames = {"preds",  "target", "indexes", "value",  "weight",
+                                                                  "groups", "row_id", "data",    "labels", "ratings"};
 
 // The list as an error message shows it.
-inline constexpr char kInputNamesText[] = "preds, target, indexes, value, weight, groups or row_id";
+inline constexpr char kInputNamesText[] =
+    "preds, target, indexes, value, weight, groups, row_id, data, labels or ratings";
 
 // kGroupsInput names the optional group id of each row (the fairness
 // metrics' `groups`, TorchMetrics' name).

@@ -8,6 +8,11 @@
 
 namespace tally::metrics {
 
+// The clustering and nominal domains (metrics/clustering, metrics/nominal).
+void RegisterClusteringLabelMetrics(std::vector<MetricInfo>& out);
+void RegisterNominalMetrics(std::vector<MetricInfo>& out);
+void RegisterFleissKappa(std::vector<MetricInfo>& out);
+
 const std::vector<MetricInfo>& AllMetrics() {
   static const std::vector<MetricInfo>* all = [] {
     auto* v = new std::vector<MetricInfo>();

@@ -59,9 +59,6 @@ void RegisterCalibrationMetrics(std::vector<MetricInfo>& out);
 void RegisterGroupFairnessMetrics(std::vector<MetricInfo>& out);
 void RegisterHingeAndRankingMetrics(std::vector<MetricInfo>& out);
 void RegisterOperatingPointMetrics(std::vector<MetricInfo>& out);
-void RegisterClusteringLabelMetrics(std::vector<MetricInfo>& out);
-void RegisterNominalMetrics(std::vector<MetricInfo>& out);
-void RegisterFleissKappa(std::vector<MetricInfo>& out);
 // RegisterTaskWrappers adds TorchMetrics' task wrappers (accuracy(task=...),
 // auroc(task=...), ...; domain "task_wrapper"), each only once every task
 // metric it dispatches to is in `out`: it runs after all other domains.

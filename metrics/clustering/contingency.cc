@@ -1,5 +1,6 @@
 #include "metrics/clustering/contingency.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,9 @@ absl::StatusOr<TableSizes> ReadTableSizes(SpecArgs& args) {
   TableSizes s;
   TALLY_ASSIGN_OR_RETURN(s.classes, args.GetInt("num_classes"));
   if (s.classes < 1) return args.InvalidArgument(absl::StrCat("num_classes must be an integer >= 1, got ", s.classes));
-  TALLY_ASSIGN_OR_RETURN(s.clusters, args.GetInt("num_clusters", s.classes));
+  // none (the default) means num_classes.
+  TALLY_ASSIGN_OR_RETURN(std::optional<int64_t> clusters, args.GetOptionalInt("num_clusters"));
+  s.clusters = clusters.value_or(s.classes);
   if (s.clusters < 1) {
     return args.InvalidArgument(absl::StrCat("num_clusters must be an integer >= 1, got ", s.clusters));
   }
@@ -77,13 +80,15 @@ Marginals ReadMarginals(MetricBuilder& b, const State& table) {
 }
 
 Expr Entropy(Expr counts, Expr n) {
-  Expr terms = ops::Where(counts > 0.0, counts / n * (ops::Log(counts) - ops::Log(n)), 0.0);
-  return -ops::Sum(terms);
+  Expr p = counts / n;
+  return -ops::Sum(ops::Where(counts > 0.0, p * ops::Log(p), 0.0));
 }
 
 Expr MutualInfo(const Marginals& m) {
-  Expr log_outer = ops::Unsqueeze(ops::Log(m.clusters), 1) + ops::Unsqueeze(ops::Log(m.classes), 0);
-  Expr cell = m.table / m.n * (ops::Log(m.n) + ops::Log(m.table) - log_outer);
+  // log(n n_ij / (a_i b_j)) as one ratio of exact integer products (below
+  // 2^53), so that an independent cell contributes exactly 0.
+  Expr outer = ops::Unsqueeze(m.clusters, 1) * ops::Unsqueeze(m.classes, 0);
+  Expr cell = m.table / m.n * ops::Log(m.n * m.table / outer);
   return ops::Sum(ops::Where(m.table > 0.0, cell, 0.0));
 }
 

@@ -49,8 +49,8 @@ Marginals ReadMarginals(dsl::MetricBuilder& b, const dsl::State& table);
 // (natural log; 0 without data).
 ops::Expr Entropy(ops::Expr counts, ops::Expr n);
 
-// MutualInfo is sum n_ij/n (log n + log n_ij - log a_i - log b_j) over the
-// non-zero cells (TorchMetrics' _mutual_info_score_compute).
+// MutualInfo is sum n_ij/n log(n n_ij / (a_i b_j)) over the non-zero cells
+// (TorchMetrics' _mutual_info_score_compute).
 ops::Expr MutualInfo(const Marginals& m);
 
 }  // namespace tally::metrics

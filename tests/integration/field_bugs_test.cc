@@ -103,6 +103,11 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
       in = {{"preds", probs}, {"target", labels}, {"groups", classes}};
       if (m.name == "demographic_parity") in.erase(in.begin() + 1);
       spec += "(num_groups=3)";
+    } else if (m.name == "fleiss_kappa") {
+      in = {{"ratings", at::one_hot(classes.view({3, 4}), 3).sum(1)}};
+    } else if (m.domain == "clustering" || m.domain == "nominal") {
+      in = {{"preds", scores.argmax(1)}, {"target", classes}};
+      spec += "(num_classes=3)";
     } else if (absl::StartsWith(m.name, "binary_")) {
       in = {{"preds", probs}, {"target", labels}};
       if (absl::StrContains(m.name, "fbeta")) spec += "(beta=2.0)";

@@ -46,6 +46,9 @@ std::string SpecFor(const metrics::MetricInfo& m) {
   if (name == "minkowski_distance") return absl::StrCat(name, "(p=3.0)");
   if (name == "critical_success_index") return absl::StrCat(name, "(threshold=0.5)");
   if (m.domain == "fairness") return absl::StrCat(name, "(num_groups=3)");  // the grp forms' ids are in [0, 3)
+  if (m.domain == "clustering" || (m.domain == "nominal" && name != "fleiss_kappa")) {
+    return absl::StrCat(name, "(num_classes=3)");
+  }
   return name;
 }
 
@@ -74,6 +77,7 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
   }
   if (m.name == "critical_success_index") out.push_back(WithArg(out[0], "keep_sequence_dim=0"));  // cat states
   if (m.name == "kl_divergence") out.push_back(WithArg(out[0], "reduction=none"));
+  if (m.name == "fleiss_kappa") out.push_back("fleiss_kappa(mode=probs)");
   if (m.name == "kendall_rank_corrcoef") {  // a tuple result; tau_c's distinct counts
     out.push_back(WithArg(out[0], "t_test=true"));
     out.push_back(WithArg(out[0], "variant=c"));
@@ -112,6 +116,9 @@ std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   // the bad labels of one) suffice; the task metrics run every form.
   if (m.domain == "task_wrapper") return {{"bin_p"}, {"mc_f"}, {"mc_bad"}, {"ml_f"}};
   if (m.name == "kl_divergence") return {{"prob"}};
+  if (m.domain == "clustering") return {{"mc_i"}, {"clu_bad"}};
+  if (m.name == "fleiss_kappa") return {{"fk"}, {"fk_p"}};
+  if (m.domain == "nominal") return {{"mc_i"}, {"mc_f"}, {"nom_nan"}, {"clu_bad"}};
   if (m.domain == "regression") return {{"reg1"}, {"reg2"}};
   if (absl::StartsWith(m.name, "binary_")) return {{"bin_f"}, {"bin_p"}, {"bin_h"}, {"bin_i"}, {"bin_bad"}};
   if (absl::StartsWith(m.name, "multiclass_")) return {{"mc_f"}, {"mc_i"}, {"mc_bad"}};
@@ -160,6 +167,15 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
   if (k == "mc_f") return {{"preds", at::randn({n, c}, gen, f)}, {"target", labels(c, {n})}};
   if (k == "mc_i") return {{"preds", labels(c, {n})}, {"target", labels(c, {n})}};
   if (k == "mc_bad") return {{"preds", at::randn({n, c}, gen, f)}, {"target", spoil(labels(c, {n}), c + 2)}};
+  // Cluster or nominal labels, some out of range; float labels with NaN.
+  if (k == "clu_bad") return {{"preds", labels(c, {n})}, {"target", spoil(labels(c, {n}), c + 2)}};
+  if (k == "nom_nan") {
+    return {{"preds", spoil(labels(c, {n}).to(at::kFloat), NAN)},
+            {"target", spoil(labels(c, {n}).to(at::kFloat), NAN)}};
+  }
+  // Fleiss' kappa: per-category counts of 4 raters, or raters' scores.
+  if (k == "fk") return {{"ratings", at::one_hot(labels(c, {n, 4}), c).sum(1)}};
+  if (k == "fk_p") return {{"ratings", at::rand({n, c, c}, gen, f)}};
   if (k == "ml_f") return {{"preds", at::randn({n, c}, gen, f) * 2}, {"target", labels(2, {n, c})}};
   if (k == "ml_p") return {{"preds", at::rand({n, c}, gen, f)}, {"target", labels(2, {n, c})}};
   if (k == "ml_bad") return {{"preds", at::rand({n, c}, gen, f)}, {"target", spoil(labels(2, {n, c}), 3)}};

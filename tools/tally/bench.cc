@@ -233,6 +233,18 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.batch = LabelBatch(4096, 21841);
     w.updates = quick ? 1 : 5;
     w.runs = quick ? 1 : 3;
+  } else if (name == "clustering_1k") {
+    // A clustering collection (ARI, NMI, V-measure, Fowlkes-Mallows) over
+    // 1,000 clusters and classes: one shared 1,000 x 1,000 table, batches of
+    // 1,000,000 cluster ids.
+    for (const char* m :
+         {"adjusted_rand_score", "normalized_mutual_info_score", "v_measure_score", "fowlkes_mallows_index"}) {
+      w.specs.push_back(absl::StrCat(m, "(num_classes=1000)"));
+    }
+    w.batch = LabelBatch(quick ? 10000 : 1000000, 1000);
+    w.updates = quick ? 2 : 10;
+    w.runs = quick ? 1 : 3;
+    w.time_compute = true;
   } else if (name == "auroc_binned" || name == "auroc_binned_list") {
     // Binned binary AUROC and AP over 64 thresholds: evenly spaced
     // (thresholds=64), or listed (64 sorted values, one dense constant):
@@ -295,11 +307,12 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.runs = quick ? 2 : 5;
     w.time_compute = true;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown workload '", name,
-                                                   "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
-                                                   "cls_vocab, cls_imagenet21k, auroc_large, auroc_large_bf16, "
-                                                   "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
-                                                   "retrieval, sync_cls, merge_cls, merge_retrieval)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown workload '", name,
+                     "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
+                     "cls_vocab, cls_imagenet21k, clustering_1k, auroc_large, auroc_large_bf16, "
+                     "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
+                     "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
   if (w.streams) {
@@ -424,24 +437,11 @@ absl::StatusOr<BenchResult> RunMergeBench(const std::string& workload, const std
 }  // namespace
 
 std::vector<std::string> BenchWorkloads() {
-  return {"acc_small",
-          "cls_small",
-          "cls_large",
-          "cls_weighted",
-          "cls_sliced",
-          "cls_vocab",
-          "cls_imagenet21k",
-          "auroc_large",
-          "auroc_large_bf16",
-          "auroc_bootstrap",
-          "auroc_bootstrap_exact16",
-          "reg_large",
-          "retrieval",
-          "sync_cls",
-          "merge_cls",
-          "merge_retrieval",
-          "auroc_binned",
-          "auroc_binned_list"};
+  return {"acc_small",       "cls_small",        "cls_large",        "cls_weighted",
+          "cls_sliced",      "cls_vocab",        "cls_imagenet21k",  "clustering_1k",
+          "auroc_large",     "auroc_large_bf16", "auroc_bootstrap",  "auroc_bootstrap_exact16",
+          "reg_large",       "retrieval",        "sync_cls",         "merge_cls",
+          "merge_retrieval", "auroc_binned",     "auroc_binned_list"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,

@@ -43,6 +43,9 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
     }
     if (spec->name == "kl_divergence" || spec->name == "cosine_similarity") k.rows = true;
     if (info && info->domain == "fairness") k.domain = "binary";
+    if (info && (info->domain == "clustering" || info->domain == "nominal")) {
+      k.domain = spec->name == "fleiss_kappa" ? "ratings" : "labels";
+    }
     if (!info || std::find(info->inputs.begin(), info->inputs.end(), "target") != info->inputs.end()) k.target = true;
     for (const auto& [key, v] : spec->args) {
       if (key == "num_groups" && std::holds_alternative<int64_t>(v)) {
@@ -104,6 +107,22 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
       d.inputs.emplace_back("groups", at::arange(n, at::kLong).remainder(kind.groups));
       absl::StrAppend(&d.description, " in ", kind.groups, " groups");
     }
+  } else if (kind.domain == "labels") {
+    // Cluster ids that follow the classes for about two rows in three.
+    const int64_t c = kind.classes > 0 ? kind.classes : 3;
+    at::Tensor target = at::randint(0, c, {n}, gen, at::kLong);
+    at::Tensor other = at::randint(0, c, {n}, gen, at::kLong);
+    at::Tensor preds = at::where(at::rand({n}, gen, at::kFloat) < 0.67, target, other);
+    d.inputs = {{"preds", preds}, {"target", target}};
+    d.specs = {"adjusted_rand_score(num_classes=3)", "normalized_mutual_info_score(num_classes=3)",
+               "cramers_v(num_classes=3)"};
+    d.description = absl::StrCat("64 cluster ids and ", c, " classes");
+  } else if (kind.domain == "ratings") {
+    // 5 raters per sample over 3 categories.
+    at::Tensor choice = at::randint(0, 3, {n, 5}, gen, at::kLong);
+    d.inputs = {{"ratings", at::one_hot(choice, 3).sum(1)}};
+    d.specs = {"fleiss_kappa"};
+    d.description = "64 samples rated by 5 raters over 3 categories";
   } else if (kind.domain == "multilabel") {
     const int64_t l = kind.classes > 0 ? kind.classes : 4;
     at::Tensor target = at::randint(0, 2, {n, l}, gen, at::kLong);

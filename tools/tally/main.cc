@@ -125,7 +125,8 @@ CLI::Validator DeviceName() {
 // The flags every command that names them shares.
 constexpr char kMetricHelp[] = "a metric: name or name(key=value, ...), TorchMetrics' functional names (repeatable)";
 constexpr char kInputHelp[] =
-    "an input (preds, target, indexes, value, weight, groups, row_id) from a .npy file (repeatable)";
+    "an input (preds, target, indexes, value, weight, groups, row_id, data, labels, ratings) from a .npy file "
+    "(repeatable)";
 constexpr char kDeviceHelp[] = "the device of every state and plan: cpu, meta, cuda, cuda:N, mps (default cpu)";
 constexpr char kBackendHelp[] = "what runs the plans (default eager)";
 constexpr char kMaxStateBytesHelp[] =
