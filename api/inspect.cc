@@ -56,6 +56,11 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
     if (absl::c_any_of(specs, [](const std::string& s) { return absl::StartsWith(s, "fleiss_kappa"); })) {
       return {{"ratings", ir::DType::kInt64, {n, 3}}};
     }
+    const metrics::MetricInfo* first =
+        specs.empty() ? nullptr : metrics::FindMetric(specs[0].substr(0, specs[0].find('(')));
+    if (first != nullptr && first->inputs[0] == "data") {
+      return {{"data", ir::DType::kFloat32, {n, 2}}, {"labels", ir::DType::kInt64, {n}}};
+    }
     return {{"preds", ir::DType::kInt64, {n}}, {"target", ir::DType::kInt64, {n}}};
   }
   if (domain == "retrieval") {

@@ -10,6 +10,7 @@ namespace tally::metrics {
 
 // The clustering and nominal domains (metrics/clustering, metrics/nominal).
 void RegisterClusteringLabelMetrics(std::vector<MetricInfo>& out);
+void RegisterClusteringPointMetrics(std::vector<MetricInfo>& out);
 void RegisterNominalMetrics(std::vector<MetricInfo>& out);
 void RegisterFleissKappa(std::vector<MetricInfo>& out);
 
@@ -31,6 +32,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterHingeAndRankingMetrics(*v);
     RegisterOperatingPointMetrics(*v);
     RegisterClusteringLabelMetrics(*v);
+    RegisterClusteringPointMetrics(*v);
     RegisterNominalMetrics(*v);
     RegisterFleissKappa(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics

@@ -9,6 +9,9 @@ Workloads (tools/tally/bench.cc builds the same tensors: the ATen CPU generator 
   auroc_bootstrap  BootStrapper(BinaryAUROC(thresholds=200), num_bootstraps=100, quantile=[0.025, 0.975]) over
              1,000,000 rows in 10 updates of 100,000 (float32 scores, 30% positive); also reports ms_compute.
              (TorchMetrics has no exact16 form; auroc_bootstrap_exact bootstraps its exact BinaryAUROC.)
+  clustering_1k  MetricCollection of AdjustedRandScore, NormalizedMutualInfoScore, VMeasureScore and
+             FowlkesMallowsIndex over 1,000 classes, 10 updates of the same 1,000,000 int64 cluster ids and
+             classes (tally bench's LabelBatch); also reports ms_compute
 Each prints one JSON line like tally bench's: workload, backend "torchmetrics", device, us_per_update (the median
 of `runs` timed passes, each ending when the device is idle), updates, peak_rss_mb and, on CUDA, peak_device_mb.
 TorchMetrics runs with its defaults (validate_args=True), as its users get it. Run one workload a process
@@ -99,6 +102,19 @@ def main():
         runs = 1 if a.quick or a.updates else 3
         run(a.workload, boot, auroc_batches(10000 if a.quick else 100000, updates, device), updates, runs, device,
             time_compute=True)
+        return
+    if a.workload == "clustering_1k":
+        from torchmetrics.clustering import (AdjustedRandScore, FowlkesMallowsIndex, NormalizedMutualInfoScore,
+                                             VMeasureScore)
+        n = 10000 if a.quick else 1000000
+        g = torch.Generator().manual_seed(7)  # LabelBatch: target, wrong, then the 70% mask, one CPU generator
+        target = torch.randint(0, 1000, (n,), generator=g)
+        wrong = torch.randint(0, 1000, (n,), generator=g)
+        preds = torch.where(torch.rand(n, generator=g) < 0.7, target, wrong)
+        coll = MetricCollection([AdjustedRandScore(), NormalizedMutualInfoScore(), VMeasureScore(),
+                                 FowlkesMallowsIndex()], compute_groups=False)
+        run(a.workload, coll, [(preds.to(device), target.to(device))], 2 if a.quick else 10, 1 if a.quick else 3,
+            device, time_compute=True)
         return
     if a.workload not in ("all", "acc_small", "cls_large"):
         raise SystemExit(f"unknown workload {a.workload}")

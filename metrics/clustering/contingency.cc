@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "metrics/common.h"
 #include "metrics/regression/operands.h"
+#include "ops/attrs.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
@@ -31,9 +32,8 @@ absl::StatusOr<TableSizes> ReadTableSizes(SpecArgs& args) {
 
 namespace {
 
-// Labels declares one 1-D integer label input and counts its values outside
-// [0, size) with a deferred check.
-Expr Labels(MetricBuilder& b, const std::string& name, int64_t size, const char* what) {
+// Labels declares one 1-D integer label input, as declared.
+Expr Labels(MetricBuilder& b, const std::string& name, const char* what) {
   Expr x = b.Input(name);
   if (!b.ok()) return x;
   const std::vector<int64_t>& shape = b.FindInput(name)->shape;
@@ -42,17 +42,25 @@ Expr Labels(MetricBuilder& b, const std::string& name, int64_t size, const char*
   } else if (ir::IsFloating(x.dtype())) {
     b.FailInput(name, absl::StrCat("expected integer ", what, " ids, got ", ir::DTypeName(x.dtype())));
   }
-  if (!b.ok()) return x;
-  Expr ids = ops::Cast(x, DType::kInt64);
-  b.Check(name, absl::StrCat("{n} values outside [0, ", size, ")"), ops::CountOutside(ids, 0, size));
-  return ids;
+  return x;
 }
 
 }  // namespace
 
+State AddSquareLabelTable(MetricBuilder& b, Expr preds, Expr target, int64_t c) {
+  std::vector<Expr> outs = b.OpN(ops::OpId::kMcConfmat, {preds, target}, ops::ToAttrMap(ops::McConfmatAttrs{c}));
+  if (outs.size() != 3) return State{};
+  const std::string range = absl::StrCat("{n} values outside [0, ", c, ")");
+  b.Check("target", range, outs[1]);
+  b.Check("preds", range, outs[2]);
+  State table = b.AddState("confmat", DType::kInt64, {c, c}, ir::Reducer::kSum);
+  b.Accumulate(table, outs[0]);
+  return table;
+}
+
 State AddContingencyTable(MetricBuilder& b, const TableSizes& sizes) {
-  Expr preds = Labels(b, "preds", sizes.clusters, "cluster");
-  Expr target = Labels(b, "target", sizes.classes, "class");
+  Expr preds = Labels(b, "preds", "cluster");
+  Expr target = Labels(b, "target", "class");
   if (!b.ok()) return State{};
   const auto& ps = b.FindInput("preds")->shape;
   const auto& ts = b.FindInput("target")->shape;
@@ -60,21 +68,28 @@ State AddContingencyTable(MetricBuilder& b, const TableSizes& sizes) {
     b.FailInput("preds", absl::StrCat("shape ", ShapeText(ps), " does not match target's shape ", ShapeText(ts)));
     return State{};
   }
+  if (sizes.clusters == sizes.classes) return AddSquareLabelTable(b, preds, target, sizes.classes);
+  Expr p = ops::Cast(preds, DType::kInt64);
+  Expr t = ops::Cast(target, DType::kInt64);
+  b.Check("preds", absl::StrCat("{n} values outside [0, ", sizes.clusters, ")"),
+          ops::CountOutside(p, 0, sizes.clusters));
+  b.Check("target", absl::StrCat("{n} values outside [0, ", sizes.classes, ")"),
+          ops::CountOutside(t, 0, sizes.classes));
   // A row with either label out of range gets cell -1, which histogram drops.
-  Expr in_range = preds >= 0.0 && preds < static_cast<double>(sizes.clusters) && target >= 0.0 &&
-                  target < static_cast<double>(sizes.classes);
-  Expr cell = ops::Where(in_range, preds * static_cast<double>(sizes.classes) + target, int64_t{-1});
-  State table = b.AddState("contingency", DType::kInt64, {sizes.clusters, sizes.classes}, ir::Reducer::kSum);
+  Expr in_range =
+      p >= 0.0 && p < static_cast<double>(sizes.clusters) && t >= 0.0 && t < static_cast<double>(sizes.classes);
+  Expr cell = ops::Where(in_range, t * static_cast<double>(sizes.clusters) + p, int64_t{-1});
+  State table = b.AddState("contingency", DType::kInt64, {sizes.classes, sizes.clusters}, ir::Reducer::kSum);
   b.Accumulate(table,
-               ops::Reshape(ops::Histogram(cell, sizes.clusters * sizes.classes), {sizes.clusters, sizes.classes}));
+               ops::Reshape(ops::Histogram(cell, sizes.classes * sizes.clusters), {sizes.classes, sizes.clusters}));
   return table;
 }
 
 Marginals ReadMarginals(MetricBuilder& b, const State& table) {
   Marginals m;
   m.table = F64(b.Read(table));
-  m.clusters = ops::Sum(m.table, {1});
-  m.classes = ops::Sum(m.table, {0});
+  m.classes = ops::Sum(m.table, {1});
+  m.clusters = ops::Sum(m.table, {0});
   m.n = ops::Sum(m.table);
   return m;
 }
@@ -87,7 +102,7 @@ Expr Entropy(Expr counts, Expr n) {
 Expr MutualInfo(const Marginals& m) {
   // log(n n_ij / (a_i b_j)) as one ratio of exact integer products (below
   // 2^53), so that an independent cell contributes exactly 0.
-  Expr outer = ops::Unsqueeze(m.clusters, 1) * ops::Unsqueeze(m.classes, 0);
+  Expr outer = ops::Unsqueeze(m.classes, 1) * ops::Unsqueeze(m.clusters, 0);
   Expr cell = m.table / m.n * ops::Log(m.n * m.table / outer);
   return ops::Sum(ops::Where(m.table > 0.0, cell, 0.0));
 }

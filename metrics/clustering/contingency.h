@@ -1,6 +1,7 @@
 // The contingency table the clustering metrics read: n_ij, the rows whose
-// predicted cluster is i and whose class is j, as one int64 [num_clusters,
-// num_classes] sum state.
+// class is i and whose predicted cluster is j, as one int64 [num_classes,
+// num_clusters] sum state (TorchMetrics' orientation: target rows, preds
+// columns).
 //
 // TorchMetrics keeps every label and infers the sizes at compute (a host
 // sync and memory that grows with the traffic); Tally declares the sizes and
@@ -36,11 +37,19 @@ absl::StatusOr<TableSizes> ReadTableSizes(SpecArgs& args);
 // returned.
 dsl::State AddContingencyTable(dsl::MetricBuilder& b, const TableSizes& sizes);
 
+// AddSquareLabelTable counts int64 [N] labels `preds` and `target` in [0, c)
+// into the [c, c] table "confmat" (rows target) with the fused mc_confmat
+// kernel, one pass with its range checks (a row with a label outside is
+// counted by a deferred check and skipped): the same nodes as
+// multiclass_confusion_matrix's, so a collection keeps one table for the
+// clustering, nominal and confusion-matrix metrics over the same labels.
+dsl::State AddSquareLabelTable(dsl::MetricBuilder& b, ops::Expr preds, ops::Expr target, int64_t c);
+
 // Marginals are the table's finalize-side sums, in float64.
 struct Marginals {
-  ops::Expr table;     // f64 [K, C]
-  ops::Expr clusters;  // f64 [K]: rows per predicted cluster
+  ops::Expr table;     // f64 [C, K]
   ops::Expr classes;   // f64 [C]: rows per class
+  ops::Expr clusters;  // f64 [K]: rows per predicted cluster
   ops::Expr n;         // f64 []
 };
 Marginals ReadMarginals(dsl::MetricBuilder& b, const dsl::State& table);

@@ -60,12 +60,12 @@ PairCounts Pairs(MetricBuilder& b, const State& table) {
   Expr t = b.Read(table);  // i64: the squares and their sums stay exact
   Expr n = ops::Sum(t);
   Expr sq = ops::Sum(t * t);
-  Expr rows = ops::Sum(t, {1});
-  Expr cols = ops::Sum(t, {0});
+  Expr classes = ops::Sum(t, {1});
+  Expr clusters = ops::Sum(t, {0});
   PairCounts p;
   p.tp = F64(sq - n);
-  p.fp = F64(ops::Sum(rows * rows) - sq);
-  p.fn = F64(ops::Sum(cols * cols) - sq);
+  p.fp = F64(ops::Sum(clusters * clusters) - sq);
+  p.fn = F64(ops::Sum(classes * classes) - sq);
   p.tn = F64(n * n - sq) - p.fp - p.fn;
   return p;
 }

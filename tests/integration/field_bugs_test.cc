@@ -105,6 +105,9 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
       spec += "(num_groups=3)";
     } else if (m.name == "fleiss_kappa") {
       in = {{"ratings", at::one_hot(classes.view({3, 4}), 3).sum(1)}};
+    } else if (m.domain == "clustering" && m.inputs[0] == "data") {
+      in = {{"data", xm}, {"labels", classes}};
+      spec += "(num_clusters=3)";
     } else if (m.domain == "clustering" || m.domain == "nominal") {
       in = {{"preds", scores.argmax(1)}, {"target", classes}};
       spec += "(num_classes=3)";

@@ -46,6 +46,7 @@ std::string SpecFor(const metrics::MetricInfo& m) {
   if (name == "minkowski_distance") return absl::StrCat(name, "(p=3.0)");
   if (name == "critical_success_index") return absl::StrCat(name, "(threshold=0.5)");
   if (m.domain == "fairness") return absl::StrCat(name, "(num_groups=3)");  // the grp forms' ids are in [0, 3)
+  if (m.domain == "clustering" && m.inputs[0] == "data") return absl::StrCat(name, "(num_clusters=3)");
   if (m.domain == "clustering" || (m.domain == "nominal" && name != "fleiss_kappa")) {
     return absl::StrCat(name, "(num_classes=3)");
   }
@@ -116,6 +117,7 @@ std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   // the bad labels of one) suffice; the task metrics run every form.
   if (m.domain == "task_wrapper") return {{"bin_p"}, {"mc_f"}, {"mc_bad"}, {"ml_f"}};
   if (m.name == "kl_divergence") return {{"prob"}};
+  if (m.domain == "clustering" && m.inputs[0] == "data") return {{"pts"}, {"pts_bad"}};
   if (m.domain == "clustering") return {{"mc_i"}, {"clu_bad"}};
   if (m.name == "fleiss_kappa") return {{"fk"}, {"fk_p"}};
   if (m.domain == "nominal") return {{"mc_i"}, {"mc_f"}, {"nom_nan"}, {"clu_bad"}};
@@ -172,6 +174,13 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
   if (k == "nom_nan") {
     return {{"preds", spoil(labels(c, {n}).to(at::kFloat), NAN)},
             {"target", spoil(labels(c, {n}).to(at::kFloat), NAN)}};
+  }
+  // Points [N, 3] near 3 centres far from zero, and their cluster ids (some
+  // outside [0, 3) in the bad form).
+  if (k == "pts" || k == "pts_bad") {
+    at::Tensor ids = labels(c, {n});
+    at::Tensor data = ids.to(at::kFloat).unsqueeze(1) * 4 + at::randn({n, 3}, gen, f) + 1e3;
+    return {{"data", data}, {"labels", k == "pts" ? ids : spoil(ids, c + 1)}};
   }
   // Fleiss' kappa: per-category counts of 4 raters, or raters' scores.
   if (k == "fk") return {{"ratings", at::one_hot(labels(c, {n, 4}), c).sum(1)}};

@@ -44,7 +44,12 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
     if (spec->name == "kl_divergence" || spec->name == "cosine_similarity") k.rows = true;
     if (info && info->domain == "fairness") k.domain = "binary";
     if (info && (info->domain == "clustering" || info->domain == "nominal")) {
-      k.domain = spec->name == "fleiss_kappa" ? "ratings" : "labels";
+      k.domain = spec->name == "fleiss_kappa" ? "ratings" : info->inputs[0] == "data" ? "points" : "labels";
+      for (const auto& [key, v] : spec->args) {
+        if (key == "mode" && std::holds_alternative<std::string>(v) && std::get<std::string>(v) == "probs") {
+          k.domain = "rater_scores";
+        }
+      }
     }
     if (!info || std::find(info->inputs.begin(), info->inputs.end(), "target") != info->inputs.end()) k.target = true;
     for (const auto& [key, v] : spec->args) {
@@ -56,7 +61,8 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
       if (key == "task" && info && info->domain == "task_wrapper" && std::holds_alternative<std::string>(v)) {
         k.domain = absl::AsciiStrToLower(std::get<std::string>(v));
       }
-      if ((key == "num_classes" || key == "num_labels") && std::holds_alternative<int64_t>(v)) {
+      if ((key == "num_classes" || key == "num_labels" || key == "num_clusters") &&
+          std::holds_alternative<int64_t>(v)) {
         int64_t c = std::get<int64_t>(v);
         if (c >= 2 && c <= 1000) k.classes = c;
       }
@@ -117,6 +123,20 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
     d.specs = {"adjusted_rand_score(num_classes=3)", "normalized_mutual_info_score(num_classes=3)",
                "cramers_v(num_classes=3)"};
     d.description = absl::StrCat("64 cluster ids and ", c, " classes");
+  } else if (kind.domain == "points") {
+    // 2-D points around c centres 5 apart, with their cluster ids.
+    const int64_t c = kind.classes > 0 ? kind.classes : 4;
+    at::Tensor ids = at::arange(n, at::kLong).remainder(c);
+    at::Tensor centres = at::randn({c, 2}, gen, at::kFloat) * 5;
+    d.inputs = {{"data", centres.index_select(0, ids) + at::randn({n, 2}, gen, at::kFloat)}, {"labels", ids}};
+    d.specs = {"calinski_harabasz_score(num_clusters=4)", "davies_bouldin_score(num_clusters=4)",
+               "dunn_index(num_clusters=4)"};
+    d.description = absl::StrCat("64 2-D points in ", c, " clusters");
+  } else if (kind.domain == "rater_scores") {
+    // 5 raters' scores over 3 categories, [N, 3, 5].
+    d.inputs = {{"ratings", at::rand({n, 3, 5}, gen, at::kFloat)}};
+    d.specs = {"fleiss_kappa(mode=probs)"};
+    d.description = "64 samples scored by 5 raters over 3 categories";
   } else if (kind.domain == "ratings") {
     // 5 raters per sample over 3 categories.
     at::Tensor choice = at::randint(0, 3, {n, 5}, gen, at::kLong);
