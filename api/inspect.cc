@@ -51,6 +51,11 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
     }
   }
   if (domain == "aggregation") return {{"value", ir::DType::kFloat32, {n}}};
+  // An ensemble of 4 members per observation.
+  if (absl::c_any_of(specs,
+                     [](const std::string& s) { return absl::StartsWith(s, "continuous_ranked_probability_score"); })) {
+    return {{"preds", ir::DType::kFloat32, {n, 4}}, {"target", ir::DType::kFloat32, {n}}};
+  }
   // Cluster or category ids; Fleiss' kappa's counts per category.
   if (domain == "clustering" || domain == "nominal") {
     if (absl::c_any_of(specs, [](const std::string& s) { return absl::StartsWith(s, "fleiss_kappa"); })) {

@@ -106,6 +106,7 @@ constexpr Wrapper kWrappers[] = {
     {"f1_score", kAllTasks, kStatScores, "zero_division", "average=micro"},
     {"fbeta_score", kAllTasks, kStatScores, "beta zero_division", "beta=1.0, average=micro"},
     {"specificity", kAllTasks, kStatScores, "", "average=micro"},
+    {"negative_predictive_value", kAllTasks, kStatScores, "zero_division", "average=micro"},
     {"stat_scores", kAllTasks, kStatScores, "", "average=micro"},
     {"hamming_distance", kAllTasks, kStatScores, "", "average=micro"},
     {"confusion_matrix", kAllTasks, kConfmat, "normalize", ""},

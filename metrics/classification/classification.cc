@@ -1,6 +1,6 @@
 // Classification metrics: the binary_*, multiclass_* and multilabel_* forms of
 // TorchMetrics 1.5's accuracy, precision, recall, f1_score, fbeta_score,
-// specificity, stat_scores, confusion_matrix, hamming_distance,
+// specificity, negative_predictive_value (1.9), stat_scores, confusion_matrix, hamming_distance,
 // jaccard_index, matthews_corrcoef, cohen_kappa and exact_match, with their
 // functional argument names and defaults.
 //
@@ -51,6 +51,7 @@ enum class Kind {
   kF1,
   kFBeta,
   kSpecificity,
+  kNegativePredictiveValue,
   kStatScores,
   kHamming,
   kConfusionMatrix,
@@ -68,6 +69,7 @@ bool IsStatFamily(Kind k) {
     case Kind::kF1:
     case Kind::kFBeta:
     case Kind::kSpecificity:
+    case Kind::kNegativePredictiveValue:
     case Kind::kStatScores:
     case Kind::kHamming:
       return true;
@@ -159,7 +161,7 @@ absl::StatusOr<Args> ReadArgs(Task task, Kind kind, SpecArgs& args) {
   // Accepted for compatibility: validation is always on, deferred to Compute.
   TALLY_RETURN_IF_ERROR(args.GetBool("validate_args", true).status());
   if (kind == Kind::kPrecision || kind == Kind::kRecall || kind == Kind::kF1 || kind == Kind::kFBeta ||
-      kind == Kind::kJaccard) {
+      kind == Kind::kJaccard || kind == Kind::kNegativePredictiveValue) {
     TALLY_ASSIGN_OR_RETURN(a.zero_division, args.GetDouble("zero_division", 0.0));
     // Only the f-scores validate it in TorchMetrics.
     if ((kind == Kind::kF1 || kind == Kind::kFBeta) && a.zero_division != 0 && a.zero_division != 1) {
@@ -242,6 +244,8 @@ Expr Score(Kind kind, Task task, const Counts& c, const Args& a) {
     }
     case Kind::kSpecificity:
       return ops::SafeDiv(c.tn, c.tn + c.fp);
+    case Kind::kNegativePredictiveValue:  // TorchMetrics 1.9
+      return ops::SafeDiv(c.tn, c.tn + c.fn, zd);
     default:
       return Expr();
   }
@@ -465,8 +469,9 @@ void BuildStatFamily(Task task, Kind kind, const Args& a, MetricBuilder& b) {
     b.Output(Score(kind, task, a.samplewise ? Map(c, SumLast) : Map(c, SumAll), a));
     return;
   }
-  // Only accuracy, precision and recall pass top_k on to the macro weights.
-  bool topk_rule = a.top_k > 1 && (kind == Kind::kAccuracy || kind == Kind::kPrecision || kind == Kind::kRecall);
+  // Only accuracy, precision, recall and NPV pass top_k on to the macro weights.
+  bool topk_rule = a.top_k > 1 && (kind == Kind::kAccuracy || kind == Kind::kPrecision || kind == Kind::kRecall ||
+                                   kind == Kind::kNegativePredictiveValue);
   b.Output(Average(Score(kind, task, c, a), a.average, c, task == Task::kMultilabel, topk_rule, a.samplewise));
 }
 
@@ -553,6 +558,7 @@ void RegisterTask(Task task, const std::string& prefix, bool kappa, bool exact_m
   add_stat("f1_score", Kind::kF1);
   add_stat("fbeta_score", Kind::kFBeta);
   add_stat("specificity", Kind::kSpecificity);
+  add_stat("negative_predictive_value", Kind::kNegativePredictiveValue);
   add_stat("stat_scores", Kind::kStatScores);
   add_stat("hamming_distance", Kind::kHamming);
   add("confusion_matrix", Bound(Build, task, Kind::kConfusionMatrix));

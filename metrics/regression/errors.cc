@@ -2,7 +2,8 @@
 // mean_squared_log_error, symmetric_mean_absolute_percentage_error,
 // weighted_mean_absolute_percentage_error, relative_squared_error,
 // minkowski_distance, tweedie_deviance_score, critical_success_index and
-// kl_divergence.
+// kl_divergence; and from TorchMetrics 1.9 normalized_root_mean_squared_error,
+// jensen_shannon_divergence and continuous_ranked_probability_score.
 //
 // Inputs are `preds` and `target` of the same shape (TorchMetrics calls the
 // second `targets` in minkowski/tweedie, and `p`, `q` in kl_divergence: here
@@ -323,25 +324,20 @@ absl::StatusOr<dsl::Metric> BuildCriticalSuccessIndex(SpecArgs& args, const dsl:
   return b.Finish();
 }
 
-// --- kl_divergence -----------------------------------------------------------
+// --- kl_divergence, jensen_shannon_divergence ---------------------------------
 
-absl::StatusOr<dsl::Metric> BuildKlDivergence(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
-  TALLY_ASSIGN_OR_RETURN(bool log_prob, args.GetBool("log_prob", false));
-  TALLY_ASSIGN_OR_RETURN(std::string reduction, args.GetEnum("reduction", {"mean", "sum", "none"}, "mean"));
-  MetricBuilder b(args.metric_name(), sig, device);
-  Operands in;
-  if (!ReadOperands(b, in, 0, /*exact_rank=*/2)) return b.status();
-  Expr p = F64(in.preds), q = F64(in.target);
-  Expr measures;
-  if (log_prob) {
-    // reg/kl_divergence.py: Σ_j e^p·(p − q) per row.
-    measures = ops::Sum(ops::Exp(p) * (p - q), {1});
-  } else {
-    // Rows normalised to sum 1, then Σ_j xlogy(p, p/q) (0 where p == 0).
-    p = p / ops::Sum(p, {1}, /*keepdim=*/true);
-    q = q / ops::Sum(q, {1}, /*keepdim=*/true);
-    measures = ops::Sum(ops::Where(p == 0.0, 0.0, p * ops::Log(p / q)), {1});
-  }
+// KlRows is each row's KL(p || q) (TorchMetrics' reg/kl_divergence.py).
+Expr KlRows(Expr p, Expr q, bool log_prob) {
+  // log_prob: Σ_j e^p·(p − q) per row.
+  if (log_prob) return ops::Sum(ops::Exp(p) * (p - q), {1});
+  // Rows normalised to sum 1, then Σ_j xlogy(p, p/q) (0 where p == 0).
+  p = p / ops::Sum(p, {1}, /*keepdim=*/true);
+  q = q / ops::Sum(q, {1}, /*keepdim=*/true);
+  return ops::Sum(ops::Where(p == 0.0, 0.0, p * ops::Log(p / q)), {1});
+}
+
+// ReduceRows is the per-row `measures` kept (none), summed or averaged.
+absl::StatusOr<dsl::Metric> ReduceRows(MetricBuilder& b, Expr measures, const std::string& reduction) {
   if (reduction == "none") {
     State rows = b.AddState("measures", DType::kFloat64, {}, Reducer::kCat);
     b.Accumulate(rows, measures);
@@ -360,6 +356,110 @@ absl::StatusOr<dsl::Metric> BuildKlDivergence(SpecArgs& args, const dsl::Signatu
   return b.Finish();
 }
 
+absl::StatusOr<dsl::Metric> BuildDivergence(bool jensen_shannon, SpecArgs& args, const dsl::Signature& sig,
+                                            const ir::Device& device) {
+  TALLY_ASSIGN_OR_RETURN(bool log_prob, args.GetBool("log_prob", false));
+  TALLY_ASSIGN_OR_RETURN(std::string reduction, args.GetEnum("reduction", {"mean", "sum", "none"}, "mean"));
+  MetricBuilder b(args.metric_name(), sig, device);
+  Operands in;
+  if (!ReadOperands(b, in, 0, /*exact_rank=*/2)) return b.status();
+  Expr p = F64(in.preds), q = F64(in.target);
+  if (!jensen_shannon) return ReduceRows(b, KlRows(p, q, log_prob), reduction);
+  // reg/js_divergence.py: ½ KL(p || m) + ½ KL(q || m), m the mean of the
+  // (row-normalised) distributions; with log_prob, log m = logsumexp(p, q) − log 2.
+  Expr m;
+  if (log_prob) {
+    Expr top = ops::Maximum(p, q);
+    Expr lse = top + ops::Log(ops::Exp(p - top) + ops::Exp(q - top));
+    m = ops::Where(top == -INFINITY, -INFINITY, lse) - std::log(2.0);
+  } else {
+    p = p / ops::Sum(p, {1}, /*keepdim=*/true);
+    q = q / ops::Sum(q, {1}, /*keepdim=*/true);
+    m = (p + q) / 2.0;
+  }
+  return ReduceRows(b, 0.5 * KlRows(p, m, log_prob) + 0.5 * KlRows(q, m, log_prob), reduction);
+}
+
+// --- normalized_root_mean_squared_error -------------------------------------
+
+absl::StatusOr<dsl::Metric> BuildNormalizedRmse(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+  TALLY_ASSIGN_OR_RETURN(std::string normalization,
+                         args.GetEnum("normalization", {"mean", "range", "std", "l2"}, "mean"));
+  TALLY_ASSIGN_OR_RETURN(int64_t k, args.GetInt("num_outputs", 1));
+  if (k < 1) return args.InvalidArgument(absl::StrCat("num_outputs must be an integer >= 1, got ", k));
+  MetricBuilder b(args.metric_name(), sig, device);
+  Operands in;
+  if (!ReadOperands(b, in)) return b.status();
+  // TorchMetrics' _mean_squared_error_update: num_outputs=1 flattens every
+  // element; num_outputs=k reads [N, k].
+  Expr preds = in.preds, target = in.target;
+  if (k == 1) {
+    preds = ops::Unsqueeze(ops::Flatten(preds), 1);
+    target = ops::Unsqueeze(ops::Flatten(target), 1);
+  } else if (in.rank() != 2 || in.shape[1] != k) {
+    b.FailInput("preds", absl::StrCat("num_outputs=", k, " expects shape [N, ", k, "], got ", ShapeText(in.shape)));
+    return b.status();
+  }
+  auto operand = [](Expr x) { return ir::IsFloating(x.dtype()) ? x : F64(x); };
+  // The shared per-batch statistics node (regression.cc): rows, the target's
+  // centred moments and Σ(p − t)², per output.
+  std::vector<Expr> s = b.OpN(ops::OpId::kRegStats, {operand(preds), operand(target)}, {});
+  if (!b.ok()) return b.status();
+  if (s.size() != 15) {
+    b.Fail(absl::InternalError(absl::StrCat("reg_stats gave ", s.size(), " results, expected 15")));
+    return b.status();
+  }
+  MomentGroup moments(b, "moments", k, s[0]);
+  int t = moments.AddVariable("target", BatchMoments{s[4], s[5], s[6]});
+  moments.Finish();
+  State sse = b.AddState("sse", DType::kFloat64, {k}, Reducer::kSum);
+  b.Accumulate(sse, s[11]);
+  Expr t64 = F64(target);
+  Expr denom;
+  if (normalization == "mean") {
+    denom = moments.Mean(t);
+  } else if (normalization == "std") {
+    denom = ops::Sqrt(moments.M2(t) / moments.Count());
+  } else if (normalization == "l2") {
+    State sq = b.AddState("target_squared", DType::kFloat64, {k}, Reducer::kSum);
+    b.Accumulate(sq, ops::Sum(t64 * t64, {0}));
+    denom = ops::Sqrt(b.Read(sq));
+  } else {
+    State hi = b.AddState("target_max", DType::kFloat64, {k}, Reducer::kMax, -INFINITY);
+    State lo = b.AddState("target_min", DType::kFloat64, {k}, Reducer::kMin, INFINITY);
+    b.Accumulate(hi, ops::Max(t64, {0}));
+    b.Accumulate(lo, ops::Min(t64, {0}));
+    denom = b.Read(hi) - b.Read(lo);
+  }
+  Expr value = ops::Sqrt(b.Read(sse) / moments.Count()) / denom;
+  b.Output(k == 1 ? ops::Reshape(value, {}) : value);
+  return b.Finish();
+}
+
+// --- continuous_ranked_probability_score ------------------------------------
+
+absl::StatusOr<dsl::Metric> BuildCrps(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+  MetricBuilder b(args.metric_name(), sig, device);
+  Expr preds = b.Input("preds");
+  Expr target = b.Input("target");
+  if (!b.ok()) return b.status();
+  const auto& ps = b.FindInput("preds")->shape;
+  const auto& ts = b.FindInput("target")->shape;
+  if (ps.size() != 2 || ps[1] < 2) {
+    b.FailInput("preds", absl::StrCat("expected an ensemble [N, M] with M >= 2 members, got shape ", ShapeText(ps)));
+  } else if (ts.size() != 1) {
+    b.FailInput("target", absl::StrCat("expected [N] observations for preds of shape ", ShapeText(ps), ", got shape ",
+                                       ShapeText(ts)));
+  }
+  if (!b.ok()) return b.status();
+  const double m = static_cast<double>(ps[1]);
+  // reg/crps.py per row: Σ_i |x_i − y| / M − Σ_ij |x_i − x_j| / (2 M²).
+  Expr x = F64(preds), y = ops::Unsqueeze(F64(target), 1);
+  Expr skill = ops::Sum(ops::Abs(x - y), {1}) / m;
+  Expr spread = ops::Sum(ops::Abs(ops::Unsqueeze(x, 2) - ops::Unsqueeze(x, 1)), {1, 2}) / (2.0 * m * m);
+  return ReduceRows(b, skill - spread, "mean");
+}
+
 }  // namespace
 
 void RegisterRegressionErrorMetrics(std::vector<MetricInfo>& out) {
@@ -371,7 +471,10 @@ void RegisterRegressionErrorMetrics(std::vector<MetricInfo>& out) {
   out.push_back({"minkowski_distance", "regression", inputs, BuildMinkowskiDistance});
   out.push_back({"tweedie_deviance_score", "regression", inputs, BuildTweedieDeviance});
   out.push_back({"critical_success_index", "regression", inputs, BuildCriticalSuccessIndex});
-  out.push_back({"kl_divergence", "regression", inputs, BuildKlDivergence});
+  out.push_back({"kl_divergence", "regression", inputs, Bound(BuildDivergence, false)});
+  out.push_back({"jensen_shannon_divergence", "regression", inputs, Bound(BuildDivergence, true)});
+  out.push_back({"normalized_root_mean_squared_error", "regression", inputs, BuildNormalizedRmse});
+  out.push_back({"continuous_ranked_probability_score", "regression", inputs, BuildCrps});
 }
 
 }  // namespace tally::metrics

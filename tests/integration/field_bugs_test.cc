@@ -94,7 +94,10 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
     } else if (m.domain == "regression") {
       in = m.name == "cosine_similarity" ? NamedTensors{{"preds", xm}, {"target", xm + 1}}
                                          : NamedTensors{{"preds", x}, {"target", y}};
-      if (m.name == "kl_divergence") in = {{"preds", xm.abs() + 0.1}, {"target", xm.abs() + 0.2}};
+      if (m.name == "kl_divergence" || m.name == "jensen_shannon_divergence") {
+        in = {{"preds", xm.abs() + 0.1}, {"target", xm.abs() + 0.2}};
+      }
+      if (m.name == "continuous_ranked_probability_score") in = {{"preds", xm}, {"target", x}};
       if (m.name == "minkowski_distance") spec += "(p=3.0)";
       if (m.name == "critical_success_index") spec += "(threshold=0.5)";
     } else if (m.domain == "retrieval") {

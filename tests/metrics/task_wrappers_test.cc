@@ -73,6 +73,7 @@ std::vector<WrapperCall> Calls() {
       stat("f1_score", "", ", zero_division=0"),
       stat("fbeta_score", "beta=1.0, ", ", zero_division=0"),
       stat("specificity", "", ""),
+      stat("negative_predictive_value", "", ", zero_division=0"),
       stat("stat_scores", "", ""),
       stat("hamming_distance", "", ""),
       {"confusion_matrix", false, "", absl::StrCat("threshold=0.5, normalize=none, ", tail),
@@ -379,8 +380,8 @@ TEST(TaskWrappersTest, DefaultAverageIsMicroUnlikeTheTaskMetrics) {
   auto macro = Eval("multiclass_accuracy(num_classes=3)", mc);
   ASSERT_TRUE(macro.ok()) << macro.status();
   EXPECT_DOUBLE_EQ(macro->tensor.item<double>(), 1.0 / 3.0);
-  for (const char* name : {"accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity", "stat_scores",
-                           "hamming_distance"}) {
+  for (const char* name : {"accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity",
+                           "negative_predictive_value", "stat_scores", "hamming_distance"}) {
     SCOPED_TRACE(name);
     const std::string wrapper = absl::StrCat(name, "(task=multiclass, num_classes=3)");
     const std::string task =

@@ -116,7 +116,8 @@ std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   // A task wrapper builds the task metric's program: one form per task (and
   // the bad labels of one) suffice; the task metrics run every form.
   if (m.domain == "task_wrapper") return {{"bin_p"}, {"mc_f"}, {"mc_bad"}, {"ml_f"}};
-  if (m.name == "kl_divergence") return {{"prob"}};
+  if (m.name == "kl_divergence" || m.name == "jensen_shannon_divergence") return {{"prob"}};
+  if (m.name == "continuous_ranked_probability_score") return {{"ens"}};
   if (m.domain == "clustering" && m.inputs[0] == "data") return {{"pts"}, {"pts_bad"}};
   if (m.domain == "clustering") return {{"mc_i"}, {"clu_bad"}};
   if (m.name == "fleiss_kappa") return {{"fk"}, {"fk_p"}};
@@ -159,6 +160,11 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
     return {{"preds", t + at::randn({n}, gen, f) * 0.5}, {"target", t}};
   }
   if (k == "prob") return {{"preds", at::rand({n, c}, gen, f) + 0.05}, {"target", at::rand({n, c}, gen, f) + 0.05}};
+  // An ensemble of 4 members around each observation, far from zero.
+  if (k == "ens") {
+    at::Tensor t = at::randn({n}, gen, f) + 1e3;
+    return {{"preds", t.unsqueeze(1) + at::randn({n, 4}, gen, f)}, {"target", t}};
+  }
   if (k == "reg2") return {{"preds", at::randn({n, 3}, gen, f)}, {"target", at::randn({n, 3}, gen, f)}};
   if (k == "bin_f") return {{"preds", at::randn({n}, gen, f) * 2}, {"target", labels(2, {n})}};
   if (k == "bin_p") return {{"preds", at::rand({n}, gen, f)}, {"target", labels(2, {n})}};

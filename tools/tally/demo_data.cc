@@ -41,7 +41,11 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
     else if (info && (info->domain == "regression" || info->domain == "aggregation" || info->domain == "retrieval")) {
       k.domain = info->domain;
     }
-    if (spec->name == "kl_divergence" || spec->name == "cosine_similarity") k.rows = true;
+    if (spec->name == "kl_divergence" || spec->name == "cosine_similarity" ||
+        spec->name == "jensen_shannon_divergence") {
+      k.rows = true;
+    }
+    if (spec->name == "continuous_ranked_probability_score") k.domain = "ensemble";
     if (info && info->domain == "fairness") k.domain = "binary";
     if (info && (info->domain == "clustering" || info->domain == "nominal")) {
       k.domain = spec->name == "fleiss_kappa" ? "ratings" : info->inputs[0] == "data" ? "points" : "labels";
@@ -85,6 +89,13 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
     d.inputs = {{"preds", preds}, {"target", target}};
     d.specs = {"kl_divergence"};
     d.description = "64 rows of 4 positive weights";
+  } else if (kind.domain == "ensemble") {
+    // 64 observations, each with a 5-member forecast ensemble around it.
+    at::Tensor target = at::randn({n}, gen, at::kFloat) * 2 + 10;
+    at::Tensor preds = target.unsqueeze(1) + at::randn({n, 5}, gen, at::kFloat);
+    d.inputs = {{"preds", preds}, {"target", target}};
+    d.specs = {"continuous_ranked_probability_score"};
+    d.description = "64 observations with 5-member ensembles";
   } else if (kind.domain == "regression") {
     at::Tensor target = at::randn({n}, gen, at::kFloat) * 2 + 10;
     at::Tensor preds = target + at::randn({n}, gen, at::kFloat) * 0.5;

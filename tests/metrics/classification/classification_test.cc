@@ -309,8 +309,9 @@ TEST(ClassificationRegistryTest, RegistersEveryTaskSpecificName) {
   // also with groups, and nothing else of the families.
   std::vector<std::string> want;
   for (const char* task : {"binary_", "multiclass_", "multilabel_"}) {
-    for (const char* m : {"accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity", "stat_scores",
-                          "confusion_matrix", "hamming_distance", "jaccard_index", "matthews_corrcoef"}) {
+    for (const char* m :
+         {"accuracy", "precision", "recall", "f1_score", "fbeta_score", "specificity", "negative_predictive_value",
+          "stat_scores", "confusion_matrix", "hamming_distance", "jaccard_index", "matthews_corrcoef"}) {
       want.push_back(absl::StrCat(task, m));
     }
   }
