@@ -117,6 +117,7 @@ constexpr Wrapper kWrappers[] = {
     {"auroc", kAllTasks, {"max_fpr", "num_classes average", "num_labels average"}, "thresholds", ""},
     {"average_precision", kAllTasks, kCurveScores, "thresholds", ""},
     {"roc", kAllTasks, kCurveOutputs, "thresholds", ""},
+    {"eer", kAllTasks, kCurveOutputs, "thresholds", ""},
     {"precision_recall_curve", kAllTasks, kCurveOutputs, "thresholds", ""},
     {"calibration_error", kNoMultilabel, {"", "num_classes", ""}, "n_bins norm", ""},
     {"hinge_loss", kNoMultilabel, {"", "num_classes multiclass_mode", ""}, "squared", ""},

@@ -2,7 +2,11 @@
 // binary_precision_recall_curve, multiclass_precision_recall_curve and
 // multilabel_precision_recall_curve (TorchMetrics 1.5 functional names and
 // arguments: thresholds, num_classes / num_labels, average (multiclass only:
-// none, micro, macro), ignore_index, validate_args).
+// none, micro, macro), ignore_index, validate_args); and the equal error
+// rate of the ROC curve, binary_eer, multiclass_eer and multilabel_eer
+// (TorchMetrics 1.9, the same arguments): at the first point i minimizing
+// |fpr - (1 - tpr)|, (fpr[i] + 1 - tpr[i]) / 2, in float32; one per class
+// where the roc is a list of curves (multiclass average=none, multilabel).
 //
 // Inputs as binary_auroc (curves.cc) and multiclass_/multilabel_auroc
 // (curve_common.h ReadClassInputs) take them: float probabilities or logits,
@@ -210,6 +214,28 @@ Curve Poisoned(const Curve& c, Expr empty) {
 
 Parts ToParts(const Curve& c) { return Parts{c.x, c.y, c.thresholds}; }
 
+// Eer is the equal error rate of ROC curves along `dim` (TorchMetrics'
+// _binary_eer_compute): at the first minimum of |fpr - (1 - tpr)|, picked
+// with a mask (no gather, so that sliced finalizes batch it). x, y: [T]
+// (dim 0) or [K, T] (dim 1, one rate per row). NaN curves give NaN.
+Expr Eer(const Curve& roc, int64_t dim = 0) {
+  Expr miss = 1.0 - roc.y;
+  Expr gap = ops::Abs(roc.x - miss);
+  Expr at = gap == ops::Min(gap, {dim}, /*keepdim=*/true);
+  Expr first = at && ops::Cumsum(ops::Cast(at, DType::kInt64), dim) == 1.0;
+  auto pick = [&](Expr v) { return ops::Sum(ops::Where(first, v, 0.0), {dim}); };
+  return ops::Where(ops::IsNan(ops::Min(gap, {dim})), NAN, (pick(roc.x) + pick(miss)) / 2.0);
+}
+
+// Emit outputs one curve: the tuple, or its equal error rate.
+void Emit(MetricBuilder& b, bool eer, const Curve& c) {
+  if (eer) {
+    b.Output(Eer(c));
+  } else {
+    b.Output(ToParts(c));
+  }
+}
+
 Parts ListParts(const std::vector<Curve>& cs) {
   std::vector<Expr> x, y, t;
   for (const Curve& c : cs) {
@@ -258,17 +284,24 @@ Curve BinnedCurves(Kind kind, Expr hist, int64_t k, const Thresholds& th, const 
 
 // OutputPerClass outputs exact per-class curves: their macro average, or
 // the list of them; `empty` (a class without kept elements) poisons them.
-void OutputPerClass(MetricBuilder& b, Kind kind, const std::string& average, std::vector<Curve> per_class, Expr empty) {
+void OutputPerClass(MetricBuilder& b, Kind kind, bool eer, const std::string& average, std::vector<Curve> per_class,
+                    Expr empty) {
   if (average == "macro") {
     std::vector<Expr> xs, ts;
     for (const Curve& pc : per_class) {
       xs.push_back(pc.x);
       ts.push_back(pc.thresholds);
     }
-    b.Output(ToParts(Poisoned(Macro(kind, per_class, ops::Concat(xs), ops::Concat(ts)), empty)));
+    Emit(b, eer, Poisoned(Macro(kind, per_class, ops::Concat(xs), ops::Concat(ts)), empty));
     return;
   }
   for (Curve& pc : per_class) pc = Poisoned(pc, empty);
+  if (eer) {
+    std::vector<Expr> rates;
+    for (const Curve& pc : per_class) rates.push_back(ops::Reshape(Eer(pc), {1}));
+    b.Output(ops::Concat(rates));
+    return;
+  }
   b.Output(ListParts(per_class));
 }
 
@@ -277,7 +310,7 @@ Curve Row(const Curve& curves, int64_t c) {
   return Curve{ops::Select(curves.x, 0, c), ops::Select(curves.y, 0, c), curves.thresholds};
 }
 
-absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, const dsl::Signature& sig,
+absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, bool eer, SpecArgs& args, const dsl::Signature& sig,
                                        const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, args));
   if (kind == Kind::kRoc && a.average == "macro" && a.thresholds.binned && a.thresholds.size() < 2) {
@@ -313,7 +346,7 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
     Expr kept = ops::Sum(counts, {1, 2});  // [K]
     if (one_curve) {
       Curve curve = CurveOf(kind, Exact16ClfCurve(ops::Select(counts, 0, 0), format), Expr());
-      b.Output(ToParts(Poisoned(curve, ops::Select(kept, 0, 0) == int64_t{0})));
+      Emit(b, eer, Poisoned(curve, ops::Select(kept, 0, 0) == int64_t{0}));
       return b.Finish();
     }
     Expr empty = ops::Any(kept == int64_t{0});
@@ -327,7 +360,7 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
     for (int64_t i = 0; i < c; ++i) {
       per_class.push_back(CurveOf(kind, Exact16ClfCurve(ops::Select(counts, 0, i), format), all_class0));
     }
-    OutputPerClass(b, kind, a.average, std::move(per_class), empty);
+    OutputPerClass(b, kind, eer, a.average, std::move(per_class), empty);
     return b.Finish();
   }
 
@@ -341,8 +374,9 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
     Expr scores = rows.scores;
     Expr y = rows.y;
     if (task == Task::kBinary) {
-      b.Output(ToParts(Poisoned(ExactCurve(kind, scores, y, rows.weight),
-                                ops::Sum(ops::Cast(y >= int64_t{0}, DType::kInt64)) == int64_t{0})));
+      Emit(b, eer,
+           Poisoned(ExactCurve(kind, scores, y, rows.weight),
+                    ops::Sum(ops::Cast(y >= int64_t{0}, DType::kInt64)) == int64_t{0}));
       return b.Finish();
     }
     Expr labels = y;  // (R, C, ...): 1, 0, -1 per element
@@ -357,7 +391,7 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
     auto flat = [](Expr x) { return x.valid() ? ops::Flatten(x) : x; };
     if (one_curve) {
       Expr empty = ops::Sum(kept) == int64_t{0};
-      b.Output(ToParts(Poisoned(ExactCurve(kind, ops::Flatten(scores), ops::Flatten(labels), flat(weights)), empty)));
+      Emit(b, eer, Poisoned(ExactCurve(kind, ops::Flatten(scores), ops::Flatten(labels), flat(weights)), empty));
       return b.Finish();
     }
     std::vector<int64_t> other_dims = {0};
@@ -373,7 +407,7 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
       per_class.push_back(ExactCurve(kind, ops::Flatten(ops::Select(scores, 1, i)),
                                      ops::Flatten(ops::Select(labels, 1, i)), wi, all_class0));
     }
-    OutputPerClass(b, kind, a.average, std::move(per_class), empty);
+    OutputPerClass(b, kind, eer, a.average, std::move(per_class), empty);
     return b.Finish();
   }
 
@@ -385,14 +419,16 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
   if (!b.ok()) return b.status();
   Curve curves = BinnedCurves(kind, counts, k, a.thresholds, st);
   if (one_curve) {
-    b.Output(ToParts(Row(curves, 0)));
+    Emit(b, eer, Row(curves, 0));
   } else if (a.average == "macro") {
     // TorchMetrics repeats the thresholds once per class.
     Expr repeated =
         ops::Flatten(ops::Unsqueeze(curves.thresholds, 0) + ops::Full(counts, {c, 1}, 0.0, DType::kFloat32));
     std::vector<Curve> per_class;
     for (int64_t i = 0; i < c; ++i) per_class.push_back(Row(curves, i));
-    b.Output(ToParts(Macro(kind, per_class, ops::Flatten(curves.x), repeated)));
+    Emit(b, eer, Macro(kind, per_class, ops::Flatten(curves.x), repeated));
+  } else if (eer) {
+    b.Output(Eer(curves, 1));
   } else {
     b.Output(ToParts(curves));
   }
@@ -403,12 +439,14 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, SpecArgs& args, con
 
 void RegisterRocAndPrCurveMetrics(std::vector<MetricInfo>& out) {
   const std::vector<std::string> in = {"preds", "target", kWeightInput};
-  out.push_back({"binary_roc", "curves", in, Bound(BuildCurve, Task::kBinary, Kind::kRoc)});
-  out.push_back({"multiclass_roc", "curves", in, Bound(BuildCurve, Task::kMulticlass, Kind::kRoc)});
-  out.push_back({"multilabel_roc", "curves", in, Bound(BuildCurve, Task::kMultilabel, Kind::kRoc)});
-  out.push_back({"binary_precision_recall_curve", "curves", in, Bound(BuildCurve, Task::kBinary, Kind::kPrc)});
-  out.push_back({"multiclass_precision_recall_curve", "curves", in, Bound(BuildCurve, Task::kMulticlass, Kind::kPrc)});
-  out.push_back({"multilabel_precision_recall_curve", "curves", in, Bound(BuildCurve, Task::kMultilabel, Kind::kPrc)});
+  for (Task task : {Task::kBinary, Task::kMulticlass, Task::kMultilabel}) {
+    const std::string prefix = task == Task::kBinary       ? "binary_"
+                               : task == Task::kMulticlass ? "multiclass_"
+                                                           : "multilabel_";
+    out.push_back({prefix + "roc", "curves", in, Bound(BuildCurve, task, Kind::kRoc, false)});
+    out.push_back({prefix + "precision_recall_curve", "curves", in, Bound(BuildCurve, task, Kind::kPrc, false)});
+    out.push_back({prefix + "eer", "curves", in, Bound(BuildCurve, task, Kind::kRoc, true)});
+  }
 }
 
 }  // namespace tally::metrics
