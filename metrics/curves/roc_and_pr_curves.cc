@@ -6,7 +6,17 @@
 // rate of the ROC curve, binary_eer, multiclass_eer and multilabel_eer
 // (TorchMetrics 1.9, the same arguments): at the first point i minimizing
 // |fpr - (1 - tpr)|, (fpr[i] + 1 - tpr[i]) / 2, in float32; one per class
-// where the roc is a list of curves (multiclass average=none, multilabel).
+// where the roc is a list of curves (multiclass average=none, multilabel);
+// and the log-scaled partial AUC binary_logauc, multiclass_logauc and
+// multilabel_logauc (TorchMetrics 1.9: fpr_range=(0.001, 0.1); multiclass
+// and multilabel score every class's own ROC and average them, macro over
+// the classes whose score is not NaN, or none): TorchMetrics'
+// _binary_logauc_compute in float64 from the float32 curve (its range ends
+// rounded to float32, as its tensor holds them): tpr interpolated at the
+// range ends (utilities/data.py interp), the fprs and tprs with them sorted,
+// the trapezoids of (log10 fpr, tpr) between the last points at the range
+// ends, divided by the log10 width of the range; 0 for a curve of fewer
+// than 2 points.
 //
 // Inputs as binary_auroc (curves.cc) and multiclass_/multilabel_auroc
 // (curve_common.h ReadClassInputs) take them: float probabilities or logits,
@@ -82,21 +92,38 @@ using ops::Expr;
 
 enum class Kind { kRoc, kPrc };
 
+// What a metric makes of its curves: the curves themselves, their equal
+// error rate, or their log-scaled partial AUC.
+enum class Reduce { kCurve, kEer, kLogAuc };
+
 struct Args {
   int64_t num = 1;  // num_classes or num_labels (binary: 1)
   std::string average = "none";
+  // logauc: its own average over the per-class scores, and the range.
+  std::string score_average = "macro";
+  double range_lo = 0.001, range_hi = 0.1;
   Thresholds thresholds;
   std::optional<int64_t> ignore_index;
 };
 
-absl::StatusOr<Args> ReadArgs(Task task, SpecArgs& args) {
+absl::StatusOr<Args> ReadArgs(Task task, Reduce reduce, SpecArgs& args) {
   Args a;
   if (task != Task::kBinary) {
     const char* num_name = task == Task::kMulticlass ? "num_classes" : "num_labels";
     TALLY_ASSIGN_OR_RETURN(a.num, args.GetInt(num_name));
     if (a.num < 2) return args.InvalidArgument(absl::StrCat(num_name, " must be an integer >= 2, got ", a.num));
   }
-  if (task == Task::kMulticlass) {
+  if (reduce == Reduce::kLogAuc) {
+    TALLY_ASSIGN_OR_RETURN(std::vector<double> range, args.GetDoubleList("fpr_range", std::vector<double>{0.001, 0.1}));
+    if (range.size() != 2 || !(range[0] >= 0 && range[0] < range[1] && range[1] <= 1)) {
+      return args.InvalidArgument("fpr_range must be two floats [low, high] with 0 <= low < high <= 1");
+    }
+    a.range_lo = range[0];
+    a.range_hi = range[1];
+    if (task != Task::kBinary) {
+      TALLY_ASSIGN_OR_RETURN(a.score_average, args.GetEnum("average", {"macro", "none"}, "macro"));
+    }
+  } else if (task == Task::kMulticlass) {
     TALLY_ASSIGN_OR_RETURN(a.average, args.GetEnum("average", {"none", "micro", "macro"}, "none"));
   }
   TALLY_ASSIGN_OR_RETURN(a.thresholds, ReadThresholds(args, /*allow_exact16=*/true));
@@ -227,10 +254,41 @@ Expr Eer(const Curve& roc, int64_t dim = 0) {
   return ops::Where(ops::IsNan(ops::Min(gap, {dim})), NAN, (pick(roc.x) + pick(miss)) / 2.0);
 }
 
-// Emit outputs one curve: the tuple, or its equal error rate.
-void Emit(MetricBuilder& b, bool eer, const Curve& c) {
-  if (eer) {
+// LogAuc is TorchMetrics' _binary_logauc_compute of one 1-D ROC curve (see
+// the top of this file).
+Expr LogAuc(const Curve& roc, double range_lo, double range_hi) {
+  Expr fpr = F64(roc.x), tpr = F64(roc.y);
+  // The ends as float32 values (rounded when the tensor is made, the same
+  // in every backend), compared as tensors.
+  Expr ends = F64(ops::Dense(fpr, {range_lo, range_hi}, DType::kFloat32));
+  Expr a = ops::Select(ends, 0, 0), b = ops::Select(ends, 0, 1);
+  auto index = [](Expr v) { return ops::Cumsum(ops::FullLike(v, 1.0, DType::kInt64), 0) - int64_t{1}; };
+  // interp(ends, fpr, tpr) over the curve sorted by fpr (a stable sort).
+  Expr order = ops::Argsort(fpr, 0);
+  Expr xp = ops::Take(fpr, order), fp = ops::Take(tpr, order);
+  Expr next = index(xp) + int64_t{1};  // the last reads itself (take clamps); no index reaches it
+  Expr slope = (ops::Take(fp, next) - fp) / (ops::Take(xp, next) - xp);
+  Expr i = ops::Minimum(ops::Clamp(ops::SearchSorted(xp, ends) - int64_t{1}, 0.0, std::nullopt),
+                        ops::Size(xp, 0) - int64_t{2});
+  Expr at_ends = ops::Take(fp, i) + ops::Take(slope, i) * (ends - ops::Take(xp, i));
+  Expr t = ops::SortValues(ops::Concat({tpr, at_ends}), 0);
+  Expr f = ops::SortValues(ops::Concat({fpr, ends}), 0);
+  Expr pos = index(f);
+  Expr first = ops::Max(ops::Where(f == a, pos, -1.0)), last = ops::Max(ops::Where(f == b, pos, -1.0));
+  Expr log_f = ops::Log(f) / std::log(10.0);
+  Expr after = pos + int64_t{1};
+  Expr trapezoid = (ops::Take(log_f, after) - log_f) * (ops::Take(t, after) + t) / 2.0;
+  Expr area = ops::Sum(ops::Where(pos >= first && pos < last, trapezoid, 0.0));
+  Expr value = area / ((ops::Log(b) - ops::Log(a)) / std::log(10.0));
+  return ops::Where(ops::Size(fpr, 0) < int64_t{2}, 0.0, value);
+}
+
+// Emit outputs one curve: the tuple, its equal error rate or its logauc.
+void Emit(MetricBuilder& b, Reduce reduce, const Args& a, const Curve& c) {
+  if (reduce == Reduce::kEer) {
     b.Output(Eer(c));
+  } else if (reduce == Reduce::kLogAuc) {
+    b.Output(LogAuc(c, a.range_lo, a.range_hi));
   } else {
     b.Output(ToParts(c));
   }
@@ -284,19 +342,34 @@ Curve BinnedCurves(Kind kind, Expr hist, int64_t k, const Thresholds& th, const 
 
 // OutputPerClass outputs exact per-class curves: their macro average, or
 // the list of them; `empty` (a class without kept elements) poisons them.
-void OutputPerClass(MetricBuilder& b, Kind kind, bool eer, const std::string& average, std::vector<Curve> per_class,
+void OutputPerClass(MetricBuilder& b, Kind kind, Reduce reduce, const Args& a, std::vector<Curve> per_class,
                     Expr empty) {
+  const std::string& average = a.average;
+  if (reduce == Reduce::kLogAuc) {
+    // Every class's own score; macro over those that are not NaN.
+    std::vector<Expr> scores;
+    for (const Curve& pc : per_class)
+      scores.push_back(ops::Reshape(LogAuc(Poisoned(pc, empty), a.range_lo, a.range_hi), {1}));
+    Expr all = ops::Concat(scores);
+    if (a.score_average == "none") {
+      b.Output(all);
+    } else {
+      Expr defined = !ops::IsNan(all);
+      b.Output(ops::Sum(ops::Where(defined, all, 0.0)) / ops::Sum(F64(defined)));
+    }
+    return;
+  }
   if (average == "macro") {
     std::vector<Expr> xs, ts;
     for (const Curve& pc : per_class) {
       xs.push_back(pc.x);
       ts.push_back(pc.thresholds);
     }
-    Emit(b, eer, Poisoned(Macro(kind, per_class, ops::Concat(xs), ops::Concat(ts)), empty));
+    Emit(b, reduce, a, Poisoned(Macro(kind, per_class, ops::Concat(xs), ops::Concat(ts)), empty));
     return;
   }
   for (Curve& pc : per_class) pc = Poisoned(pc, empty);
-  if (eer) {
+  if (reduce == Reduce::kEer) {
     std::vector<Expr> rates;
     for (const Curve& pc : per_class) rates.push_back(ops::Reshape(Eer(pc), {1}));
     b.Output(ops::Concat(rates));
@@ -310,9 +383,9 @@ Curve Row(const Curve& curves, int64_t c) {
   return Curve{ops::Select(curves.x, 0, c), ops::Select(curves.y, 0, c), curves.thresholds};
 }
 
-absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, bool eer, SpecArgs& args, const dsl::Signature& sig,
+absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, Reduce reduce, SpecArgs& args, const dsl::Signature& sig,
                                        const ir::Device& device) {
-  TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, args));
+  TALLY_ASSIGN_OR_RETURN(Args a, ReadArgs(task, reduce, args));
   if (kind == Kind::kRoc && a.average == "macro" && a.thresholds.binned && a.thresholds.size() < 2) {
     // Each class's binned ROC is one point, and TorchMetrics' interp over
     // one point indexes an empty slope vector (IndexError).
@@ -346,7 +419,7 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, bool eer, SpecArgs&
     Expr kept = ops::Sum(counts, {1, 2});  // [K]
     if (one_curve) {
       Curve curve = CurveOf(kind, Exact16ClfCurve(ops::Select(counts, 0, 0), format), Expr());
-      Emit(b, eer, Poisoned(curve, ops::Select(kept, 0, 0) == int64_t{0}));
+      Emit(b, reduce, a, Poisoned(curve, ops::Select(kept, 0, 0) == int64_t{0}));
       return b.Finish();
     }
     Expr empty = ops::Any(kept == int64_t{0});
@@ -360,7 +433,7 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, bool eer, SpecArgs&
     for (int64_t i = 0; i < c; ++i) {
       per_class.push_back(CurveOf(kind, Exact16ClfCurve(ops::Select(counts, 0, i), format), all_class0));
     }
-    OutputPerClass(b, kind, eer, a.average, std::move(per_class), empty);
+    OutputPerClass(b, kind, reduce, a, std::move(per_class), empty);
     return b.Finish();
   }
 
@@ -374,7 +447,7 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, bool eer, SpecArgs&
     Expr scores = rows.scores;
     Expr y = rows.y;
     if (task == Task::kBinary) {
-      Emit(b, eer,
+      Emit(b, reduce, a,
            Poisoned(ExactCurve(kind, scores, y, rows.weight),
                     ops::Sum(ops::Cast(y >= int64_t{0}, DType::kInt64)) == int64_t{0}));
       return b.Finish();
@@ -391,7 +464,7 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, bool eer, SpecArgs&
     auto flat = [](Expr x) { return x.valid() ? ops::Flatten(x) : x; };
     if (one_curve) {
       Expr empty = ops::Sum(kept) == int64_t{0};
-      Emit(b, eer, Poisoned(ExactCurve(kind, ops::Flatten(scores), ops::Flatten(labels), flat(weights)), empty));
+      Emit(b, reduce, a, Poisoned(ExactCurve(kind, ops::Flatten(scores), ops::Flatten(labels), flat(weights)), empty));
       return b.Finish();
     }
     std::vector<int64_t> other_dims = {0};
@@ -407,7 +480,7 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, bool eer, SpecArgs&
       per_class.push_back(ExactCurve(kind, ops::Flatten(ops::Select(scores, 1, i)),
                                      ops::Flatten(ops::Select(labels, 1, i)), wi, all_class0));
     }
-    OutputPerClass(b, kind, eer, a.average, std::move(per_class), empty);
+    OutputPerClass(b, kind, reduce, a, std::move(per_class), empty);
     return b.Finish();
   }
 
@@ -419,15 +492,19 @@ absl::StatusOr<dsl::Metric> BuildCurve(Task task, Kind kind, bool eer, SpecArgs&
   if (!b.ok()) return b.status();
   Curve curves = BinnedCurves(kind, counts, k, a.thresholds, st);
   if (one_curve) {
-    Emit(b, eer, Row(curves, 0));
+    Emit(b, reduce, a, Row(curves, 0));
   } else if (a.average == "macro") {
     // TorchMetrics repeats the thresholds once per class.
     Expr repeated =
         ops::Flatten(ops::Unsqueeze(curves.thresholds, 0) + ops::Full(counts, {c, 1}, 0.0, DType::kFloat32));
     std::vector<Curve> per_class;
     for (int64_t i = 0; i < c; ++i) per_class.push_back(Row(curves, i));
-    Emit(b, eer, Macro(kind, per_class, ops::Flatten(curves.x), repeated));
-  } else if (eer) {
+    Emit(b, reduce, a, Macro(kind, per_class, ops::Flatten(curves.x), repeated));
+  } else if (reduce == Reduce::kLogAuc) {
+    std::vector<Curve> per_class;
+    for (int64_t i = 0; i < c; ++i) per_class.push_back(Row(curves, i));
+    OutputPerClass(b, kind, reduce, a, std::move(per_class), ops::Scalar(counts, 0.0) != 0.0);
+  } else if (reduce == Reduce::kEer) {
     b.Output(Eer(curves, 1));
   } else {
     b.Output(ToParts(curves));
@@ -443,9 +520,11 @@ void RegisterRocAndPrCurveMetrics(std::vector<MetricInfo>& out) {
     const std::string prefix = task == Task::kBinary       ? "binary_"
                                : task == Task::kMulticlass ? "multiclass_"
                                                            : "multilabel_";
-    out.push_back({prefix + "roc", "curves", in, Bound(BuildCurve, task, Kind::kRoc, false)});
-    out.push_back({prefix + "precision_recall_curve", "curves", in, Bound(BuildCurve, task, Kind::kPrc, false)});
-    out.push_back({prefix + "eer", "curves", in, Bound(BuildCurve, task, Kind::kRoc, true)});
+    out.push_back({prefix + "roc", "curves", in, Bound(BuildCurve, task, Kind::kRoc, Reduce::kCurve)});
+    out.push_back(
+        {prefix + "precision_recall_curve", "curves", in, Bound(BuildCurve, task, Kind::kPrc, Reduce::kCurve)});
+    out.push_back({prefix + "eer", "curves", in, Bound(BuildCurve, task, Kind::kRoc, Reduce::kEer)});
+    out.push_back({prefix + "logauc", "curves", in, Bound(BuildCurve, task, Kind::kRoc, Reduce::kLogAuc)});
   }
 }
 
