@@ -2,9 +2,8 @@
 // contingency table (metrics/clustering/contingency.h), with TorchMetrics
 // 1.5.2's functional names, arguments and special cases:
 //   mutual_info_score, normalized_mutual_info_score(average_method),
-//   adjusted_mutual_info_score(average_method), homogeneity_score,
-//   completeness_score, v_measure_score(beta), rand_score,
-//   adjusted_rand_score, fowlkes_mallows_index;
+//   homogeneity_score, completeness_score, v_measure_score(beta),
+//   rand_score, adjusted_rand_score, fowlkes_mallows_index;
 // each also takes `num_classes` (required) and `num_clusters` (defaulting to
 // num_classes), the declared label ranges. Empty rows and columns of the
 // table change no result. Results are float64.
@@ -32,7 +31,6 @@ constexpr double kFloat32Eps = 1.1920928955078125e-07;
 enum class Score {
   kMutualInfo,
   kNormalizedMutualInfo,
-  kAdjustedMutualInfo,
   kHomogeneity,
   kCompleteness,
   kVMeasure,
@@ -73,7 +71,7 @@ PairCounts Pairs(MetricBuilder& b, const State& table) {
 absl::StatusOr<dsl::Metric> Build(Score score, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(TableSizes sizes, ReadTableSizes(args));
   std::string average = "arithmetic";
-  if (score == Score::kNormalizedMutualInfo || score == Score::kAdjustedMutualInfo) {
+  if (score == Score::kNormalizedMutualInfo) {
     TALLY_ASSIGN_OR_RETURN(average,
                            args.GetEnum("average_method", {"min", "geometric", "arithmetic", "max"}, "arithmetic"));
   }

@@ -132,6 +132,31 @@ absl::StatusOr<dsl::Metric> BuildWeightedMape(SpecArgs& args, const dsl::Signatu
 
 // --- relative_squared_error ----------------------------------------------------
 
+// TargetErrors are the finalize values of the regression metrics' shared
+// per-batch statistics node (reg_stats, metrics/regression/regression.cc):
+// rows, the target's mean and centred M2 as mergeable moments, and
+// Σ(p − t)², per output [d].
+struct TargetErrors {
+  Expr count, mean, m2, rss;
+};
+
+bool ReadTargetErrors(MetricBuilder& b, Expr preds, Expr target, int64_t d, TargetErrors& out) {
+  auto operand = [](Expr x) { return ir::IsFloating(x.dtype()) ? x : F64(x); };
+  std::vector<Expr> s = b.OpN(ops::OpId::kRegStats, {operand(preds), operand(target)}, {});
+  if (!b.ok()) return false;
+  if (s.size() != 15) {
+    b.Fail(absl::InternalError(absl::StrCat("reg_stats gave ", s.size(), " results, expected 15")));
+    return false;
+  }
+  MomentGroup moments(b, "moments", d, s[0]);
+  int t = moments.AddVariable("target", BatchMoments{s[4], s[5], s[6]});
+  moments.Finish();
+  State rss = b.AddState("rss", DType::kFloat64, {d}, Reducer::kSum);
+  b.Accumulate(rss, s[11]);
+  out = TargetErrors{moments.Count(), moments.Mean(t), moments.M2(t), b.Read(rss)};
+  return b.ok();
+}
+
 absl::StatusOr<dsl::Metric> BuildRelativeSquaredError(SpecArgs& args, const dsl::Signature& sig,
                                                       const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(bool squared, args.GetBool("squared", true));
@@ -155,30 +180,18 @@ absl::StatusOr<dsl::Metric> BuildRelativeSquaredError(SpecArgs& args, const dsl:
       return b.status();
     }
   }
-  // The shared per-batch statistics node of the regression metrics
-  // (metrics/regression/regression.cc): rows, centred target moments and Σ(p − t)².
-  auto operand = [](Expr x) { return ir::IsFloating(x.dtype()) ? x : F64(x); };
-  std::vector<Expr> s = b.OpN(ops::OpId::kRegStats, {operand(in.preds), operand(in.target)}, {});
-  if (!b.ok()) return b.status();
-  if (s.size() != 15) {
-    b.Fail(absl::InternalError(absl::StrCat("reg_stats gave ", s.size(), " results, expected 15")));
-    return b.status();
-  }
-  MomentGroup moments(b, "moments", d, s[0]);
-  int target = moments.AddVariable("target", BatchMoments{s[4], s[5], s[6]});
-  moments.Finish();
-  State rss_state = b.AddState("rss", DType::kFloat64, {d}, Reducer::kSum);
-  b.Accumulate(rss_state, s[11]);
+  TargetErrors te;
+  if (!ReadTargetErrors(b, in.preds, in.target, d, te)) return b.status();
 
   // reg/rse.py: rss / max(tss, eps) per output, eps of the (promoted) input
   // dtype; sqrt when not squared; then the mean over outputs.
   const bool f64 = in.preds_dtype == DType::kFloat64 || in.target_dtype == DType::kFloat64;
   const double eps =
       f64 ? std::numeric_limits<double>::epsilon() : static_cast<double>(std::numeric_limits<float>::epsilon());
-  Expr rse = b.Read(rss_state) / ops::Clamp(moments.M2(target), eps, std::nullopt);
+  Expr rse = te.rss / ops::Clamp(te.m2, eps, std::nullopt);
   if (!squared) rse = ops::Sqrt(rse);
   Expr mean = ops::Sum(rse) / static_cast<double>(d);
-  b.Output(ops::Where(moments.Count() == 0.0, NAN, mean));
+  b.Output(ops::Where(te.count == 0.0, NAN, mean));
   return b.Finish();
 }
 
@@ -400,26 +413,14 @@ absl::StatusOr<dsl::Metric> BuildNormalizedRmse(SpecArgs& args, const dsl::Signa
     b.FailInput("preds", absl::StrCat("num_outputs=", k, " expects shape [N, ", k, "], got ", ShapeText(in.shape)));
     return b.status();
   }
-  auto operand = [](Expr x) { return ir::IsFloating(x.dtype()) ? x : F64(x); };
-  // The shared per-batch statistics node (regression.cc): rows, the target's
-  // centred moments and Σ(p − t)², per output.
-  std::vector<Expr> s = b.OpN(ops::OpId::kRegStats, {operand(preds), operand(target)}, {});
-  if (!b.ok()) return b.status();
-  if (s.size() != 15) {
-    b.Fail(absl::InternalError(absl::StrCat("reg_stats gave ", s.size(), " results, expected 15")));
-    return b.status();
-  }
-  MomentGroup moments(b, "moments", k, s[0]);
-  int t = moments.AddVariable("target", BatchMoments{s[4], s[5], s[6]});
-  moments.Finish();
-  State sse = b.AddState("sse", DType::kFloat64, {k}, Reducer::kSum);
-  b.Accumulate(sse, s[11]);
+  TargetErrors te;
+  if (!ReadTargetErrors(b, preds, target, k, te)) return b.status();
   Expr t64 = F64(target);
   Expr denom;
   if (normalization == "mean") {
-    denom = moments.Mean(t);
+    denom = te.mean;
   } else if (normalization == "std") {
-    denom = ops::Sqrt(moments.M2(t) / moments.Count());
+    denom = ops::Sqrt(te.m2 / te.count);
   } else if (normalization == "l2") {
     State sq = b.AddState("target_squared", DType::kFloat64, {k}, Reducer::kSum);
     b.Accumulate(sq, ops::Sum(t64 * t64, {0}));
@@ -431,7 +432,7 @@ absl::StatusOr<dsl::Metric> BuildNormalizedRmse(SpecArgs& args, const dsl::Signa
     b.Accumulate(lo, ops::Min(t64, {0}));
     denom = b.Read(hi) - b.Read(lo);
   }
-  Expr value = ops::Sqrt(b.Read(sse) / moments.Count()) / denom;
+  Expr value = ops::Sqrt(te.rss / te.count) / denom;
   b.Output(k == 1 ? ops::Reshape(value, {}) : value);
   return b.Finish();
 }
