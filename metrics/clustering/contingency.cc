@@ -69,19 +69,26 @@ State AddContingencyTable(MetricBuilder& b, const TableSizes& sizes) {
     return State{};
   }
   if (sizes.clusters == sizes.classes) return AddSquareLabelTable(b, preds, target, sizes.classes);
+  return AddPairTable(b, preds, target, sizes.classes, sizes.clusters);
+}
+
+State AddPairTable(MetricBuilder& b, Expr preds, Expr target, int64_t rows, int64_t cols, Expr keep) {
   Expr p = ops::Cast(preds, DType::kInt64);
   Expr t = ops::Cast(target, DType::kInt64);
-  b.Check("preds", absl::StrCat("{n} values outside [0, ", sizes.clusters, ")"),
-          ops::CountOutside(p, 0, sizes.clusters));
-  b.Check("target", absl::StrCat("{n} values outside [0, ", sizes.classes, ")"),
-          ops::CountOutside(t, 0, sizes.classes));
-  // A row with either label out of range gets cell -1, which histogram drops.
-  Expr in_range =
-      p >= 0.0 && p < static_cast<double>(sizes.clusters) && t >= 0.0 && t < static_cast<double>(sizes.classes);
-  Expr cell = ops::Where(in_range, t * static_cast<double>(sizes.clusters) + p, int64_t{-1});
-  State table = b.AddState("contingency", DType::kInt64, {sizes.classes, sizes.clusters}, ir::Reducer::kSum);
-  b.Accumulate(table,
-               ops::Reshape(ops::Histogram(cell, sizes.classes * sizes.clusters), {sizes.classes, sizes.clusters}));
+  if (keep.valid()) {
+    // A dropped row reads id 0, in range: the checks count the kept rows only.
+    p = ops::Where(keep, p, 0.0);
+    t = ops::Where(keep, t, 0.0);
+  }
+  b.Check("preds", absl::StrCat("{n} values outside [0, ", cols, ")"), ops::CountOutside(p, 0, cols));
+  b.Check("target", absl::StrCat("{n} values outside [0, ", rows, ")"), ops::CountOutside(t, 0, rows));
+  // A row with either id out of range (or not kept) gets cell -1, which
+  // histogram drops.
+  Expr in = p >= 0.0 && p < static_cast<double>(cols) && t >= 0.0 && t < static_cast<double>(rows);
+  if (keep.valid()) in = in && keep;
+  Expr cell = ops::Where(in, t * static_cast<double>(cols) + p, int64_t{-1});
+  State table = b.AddState("contingency", DType::kInt64, {rows, cols}, ir::Reducer::kSum);
+  b.Accumulate(table, ops::Reshape(ops::Histogram(cell, rows * cols), {rows, cols}));
   return table;
 }
 

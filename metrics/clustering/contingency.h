@@ -37,6 +37,14 @@ absl::StatusOr<TableSizes> ReadTableSizes(SpecArgs& args);
 // returned.
 dsl::State AddContingencyTable(dsl::MetricBuilder& b, const TableSizes& sizes);
 
+// AddPairTable counts (target, preds) id pairs (any integer dtype) into the
+// int64 [rows, cols] table "contingency" (rows: target) with one histogram.
+// Rows outside `keep` (when valid) count nowhere; among the others, an id
+// outside [0, cols) (preds) or [0, rows) (target) is counted by a deferred
+// check naming its input, and its row skipped.
+dsl::State AddPairTable(dsl::MetricBuilder& b, ops::Expr preds, ops::Expr target, int64_t rows, int64_t cols,
+                        ops::Expr keep = ops::Expr());
+
 // AddSquareLabelTable counts int64 [N] labels `preds` and `target` in [0, c)
 // into the [c, c] table "confmat" (rows target) with the fused mc_confmat
 // kernel, one pass with its range checks (a row with a label outside is

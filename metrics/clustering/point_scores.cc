@@ -137,29 +137,30 @@ absl::StatusOr<dsl::Metric> Build(Score score, SpecArgs& args, const dsl::Signat
   Expr x = F64(b.Read(points));
   Expr labels = b.Read(ids);
   Centroids c = CentroidsOf(x, labels, k, d);
+  Expr diff = FromCentroid(x, labels, c, d);  // [R, D]
   Expr has_cluster = labels >= 0.0;
-  Expr dist = Norm(FromCentroid(x, labels, c, d), 1, p);  // [R]: Davies-Bouldin and Dunn
   Expr present = c.count > 0.0;
   Expr clusters = ops::Sum(F64(present));
-  Expr pair = ops::Unsqueeze(present, 1) && ops::Unsqueeze(present, 0);
-  Expr between = Norm(Between(c), 2, p);  // [K, K]
+  Expr rows = F64(ops::Size(labels, 0));
   if (score == Score::kCalinskiHarabasz) {
     // Between- and within-cluster dispersion, two-pass from the kept points;
     // the centres relative to a shift s near them (the mean of the clusters'
     // hi), (hi - s) + lo, then to their overall mean.
-    Expr rows = F64(ops::Size(labels, 0));
     Expr has = ops::Unsqueeze(present, 1);
     Expr shift = ops::Sum(ops::Where(has, c.hi, 0.0), {0}, /*keepdim=*/true) / clusters;
     Expr centre = ops::Where(has, (c.hi - shift) + c.lo, 0.0);
     Expr overall = ops::Sum(centre * ops::Unsqueeze(c.count, 1), {0}) / rows;
     Expr off = centre - ops::Unsqueeze(overall, 0);
-    Expr between = ops::Sum(c.count * ops::Sum(off * off, {1}));
-    Expr diff = FromCentroid(x, labels, c, d);
-    Expr within = ops::Sum(ops::Where(has_cluster, ops::Sum(diff * diff, {1}), 0.0));
-    Expr value = ops::Where(within == 0.0, 1.0, between * (rows - clusters) / (within * (clusters - 1.0)));
+    Expr dispersion_between = ops::Sum(c.count * ops::Sum(off * off, {1}));
+    Expr dispersion_within = ops::Sum(ops::Where(has_cluster, ops::Sum(diff * diff, {1}), 0.0));
+    Expr value = ops::Where(dispersion_within == 0.0, 1.0,
+                            dispersion_between * (rows - clusters) / (dispersion_within * (clusters - 1.0)));
     b.Output(Undefined(!(clusters > 1.0 && clusters < rows), value));
     return b.Finish();
   }
+  Expr dist = Norm(diff, 1, p);  // [R]
+  Expr pair = ops::Unsqueeze(present, 1) && ops::Unsqueeze(present, 0);
+  Expr between = Norm(Between(c), 2, p);  // [K, K]
   if (score == Score::kDunn) {
     Expr distinct = pair && !ops::Cast(ops::OneHot(ops::Arange(labels, k), k), DType::kBool);
     Expr nearest = ops::Min(ops::Where(distinct, between, INFINITY));
@@ -173,7 +174,6 @@ absl::StatusOr<dsl::Metric> Build(Score score, SpecArgs& args, const dsl::Signat
   Expr sep = ops::Where(pair && between != 0.0, between, INFINITY);
   Expr worst = ops::Max((ops::Unsqueeze(intra, 0) + ops::Unsqueeze(intra, 1)) / sep, {1});
   Expr value = ops::Where(flat, 0.0, ops::Sum(ops::Where(present, worst, 0.0)) / clusters);
-  Expr rows = F64(ops::Size(labels, 0));
   b.Output(Undefined(!(clusters > 1.0 && clusters < rows), value));
   return b.Finish();
 }

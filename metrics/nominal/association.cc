@@ -95,30 +95,10 @@ absl::StatusOr<dsl::Metric> Build(Measure measure, SpecArgs& args, const dsl::Si
       if (nan_t.valid()) target = ops::Where(nan_t, a.nan_replace_value, target);
     }
   }
-  State table;
-  if (!keep.valid() && !ir::IsFloating(preds.dtype()) && !ir::IsFloating(target.dtype())) {
-    // Integer labels: the fused table, shared with the clustering metrics.
-    table = AddSquareLabelTable(b, preds, target, a.num_classes);
-  } else {
-    const double c = static_cast<double>(a.num_classes);
-    Expr p = ops::Cast(preds, DType::kInt64);
-    Expr t = ops::Cast(target, DType::kInt64);
-    Expr bad_p = p < 0.0 || p >= c;
-    Expr bad_t = t < 0.0 || t >= c;
-    if (keep.valid()) {
-      bad_p = bad_p && keep;
-      bad_t = bad_t && keep;
-    }
-    const std::string range = absl::StrCat("{n} values outside [0, ", a.num_classes, ")");
-    b.Check("preds", range, ops::Sum(ops::Cast(bad_p, DType::kInt64)));
-    b.Check("target", range, ops::Sum(ops::Cast(bad_t, DType::kInt64)));
-    Expr in = !(bad_p || bad_t);
-    if (keep.valid()) in = in && keep;
-    Expr cell = ops::Where(in, t * c + p, int64_t{-1});
-    table = b.AddState("confmat", DType::kInt64, {a.num_classes, a.num_classes}, ir::Reducer::kSum);
-    b.Accumulate(table,
-                 ops::Reshape(ops::Histogram(cell, a.num_classes * a.num_classes), {a.num_classes, a.num_classes}));
-  }
+  // Integer labels: the fused table, shared with the clustering metrics.
+  const bool integer = !keep.valid() && !ir::IsFloating(preds.dtype()) && !ir::IsFloating(target.dtype());
+  State table = integer ? AddSquareLabelTable(b, preds, target, a.num_classes)
+                        : AddPairTable(b, preds, target, a.num_classes, a.num_classes, keep);
   if (!b.ok()) return b.status();
 
   Expr o = F64(b.Read(table));
