@@ -68,6 +68,8 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
     }
     return {{"preds", ir::DType::kInt64, {n}}, {"target", ir::DType::kInt64, {n}}};
   }
+  // Token ids [N, L], -1 padding.
+  if (domain == "text") return {{"preds", ir::DType::kInt64, {n, 16}}, {"target", ir::DType::kInt64, {n, 16}}};
   if (domain == "retrieval") {
     return {
         {"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kInt64, {n}}, {"indexes", ir::DType::kInt64, {n}}};

@@ -8,10 +8,12 @@
 
 namespace tally::metrics {
 
-// The clustering and nominal domains (metrics/clustering, metrics/nominal).
+// The clustering, nominal and text domains (metrics/clustering,
+// metrics/nominal, metrics/text).
 void RegisterClusteringLabelMetrics(std::vector<MetricInfo>& out);
 void RegisterClusteringPointMetrics(std::vector<MetricInfo>& out);
 void RegisterNominalMetrics(std::vector<MetricInfo>& out);
+void RegisterTextErrorRateMetrics(std::vector<MetricInfo>& out);
 void RegisterFleissKappa(std::vector<MetricInfo>& out);
 
 const std::vector<MetricInfo>& AllMetrics() {
@@ -34,6 +36,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterClusteringLabelMetrics(*v);
     RegisterClusteringPointMetrics(*v);
     RegisterNominalMetrics(*v);
+    RegisterTextErrorRateMetrics(*v);
     RegisterFleissKappa(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics
     std::sort(v->begin(), v->end(), [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });

@@ -402,6 +402,14 @@ struct ArgsortAttrs {
                            F("stable", &ArgsortAttrs::stable));
   }
 };
+// edit_distance: the cost of one substitution (an insertion or deletion
+// costs 1).
+struct EditDistanceAttrs {
+  int64_t substitution_cost = 1;
+  static constexpr auto Fields() {
+    return std::make_tuple(F("substitution_cost", &EditDistanceAttrs::substitution_cost));
+  }
+};
 // bincount.
 struct BincountAttrs {
   int64_t minlength = 0;

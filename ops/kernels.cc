@@ -15,6 +15,9 @@
 #include "ops/attrs.h"
 #include "ops/fused/bl_confmat.h"
 #include "ops/fused/count_outside.h"
+#include "ops/fused/edit_distance.h"
+#include "ops/fused/expected_mutual_info.h"
+#include "ops/fused/max_assignment.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/rank_stats.h"
 #include "ops/fused/reg_stats.h"
@@ -356,6 +359,13 @@ void Bincount(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 }
 void MaskedSelect(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::masked_select(in[0], in[1]); }
 void Nonzero(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::nonzero(in[0]); }
+void ExpectedMutualInfo(const ir::Node&, const at::Tensor* in, at::Tensor* out) {
+  out[0] = fused::ExpectedMutualInfo(in[0], in[1]);
+}
+void MaxAssignment(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::MaxAssignment(in[0]); }
+void EditDistance(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = fused::EditDistance(in[0], in[1], AttrsOf<EditDistanceAttrs>(n).substitution_cost);
+}
 
 // Fused composite ops: CPU tensors call the kernel directly (no dispatcher
 // on the hot path); other devices go through the `tally::` operator of the
@@ -626,6 +636,9 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kReplicaHistogram, ReplicaHistogram},
     {OpId::kMaskedSelect, MaskedSelect},
     {OpId::kNonzero, Nonzero},
+    {OpId::kExpectedMutualInfo, ExpectedMutualInfo},
+    {OpId::kMaxAssignment, MaxAssignment},
+    {OpId::kEditDistance, EditDistance},
 };
 static_assert(kKernels.Complete(OpKind::kPrimitive) && kKernels.Complete(OpKind::kComposite),
               "an op of op_list.h has no eager kernel");

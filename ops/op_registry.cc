@@ -48,6 +48,7 @@ const OpTable& Registry() {
     RegisterSortOps(*t);
     RegisterGatherOps(*t);
     RegisterRetrievalOps(*t);
+    RegisterSequenceOps(*t);
     return t;
   }();
   return *table;

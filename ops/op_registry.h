@@ -103,6 +103,7 @@ void RegisterSegmentOps(OpTable& t);
 void RegisterSortOps(OpTable& t);
 void RegisterGatherOps(OpTable& t);
 void RegisterRetrievalOps(OpTable& t);
+void RegisterSequenceOps(OpTable& t);
 
 // Helpers for the family files.
 // MakeOp fills the fields every op definition has.

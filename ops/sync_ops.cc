@@ -1,5 +1,6 @@
 // Ops that read device values on the host or whose result shape depends on
-// values: bincount, masked_select, nonzero, assert_zero. They exist so that code written
+// values: bincount, masked_select, nonzero, assert_zero, and the host
+// algorithms of finalize (expected_mutual_info, max_assignment). They exist so that code written
 // the familiar PyTorch way can be expressed, and so that remove-host-syncs
 // can rewrite them into sync-free forms; none may remain in an update plan.
 #include "absl/strings/str_cat.h"
@@ -62,6 +63,33 @@ void RegisterSyncOps(OpTable& t) {
                           return absl::InvalidArgumentError("count must be i64[]");
                         }
                         return std::vector<TensorType>{in[1]};
+                      });
+    d.traits.data_dependent_shape = false;
+    add(std::move(d));
+  }
+  // Host algorithms of finalize (fixed shapes; the host reads every value).
+  // expected_mutual_info(rows, cols): f64[], ops/fused/expected_mutual_info.h.
+  {
+    OpDef d = Syncing(OpId::kExpectedMutualInfo, 2, {},
+                      [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+                        for (const TensorType& t : in) {
+                          if (t.rank() != 1 || t.dtype == DType::kBool) {
+                            return absl::InvalidArgumentError("expects rank-1 numeric row and column sums");
+                          }
+                        }
+                        return std::vector<TensorType>{{DType::kFloat64, {}, in[0].device}};
+                      });
+    d.traits.data_dependent_shape = false;
+    add(std::move(d));
+  }
+  // max_assignment(table): i64[], ops/fused/max_assignment.h.
+  {
+    OpDef d = Syncing(OpId::kMaxAssignment, 1, {},
+                      [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+                        if (!ir::IsIntegral(in[0].dtype) || in[0].rank() != 2) {
+                          return absl::InvalidArgumentError("expects a rank-2 integer table");
+                        }
+                        return std::vector<TensorType>{{DType::kInt64, {}, in[0].device}};
                       });
     d.traits.data_dependent_shape = false;
     add(std::move(d));

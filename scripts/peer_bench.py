@@ -12,6 +12,8 @@ Workloads (tools/tally/bench.cc builds the same tensors: the ATen CPU generator 
   clustering_1k  MetricCollection of AdjustedRandScore, NormalizedMutualInfoScore, VMeasureScore and
              FowlkesMallowsIndex over 1,000 classes, 10 updates of the same 1,000,000 int64 cluster ids and
              classes (tally bench's LabelBatch); also reports ms_compute
+  wer_10k    WordErrorRate over 10,000 transcripts in 10 updates of 1,000 (tally bench's word-id rows written as
+             strings "w<id>" joined by spaces, padding dropped: TorchMetrics takes text); also reports ms_compute
 Each prints one JSON line like tally bench's: workload, backend "torchmetrics", device, us_per_update (the median
 of `runs` timed passes, each ending when the device is idle), updates, peak_rss_mb and, on CUDA, peak_device_mb.
 TorchMetrics runs with its defaults (validate_args=True), as its users get it. Run one workload a process
@@ -115,6 +117,25 @@ def main():
                                  FowlkesMallowsIndex()], compute_groups=False)
         run(a.workload, coll, [(preds.to(device), target.to(device))], 2 if a.quick else 10, 1 if a.quick else 3,
             device, time_compute=True)
+        return
+    if a.workload == "wer_10k":
+        from torchmetrics.text import WordErrorRate
+        updates, rows = (2, 100) if a.quick else (10, 1000)
+        g = torch.Generator().manual_seed(7)  # bench.cc's wer_10k draws, in its order
+        batches = []
+        for _ in range(updates):
+            target = torch.randint(0, 10000, (rows, 40), generator=g)
+            length = torch.randint(20, 41, (rows, 1), generator=g)
+            target = torch.where(torch.arange(40).unsqueeze(0) < length, target, -1)
+            noise = torch.rand((rows, 40), generator=g)
+            preds = torch.where(noise < 0.1, torch.randint(0, 10000, (rows, 40), generator=g), target)
+            preds = torch.where(noise > 0.95, -1, preds)
+            inserted = torch.where((noise > 0.1) & (noise < 0.15) & (target >= 0),
+                                   torch.randint(0, 10000, (rows, 40), generator=g), -1)
+            preds = torch.stack([preds, inserted], 2).reshape(rows, 80)
+            text = [[" ".join(f"w{v}" for v in r.tolist() if v >= 0) for r in x] for x in (preds, target)]
+            batches.append(tuple(text))
+        run(a.workload, WordErrorRate(), batches, updates, 1 if a.quick else 3, device, time_compute=True)
         return
     if a.workload not in ("all", "acc_small", "cls_large"):
         raise SystemExit(f"unknown workload {a.workload}")

@@ -425,6 +425,10 @@ absl::StatusOr<ir::Value*> Replicator::RewritePost(ir::Node& n, ir::Value* v) {
     TALLY_ASSIGN_OR_RETURN(ir::Value * idx, RowValue(n.input(0)));
     Expr w;
     if (n.inputs().size() > 1) {
+      // Weights that mix rows (a row reading its cluster's batch mean
+      // through `take`) have no per-replica form: computed once from the
+      // whole batch, they would weigh every replica alike.
+      if (info_[n.input(1)].mixed) return Unsupported("a row reduction of values that mix the batch's rows");
       TALLY_ASSIGN_OR_RETURN(ir::Value * wv, RowValue(n.input(1)));
       w = W(wv);
     }

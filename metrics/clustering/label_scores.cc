@@ -2,11 +2,14 @@
 // contingency table (metrics/clustering/contingency.h), with TorchMetrics
 // 1.5.2's functional names, arguments and special cases:
 //   mutual_info_score, normalized_mutual_info_score(average_method),
+//   adjusted_mutual_info_score(average_method),
 //   homogeneity_score, completeness_score, v_measure_score(beta),
 //   rand_score, adjusted_rand_score, fowlkes_mallows_index;
 // each also takes `num_classes` (required) and `num_clusters` (defaulting to
 // num_classes), the declared label ranges. Empty rows and columns of the
-// table change no result. Results are float64.
+// table change no result. Results are float64. And TorchMetrics 1.9.0's
+// cluster_accuracy(num_classes): the share of rows a best one-to-one match
+// of clusters to classes gets right.
 #include <string>
 #include <vector>
 
@@ -31,6 +34,7 @@ constexpr double kFloat32Eps = 1.1920928955078125e-07;
 enum class Score {
   kMutualInfo,
   kNormalizedMutualInfo,
+  kAdjustedMutualInfo,
   kHomogeneity,
   kCompleteness,
   kVMeasure,
@@ -71,7 +75,7 @@ PairCounts Pairs(MetricBuilder& b, const State& table) {
 absl::StatusOr<dsl::Metric> Build(Score score, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(TableSizes sizes, ReadTableSizes(args));
   std::string average = "arithmetic";
-  if (score == Score::kNormalizedMutualInfo) {
+  if (score == Score::kNormalizedMutualInfo || score == Score::kAdjustedMutualInfo) {
     TALLY_ASSIGN_OR_RETURN(average,
                            args.GetEnum("average_method", {"min", "geometric", "arithmetic", "max"}, "arithmetic"));
   }
@@ -118,6 +122,16 @@ absl::StatusOr<dsl::Metric> Build(Score score, SpecArgs& args, const dsl::Signat
       // float32 eps of 0 (sklearn returns 1.0 for two one-cluster labelings).
       value = ops::Where(ops::Abs(mi) <= kFloat32Eps, mi, mi / GeneralizedMean(h_preds, h_target, average));
       break;
+    case Score::kAdjustedMutualInfo: {
+      // TorchMetrics keeps the denominator's sign and at least float32 eps
+      // of magnitude (two one-cluster labelings give 0 / eps = 0).
+      Expr emi = b.Op(ops::OpId::kExpectedMutualInfo, {m.classes, m.clusters});
+      Expr d = GeneralizedMean(h_preds, h_target, average) - emi;
+      Expr den = ops::Where(d < 0.0, ops::Where(d > -kFloat32Eps, -kFloat32Eps, d),
+                            ops::Where(d < kFloat32Eps, kFloat32Eps, d));
+      value = (mi - emi) / den;
+      break;
+    }
     default: {
       // TorchMetrics: 1 where the entropy divided by is 0; every score is 0
       // without data.
@@ -140,6 +154,21 @@ absl::StatusOr<dsl::Metric> Build(Score score, SpecArgs& args, const dsl::Signat
   return b.Finish();
 }
 
+// BuildClusterAccuracy is TorchMetrics 1.9.0's cluster_accuracy: the
+// [num_classes, num_classes] confusion matrix (rows target), its best
+// one-to-one matching of clusters to classes, and the rows it matches over
+// all rows (NaN without data).
+absl::StatusOr<dsl::Metric> BuildClusterAccuracy(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
+  TALLY_ASSIGN_OR_RETURN(int64_t c, args.GetInt("num_classes"));
+  if (c < 1) return args.InvalidArgument(absl::StrCat("num_classes must be an integer >= 1, got ", c));
+  MetricBuilder b(args.metric_name(), sig, device);
+  State table = AddContingencyTable(b, TableSizes{c, c});
+  if (!b.ok()) return b.status();
+  Expr t = b.Read(table);
+  b.Output(F64(b.Op(ops::OpId::kMaxAssignment, {t})) / F64(ops::Sum(t)));
+  return b.Finish();
+}
+
 }  // namespace
 
 void RegisterClusteringLabelMetrics(std::vector<MetricInfo>& out) {
@@ -147,12 +176,14 @@ void RegisterClusteringLabelMetrics(std::vector<MetricInfo>& out) {
   auto add = [&](const char* name, Score s) { out.push_back({name, "clustering", inputs, Bound(Build, s)}); };
   add("mutual_info_score", Score::kMutualInfo);
   add("normalized_mutual_info_score", Score::kNormalizedMutualInfo);
+  add("adjusted_mutual_info_score", Score::kAdjustedMutualInfo);
   add("homogeneity_score", Score::kHomogeneity);
   add("completeness_score", Score::kCompleteness);
   add("v_measure_score", Score::kVMeasure);
   add("rand_score", Score::kRand);
   add("adjusted_rand_score", Score::kAdjustedRand);
   add("fowlkes_mallows_index", Score::kFowlkesMallows);
+  out.push_back({"cluster_accuracy", "clustering", inputs, BuildClusterAccuracy});
 }
 
 }  // namespace tally::metrics

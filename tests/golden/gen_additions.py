@@ -13,8 +13,7 @@ Output, in the case format of tests/golden/README.md: tests/golden/fixtures/addi
   3. jensen_shannon_divergence (preds = p, target = q, [N, C]);
   4. continuous_ranked_probability_score (preds [N, M] ensemble, target [N]);
   5. binary_/multiclass_/multilabel_eer, eer(task=...) and
-  6. binary_/multiclass_/multilabel_logauc, logauc(task=...) -- generated and cross-checked, but held back by
-     NOT_YET_REGISTERED (below) until Tally registers them; drop names from that set to write their cases.
+  6. binary_/multiclass_/multilabel_logauc, logauc(task=...).
 
 Every expected value comes from scikit-learn, SciPy or hand-written numpy following TorchMetrics' rules, each
 cited in a `# rule:` comment (paths relative to the torchmetrics repo). The rules were read from torchmetrics
@@ -1216,11 +1215,6 @@ def gen_docstring_examples(S):
         logauc_expected("binary", p, t, 1, None, None, None, 0.001, 0.1), 1.0)
 
 
-# Metrics whose cases are generated and checked here but not yet written: Tally registers them in a later
-# change, and the golden test fails on a fixture of an unregistered metric. Remove a name to write its cases.
-NOT_YET_REGISTERED = set()
-
-
 def main():
     S = Suite("additions.json")
     gen_npv(S)
@@ -1229,11 +1223,9 @@ def main():
     gen_crps(S)
     gen_roc_metrics(S)
     gen_docstring_examples(S)
-    held = [c for c in S.cases if c["metric"].split("(")[0] in NOT_YET_REGISTERED]
-    S.cases = [c for c in S.cases if c["metric"].split("(")[0] not in NOT_YET_REGISTERED]
     path, n = S.write()
     print(f"{os.path.relpath(path, os.path.dirname(os.path.abspath(__file__)))}: {n} cases, "
-          f"{os.path.getsize(path) // 1024} KiB ({len(held)} held back: {', '.join(sorted(NOT_YET_REGISTERED))})")
+          f"{os.path.getsize(path) // 1024} KiB")
 
 
 if __name__ == "__main__":

@@ -100,6 +100,10 @@ std::vector<GoldenCase> LoadCases() {
 at::Tensor ToTensor(const json& spec) {
   std::string dtype = spec["dtype"];
   std::vector<int64_t> shape = spec["shape"].get<std::vector<int64_t>>();
+  if (dtype == "int64" || dtype == "int32") {  // exact, ids near the int64 limits included
+    at::Tensor t = at::tensor(spec["data"].get<std::vector<int64_t>>(), at::kLong).reshape(shape);
+    return dtype == "int32" ? t.to(at::kInt) : t;
+  }
   std::vector<double> values;
   for (const auto& v : spec["data"]) {
     if (v.is_null())

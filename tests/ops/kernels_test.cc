@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/decompositions.h"
+#include "ops/fused/edit_distance.h"
+#include "ops/fused/script.h"
 #include "ops/kernels.h"
 #include "ops/op_registry.h"
 #include "tests/testlib/status_matchers.h"
@@ -302,6 +305,7 @@ std::vector<Sample> Samples() {
   s.push_back({"segment_scan/bool", "segment_scan", {"i1[N]", "i64[N]"}, {}});
   s.push_back({"segment_scan/ties", "segment_scan", {"f64[N]", "i64[N]", "f32[N]"}, {}});
   s.push_back({"segment_scan/rows", "segment_scan", {"f64[N,3]", "i64[N]"}, {}});  // rows along dim 0
+  s.push_back({"edit_distance", "edit_distance", {"i64[N,5]", "i32[N,3]"}, {{"substitution_cost", int64_t{1}}}});
   s.push_back({"count_invalid", "count_invalid", {"i64[N]"}, {}});
   s.push_back({"count_invalid/f32_ignore", "count_invalid", {"f32[N]"}, {{"ignore_index", int64_t{-1}}}});
   s.push_back(
@@ -436,6 +440,119 @@ TEST(KernelsTest, AssertZero) {
                       {at::empty({}, meta.dtype(at::kLong)), at::empty({}, meta.dtype(at::kDouble))}, "meta");
   ASSERT_TRUE(on_meta.ok()) << on_meta.status();
   EXPECT_TRUE((*on_meta)[0].is_meta());
+}
+
+// Verifies expected_mutual_info against scikit-learn's
+// expected_mutual_information on small tables (values printed by
+// sklearn.metrics.cluster._expected_mutual_info_fast), that empty rows and
+// columns change nothing and one cluster gives 0, and that summing only the
+// k whose probability does not underflow gives the same bits as sklearn's
+// whole range, written out plainly here, at n = 10^5.
+TEST(KernelsTest, ExpectedMutualInfo) {
+  struct Case {
+    std::vector<double> rows, cols;
+    double sklearn;
+  };
+  for (const Case& c : std::vector<Case>{{{4, 5}, {4, 3, 2}, 0.15886781439788877},
+                                         {{5, 5, 0}, {0, 5, 5}, 0.05972474175533989},
+                                         {{3}, {1, 1, 1}, 0.0},
+                                         {{15, 12, 14}, {12, 12, 12, 5}, 0.08344032066535974},
+                                         {{0, 0}, {0, 0}, 0.0}}) {
+    TALLY_ASSERT_OK_AND_ASSIGN(
+        at::Tensor r, Eval1("expected_mutual_info", {"f64[R]@cpu", "f64[K]@cpu"}, {}, {F64(c.rows), F64(c.cols)}));
+    EXPECT_EQ(r.scalar_type(), at::kDouble);
+    EXPECT_NEAR(r.item<double>(), c.sklearn, 1e-15) << c.sklearn;
+  }
+  // Whole ranges, sklearn's loop.
+  const std::vector<double> a = {50000, 30000, 20000}, b = {60000, 40000};
+  double n = 100000, emi = 0;
+  for (double ai : a) {
+    for (double bj : b) {
+      for (double k = std::max(1.0, ai - n + bj); k <= std::min(ai, bj); k += 1.0) {
+        int s = 0;
+        auto lg = [&s](double x) { return ::lgamma_r(x, &s); };
+        const double gab = (lg(ai + 1) + lg(n - ai + 1)) + (lg(bj + 1) + lg(n - bj + 1));
+        const double log_p = gab - (lg(k + 1) + lg(n + 1)) - lg(ai - k + 1) - lg(bj - k + 1) - lg(n - ai - bj + k + 1);
+        emi += k / n * ((std::log(n) + std::log(k)) - std::log(ai) - std::log(bj)) * std::exp(log_p);
+      }
+    }
+  }
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r,
+                             Eval1("expected_mutual_info", {"f64[3]@cpu", "f64[2]@cpu"}, {}, {F64(a), F64(b)}));
+  EXPECT_EQ(r.item<double>(), emi);
+  auto meta = at::TensorOptions().device(at::kMeta).dtype(at::kDouble);
+  auto on_meta = Eval("expected_mutual_info", {"f64[3]@meta", "f64[2]@meta"}, {},
+                      {at::empty({3}, meta), at::empty({2}, meta)}, "meta");
+  ASSERT_TRUE(on_meta.ok()) << on_meta.status();
+  EXPECT_TRUE((*on_meta)[0].is_meta());
+}
+
+// Verifies max_assignment against every one-to-one matching of random
+// integer tables up to 6 x 6, square and not, with ties, and on an empty
+// table.
+TEST(KernelsTest, MaxAssignment) {
+  at::manual_seed(3);
+  for (int64_t r = 1; r <= 6; ++r) {
+    for (int64_t c : {r, r + 1, std::max<int64_t>(1, r - 2)}) {
+      at::Tensor t = at::randint(0, r == 3 ? 2 : 50, {r, c}, at::kLong);
+      // Best by brute force: the larger side's permutations, the first
+      // min(r, c) matched.
+      const bool wide = c >= r;
+      const int64_t lo = std::min(r, c), hi = std::max(r, c);
+      std::vector<int64_t> perm(hi);
+      std::iota(perm.begin(), perm.end(), 0);
+      int64_t best = 0;
+      do {
+        int64_t total = 0;
+        for (int64_t i = 0; i < lo; ++i) total += wide ? t[i][perm[i]].item<int64_t>() : t[perm[i]][i].item<int64_t>();
+        best = std::max(best, total);
+      } while (std::next_permutation(perm.begin(), perm.end()));
+      TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor got,
+                                 Eval1("max_assignment", {absl::StrCat("i64[", r, ",", c, "]@cpu")}, {}, {t}));
+      EXPECT_EQ(got.scalar_type(), at::kLong);
+      EXPECT_EQ(got.item<int64_t>(), best) << t;
+    }
+  }
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor empty,
+                             Eval1("max_assignment", {"i64[0,3]@cpu"}, {}, {at::zeros({0, 3}, at::kLong)}));
+  EXPECT_EQ(empty.item<int64_t>(), 0);
+}
+
+// Verifies edit_distance against a plain full-table dynamic program, on
+// random ids with padding anywhere in the rows, substitution costs 0, 1, 2
+// and 3, and rows of every length down to empty; the CPU kernel and the
+// tensor form (kEditDistanceScript, what other devices and TorchScript run)
+// agree exactly.
+TEST(KernelsTest, EditDistance) {
+  at::manual_seed(5);
+  const at::Tensor preds = at::randint(-1, 4, {200, 9}, at::kLong);
+  const at::Tensor target = at::randint(-1, 4, {200, 7}, at::kInt);
+  for (int64_t cost : {0, 1, 2, 3}) {
+    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor got, Eval1("edit_distance", {"i64[N,9]@cpu", "i32[N,7]@cpu"},
+                                                     {{"substitution_cost", cost}}, {preds, target}));
+    for (int64_t r = 0; r < preds.size(0); ++r) {
+      std::vector<int64_t> a, b;
+      for (int64_t k = 0; k < 9; ++k)
+        if (preds[r][k].item<int64_t>() >= 0) a.push_back(preds[r][k].item<int64_t>());
+      for (int64_t k = 0; k < 7; ++k)
+        if (target[r][k].item<int64_t>() >= 0) b.push_back(target[r][k].item<int64_t>());
+      std::vector<std::vector<int64_t>> d(a.size() + 1, std::vector<int64_t>(b.size() + 1));
+      for (size_t i = 0; i <= a.size(); ++i) {
+        for (size_t j = 0; j <= b.size(); ++j) {
+          if (i == 0 || j == 0) {
+            d[i][j] = static_cast<int64_t>(i + j);
+          } else {
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : cost)});
+          }
+        }
+      }
+      ASSERT_EQ(got[r][0].item<int64_t>(), d[a.size()][b.size()]) << "row " << r << " cost " << cost;
+      ASSERT_EQ(got[r][1].item<int64_t>(), static_cast<int64_t>(a.size()));
+      ASSERT_EQ(got[r][2].item<int64_t>(), static_cast<int64_t>(b.size()));
+    }
+    at::Tensor script = fused::RunScript(fused::kEditDistanceScript, "edit_distance", {preds, target, cost}).toTensor();
+    EXPECT_TRUE(at::equal(script, got)) << "cost " << cost;
+  }
 }
 
 // Verifies that a syncing op does not run on meta: the meta run is a real

@@ -337,7 +337,8 @@ const char* const kDocumentedOps[] = {
 // be sync-free.
 const std::set<std::string> kSyncingOps = {"bincount", "masked_select", "nonzero"};
 // assert_zero reads a count on the host (finalize only) but has a fixed shape.
-const std::set<std::string> kHostCheckOps = {"assert_zero"};
+// So do the finalize host algorithms.
+const std::set<std::string> kHostCheckOps = {"assert_zero", "expected_mutual_info", "max_assignment"};
 
 // Verifies the traits passes rely on: every op is pure; the documented ops
 // never sync the host nor have a data-dependent shape (only the known

@@ -78,6 +78,10 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
   }
   if (m.name == "critical_success_index") out.push_back(WithArg(out[0], "keep_sequence_dim=0"));  // cat states
   if (m.name == "kl_divergence") out.push_back(WithArg(out[0], "reduction=none"));
+  if (m.name == "edit_distance") {  // per-row distances (a cat state); a sum
+    out.push_back(WithArg(out[0], "reduction=none"));
+    out.push_back(WithArg(out[0], "substitution_cost=2, reduction=sum"));
+  }
   if (m.name == "fleiss_kappa") out.push_back("fleiss_kappa(mode=probs)");
   if (m.name == "kendall_rank_corrcoef") {  // a tuple result; tau_c's distinct counts
     out.push_back(WithArg(out[0], "t_test=true"));
@@ -122,6 +126,7 @@ std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.domain == "clustering") return {{"mc_i"}, {"clu_bad"}};
   if (m.name == "fleiss_kappa") return {{"fk"}, {"fk_p"}};
   if (m.domain == "nominal") return {{"mc_i"}, {"mc_f"}, {"nom_nan"}, {"clu_bad"}};
+  if (m.domain == "text") return {{"tok"}};
   if (m.domain == "regression") return {{"reg1"}, {"reg2"}};
   if (absl::StartsWith(m.name, "binary_")) return {{"bin_f"}, {"bin_p"}, {"bin_h"}, {"bin_i"}, {"bin_bad"}};
   if (absl::StartsWith(m.name, "multiclass_")) return {{"mc_f"}, {"mc_i"}, {"mc_bad"}};
@@ -191,6 +196,8 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
   // Fleiss' kappa: per-category counts of 4 raters, or raters' scores.
   if (k == "fk") return {{"ratings", at::one_hot(labels(c, {n, 4}), c).sum(1)}};
   if (k == "fk_p") return {{"ratings", at::rand({n, c, c}, gen, f)}};
+  // Token ids of two widths, -1 (padding) anywhere in a row.
+  if (k == "tok") return {{"preds", labels(6, {n, 7}) - 1}, {"target", (labels(6, {n, 5}) - 1).to(at::kInt)}};
   if (k == "ml_f") return {{"preds", at::randn({n, c}, gen, f) * 2}, {"target", labels(2, {n, c})}};
   if (k == "ml_p") return {{"preds", at::rand({n, c}, gen, f)}, {"target", labels(2, {n, c})}};
   if (k == "ml_bad") return {{"preds", at::rand({n, c}, gen, f)}, {"target", spoil(labels(2, {n, c}), 3)}};

@@ -245,6 +245,31 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.updates = quick ? 2 : 10;
     w.runs = quick ? 1 : 3;
     w.time_compute = true;
+  } else if (name == "wer_10k") {
+    // Word error rate over 10,000 transcripts (10 updates of 1,000): each
+    // reference 20-40 word ids of a 10,000-word vocabulary (a 40-wide row,
+    // -1 padding), its hypothesis with about one word in ten substituted,
+    // one in twenty dropped and one in twenty followed by an inserted word.
+    w.specs = {"word_error_rate"};
+    const int64_t updates = quick ? 2 : 10, rows = quick ? 100 : 1000;
+    at::Generator gen = at::detail::createCPUGenerator(7);
+    for (int64_t u = 0; u < updates; ++u) {
+      at::Tensor target = at::randint(0, 10000, {rows, 40}, gen, at::kLong);
+      at::Tensor len = at::randint(20, 41, {rows, 1}, gen, at::kLong);
+      target = at::where(at::arange(40, at::kLong).unsqueeze(0) < len, target, -1);
+      at::Tensor noise = at::rand({rows, 40}, gen, at::kFloat);
+      at::Tensor preds = at::where(noise < 0.1, at::randint(0, 10000, {rows, 40}, gen, at::kLong), target);
+      preds = at::where(noise > 0.95, -1, preds);
+      at::Tensor inserted = at::where((noise > 0.1) & (noise < 0.15) & (target >= 0),
+                                      at::randint(0, 10000, {rows, 40}, gen, at::kLong), -1);
+      // Each word followed by its insertion (or padding): [rows, 80].
+      preds = at::stack({preds, inserted}, 2).reshape({rows, 80});
+      w.batches.push_back({{"preds", preds}, {"target", target}});
+    }
+    w.batch = w.batches[0];
+    w.updates = updates;
+    w.runs = quick ? 1 : 3;
+    w.time_compute = true;
   } else if (name == "auroc_binned" || name == "auroc_binned_list") {
     // Binned binary AUROC and AP over 64 thresholds: evenly spaced
     // (thresholds=64), or listed (64 sorted values, one dense constant):
@@ -310,7 +335,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown workload '", name,
                      "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
-                     "cls_vocab, cls_imagenet21k, clustering_1k, auroc_large, auroc_large_bf16, "
+                     "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, auroc_large, auroc_large_bf16, "
                      "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
                      "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
@@ -437,11 +462,11 @@ absl::StatusOr<BenchResult> RunMergeBench(const std::string& workload, const std
 }  // namespace
 
 std::vector<std::string> BenchWorkloads() {
-  return {"acc_small",       "cls_small",        "cls_large",        "cls_weighted",
-          "cls_sliced",      "cls_vocab",        "cls_imagenet21k",  "clustering_1k",
-          "auroc_large",     "auroc_large_bf16", "auroc_bootstrap",  "auroc_bootstrap_exact16",
-          "reg_large",       "retrieval",        "sync_cls",         "merge_cls",
-          "merge_retrieval", "auroc_binned",     "auroc_binned_list"};
+  return {"acc_small",       "cls_small",        "cls_large",         "cls_weighted",
+          "cls_sliced",      "cls_vocab",        "cls_imagenet21k",   "clustering_1k",
+          "auroc_large",     "auroc_large_bf16", "auroc_bootstrap",   "auroc_bootstrap_exact16",
+          "reg_large",       "retrieval",        "sync_cls",          "merge_cls",
+          "merge_retrieval", "auroc_binned",     "auroc_binned_list", "wer_10k"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,

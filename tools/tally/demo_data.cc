@@ -46,6 +46,7 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
       k.rows = true;
     }
     if (spec->name == "continuous_ranked_probability_score") k.domain = "ensemble";
+    if (info && info->domain == "text") k.domain = "tokens";
     if (info && info->domain == "fairness") k.domain = "binary";
     if (info && (info->domain == "clustering" || info->domain == "nominal")) {
       k.domain = spec->name == "fleiss_kappa" ? "ratings" : info->inputs[0] == "data" ? "points" : "labels";
@@ -143,6 +144,20 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
     d.specs = {"calinski_harabasz_score(num_clusters=4)", "davies_bouldin_score(num_clusters=4)",
                "dunn_index(num_clusters=4)"};
     d.description = absl::StrCat("64 2-D points in ", c, " clusters");
+  } else if (kind.domain == "tokens") {
+    // Transcripts as word ids: each reference of 6-12 words (a 12-wide row,
+    // -1 padding) heard with about one word in five substituted, dropped or
+    // doubled.
+    at::Tensor target = at::randint(0, 50, {n, 12}, gen, at::kLong);
+    at::Tensor len = at::randint(6, 13, {n, 1}, gen, at::kLong);
+    target = at::where(at::arange(12, at::kLong).unsqueeze(0) < len, target, -1);
+    at::Tensor noise = at::rand({n, 12}, gen, at::kFloat);
+    at::Tensor preds = at::where(noise < 0.07, at::randint(0, 50, {n, 12}, gen, at::kLong), target);
+    preds = at::where(noise > 0.93, -1, preds);
+    preds = at::cat({preds, at::where(noise < 0.035, target, -1)}, 1);
+    d.inputs = {{"preds", preds}, {"target", target}};
+    d.specs = {"word_error_rate", "match_error_rate", "word_information_lost"};
+    d.description = "64 transcripts of 6-12 word ids against their references";
   } else if (kind.domain == "rater_scores") {
     // 5 raters' scores over 3 categories, [N, 3, 5].
     d.inputs = {{"ratings", at::rand({n, 3, 5}, gen, at::kFloat)}};

@@ -12,7 +12,11 @@
 #include "engine/exec/torchscript/lowering.h"
 #include "engine/ir/aten_types.h"
 #include "ops/attrs.h"
+#include "ops/fused/edit_distance.h"
+#include "ops/fused/expected_mutual_info.h"
+#include "ops/fused/max_assignment.h"
 #include "ops/fused/replica_histogram.h"
+#include "ops/fused/script.h"
 #include "ops/op_registry.h"
 #include "support/torch_status.h"
 
@@ -535,6 +539,23 @@ Result RankAverage(LowerCtx& c, const ir::Node& n, const Values& in) {
 
 // ---- Syncing ops (only ever in finalize plans) -------------------------------
 
+// InlineScript inserts function `fn` of TorchScript `source`
+// (ops/fused/script.h) with inputs `in`.
+Result InlineScript(LowerCtx& c, const char* source, const char* fn, const Values& in) {
+  return jit::insertGraph(c.graph(), *ops::fused::ScriptGraph(source, fn), in);
+}
+
+Result ExpectedMutualInfo(LowerCtx& c, const ir::Node&, const Values& in) {
+  return InlineScript(c, ops::fused::kExpectedMutualInfoScript, "expected_mutual_info", in);
+}
+Result MaxAssignment(LowerCtx& c, const ir::Node&, const Values& in) {
+  return InlineScript(c, ops::fused::kMaxAssignmentScript, "max_assignment", in);
+}
+Result EditDistance(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return InlineScript(c, ops::fused::kEditDistanceScript, "edit_distance",
+                      {in[0], in[1], c.Const(AttrsOf<ops::EditDistanceAttrs>(n).substitution_cost)});
+}
+
 Result Bincount(LowerCtx& c, const ir::Node& n, const Values& in) {
   return Values{c.Call(A("bincount"), {in[0], c.Const(c10::IValue()), AttrsOf<ops::BincountAttrs>(n).minlength})};
 }
@@ -782,6 +803,9 @@ constexpr ops::OpTableOf<OpLowering> kLowerings = {
     {ops::OpId::kMaskedSelect, MaskedSelect},
     {ops::OpId::kNonzero, Nonzero},
     {ops::OpId::kAssertZero, AssertZero},
+    {ops::OpId::kExpectedMutualInfo, ExpectedMutualInfo},
+    {ops::OpId::kMaxAssignment, MaxAssignment},
+    {ops::OpId::kEditDistance, EditDistance},
 };
 static_assert(kLowerings.Complete(ops::OpKind::kPrimitive), "a primitive op has no TorchScript lowering");
 static_assert(kLowerings.CoversOnly(ops::OpKind::kPrimitive), "a composite op has its own lowering");

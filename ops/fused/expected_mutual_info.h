@@ -1,0 +1,37 @@
+// expected_mutual_info: the mutual information two random labelings with the
+// given cluster sizes share on average (the hypergeometric model of Vinh,
+// Epps and Bailey, 2010): the term adjusted_mutual_info_score subtracts.
+//
+//   EMI = sum_i sum_j sum_k k/n log(n k / (a_i b_j)) P(k; a_i, b_j, n)
+//
+// over the non-zero row sums a_i, column sums b_j (n = sum a) and
+// k in [max(1, a_i + b_j - n), min(a_i, b_j)], with P the hypergeometric
+// probability from log-gamma functions, summed in scikit-learn's order (i,
+// j, then ascending k). 0 when either labeling has one cluster.
+//
+// A k whose probability underflows to exactly 0 adds exactly 0, so each
+// (i, j) sums only the k around the mode where it does not (the
+// probability is log-concave in k): the same bits as the whole range, in
+// O(sqrt(n)) rather than O(n) per pair.
+//
+// The host computes it (finalize only). kExpectedMutualInfoScript is the same
+// computation, operation for operation, in TorchScript, which the
+// TorchScript backend inlines so that both backends agree to the bit.
+#ifndef TALLY_OPS_FUSED_EXPECTED_MUTUAL_INFO_H_
+#define TALLY_OPS_FUSED_EXPECTED_MUTUAL_INFO_H_
+
+#include <ATen/core/Tensor.h>
+
+namespace tally::ops::fused {
+
+// ExpectedMutualInfo takes the row and column sums (rank 1, any real dtype,
+// exact integers) and returns a float64 [] on their device; on `meta`, an
+// empty meta scalar.
+at::Tensor ExpectedMutualInfo(const at::Tensor& rows, const at::Tensor& cols);
+
+// kExpectedMutualInfoScript defines expected_mutual_info(rows, cols).
+extern const char kExpectedMutualInfoScript[];
+
+}  // namespace tally::ops::fused
+
+#endif  // TALLY_OPS_FUSED_EXPECTED_MUTUAL_INFO_H_
