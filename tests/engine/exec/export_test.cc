@@ -5,6 +5,7 @@
 // bad inputs raise errors naming the metric and the input and change
 // nothing; every state is a registered buffer; the update runs on meta and
 // reads no value on the host; nothing of Tally is needed to run them.
+#include <torch/csrc/jit/passes/tensorexpr_fuser.h>
 #include <torch/script.h>
 
 #include <cctype>
@@ -68,6 +69,10 @@ absl::StatusOr<Exported> ExportAndLoad(const std::vector<std::string>& specs, co
   if (!p.ok()) return p.status();
   e.program = std::move(*p);
   e.module = torch::jit::load(path);
+  // LibTorch 2.x's profiling executor hands the edit distance's tensor loop
+  // to the TensorExpr fuser, whose LLVM compile of each profiled shape takes
+  // minutes here (docs/design.md, Execution); the values are what is tested.
+  torch::jit::setTensorExprFuserEnabled(false);
   return e;
 }
 
