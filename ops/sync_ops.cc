@@ -15,9 +15,16 @@ using ir::DType;
 using ir::TensorType;
 using Types = absl::StatusOr<std::vector<TensorType>>;
 
-OpDef Syncing(OpId id, int arity, std::vector<AttrSpec> attrs, InferFn infer) {
+// HostRead is an op the host reads, with a fixed result shape.
+OpDef HostRead(OpId id, int arity, std::vector<AttrSpec> attrs, InferFn infer) {
   OpDef d = MakeOp(id, arity, arity, std::move(attrs), std::move(infer));
   d.traits.syncs_host = true;
+  return d;
+}
+
+// Syncing is an op the host reads to know its result's shape.
+OpDef Syncing(OpId id, int arity, std::vector<AttrSpec> attrs, InferFn infer) {
+  OpDef d = HostRead(id, arity, std::move(attrs), std::move(infer));
   d.traits.data_dependent_shape = true;
   return d;
 }
@@ -56,44 +63,32 @@ void RegisterSyncOps(OpTable& t) {
   // query without positives) rather than a bad input value, so that a
   // per-request validation (Program::CheckValues) can tell the two apart.
   // On `meta` the count has no value and the check is skipped.
-  {
-    OpDef d = Syncing(OpId::kAssertZero, 2, SpecsOf<AssertZeroAttrs>(),
-                      [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-                        if (in[0].dtype != DType::kInt64 || in[0].rank() != 0) {
-                          return absl::InvalidArgumentError("count must be i64[]");
-                        }
-                        return std::vector<TensorType>{in[1]};
-                      });
-    d.traits.data_dependent_shape = false;
-    add(std::move(d));
-  }
+  add(HostRead(OpId::kAssertZero, 2, SpecsOf<AssertZeroAttrs>(),
+               [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+                 if (in[0].dtype != DType::kInt64 || in[0].rank() != 0) {
+                   return absl::InvalidArgumentError("count must be i64[]");
+                 }
+                 return std::vector<TensorType>{in[1]};
+               }));
   // Host algorithms of finalize (fixed shapes; the host reads every value).
   // expected_mutual_info(rows, cols): f64[], ops/fused/expected_mutual_info.h.
-  {
-    OpDef d = Syncing(OpId::kExpectedMutualInfo, 2, {},
-                      [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-                        for (const TensorType& t : in) {
-                          if (t.rank() != 1 || t.dtype == DType::kBool) {
-                            return absl::InvalidArgumentError("expects rank-1 numeric row and column sums");
-                          }
-                        }
-                        return std::vector<TensorType>{{DType::kFloat64, {}, in[0].device}};
-                      });
-    d.traits.data_dependent_shape = false;
-    add(std::move(d));
-  }
+  add(HostRead(OpId::kExpectedMutualInfo, 2, {},
+               [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+                 for (const TensorType& t : in) {
+                   if (t.rank() != 1 || t.dtype == DType::kBool) {
+                     return absl::InvalidArgumentError("expects rank-1 numeric row and column sums");
+                   }
+                 }
+                 return std::vector<TensorType>{{DType::kFloat64, {}, in[0].device}};
+               }));
   // max_assignment(table): i64[], ops/fused/max_assignment.h.
-  {
-    OpDef d = Syncing(OpId::kMaxAssignment, 1, {},
-                      [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-                        if (!ir::IsIntegral(in[0].dtype) || in[0].rank() != 2) {
-                          return absl::InvalidArgumentError("expects a rank-2 integer table");
-                        }
-                        return std::vector<TensorType>{{DType::kInt64, {}, in[0].device}};
-                      });
-    d.traits.data_dependent_shape = false;
-    add(std::move(d));
-  }
+  add(HostRead(OpId::kMaxAssignment, 1, {},
+               [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+                 if (!ir::IsIntegral(in[0].dtype) || in[0].rank() != 2) {
+                   return absl::InvalidArgumentError("expects a rank-2 integer table");
+                 }
+                 return std::vector<TensorType>{{DType::kInt64, {}, in[0].device}};
+               }));
 }
 
 }  // namespace tally::ops

@@ -58,9 +58,10 @@ absl::StatusOr<dsl::Metric> Build(Rate rate, SpecArgs& args, const dsl::Signatur
   Expr preds = TokenIds(b, "preds");
   Expr target = TokenIds(b, "target");
   if (!b.ok()) return b.status();
-  if (b.FindInput("preds")->shape[0] != b.FindInput("target")->shape[0]) {
-    b.FailInput("preds", absl::StrCat("has ", b.FindInput("preds")->shape[0], " rows, target has ",
-                                      b.FindInput("target")->shape[0]));
+  const int64_t preds_rows = b.FindInput("preds")->shape[0];
+  const int64_t target_rows = b.FindInput("target")->shape[0];
+  if (preds_rows != target_rows) {
+    b.FailInput("preds", absl::StrCat("has ", preds_rows, " rows, target has ", target_rows));
     return b.status();
   }
   ops::EditDistanceAttrs attrs;
