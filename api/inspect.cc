@@ -70,6 +70,14 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
   }
   // Token ids [N, L], -1 padding.
   if (domain == "text") return {{"preds", ir::DType::kInt64, {n, 16}}, {"target", ir::DType::kInt64, {n, 16}}};
+  // Waveforms [N, spk, time]; spectrograms [N, spk, frequency, time, 2]
+  // for the complex SI-SNR.
+  if (domain == "audio") {
+    const bool complex = absl::c_any_of(specs, [](const std::string& s) { return absl::StrContains(s, "complex_"); });
+    const std::vector<int64_t> shape =
+        complex ? std::vector<int64_t>{n, 2, 257, 100, 2} : std::vector<int64_t>{n, 2, 16000};
+    return {{"preds", ir::DType::kFloat32, shape}, {"target", ir::DType::kFloat32, shape}};
+  }
   if (domain == "retrieval") {
     return {
         {"preds", ir::DType::kFloat32, {n}}, {"target", ir::DType::kInt64, {n}}, {"indexes", ir::DType::kInt64, {n}}};

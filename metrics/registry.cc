@@ -14,6 +14,7 @@ void RegisterClusteringLabelMetrics(std::vector<MetricInfo>& out);
 void RegisterClusteringPointMetrics(std::vector<MetricInfo>& out);
 void RegisterNominalMetrics(std::vector<MetricInfo>& out);
 void RegisterTextErrorRateMetrics(std::vector<MetricInfo>& out);
+void RegisterSeparationMetrics(std::vector<MetricInfo>& out);
 void RegisterFleissKappa(std::vector<MetricInfo>& out);
 
 const std::vector<MetricInfo>& AllMetrics() {
@@ -37,6 +38,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterClusteringPointMetrics(*v);
     RegisterNominalMetrics(*v);
     RegisterTextErrorRateMetrics(*v);
+    RegisterSeparationMetrics(*v);
     RegisterFleissKappa(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics
     std::sort(v->begin(), v->end(), [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });

@@ -14,6 +14,8 @@ Workloads (tools/tally/bench.cc builds the same tensors: the ATen CPU generator 
              classes (tally bench's LabelBatch); also reports ms_compute
   wer_10k    WordErrorRate over 10,000 transcripts in 10 updates of 1,000 (tally bench's word-id rows written as
              strings "w<id>" joined by spaces, padding dropped: TorchMetrics takes text); also reports ms_compute
+  si_sdr_batch  ScaleInvariantSignalDistortionRatio over 10 updates of the same 64 x 64,000 float32 utterances
+             (4 s at 16 kHz) and their noisy estimates; also reports ms_compute
 Each prints one JSON line like tally bench's: workload, backend "torchmetrics", device, us_per_update (the median
 of `runs` timed passes, each ending when the device is idle), updates, peak_rss_mb and, on CUDA, peak_device_mb.
 TorchMetrics runs with its defaults (validate_args=True), as its users get it. Run one workload a process
@@ -136,6 +138,15 @@ def main():
             text = [[" ".join(f"w{v}" for v in r.tolist() if v >= 0) for r in x] for x in (preds, target)]
             batches.append(tuple(text))
         run(a.workload, WordErrorRate(), batches, updates, 1 if a.quick else 3, device, time_compute=True)
+        return
+    if a.workload == "si_sdr_batch":
+        from torchmetrics.audio import ScaleInvariantSignalDistortionRatio
+        rows, samples = (8, 16000) if a.quick else (64, 64000)
+        g = torch.Generator().manual_seed(7)  # bench.cc's si_sdr_batch draws, in its order
+        target = torch.randn((rows, samples), generator=g)
+        preds = target + torch.randn((rows, samples), generator=g) * 0.3
+        run(a.workload, ScaleInvariantSignalDistortionRatio(), [(preds.to(device), target.to(device))],
+            2 if a.quick else 10, 1 if a.quick else 3, device, time_compute=True)
         return
     if a.workload not in ("all", "acc_small", "cls_large"):
         raise SystemExit(f"unknown workload {a.workload}")

@@ -498,9 +498,10 @@ TEST(ProgramTest, EveryRegisteredMetricUpdatesOnMeta) {
   for (const metrics::MetricInfo& info : metrics::AllMetrics()) {
     const int ran_before = ran;
     std::vector<std::pair<std::string, dsl::Signature>> candidates;
-    for (const char* args : {"", "num_classes=3", "num_labels=3", "beta=2.0", "beta=2.0, num_classes=3",
-                             "beta=2.0, num_labels=3", "num_groups=3", "task=binary", "task=multiclass, num_classes=3",
-                             "p=3.0", "threshold=0.5", "num_clusters=3"}) {
+    for (const char* args :
+         {"", "num_classes=3", "num_labels=3", "beta=2.0", "beta=2.0, num_classes=3", "beta=2.0, num_labels=3",
+          "num_groups=3", "task=binary", "task=multiclass, num_classes=3", "p=3.0", "threshold=0.5", "num_clusters=3",
+          "metric=scale_invariant_signal_distortion_ratio"}) {
       std::string text = *args ? absl::StrCat(info.name, "(", args, ")") : info.name;
       candidates.emplace_back(text, tally::DefaultSignature({text}));
     }

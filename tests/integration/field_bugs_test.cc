@@ -113,6 +113,12 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
       spec += "(num_clusters=3)";
     } else if (m.domain == "text") {
       in = {{"preds", classes.view({3, 4})}, {"target", (classes.view({3, 4}) + 1).remainder(3) - 1}};
+    } else if (m.domain == "audio") {  // two speakers' signals (or spectrogram pairs) a row
+      const std::vector<int64_t> shape =
+          absl::StartsWith(m.name, "complex_") ? std::vector<int64_t>{12, 2, 4, 2} : std::vector<int64_t>{12, 2, 8};
+      at::Tensor t = at::linspace(-1, 1, 12 * 16, at::kFloat).sin().view(shape);
+      in = {{"preds", t.flip({1}) + 0.1}, {"target", t}};
+      if (m.name == "permutation_invariant_training") spec += "(metric=scale_invariant_signal_distortion_ratio)";
     } else if (m.domain == "clustering" || m.domain == "nominal") {
       in = {{"preds", scores.argmax(1)}, {"target", classes}};
       spec += "(num_classes=3)";

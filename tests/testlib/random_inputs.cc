@@ -50,6 +50,8 @@ std::string SpecFor(const metrics::MetricInfo& m) {
   if (m.domain == "clustering" || (m.domain == "nominal" && name != "fleiss_kappa")) {
     return absl::StrCat(name, "(num_classes=3)");
   }
+  if (name == "permutation_invariant_training")
+    return absl::StrCat(name, "(metric=scale_invariant_signal_distortion_ratio)");
   return name;
 }
 
@@ -83,6 +85,12 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
     out.push_back(WithArg(out[0], "substitution_cost=2, reduction=sum"));
   }
   if (m.name == "fleiss_kappa") out.push_back("fleiss_kappa(mode=probs)");
+  if (m.name == "signal_noise_ratio") out.push_back(WithArg(out[0], "zero_mean=true"));
+  if (m.name == "permutation_invariant_training") {  // the aggregated inner metric; min with an inner argument
+    out.push_back(
+        "permutation_invariant_training(metric=source_aggregated_signal_distortion_ratio, mode=permutation-wise)");
+    out.push_back("permutation_invariant_training(metric=signal_noise_ratio, eval_func=min, zero_mean=true)");
+  }
   if (m.name == "kendall_rank_corrcoef") {  // a tuple result; tau_c's distinct counts
     out.push_back(WithArg(out[0], "t_test=true"));
     out.push_back(WithArg(out[0], "variant=c"));
@@ -127,6 +135,8 @@ std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.name == "fleiss_kappa") return {{"fk"}, {"fk_p"}};
   if (m.domain == "nominal") return {{"mc_i"}, {"mc_f"}, {"nom_nan"}, {"clu_bad"}};
   if (m.domain == "text") return {{"tok"}};
+  if (m.name == "complex_scale_invariant_signal_noise_ratio") return {{"wav4"}};
+  if (m.domain == "audio") return {{"wav3"}};
   if (m.domain == "regression") return {{"reg1"}, {"reg2"}};
   if (absl::StartsWith(m.name, "binary_")) return {{"bin_f"}, {"bin_p"}, {"bin_h"}, {"bin_i"}, {"bin_bad"}};
   if (absl::StartsWith(m.name, "multiclass_")) return {{"mc_f"}, {"mc_i"}, {"mc_bad"}};
@@ -198,6 +208,12 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
   if (k == "fk_p") return {{"ratings", at::rand({n, c, c}, gen, f)}};
   // Token ids of two widths, -1 (padding) anywhere in a row.
   if (k == "tok") return {{"preds", labels(6, {n, 7}) - 1}, {"target", (labels(6, {n, 5}) - 1).to(at::kInt)}};
+  // Two speakers' signals of 8 samples (or 4 x 2 spectrogram pairs).
+  if (k == "wav3" || k == "wav4") {
+    std::vector<int64_t> shape = k == "wav3" ? std::vector<int64_t>{n, 2, 8} : std::vector<int64_t>{n, 2, 4, 2};
+    at::Tensor t = at::randn(shape, gen, f);
+    return {{"preds", t + at::randn(shape, gen, f) * 0.5}, {"target", t}};
+  }
   if (k == "ml_f") return {{"preds", at::randn({n, c}, gen, f) * 2}, {"target", labels(2, {n, c})}};
   if (k == "ml_p") return {{"preds", at::rand({n, c}, gen, f)}, {"target", labels(2, {n, c})}};
   if (k == "ml_bad") return {{"preds", at::rand({n, c}, gen, f)}, {"target", spoil(labels(2, {n, c}), 3)}};

@@ -491,5 +491,62 @@ TEST_F(CliTest, MissingDevice) {
   EXPECT_THAT(r.out, HasSubstr("@cuda:1"));
 }
 
+// TextFile writes `bytes` as a .txt input and returns NAME=PATH.
+std::string TextFile(const std::string& input, const std::string& file, const std::string& bytes) {
+  const std::string path = absl::StrCat(testing::TestTmpDir(), "/", file, ".txt");
+  std::ofstream(path, std::ios::binary) << bytes;
+  return absl::StrCat(input, "=", path);
+}
+
+// Verifies text inputs against TorchMetrics' documented examples (its
+// docstrings: WER 0.5, MER 0.4444, WIL 0.6528, WIP 0.3472, CER 0.3415 =
+// 14/41, edit distance 3.5), each metric split its own way in one run:
+// words for the word rates, Unicode code points for char_error_rate and
+// edit_distance; Python's whitespace (no-break space included), CRLF lines
+// and a byte-order mark; and the errors for bad bytes and non-text metrics.
+TEST_F(CliTest, TextFiles) {
+  const std::string hyp = TextFile("preds", "hyp", "this is the prediction\nthere is an other sample\n");
+  const std::string ref = TextFile("target", "ref", "\xEF\xBB\xBFthis is the reference\r\nthere is another one");
+  Invocation r = RunTally({"eval", "--format", "json", "--input", hyp, "--input", ref, "--metric", "word_error_rate",
+                           "--metric", "char_error_rate", "--metric", "match_error_rate", "--metric",
+                           "word_information_lost", "--metric", "word_information_preserved"});
+  json results;
+  ASSERT_TRUE(ParseResults(r, &results));
+  ASSERT_EQ(results.size(), 5u);
+  const double want[] = {0.5, 14.0 / 41.0, 4.0 / 9.0, 47.0 / 72.0, 25.0 / 72.0};
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(results[i]["value"].get<double>(), want[i], 1e-15) << results[i];
+  EXPECT_EQ(results[1]["metric"], "char_error_rate");
+
+  r = RunTally({"eval", "--format", "json", "--metric", "edit_distance", "--input",
+                TextFile("preds", "edit_hyp", "rain\nlnaguaeg\n"), "--input",
+                TextFile("target", "edit_ref", "shine\nlanguage\n")});
+  ASSERT_TRUE(ParseResults(r, &results));
+  EXPECT_EQ(results[0]["value"].get<double>(), 3.5);
+
+  // Two code points differ of eleven; both words differ; U+00A0 and runs of
+  // spaces separate words as str.split() does.
+  const std::string uni_hyp = TextFile("preds", "uni_hyp",
+                                       "h\xC3\xA9llo w\xC3\xB6rld\na\xC2\xA0"
+                                       "b  c\n");
+  const std::string uni_ref = TextFile("target", "uni_ref", "hello world\na b c\n");
+  r = RunTally({"eval", "--format", "json", "--input", uni_hyp, "--input", uni_ref, "--metric", "word_error_rate",
+                "--metric", "char_error_rate"});
+  ASSERT_TRUE(ParseResults(r, &results));
+  EXPECT_NEAR(results[0]["value"].get<double>(), 2.0 / 5.0, 1e-15);
+  // Characters: 2 edits in the first line; "a\u00a0b  c" against "a b c"
+  // substitutes the no-break space and has one space more: 4 edits of 16.
+  EXPECT_NEAR(results[1]["value"].get<double>(), 4.0 / 16.0, 1e-15);
+
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "word_error_rate", "--input",
+                                          TextFile("preds", "bad_utf8", "fine\nbad \xFF\n"), "--input", ref}),
+                                {"input 'preds'", "line 2", "UTF-8"}));
+  EXPECT_TRUE(OneCleanErrorLine(RunTally({"eval", "--metric", "mean", "--input", TextFile("value", "v", "1\n")}),
+                                {"mean", "takes no text"}));
+  EXPECT_TRUE(
+      OneCleanErrorLine(RunTally({"eval", "--metric", "word_error_rate", "--metric", "char_error_rate", "--input", hyp,
+                                  "--input", ref, "--save-state", absl::StrCat(testing::TestTmpDir(), "/s.tally")}),
+                        {"word_error_rate", "char_error_rate", "one at a time"}));
+}
+
 }  // namespace
 }  // namespace tally

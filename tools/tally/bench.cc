@@ -270,6 +270,18 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.updates = updates;
     w.runs = quick ? 1 : 3;
     w.time_compute = true;
+  } else if (name == "si_sdr_batch") {
+    // SI-SDR of 64 four-second utterances at 16 kHz (float32 [64, 64000]),
+    // each estimate the reference plus noise at about 10 dB, 10 updates.
+    w.specs = {"scale_invariant_signal_distortion_ratio"};
+    const int64_t rows = quick ? 8 : 64, samples = quick ? 16000 : 64000;
+    at::Generator gen = at::detail::createCPUGenerator(7);
+    at::Tensor target = at::randn({rows, samples}, gen, at::kFloat);
+    at::Tensor preds = target + at::randn({rows, samples}, gen, at::kFloat) * 0.3;
+    w.batch = {{"preds", preds}, {"target", target}};
+    w.updates = quick ? 2 : 10;
+    w.runs = quick ? 1 : 3;
+    w.time_compute = true;
   } else if (name == "auroc_binned" || name == "auroc_binned_list") {
     // Binned binary AUROC and AP over 64 thresholds: evenly spaced
     // (thresholds=64), or listed (64 sorted values, one dense constant):
@@ -335,7 +347,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown workload '", name,
                      "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
-                     "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, auroc_large, auroc_large_bf16, "
+                     "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, si_sdr_batch, auroc_large, auroc_large_bf16, "
                      "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
                      "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
@@ -466,7 +478,8 @@ std::vector<std::string> BenchWorkloads() {
           "cls_sliced",      "cls_vocab",        "cls_imagenet21k",   "clustering_1k",
           "auroc_large",     "auroc_large_bf16", "auroc_bootstrap",   "auroc_bootstrap_exact16",
           "reg_large",       "retrieval",        "sync_cls",          "merge_cls",
-          "merge_retrieval", "auroc_binned",     "auroc_binned_list", "wer_10k"};
+          "merge_retrieval", "auroc_binned",     "auroc_binned_list", "wer_10k",
+          "si_sdr_batch"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,

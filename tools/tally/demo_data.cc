@@ -47,6 +47,9 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
     }
     if (spec->name == "continuous_ranked_probability_score") k.domain = "ensemble";
     if (info && info->domain == "text") k.domain = "tokens";
+    if (info && info->domain == "audio") {
+      k.domain = absl::StrContains(s, "complex_") ? "spectra" : "waves";
+    }
     if (info && info->domain == "fairness") k.domain = "binary";
     if (info && (info->domain == "clustering" || info->domain == "nominal")) {
       k.domain = spec->name == "fleiss_kappa" ? "ratings" : info->inputs[0] == "data" ? "points" : "labels";
@@ -158,6 +161,24 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
     d.inputs = {{"preds", preds}, {"target", target}};
     d.specs = {"word_error_rate", "match_error_rate", "word_information_lost"};
     d.description = "64 transcripts of 6-12 word ids against their references";
+  } else if (kind.domain == "waves" || kind.domain == "spectra") {
+    // Two speakers a mixture, estimated with noise, the speakers of every
+    // other mixture swapped (what permutation_invariant_training undoes).
+    const bool spectra = kind.domain == "spectra";
+    std::vector<int64_t> shape = spectra ? std::vector<int64_t>{n, 2, 16, 25, 2} : std::vector<int64_t>{n, 2, 800};
+    at::Tensor target = at::randn(shape, gen, at::kFloat);
+    at::Tensor preds = target + at::randn(shape, gen, at::kFloat) * 0.3;
+    at::Tensor swap = (at::arange(n, at::kLong).remainder(2) == 1).view({n, 1, 1}).expand({n, 2, 1});
+    for (size_t d = 3; d < shape.size(); ++d) swap = swap.unsqueeze(-1);
+    preds = at::where(swap, preds.flip({1}), preds);
+    d.inputs = {{"preds", preds}, {"target", target}};
+    d.specs = spectra ? std::vector<std::string>{"complex_scale_invariant_signal_noise_ratio"}
+                      : std::vector<std::string>{
+                            "scale_invariant_signal_distortion_ratio", "signal_noise_ratio",
+                            "permutation_invariant_training(metric=scale_invariant_signal_distortion_ratio)"};
+    d.description =
+        spectra ? "64 two-speaker spectrograms (16 x 25 bins, real and imaginary), half with the speakers swapped"
+                : "64 two-speaker mixtures of 800 samples, half with the speakers swapped";
   } else if (kind.domain == "rater_scores") {
     // 5 raters' scores over 3 categories, [N, 3, 5].
     d.inputs = {{"ratings", at::rand({n, 3, 5}, gen, at::kFloat)}};

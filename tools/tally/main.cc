@@ -29,6 +29,7 @@
 #include "api/export.h"
 #include "api/inspect.h"
 #include "api/tally.h"
+#include "api/text_inputs.h"
 #include "api/version.h"
 #include "engine/io/npy.h"
 #include "engine/io/regular_file.h"
@@ -40,6 +41,7 @@
 #include "tools/tally/distributed_eval.h"
 #include "tools/tally/merge.h"
 #include "tools/tally/serve.h"
+#include "tools/tally/text_files.h"
 
 namespace tally::tools {
 namespace {
@@ -125,8 +127,8 @@ CLI::Validator DeviceName() {
 // The flags every command that names them shares.
 constexpr char kMetricHelp[] = "a metric: name or name(key=value, ...), TorchMetrics' functional names (repeatable)";
 constexpr char kInputHelp[] =
-    "an input (preds, target, indexes, value, weight, groups, row_id, data, labels, ratings) from a .npy file "
-    "(repeatable)";
+    "an input (preds, target, indexes, value, weight, groups, row_id, data, labels, ratings) from a .npy file, "
+    "or the text metrics' preds and target from a .txt file (UTF-8, one sentence a line) (repeatable)";
 constexpr char kDeviceHelp[] = "the device of every state and plan: cpu, meta, cuda, cuda:N, mps (default cpu)";
 constexpr char kBackendHelp[] = "what runs the plans (default eager)";
 constexpr char kMaxStateBytesHelp[] =
@@ -178,9 +180,11 @@ CLI::Option* MaxStateBytes(CLI::App* app, int64_t& into) {
   return Single(app, "--max-state-bytes", into, "BYTES", kMaxStateBytesHelp)->check(PositiveInt());
 }
 
-// ReadInputs reads every --input; `{rank}` in a path is `rank` (one file
-// per rank of a distributed eval).
-absl::StatusOr<NamedTensors> ReadInputs(const std::vector<std::string>& flags, int rank = -1) {
+// ReadInputs reads every --input: arrays, and the sentences of .txt files
+// into `texts`; `{rank}` in a path is `rank` (one file per rank of a
+// distributed eval).
+absl::StatusOr<NamedTensors> ReadInputs(const std::vector<std::string>& flags, std::vector<TextInput>& texts,
+                                        int rank = -1) {
   NamedTensors inputs;
   for (const std::string& kv : flags) {
     auto eq = kv.find('=');
@@ -191,6 +195,17 @@ absl::StatusOr<NamedTensors> ReadInputs(const std::vector<std::string>& flags, i
     if (rank >= 0) path = absl::StrReplaceAll(path, {{"{rank}", absl::StrCat(rank)}});
     for (const auto& [n, t] : inputs) {
       if (n == name) return absl::InvalidArgumentError(absl::StrCat("input '", name, "' given twice"));
+    }
+    for (const TextInput& t : texts) {
+      if (t.name == name) return absl::InvalidArgumentError(absl::StrCat("input '", name, "' given twice"));
+    }
+    if (IsTextPath(path)) {
+      auto lines = ReadTextLines(path);
+      if (!lines.ok()) {
+        return absl::Status(lines.status().code(), absl::StrCat("input '", name, "': ", lines.status().message()));
+      }
+      texts.push_back({name, *std::move(lines)});
+      continue;
     }
     auto arr = io::ReadNpy(path);
     if (!arr.ok()) {
@@ -329,9 +344,22 @@ absl::Status RunEval(EvalFlags& f) {
     device = absl::StrCat("cuda:", local_rank);
   }
   TALLY_ASSIGN_OR_RETURN(opts.device, ir::ParseDevice(device));
-  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(f.inputs, f.dist.rank));
+  std::vector<TextInput> texts;
+  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(f.inputs, texts, f.dist.rank));
   std::vector<std::string> specs = f.metrics;
   const std::string& format = f.dist.format;
+  if (!texts.empty()) {
+    if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
+    // One program when every metric splits the text one way; otherwise one
+    // a way, which neither a distributed eval nor one state file can be.
+    absl::StatusOr<NamedTensors> ids = WithTokenIds(specs, inputs, texts);
+    if (!ids.ok() && f.dist.world_size <= 1 && f.dist.save_state.empty()) {
+      TALLY_ASSIGN_OR_RETURN(std::vector<EvalResult> results, EvaluateText(specs, inputs, texts, opts));
+      if (format != "none") std::cout << (format == "json" ? ResultsToJson(results) + "\n" : ResultsToTable(results));
+      return absl::OkStatus();
+    }
+    TALLY_ASSIGN_OR_RETURN(inputs, std::move(ids));
+  }
   if (inputs.empty()) {
     DemoData demo = MakeDemoData(specs);
     inputs = std::move(demo.inputs);
@@ -405,7 +433,9 @@ void BindInspect(CLI::App* app, InspectFlags& f) {
 
 absl::Status RunInspect(InspectFlags& f) {
   if (f.metrics.empty()) return absl::InvalidArgumentError("no --metric given");
-  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(f.inputs));
+  std::vector<TextInput> texts;
+  TALLY_ASSIGN_OR_RETURN(NamedTensors arrays, ReadInputs(f.inputs, texts));
+  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, WithTokenIds(f.metrics, arrays, texts));
   TALLY_ASSIGN_OR_RETURN(std::string text, Inspect(f.metrics, inputs, f.opts));
   std::cout << text;
   return absl::OkStatus();
@@ -427,7 +457,9 @@ void BindExport(CLI::App* app, ExportFlags& f) {
 absl::Status RunExport(ExportFlags& f) {
   if (f.metrics.empty()) return absl::InvalidArgumentError("no --metric given");
   if (f.opts.out.empty()) return absl::InvalidArgumentError("--out FILE.pt is required");
-  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(f.inputs));
+  std::vector<TextInput> texts;
+  TALLY_ASSIGN_OR_RETURN(NamedTensors arrays, ReadInputs(f.inputs, texts));
+  TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, WithTokenIds(f.metrics, arrays, texts));
   TALLY_ASSIGN_OR_RETURN(std::string summary, Export(f.metrics, inputs, f.opts));
   std::cout << summary;
   return absl::OkStatus();

@@ -1,0 +1,66 @@
+// Text as token ids: the sentences of a server or of a file (one a line,
+// UTF-8) split as TorchMetrics splits them for a metric, and numbered in one
+// vocabulary shared by preds and target, so that the text metrics (which
+// read int64 ids [N, L], -1 padding) give TorchMetrics' values on strings.
+#ifndef TALLY_API_TEXT_INPUTS_H_
+#define TALLY_API_TEXT_INPUTS_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tally {
+
+// Tokenizer is how a sentence is split into units.
+enum class Tokenizer {
+  kWords,       // Python's str.split(): runs of Unicode whitespace separate words
+  kCharacters,  // Unicode code points, spaces included (list(str))
+};
+
+// TokenizerName is "words" or "characters".
+absl::string_view TokenizerName(Tokenizer t);
+
+// TokenizerFor is the tokenizer TorchMetrics applies to `metric`'s strings:
+// characters for char_error_rate and edit_distance, words for the other
+// error rates. InvalidArgument for a metric that takes no text.
+absl::StatusOr<Tokenizer> TokenizerFor(absl::string_view metric);
+
+// CheckUtf8 is OK when `text` is well-formed UTF-8 (RFC 3629: no overlong
+// forms, surrogates or code points past U+10FFFF); otherwise
+// InvalidArgument naming the byte offset of the first bad sequence.
+absl::Status CheckUtf8(absl::string_view text);
+
+// Tokenize splits one sentence of valid UTF-8; the views point into it.
+std::vector<absl::string_view> Tokenize(absl::string_view sentence, Tokenizer t);
+
+// ReadTextLines reads the UTF-8 file at `path`, one sentence a line ("\n"
+// or "\r\n"; a final newline ends the last line, a leading byte-order mark
+// is skipped). An error names the path and the line of any byte that is not
+// UTF-8.
+absl::StatusOr<std::vector<std::string>> ReadTextLines(const std::string& path);
+
+// Vocabulary numbers tokens 0, 1, ... in the order they first appear.
+class Vocabulary {
+ public:
+  int64_t Id(absl::string_view token);
+  int64_t size() const { return static_cast<int64_t>(ids_.size()); }
+
+ private:
+  absl::flat_hash_map<std::string, int64_t> ids_;
+};
+
+// TokenIds is the int64 [N, L] tensor of `sentences` split by `t` into ids
+// of `vocab`: L the longest row (at least 1), shorter rows padded with -1.
+// InvalidArgument naming the sentence if one is not UTF-8.
+absl::StatusOr<at::Tensor> TokenIds(const std::vector<std::string>& sentences, Tokenizer t, Vocabulary& vocab);
+
+}  // namespace tally
+
+#endif  // TALLY_API_TEXT_INPUTS_H_

@@ -1,0 +1,121 @@
+// Tests of api/text_inputs.h: UTF-8 checking, the two tokenizers (Python's
+// str.split() and list(str)), text files and token-id tensors.
+#include "api/text_inputs.h"
+
+#include <ATen/ATen.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/tools/cli_testing.h"
+
+namespace tally {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<std::string> Strings(const std::vector<absl::string_view>& v) { return {v.begin(), v.end()}; }
+
+// Verifies that well-formed UTF-8 passes and that each malformed form is
+// refused at its byte offset.
+TEST(TextInputsTest, CheckUtf8) {
+  EXPECT_TRUE(CheckUtf8("plain \xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80").ok());
+  EXPECT_TRUE(CheckUtf8("\xF4\x8F\xBF\xBF").ok());  // U+10FFFF
+  for (const std::string bad :
+       {"ab\xC0\x80", "ab\xED\xA0\x80", "ab\xF4\x90\x80\x80", "ab\xE2\x82", "ab\x80", "ab\xFF", "ab\xE2\x28\xA1"}) {
+    absl::Status s = CheckUtf8(bad);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("byte 2")) << bad;
+  }
+}
+
+// Verifies words: every code point Python's str.isspace() accepts separates
+// words (runs of them and the ends give no empty words); others, such as
+// U+200B ZERO WIDTH SPACE, do not.
+TEST(TextInputsTest, WordsSplitOnPythonWhitespace) {
+  const std::vector<std::string> spaces = {
+      "\t",           "\n",           "\v",           "\f",           "\r",
+      "\x1C",         "\x1D",         "\x1E",         "\x1F",         " ",
+      "\xC2\x85",     "\xC2\xA0",     "\xE1\x9A\x80", "\xE2\x80\x80", "\xE2\x80\x8A",
+      "\xE2\x80\xA8", "\xE2\x80\xA9", "\xE2\x80\xAF", "\xE2\x81\x9F", "\xE3\x80\x80"};
+  for (const std::string& sp : spaces) {
+    EXPECT_THAT(Strings(Tokenize(absl::StrCat(sp, "a", sp, sp, "b\xC3\xA9", sp), Tokenizer::kWords)),
+                ElementsAre("a", "b\xC3\xA9"))
+        << sp;
+  }
+  EXPECT_THAT(Strings(Tokenize("a\xE2\x80\x8B"
+                               "b c",
+                               Tokenizer::kWords)),
+              ElementsAre("a\xE2\x80\x8B"
+                          "b",
+                          "c"));
+  EXPECT_TRUE(Tokenize("   ", Tokenizer::kWords).empty());
+  EXPECT_TRUE(Tokenize("", Tokenizer::kWords).empty());
+}
+
+// Verifies characters: one token per code point, spaces included.
+TEST(TextInputsTest, CharactersAreCodePoints) {
+  EXPECT_THAT(Strings(Tokenize("a \xC3\xA9\xF0\x9F\x98\x80", Tokenizer::kCharacters)),
+              ElementsAre("a", " ", "\xC3\xA9", "\xF0\x9F\x98\x80"));
+}
+
+// Verifies the ids: one vocabulary across calls, -1 padding to the longest
+// row, at least one column, and a bad sentence named by number.
+TEST(TextInputsTest, TokenIds) {
+  Vocabulary vocab;
+  absl::StatusOr<at::Tensor> a = TokenIds({"b a b", "", "c"}, Tokenizer::kWords, vocab);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(at::equal(*a, at::tensor({0, 1, 0, -1, -1, -1, 2, -1, -1}, at::kLong).view({3, 3})));
+  absl::StatusOr<at::Tensor> b = TokenIds({"a d"}, Tokenizer::kWords, vocab);
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(at::equal(*b, at::tensor({1, 3}, at::kLong).view({1, 2})));
+  EXPECT_EQ(vocab.size(), 4);
+  absl::StatusOr<at::Tensor> empty = TokenIds({"", ""}, Tokenizer::kCharacters, vocab);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->sizes(), (std::vector<int64_t>{2, 1}));
+  absl::StatusOr<at::Tensor> bad = TokenIds({"ok", "no\xFF"}, Tokenizer::kWords, vocab);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("sentence 2"));
+}
+
+// Verifies files: "\n" and "\r\n" lines, a final newline or none, a
+// byte-order mark, an empty file, and the line of a bad byte.
+TEST(TextInputsTest, ReadTextLines) {
+  const std::string path = absl::StrCat(testing::TestTmpDir(), "/lines.txt");
+  auto read = [&](const std::string& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    return ReadTextLines(path);
+  };
+  auto lines = read(
+      "\xEF\xBB\xBF"
+      "one\r\ntwo\n\nfour\n");
+  ASSERT_TRUE(lines.ok()) << lines.status();
+  EXPECT_THAT(*lines, ElementsAre("one", "two", "", "four"));
+  lines = read("last line without a newline");
+  ASSERT_TRUE(lines.ok());
+  EXPECT_THAT(*lines, ElementsAre("last line without a newline"));
+  lines = read("");
+  ASSERT_TRUE(lines.ok());
+  EXPECT_TRUE(lines->empty());
+  lines = read("fine\nfine\nbad \xC3\n");
+  ASSERT_FALSE(lines.ok());
+  EXPECT_THAT(std::string(lines.status().message()), HasSubstr("line 3"));
+  EXPECT_THAT(std::string(lines.status().message()), HasSubstr("lines.txt"));
+}
+
+// Verifies which metrics take text, and how they split it.
+TEST(TextInputsTest, TokenizerFor) {
+  EXPECT_EQ(*TokenizerFor("word_error_rate"), Tokenizer::kWords);
+  EXPECT_EQ(*TokenizerFor("word_information_lost"), Tokenizer::kWords);
+  EXPECT_EQ(*TokenizerFor("char_error_rate"), Tokenizer::kCharacters);
+  EXPECT_EQ(*TokenizerFor("edit_distance"), Tokenizer::kCharacters);
+  EXPECT_FALSE(TokenizerFor("mean_squared_error").ok());
+}
+
+}  // namespace
+}  // namespace tally

@@ -1,0 +1,40 @@
+// tally eval's text inputs (--input NAME=FILE.txt): sentences, one a line,
+// turned into token ids as each metric's TorchMetrics class splits them
+// (api/text_inputs.h). Metrics that split differently (words for
+// word_error_rate, characters for char_error_rate) are evaluated as groups,
+// each over its own ids, and their results put back in the order asked.
+#ifndef TALLY_TOOLS_TALLY_TEXT_FILES_H_
+#define TALLY_TOOLS_TALLY_TEXT_FILES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "api/evaluate.h"
+
+namespace tally::tools {
+
+// TextInput is one text file's sentences under its input name.
+struct TextInput {
+  std::string name;
+  std::vector<std::string> sentences;
+};
+
+// IsTextPath is whether `path` names a text file (it ends in ".txt").
+bool IsTextPath(absl::string_view path);
+
+// WithTokenIds is `inputs` plus each text input as token ids, for `specs`
+// that all split text the same way; an error names two that do not.
+absl::StatusOr<NamedTensors> WithTokenIds(const std::vector<std::string>& specs, const NamedTensors& inputs,
+                                          const std::vector<TextInput>& texts);
+
+// EvaluateText evaluates `specs` over `inputs` and the token ids of `texts`:
+// one evaluation for each way of splitting the text, results in spec order.
+absl::StatusOr<std::vector<EvalResult>> EvaluateText(const std::vector<std::string>& specs,
+                                                     const NamedTensors& inputs, const std::vector<TextInput>& texts,
+                                                     const EvalOptions& options);
+
+}  // namespace tally::tools
+
+#endif  // TALLY_TOOLS_TALLY_TEXT_FILES_H_
