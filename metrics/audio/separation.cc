@@ -137,10 +137,13 @@ Expr Values(const Options& o, const std::vector<int64_t>& shape, Expr preds, Exp
   }
   // The scale-invariant forms: target scaled by its projection coefficient
   // (one for all speakers in SA-SDR).
-  Expr alpha = (ops::Sum(preds * target, g.sum_dims, true) + eps) / (ops::Sum(target * target, g.sum_dims, true) + eps);
-  Expr scaled = alpha * target;
-  Expr noise = scaled - preds;
-  return Decibels(ops::Sum(scaled * scaled, g.sum_dims), ops::Sum(noise * noise, g.sum_dims), eps);
+  // (|alpha t|^2 is alpha^2 |t|^2: one pass fewer over the signals.)
+  Expr energy = ops::Sum(target * target, g.sum_dims, true);
+  Expr alpha = (ops::Sum(preds * target, g.sum_dims, true) + eps) / (energy + eps);
+  Expr noise = alpha * target - preds;
+  Expr scaled_energy = alpha * alpha * energy;
+  for (size_t k = 0; k < g.sum_dims.size(); ++k) scaled_energy = ops::Squeeze(scaled_energy, -1);
+  return Decibels(scaled_energy, ops::Sum(noise * noise, g.sum_dims), eps);
 }
 
 // CheckShape refuses a shape `kind` has no value for; `lead` dims (the

@@ -33,6 +33,34 @@ double LogP(double k, double a, double b, double n, double gab, double lg_n1) {
          LogGamma(n - a - b + k + 1.0);
 }
 
+// Terms is P(k; a, b, n) for k = lo, lo + 1, ..., with lo returned: P at
+// the mode from lgamma, its neighbours by the ratios of hypergeometric
+// probabilities, P(k+1)/P(k) = (a-k)(b-k) / ((k+1)(n-a-b+k+1)), out to where
+// a term underflows to 0 (P is log-concave: every further one is smaller,
+// and adding 0 changes no bit).
+double Terms(double a, double b, double n, double gab, double lg_n1, std::vector<double>& p) {
+  const double start = std::max(1.0, a - n + b);
+  const double end = std::min(a, b);
+  const double mode = std::min(std::max(std::floor((a + 1.0) * (b + 1.0) / (n + 2.0)), start), end);
+  const double at_mode = std::exp(LogP(mode, a, b, n, gab, lg_n1));
+  p.clear();
+  double lo = mode;
+  for (double q = at_mode; lo > start;) {
+    q *= lo * (n - a - b + lo) / ((a - lo + 1.0) * (b - lo + 1.0));
+    if (!(q > 0.0)) break;
+    p.push_back(q);
+    lo -= 1.0;
+  }
+  std::reverse(p.begin(), p.end());
+  p.push_back(at_mode);
+  for (double k = mode, q = at_mode; k < end; k += 1.0) {
+    q *= (a - k) * (b - k) / ((k + 1.0) * (n - a - b + k + 1.0));
+    if (!(q > 0.0)) break;
+    p.push_back(q);
+  }
+  return lo;
+}
+
 double Emi(const std::vector<double>& a, const std::vector<double>& b) {
   double emi = 0.0;
   if (a.size() <= 1 || b.size() <= 1) return emi;
@@ -40,22 +68,23 @@ double Emi(const std::vector<double>& a, const std::vector<double>& b) {
   for (double x : a) n += x;
   const double log_n = std::log(n);
   const double lg_n1 = LogGamma(n + 1.0);
+  std::vector<double> log_k = {0.0};  // log_k[k] = log(k), grown as needed
+  std::vector<double> p;
   for (double ai : a) {
     const double log_a = std::log(ai);
     const double ga = LogGamma(ai + 1.0) + LogGamma(n - ai + 1.0);
     for (double bj : b) {
       const double log_b = std::log(bj);
       const double gab = ga + (LogGamma(bj + 1.0) + LogGamma(n - bj + 1.0));
-      const double start = std::max(1.0, ai - n + bj);
-      const double end = std::min(ai, bj);
-      const double mode = std::min(std::max(std::floor((ai + 1.0) * (bj + 1.0) / (n + 2.0)), start), end);
-      double lo = mode;
-      while (lo > start && std::exp(LogP(lo - 1.0, ai, bj, n, gab, lg_n1)) > 0.0) lo -= 1.0;
-      double hi = mode;
-      while (hi < end && std::exp(LogP(hi + 1.0, ai, bj, n, gab, lg_n1)) > 0.0) hi += 1.0;
-      for (double k = lo; k <= hi; k += 1.0) {
-        const double term2 = (log_n + std::log(k)) - log_a - log_b;
-        emi += k / n * term2 * std::exp(LogP(k, ai, bj, n, gab, lg_n1));
+      const double lo = Terms(ai, bj, n, gab, lg_n1, p);
+      while (static_cast<double>(log_k.size()) < lo + static_cast<double>(p.size())) {
+        log_k.push_back(std::log(static_cast<double>(log_k.size())));
+      }
+      // sklearn's order: k ascending.
+      for (size_t i = 0; i < p.size(); ++i) {
+        const double k = lo + static_cast<double>(i);
+        const double term2 = (log_n + log_k[static_cast<size_t>(k)]) - log_a - log_b;
+        emi += k / n * term2 * p[i];
       }
     }
   }
@@ -106,17 +135,32 @@ def expected_mutual_info(rows: Tensor, cols: Tensor) -> Tensor:
                 start = max(1.0, ai - n + bj)
                 end = min(ai, bj)
                 mode = min(max(float(torch.floor((ai + 1.0) * (bj + 1.0) / (n + 2.0))), start), end)
+                at_mode = float(torch.exp(_log_p(mode, ai, bj, n, gab, lg_n1)))
+                below: List[float] = []
                 lo = mode
-                while lo > start and torch.exp(_log_p(lo - 1.0, ai, bj, n, gab, lg_n1)) > 0.0:
+                q = at_mode
+                while lo > start:
+                    q *= lo * (n - ai - bj + lo) / ((ai - lo + 1.0) * (bj - lo + 1.0))
+                    if not q > 0.0:
+                        break
+                    below.append(q)
                     lo -= 1.0
-                hi = mode
-                while hi < end and torch.exp(_log_p(hi + 1.0, ai, bj, n, gab, lg_n1)) > 0.0:
-                    hi += 1.0
-                k = lo
-                while k <= hi:
-                    term2 = (log_n + torch.log(k)) - log_a - log_b
-                    emi += k / n * term2 * torch.exp(_log_p(k, ai, bj, n, gab, lg_n1))
+                p: List[float] = []
+                for i in range(len(below)):
+                    p.append(below[len(below) - 1 - i])
+                p.append(at_mode)
+                k = mode
+                q = at_mode
+                while k < end:
+                    q *= (ai - k) * (bj - k) / ((k + 1.0) * (n - ai - bj + k + 1.0))
+                    if not q > 0.0:
+                        break
+                    p.append(q)
                     k += 1.0
+                for i in range(len(p)):
+                    k = lo + float(i)
+                    term2 = (log_n + torch.log(k)) - log_a - log_b
+                    emi += k / n * term2 * p[i]
     return torch.scalar_tensor(emi, dtype=7, device=rows.device)
 )TS";
 
