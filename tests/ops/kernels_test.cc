@@ -463,23 +463,52 @@ TEST(KernelsTest, ExpectedMutualInfo) {
     EXPECT_EQ(r.scalar_type(), at::kDouble);
     EXPECT_NEAR(r.item<double>(), c.sklearn, 1e-15) << c.sklearn;
   }
-  // Whole ranges, sklearn's loop (lgamma for every term).
+  // Whole ranges at n = 1e5 (amplified: terms of both signs sum to 1e-5):
+  // scikit-learn's loop, lgamma for every term, in double and in long double
+  // (its log-gamma differences of numbers near n log n keep ~1e-10 of each
+  // term in double, ~1e-13 in long double); and every probability from the
+  // mode by the neighbour ratios in long double, the tight reference.
   const std::vector<double> a = {50000, 30000, 20000}, b = {60000, 40000};
-  double n = 100000, emi = 0;
+  const double n = 100000;
+  double emi = 0;
+  long double emi_lgamma = 0, emi_ratio = 0;
   for (double ai : a) {
     for (double bj : b) {
-      for (double k = std::max(1.0, ai - n + bj); k <= std::min(ai, bj); k += 1.0) {
+      const double lo = std::max(0.0, ai - n + bj), hi = std::min(ai, bj);
+      for (double k = std::max(1.0, lo); k <= hi; k += 1.0) {
         int s = 0;
         auto lg = [&s](double x) { return ::lgamma_r(x, &s); };
         const double gab = (lg(ai + 1) + lg(n - ai + 1)) + (lg(bj + 1) + lg(n - bj + 1));
         const double log_p = gab - (lg(k + 1) + lg(n + 1)) - lg(ai - k + 1) - lg(bj - k + 1) - lg(n - ai - bj + k + 1);
         emi += k / n * ((std::log(n) + std::log(k)) - std::log(ai) - std::log(bj)) * std::exp(log_p);
+        auto lgl = [&s](long double x) { return ::lgammal_r(x, &s); };
+        const long double lk = k, la = ai, lb = bj, ln = n;
+        const long double log_pl = (lgl(la + 1) + lgl(ln - la + 1)) + (lgl(lb + 1) + lgl(ln - lb + 1)) -
+                                   (lgl(lk + 1) + lgl(ln + 1)) - lgl(la - lk + 1) - lgl(lb - lk + 1) -
+                                   lgl(ln - la - lb + lk + 1);
+        emi_lgamma += lk / ln * std::log(ln * lk / (la * lb)) * std::exp(log_pl);
+      }
+      const long double la = ai, lb = bj, ln = n, mode = std::floor((la + 1) * (lb + 1) / (ln + 2));
+      std::vector<long double> q(static_cast<size_t>(hi - lo) + 1, 0);
+      const auto at = [&](long double k) -> long double& { return q[static_cast<size_t>(k - lo)]; };
+      at(mode) = 1;
+      for (long double k = mode; k > lo; k -= 1)
+        at(k - 1) = at(k) * k * (ln - la - lb + k) / ((la - k + 1) * (lb - k + 1));
+      for (long double k = mode; k < hi; k += 1)
+        at(k + 1) = at(k) * (la - k) * (lb - k) / ((k + 1) * (ln - la - lb + k + 1));
+      long double total = 0;
+      for (long double v : q) total += v;
+      for (long double k = std::max(1.0, lo); k <= hi; k += 1) {
+        emi_ratio += k / ln * std::log(ln * k / (la * lb)) * (at(k) / total);
       }
     }
   }
   TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor r,
                              Eval1("expected_mutual_info", {"f64[3]@cpu", "f64[2]@cpu"}, {}, {F64(a), F64(b)}));
-  EXPECT_NEAR(r.item<double>(), emi, 1e-14 * emi);
+  const double ref = static_cast<double>(emi_ratio);
+  EXPECT_NEAR(r.item<double>(), ref, 1e-13 * ref);
+  EXPECT_NEAR(static_cast<double>(emi_lgamma), ref, 1e-10 * ref);
+  EXPECT_NEAR(emi, ref, 1e-9 * ref);  // scikit-learn's own error
   auto meta = at::TensorOptions().device(at::kMeta).dtype(at::kDouble);
   auto on_meta = Eval("expected_mutual_info", {"f64[3]@meta", "f64[2]@meta"}, {},
                       {at::empty({3}, meta), at::empty({2}, meta)}, "meta");
