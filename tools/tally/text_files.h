@@ -31,9 +31,8 @@ absl::StatusOr<NamedTensors> WithTokenIds(const std::vector<std::string>& specs,
 
 // EvaluateText evaluates `specs` over `inputs` and the token ids of `texts`:
 // one evaluation for each way of splitting the text, results in spec order.
-absl::StatusOr<std::vector<EvalResult>> EvaluateText(const std::vector<std::string>& specs,
-                                                     const NamedTensors& inputs, const std::vector<TextInput>& texts,
-                                                     const EvalOptions& options);
+absl::StatusOr<std::vector<EvalResult>> EvaluateText(const std::vector<std::string>& specs, const NamedTensors& inputs,
+                                                     const std::vector<TextInput>& texts, const EvalOptions& options);
 
 }  // namespace tally::tools
 
