@@ -40,7 +40,11 @@ Expr TokenIds(MetricBuilder& b, const std::string& name) {
   if (shape.size() != 2 || !ir::IsIntegral(x.dtype())) {
     b.FailInput(name, absl::StrCat("expected integer token ids [N, L] (negative ids pad), got ",
                                    ir::DTypeName(x.dtype()), " of shape ", ShapeText(shape)));
+    return x;
   }
+  // Transcripts differ in length from batch to batch: the width is a symbol
+  // of its own (preds and target may differ), not fixed by the first batch.
+  x.value()->mutable_type().shape[1] = ir::Dim::Symbol(name == "preds" ? "Lp" : "Lt");
   return x;
 }
 

@@ -109,6 +109,21 @@ def test_signature_fixed_by_first_batch():
     assert torch.equal(m.compute(), before)
 
 
+def test_token_id_widths_vary_by_batch():
+    # Transcripts of any length: each batch has its own widths, preds' and
+    # target's apart, -1 padding (the dtypes stay the first batch's). Pairs (edit distance, target words):
+    # [1 2 3] ~ [1 2 4 5] (2, 4), [1..7] ~ [1 2 4 5] (3, 4), [9] ~ [] (1, 0).
+    c = tally.Collection({"wer": "word_error_rate", "ed": "edit_distance(reduction=none)"})
+    c.update(torch.tensor([[1, 2, 3, -1]]), torch.tensor([[1, 2, 4, 5, -1]]))
+    c.update(torch.tensor([[1, 2, 3, 4, 5, 6, 7], [9, -1, -1, -1, -1, -1, -1]]),
+             torch.tensor([[1, 2, 4, 5], [-1, -1, -1, -1]]))
+    out = c.compute()
+    assert out["wer"].item() == 6 / 8
+    assert out["ed"].tolist() == [2, 3, 1]
+    with pytest.raises(ValueError, match="rows"):
+        c.update(torch.tensor([[1, 2]]), torch.tensor([[1], [2]]))
+
+
 def test_reset():
     preds, target = multiclass(20)
     m = tally.Metric("multiclass_accuracy", num_classes=4)
