@@ -930,9 +930,7 @@ def gen_nominal():
 
 def main():
     for s in (gen_clustering(), gen_nominal()):
-        path, n = s.write()
-        print(f"{os.path.relpath(path, os.path.dirname(os.path.abspath(__file__)))}: {n} cases, "
-              f"{os.path.getsize(path) // 1024} KiB")
+        s.write_and_report()
 
 
 if __name__ == "__main__":

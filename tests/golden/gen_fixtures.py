@@ -166,6 +166,12 @@ class Suite:
             f.write("\n]}\n")
         return path, len(self.cases)
 
+    def write_and_report(self):
+        """Writes the suite and prints "fixtures/<file>: N cases, K KiB"."""
+        path, n = self.write()
+        print(f"{os.path.relpath(path, HERE)}: {n} cases, "
+              f"{os.path.getsize(path) // 1024} KiB")
+
 
 def _close(a, b, tol=1e-9):
     a = np.asarray(a, dtype=np.float64)

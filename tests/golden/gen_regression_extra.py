@@ -427,9 +427,7 @@ def gen():
 
 
 def main():
-    s = gen()
-    path, n = s.write()
-    print(f"{os.path.relpath(path, os.path.dirname(os.path.abspath(__file__)))}: {n} cases, {os.path.getsize(path) // 1024} KiB")
+    gen().write_and_report()
 
 
 if __name__ == "__main__":
