@@ -36,6 +36,11 @@ absl::StatusOr<std::string> FinishEval(const PreparedEval& prepared, const std::
   if (format == "none") return std::string();
   TALLY_ASSIGN_OR_RETURN(std::vector<EvalResult> results,
                          CollectResults(*prepared.program, prepared.entries, prepared.specs));
+  return FormatResults(results, format);
+}
+
+std::string FormatResults(const std::vector<EvalResult>& results, const std::string& format) {
+  if (format == "none") return std::string();
   return format == "json" ? ResultsToJson(results) + "\n" : ResultsToTable(results);
 }
 

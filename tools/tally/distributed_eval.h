@@ -59,6 +59,10 @@ inline constexpr int kMaxWorldSize = 256;
 absl::StatusOr<std::string> EvaluateDistributed(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                                 const EvalOptions& options, const DistributedEvalOptions& dist_options);
 
+// FormatResults is `results` as --format prints them: a table, one JSON
+// line, or nothing for "none".
+std::string FormatResults(const std::vector<EvalResult>& results, const std::string& format);
+
 // FinishEval is what the last process of an evaluation does with its
 // program: writes --save-state, then formats the results (nothing for
 // format "none").

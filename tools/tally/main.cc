@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -186,6 +187,7 @@ CLI::Option* MaxStateBytes(CLI::App* app, int64_t& into) {
 absl::StatusOr<NamedTensors> ReadInputs(const std::vector<std::string>& flags, std::vector<TextInput>& texts,
                                         int rank = -1) {
   NamedTensors inputs;
+  absl::flat_hash_set<std::string> names;
   for (const std::string& kv : flags) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) {
@@ -193,24 +195,20 @@ absl::StatusOr<NamedTensors> ReadInputs(const std::vector<std::string>& flags, s
     }
     std::string name = kv.substr(0, eq), path = kv.substr(eq + 1);
     if (rank >= 0) path = absl::StrReplaceAll(path, {{"{rank}", absl::StrCat(rank)}});
-    for (const auto& [n, t] : inputs) {
-      if (n == name) return absl::InvalidArgumentError(absl::StrCat("input '", name, "' given twice"));
+    if (!names.insert(name).second) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", name, "' given twice"));
     }
-    for (const TextInput& t : texts) {
-      if (t.name == name) return absl::InvalidArgumentError(absl::StrCat("input '", name, "' given twice"));
-    }
+    auto named = [&name](const absl::Status& s) {
+      return absl::Status(s.code(), absl::StrCat("input '", name, "': ", s.message()));
+    };
     if (IsTextPath(path)) {
       auto lines = ReadTextLines(path);
-      if (!lines.ok()) {
-        return absl::Status(lines.status().code(), absl::StrCat("input '", name, "': ", lines.status().message()));
-      }
+      if (!lines.ok()) return named(lines.status());
       texts.push_back({name, *std::move(lines)});
       continue;
     }
     auto arr = io::ReadNpy(path);
-    if (!arr.ok()) {
-      return absl::Status(arr.status().code(), absl::StrCat("input '", name, "': ", arr.status().message()));
-    }
+    if (!arr.ok()) return named(arr.status());
     TALLY_ASSIGN_OR_RETURN(at::Tensor t, TensorFromNpy(*arr));
     inputs.emplace_back(name, t);
   }
@@ -348,19 +346,7 @@ absl::Status RunEval(EvalFlags& f) {
   TALLY_ASSIGN_OR_RETURN(NamedTensors inputs, ReadInputs(f.inputs, texts, f.dist.rank));
   std::vector<std::string> specs = f.metrics;
   const std::string& format = f.dist.format;
-  if (!texts.empty()) {
-    if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
-    // One program when every metric splits the text one way; otherwise one
-    // a way, which neither a distributed eval nor one state file can be.
-    absl::StatusOr<NamedTensors> ids = WithTokenIds(specs, inputs, texts);
-    if (!ids.ok() && f.dist.world_size <= 1 && f.dist.save_state.empty()) {
-      TALLY_ASSIGN_OR_RETURN(std::vector<EvalResult> results, EvaluateText(specs, inputs, texts, opts));
-      if (format != "none") std::cout << (format == "json" ? ResultsToJson(results) + "\n" : ResultsToTable(results));
-      return absl::OkStatus();
-    }
-    TALLY_ASSIGN_OR_RETURN(inputs, std::move(ids));
-  }
-  if (inputs.empty()) {
+  if (inputs.empty() && texts.empty()) {
     DemoData demo = MakeDemoData(specs);
     inputs = std::move(demo.inputs);
     if (specs.empty()) specs = demo.specs;
@@ -369,6 +355,17 @@ absl::Status RunEval(EvalFlags& f) {
     }
   }
   if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
+  if (!texts.empty()) {
+    // One program when every metric splits the text one way; otherwise one
+    // a way, which neither a distributed eval nor one state file can be.
+    absl::StatusOr<NamedTensors> ids = WithTokenIds(specs, inputs, texts);
+    if (!ids.ok() && f.dist.world_size <= 1 && f.dist.save_state.empty()) {
+      TALLY_ASSIGN_OR_RETURN(std::vector<EvalResult> results, EvaluateText(specs, inputs, texts, opts));
+      std::cout << FormatResults(results, format);
+      return absl::OkStatus();
+    }
+    TALLY_ASSIGN_OR_RETURN(inputs, std::move(ids));
+  }
   if (f.dist.world_size > 1) {
     TALLY_ASSIGN_OR_RETURN(std::string text, EvaluateDistributed(specs, inputs, opts, f.dist));
     std::cout << text;
