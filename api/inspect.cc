@@ -68,7 +68,12 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
     }
     return {{"preds", ir::DType::kInt64, {n}}, {"target", ir::DType::kInt64, {n}}};
   }
-  // Token ids [N, L], -1 padding.
+  // Logits [N, S, V] and token ids [N, S] for perplexity; token ids [N, L],
+  // -1 padding, for the other text metrics.
+  if (domain == "text" &&
+      absl::c_any_of(specs, [](const std::string& s) { return absl::StartsWith(s, "perplexity"); })) {
+    return {{"preds", ir::DType::kFloat32, {n, 16, 1000}}, {"target", ir::DType::kInt64, {n, 16}}};
+  }
   if (domain == "text") return {{"preds", ir::DType::kInt64, {n, 16}}, {"target", ir::DType::kInt64, {n, 16}}};
   // Waveforms [N, spk, time]; spectrograms [N, spk, frequency, time, 2]
   // for the complex SI-SNR.

@@ -2,14 +2,22 @@
 
 #include <ATen/ATen.h>
 
+#include <locale.h>
+#include <wctype.h>
+
 #include <algorithm>
+#include <cctype>
+#include <string>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "engine/io/regular_file.h"
 #include "metrics/registry.h"
+#include "metrics/spec.h"
+#include "support/status_macros.h"
 
 namespace tally {
 namespace {
@@ -52,14 +60,148 @@ bool IsSpace(char32_t c) {
          (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
+// AppendUtf8 appends code point `c` to `out`.
+void AppendUtf8(char32_t c, std::string& out) {
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+}
+
+// CodePoints decodes valid UTF-8 (a bad byte reads as U+FFFD).
+std::u32string CodePoints(absl::string_view s) {
+  std::u32string out;
+  for (size_t i = 0; i < s.size();) {
+    Decoded d = DecodeOne(s.substr(i));
+    if (d.bytes == 0) d = {0xFFFD, 1};
+    out += d.code;
+    i += d.bytes;
+  }
+  return out;
+}
+
+// Lowercase is Python's str.lower() by the C library's Unicode tables
+// (C.UTF-8): the simple case mapping, so U+0130 becomes 'i' where Python
+// writes "i" and a combining dot.
+std::string Lowercase(absl::string_view token) {
+  static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+  std::string out;
+  for (char32_t c : CodePoints(token)) {
+    AppendUtf8(utf8 != static_cast<locale_t>(nullptr) ? static_cast<char32_t>(towlower_l(c, utf8))
+                                                      : (c < 0x80 ? static_cast<char32_t>(std::tolower(c)) : c),
+               out);
+  }
+  return out;
+}
+
+// Sub2 is Python's re.sub of a two-code-point pattern `first` `second` by
+// `emit`, scanning left to right without overlaps as re.sub does.
+template <typename First, typename Second, typename Emit>
+std::u32string Sub2(const std::u32string& s, First first, Second second, Emit emit) {
+  std::u32string out;
+  for (size_t i = 0; i < s.size();) {
+    if (i + 1 < s.size() && first(s[i]) && second(s[i + 1])) {
+      emit(s[i], s[i + 1], out);
+      i += 2;
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
+// Tokenize13a is sacreBLEU's 13a tokenizer (mteval-v13a.pl), as
+// TorchMetrics 1.5.2 writes it: the language-independent replacements, then
+// its four regular expressions; whitespace is collapsed by the split after.
+std::string Tokenize13a(absl::string_view sentence) {
+  std::string line = absl::StrReplaceAll(sentence, {{"<skipped>", ""}});
+  line = absl::StrReplaceAll(line, {{"-\n", ""}});
+  line = absl::StrReplaceAll(line, {{"\n", " "}});
+  if (absl::StrContains(line, "&")) {
+    // One at a time, in this order, as Python's chained str.replace.
+    for (const auto& [from, to] :
+         {std::pair<const char*, const char*>{"&quot;", "\""}, {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}}) {
+      line = absl::StrReplaceAll(line, {{from, to}});
+    }
+  }
+  const auto digit = [](char32_t c) { return c >= U'0' && c <= U'9'; };
+  const auto not_digit = [&](char32_t c) { return !digit(c); };
+  const auto period_or_comma = [](char32_t c) { return c == U'.' || c == U','; };
+  // [\{-\~\[-\` -\&\(-\+\:-\@\/]: ASCII punctuation and symbols but ' , - .
+  const auto symbol = [](char32_t c) {
+    return (c >= 0x7B && c <= 0x7E) || (c >= 0x5B && c <= 0x60) || (c >= 0x20 && c <= 0x26) ||
+           (c >= 0x28 && c <= 0x2B) || (c >= 0x3A && c <= 0x40) || c == 0x2F;
+  };
+  std::u32string s = CodePoints(absl::StrCat(" ", line, " "));
+  std::u32string spaced;
+  for (char32_t c : s) {
+    if (symbol(c)) {
+      spaced += U' ';
+      spaced += c;
+      spaced += U' ';
+    } else {
+      spaced += c;
+    }
+  }
+  spaced = Sub2(spaced, not_digit, period_or_comma, [](char32_t a, char32_t b, std::u32string& out) {
+    out += a;
+    out += U' ';
+    out += b;
+    out += U' ';
+  });
+  spaced = Sub2(spaced, period_or_comma, not_digit, [](char32_t a, char32_t b, std::u32string& out) {
+    out += U' ';
+    out += a;
+    out += U' ';
+    out += b;
+  });
+  spaced = Sub2(
+      spaced, digit, [](char32_t c) { return c == U'-'; },
+      [](char32_t a, char32_t b, std::u32string& out) {
+        out += a;
+        out += U' ';
+        out += b;
+        out += U' ';
+      });
+  std::string out;
+  for (char32_t c : spaced) AppendUtf8(c, out);
+  return out;
+}
+
 }  // namespace
 
-absl::string_view TokenizerName(Tokenizer t) { return t == Tokenizer::kWords ? "words" : "characters"; }
+std::string TokenizerName(Tokenizer t) {
+  constexpr absl::string_view kNames[] = {"words", "characters", "13a words", "characters without spaces"};
+  return absl::StrCat(kNames[t.split], t.lowercase ? ", lowercased" : "");
+}
 
-absl::StatusOr<Tokenizer> TokenizerFor(absl::string_view metric) {
+absl::StatusOr<Tokenizer> TokenizerFor(absl::string_view spec_text) {
+  TALLY_ASSIGN_OR_RETURN(metrics::MetricSpec spec, metrics::ParseMetricSpec(spec_text));
+  const std::string& metric = spec.name;
   if (metric == "char_error_rate" || metric == "edit_distance") return Tokenizer::kCharacters;
+  if (metric == "sacre_bleu_score") {
+    metrics::SpecArgs args(spec);
+    TALLY_ASSIGN_OR_RETURN(const std::string tokenize, args.GetString("tokenize", "13a"));
+    TALLY_ASSIGN_OR_RETURN(const bool lowercase, args.GetBool("lowercase", false));
+    if (tokenize == "13a") return Tokenizer(Tokenizer::k13a, lowercase);
+    if (tokenize == "none") return Tokenizer(Tokenizer::kWords, lowercase);
+    if (tokenize == "char") return Tokenizer(Tokenizer::kGlyphs, lowercase);
+    return absl::InvalidArgumentError(absl::StrCat(
+        metric, ": text is split with tokenize='13a', 'none' or 'char' here; give token ids for '", tokenize, "'"));
+  }
   const metrics::MetricInfo* info = metrics::FindMetric(metric);
-  if (info != nullptr && info->domain == "text") return Tokenizer::kWords;
+  if (info != nullptr && info->domain == "text" && metric != "perplexity") return Tokenizer::kWords;
   return absl::InvalidArgumentError(absl::StrCat(metric, " takes no text: give it arrays (.npy)"));
 }
 
@@ -72,17 +214,25 @@ absl::Status CheckUtf8(absl::string_view text) {
   return absl::OkStatus();
 }
 
-std::vector<absl::string_view> Tokenize(absl::string_view sentence, Tokenizer t) {
-  std::vector<absl::string_view> out;
+std::vector<std::string> Tokenize(absl::string_view sentence, Tokenizer t) {
+  std::string tokenized;
+  if (t.split == Tokenizer::k13a) {
+    tokenized = Tokenize13a(sentence);
+    sentence = tokenized;
+  }
+  std::vector<std::string> out;
   size_t word_begin = 0;
   bool in_word = false;
   for (size_t i = 0; i < sentence.size();) {
     Decoded d = DecodeOne(sentence.substr(i));
     if (d.bytes == 0) d = {0xFFFD, 1};  // callers check first; never loop
-    if (t == Tokenizer::kCharacters) {
-      out.push_back(sentence.substr(i, d.bytes));
-    } else if (IsSpace(d.code)) {
-      if (in_word) out.push_back(sentence.substr(word_begin, i - word_begin));
+    const bool space = IsSpace(d.code);
+    if (t.split == Tokenizer::kCharacters || (t.split == Tokenizer::kGlyphs && !space)) {
+      out.emplace_back(sentence.substr(i, d.bytes));
+    } else if (t.split == Tokenizer::kGlyphs) {
+      // whitespace is not a token of sacreBLEU's 'char'
+    } else if (space) {
+      if (in_word) out.emplace_back(sentence.substr(word_begin, i - word_begin));
       in_word = false;
     } else if (!in_word) {
       in_word = true;
@@ -90,7 +240,10 @@ std::vector<absl::string_view> Tokenize(absl::string_view sentence, Tokenizer t)
     }
     i += d.bytes;
   }
-  if (in_word) out.push_back(sentence.substr(word_begin));
+  if (in_word) out.emplace_back(sentence.substr(word_begin));
+  if (t.lowercase) {
+    for (std::string& token : out) token = Lowercase(token);
+  }
   return out;
 }
 
@@ -125,7 +278,7 @@ absl::StatusOr<at::Tensor> TokenIds(const std::vector<std::string>& sentences, T
       return absl::InvalidArgumentError(absl::StrCat("sentence ", i + 1, ": ", s.message()));
     }
     std::vector<int64_t>& row = rows.emplace_back();
-    for (absl::string_view token : Tokenize(sentences[i], t)) row.push_back(vocab.Id(token));
+    for (const std::string& token : Tokenize(sentences[i], t)) row.push_back(vocab.Id(token));
     width = std::max(width, static_cast<int64_t>(row.size()));
   }
   at::Tensor ids = at::full({static_cast<int64_t>(rows.size()), width}, -1, at::kLong);

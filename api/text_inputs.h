@@ -18,27 +18,42 @@
 
 namespace tally {
 
-// Tokenizer is how a sentence is split into units.
-enum class Tokenizer {
-  kWords,       // Python's str.split(): runs of Unicode whitespace separate words
-  kCharacters,  // Unicode code points, spaces included (list(str))
+// Tokenizer is how a sentence is split into units, as TorchMetrics splits
+// it for a metric.
+struct Tokenizer {
+  enum Split : uint8_t {
+    kWords,       // Python's str.split(): runs of Unicode whitespace separate words
+    kCharacters,  // Unicode code points, spaces included (list(str))
+    k13a,         // sacreBLEU's 13a (mteval-v13a: punctuation set apart), then words
+    kGlyphs,      // sacreBLEU's 'char': code points, whitespace left out
+  };
+  Split split = kWords;
+  bool lowercase = false;  // each token lowercased (Unicode simple case mapping)
+
+  Tokenizer(Split s = kWords, bool lower = false) : split(s), lowercase(lower) {}  // NOLINT: implicit
+  friend bool operator==(const Tokenizer& a, const Tokenizer& b) {
+    return a.split == b.split && a.lowercase == b.lowercase;
+  }
 };
 
-// TokenizerName is "words" or "characters".
-absl::string_view TokenizerName(Tokenizer t);
+// TokenizerName is "words", "characters", "13a words" or "characters without
+// spaces", then ", lowercased" where it applies.
+std::string TokenizerName(Tokenizer t);
 
-// TokenizerFor is the tokenizer TorchMetrics applies to `metric`'s strings:
-// characters for char_error_rate and edit_distance, words for the other
-// error rates. InvalidArgument for a metric that takes no text.
-absl::StatusOr<Tokenizer> TokenizerFor(absl::string_view metric);
+// TokenizerFor is the tokenizer TorchMetrics applies to the strings of the
+// metric `spec` ("name(args)"): characters for char_error_rate and
+// edit_distance, sacreBLEU's `tokenize` and `lowercase` for
+// sacre_bleu_score, words for the other text metrics. InvalidArgument for a
+// metric that takes no text, or a sacreBLEU tokenizer read only as ids.
+absl::StatusOr<Tokenizer> TokenizerFor(absl::string_view spec);
 
 // CheckUtf8 is OK when `text` is well-formed UTF-8 (RFC 3629: no overlong
 // forms, surrogates or code points past U+10FFFF); otherwise
 // InvalidArgument naming the byte offset of the first bad sequence.
 absl::Status CheckUtf8(absl::string_view text);
 
-// Tokenize splits one sentence of valid UTF-8; the views point into it.
-std::vector<absl::string_view> Tokenize(absl::string_view sentence, Tokenizer t);
+// Tokenize splits one sentence of valid UTF-8.
+std::vector<std::string> Tokenize(absl::string_view sentence, Tokenizer t);
 
 // ReadTextLines reads the UTF-8 file at `path`, one sentence a line ("\n"
 // or "\r\n"; a final newline ends the last line, a leading byte-order mark

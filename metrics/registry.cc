@@ -14,6 +14,8 @@ void RegisterClusteringLabelMetrics(std::vector<MetricInfo>& out);
 void RegisterClusteringPointMetrics(std::vector<MetricInfo>& out);
 void RegisterNominalMetrics(std::vector<MetricInfo>& out);
 void RegisterTextErrorRateMetrics(std::vector<MetricInfo>& out);
+void RegisterBleuMetrics(std::vector<MetricInfo>& out);
+void RegisterPerplexity(std::vector<MetricInfo>& out);
 void RegisterSeparationMetrics(std::vector<MetricInfo>& out);
 void RegisterFleissKappa(std::vector<MetricInfo>& out);
 
@@ -38,6 +40,8 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterClusteringPointMetrics(*v);
     RegisterNominalMetrics(*v);
     RegisterTextErrorRateMetrics(*v);
+    RegisterBleuMetrics(*v);
+    RegisterPerplexity(*v);
     RegisterSeparationMetrics(*v);
     RegisterFleissKappa(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics

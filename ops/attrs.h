@@ -410,6 +410,11 @@ struct EditDistanceAttrs {
     return std::make_tuple(F("substitution_cost", &EditDistanceAttrs::substitution_cost));
   }
 };
+// ngram_matches: the highest n-gram order counted (orders 1..n_gram).
+struct NgramMatchesAttrs {
+  int64_t n_gram = 4;
+  static constexpr auto Fields() { return std::make_tuple(F("n_gram", &NgramMatchesAttrs::n_gram)); }
+};
 // bincount.
 struct BincountAttrs {
   int64_t minlength = 0;

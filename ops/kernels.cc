@@ -19,11 +19,13 @@
 #include "ops/fused/expected_mutual_info.h"
 #include "ops/fused/max_assignment.h"
 #include "ops/fused/mc_confmat.h"
+#include "ops/fused/ngram_matches.h"
 #include "ops/fused/rank_stats.h"
 #include "ops/fused/reg_stats.h"
 #include "ops/fused/replica_histogram.h"
 #include "ops/fused/retrieval.h"
 #include "ops/fused/score_code.h"
+#include "ops/fused/token_nll.h"
 #include "ops/meta_kernels.h"
 #include "support/torch_status.h"
 
@@ -366,6 +368,10 @@ void MaxAssignment(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out
 void EditDistance(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = fused::EditDistance(in[0], in[1], AttrsOf<EditDistanceAttrs>(n).substitution_cost);
 }
+void NgramMatches(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = fused::NgramMatches(in[0], in[1], AttrsOf<NgramMatchesAttrs>(n).n_gram);
+}
+void TokenNll(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::TokenNll(in[0], in[1]); }
 
 // Fused composite ops: CPU tensors call the kernel directly (no dispatcher
 // on the hot path); other devices go through the `tally::` operator of the
@@ -639,6 +645,8 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kExpectedMutualInfo, ExpectedMutualInfo},
     {OpId::kMaxAssignment, MaxAssignment},
     {OpId::kEditDistance, EditDistance},
+    {OpId::kNgramMatches, NgramMatches},
+    {OpId::kTokenNll, TokenNll},
 };
 static_assert(kKernels.Complete(OpKind::kPrimitive) && kKernels.Complete(OpKind::kComposite),
               "an op of op_list.h has no eager kernel");

@@ -97,6 +97,8 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(ExpectedMutualInfo, "expected_mutual_info", kPrimitive) \
   X(MaxAssignment, "max_assignment", kPrimitive)            \
   X(EditDistance, "edit_distance", kPrimitive)              \
+  X(NgramMatches, "ngram_matches", kPrimitive)              \
+  X(TokenNll, "token_nll", kPrimitive)                      \
   X(McConfmat, "mc_confmat", kComposite)                    \
   X(McMarginals, "mc_marginals", kComposite)                \
   X(ConfmatPart, "confmat_part", kComposite)                \

@@ -4,6 +4,14 @@
 //     the Levenshtein distance between the two id sequences (insertions and
 //     deletions cost 1, a substitution substitution_cost), then the lengths
 //     of preds and of target (ops/fused/edit_distance.h).
+//   ngram_matches(preds, target) {n_gram} -> i64 [N, 2 n_gram + 2]: per row
+//     of preds [N, Lp] against its references target [N, R, Lt], the
+//     clipped n-gram matches of orders 1..n_gram, preds' n-gram counts of
+//     those orders, preds' length and the closest reference length
+//     (ops/fused/ngram_matches.h): what BLEU sums.
+//   token_nll(logits, target) -> f64 [...]: per position of target [...],
+//     -log softmax(logits [..., V])[target] in float64, 0 where the target
+//     is outside [0, V) (ops/fused/token_nll.h): what perplexity sums.
 #include "ops/attrs.h"
 #include "ops/op_registry.h"
 
@@ -31,6 +39,42 @@ void RegisterSequenceOps(OpTable& t) {
                       return absl::InvalidArgumentError("substitution_cost must be >= 0");
                     }
                     return std::vector<TensorType>{{DType::kInt64, {in[0].shape[0], ir::Dim::Fixed(3)}, in[0].device}};
+                  }));
+  AddOp(t, MakeOp(OpId::kNgramMatches, 2, 2, SpecsOf<NgramMatchesAttrs>(),
+                  [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+                    for (const TensorType& x : in) {
+                      if (!ir::IsIntegral(x.dtype) || x.dtype == DType::kBool) {
+                        return absl::InvalidArgumentError("expects integer token ids");
+                      }
+                    }
+                    if (in[0].rank() != 2 || in[1].rank() != 3) {
+                      return absl::InvalidArgumentError("expects preds [N, Lp] and target [N, R, Lt]");
+                    }
+                    if (!(in[0].shape[0] == in[1].shape[0])) {
+                      return absl::InvalidArgumentError("preds and target must have the same rows");
+                    }
+                    const int64_t n_gram = AttrsOf<NgramMatchesAttrs>(a).n_gram;
+                    if (n_gram < 1) return absl::InvalidArgumentError("n_gram must be >= 1");
+                    return std::vector<TensorType>{
+                        {DType::kInt64, {in[0].shape[0], ir::Dim::Fixed(2 * n_gram + 2)}, in[0].device}};
+                  }));
+  AddOp(t, MakeOp(OpId::kTokenNll, 2, 2, {},
+                  [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
+                    const TensorType& logits = in[0];
+                    const TensorType& target = in[1];
+                    if (!ir::IsFloating(logits.dtype) || logits.rank() < 1) {
+                      return absl::InvalidArgumentError("expects floating logits [..., V]");
+                    }
+                    if (!ir::IsIntegral(target.dtype) || target.dtype == DType::kBool ||
+                        target.rank() + 1 != logits.rank()) {
+                      return absl::InvalidArgumentError("expects integer target [...] with logits [..., V]");
+                    }
+                    for (size_t d = 0; d < target.shape.size(); ++d) {
+                      if (!(target.shape[d] == logits.shape[d])) {
+                        return absl::InvalidArgumentError("logits and target must agree on the leading dims");
+                      }
+                    }
+                    return std::vector<TensorType>{{DType::kFloat64, target.shape, logits.device}};
                   }));
 }
 

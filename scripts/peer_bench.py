@@ -14,6 +14,9 @@ Workloads (tools/tally/bench.cc builds the same tensors: the ATen CPU generator 
              classes (tally bench's LabelBatch); also reports ms_compute
   wer_10k    WordErrorRate over 10,000 transcripts in 10 updates of 1,000 (tally bench's word-id rows written as
              strings "w<id>" joined by spaces, padding dropped: TorchMetrics takes text); also reports ms_compute
+  bleu_10k   BLEUScore over wer_10k's transcripts (one reference a row, as a list of one); also reports ms_compute
+  perplexity_llm  Perplexity(ignore_index=-100) over bfloat16 logits [8, 2048, 131072] (bench.cc's draws, 256
+             positions at a time), 3 updates
   si_sdr_batch  ScaleInvariantSignalDistortionRatio over 10 updates of the same 64 x 64,000 float32 utterances
              (4 s at 16 kHz) and their noisy estimates; also reports ms_compute
 Each prints one JSON line like tally bench's: workload, backend "torchmetrics", device, us_per_update (the median
@@ -120,8 +123,8 @@ def main():
         run(a.workload, coll, [(preds.to(device), target.to(device))], 2 if a.quick else 10, 1 if a.quick else 3,
             device, time_compute=True)
         return
-    if a.workload == "wer_10k":
-        from torchmetrics.text import WordErrorRate
+    if a.workload in ("wer_10k", "bleu_10k"):
+        from torchmetrics.text import BLEUScore, WordErrorRate
         updates, rows = (2, 100) if a.quick else (10, 1000)
         g = torch.Generator().manual_seed(7)  # bench.cc's wer_10k draws, in its order
         batches = []
@@ -136,8 +139,24 @@ def main():
                                    torch.randint(0, 10000, (rows, 40), generator=g), -1)
             preds = torch.stack([preds, inserted], 2).reshape(rows, 80)
             text = [[" ".join(f"w{v}" for v in r.tolist() if v >= 0) for r in x] for x in (preds, target)]
+            if a.workload == "bleu_10k":
+                text[1] = [[t] for t in text[1]]
             batches.append(tuple(text))
-        run(a.workload, WordErrorRate(), batches, updates, 1 if a.quick else 3, device, time_compute=True)
+        metric = WordErrorRate() if a.workload == "wer_10k" else BLEUScore()
+        run(a.workload, metric, batches, updates, 1 if a.quick else 3, device, time_compute=True)
+        return
+    if a.workload == "perplexity_llm":
+        from torchmetrics.text import Perplexity
+        b, s, v = (2, 64, 131072) if a.quick else (8, 2048, 131072)
+        g = torch.Generator().manual_seed(7)  # bench.cc's perplexity_llm draws, in its order
+        logits = torch.empty((b * s, v), dtype=torch.bfloat16)
+        for row in range(0, b * s, 256):
+            n = min(256, b * s - row)
+            logits[row:row + n] = torch.randn((n, v), generator=g) * 2.0
+        target = torch.randint(0, v, (b, s), generator=g)
+        target = torch.where(torch.rand((b, s), generator=g) < 0.1, -100, target)
+        run(a.workload, Perplexity(ignore_index=-100), [(logits.view(b, s, v).to(device), target.to(device))],
+            2 if a.quick else 3, 1 if a.quick else 2, device)
         return
     if a.workload == "si_sdr_batch":
         from torchmetrics.audio import ScaleInvariantSignalDistortionRatio

@@ -19,6 +19,7 @@
 #include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/regression/operands.h"
+#include "metrics/text/token_ids.h"
 #include "ops/attrs.h"
 #include "support/status_macros.h"
 
@@ -31,22 +32,6 @@ using ir::DType;
 using ops::Expr;
 
 enum class Rate { kError, kMatchError, kInformationPreserved, kInformationLost, kEditDistance };
-
-// TokenIds declares integer token ids [N, L] `name`.
-Expr TokenIds(MetricBuilder& b, const std::string& name) {
-  Expr x = b.Input(name);
-  if (!b.ok()) return x;
-  const std::vector<int64_t>& shape = b.FindInput(name)->shape;
-  if (shape.size() != 2 || !ir::IsIntegral(x.dtype())) {
-    b.FailInput(name, absl::StrCat("expected integer token ids [N, L] (negative ids pad), got ",
-                                   ir::DTypeName(x.dtype()), " of shape ", ShapeText(shape)));
-    return x;
-  }
-  // Transcripts differ in length from batch to batch: the width is a symbol
-  // of its own (preds and target may differ), not fixed by the first batch.
-  x.value()->mutable_type().shape[1] = ir::Dim::Symbol(name == "preds" ? "Lp" : "Lt");
-  return x;
-}
 
 absl::StatusOr<dsl::Metric> Build(Rate rate, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   int64_t substitution_cost = 1;
@@ -61,13 +46,8 @@ absl::StatusOr<dsl::Metric> Build(Rate rate, SpecArgs& args, const dsl::Signatur
   MetricBuilder b(args.metric_name(), sig, device);
   Expr preds = TokenIds(b, "preds");
   Expr target = TokenIds(b, "target");
+  SameRows(b);
   if (!b.ok()) return b.status();
-  const int64_t preds_rows = b.FindInput("preds")->shape[0];
-  const int64_t target_rows = b.FindInput("target")->shape[0];
-  if (preds_rows != target_rows) {
-    b.FailInput("preds", absl::StrCat("has ", preds_rows, " rows, target has ", target_rows));
-    return b.status();
-  }
   ops::EditDistanceAttrs attrs;
   attrs.substitution_cost = substitution_cost;
   Expr counts = b.Op(ops::OpId::kEditDistance, {preds, target}, ops::ToAttrMap(attrs));

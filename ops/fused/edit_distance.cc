@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "ops/fused/script.h"
+#include "ops/fused/token_ids_script.h"
 
 namespace tally::ops::fused {
 namespace {
@@ -27,7 +29,7 @@ at::Tensor EditDistance(const at::Tensor& preds, const at::Tensor& target, int64
   const auto opts = preds.options().dtype(at::kLong);
   if (preds.is_meta() || target.is_meta()) return at::empty({n, 3}, opts);
   if (!preds.is_cpu() || !target.is_cpu()) {
-    return RunScript(kEditDistanceScript, "edit_distance", {preds, target, substitution_cost}).toTensor();
+    return RunScript(EditDistanceScript(), "edit_distance", {preds, target, substitution_cost}).toTensor();
   }
   const at::Tensor p = preds.to(at::kLong).contiguous();
   const at::Tensor t = target.to(at::kLong).contiguous();
@@ -60,17 +62,8 @@ at::Tensor EditDistance(const at::Tensor& preds, const at::Tensor& target, int64
   return out;
 }
 
-const char kEditDistanceScript[] = R"TS(
-# dtype=4 is int64 and 7 float64 (ScalarType codes: the C++ compiler resolves no torch.int64).
-def _compact(x: Tensor) -> Tensor:
-    # The non-negative ids first, in order; -1 after.
-    keep = x >= 0
-    ids = x.to(4)
-    width = ids.size(1)
-    dest = torch.where(keep, torch.cumsum(keep.to(4), 1) - 1, torch.full_like(ids, width))
-    out = torch.full([ids.size(0), width + 1], -1, dtype=4, device=ids.device)
-    return out.scatter(1, dest, ids)[:, :width]
-
+const char* EditDistanceScript() {
+  static const std::string* source = new std::string(std::string(kCompactIdsScript) + R"TS(
 def edit_distance(preds: Tensor, target: Tensor, substitution_cost: int) -> Tensor:
     n = preds.size(0)
     if preds.is_meta or target.is_meta:
@@ -91,6 +84,8 @@ def edit_distance(preds: Tensor, target: Tensor, substitution_cost: int) -> Tens
         dist = torch.where(lp == i, cur.gather(1, at_lt).squeeze(1), dist)
         prev = cur
     return torch.stack([dist, lp, lt], 1)
-)TS";
+)TS");
+  return source->c_str();
+}
 
 }  // namespace tally::ops::fused

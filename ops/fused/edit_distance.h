@@ -7,7 +7,7 @@
 // these.
 //
 // On CPU one dynamic program per row, O(Lt) memory, rows spread over the
-// threads. Elsewhere (and in TorchScript: kEditDistanceScript) the same
+// threads. Elsewhere (and in TorchScript: EditDistanceScript()) the same
 // distances as tensor operations over every row at once: Lp steps, each
 // row of the table from the previous by a cumulative minimum,
 //   D[i][j] = j + min_{k<=j} (B[k] - k),  B[0] = i,
@@ -24,8 +24,8 @@ namespace tally::ops::fused {
 
 at::Tensor EditDistance(const at::Tensor& preds, const at::Tensor& target, int64_t substitution_cost);
 
-// kEditDistanceScript defines edit_distance(preds, target, substitution_cost).
-extern const char kEditDistanceScript[];
+// EditDistanceScript is the TorchScript source that defines edit_distance(preds, target, substitution_cost).
+const char* EditDistanceScript();
 
 }  // namespace tally::ops::fused
 

@@ -27,7 +27,9 @@
 #include "gtest/gtest.h"
 #include "ops/decompositions.h"
 #include "ops/fused/edit_distance.h"
+#include "ops/fused/ngram_matches.h"
 #include "ops/fused/script.h"
+#include "ops/fused/token_nll.h"
 #include "ops/kernels.h"
 #include "ops/op_registry.h"
 #include "tests/testlib/status_matchers.h"
@@ -306,6 +308,9 @@ std::vector<Sample> Samples() {
   s.push_back({"segment_scan/ties", "segment_scan", {"f64[N]", "i64[N]", "f32[N]"}, {}});
   s.push_back({"segment_scan/rows", "segment_scan", {"f64[N,3]", "i64[N]"}, {}});  // rows along dim 0
   s.push_back({"edit_distance", "edit_distance", {"i64[N,5]", "i32[N,3]"}, {{"substitution_cost", int64_t{1}}}});
+  s.push_back({"ngram_matches", "ngram_matches", {"i64[N,6]", "i32[N,2,4]"}, {{"n_gram", int64_t{2}}}});
+  s.push_back({"token_nll", "token_nll", {"f32[N,3,7]", "i64[N,3]"}, {}});
+  s.push_back({"token_nll/bf16", "token_nll", {"bf16[N,2,5]", "i32[N,2]"}, {}});
   s.push_back({"count_invalid", "count_invalid", {"i64[N]"}, {}});
   s.push_back({"count_invalid/f32_ignore", "count_invalid", {"f32[N]"}, {{"ignore_index", int64_t{-1}}}});
   s.push_back(
@@ -550,7 +555,7 @@ TEST(KernelsTest, MaxAssignment) {
 // Verifies edit_distance against a plain full-table dynamic program, on
 // random ids with padding anywhere in the rows, substitution costs 0, 1, 2
 // and 3, and rows of every length down to empty; the CPU kernel and the
-// tensor form (kEditDistanceScript, what other devices and TorchScript run)
+// tensor form (EditDistanceScript(), what other devices and TorchScript run)
 // agree exactly.
 TEST(KernelsTest, EditDistance) {
   at::manual_seed(5);
@@ -579,8 +584,108 @@ TEST(KernelsTest, EditDistance) {
       ASSERT_EQ(got[r][1].item<int64_t>(), static_cast<int64_t>(a.size()));
       ASSERT_EQ(got[r][2].item<int64_t>(), static_cast<int64_t>(b.size()));
     }
-    at::Tensor script = fused::RunScript(fused::kEditDistanceScript, "edit_distance", {preds, target, cost}).toTensor();
+    at::Tensor script =
+        fused::RunScript(fused::EditDistanceScript(), "edit_distance", {preds, target, cost}).toTensor();
     EXPECT_TRUE(at::equal(script, got)) << "cost " << cost;
+  }
+}
+
+// Verifies ngram_matches against counts by std::map of every row's n-grams
+// (clipped by the most in one reference), on random ids over 3 values (many
+// repeats) with padding anywhere, references of padding only (absent unless
+// all are), and orders 1-5; the CPU kernel and the tensor form
+// (NgramMatchesScript()) agree exactly.
+TEST(KernelsTest, NgramMatches) {
+  at::manual_seed(6);
+  const int64_t rows = 150, refs = 3;
+  const at::Tensor preds = at::randint(-1, 3, {rows, 10}, at::kLong);
+  at::Tensor target = at::randint(-1, 3, {rows, refs, 8}, at::kInt);
+  target.index_put_({at::indexing::Slice(0, 40), 1}, -1);  // an absent reference
+  target.index_put_({at::indexing::Slice(40, 50)}, -1);    // all absent
+  using Gram = std::vector<int64_t>;
+  auto ids = [](const at::Tensor& row) {
+    std::vector<int64_t> out;
+    for (int64_t k = 0; k < row.size(0); ++k)
+      if (row[k].item<int64_t>() >= 0) out.push_back(row[k].item<int64_t>());
+    return out;
+  };
+  auto grams = [](const std::vector<int64_t>& s, int64_t k) {
+    std::map<Gram, int64_t> out;
+    for (size_t i = 0; i + k <= s.size(); ++i) ++out[Gram(s.begin() + i, s.begin() + i + k)];
+    return out;
+  };
+  for (int64_t n_gram : {1, 2, 5}) {
+    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor got, Eval1("ngram_matches", {"i64[N,10]@cpu", "i32[N,3,8]@cpu"},
+                                                     {{"n_gram", n_gram}}, {preds, target}));
+    ASSERT_EQ(got.size(1), 2 * n_gram + 2);
+    for (int64_t r = 0; r < rows; ++r) {
+      const std::vector<int64_t> p = ids(preds[r]);
+      std::vector<std::vector<int64_t>> ts;
+      for (int64_t q = 0; q < refs; ++q) ts.push_back(ids(target[r][q]));
+      for (int64_t k = 1; k <= n_gram; ++k) {
+        int64_t matches = 0;
+        for (const auto& [g, c] : grams(p, k)) {
+          int64_t best = 0;
+          for (const auto& t : ts) {
+            auto m = grams(t, k);
+            best = std::max(best, m.count(g) ? m[g] : int64_t{0});
+          }
+          matches += std::min(c, best);
+        }
+        ASSERT_EQ(got[r][k - 1].item<int64_t>(), matches) << "row " << r << " order " << k;
+        ASSERT_EQ(got[r][n_gram + k - 1].item<int64_t>(), std::max<int64_t>(0, static_cast<int64_t>(p.size()) - k + 1));
+      }
+      const int64_t lp = static_cast<int64_t>(p.size());
+      bool any = false;
+      for (const auto& t : ts) any = any || !t.empty();
+      int64_t want = -1, best = -1;
+      for (const auto& t : ts) {
+        if (any && t.empty()) continue;
+        const int64_t d = std::abs(lp - static_cast<int64_t>(t.size()));
+        if (best < 0 || d < best) best = d, want = static_cast<int64_t>(t.size());
+      }
+      ASSERT_EQ(got[r][2 * n_gram].item<int64_t>(), lp);
+      ASSERT_EQ(got[r][2 * n_gram + 1].item<int64_t>(), want) << "row " << r;
+    }
+    at::Tensor script =
+        fused::RunScript(fused::NgramMatchesScript(), "ngram_matches", {preds, target, n_gram}).toTensor();
+    EXPECT_TRUE(at::equal(script, got)) << "n_gram " << n_gram;
+  }
+}
+
+// Verifies token_nll against a long-double log-sum-exp, for float32,
+// float64, float16 and bfloat16 logits (spreads of 40 and offsets of 1e4),
+// targets outside [0, V) giving 0; the CPU kernel and the chunked tensor
+// form (kTokenNllScript) agree to float64 rounding.
+TEST(KernelsTest, TokenNll) {
+  at::manual_seed(7);
+  for (at::ScalarType dt : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}) {
+    const double offset = dt == at::kFloat || dt == at::kDouble ? 1e4 : 0.0;
+    const at::Tensor logits = (at::randn({3, 5, 97}, at::kDouble) * 40.0 + offset).to(dt);
+    at::Tensor target = at::randint(0, 97, {3, 5}, at::kLong);
+    target[0][0] = -100;
+    target[2][4] = 97;
+    const std::string type = std::string(ir::DTypeName(*ir::FromScalarType(dt))) + "[3,5,97]@cpu";
+    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor got, Eval1("token_nll", {type, "i64[3,5]@cpu"}, {}, {logits, target}));
+    ASSERT_EQ(got.scalar_type(), at::kDouble);
+    const at::Tensor x = logits.to(at::kDouble);
+    for (int64_t b = 0; b < 3; ++b) {
+      for (int64_t s = 0; s < 5; ++s) {
+        const int64_t t = target[b][s].item<int64_t>();
+        long double want = 0;
+        if (t >= 0 && t < 97) {
+          long double peak = -INFINITY, sum = 0;
+          for (int64_t j = 0; j < 97; ++j) peak = std::max<long double>(peak, x[b][s][j].item<double>());
+          for (int64_t j = 0; j < 97; ++j) sum += std::exp(static_cast<long double>(x[b][s][j].item<double>()) - peak);
+          want = peak + std::log(sum) - x[b][s][t].item<double>();
+        }
+        EXPECT_NEAR(got[b][s].item<double>(), static_cast<double>(want),
+                    1e-12 * (1 + std::fabs(static_cast<double>(want))))
+            << "dtype " << dt << " at " << b << "," << s;
+      }
+    }
+    at::Tensor script = fused::RunScript(fused::kTokenNllScript, "token_nll", {logits, target}).toTensor();
+    EXPECT_TRUE(at::allclose(script, got, 1e-14, 1e-9)) << "dtype " << dt;
   }
 }
 

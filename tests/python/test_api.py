@@ -124,6 +124,28 @@ def test_token_id_widths_vary_by_batch():
         c.update(torch.tensor([[1, 2]]), torch.tensor([[1], [2]]))
 
 
+def test_bleu_references_and_perplexity_from_python():
+    # TorchMetrics' docstring example as word ids: preds "the cat is on the mat", references "there is a cat on
+    # the mat" and "a cat is on the mat": 0.7598 = (5/6 4/5 3/4 2/3)^(1/4), references [N, R, L] (-1 padding;
+    # a second, shorter batch of one reference is padding only, so absent).
+    the, cat, is_, on, mat, there, a = range(7)
+    m = tally.Metric("bleu_score")
+    m.update(torch.tensor([[the, cat, is_, on, the, mat]]),
+             torch.tensor([[[there, is_, a, cat, on, the, mat], [a, cat, is_, on, the, mat, -1]]]))
+    assert abs(m.compute().item() - (1 / 3) ** 0.25) < 1e-15
+    # Perplexity over bfloat16 logits of two lengths of vocabulary rows: the float64 log-softmax of the logits as
+    # given, positions of ignore_index left out.
+    logits = (torch.randn(2, 5, 11, generator=torch.Generator().manual_seed(3)) * 4).to(torch.bfloat16)
+    target = torch.tensor([[1, 2, 3, -100, 4], [10, 0, -100, -100, 9]])
+    p = tally.Metric("perplexity", ignore_index=-100)
+    p.update(logits, target)
+    keep = target != -100
+    nll = -torch.log_softmax(logits.double(), -1).gather(-1, target.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+    assert abs(p.compute().item() - torch.exp(nll[keep].sum() / keep.sum()).item()) < 1e-12
+    with pytest.raises(ValueError, match="outside"):
+        p.update(logits, torch.full((2, 5), 11))
+
+
 def test_reset():
     preds, target = multiclass(20)
     m = tally.Metric("multiclass_accuracy", num_classes=4)

@@ -52,6 +52,7 @@ std::string SpecFor(const metrics::MetricInfo& m) {
   }
   if (name == "permutation_invariant_training")
     return absl::StrCat(name, "(metric=scale_invariant_signal_distortion_ratio)");
+  if (name == "perplexity") return absl::StrCat(name, "(ignore_index=-100)");
   return name;
 }
 
@@ -85,6 +86,7 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
     out.push_back(WithArg(out[0], "substitution_cost=2, reduction=sum"));
   }
   if (m.name == "fleiss_kappa") out.push_back("fleiss_kappa(mode=probs)");
+  if (m.name == "bleu_score") out.push_back(WithArg(out[0], "n_gram=2, smooth=true, weights=[0.3, 0.7]"));
   if (m.name == "signal_noise_ratio") out.push_back(WithArg(out[0], "zero_mean=true"));
   if (m.name == "permutation_invariant_training") {  // the aggregated inner metric; min with an inner argument
     out.push_back(
@@ -134,6 +136,8 @@ std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.domain == "clustering") return {{"mc_i"}, {"clu_bad"}};
   if (m.name == "fleiss_kappa") return {{"fk"}, {"fk_p"}};
   if (m.domain == "nominal") return {{"mc_i"}, {"mc_f"}, {"nom_nan"}, {"clu_bad"}};
+  if (m.name == "perplexity") return {{"lm"}, {"lm_bad"}};
+  if (absl::StrContains(m.name, "bleu")) return {{"tok"}, {"tok3"}};
   if (m.domain == "text") return {{"tok"}};
   if (m.name == "complex_scale_invariant_signal_noise_ratio") return {{"wav4"}};
   if (m.domain == "audio") return {{"wav3"}};
@@ -208,6 +212,14 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
   if (k == "fk_p") return {{"ratings", at::rand({n, c, c}, gen, f)}};
   // Token ids of two widths, -1 (padding) anywhere in a row.
   if (k == "tok") return {{"preds", labels(6, {n, 7}) - 1}, {"target", (labels(6, {n, 5}) - 1).to(at::kInt)}};
+  // Two references a row (BLEU), one sometimes all padding.
+  if (k == "tok3") return {{"preds", labels(5, {n, 7}) - 1}, {"target", labels(5, {n, 2, 6}) - 1}};
+  // A language model's logits [N, 3, 6] and targets, some ignored (-100);
+  // some targets outside the vocabulary in the bad form.
+  if (k == "lm" || k == "lm_bad") {
+    at::Tensor t = spoil(labels(6, {n, 3}), -100);
+    return {{"preds", at::randn({n, 3, 6}, gen, f) * 3}, {"target", k == "lm" ? t : spoil(t, 6)}};
+  }
   // Two speakers' signals of 8 samples (or 4 x 2 spectrogram pairs).
   if (k == "wav3" || k == "wav4") {
     std::vector<int64_t> shape = k == "wav3" ? std::vector<int64_t>{n, 2, 8} : std::vector<int64_t>{n, 2, 4, 2};

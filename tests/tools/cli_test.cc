@@ -548,5 +548,30 @@ TEST_F(CliTest, TextFiles) {
                         {"word_error_rate", "char_error_rate", "one at a time"}));
 }
 
+// Verifies BLEU from text files, references in two files (one line each per
+// row): TorchMetrics' docstring example, 0.7598 = (5/6 4/5 3/4 2/3)^(1/4)
+// with no brevity penalty, for bleu_score and for sacre_bleu_score over
+// words ('none'); 13a sets the period apart, (6/7 5/6 4/5 3/4)^(1/4), and
+// lowercase finds the upper-case words; files of unequal lengths are refused.
+TEST_F(CliTest, BleuFromTextFiles) {
+  const std::string ref = absl::StrCat(TextFile("target", "bleu_ref1", "there is a cat on the mat.\n"), ",",
+                                       TextFile("x", "bleu_ref2", "a cat is on the mat.\n").substr(2));
+  auto value = [&](const std::string& hyp, const std::string& metric) {
+    json results;
+    Invocation r = RunTally({"eval", "--format", "json", "--input", TextFile("preds", "bleu_hyp", hyp), "--input", ref,
+                             "--metric", metric});
+    return ParseResults(r, &results) ? results[0]["value"].get<double>() : -1.0;
+  };
+  EXPECT_NEAR(value("the cat is on the mat.\n", "bleu_score"), std::pow(1.0 / 3.0, 0.25), 1e-15);
+  EXPECT_NEAR(value("the cat is on the mat.\n", "sacre_bleu_score(tokenize='none')"), std::pow(1.0 / 3.0, 0.25), 1e-15);
+  EXPECT_NEAR(value("the cat is on the mat.\n", "sacre_bleu_score"), std::pow(3.0 / 7.0, 0.25), 1e-15);
+  EXPECT_NEAR(value("THE CAT IS ON THE MAT.\n", "sacre_bleu_score(lowercase=true)"), std::pow(3.0 / 7.0, 0.25), 1e-15);
+  EXPECT_EQ(value("THE CAT IS ON THE MAT.\n", "sacre_bleu_score"), 0.0);
+  EXPECT_TRUE(OneCleanErrorLine(
+      RunTally({"eval", "--metric", "bleu_score", "--input", TextFile("preds", "bleu_hyp2", "a\nb\n"), "--input",
+                absl::StrCat(TextFile("target", "bleu_r1", "a\nb\n"), ",", TextFile("x", "bleu_r2", "a\n").substr(2))}),
+      {"input 'target'", "1 lines", "one line each per row"}));
+}
+
 }  // namespace
 }  // namespace tally

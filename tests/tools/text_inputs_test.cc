@@ -19,7 +19,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-std::vector<std::string> Strings(const std::vector<absl::string_view>& v) { return {v.begin(), v.end()}; }
+std::vector<std::string> Strings(std::vector<std::string> v) { return v; }
 
 // Verifies that well-formed UTF-8 passes and that each malformed form is
 // refused at its byte offset.
@@ -108,8 +108,44 @@ TEST(TextInputsTest, ReadTextLines) {
   EXPECT_THAT(std::string(lines.status().message()), HasSubstr("lines.txt"));
 }
 
+// Verifies sacreBLEU's 13a rules one by one (mteval-v13a): ASCII symbols
+// but ' , - . stand apart; a period or comma stands apart unless between
+// digits; a dash after a digit stands apart; the four entities are decoded
+// one after another ("&amp;lt;" becomes "<"); "<skipped>" goes; other
+// scripts pass through, and lowercase maps them.
+TEST(TextInputsTest, SacreBleu13a) {
+  EXPECT_THAT(Tokenize("Hello, world! It's 3.14 and 1,000 -- state-of-the-art (really).", Tokenizer::k13a),
+              ElementsAre("Hello", ",", "world", "!", "It's", "3.14", "and", "1,000", "--", "state-of-the-art", "(",
+                          "really", ")", "."));
+  EXPECT_THAT(Tokenize("&quot;a&quot; &amp;lt; b&gt;c <skipped>x", Tokenizer::k13a),
+              ElementsAre("\"", "a", "\"", "<", "b", ">", "c", "x"));
+  EXPECT_THAT(Tokenize("5-3 a.b 2. .5 x,y $10", Tokenizer::k13a),
+              ElementsAre("5", "-", "3", "a", ".", "b", "2", ".", ".", "5", "x", ",", "y", "$", "10"));
+  EXPECT_THAT(Tokenize("\xC3\x89"
+                       "COLE Stra\xC3\x9F"
+                       "e.",
+                       Tokenizer(Tokenizer::k13a, /*lower=*/true)),
+              ElementsAre("\xC3\xA9"
+                          "cole",
+                          "stra\xC3\x9F"
+                          "e",
+                          "."));
+  EXPECT_THAT(Tokenize("ab c\xC2\xA0"
+                       "d",
+                       Tokenizer::kGlyphs),
+              ElementsAre("a", "b", "c", "d"));
+  EXPECT_THAT(Tokenize("A b", Tokenizer(Tokenizer::kWords, true)), ElementsAre("a", "b"));
+}
+
 // Verifies which metrics take text, and how they split it.
 TEST(TextInputsTest, TokenizerFor) {
+  EXPECT_EQ(*TokenizerFor("bleu_score(n_gram=2)"), Tokenizer::kWords);
+  EXPECT_EQ(*TokenizerFor("sacre_bleu_score"), Tokenizer::k13a);
+  EXPECT_EQ(*TokenizerFor("sacre_bleu_score(tokenize='char', lowercase=true)"), Tokenizer(Tokenizer::kGlyphs, true));
+  EXPECT_EQ(*TokenizerFor("sacre_bleu_score(tokenize='none')"), Tokenizer::kWords);
+  EXPECT_THAT(std::string(TokenizerFor("sacre_bleu_score(tokenize='intl')").status().message()),
+              HasSubstr("give token ids for 'intl'"));
+  EXPECT_FALSE(TokenizerFor("perplexity").ok());
   EXPECT_EQ(*TokenizerFor("word_error_rate"), Tokenizer::kWords);
   EXPECT_EQ(*TokenizerFor("word_information_lost"), Tokenizer::kWords);
   EXPECT_EQ(*TokenizerFor("char_error_rate"), Tokenizer::kCharacters);

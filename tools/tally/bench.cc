@@ -245,12 +245,13 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.updates = quick ? 2 : 10;
     w.runs = quick ? 1 : 3;
     w.time_compute = true;
-  } else if (name == "wer_10k") {
-    // Word error rate over 10,000 transcripts (10 updates of 1,000): each
-    // reference 20-40 word ids of a 10,000-word vocabulary (a 40-wide row,
-    // -1 padding), its hypothesis with about one word in ten substituted,
-    // one in twenty dropped and one in twenty followed by an inserted word.
-    w.specs = {"word_error_rate"};
+  } else if (name == "wer_10k" || name == "bleu_10k") {
+    // Word error rate, or BLEU, over 10,000 transcripts (10 updates of
+    // 1,000): each reference 20-40 word ids of a 10,000-word vocabulary (a
+    // 40-wide row, -1 padding), its hypothesis with about one word in ten
+    // substituted, one in twenty dropped and one in twenty followed by an
+    // inserted word.
+    w.specs = {name == "wer_10k" ? "word_error_rate" : "bleu_score"};
     const int64_t updates = quick ? 2 : 10, rows = quick ? 100 : 1000;
     at::Generator gen = at::detail::createCPUGenerator(7);
     for (int64_t u = 0; u < updates; ++u) {
@@ -270,6 +271,28 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.updates = updates;
     w.runs = quick ? 1 : 3;
     w.time_compute = true;
+  } else if (name == "perplexity_llm") {
+    // Perplexity over a language model's bfloat16 logits [8, 2048, 131072]
+    // (4 GiB: eight 2,048-token sequences over a 131,072-word vocabulary),
+    // one target in ten ignored (-100); quick: [2, 64, 131072]. The logits
+    // are drawn 256 positions at a time, so that drawing them needs no
+    // float32 copy of the whole.
+    w.specs = {"perplexity(ignore_index=-100)"};
+    const int64_t b = quick ? 2 : 8, s = quick ? 64 : 2048, v = 131072;
+    at::Generator gen = at::detail::createCPUGenerator(7);
+    at::Tensor logits = at::empty({b * s, v}, at::kBFloat16);
+    for (int64_t row = 0; row < b * s; row += 256) {
+      const int64_t n = std::min<int64_t>(256, b * s - row);
+      logits.narrow(0, row, n).copy_(at::randn({n, v}, gen, at::kFloat) * 2.0);
+    }
+    at::Tensor target = at::randint(0, v, {b, s}, gen, at::kLong);
+    target = at::where(at::rand({b, s}, gen, at::kFloat) < 0.1, -100, target);
+    w.batch = {{"preds", logits.view({b, s, v})}, {"target", target}};
+    w.batches = {w.batch};  // one batch, far past the last-level cache: read from DRAM
+    w.streams = true;
+    w.updates = quick ? 2 : 3;
+    w.runs = quick ? 1 : 2;
+  } else if (name == "si_sdr_batch") {
   } else if (name == "si_sdr_batch") {
     // SI-SDR of 64 four-second utterances at 16 kHz (float32 [64, 64000]),
     // each estimate the reference plus noise at about 10 dB, 10 updates.
@@ -344,15 +367,15 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.runs = quick ? 2 : 5;
     w.time_compute = true;
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown workload '", name,
-                     "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
-                     "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, si_sdr_batch, auroc_large, auroc_large_bf16, "
-                     "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
-                     "retrieval, sync_cls, merge_cls, merge_retrieval)"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown workload '", name,
+                                                   "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
+                                                   "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, bleu_10k, "
+                                                   "perplexity_llm, si_sdr_batch, auroc_large, auroc_large_bf16, "
+                                                   "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
+                                                   "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
-  if (w.streams) {
+  if (w.streams && w.batches.empty()) {
     // Copies of the batch's distribution under other seeds, as many as fill
     // twice the last-level cache, each read once per cycle.
     const int64_t rows = w.batch.front().second.size(0);
@@ -479,7 +502,7 @@ std::vector<std::string> BenchWorkloads() {
           "auroc_large",     "auroc_large_bf16", "auroc_bootstrap",   "auroc_bootstrap_exact16",
           "reg_large",       "retrieval",        "sync_cls",          "merge_cls",
           "merge_retrieval", "auroc_binned",     "auroc_binned_list", "wer_10k",
-          "si_sdr_batch"};
+          "bleu_10k",        "perplexity_llm",   "si_sdr_batch"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,

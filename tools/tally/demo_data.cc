@@ -46,7 +46,7 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
       k.rows = true;
     }
     if (spec->name == "continuous_ranked_probability_score") k.domain = "ensemble";
-    if (info && info->domain == "text") k.domain = "tokens";
+    if (info && info->domain == "text") k.domain = spec->name == "perplexity" ? "logits" : "tokens";
     if (info && info->domain == "audio") {
       k.domain = absl::StrContains(s, "complex_") ? "spectra" : "waves";
     }
@@ -161,6 +161,14 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
     d.inputs = {{"preds", preds}, {"target", target}};
     d.specs = {"word_error_rate", "match_error_rate", "word_information_lost"};
     d.description = "64 transcripts of 6-12 word ids against their references";
+  } else if (kind.domain == "logits") {
+    // A language model's logits over a 100-word vocabulary for 8 sequences
+    // of 32 tokens, the right token raised by 3 (a model better than chance).
+    at::Tensor target = at::randint(0, 100, {8, 32}, gen, at::kLong);
+    at::Tensor logits = at::randn({8, 32, 100}, gen, at::kFloat) * 2 + at::one_hot(target, 100).to(at::kFloat) * 3;
+    d.inputs = {{"preds", logits}, {"target", target}};
+    d.specs = {"perplexity"};
+    d.description = "8 sequences of 32 tokens: a model's logits over a 100-word vocabulary, the right token raised";
   } else if (kind.domain == "waves" || kind.domain == "spectra") {
     // Two speakers a mixture, estimated with noise, the speakers of every
     // other mixture swapped (what permutation_invariant_training undoes).

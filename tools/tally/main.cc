@@ -202,9 +202,9 @@ absl::StatusOr<NamedTensors> ReadInputs(const std::vector<std::string>& flags, s
       return absl::Status(s.code(), absl::StrCat("input '", name, "': ", s.message()));
     };
     if (IsTextPath(path)) {
-      auto lines = ReadTextLines(path);
-      if (!lines.ok()) return named(lines.status());
-      texts.push_back({name, *std::move(lines)});
+      auto text = ReadTextInput(name, path);
+      if (!text.ok()) return named(text.status());
+      texts.push_back(*std::move(text));
       continue;
     }
     auto arr = io::ReadNpy(path);

@@ -1,11 +1,14 @@
 #include "tools/tally/text_files.h"
 
+#include <ATen/ATen.h>
+
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "api/text_inputs.h"
-#include "metrics/spec.h"
 #include "support/status_macros.h"
 
 namespace tally::tools {
@@ -20,8 +23,7 @@ struct Group {
 absl::StatusOr<std::vector<Group>> GroupByTokenizer(const std::vector<std::string>& specs) {
   std::vector<Group> groups;
   for (size_t i = 0; i < specs.size(); ++i) {
-    TALLY_ASSIGN_OR_RETURN(metrics::MetricSpec spec, metrics::ParseMetricSpec(specs[i]));
-    absl::StatusOr<Tokenizer> t = TokenizerFor(spec.name);
+    absl::StatusOr<Tokenizer> t = TokenizerFor(specs[i]);
     if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("a text input: ", t.status().message()));
     Group* g = nullptr;
     for (Group& h : groups) g = h.tokenizer == *t ? &h : g;
@@ -35,16 +37,48 @@ absl::StatusOr<NamedTensors> AddTokenIds(const NamedTensors& inputs, const std::
   NamedTensors out = inputs;
   Vocabulary vocab;  // one for all inputs: equal tokens, equal ids
   for (const TextInput& text : texts) {
-    absl::StatusOr<at::Tensor> ids = TokenIds(text.sentences, t, vocab);
-    if (!ids.ok()) return absl::InvalidArgumentError(absl::StrCat("input '", text.name, "': ", ids.status().message()));
-    out.emplace_back(text.name, *std::move(ids));
+    std::vector<at::Tensor> per_file;
+    int64_t width = 1;
+    for (const std::vector<std::string>& sentences : text.files) {
+      absl::StatusOr<at::Tensor> ids = TokenIds(sentences, t, vocab);
+      if (!ids.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("input '", text.name, "': ", ids.status().message()));
+      }
+      width = std::max(width, ids->size(1));
+      per_file.push_back(*std::move(ids));
+    }
+    if (per_file.size() == 1) {
+      out.emplace_back(text.name, per_file[0]);
+      continue;
+    }
+    // [N, R, L]: reference r of row n is line n of file r, padded to the widest.
+    for (at::Tensor& ids : per_file) ids = at::constant_pad_nd(ids, {0, width - ids.size(1)}, -1);
+    out.emplace_back(text.name, at::stack(per_file, 1));
   }
   return out;
 }
 
 }  // namespace
 
-bool IsTextPath(absl::string_view path) { return absl::EndsWith(path, ".txt"); }
+bool IsTextPath(absl::string_view path) {
+  for (absl::string_view file : absl::StrSplit(path, ',')) {
+    if (!absl::EndsWith(file, ".txt")) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<TextInput> ReadTextInput(const std::string& name, absl::string_view path) {
+  TextInput text{name, {}};
+  for (absl::string_view file : absl::StrSplit(path, ',')) {
+    TALLY_ASSIGN_OR_RETURN(std::vector<std::string> lines, ReadTextLines(std::string(file)));
+    if (!text.files.empty() && lines.size() != text.files[0].size()) {
+      return absl::InvalidArgumentError(absl::StrCat(file, " has ", lines.size(), " lines, the first file ",
+                                                     text.files[0].size(), ": one line each per row"));
+    }
+    text.files.push_back(std::move(lines));
+  }
+  return text;
+}
 
 absl::StatusOr<NamedTensors> WithTokenIds(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                           const std::vector<TextInput>& texts) {

@@ -15,14 +15,21 @@
 
 namespace tally::tools {
 
-// TextInput is one text file's sentences under its input name.
+// TextInput is the sentences of one input: of one text file, or of several
+// with one line each per row (references: ref1.txt,ref2.txt), token ids
+// [N, L] or [N, R, L].
 struct TextInput {
   std::string name;
-  std::vector<std::string> sentences;
+  std::vector<std::vector<std::string>> files;
 };
 
-// IsTextPath is whether `path` names a text file (it ends in ".txt").
+// IsTextPath is whether `path` names text: a file ending in ".txt", or
+// several such, comma-separated.
 bool IsTextPath(absl::string_view path);
+
+// ReadTextInput reads input `name`'s text file(s) from `path`; several files
+// must have as many lines each.
+absl::StatusOr<TextInput> ReadTextInput(const std::string& name, absl::string_view path);
 
 // WithTokenIds is `inputs` plus each text input as token ids, for `specs`
 // that all split text the same way; an error names two that do not.

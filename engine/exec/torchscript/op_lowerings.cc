@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "engine/exec/torchscript/lowering.h"
@@ -15,8 +16,10 @@
 #include "ops/fused/edit_distance.h"
 #include "ops/fused/expected_mutual_info.h"
 #include "ops/fused/max_assignment.h"
+#include "ops/fused/ngram_matches.h"
 #include "ops/fused/replica_histogram.h"
 #include "ops/fused/script.h"
+#include "ops/fused/token_nll.h"
 #include "ops/op_registry.h"
 #include "support/torch_status.h"
 
@@ -235,10 +238,45 @@ Result Softmax(LowerCtx& c, const ir::Node& n, const Values& in) {
 
 // ---- Creation and shape ----------------------------------------------------
 
+// DenseFloat64 is a float64 tensor of `values`, exactly. aten::tensor fills
+// a float list in the default dtype (float32) before casting, which rounds:
+// each finite value goes as m 2^e1 2^e2 (m its 53-bit integer significand,
+// the exponent halved so that subnormals round once, as a literal does),
+// infinities and NaN as a float list added to it.
+Value* DenseFloat64(LowerCtx& c, const std::vector<double>& values, Value* device) {
+  std::vector<int64_t> significand, e1, e2;
+  std::vector<double> special;
+  for (double v : values) {
+    int e = 0;
+    const double f = std::isfinite(v) ? std::frexp(v, &e) : 0.0;
+    significand.push_back(static_cast<int64_t>(std::ldexp(f, 53)));
+    e1.push_back((e - 53) / 2);
+    e2.push_back((e - 53) - (e - 53) / 2);
+    special.push_back(std::isfinite(v) ? 0.0 : v);
+  }
+  auto f64 = [&](const c10::IValue& list, c10::ScalarType from) {
+    return c.Call(A("to"), {c.Call(A("tensor"), {c.Const(list)}, {{"dtype", from}, {"device", device}}), c10::kDouble});
+  };
+  auto pow2 = [&](const std::vector<int64_t>& e) { return c.Call(A("pow"), {2.0, f64(e, c10::kLong)}); };
+  Value* t = c.Call(A("mul"), {c.Call(A("mul"), {f64(significand, c10::kLong), pow2(e1)}), pow2(e2)});
+  if (absl::c_any_of(values, [](double v) { return !std::isfinite(v); })) {
+    t = c.Call(A("add"), {t, f64(special, c10::kDouble)});
+  }
+  return t;
+}
+
 Result Constant(LowerCtx& c, const ir::Node& n, const Values&) {
   const auto a = AttrsOf<ops::ConstantAttrs>(n);
   if (!a.dense()) return Values{ScalarTensor(c, a.value.get(), OutType(n), c.DeviceOf(n))};
-  Value* t = c.Call(A("tensor"), {c.Const(a.values.get())}, {{"dtype", OutType(n)}, {"device", c.DeviceOf(n)}});
+  const std::vector<double>& values = a.values.get();
+  const bool exact_in_f32 = absl::c_all_of(values, [](double v) { return !std::isfinite(v) || double(float(v)) == v; });
+  Value* t = nullptr;
+  if (!ir::IsFloating(n.output(0)->type().dtype) || exact_in_f32) {
+    t = c.Call(A("tensor"), {c.Const(values)}, {{"dtype", OutType(n)}, {"device", c.DeviceOf(n)}});
+  } else {
+    t = DenseFloat64(c, values, c.DeviceOf(n));
+    t = c.As(t, ir::DType::kFloat64, OutType(n));
+  }
   return Values{c.Call(A("reshape"), {t, a.Sizes()})};
 }
 Result FullOp(LowerCtx& c, const ir::Node& n, const Values&) {
@@ -552,8 +590,15 @@ Result MaxAssignment(LowerCtx& c, const ir::Node&, const Values& in) {
   return InlineScript(c, ops::fused::kMaxAssignmentScript, "max_assignment", in);
 }
 Result EditDistance(LowerCtx& c, const ir::Node& n, const Values& in) {
-  return InlineScript(c, ops::fused::kEditDistanceScript, "edit_distance",
+  return InlineScript(c, ops::fused::EditDistanceScript(), "edit_distance",
                       {in[0], in[1], c.Const(AttrsOf<ops::EditDistanceAttrs>(n).substitution_cost)});
+}
+Result NgramMatches(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return InlineScript(c, ops::fused::NgramMatchesScript(), "ngram_matches",
+                      {in[0], in[1], c.Const(AttrsOf<ops::NgramMatchesAttrs>(n).n_gram)});
+}
+Result TokenNll(LowerCtx& c, const ir::Node&, const Values& in) {
+  return InlineScript(c, ops::fused::kTokenNllScript, "token_nll", in);
 }
 
 Result Bincount(LowerCtx& c, const ir::Node& n, const Values& in) {
@@ -806,6 +851,8 @@ constexpr ops::OpTableOf<OpLowering> kLowerings = {
     {ops::OpId::kExpectedMutualInfo, ExpectedMutualInfo},
     {ops::OpId::kMaxAssignment, MaxAssignment},
     {ops::OpId::kEditDistance, EditDistance},
+    {ops::OpId::kNgramMatches, NgramMatches},
+    {ops::OpId::kTokenNll, TokenNll},
 };
 static_assert(kLowerings.Complete(ops::OpKind::kPrimitive), "a primitive op has no TorchScript lowering");
 static_assert(kLowerings.CoversOnly(ops::OpKind::kPrimitive), "a composite op has its own lowering");

@@ -1,0 +1,36 @@
+#include "metrics/text/token_ids.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "metrics/regression/operands.h"
+
+namespace tally::metrics {
+
+ops::Expr TokenIds(dsl::MetricBuilder& b, const std::string& name, bool references) {
+  ops::Expr x = b.Input(name);
+  if (!b.ok()) return x;
+  const std::vector<int64_t>& shape = b.FindInput(name)->shape;
+  const bool rank_ok = shape.size() == 2 || (references && shape.size() == 3);
+  if (!rank_ok || !ir::IsIntegral(x.dtype()) || x.dtype() == ir::DType::kBool) {
+    b.FailInput(name,
+                absl::StrCat("expected integer token ids [N, L]", references ? " or [N, R, L]" : "",
+                             " (negative ids pad), got ", ir::DTypeName(x.dtype()), " of shape ", ShapeText(shape)));
+    return x;
+  }
+  // Transcripts differ in length from batch to batch: the width is a symbol
+  // of its own (preds and target may differ), not fixed by the first batch.
+  x.value()->mutable_type().shape.back() = ir::Dim::Symbol(name == "preds" ? "Lp" : "Lt");
+  return x;
+}
+
+void SameRows(dsl::MetricBuilder& b) {
+  if (!b.ok()) return;
+  const int64_t preds_rows = b.FindInput("preds")->shape[0];
+  const int64_t target_rows = b.FindInput("target")->shape[0];
+  if (preds_rows != target_rows)
+    b.FailInput("preds", absl::StrCat("has ", preds_rows, " rows, target has ", target_rows));
+}
+
+}  // namespace tally::metrics

@@ -1,0 +1,137 @@
+#include "ops/fused/token_nll.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "ops/fused/cpu_features.h"
+#include "ops/fused/script.h"
+
+namespace tally::ops::fused {
+namespace {
+
+// RowNll is logsumexp(x[0..v)) - x[t] for one row, in float64; four
+// partial sums keep the loop's dependency chains short. The AVX2 form below
+// is what runs where the CPU has it.
+template <typename T>
+double RowNll(const T* x, int64_t v, int64_t t) {
+  double peak = -INFINITY;
+  for (int64_t j = 0; j < v; ++j) peak = std::fmax(peak, static_cast<double>(x[j]));
+  double s[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= v; j += 4) {
+    for (int u = 0; u < 4; ++u) s[u] += std::exp(static_cast<double>(x[j + u]) - peak);
+  }
+  for (; j < v; ++j) s[0] += std::exp(static_cast<double>(x[j]) - peak);
+  return peak + std::log((s[0] + s[1]) + (s[2] + s[3])) - static_cast<double>(x[t]);
+}
+
+// The AVX2 loop: compiled for AVX2, F16C and FMA, and called only where
+// the CPU has them.
+#define TALLY_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+// glibc's libmvec: exp of four doubles (AVX2), what GCC calls for
+// vectorized exp loops; its error is glibc's few-ulp bound.
+extern "C" TALLY_AVX2 __m256d _ZGVdN4v_exp(__m256d x);
+
+// Load4 widens x[0..4) to four doubles, exactly.
+template <typename T>
+TALLY_AVX2 __m256d Load4(const T* x) {
+  if constexpr (std::is_same_v<T, double>) {
+    return _mm256_loadu_pd(x);
+  } else if constexpr (std::is_same_v<T, float>) {
+    return _mm256_cvtps_pd(_mm_loadu_ps(x));
+  } else if constexpr (std::is_same_v<T, c10::Half>) {
+    return _mm256_cvtps_pd(_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x))));
+  } else {  // bfloat16: the top half of a float32
+    const __m128i bits = _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x)));
+    return _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(bits, 16)));
+  }
+}
+
+TALLY_AVX2 double Sum4(__m256d v) {
+  __m128d pair = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(pair, _mm_unpackhi_pd(pair, pair)));
+}
+
+// RowNllAvx2 is RowNll four doubles at a time (the sum in another order).
+template <typename T>
+TALLY_AVX2 double RowNllAvx2(const T* x, int64_t v, int64_t t) {
+  const int64_t whole = v - v % 8;
+  __m256d m0 = _mm256_set1_pd(-INFINITY), m1 = m0;
+  for (int64_t j = 0; j < whole; j += 8) {
+    m0 = _mm256_max_pd(Load4(x + j), m0);  // a NaN x leaves the maximum as it was
+    m1 = _mm256_max_pd(Load4(x + j + 4), m1);
+  }
+  alignas(32) double lanes[4];
+  _mm256_store_pd(lanes, _mm256_max_pd(m0, m1));
+  double peak = std::fmax(std::fmax(lanes[0], lanes[1]), std::fmax(lanes[2], lanes[3]));
+  for (int64_t j = whole; j < v; ++j) peak = std::fmax(peak, static_cast<double>(x[j]));
+  if (!std::isfinite(peak)) return RowNll(x, v, t);
+  const __m256d p = _mm256_set1_pd(peak);
+  __m256d s0 = _mm256_setzero_pd(), s1 = s0;
+  for (int64_t j = 0; j < whole; j += 8) {
+    s0 = _mm256_add_pd(s0, _ZGVdN4v_exp(_mm256_sub_pd(Load4(x + j), p)));
+    s1 = _mm256_add_pd(s1, _ZGVdN4v_exp(_mm256_sub_pd(Load4(x + j + 4), p)));
+  }
+  double sum = Sum4(_mm256_add_pd(s0, s1));
+  for (int64_t j = whole; j < v; ++j) sum += std::exp(static_cast<double>(x[j]) - peak);
+  return peak + std::log(sum) - static_cast<double>(x[t]);
+}
+
+#undef TALLY_AVX2
+
+}  // namespace
+
+at::Tensor TokenNll(const at::Tensor& logits, const at::Tensor& target) {
+  const auto opts = logits.options().dtype(at::kDouble);
+  if (logits.is_meta() || target.is_meta()) return at::empty(target.sizes(), opts);
+  if (!logits.is_cpu() || !target.is_cpu()) {
+    return RunScript(kTokenNllScript, "token_nll", {logits, target}).toTensor();
+  }
+  const int64_t v = logits.size(-1);
+  const at::Tensor x = logits.contiguous();
+  const at::Tensor t = target.to(at::kLong).contiguous();
+  at::Tensor out = at::zeros(target.sizes(), opts);
+  const int64_t rows = t.numel();
+  const int64_t* td = t.data_ptr<int64_t>();
+  double* od = out.data_ptr<double>();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "token_nll", [&] {
+    const scalar_t* xd = x.data_ptr<scalar_t>();
+    const bool avx2 = HasAvx2() && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
+    at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        if (td[r] < 0 || td[r] >= v) continue;
+        od[r] = avx2 ? RowNllAvx2(xd + r * v, v, td[r]) : RowNll(xd + r * v, v, td[r]);
+      }
+    });
+  });
+  return out;
+}
+
+const char kTokenNllScript[] = R"TS(
+# dtype=4 is int64 and 7 float64 (ScalarType codes: the C++ compiler resolves no torch.int64).
+def token_nll(logits: Tensor, target: Tensor) -> Tensor:
+    if logits.is_meta or target.is_meta:
+        return torch.empty(target.shape, dtype=7, device=logits.device)
+    v = logits.size(-1)
+    x = logits.reshape(-1, v)
+    t = target.reshape(-1).to(4)
+    inside = (t >= 0) & (t < v)
+    safe = torch.where(inside, t, torch.zeros_like(t)).unsqueeze(1)
+    out = torch.zeros([t.size(0)], dtype=7, device=logits.device)
+    step = max(1, 33554432 // max(v, 1))
+    for start in range(0, t.size(0), step):
+        chunk = x[start : start + step].to(7)
+        picked = chunk.gather(1, safe[start : start + step]).squeeze(1)
+        out[start : start + step] = torch.logsumexp(chunk, 1) - picked
+    return torch.where(inside, out, torch.zeros_like(out)).reshape(target.shape)
+)TS";
+
+}  // namespace tally::ops::fused
