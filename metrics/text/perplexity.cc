@@ -26,7 +26,9 @@ using ops::Expr;
 absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   TALLY_ASSIGN_OR_RETURN(const std::optional<int64_t> ignore_index, args.GetOptionalInt("ignore_index"));
   MetricBuilder b(args.metric_name(), sig, device);
-  Expr preds = b.Input("preds");
+  // The logits as given: token_nll reads float16 and bfloat16 itself, so
+  // [B, S, V] is never widened to a float32 copy.
+  Expr preds = b.RawInput("preds");
   Expr target = b.Input("target");
   if (!b.ok()) return b.status();
   const std::vector<int64_t>& ps = b.FindInput("preds")->shape;
