@@ -60,9 +60,9 @@ TALLY_AVX2 double Sum4(__m256d v) {
   return _mm_cvtsd_f64(_mm_add_sd(pair, _mm_unpackhi_pd(pair, pair)));
 }
 
-// RowNllAvx2 is RowNll four doubles at a time (the sum in another order).
+// RowMaxAvx2 is the largest of x[0..v) (NaN skipped), four at a time.
 template <typename T>
-TALLY_AVX2 double RowNllAvx2(const T* x, int64_t v, int64_t t) {
+TALLY_AVX2 double RowMaxAvx2(const T* x, int64_t v) {
   const int64_t whole = v - v % 8;
   __m256d m0 = _mm256_set1_pd(-INFINITY), m1 = m0;
   for (int64_t j = 0; j < whole; j += 8) {
@@ -73,6 +73,14 @@ TALLY_AVX2 double RowNllAvx2(const T* x, int64_t v, int64_t t) {
   _mm256_store_pd(lanes, _mm256_max_pd(m0, m1));
   double peak = std::fmax(std::fmax(lanes[0], lanes[1]), std::fmax(lanes[2], lanes[3]));
   for (int64_t j = whole; j < v; ++j) peak = std::fmax(peak, static_cast<double>(x[j]));
+  return peak;
+}
+
+// RowNllAvx2 is RowNll four doubles at a time (the sum in another order).
+template <typename T>
+TALLY_AVX2 double RowNllAvx2(const T* x, int64_t v, int64_t t) {
+  const int64_t whole = v - v % 8;
+  const double peak = RowMaxAvx2(x, v);
   if (!std::isfinite(peak)) return RowNll(x, v, t);
   const __m256d p = _mm256_set1_pd(peak);
   __m256d s0 = _mm256_setzero_pd(), s1 = s0;
@@ -86,6 +94,48 @@ TALLY_AVX2 double RowNllAvx2(const T* x, int64_t v, int64_t t) {
 }
 
 #undef TALLY_AVX2
+
+// ExpTable is exp(x) in float64 for every value x of a 16-bit float type
+// (by its bits), each correctly rounded to within an ulp, +inf past 709.
+template <typename T>
+const double* ExpTable() {
+  static const double* table = [] {
+    auto* t = new double[65536];
+    for (uint32_t code = 0; code < 65536; ++code) {
+      const T x(static_cast<uint16_t>(code), T::from_bits());
+      t[code] = std::exp(static_cast<double>(x));
+    }
+    return t;
+  }();
+  return table;
+}
+
+// RowNllTable is RowNll for 16-bit logits whose maximum lies in [-650,
+// 690 - log V]: logsumexp(x) = log(sum of exp(x) from the table), with no
+// exp to compute and no overflow (each term is at most e^690 / V); terms
+// below e^-708 are subnormal or 0 but lie more than e^-58 under the largest.
+// Else (or without a table type) RowNllAvx2 or RowNll.
+template <typename T>
+double RowNll16(const T* x, int64_t v, int64_t t, bool avx2) {
+  double peak = -INFINITY;
+  if (avx2) {
+    peak = RowMaxAvx2(x, v);
+  } else {
+    for (int64_t j = 0; j < v; ++j) peak = std::fmax(peak, static_cast<double>(x[j]));
+  }
+  if (!(peak >= -650.0 && peak <= 690.0 - std::log(static_cast<double>(v)))) {
+    return avx2 ? RowNllAvx2(x, v, t) : RowNll(x, v, t);
+  }
+  const double* table = ExpTable<T>();
+  const uint16_t* bits = reinterpret_cast<const uint16_t*>(x);
+  double s[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= v; j += 4) {
+    for (int u = 0; u < 4; ++u) s[u] += table[bits[j + u]];
+  }
+  for (; j < v; ++j) s[0] += table[bits[j]];
+  return std::log((s[0] + s[1]) + (s[2] + s[3])) - static_cast<double>(x[t]);
+}
 
 }  // namespace
 
@@ -108,7 +158,11 @@ at::Tensor TokenNll(const at::Tensor& logits, const at::Tensor& target) {
     at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         if (td[r] < 0 || td[r] >= v) continue;
-        od[r] = avx2 ? RowNllAvx2(xd + r * v, v, td[r]) : RowNll(xd + r * v, v, td[r]);
+        if constexpr (std::is_same_v<scalar_t, c10::Half> || std::is_same_v<scalar_t, c10::BFloat16>) {
+          od[r] = RowNll16(xd + r * v, v, td[r], avx2);
+        } else {
+          od[r] = avx2 ? RowNllAvx2(xd + r * v, v, td[r]) : RowNll(xd + r * v, v, td[r]);
+        }
       }
     });
   });

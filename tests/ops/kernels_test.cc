@@ -654,13 +654,16 @@ TEST(KernelsTest, NgramMatches) {
 }
 
 // Verifies token_nll against a long-double log-sum-exp, for float32,
-// float64, float16 and bfloat16 logits (spreads of 40 and offsets of 1e4),
-// targets outside [0, V) giving 0; the CPU kernel and the chunked tensor
-// form (kTokenNllScript) agree to float64 rounding.
+// float64, float16 and bfloat16 logits (spreads of 40; offsets of 1e4, and
+// for the 16-bit types 0, which takes their exp table, or 2000 and -1000,
+// which take the exp loop), targets outside [0, V) giving 0; the CPU kernel
+// and the chunked tensor form (kTokenNllScript) agree to float64 rounding.
 TEST(KernelsTest, TokenNll) {
   at::manual_seed(7);
-  for (at::ScalarType dt : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}) {
-    const double offset = dt == at::kFloat || dt == at::kDouble ? 1e4 : 0.0;
+  const std::pair<at::ScalarType, double> cases[] = {{at::kFloat, 1e4},   {at::kDouble, 1e4},
+                                                     {at::kHalf, 0.0},    {at::kBFloat16, 0.0},
+                                                     {at::kHalf, 2000.0}, {at::kBFloat16, -1000.0}};
+  for (const auto& [dt, offset] : cases) {
     const at::Tensor logits = (at::randn({3, 5, 97}, at::kDouble) * 40.0 + offset).to(dt);
     at::Tensor target = at::randint(0, 97, {3, 5}, at::kLong);
     target[0][0] = -100;
