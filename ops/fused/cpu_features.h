@@ -4,6 +4,8 @@
 #ifndef TALLY_OPS_FUSED_CPU_FEATURES_H_
 #define TALLY_OPS_FUSED_CPU_FEATURES_H_
 
+#include <cpuid.h>
+
 namespace tally::ops::fused {
 
 // HasAvx2 reports AVX2 together with the scalar extensions the AVX2 loops
@@ -11,6 +13,17 @@ namespace tally::ops::fused {
 inline bool HasAvx2() {
   static const bool has =
       __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi");
+  return has;
+}
+
+// HasAvx2F16cFma is HasAvx2 with F16C (half-to-float conversion) and FMA,
+// read from CPUID leaf 1 (clang's __builtin_cpu_supports knows no "f16c").
+inline bool HasAvx2F16cFma() {
+  static const bool has = [] {
+    unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+    return HasAvx2() && (ecx & bit_F16C) != 0 && (ecx & bit_FMA) != 0;
+  }();
   return has;
 }
 

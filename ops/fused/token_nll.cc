@@ -154,7 +154,7 @@ at::Tensor TokenNll(const at::Tensor& logits, const at::Tensor& target) {
   double* od = out.data_ptr<double>();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "token_nll", [&] {
     const scalar_t* xd = x.data_ptr<scalar_t>();
-    const bool avx2 = HasAvx2() && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
+    const bool avx2 = HasAvx2F16cFma();
     at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         if (td[r] < 0 || td[r] >= v) continue;
