@@ -147,33 +147,18 @@ std::string Tokenize13a(absl::string_view sentence) {
   std::u32string spaced;
   for (char32_t c : s) {
     if (symbol(c)) {
-      spaced += U' ';
-      spaced += c;
-      spaced += U' ';
+      spaced += {U' ', c, U' '};
     } else {
       spaced += c;
     }
   }
-  spaced = Sub2(spaced, not_digit, period_or_comma, [](char32_t a, char32_t b, std::u32string& out) {
-    out += a;
-    out += U' ';
-    out += b;
-    out += U' ';
-  });
-  spaced = Sub2(spaced, period_or_comma, not_digit, [](char32_t a, char32_t b, std::u32string& out) {
-    out += U' ';
-    out += a;
-    out += U' ';
-    out += b;
-  });
+  // "\1 \2 " and " \1 \2": the two code points set apart.
+  const auto space_after = [](char32_t a, char32_t b, std::u32string& out) { out += {a, U' ', b, U' '}; };
+  const auto space_before = [](char32_t a, char32_t b, std::u32string& out) { out += {U' ', a, U' ', b}; };
+  spaced = Sub2(spaced, not_digit, period_or_comma, space_after);
+  spaced = Sub2(spaced, period_or_comma, not_digit, space_before);
   spaced = Sub2(
-      spaced, digit, [](char32_t c) { return c == U'-'; },
-      [](char32_t a, char32_t b, std::u32string& out) {
-        out += a;
-        out += U' ';
-        out += b;
-        out += U' ';
-      });
+      spaced, digit, [](char32_t c) { return c == U'-'; }, space_after);
   std::string out;
   for (char32_t c : spaced) AppendUtf8(c, out);
   return out;

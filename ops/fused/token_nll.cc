@@ -16,20 +16,26 @@
 namespace tally::ops::fused {
 namespace {
 
-// RowNll is logsumexp(x[0..v)) - x[t] for one row, in float64; four
-// partial sums keep the loop's dependency chains short. The AVX2 form below
-// is what runs where the CPU has it.
+// RowMax is the largest of x[0..v) (NaN skipped).
 template <typename T>
-double RowNll(const T* x, int64_t v, int64_t t) {
+double RowMax(const T* x, int64_t v) {
   double peak = -INFINITY;
   for (int64_t j = 0; j < v; ++j) peak = std::fmax(peak, static_cast<double>(x[j]));
+  return peak;
+}
+
+// SumExp is the sum of exp(x - peak) over x[0..v), in float64; four partial
+// sums keep the loop's dependency chains short. SumExpAvx2 below is what
+// runs where the CPU has it.
+template <typename T>
+double SumExp(const T* x, int64_t v, double peak) {
   double s[4] = {0, 0, 0, 0};
   int64_t j = 0;
   for (; j + 4 <= v; j += 4) {
     for (int u = 0; u < 4; ++u) s[u] += std::exp(static_cast<double>(x[j + u]) - peak);
   }
   for (; j < v; ++j) s[0] += std::exp(static_cast<double>(x[j]) - peak);
-  return peak + std::log((s[0] + s[1]) + (s[2] + s[3])) - static_cast<double>(x[t]);
+  return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 // The AVX2 loop: compiled for AVX2, F16C and FMA, and called only where
@@ -76,12 +82,10 @@ TALLY_AVX2 double RowMaxAvx2(const T* x, int64_t v) {
   return peak;
 }
 
-// RowNllAvx2 is RowNll four doubles at a time (the sum in another order).
+// SumExpAvx2 is SumExp four doubles at a time (the sum in another order).
 template <typename T>
-TALLY_AVX2 double RowNllAvx2(const T* x, int64_t v, int64_t t) {
+TALLY_AVX2 double SumExpAvx2(const T* x, int64_t v, double peak) {
   const int64_t whole = v - v % 8;
-  const double peak = RowMaxAvx2(x, v);
-  if (!std::isfinite(peak)) return RowNll(x, v, t);
   const __m256d p = _mm256_set1_pd(peak);
   __m256d s0 = _mm256_setzero_pd(), s1 = s0;
   for (int64_t j = 0; j < whole; j += 8) {
@@ -90,7 +94,7 @@ TALLY_AVX2 double RowNllAvx2(const T* x, int64_t v, int64_t t) {
   }
   double sum = Sum4(_mm256_add_pd(s0, s1));
   for (int64_t j = whole; j < v; ++j) sum += std::exp(static_cast<double>(x[j]) - peak);
-  return peak + std::log(sum) - static_cast<double>(x[t]);
+  return sum;
 }
 
 #undef TALLY_AVX2
@@ -110,22 +114,10 @@ const double* ExpTable() {
   return table;
 }
 
-// RowNllTable is RowNll for 16-bit logits whose maximum lies in [-650,
-// 690 - log V]: logsumexp(x) = log(sum of exp(x) from the table), with no
-// exp to compute and no overflow (each term is at most e^690 / V); terms
-// below e^-708 are subnormal or 0 but lie more than e^-58 under the largest.
-// Else (or without a table type) RowNllAvx2 or RowNll.
+// SumExpTable is the sum of exp(x) over 16-bit x[0..v), each term from
+// ExpTable: no exp to compute.
 template <typename T>
-double RowNll16(const T* x, int64_t v, int64_t t, bool avx2) {
-  double peak = -INFINITY;
-  if (avx2) {
-    peak = RowMaxAvx2(x, v);
-  } else {
-    for (int64_t j = 0; j < v; ++j) peak = std::fmax(peak, static_cast<double>(x[j]));
-  }
-  if (!(peak >= -650.0 && peak <= 690.0 - std::log(static_cast<double>(v)))) {
-    return avx2 ? RowNllAvx2(x, v, t) : RowNll(x, v, t);
-  }
+double SumExpTable(const T* x, int64_t v) {
   const double* table = ExpTable<T>();
   const uint16_t* bits = reinterpret_cast<const uint16_t*>(x);
   double s[4] = {0, 0, 0, 0};
@@ -134,7 +126,24 @@ double RowNll16(const T* x, int64_t v, int64_t t, bool avx2) {
     for (int u = 0; u < 4; ++u) s[u] += table[bits[j + u]];
   }
   for (; j < v; ++j) s[0] += table[bits[j]];
-  return std::log((s[0] + s[1]) + (s[2] + s[3])) - static_cast<double>(x[t]);
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+// RowNll is logsumexp(x[0..v)) - x[t] for one row, in float64, the maximum
+// taken once. 16-bit logits whose maximum lies in [-650, 690 - log V] sum
+// exp(x) from the table: no overflow (each term is at most e^690 / V), and
+// the terms below e^-708 (subnormal or 0) lie more than e^-58 under the
+// largest. Others sum exp(x - max), four lanes at a time with AVX2.
+template <typename T>
+double RowNll(const T* x, int64_t v, int64_t t, bool avx2) {
+  const double peak = avx2 ? RowMaxAvx2(x, v) : RowMax(x, v);
+  const double xt = static_cast<double>(x[t]);
+  if constexpr (std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>) {
+    if (peak >= -650.0 && peak <= 690.0 - std::log(static_cast<double>(v))) return std::log(SumExpTable(x, v)) - xt;
+  }
+  // A row whose maximum is infinite or NaN-only takes the scalar loop: NaN.
+  const double sum = avx2 && std::isfinite(peak) ? SumExpAvx2(x, v, peak) : SumExp(x, v, peak);
+  return peak + std::log(sum) - xt;
 }
 
 }  // namespace
@@ -157,12 +166,7 @@ at::Tensor TokenNll(const at::Tensor& logits, const at::Tensor& target) {
     const bool avx2 = HasAvx2F16cFma();
     at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        if (td[r] < 0 || td[r] >= v) continue;
-        if constexpr (std::is_same_v<scalar_t, c10::Half> || std::is_same_v<scalar_t, c10::BFloat16>) {
-          od[r] = RowNll16(xd + r * v, v, td[r], avx2);
-        } else {
-          od[r] = avx2 ? RowNllAvx2(xd + r * v, v, td[r]) : RowNll(xd + r * v, v, td[r]);
-        }
+        if (td[r] >= 0 && td[r] < v) od[r] = RowNll(xd + r * v, v, td[r], avx2);
       }
     });
   });
