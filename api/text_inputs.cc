@@ -164,11 +164,49 @@ std::string Tokenize13a(absl::string_view sentence) {
   return out;
 }
 
+// StripSpace is Python's str.strip(): whitespace off both ends.
+absl::string_view StripSpace(absl::string_view s) {
+  std::vector<size_t> starts;  // of each code point
+  for (size_t i = 0; i < s.size();) {
+    starts.push_back(i);
+    const size_t n = DecodeOne(s.substr(i)).bytes;
+    i += n == 0 ? 1 : n;
+  }
+  size_t first = 0, last = starts.size();
+  const auto space = [&](size_t k) { return IsSpace(DecodeOne(s.substr(starts[k])).code); };
+  while (first < last && space(first)) ++first;
+  while (last > first && space(last - 1)) --last;
+  if (first == last) return {};
+  const size_t end = last == starts.size() ? s.size() : starts[last];
+  return s.substr(starts[first], end - starts[first]);
+}
+
+// SeparatePunctuation sets apart one ASCII punctuation mark at the end of
+// each word of two or more code points, else one at its start (chrF++'s
+// words, as sacreBLEU and TorchMetrics split them).
+std::vector<std::string> SeparatePunctuation(std::vector<std::string> words) {
+  const auto punct = [](char c) { return c > 0 && std::ispunct(static_cast<unsigned char>(c)); };
+  std::vector<std::string> out;
+  for (std::string& w : words) {
+    if (CodePoints(w).size() > 1 && punct(w.back())) {
+      out.push_back(w.substr(0, w.size() - 1));
+      out.push_back(w.substr(w.size() - 1));
+    } else if (CodePoints(w).size() > 1 && punct(w.front())) {
+      out.push_back(w.substr(0, 1));
+      out.push_back(w.substr(1));
+    } else {
+      out.push_back(std::move(w));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string TokenizerName(Tokenizer t) {
-  constexpr absl::string_view kNames[] = {"words", "characters", "13a words", "characters without spaces"};
-  return absl::StrCat(kNames[t.split], t.lowercase ? ", lowercased" : "");
+  constexpr absl::string_view kNames[] = {"words",       "characters",      "13a words", "characters without spaces",
+                                          "ROUGE words", "chrF characters", "chrF words"};
+  return absl::StrCat(kNames[t.split], t.lowercase ? ", lowercased" : "", t.with_words ? ", and chrF words" : "");
 }
 
 absl::StatusOr<Tokenizer> TokenizerFor(absl::string_view spec_text) {
@@ -184,6 +222,24 @@ absl::StatusOr<Tokenizer> TokenizerFor(absl::string_view spec_text) {
     if (tokenize == "char") return Tokenizer(Tokenizer::kGlyphs, lowercase);
     return absl::InvalidArgumentError(absl::StrCat(
         metric, ": text is split with tokenize='13a', 'none' or 'char' here; give token ids for '", tokenize, "'"));
+  }
+  if (metric == "rouge_score") {
+    metrics::SpecArgs args(spec);
+    TALLY_ASSIGN_OR_RETURN(const bool stem, args.GetBool("use_stemmer", false));
+    if (stem) {
+      return absl::InvalidArgumentError(
+          "rouge_score: text is not stemmed here (no Porter stemmer); give token ids of stemmed words");
+    }
+    return Tokenizer(Tokenizer::kRouge);
+  }
+  if (metric == "chrf_score") {
+    metrics::SpecArgs args(spec);
+    TALLY_ASSIGN_OR_RETURN(const bool lowercase, args.GetBool("lowercase", false));
+    TALLY_ASSIGN_OR_RETURN(const bool whitespace, args.GetBool("whitespace", false));
+    TALLY_ASSIGN_OR_RETURN(const int64_t n_word_order, args.GetInt("n_word_order", 2));
+    Tokenizer t(whitespace ? Tokenizer::kCharacters : Tokenizer::kChrfCharacters, lowercase);
+    t.with_words = n_word_order > 0;
+    return t;
   }
   const metrics::MetricInfo* info = metrics::FindMetric(metric);
   if (info != nullptr && info->domain == "text" && metric != "perplexity") return Tokenizer::kWords;
@@ -204,18 +260,32 @@ std::vector<std::string> Tokenize(absl::string_view sentence, Tokenizer t) {
   if (t.split == Tokenizer::k13a) {
     tokenized = Tokenize13a(sentence);
     sentence = tokenized;
+  } else if (t.split == Tokenizer::kRouge) {
+    // rouge-score's normalisation: lowercased, every run of characters
+    // outside [a-z0-9] a separator.
+    tokenized = Lowercase(sentence);
+    for (char& c : tokenized) {
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) c = ' ';
+    }
+    sentence = tokenized;
+  } else if (t.split == Tokenizer::kChrfCharacters) {
+    sentence = StripSpace(sentence);
   }
   std::vector<std::string> out;
   size_t word_begin = 0;
   bool in_word = false;
+  const bool characters =
+      t.split == Tokenizer::kCharacters || t.split == Tokenizer::kGlyphs || t.split == Tokenizer::kChrfCharacters;
   for (size_t i = 0; i < sentence.size();) {
     Decoded d = DecodeOne(sentence.substr(i));
     if (d.bytes == 0) d = {0xFFFD, 1};  // callers check first; never loop
     const bool space = IsSpace(d.code);
-    if (t.split == Tokenizer::kCharacters || (t.split == Tokenizer::kGlyphs && !space)) {
-      out.emplace_back(sentence.substr(i, d.bytes));
-    } else if (t.split == Tokenizer::kGlyphs) {
-      // whitespace is not a token of sacreBLEU's 'char'
+    // Characters but those each split leaves out: sacreBLEU's 'char' all
+    // whitespace, chrF the spaces (str.replace(" ", "")).
+    const bool skipped =
+        (t.split == Tokenizer::kGlyphs && space) || (t.split == Tokenizer::kChrfCharacters && d.code == U' ');
+    if (characters) {
+      if (!skipped) out.emplace_back(sentence.substr(i, d.bytes));
     } else if (space) {
       if (in_word) out.emplace_back(sentence.substr(word_begin, i - word_begin));
       in_word = false;
@@ -226,6 +296,7 @@ std::vector<std::string> Tokenize(absl::string_view sentence, Tokenizer t) {
     i += d.bytes;
   }
   if (in_word) out.emplace_back(sentence.substr(word_begin));
+  if (t.split == Tokenizer::kChrfWords) out = SeparatePunctuation(std::move(out));
   if (t.lowercase) {
     for (std::string& token : out) token = Lowercase(token);
   }

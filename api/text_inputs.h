@@ -22,29 +22,37 @@ namespace tally {
 // it for a metric.
 struct Tokenizer {
   enum Split : uint8_t {
-    kWords,       // Python's str.split(): runs of Unicode whitespace separate words
-    kCharacters,  // Unicode code points, spaces included (list(str))
-    k13a,         // sacreBLEU's 13a (mteval-v13a: punctuation set apart), then words
-    kGlyphs,      // sacreBLEU's 'char': code points, whitespace left out
+    kWords,           // Python's str.split(): runs of Unicode whitespace separate words
+    kCharacters,      // Unicode code points, spaces included (list(str))
+    k13a,             // sacreBLEU's 13a (mteval-v13a: punctuation set apart), then words
+    kGlyphs,          // sacreBLEU's 'char': code points, whitespace left out
+    kRouge,           // rouge-score's: lowercased runs of [a-z0-9]
+    kChrfCharacters,  // chrF's: code points of str.strip() but the spaces (U+0020)
+    kChrfWords,       // chrF++'s: words, an ASCII punctuation mark at a word's end (else start) set apart
   };
   Split split = kWords;
   bool lowercase = false;  // each token lowercased (Unicode simple case mapping)
+  // with_words: chrF++ also reads each text input's words, as input
+  // "<name>_words" (split kChrfWords, lowercased alike).
+  bool with_words = false;
 
   Tokenizer(Split s = kWords, bool lower = false) : split(s), lowercase(lower) {}  // NOLINT: implicit
   friend bool operator==(const Tokenizer& a, const Tokenizer& b) {
-    return a.split == b.split && a.lowercase == b.lowercase;
+    return a.split == b.split && a.lowercase == b.lowercase && a.with_words == b.with_words;
   }
 };
 
-// TokenizerName is "words", "characters", "13a words" or "characters without
-// spaces", then ", lowercased" where it applies.
+// TokenizerName is "words", "characters", "13a words", ..., then
+// ", lowercased" and ", and chrF words" where they apply.
 std::string TokenizerName(Tokenizer t);
 
 // TokenizerFor is the tokenizer TorchMetrics applies to the strings of the
 // metric `spec` ("name(args)"): characters for char_error_rate and
 // edit_distance, sacreBLEU's `tokenize` and `lowercase` for
-// sacre_bleu_score, words for the other text metrics. InvalidArgument for a
-// metric that takes no text, or a sacreBLEU tokenizer read only as ids.
+// sacre_bleu_score, rouge-score's words for rouge_score, chrF's characters
+// (and words) for chrf_score, words for the other text metrics.
+// InvalidArgument for a metric that takes no text, a sacreBLEU tokenizer
+// read only as ids, or ROUGE's stemmer.
 absl::StatusOr<Tokenizer> TokenizerFor(absl::string_view spec);
 
 // CheckUtf8 is OK when `text` is well-formed UTF-8 (RFC 3629: no overlong

@@ -13,13 +13,16 @@
 namespace tally::metrics {
 
 // `data` and `labels` are the clustering scores' points [N, D] and cluster
-// ids; `ratings` is Fleiss' kappa's counts per category (TorchMetrics' names).
-inline constexpr std::array<absl::string_view, 10> kInputNames = {"preds",  "target", "indexes", "value",  "weight",
-                                                                  "groups", "row_id", "data",    "labels", "ratings"};
+// ids; `ratings` is Fleiss' kappa's counts per category (TorchMetrics'
+// names); `preds_words` and `target_words` chrF++'s word ids beside its
+// character ids in preds and target.
+inline constexpr std::array<absl::string_view, 12> kInputNames = {"preds",  "target",  "indexes",     "value",
+                                                                  "weight", "groups",  "row_id",      "data",
+                                                                  "labels", "ratings", "preds_words", "target_words"};
 
 // The list as an error message shows it.
 inline constexpr char kInputNamesText[] =
-    "preds, target, indexes, value, weight, groups, row_id, data, labels or ratings";
+    "preds, target, indexes, value, weight, groups, row_id, data, labels, ratings, preds_words or target_words";
 
 // kGroupsInput names the optional group id of each row (the fairness
 // metrics' `groups`, TorchMetrics' name).

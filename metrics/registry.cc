@@ -16,6 +16,8 @@ void RegisterNominalMetrics(std::vector<MetricInfo>& out);
 void RegisterTextErrorRateMetrics(std::vector<MetricInfo>& out);
 void RegisterBleuMetrics(std::vector<MetricInfo>& out);
 void RegisterPerplexity(std::vector<MetricInfo>& out);
+void RegisterRougeMetrics(std::vector<MetricInfo>& out);
+void RegisterChrfMetrics(std::vector<MetricInfo>& out);
 void RegisterSeparationMetrics(std::vector<MetricInfo>& out);
 void RegisterFleissKappa(std::vector<MetricInfo>& out);
 
@@ -42,6 +44,8 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterTextErrorRateMetrics(*v);
     RegisterBleuMetrics(*v);
     RegisterPerplexity(*v);
+    RegisterRougeMetrics(*v);
+    RegisterChrfMetrics(*v);
     RegisterSeparationMetrics(*v);
     RegisterFleissKappa(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics

@@ -250,7 +250,7 @@ class SpecParser {
   absl::StatusOr<ArgValue> ParseValue(absl::string_view key) {
     const char c = Peek();
     if (c == '\'' || c == '"') return ParseQuoted(key);
-    if (c == '[') return ParseList(key);
+    if (c == '[' || c == '(') return ParseList(key);
     absl::string_view token = ScanToken();
     if (token.empty()) {
       return Error(absl::StrCat("invalid value for '", key, "' ", Here()));
@@ -323,27 +323,34 @@ class SpecParser {
     return Error(absl::StrCat("unterminated string for '", key, "'"));
   }
 
+  // ParseList reads `[...]` (or a tuple, `(...)`) of numbers or of strings.
   absl::StatusOr<ArgValue> ParseList(absl::string_view key) {
-    ++pos_;  // '['
+    const char close = Peek() == '(' ? ')' : ']';
+    ++pos_;  // '[' or '('
     std::vector<int64_t> ints;
     std::vector<double> doubles;
+    std::vector<std::string> strings;
     bool any_double = false;
+    const std::string missing = absl::StrCat("missing '", std::string(1, close), "' for '", key, "'");
     SkipSpace();
-    if (Consume(']')) return ArgValue(std::move(ints));
+    if (Consume(close)) return ArgValue(std::move(ints));
     while (true) {
       SkipSpace();
-      if (AtEnd()) return Error(absl::StrCat("missing ']' for '", key, "'"));
-      if (Peek() == '[') {
+      if (AtEnd()) return Error(missing);
+      if (Peek() == '[' || Peek() == '(') {
         return Error(absl::StrCat("nested lists are not supported (in '", key, "')"));
       }
-      if (Peek() == '\'' || Peek() == '"' || Peek() == ',' || Peek() == ']') {
-        return Error(absl::StrCat("list elements for '", key, "' must be numbers ", Here()));
-      }
-      absl::string_view token = ScanToken();
-      if (token.empty()) {
+      if (Peek() == ',' || Peek() == ']' || Peek() == ')') {
         return Error(absl::StrCat("invalid list element for '", key, "' ", Here()));
       }
-      absl::StatusOr<ArgValue> v = TokenValue(token, key);
+      absl::StatusOr<ArgValue> v;
+      if (Peek() == '\'' || Peek() == '"') {
+        v = ParseQuoted(key);
+      } else {
+        absl::string_view token = ScanToken();
+        if (token.empty()) return Error(absl::StrCat("invalid list element for '", key, "' ", Here()));
+        v = TokenValue(token, key);
+      }
       if (!v.ok()) return v.status();
       if (const int64_t* i = std::get_if<int64_t>(&*v)) {
         ints.push_back(*i);
@@ -351,19 +358,26 @@ class SpecParser {
       } else if (const double* d = std::get_if<double>(&*v)) {
         any_double = true;
         doubles.push_back(*d);
+      } else if (std::string* text = std::get_if<std::string>(&*v)) {
+        strings.push_back(std::move(*text));
       } else {
-        return Error(absl::StrCat("list elements for '", key, "' must be numbers, got '", token, "'"));
+        return Error(
+            absl::StrCat("list elements for '", key, "' must be numbers or strings, got ", ArgValueToString(*v)));
+      }
+      if (!strings.empty() && !doubles.empty()) {
+        return Error(absl::StrCat("list elements for '", key, "' must be all numbers or all strings"));
       }
       SkipSpace();
       if (Consume(',')) {
         SkipSpace();
-        if (Consume(']')) break;  // Trailing comma.
+        if (Consume(close)) break;  // Trailing comma.
         continue;
       }
-      if (Consume(']')) break;
-      if (AtEnd()) return Error(absl::StrCat("missing ']' for '", key, "'"));
-      return Error(absl::StrCat("expected ',' or ']' in the list for '", key, "' ", Here()));
+      if (Consume(close)) break;
+      if (AtEnd()) return Error(missing);
+      return Error(absl::StrCat("expected ',' or '", std::string(1, close), "' in the list for '", key, "' ", Here()));
     }
+    if (!strings.empty()) return ArgValue(std::move(strings));
     if (any_double) return ArgValue(std::move(doubles));
     return ArgValue(std::move(ints));
   }
@@ -414,6 +428,11 @@ std::string ArgValueToString(const ArgValue& value) {
           return QuoteString(x);
         } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           return absl::StrCat("[", absl::StrJoin(x, ", "), "]");
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          std::vector<std::string> parts;
+          parts.reserve(x.size());
+          for (const std::string& text : x) parts.push_back(QuoteString(text));
+          return absl::StrCat("[", absl::StrJoin(parts, ", "), "]");
         } else {
           std::vector<std::string> parts;
           parts.reserve(x.size());
@@ -614,6 +633,18 @@ absl::StatusOr<std::vector<int64_t>> SpecArgs::GetIntList(absl::string_view name
   }
   if (const auto* i = std::get_if<std::vector<int64_t>>(v)) return *i;
   return TypeError(name, "a list of integers", *v);
+}
+
+absl::StatusOr<std::vector<std::string>> SpecArgs::GetStringList(
+    absl::string_view name, std::optional<std::vector<std::string>> default_value) {
+  const ArgValue* v = Lookup(name, "string list", DefaultText(default_value), !default_value.has_value());
+  if (v == nullptr) {
+    if (default_value.has_value()) return *std::move(default_value);
+    return MissingError(name);
+  }
+  if (const auto* list = std::get_if<std::vector<std::string>>(v)) return *list;
+  if (const auto* one = std::get_if<std::string>(v)) return std::vector<std::string>{*one};
+  return TypeError(name, "a string or a list of strings", *v);
 }
 
 absl::Status SpecArgs::CheckAllUsed() const {

@@ -29,6 +29,8 @@
 //                               [0.1, 2] -> std::vector<double>
 //                               (a list holding any float is a double list;
 //                                [] is an empty int64 list)
+//          | list of strings    ['rouge1', rougeL] -> std::vector<std::string>
+//            (a tuple, `(...)`, is the same list, as Python writes it)
 //
 // All errors are `absl::InvalidArgumentError`s. Parse errors quote the spec
 // and point at the problem:
@@ -63,8 +65,8 @@ namespace tally::metrics {
 // is `none`. Note: when constructing one directly, pass exactly these types
 // (e.g. `int64_t{5}`, `std::string("macro")`); a string literal would
 // otherwise convert to `bool`.
-using ArgValue =
-    std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
+using ArgValue = std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<int64_t>,
+                              std::vector<double>, std::vector<std::string>>;
 
 // Formats `value` in spec syntax such that `ParseMetricSpec` reads it back as
 // the same value: `none`, `true`, `5`, `0.3`, `1.0`, `inf`, `macro`,
@@ -180,6 +182,11 @@ class SpecArgs {
   // default or is not an integer list.
   absl::StatusOr<std::vector<int64_t>> GetIntList(absl::string_view name,
                                                   std::optional<std::vector<int64_t>> default_value = std::nullopt);
+
+  // Returns the string list value of `name`; a single string is a list of
+  // one; `default_value` if it is absent.
+  absl::StatusOr<std::vector<std::string>> GetStringList(
+      absl::string_view name, std::optional<std::vector<std::string>> default_value = std::nullopt);
 
   // Returns OK if every argument of the spec was read by some getter (or
   // `Find`), else InvalidArgument naming the unread ones, e.g.

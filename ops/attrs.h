@@ -410,7 +410,8 @@ struct EditDistanceAttrs {
     return std::make_tuple(F("substitution_cost", &EditDistanceAttrs::substitution_cost));
   }
 };
-// ngram_matches: the highest n-gram order counted (orders 1..n_gram).
+// ngram_matches, ngram_overlap: the highest n-gram order counted (orders
+// 1..n_gram).
 struct NgramMatchesAttrs {
   int64_t n_gram = 4;
   static constexpr auto Fields() { return std::make_tuple(F("n_gram", &NgramMatchesAttrs::n_gram)); }

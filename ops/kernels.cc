@@ -17,6 +17,7 @@
 #include "ops/fused/count_outside.h"
 #include "ops/fused/edit_distance.h"
 #include "ops/fused/expected_mutual_info.h"
+#include "ops/fused/lcs_length.h"
 #include "ops/fused/max_assignment.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/ngram_matches.h"
@@ -371,6 +372,10 @@ void EditDistance(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 void NgramMatches(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = fused::NgramMatches(in[0], in[1], AttrsOf<NgramMatchesAttrs>(n).n_gram);
 }
+void NgramOverlap(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = fused::NgramOverlap(in[0], in[1], AttrsOf<NgramMatchesAttrs>(n).n_gram);
+}
+void LcsLength(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::LcsLength(in[0], in[1]); }
 void TokenNll(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::TokenNll(in[0], in[1]); }
 
 // Fused composite ops: CPU tensors call the kernel directly (no dispatcher
@@ -646,6 +651,8 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kMaxAssignment, MaxAssignment},
     {OpId::kEditDistance, EditDistance},
     {OpId::kNgramMatches, NgramMatches},
+    {OpId::kNgramOverlap, NgramOverlap},
+    {OpId::kLcsLength, LcsLength},
     {OpId::kTokenNll, TokenNll},
 };
 static_assert(kKernels.Complete(OpKind::kPrimitive) && kKernels.Complete(OpKind::kComposite),

@@ -98,6 +98,8 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(MaxAssignment, "max_assignment", kPrimitive)            \
   X(EditDistance, "edit_distance", kPrimitive)              \
   X(NgramMatches, "ngram_matches", kPrimitive)              \
+  X(NgramOverlap, "ngram_overlap", kPrimitive)              \
+  X(LcsLength, "lcs_length", kPrimitive)                    \
   X(TokenNll, "token_nll", kPrimitive)                      \
   X(McConfmat, "mc_confmat", kComposite)                    \
   X(McMarginals, "mc_marginals", kComposite)                \

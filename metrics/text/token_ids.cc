@@ -21,16 +21,17 @@ ops::Expr TokenIds(dsl::MetricBuilder& b, const std::string& name, bool referenc
   }
   // Transcripts differ in length from batch to batch: the width is a symbol
   // of its own (preds and target may differ), not fixed by the first batch.
-  x.value()->mutable_type().shape.back() = ir::Dim::Symbol(name == "preds" ? "Lp" : "Lt");
+  x.value()->mutable_type().shape.back() = ir::Dim::Symbol(name == "preds"    ? "Lp"
+                                                           : name == "target" ? "Lt"
+                                                                              : absl::StrCat("L_", name));
   return x;
 }
 
-void SameRows(dsl::MetricBuilder& b) {
+void SameRows(dsl::MetricBuilder& b, const std::string& a, const std::string& c) {
   if (!b.ok()) return;
-  const int64_t preds_rows = b.FindInput("preds")->shape[0];
-  const int64_t target_rows = b.FindInput("target")->shape[0];
-  if (preds_rows != target_rows)
-    b.FailInput("preds", absl::StrCat("has ", preds_rows, " rows, target has ", target_rows));
+  const int64_t a_rows = b.FindInput(a)->shape[0];
+  const int64_t c_rows = b.FindInput(c)->shape[0];
+  if (a_rows != c_rows) b.FailInput(a, absl::StrCat("has ", a_rows, " rows, ", c, " has ", c_rows));
 }
 
 }  // namespace tally::metrics

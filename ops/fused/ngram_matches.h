@@ -8,6 +8,10 @@
 //   [2 n_gram + 1]     the length of the reference closest to it, the first
 //                      such (TorchMetrics' list.index of the minimum); a
 //                      reference of padding only is absent unless all are.
+// ngram_overlap: per row and reference, int64 [N, R, n_gram]: the k-grams of
+// each order k the two share, the sum over k-grams of the smaller count
+// (chrF's and ROUGE-N's matches; a reference of padding only shares none).
+//
 // On CPU one row at a time over the threads: the k-grams of a row and its
 // references sorted together, then counted run by run. Elsewhere (and in
 // TorchScript: NgramMatchesScript()) the same counts from [N, Lp, Lp] and
@@ -23,7 +27,10 @@ namespace tally::ops::fused {
 
 at::Tensor NgramMatches(const at::Tensor& preds, const at::Tensor& target, int64_t n_gram);
 
-// NgramMatchesScript is the TorchScript source that defines ngram_matches(preds, target, n_gram).
+at::Tensor NgramOverlap(const at::Tensor& preds, const at::Tensor& target, int64_t n_gram);
+
+// NgramMatchesScript is the TorchScript source that defines
+// ngram_matches(preds, target, n_gram) and ngram_overlap(preds, target, n_gram).
 const char* NgramMatchesScript();
 
 }  // namespace tally::ops::fused

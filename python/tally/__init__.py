@@ -59,10 +59,12 @@ def _format(name, value):
     if isinstance(value, (list, tuple)) and all(
             isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value):
         return "[" + ", ".join(_format(name, v) for v in value) + "]"
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+        return "[" + ", ".join(_format(name, v) for v in value) + "]"  # rouge_keys=("rouge1", "rougeL")
     if isinstance(value, torch.Tensor) and value.dim() <= 1:
         return _format(name, value.tolist())
     raise ValueError(f"argument '{name}': {type(value).__name__} values are not metric arguments "
-                     "(numbers, strings, booleans, None or lists of numbers are)")
+                     "(numbers, strings, booleans, None or lists of numbers or of strings are)")
 
 
 def spec(name, **arguments):

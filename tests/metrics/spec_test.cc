@@ -133,6 +133,11 @@ TEST(ParseMetricSpecTest, Lists) {
   EXPECT_EQ(OnlyValue("m(x=[-3,])"), ArgValue(std::vector<int64_t>{-3}));
   EXPECT_EQ(OnlyValue("m(x=[1e-3, inf])"),
             ArgValue(std::vector<double>{1e-3, std::numeric_limits<double>::infinity()}));
+  // Strings, quoted or bare; a tuple is the same list (rouge_keys=('rouge1', 'rougeL')).
+  EXPECT_EQ(OnlyValue("m(x=['rouge1', rougeL])"), ArgValue(std::vector<std::string>{"rouge1", "rougeL"}));
+  EXPECT_EQ(OnlyValue("m(x=('a b', \"c\",))"), ArgValue(std::vector<std::string>{"a b", "c"}));
+  EXPECT_EQ(OnlyValue("m(x=(1, 2))"), ArgValue(std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(OnlyValue("m(x=())"), ArgValue(std::vector<int64_t>{}));
 }
 
 // Verifies the error for a missing value, with the spec quoted.
@@ -174,9 +179,13 @@ TEST(ParseMetricSpecTest, ValueErrors) {
   EXPECT_THAT(ParseError("m(d='abc)"), HasSubstr("unterminated string for 'd'"));
   EXPECT_THAT(ParseError("m(d=[1, 2)"), HasSubstr("expected ',' or ']'"));
   EXPECT_THAT(ParseError("m(d=[1, 2"), HasSubstr("missing ']' for 'd'"));
-  EXPECT_THAT(ParseError("m(d=[1, x])"), HasSubstr("list elements for 'd' must be numbers, got 'x'"));
-  EXPECT_THAT(ParseError("m(d=['a'])"), HasSubstr("must be numbers"));
+  EXPECT_THAT(ParseError("m(d=[1, x])"), HasSubstr("list elements for 'd' must be all numbers or all strings"));
+  EXPECT_THAT(ParseError("m(d=['a', 2.5])"), HasSubstr("must be all numbers or all strings"));
+  EXPECT_THAT(ParseError("m(d=[true])"), HasSubstr("must be numbers or strings, got true"));
   EXPECT_THAT(ParseError("m(d=[[1]])"), HasSubstr("nested lists"));
+  EXPECT_THAT(ParseError("m(d=[(1)])"), HasSubstr("nested lists"));
+  EXPECT_THAT(ParseError("m(d=('a', 'b']"), HasSubstr("expected ',' or ')' in the list for 'd'"));
+  EXPECT_THAT(ParseError("m(d=('a'"), HasSubstr("missing ')' for 'd'"));
   EXPECT_THAT(ParseError("m(d=99999999999999999999)"),
               HasSubstr("integer 99999999999999999999 for 'd' is out of range"));
 }
@@ -206,6 +215,7 @@ TEST(ArgValueToStringTest, FormatsAndRoundTrips) {
       {ArgValue(std::vector<int64_t>{1, 2}), "[1, 2]"},
       {ArgValue(std::vector<double>{0.1, 0.5}), "[0.1, 0.5]"},
       {ArgValue(std::vector<double>{1.0}), "[1.0]"},
+      {ArgValue(std::vector<std::string>{"rouge1", "a b"}), "['rouge1', 'a b']"},
   };
   for (const auto& [value, text] : cases) {
     SCOPED_TRACE(text);
@@ -228,6 +238,7 @@ TEST(SpecArgsTest, TypedGetters) {
   EXPECT_EQ(*args.GetString("q"), "a b");
   EXPECT_THAT(*args.GetIntList("il"), ElementsAre(1, 2));
   EXPECT_THAT(*args.GetDoubleList("dl"), ElementsAre(0.5));
+  EXPECT_THAT(*args.GetStringList("q"), ElementsAre("a b"));  // one string is a list of one
   EXPECT_TRUE(args.CheckAllUsed().ok());
 }
 

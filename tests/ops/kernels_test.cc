@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "ops/decompositions.h"
 #include "ops/fused/edit_distance.h"
+#include "ops/fused/lcs_length.h"
 #include "ops/fused/ngram_matches.h"
 #include "ops/fused/script.h"
 #include "ops/fused/token_nll.h"
@@ -309,6 +310,8 @@ std::vector<Sample> Samples() {
   s.push_back({"segment_scan/rows", "segment_scan", {"f64[N,3]", "i64[N]"}, {}});  // rows along dim 0
   s.push_back({"edit_distance", "edit_distance", {"i64[N,5]", "i32[N,3]"}, {{"substitution_cost", int64_t{1}}}});
   s.push_back({"ngram_matches", "ngram_matches", {"i64[N,6]", "i32[N,2,4]"}, {{"n_gram", int64_t{2}}}});
+  s.push_back({"ngram_overlap", "ngram_overlap", {"i64[N,6]", "i32[N,2,4]"}, {{"n_gram", int64_t{3}}}});
+  s.push_back({"lcs_length", "lcs_length", {"i32[N,6]", "i64[N,3,5]"}, {}});
   s.push_back({"token_nll", "token_nll", {"f32[N,3,7]", "i64[N,3]"}, {}});
   s.push_back({"token_nll/bf16", "token_nll", {"bf16[N,2,5]", "i32[N,2]"}, {}});
   s.push_back({"count_invalid", "count_invalid", {"i64[N]"}, {}});
@@ -651,6 +654,59 @@ TEST(KernelsTest, NgramMatches) {
         fused::RunScript(fused::NgramMatchesScript(), "ngram_matches", {preds, target, n_gram}).toTensor();
     EXPECT_TRUE(at::equal(script, got)) << "n_gram " << n_gram;
   }
+}
+
+// Verifies ngram_overlap (the k-grams preds shares with each reference, by
+// std::map counts) and lcs_length (against a full-table dynamic program),
+// on random ids over 3 values with padding anywhere and absent references;
+// the CPU kernels and their tensor forms agree exactly.
+TEST(KernelsTest, NgramOverlapAndLcsLength) {
+  at::manual_seed(8);
+  const int64_t rows = 120, refs = 3;
+  const at::Tensor preds = at::randint(-1, 3, {rows, 9}, at::kInt);
+  at::Tensor target = at::randint(-1, 3, {rows, refs, 11}, at::kLong);
+  target.index_put_({at::indexing::Slice(0, 30), 2}, -1);  // an absent reference
+  using Seq = std::vector<int64_t>;
+  auto ids = [](const at::Tensor& row) {
+    Seq out;
+    for (int64_t k = 0; k < row.size(0); ++k)
+      if (row[k].item<int64_t>() >= 0) out.push_back(row[k].item<int64_t>());
+    return out;
+  };
+  auto grams = [](const Seq& s, int64_t k) {
+    std::map<Seq, int64_t> out;
+    for (size_t i = 0; i + k <= s.size(); ++i) ++out[Seq(s.begin() + i, s.begin() + i + k)];
+    return out;
+  };
+  auto lcs = [](const Seq& a, const Seq& b) {
+    std::vector<std::vector<int64_t>> c(a.size() + 1, std::vector<int64_t>(b.size() + 1, 0));
+    for (size_t i = 1; i <= a.size(); ++i)
+      for (size_t j = 1; j <= b.size(); ++j)
+        c[i][j] = a[i - 1] == b[j - 1] ? c[i - 1][j - 1] + 1 : std::max(c[i - 1][j], c[i][j - 1]);
+    return c[a.size()][b.size()];
+  };
+  const int64_t n_gram = 4;
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor shared, Eval1("ngram_overlap", {"i32[N,9]@cpu", "i64[N,3,11]@cpu"},
+                                                      {{"n_gram", n_gram}}, {preds, target}));
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor longest,
+                             Eval1("lcs_length", {"i32[N,9]@cpu", "i64[N,3,11]@cpu"}, {}, {preds, target}));
+  ASSERT_EQ(shared.sizes(), (std::vector<int64_t>{rows, refs, n_gram}));
+  for (int64_t r = 0; r < rows; ++r) {
+    const Seq p = ids(preds[r]);
+    for (int64_t q = 0; q < refs; ++q) {
+      const Seq t = ids(target[r][q]);
+      ASSERT_EQ(longest[r][q].item<int64_t>(), lcs(p, t)) << "row " << r << " ref " << q;
+      for (int64_t k = 1; k <= n_gram; ++k) {
+        std::map<Seq, int64_t> in_t = grams(t, k);
+        int64_t want = 0;
+        for (const auto& [g, c] : grams(p, k)) want += std::min(c, in_t.count(g) ? in_t[g] : int64_t{0});
+        ASSERT_EQ(shared[r][q][k - 1].item<int64_t>(), want) << "row " << r << " ref " << q << " order " << k;
+      }
+    }
+  }
+  EXPECT_TRUE(at::equal(
+      fused::RunScript(fused::NgramMatchesScript(), "ngram_overlap", {preds, target, n_gram}).toTensor(), shared));
+  EXPECT_TRUE(at::equal(fused::RunScript(fused::LcsLengthScript(), "lcs_length", {preds, target}).toTensor(), longest));
 }
 
 // Verifies token_nll against a long-double log-sum-exp, for float32,

@@ -87,6 +87,8 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
   }
   if (m.name == "fleiss_kappa") out.push_back("fleiss_kappa(mode=probs)");
   if (m.name == "bleu_score") out.push_back(WithArg(out[0], "n_gram=2, smooth=true, weights=[0.3, 0.7]"));
+  if (m.name == "rouge_score") out.push_back(WithArg(out[0], "rouge_keys=('rougeL', 'rouge3'), accumulate=avg"));
+  if (m.name == "chrf_score") out.push_back(WithArg(out[0], "n_char_order=3, n_word_order=1, beta=1.0"));
   if (m.name == "signal_noise_ratio") out.push_back(WithArg(out[0], "zero_mean=true"));
   if (m.name == "permutation_invariant_training") {  // the aggregated inner metric; min with an inner argument
     out.push_back(
@@ -137,7 +139,8 @@ std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.name == "fleiss_kappa") return {{"fk"}, {"fk_p"}};
   if (m.domain == "nominal") return {{"mc_i"}, {"mc_f"}, {"nom_nan"}, {"clu_bad"}};
   if (m.name == "perplexity") return {{"lm"}, {"lm_bad"}};
-  if (absl::StrContains(m.name, "bleu")) return {{"tok"}, {"tok3"}};
+  if (absl::StrContains(m.name, "bleu") || m.name == "rouge_score") return {{"tok"}, {"tok3"}};
+  if (m.name == "chrf_score") return {{"chrf"}};
   if (m.domain == "text") return {{"tok"}};
   if (m.name == "complex_scale_invariant_signal_noise_ratio") return {{"wav4"}};
   if (m.domain == "audio") return {{"wav3"}};
@@ -214,6 +217,13 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
   if (k == "tok") return {{"preds", labels(6, {n, 7}) - 1}, {"target", (labels(6, {n, 5}) - 1).to(at::kInt)}};
   // Two references a row (BLEU), one sometimes all padding.
   if (k == "tok3") return {{"preds", labels(5, {n, 7}) - 1}, {"target", labels(5, {n, 2, 6}) - 1}};
+  // chrF++: characters and words, two references a row.
+  if (k == "chrf") {
+    return {{"preds", labels(5, {n, 9}) - 1},
+            {"target", labels(5, {n, 2, 8}) - 1},
+            {"preds_words", labels(4, {n, 4}) - 1},
+            {"target_words", (labels(4, {n, 2, 3}) - 1).to(at::kInt)}};
+  }
   // A language model's logits [N, 3, 6] and targets, some ignored (-100);
   // some targets outside the vocabulary in the bad form.
   if (k == "lm" || k == "lm_bad") {

@@ -64,6 +64,30 @@ TEST(TextInputsTest, CharactersAreCodePoints) {
               ElementsAre("a", " ", "\xC3\xA9", "\xF0\x9F\x98\x80"));
 }
 
+// Verifies rouge-score's normalisation: lowercased, every run outside
+// [a-z0-9] a separator (accented letters included; the Kelvin sign
+// lowercases to 'k' as Python's str.lower() does).
+TEST(TextInputsTest, RougeWords) {
+  EXPECT_THAT(Strings(Tokenize("My name is John", Tokenizer::kRouge)), ElementsAre("my", "name", "is", "john"));
+  EXPECT_THAT(Strings(Tokenize("  It's 3.5km--caf\xC3\xA9 \xE2\x84\xAAg!", Tokenizer::kRouge)),
+              ElementsAre("it", "s", "3", "5km", "caf", "kg"));
+  EXPECT_TRUE(Tokenize("?! ...", Tokenizer::kRouge).empty());
+}
+
+// Verifies chrF's characters (str.strip(), then every code point but the
+// U+0020 spaces: a tab inside stays) and chrF++'s words (one ASCII
+// punctuation mark set apart at a word's end, else at its start; a word of
+// one character stays whole).
+TEST(TextInputsTest, ChrfCharactersAndWords) {
+  EXPECT_THAT(Strings(Tokenize("\t a b\tc\xC3\xA9 \n", Tokenizer::kChrfCharacters)),
+              ElementsAre("a", "b", "\t", "c", "\xC3\xA9"));
+  EXPECT_TRUE(Tokenize(" \t ", Tokenizer::kChrfCharacters).empty());
+  EXPECT_THAT(Strings(Tokenize(" Hello, (world) ! \"quoted\" x.y. caf\xC3\xA9.", Tokenizer::kChrfWords)),
+              ElementsAre("Hello", ",", "(world", ")", "!", "\"quoted", "\"", "x.y", ".", "caf\xC3\xA9", "."));
+  EXPECT_THAT(Strings(Tokenize("(a ,b", Tokenizer::kChrfWords)), ElementsAre("(", "a", ",", "b"));
+  EXPECT_THAT(Strings(Tokenize("The CAT.", Tokenizer(Tokenizer::kChrfWords, true))), ElementsAre("the", "cat", "."));
+}
+
 // Verifies the ids: one vocabulary across calls, -1 padding to the longest
 // row, at least one column, and a bad sentence named by number.
 TEST(TextInputsTest, TokenIds) {
@@ -151,6 +175,14 @@ TEST(TextInputsTest, TokenizerFor) {
   EXPECT_EQ(*TokenizerFor("char_error_rate"), Tokenizer::kCharacters);
   EXPECT_EQ(*TokenizerFor("edit_distance"), Tokenizer::kCharacters);
   EXPECT_FALSE(TokenizerFor("mean_squared_error").ok());
+  EXPECT_EQ(*TokenizerFor("rouge_score(rouge_keys=('rouge1', 'rougeL'))"), Tokenizer::kRouge);
+  EXPECT_THAT(std::string(TokenizerFor("rouge_score(use_stemmer=true)").status().message()),
+              HasSubstr("give token ids of stemmed words"));
+  Tokenizer chrf(Tokenizer::kChrfCharacters);
+  chrf.with_words = true;
+  EXPECT_EQ(*TokenizerFor("chrf_score"), chrf);
+  EXPECT_EQ(*TokenizerFor("chrf_score(n_word_order=0, lowercase=true)"), Tokenizer(Tokenizer::kChrfCharacters, true));
+  EXPECT_EQ(*TokenizerFor("chrf_score(n_word_order=0, whitespace=true)"), Tokenizer::kCharacters);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ struct DemoKind {
   bool rows = false;                  // regression as (N, d) positive rows (kl_divergence, cosine)
   int64_t groups = 0;                 // num_groups: binary rows with a `groups` id
   bool target = false;                // some spec reads `target` (demographic_parity alone does not)
+  bool words = false;                 // chrF++ reads word ids beside its characters
 };
 
 // KindOf reads what `specs` need: a task prefix or `task=` argument picks the
@@ -47,6 +48,11 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
     }
     if (spec->name == "continuous_ranked_probability_score") k.domain = "ensemble";
     if (info && info->domain == "text") k.domain = spec->name == "perplexity" ? "logits" : "tokens";
+    if (spec->name == "chrf_score") {
+      k.words = true;
+      for (const auto& [key, v] : spec->args)
+        k.words = k.words && !(key == "n_word_order" && v == metrics::ArgValue(int64_t{0}));
+    }
     if (info && info->domain == "audio") {
       k.domain = absl::StrContains(s, "complex_") ? "spectra" : "waves";
     }
@@ -159,6 +165,8 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
     preds = at::where(noise > 0.93, -1, preds);
     preds = at::cat({preds, at::where(noise < 0.035, target, -1)}, 1);
     d.inputs = {{"preds", preds}, {"target", target}};
+    // chrF++'s word ids: the same transcripts (their ids stand for words and characters alike).
+    if (kind.words) d.inputs.insert(d.inputs.end(), {{"preds_words", preds}, {"target_words", target}});
     d.specs = {"word_error_rate", "match_error_rate", "word_information_lost"};
     d.description = "64 transcripts of 6-12 word ids against their references";
   } else if (kind.domain == "logits") {

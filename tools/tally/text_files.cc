@@ -33,27 +33,33 @@ absl::StatusOr<std::vector<Group>> GroupByTokenizer(const std::vector<std::strin
   return groups;
 }
 
+// Ids is one text input as token ids split by `t`: [N, L], or [N, R, L]
+// for several files (reference r of row n is line n of file r, padded to
+// the widest).
+absl::StatusOr<at::Tensor> Ids(const TextInput& text, Tokenizer t, Vocabulary& vocab) {
+  std::vector<at::Tensor> per_file;
+  int64_t width = 1;
+  for (const std::vector<std::string>& sentences : text.files) {
+    absl::StatusOr<at::Tensor> ids = TokenIds(sentences, t, vocab);
+    if (!ids.ok()) return absl::InvalidArgumentError(absl::StrCat("input '", text.name, "': ", ids.status().message()));
+    width = std::max(width, ids->size(1));
+    per_file.push_back(*std::move(ids));
+  }
+  if (per_file.size() == 1) return per_file[0];
+  for (at::Tensor& ids : per_file) ids = at::constant_pad_nd(ids, {0, width - ids.size(1)}, -1);
+  return at::stack(per_file, 1);
+}
+
 absl::StatusOr<NamedTensors> AddTokenIds(const NamedTensors& inputs, const std::vector<TextInput>& texts, Tokenizer t) {
   NamedTensors out = inputs;
   Vocabulary vocab;  // one for all inputs: equal tokens, equal ids
   for (const TextInput& text : texts) {
-    std::vector<at::Tensor> per_file;
-    int64_t width = 1;
-    for (const std::vector<std::string>& sentences : text.files) {
-      absl::StatusOr<at::Tensor> ids = TokenIds(sentences, t, vocab);
-      if (!ids.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("input '", text.name, "': ", ids.status().message()));
-      }
-      width = std::max(width, ids->size(1));
-      per_file.push_back(*std::move(ids));
+    TALLY_ASSIGN_OR_RETURN(at::Tensor ids, Ids(text, t, vocab));
+    out.emplace_back(text.name, std::move(ids));
+    if (t.with_words) {
+      TALLY_ASSIGN_OR_RETURN(at::Tensor words, Ids(text, Tokenizer(Tokenizer::kChrfWords, t.lowercase), vocab));
+      out.emplace_back(absl::StrCat(text.name, "_words"), std::move(words));
     }
-    if (per_file.size() == 1) {
-      out.emplace_back(text.name, per_file[0]);
-      continue;
-    }
-    // [N, R, L]: reference r of row n is line n of file r, padded to the widest.
-    for (at::Tensor& ids : per_file) ids = at::constant_pad_nd(ids, {0, width - ids.size(1)}, -1);
-    out.emplace_back(text.name, at::stack(per_file, 1));
   }
   return out;
 }

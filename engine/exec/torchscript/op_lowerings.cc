@@ -15,6 +15,7 @@
 #include "ops/attrs.h"
 #include "ops/fused/edit_distance.h"
 #include "ops/fused/expected_mutual_info.h"
+#include "ops/fused/lcs_length.h"
 #include "ops/fused/max_assignment.h"
 #include "ops/fused/ngram_matches.h"
 #include "ops/fused/replica_histogram.h"
@@ -597,6 +598,13 @@ Result NgramMatches(LowerCtx& c, const ir::Node& n, const Values& in) {
   return InlineScript(c, ops::fused::NgramMatchesScript(), "ngram_matches",
                       {in[0], in[1], c.Const(AttrsOf<ops::NgramMatchesAttrs>(n).n_gram)});
 }
+Result NgramOverlap(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return InlineScript(c, ops::fused::NgramMatchesScript(), "ngram_overlap",
+                      {in[0], in[1], c.Const(AttrsOf<ops::NgramMatchesAttrs>(n).n_gram)});
+}
+Result LcsLength(LowerCtx& c, const ir::Node&, const Values& in) {
+  return InlineScript(c, ops::fused::LcsLengthScript(), "lcs_length", {in[0], in[1]});
+}
 Result TokenNll(LowerCtx& c, const ir::Node&, const Values& in) {
   return InlineScript(c, ops::fused::kTokenNllScript, "token_nll", in);
 }
@@ -852,6 +860,8 @@ constexpr ops::OpTableOf<OpLowering> kLowerings = {
     {ops::OpId::kMaxAssignment, MaxAssignment},
     {ops::OpId::kEditDistance, EditDistance},
     {ops::OpId::kNgramMatches, NgramMatches},
+    {ops::OpId::kNgramOverlap, NgramOverlap},
+    {ops::OpId::kLcsLength, LcsLength},
     {ops::OpId::kTokenNll, TokenNll},
 };
 static_assert(kLowerings.Complete(ops::OpKind::kPrimitive), "a primitive op has no TorchScript lowering");

@@ -45,7 +45,7 @@ const char* const kForms[] = {"agg",     "agg_w",   "ret",    "reg1",    "reg2",
                               "bin_p",   "bin_i",   "mc_f",   "mc_i",    "ml_f",    "ml_p",   "agg_nan",
                               "ret_bad", "bin_bad", "mc_bad", "ml_bad",  "grp",     "grp_dp", "grp_bad",
                               "nom_nan", "fk",      "fk_p",   "clu_bad", "pts_bad", "pts",    "ens",
-                              "tok",     "tok3",    "lm",     "lm_bad",  "wav3",    "wav4"};
+                              "tok",     "tok3",    "chrf",   "lm",      "lm_bad",  "wav3",   "wav4"};
 
 NamedTensors Rows(const NamedTensors& in, int64_t begin, int64_t end) {
   NamedTensors out;
