@@ -27,9 +27,15 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
   std::string domain = "regression";
   int64_t classes = 0, labels = 0;
   bool groups = false, target = true;  // binary inputs: `groups` for slices and fairness
+  bool words = false;                  // chrF++'s word ids beside its characters
   for (const std::string& s : specs) {
     auto spec = metrics::ParseMetricSpec(s);
     if (!spec.ok()) continue;
+    if (spec->name == "chrf_score") {
+      words = true;
+      for (const auto& [k, v] : spec->args)
+        words = words && !(k == "n_word_order" && v == metrics::ArgValue(int64_t{0}));
+    }
     const metrics::MetricInfo* info = metrics::FindMetric(spec->name);
     if (info) domain = info->domain == "classification" ? domain : info->domain;
     if (info && info->domain == "fairness") {
@@ -74,7 +80,14 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
       absl::c_any_of(specs, [](const std::string& s) { return absl::StartsWith(s, "perplexity"); })) {
     return {{"preds", ir::DType::kFloat32, {n, 16, 1000}}, {"target", ir::DType::kInt64, {n, 16}}};
   }
-  if (domain == "text") return {{"preds", ir::DType::kInt64, {n, 16}}, {"target", ir::DType::kInt64, {n, 16}}};
+  if (domain == "text") {
+    dsl::Signature sig = {{"preds", ir::DType::kInt64, {n, 16}}, {"target", ir::DType::kInt64, {n, 16}}};
+    if (words) {
+      sig.push_back({"preds_words", ir::DType::kInt64, {n, 4}});
+      sig.push_back({"target_words", ir::DType::kInt64, {n, 4}});
+    }
+    return sig;
+  }
   // Waveforms [N, spk, time]; spectrograms [N, spk, frequency, time, 2]
   // for the complex SI-SNR.
   if (domain == "audio") {

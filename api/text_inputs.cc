@@ -181,6 +181,45 @@ absl::string_view StripSpace(absl::string_view s) {
   return s.substr(starts[first], end - starts[first]);
 }
 
+// NormalizeAnswer is SQuAD's normalize_answer but the final split:
+// lowercased, ASCII punctuation removed, then every article (a, an, the)
+// between word boundaries (Python's \b: \w is a letter, digit or '_')
+// replaced by a space.
+std::string NormalizeAnswer(absl::string_view text) {
+  static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+  std::u32string s;
+  for (char32_t c : CodePoints(Lowercase(text))) {
+    if (!(c < 0x80 && std::ispunct(static_cast<int>(c)))) s += c;
+  }
+  const auto word = [&](size_t i) {
+    if (i >= s.size()) return false;
+    const char32_t c = s[i];
+    if (c == U'_') return true;
+    if (utf8 == static_cast<locale_t>(nullptr)) return c < 0x80 && std::isalnum(static_cast<int>(c));
+    return iswalnum_l(static_cast<wint_t>(c), utf8) != 0;
+  };
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    size_t matched = 0;
+    if (i == 0 || !word(i - 1)) {
+      // re's alternation tries a, an, the in turn; the first followed by a boundary wins.
+      for (std::u32string_view article : {U"a", U"an", U"the"}) {
+        if (s.compare(i, article.size(), article) == 0 && !word(i + article.size())) {
+          matched = article.size();
+          break;
+        }
+      }
+    }
+    if (matched > 0) {
+      out += ' ';
+      i += matched;
+    } else {
+      AppendUtf8(s[i++], out);
+    }
+  }
+  return out;
+}
+
 // SeparatePunctuation sets apart one ASCII punctuation mark at the end of
 // each word of two or more code points, else one at its start (chrF++'s
 // words, as sacreBLEU and TorchMetrics split them).
@@ -204,8 +243,8 @@ std::vector<std::string> SeparatePunctuation(std::vector<std::string> words) {
 }  // namespace
 
 std::string TokenizerName(Tokenizer t) {
-  constexpr absl::string_view kNames[] = {"words",       "characters",      "13a words", "characters without spaces",
-                                          "ROUGE words", "chrF characters", "chrF words"};
+  constexpr absl::string_view kNames[] = {"words",       "characters",      "13a words",  "characters without spaces",
+                                          "ROUGE words", "chrF characters", "chrF words", "SQuAD words"};
   return absl::StrCat(kNames[t.split], t.lowercase ? ", lowercased" : "", t.with_words ? ", and chrF words" : "");
 }
 
@@ -232,6 +271,7 @@ absl::StatusOr<Tokenizer> TokenizerFor(absl::string_view spec_text) {
     }
     return Tokenizer(Tokenizer::kRouge);
   }
+  if (metric == "squad") return Tokenizer(Tokenizer::kSquad);
   if (metric == "chrf_score") {
     metrics::SpecArgs args(spec);
     TALLY_ASSIGN_OR_RETURN(const bool lowercase, args.GetBool("lowercase", false));
@@ -270,6 +310,9 @@ std::vector<std::string> Tokenize(absl::string_view sentence, Tokenizer t) {
     sentence = tokenized;
   } else if (t.split == Tokenizer::kChrfCharacters) {
     sentence = StripSpace(sentence);
+  } else if (t.split == Tokenizer::kSquad) {
+    tokenized = NormalizeAnswer(sentence);
+    sentence = tokenized;
   }
   std::vector<std::string> out;
   size_t word_begin = 0;

@@ -29,6 +29,7 @@ struct Tokenizer {
     kRouge,           // rouge-score's: lowercased runs of [a-z0-9]
     kChrfCharacters,  // chrF's: code points of str.strip() but the spaces (U+0020)
     kChrfWords,       // chrF++'s: words, an ASCII punctuation mark at a word's end (else start) set apart
+    kSquad,           // SQuAD's normalize_answer: lowercased, punctuation and articles removed, then words
   };
   Split split = kWords;
   bool lowercase = false;  // each token lowercased (Unicode simple case mapping)
@@ -50,7 +51,7 @@ std::string TokenizerName(Tokenizer t);
 // metric `spec` ("name(args)"): characters for char_error_rate and
 // edit_distance, sacreBLEU's `tokenize` and `lowercase` for
 // sacre_bleu_score, rouge-score's words for rouge_score, chrF's characters
-// (and words) for chrf_score, words for the other text metrics.
+// (and words) for chrf_score, SQuAD's normalised words for squad, words for the other text metrics.
 // InvalidArgument for a metric that takes no text, a sacreBLEU tokenizer
 // read only as ids, or ROUGE's stemmer.
 absl::StatusOr<Tokenizer> TokenizerFor(absl::string_view spec);

@@ -18,6 +18,7 @@ void RegisterBleuMetrics(std::vector<MetricInfo>& out);
 void RegisterPerplexity(std::vector<MetricInfo>& out);
 void RegisterRougeMetrics(std::vector<MetricInfo>& out);
 void RegisterChrfMetrics(std::vector<MetricInfo>& out);
+void RegisterSquad(std::vector<MetricInfo>& out);
 void RegisterSeparationMetrics(std::vector<MetricInfo>& out);
 void RegisterFleissKappa(std::vector<MetricInfo>& out);
 
@@ -46,6 +47,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterPerplexity(*v);
     RegisterRougeMetrics(*v);
     RegisterChrfMetrics(*v);
+    RegisterSquad(*v);
     RegisterSeparationMetrics(*v);
     RegisterFleissKappa(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics

@@ -573,5 +573,45 @@ TEST_F(CliTest, BleuFromTextFiles) {
       {"input 'target'", "1 lines", "one line each per row"}));
 }
 
+// Verifies chrF++, ROUGE and SQuAD from text files against TorchMetrics'
+// documented examples (chrF 0.8640; ROUGE 0.75 / 0 / 0.5 / 0.5 per key;
+// SQuAD 100 / 100), chrF without words and ROUGE's lowercase words
+// ("JOHN!" is "john"), and references read from one tab-separated file
+// (a row with fewer references has absent ones).
+TEST_F(CliTest, ChrfRougeSquadFromTextFiles) {
+  json results;
+  const std::string chrf_ref = absl::StrCat(testing::TestTmpDir(), "/chrf_refs.tsv");
+  std::ofstream(chrf_ref, std::ios::binary) << "there is a cat on the mat\ta cat is on the mat\n";
+  Invocation r =
+      RunTally({"eval", "--format", "json", "--input", TextFile("preds", "chrf_hyp", "the cat is on the mat\n"),
+                "--input", absl::StrCat("target=", chrf_ref), "--metric", "chrf_score", "--metric",
+                "chrf_score(n_word_order=0)", "--metric", "bleu_score"});
+  ASSERT_TRUE(ParseResults(r, &results)) << r;
+  EXPECT_NEAR(results[0]["value"].get<double>(), 0.8640, 5e-5);
+  EXPECT_NE(results[1]["value"].get<double>(), results[0]["value"].get<double>());
+  EXPECT_NEAR(results[2]["value"].get<double>(), 0.7598, 5e-5);
+
+  r = RunTally({"eval", "--format", "json", "--input", TextFile("preds", "rouge_hyp", "My name is JOHN!\n"), "--input",
+                TextFile("target", "rouge_ref", "Is your name John\n"), "--metric", "rouge_score", "--metric",
+                "rouge_score(rouge_keys=('rougeL', 'rouge1'))"});
+  ASSERT_TRUE(ParseResults(r, &results)) << r;
+  const std::vector<double> want = {0.75, 0.75, 0.75, 0, 0, 0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+  EXPECT_EQ(results[0]["value"].get<std::vector<double>>(), want);
+  EXPECT_EQ(results[1]["value"].get<std::vector<double>>(), (std::vector<double>{0.5, 0.5, 0.5, 0.75, 0.75, 0.75}));
+
+  // Row 1 matches its second answer exactly; row 2 ("The Tower") shares one
+  // word of two with "tower of pisa" (F1 2/4) and has one answer only.
+  const std::string answers = absl::StrCat(testing::TestTmpDir(), "/answers.tsv");
+  std::ofstream(answers, std::ios::binary) << "1975\t1976.\ntower of Pisa\n";
+  r = RunTally({"eval", "--format", "json", "--input", TextFile("preds", "squad_hyp", "1976\nThe Tower\n"), "--input",
+                absl::StrCat("target=", answers), "--metric", "squad"});
+  ASSERT_TRUE(ParseResults(r, &results)) << r;
+  EXPECT_EQ(results[0]["value"].get<std::vector<double>>(), (std::vector<double>{50.0, 100.0 * (1.0 + 0.5) / 2}));
+  EXPECT_TRUE(OneCleanErrorLine(
+      RunTally({"eval", "--metric", "rouge_score(use_stemmer=true)", "--input", TextFile("preds", "stem_hyp", "a\n"),
+                "--input", TextFile("target", "stem_ref", "a\n")}),
+      {"rouge_score", "stemmed"}));
+}
+
 }  // namespace
 }  // namespace tally

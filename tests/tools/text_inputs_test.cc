@@ -88,6 +88,17 @@ TEST(TextInputsTest, ChrfCharactersAndWords) {
   EXPECT_THAT(Strings(Tokenize("The CAT.", Tokenizer(Tokenizer::kChrfWords, true))), ElementsAre("the", "cat", "."));
 }
 
+// Verifies SQuAD's normalisation: lowercased, ASCII punctuation removed,
+// articles dropped only as whole words (Python's \b), then words.
+TEST(TextInputsTest, SquadWords) {
+  EXPECT_THAT(Strings(Tokenize("The Eiffel Tower.", Tokenizer::kSquad)), ElementsAre("eiffel", "tower"));
+  EXPECT_THAT(Strings(Tokenize("An apple, a banana and THE anthem; theatre", Tokenizer::kSquad)),
+              ElementsAre("apple", "banana", "and", "anthem", "theatre"));
+  EXPECT_THAT(Strings(Tokenize("Levi's a_b an\xC3\xA9 a\xE2\x82\xAC", Tokenizer::kSquad)),
+              ElementsAre("levis", "ab", "an\xC3\xA9", "\xE2\x82\xAC"));
+  EXPECT_TRUE(Tokenize("the . A", Tokenizer::kSquad).empty());
+}
+
 // Verifies the ids: one vocabulary across calls, -1 padding to the longest
 // row, at least one column, and a bad sentence named by number.
 TEST(TextInputsTest, TokenIds) {
@@ -176,6 +187,7 @@ TEST(TextInputsTest, TokenizerFor) {
   EXPECT_EQ(*TokenizerFor("edit_distance"), Tokenizer::kCharacters);
   EXPECT_FALSE(TokenizerFor("mean_squared_error").ok());
   EXPECT_EQ(*TokenizerFor("rouge_score(rouge_keys=('rouge1', 'rougeL'))"), Tokenizer::kRouge);
+  EXPECT_EQ(*TokenizerFor("squad"), Tokenizer::kSquad);
   EXPECT_THAT(std::string(TokenizerFor("rouge_score(use_stemmer=true)").status().message()),
               HasSubstr("give token ids of stemmed words"));
   Tokenizer chrf(Tokenizer::kChrfCharacters);

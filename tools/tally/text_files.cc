@@ -67,6 +67,7 @@ absl::StatusOr<NamedTensors> AddTokenIds(const NamedTensors& inputs, const std::
 }  // namespace
 
 bool IsTextPath(absl::string_view path) {
+  if (absl::EndsWith(path, ".tsv") && !absl::StrContains(path, ',')) return true;
   for (absl::string_view file : absl::StrSplit(path, ',')) {
     if (!absl::EndsWith(file, ".txt")) return false;
   }
@@ -75,6 +76,18 @@ bool IsTextPath(absl::string_view path) {
 
 absl::StatusOr<TextInput> ReadTextInput(const std::string& name, absl::string_view path) {
   TextInput text{name, {}};
+  if (absl::EndsWith(path, ".tsv")) {
+    // One row a line, its references tab-separated; a row with fewer has
+    // empty (absent) ones after its last.
+    TALLY_ASSIGN_OR_RETURN(std::vector<std::string> lines, ReadTextLines(std::string(path)));
+    for (size_t row = 0; row < lines.size(); ++row) {
+      std::vector<std::string> fields = absl::StrSplit(lines[row], '\t');
+      while (text.files.size() < fields.size()) text.files.emplace_back(lines.size());
+      for (size_t r = 0; r < fields.size(); ++r) text.files[r][row] = std::move(fields[r]);
+    }
+    if (text.files.empty()) text.files.emplace_back();
+    return text;
+  }
   for (absl::string_view file : absl::StrSplit(path, ',')) {
     TALLY_ASSIGN_OR_RETURN(std::vector<std::string> lines, ReadTextLines(std::string(file)));
     if (!text.files.empty() && lines.size() != text.files[0].size()) {

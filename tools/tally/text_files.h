@@ -24,11 +24,13 @@ struct TextInput {
 };
 
 // IsTextPath is whether `path` names text: a file ending in ".txt", or
-// several such, comma-separated.
+// several such, comma-separated, or one ".tsv" file (references
+// tab-separated on each row's line).
 bool IsTextPath(absl::string_view path);
 
 // ReadTextInput reads input `name`'s text file(s) from `path`; several files
-// must have as many lines each.
+// must have as many lines each. A .tsv file's line n holds row n's
+// references, tab-separated (a row with fewer has absent ones).
 absl::StatusOr<TextInput> ReadTextInput(const std::string& name, absl::string_view path);
 
 // WithTokenIds is `inputs` plus each text input as token ids, for `specs`
