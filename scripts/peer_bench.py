@@ -15,6 +15,7 @@ Workloads (tools/tally/bench.cc builds the same tensors: the ATen CPU generator 
   wer_10k    WordErrorRate over 10,000 transcripts in 10 updates of 1,000 (tally bench's word-id rows written as
              strings "w<id>" joined by spaces, padding dropped: TorchMetrics takes text); also reports ms_compute
   bleu_10k   BLEUScore over wer_10k's transcripts (one reference a row, as a list of one); also reports ms_compute
+  rouge_10k  ROUGEScore(rouge_keys=("rouge1", "rouge2", "rougeL")) over wer_10k's transcripts; also ms_compute
   perplexity_llm  Perplexity(ignore_index=-100) over bfloat16 logits [8, 2048, 131072] (bench.cc's draws, 256
              positions at a time), 3 updates
   si_sdr_batch  ScaleInvariantSignalDistortionRatio over 10 updates of the same 64 x 64,000 float32 utterances
@@ -123,8 +124,8 @@ def main():
         run(a.workload, coll, [(preds.to(device), target.to(device))], 2 if a.quick else 10, 1 if a.quick else 3,
             device, time_compute=True)
         return
-    if a.workload in ("wer_10k", "bleu_10k"):
-        from torchmetrics.text import BLEUScore, WordErrorRate
+    if a.workload in ("wer_10k", "bleu_10k", "rouge_10k"):
+        from torchmetrics.text import BLEUScore, ROUGEScore, WordErrorRate
         updates, rows = (2, 100) if a.quick else (10, 1000)
         g = torch.Generator().manual_seed(7)  # bench.cc's wer_10k draws, in its order
         batches = []
@@ -142,7 +143,8 @@ def main():
             if a.workload == "bleu_10k":
                 text[1] = [[t] for t in text[1]]
             batches.append(tuple(text))
-        metric = WordErrorRate() if a.workload == "wer_10k" else BLEUScore()
+        metric = {"wer_10k": WordErrorRate, "bleu_10k": BLEUScore,
+                  "rouge_10k": lambda: ROUGEScore(rouge_keys=("rouge1", "rouge2", "rougeL"))}[a.workload]()
         run(a.workload, metric, batches, updates, 1 if a.quick else 3, device, time_compute=True)
         return
     if a.workload == "perplexity_llm":

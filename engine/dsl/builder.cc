@@ -39,7 +39,9 @@ ops::Expr MetricBuilder::Input(const std::string& name) {
   return raw;
 }
 
-ops::Expr MetricBuilder::RawInput(const std::string& name) {
+ops::Expr MetricBuilder::RawInput(const std::string& name) { return RaggedInput(name, 0, "N"); }
+
+ops::Expr MetricBuilder::RaggedInput(const std::string& name, int64_t dim, const std::string& symbol) {
   if (ir::Value* v = module_->update->FindParam(name)) return ops::Expr(this, update_graph(), v);
   const InputSpec* spec = FindInput(name);
   if (spec == nullptr) {
@@ -50,7 +52,9 @@ ops::Expr MetricBuilder::RawInput(const std::string& name) {
   t.dtype = spec->dtype;
   t.device = device_;
   for (size_t i = 0; i < spec->shape.size(); ++i) {
-    t.shape.push_back(i == 0 ? ir::Dim::Symbol("N") : ir::Dim::Fixed(spec->shape[i]));
+    const bool rows = i == 0;
+    const bool ragged = static_cast<int64_t>(i) == dim && !rows;
+    t.shape.push_back(rows ? ir::Dim::Symbol("N") : ragged ? ir::Dim::Symbol(symbol) : ir::Dim::Fixed(spec->shape[i]));
   }
   return ops::Expr(this, update_graph(), module_->update->AddParam(name, t));
 }

@@ -87,6 +87,10 @@ class MetricBuilder : public ops::GraphBuilder {
   ops::Expr Input(const std::string& name);
   // RawInput is Input without the widening: the parameter as declared.
   ops::Expr RawInput(const std::string& name);
+  // RaggedInput is RawInput whose dim `dim` (besides the rows) varies from
+  // batch to batch, as transcripts' widths do: the program's symbol `symbol`
+  // instead of the first batch's size.
+  ops::Expr RaggedInput(const std::string& name, int64_t dim, const std::string& symbol);
   // AddState declares a state of fixed `shape` (a cat state: the trailing dims
   // of each row; its leading dim is the symbolic `R`).
   State AddState(const std::string& name, DType dtype, std::vector<int64_t> shape, Reducer reducer, double init = 0,

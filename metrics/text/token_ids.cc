@@ -9,21 +9,22 @@
 namespace tally::metrics {
 
 ops::Expr TokenIds(dsl::MetricBuilder& b, const std::string& name, bool references) {
-  ops::Expr x = b.Input(name);
+  const dsl::InputSpec* spec = b.FindInput(name);
+  const int64_t width_dim = spec != nullptr ? static_cast<int64_t>(spec->shape.size()) - 1 : 0;
+  // Transcripts differ in length from batch to batch: the width is a symbol
+  // of its own (preds and target may differ), not fixed by the first batch.
+  ops::Expr x = b.RaggedInput(name, width_dim,
+                              name == "preds"    ? "Lp"
+                              : name == "target" ? "Lt"
+                                                 : absl::StrCat("L_", name));
   if (!b.ok()) return x;
-  const std::vector<int64_t>& shape = b.FindInput(name)->shape;
+  const std::vector<int64_t>& shape = spec->shape;
   const bool rank_ok = shape.size() == 2 || (references && shape.size() == 3);
   if (!rank_ok || !ir::IsIntegral(x.dtype()) || x.dtype() == ir::DType::kBool) {
     b.FailInput(name,
                 absl::StrCat("expected integer token ids [N, L]", references ? " or [N, R, L]" : "",
                              " (negative ids pad), got ", ir::DTypeName(x.dtype()), " of shape ", ShapeText(shape)));
-    return x;
   }
-  // Transcripts differ in length from batch to batch: the width is a symbol
-  // of its own (preds and target may differ), not fixed by the first batch.
-  x.value()->mutable_type().shape.back() = ir::Dim::Symbol(name == "preds"    ? "Lp"
-                                                           : name == "target" ? "Lt"
-                                                                              : absl::StrCat("L_", name));
   return x;
 }
 

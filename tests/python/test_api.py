@@ -29,6 +29,7 @@ def test_spec_from_keywords():
     assert tally.spec("logauc(num_classes=3)", fpr_range=(0.001, 0.1)) == \
         "logauc(num_classes=3, fpr_range=[0.001, 0.1])"
     assert tally.spec("binned_auroc", label="it's") == "binned_auroc(label='it\\'s')"
+    assert tally.spec("rouge_score", rouge_keys=("rouge1", "rougeL")) == "rouge_score(rouge_keys=['rouge1', 'rougeL'])"
     with pytest.raises(ValueError, match="argument 'x'"):
         tally.spec("mean", x={})
     preds, target = multiclass(50)
@@ -146,6 +147,19 @@ def test_bleu_references_and_perplexity_from_python():
     p.update(logits, torch.full((2, 5), 11))
     with pytest.raises(ValueError, match="outside"):
         p.compute()
+
+
+def test_rouge_keys_and_chrf_words_from_python():
+    # ROUGE's keys as a tuple of strings (TorchMetrics' form): "my name is john" against "is your name john" as
+    # word ids, rougeL then rouge1 (fmeasure, precision, recall each); chrF++ reads its word ids by keyword.
+    my, name, is_, john, your = range(5)
+    r = tally.Metric("rouge_score", rouge_keys=("rougeL", "rouge1"))
+    r.update(torch.tensor([[my, name, is_, john]]), torch.tensor([[is_, your, name, john]]))
+    assert r.compute().tolist() == [0.5, 0.5, 0.5, 0.75, 0.75, 0.75]
+    c = tally.Metric("chrf_score", n_char_order=1, n_word_order=1)
+    ids = torch.tensor([[1, 2, 3]])
+    c.update(preds=ids, target=ids, preds_words=ids[:, :2], target_words=ids[:, :2])
+    assert c.compute().item() == 1.0
 
 
 def test_reset():

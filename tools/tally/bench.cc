@@ -245,13 +245,15 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.updates = quick ? 2 : 10;
     w.runs = quick ? 1 : 3;
     w.time_compute = true;
-  } else if (name == "wer_10k" || name == "bleu_10k") {
-    // Word error rate, or BLEU, over 10,000 transcripts (10 updates of
+  } else if (name == "wer_10k" || name == "bleu_10k" || name == "rouge_10k") {
+    // Word error rate, BLEU or ROUGE-1/2/L, over 10,000 transcripts (10 updates of
     // 1,000): each reference 20-40 word ids of a 10,000-word vocabulary (a
     // 40-wide row, -1 padding), its hypothesis with about one word in ten
     // substituted, one in twenty dropped and one in twenty followed by an
     // inserted word.
-    w.specs = {name == "wer_10k" ? "word_error_rate" : "bleu_score"};
+    w.specs = {name == "wer_10k"    ? "word_error_rate"
+               : name == "bleu_10k" ? "bleu_score"
+                                    : "rouge_score(rouge_keys=('rouge1', 'rouge2', 'rougeL'))"};
     const int64_t updates = quick ? 2 : 10, rows = quick ? 100 : 1000;
     at::Generator gen = at::detail::createCPUGenerator(7);
     for (int64_t u = 0; u < updates; ++u) {
@@ -367,12 +369,13 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.runs = quick ? 2 : 5;
     w.time_compute = true;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("unknown workload '", name,
-                                                   "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
-                                                   "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, bleu_10k, "
-                                                   "perplexity_llm, si_sdr_batch, auroc_large, auroc_large_bf16, "
-                                                   "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
-                                                   "retrieval, sync_cls, merge_cls, merge_retrieval)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown workload '", name,
+                     "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
+                     "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, bleu_10k, rouge_10k, "
+                     "perplexity_llm, si_sdr_batch, auroc_large, auroc_large_bf16, "
+                     "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
+                     "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
   if (w.streams && w.batches.empty()) {
@@ -502,7 +505,7 @@ std::vector<std::string> BenchWorkloads() {
           "auroc_large",     "auroc_large_bf16", "auroc_bootstrap",   "auroc_bootstrap_exact16",
           "reg_large",       "retrieval",        "sync_cls",          "merge_cls",
           "merge_retrieval", "auroc_binned",     "auroc_binned_list", "wer_10k",
-          "bleu_10k",        "perplexity_llm",   "si_sdr_batch"};
+          "bleu_10k",        "rouge_10k",        "perplexity_llm",    "si_sdr_batch"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,

@@ -219,6 +219,17 @@ TEST(MetricBuilderTest, InputWidensHalf) {
   EXPECT_TRUE(b.ok());
 }
 
+// Verifies a ragged input: the named dim is the given symbol, the others as
+// declared (rows N), and a second read returns the same parameter.
+TEST(MetricBuilderTest, RaggedInputNamesItsWidth) {
+  MetricBuilder b("m", {{"target", DType::kInt64, {4, 2, 7}}});
+  Expr t = b.RaggedInput("target", 2, "Lt");
+  EXPECT_EQ(t.type().ShapeString(), "[N,2,Lt]");
+  EXPECT_EQ(b.RawInput("target").type().ShapeString(), "[N,2,Lt]");
+  EXPECT_EQ(b.update_graph()->params().size(), 1u);
+  EXPECT_TRUE(b.ok());
+}
+
 // Verifies the scalar operands of the Expr operators take the documented dtypes.
 TEST(ExprTest, ScalarOperandDTypes) {
   MetricBuilder b("m", {{"target", DType::kInt64, {4}}, {"value", DType::kFloat64, {4}}});
