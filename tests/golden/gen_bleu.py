@@ -29,6 +29,7 @@ from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_fixtures import Quoted, Refused, Suite, T, spec  # noqa: E402
+from token_id_cases import noisy, pad2, pad3, vocab_ids  # noqa: E402
 
 RT, AT = 1e-12, 1e-15
 
@@ -93,33 +94,6 @@ def nltk_check(corpus, value, num, n_gram, smooth, weights):
     return "BLEU from the published algorithm, cross-checked with NLTK corpus_bleu"
 
 
-def pad2(seqs, width=None, dtype="int64", rng=None):
-    width = width or max([len(s) for s in seqs] + [1])
-    out = []
-    for s in seqs:
-        s = list(s)
-        if rng is not None:  # padding scattered inside the row too
-            for _ in range(width - len(s)):
-                s.insert(int(rng.integers(0, len(s) + 1)), -1)
-        out.append(s + [-1] * (width - len(s)))
-    return T(np.array(out, np.int64).reshape(len(seqs), width), dtype)
-
-
-def pad3(refs, width=None, r=None, dtype="int64"):
-    r = r or max(len(x) for x in refs)
-    width = width or max([len(s) for x in refs for s in x] + [1])
-    out = np.full((len(refs), r, width), -1, np.int64)
-    for i, x in enumerate(refs):
-        for j, s in enumerate(x):
-            out[i, j, :len(s)] = s
-    return T(out, dtype)
-
-
-def vocab_ids(sentences):
-    vocab = {}
-    return [[vocab.setdefault(tok, len(vocab)) for tok in s.split()] for s in sentences]
-
-
 def gen():
     S = Suite("bleu.json")
     rng = np.random.default_rng(34)
@@ -147,22 +121,10 @@ def gen():
         v = add("docstring_example", corpus, pad2([ids[0]]), pad3([[ids[1], ids[2]]]), metric=m)
         assert abs(v - 0.7598) < 5e-5, v
 
-    def noisy(t, vocab, p_sub=0.2, p_del=0.1, p_ins=0.1):
-        out = []
-        for w in t:
-            x = rng.random()
-            if x < p_sub:
-                out.append(int(rng.integers(0, vocab)))
-            elif x >= p_sub + p_del:
-                out.append(w)
-            if rng.random() < p_ins:
-                out.append(int(rng.integers(0, vocab)))
-        return out
-
     # Random corpora: 80 rows of 5-30 words over 50 ids, 1-4 references each (padded to R = 4 with absent ones).
     refs = [[list(rng.integers(0, 50, int(rng.integers(5, 31)))) for _ in range(int(rng.integers(1, 5)))]
             for _ in range(80)]
-    hyps = [noisy(r[0], 50) for r in refs]
+    hyps = [noisy(rng, r[0], 50) for r in refs]
     corpus = list(zip(hyps, refs))
     p, t = pad2(hyps), pad3(refs, r=4)
     for smooth in (False, True):
@@ -205,7 +167,7 @@ def gen():
     add("ids_near_int64_max", huge, pad2([huge[0][0]]), pad3([huge[0][1]]), n_gram=2)
     # Long sequences: L = 4096 over 30 ids.
     long_r = [list(rng.integers(0, 30, 4096))]
-    long_h = [noisy(long_r[0], 30, 0.1, 0.05, 0.05)[:4096]]
+    long_h = [noisy(rng, long_r[0], 30, 0.1, 0.05, 0.05)[:4096]]
     lc = [(long_h[0], [long_r[0]])]
     add("long_L4096", lc, pad2(long_h, 4096), pad2(long_r, 4096))
     # Refused inputs.

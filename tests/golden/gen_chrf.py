@@ -40,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_fixtures import Refused, Suite, T, spec  # noqa: E402
+from token_id_cases import pad2, pad3  # noqa: E402
 
 RT, AT = 1e-12, 1e-15
 # rule: sacreBLEU's punctuation set -- chrf.py (_PUNCTUATIONS)
@@ -205,28 +206,6 @@ def decode(inputs, nw):
 # ------------------------------------------------------------------------------------------------
 # inputs
 # ------------------------------------------------------------------------------------------------
-def pad2(seqs, width=None, dtype="int64", rng=None):
-    width = width or max([len(s) for s in seqs] + [1])
-    out = []
-    for s in seqs:
-        s = list(s)
-        if rng is not None:  # padding scattered inside the row too
-            for _ in range(width - len(s)):
-                s.insert(int(rng.integers(0, len(s) + 1)), -1)
-        out.append(s + [-1] * (width - len(s)))
-    return T(np.array(out, np.int64).reshape(len(seqs), width), dtype)
-
-
-def pad3(refs, width=None, r=None, dtype="int64", rng=None):
-    r = r or max(len(x) for x in refs)
-    width = width or max([len(s) for x in refs for s in x] + [1])
-    out = np.full((len(refs), r, width), -1, np.int64)
-    for i, x in enumerate(refs):
-        for j, s in enumerate(x):
-            out[i, j] = pad2([s], width, "int64", rng).a[0]
-    return T(out, dtype)
-
-
 def corpus_inputs(hyps, refs, lowercase=False, whitespace=False, r=None, two_d=False, dtype="int64", rng=None,
                   widths=(None, None, None, None)):
     """Sentences -> the four id tensors (one vocabulary for the case)."""

@@ -38,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_fixtures import Quoted, Refused, Suite, T, spec  # noqa: E402
+from token_id_cases import decode, noisy, pad2, pad3, vocab_ids  # noqa: E402
 
 RT, AT = 1e-12, 1e-15
 # rule: the allowed keys and what each means -- src/torchmetrics/functional/text/rouge.py (ALLOWED_ROUGE_KEYS)
@@ -178,20 +179,6 @@ def f64_pair(s):
 # ------------------------------------------------------------------------------------------------
 # the corpus
 # ------------------------------------------------------------------------------------------------
-def decode(preds, target):
-    """[(hyp ids, [present reference ids, ...])] from the padded arrays."""
-    P, Tt = preds.a, target.a
-    assert P.ndim == 2 and Tt.ndim in (2, 3) and P.shape[0] == Tt.shape[0]
-    rows = []
-    for i in range(P.shape[0]):
-        hyp = [int(v) for v in P[i] if v >= 0]  # Tally: a negative id is padding, skipped wherever it stands
-        refs = [[int(v) for v in r if v >= 0] for r in (Tt[i:i + 1] if Tt.ndim == 2 else Tt[i])]
-        present = [r for r in refs if r]
-        # Tally: an all-padding reference is absent, unless every reference of the row is (one empty reference)
-        rows.append((hyp, present or [[]]))
-    return rows
-
-
 def rouge(rows, keys, accumulate="best"):
     """The expected flat list, [f, p, r] per key, means over rows; also the float64 route for the cross-check."""
     per_row, per_row64 = [], []
@@ -241,37 +228,10 @@ def self_checks():
 # ------------------------------------------------------------------------------------------------
 # inputs
 # ------------------------------------------------------------------------------------------------
-def pad2(seqs, width=None, dtype="int64", rng=None):
-    width = width or max([len(s) for s in seqs] + [1])
-    out = []
-    for s in seqs:
-        s = list(s)
-        if rng is not None:  # padding scattered inside the row too
-            for _ in range(width - len(s)):
-                s.insert(int(rng.integers(0, len(s) + 1)), -1)
-        out.append(s + [-1] * (width - len(s)))
-    return T(np.array(out, np.int64).reshape(len(seqs), width), dtype)
-
-
-def pad3(refs, width=None, r=None, dtype="int64", rng=None):
-    r = r or max(len(x) for x in refs)
-    width = width or max([len(s) for x in refs for s in x] + [1])
-    out = np.full((len(refs), r, width), -1, np.int64)
-    for i, x in enumerate(refs):
-        for j, s in enumerate(x):
-            out[i, j] = pad2([s], width, "int64", rng).a[0]
-    return T(out, dtype)
-
-
 def rouge_tokens(text):
     # rule: lowercase, runs of characters outside [a-z0-9] become a space, split on whitespace, drop empty tokens --
     # rouge.py (_normalize_and_tokenize_text)
     return [x for x in re.split(r"\s+", re.sub(r"[^a-z0-9]+", " ", text.lower())) if x]
-
-
-def vocab_ids(sentences):
-    vocab = {}
-    return [[vocab.setdefault(tok, len(vocab)) for tok in rouge_tokens(s)] for s in sentences]
 
 
 def key_args(keys, accumulate, keys_form):
@@ -302,29 +262,17 @@ def gen():
         return value
 
     # TorchMetrics' docstring example, words as ids.
-    ids = vocab_ids(["My name is John", "Is your name John"])
+    ids = vocab_ids(["My name is John", "Is your name John"], rouge_tokens)
     v = add("docstring_example", pad2([ids[0]]), pad2([ids[1]]))
     printed = [0.75] * 3 + [0.0] * 3 + [0.5] * 3 + [0.5] * 3
     assert all(abs(a - b) < 5e-5 for a, b in zip(v, printed)), v
     add("docstring_example", pad2([ids[0]]), pad3([[ids[1]]]), keys=("rouge1", "rouge2", "rougeL"), keys_form="list")
 
-    def noisy(t, vocab, p_sub=0.2, p_del=0.1, p_ins=0.1):
-        out = []
-        for w in t:
-            x = rng.random()
-            if x < p_sub:
-                out.append(int(rng.integers(0, vocab)))
-            elif x >= p_sub + p_del:
-                out.append(w)
-            if rng.random() < p_ins:
-                out.append(int(rng.integers(0, vocab)))
-        return out
-
     # Random corpora: 60 rows of 5-30 tokens over 40 ids, 1-4 references each (padded to R = 4 with absent ones).
     refs = [[[int(x) for x in rng.integers(0, 40, int(rng.integers(5, 31)))] for _ in range(int(rng.integers(1, 5)))]
             for _ in range(60)]
     # the reference at a random position is the one the hypothesis comes from, so 'best' does not always pick 0
-    hyps = [noisy(r[int(rng.integers(0, len(r)))], 40) for r in refs]
+    hyps = [noisy(rng, r[int(rng.integers(0, len(r)))], 40) for r in refs]
     p, t = pad2(hyps), pad3(refs, r=4)
     key_sets = [(DEFAULT_KEYS, None), (("rouge1", "rouge2", "rouge3", "rouge4", "rougeL"), None),
                 (("rouge2",), "string"), (("rougeL", "rouge1", "rouge2"), None), (("rougeLsum", "rouge1"), None),
@@ -386,7 +334,7 @@ def gen():
                                                                               [big - 2, big, big - 1]]]))
     # Long sequences: L = 4,096 on 3 rows over 30 ids, two references each.
     long_r = [[[int(x) for x in rng.integers(0, 30, 4096)] for _ in range(2)] for _ in range(3)]
-    long_h = [noisy(r[0], 30, 0.1, 0.05, 0.05)[:4096] for r in long_r]
+    long_h = [noisy(rng, r[0], 30, 0.1, 0.05, 0.05)[:4096] for r in long_r]
     for acc in ("best", "avg"):
         add("long_L4096", pad2(long_h, 4096), pad3(long_r, 4096), accumulate=acc)
     # Refused inputs.

@@ -42,6 +42,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_fixtures import Refused, Suite, T, spec  # noqa: E402
+from token_id_cases import decode, pad2, pad3  # noqa: E402
 
 RT, AT = 1e-12, 1e-12
 SRC = ("SQuAD v1.1 evaluation algorithm (normalize_answer, exact match, bag-of-tokens F1, max over ground truths) "
@@ -155,45 +156,6 @@ def self_checks():
 # ------------------------------------------------------------------------------------------------
 # inputs
 # ------------------------------------------------------------------------------------------------
-def pad2(seqs, width=None, dtype="int64", rng=None):
-    width = width or max([len(s) for s in seqs] + [1])
-    out = []
-    for s in seqs:
-        s = list(s)
-        assert len(s) <= width
-        if rng is not None:  # padding scattered inside the row too
-            for _ in range(width - len(s)):
-                s.insert(int(rng.integers(0, len(s) + 1)), -1)
-        out.append(s + [-1] * (width - len(s)))
-    return T(np.array(out, np.int64).reshape(len(seqs), width), dtype)
-
-
-def pad3(refs, width=None, r=None, dtype="int64", rng=None, slots=None):
-    """refs [[ids, ...]] -> [N, R, width]; `slots[i]` the positions of row i's ground truths (the rest absent)."""
-    r = r or max(len(x) for x in refs)
-    width = width or max([len(s) for x in refs for s in x] + [1])
-    out = np.full((len(refs), r, width), -1, np.int64)
-    for i, x in enumerate(refs):
-        pos = slots[i] if slots is not None else range(len(x))
-        for j, s in zip(pos, x):
-            out[i, j] = pad2([s], width, "int64", rng).a[0]
-    return T(out, dtype)
-
-
-def decode(preds, target):
-    """[(pred ids, [present ground truth ids, ...])] from the padded arrays."""
-    P, Tt = preds.a, target.a
-    assert P.ndim == 2 and Tt.ndim in (2, 3) and P.shape[0] == Tt.shape[0]
-    rows = []
-    for i in range(P.shape[0]):
-        hyp = [int(v) for v in P[i] if v >= 0]  # Tally: a negative id is padding, skipped wherever it stands
-        gts = [[int(v) for v in g if v >= 0] for g in (Tt[i:i + 1] if Tt.ndim == 2 else Tt[i])]
-        present = [g for g in gts if g]
-        # Tally: an all-padding ground truth is absent, unless every one of the row is (one empty ground truth)
-        rows.append((hyp, present or [[]]))
-    return rows
-
-
 class Vocab:
     """One vocabulary per case: normalized tokens to ids, in a shuffled order (ids as a tokenizer would give)."""
 

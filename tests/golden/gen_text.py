@@ -25,6 +25,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gen_fixtures import T, Suite, spec  # noqa: E402
+from token_id_cases import pad2, vocab_ids  # noqa: E402
 
 RT, AT = 1e-12, 0.0
 
@@ -97,24 +98,6 @@ def edit(preds, target, sub, reduction):
     return sum(ds) / len(ds), src
 
 
-def pad(seqs, width=None, dtype="int64", rng=None, scatter=False):
-    """[N, width] ids, -1 after each sequence (or, with scatter, -1 also inserted at random places)."""
-    width = width or max([len(s) for s in seqs] + [0])
-    out = []
-    for s in seqs:
-        s = list(s)
-        if scatter and rng is not None:
-            for _ in range(width - len(s)):
-                s.insert(int(rng.integers(0, len(s) + 1)), -1)
-        out.append(s + [-1] * (width - len(s)))
-    return T(np.array(out, np.int64).reshape(len(seqs), width), dtype)
-
-
-def vocab_ids(sentences, split):
-    vocab = {}
-    return [[vocab.setdefault(tok, len(vocab)) for tok in (s.split() if split else list(s))] for s in sentences]
-
-
 def gen():
     S = Suite("text.json")
     rng = np.random.default_rng(33)
@@ -154,20 +137,20 @@ def gen():
     # TorchMetrics' docstring examples, tokenized as it tokenizes.
     hyp = ["this is the prediction", "there is an other sample"]
     ref = ["this is the reference", "there is another one"]
-    ids = vocab_ids(hyp + ref, split=True)
-    add_rates("docstring_example_words", pad(ids[:2], 5), pad(ids[2:], 5),
+    ids = vocab_ids(hyp + ref, str.split)
+    add_rates("docstring_example_words", pad2(ids[:2], 5), pad2(ids[2:], 5),
               only=["word_error_rate", "match_error_rate", "word_information_preserved", "word_information_lost"])
     expected_doc = {"word_error_rate": 0.5, "match_error_rate": 0.4444, "word_information_lost": 0.6528,
                     "word_information_preserved": 0.3472}
     for m, v in expected_doc.items():
         case = [c for c in S.cases if c["name"] == f"{m}__docstring_example_words"][0]
         assert abs(case["expected"] - v) < 5e-5, (m, case["expected"], v)
-    ids = vocab_ids(hyp + ref, split=False)
-    add_rates("docstring_example_chars", pad(ids[:2]), pad(ids[2:]), only=["char_error_rate"])
+    ids = vocab_ids(hyp + ref, list)
+    add_rates("docstring_example_chars", pad2(ids[:2]), pad2(ids[2:]), only=["char_error_rate"])
     assert abs(S.cases[-1]["expected"] - 0.3415) < 5e-5, S.cases[-1]["expected"]
-    ids = vocab_ids(["rain", "lnaguaeg", "shine", "language"], split=False)
-    p, t = pad(ids[:2]), pad(ids[2:])
-    add_edit("docstring_example", pad(ids[:1]), pad(ids[2:3]))
+    ids = vocab_ids(["rain", "lnaguaeg", "shine", "language"], list)
+    p, t = pad2(ids[:2]), pad2(ids[2:])
+    add_edit("docstring_example", pad2(ids[:1]), pad2(ids[2:3]))
     assert S.cases[-1]["expected"] == 3
     add_edit("docstring_example_two", p, t, reduction="none")
     assert S.cases[-1]["expected"] == [3, 4]
@@ -179,38 +162,38 @@ def gen():
     # insertions; padding after (int64) or scattered (int32).
     t = [list(rng.integers(0, 200, int(rng.integers(0, 31)))) for _ in range(60)]
     p = [noisy(s, 200) for s in t]
-    add_rates("random_60_trailing_pad", pad(p), pad(t))
-    add_rates("random_60_scattered_pad_int32", pad(p, 40, "int32", rng, True), pad(t, 36, "int32", rng, True))
+    add_rates("random_60_trailing_pad", pad2(p), pad2(t))
+    add_rates("random_60_scattered_pad_int32", pad2(p, 40, "int32", rng), pad2(t, 36, "int32", rng))
     for sub in (0, 1, 2, 3):
-        add_edit("random_60", pad(p), pad(t), sub=sub)
-    add_edit("random_60", pad(p), pad(t), reduction="none")
-    add_edit("random_60", pad(p), pad(t), sub=2, reduction="sum")
+        add_edit("random_60", pad2(p), pad2(t), sub=sub)
+    add_edit("random_60", pad2(p), pad2(t), reduction="none")
+    add_edit("random_60", pad2(p), pad2(t), sub=2, reduction="sum")
     # Edge cases: empty hypotheses, empty references, all padding, one row, identical, disjoint.
-    add_rates("empty_hypotheses", pad([[], [], []], 4), pad([[1, 2, 3], [4], [5, 6]], 4))
-    add_rates("empty_references_and_some", pad([[1, 2], [3]], 3), pad([[], [3, 4]], 3))
-    add_rates("all_padding", pad([[], []], 3), pad([[], []], 2))
-    add_edit("all_padding", pad([[], []], 3), pad([[], []], 2), reduction="none")
-    add_rates("one_row", pad([[7, 8, 9, 10]]), pad([[7, 9, 10, 11, 12]]))
-    add_rates("identical", pad(t[:10]), pad(t[:10]))
-    add_rates("disjoint_vocabularies", pad([[1, 2, 3], [4, 5]], 3), pad([[10, 11], [12, 13, 14, 15]], 4))
-    add_edit("one_row", pad([[7, 8, 9, 10]]), pad([[7, 9, 10, 11, 12]]), reduction="none")
+    add_rates("empty_hypotheses", pad2([[], [], []], 4), pad2([[1, 2, 3], [4], [5, 6]], 4))
+    add_rates("empty_references_and_some", pad2([[1, 2], [3]], 3), pad2([[], [3, 4]], 3))
+    add_rates("all_padding", pad2([[], []], 3), pad2([[], []], 2))
+    add_edit("all_padding", pad2([[], []], 3), pad2([[], []], 2), reduction="none")
+    add_rates("one_row", pad2([[7, 8, 9, 10]]), pad2([[7, 9, 10, 11, 12]]))
+    add_rates("identical", pad2(t[:10]), pad2(t[:10]))
+    add_rates("disjoint_vocabularies", pad2([[1, 2, 3], [4, 5]], 3), pad2([[10, 11], [12, 13, 14, 15]], 4))
+    add_edit("one_row", pad2([[7, 8, 9, 10]]), pad2([[7, 9, 10, 11, 12]]), reduction="none")
     # Ids near the int64 limits (only equality matters).
     big = np.iinfo(np.int64).max
-    add_rates("ids_near_int64_max", pad([[big, big - 1, 5], [big - 2]]), pad([[big - 1, big, 5], [big - 2, 0]]))
+    add_rates("ids_near_int64_max", pad2([[big, big - 1, 5], [big - 2]]), pad2([[big - 1, big, 5], [big - 2, 0]]))
     # Long sequences: L = 4096 characters, one pair and a few shorter.
     long_t = [list(rng.integers(0, 60, 4096)), list(rng.integers(0, 60, 2000))]
     long_p = [noisy(long_t[0], 60, 0.05, 0.03, 0.03)[:4096], noisy(long_t[1], 60, 0.3, 0.2, 0.1)]
-    add_rates("long_L4096", pad(long_p, 4096), pad(long_t, 4096), only=["char_error_rate", "match_error_rate"])
+    add_rates("long_L4096", pad2(long_p, 4096), pad2(long_t, 4096), only=["char_error_rate", "match_error_rate"])
     # Refused inputs.
     from gen_fixtures import Refused
     S.add("word_error_rate__refused_float_preds", "word_error_rate",
-          {"preds": T(np.zeros((2, 3)), "float32"), "target": pad([[1, 2], [3]], 3)}, Refused("preds"),
+          {"preds": T(np.zeros((2, 3)), "float32"), "target": pad2([[1, 2], [3]], 3)}, Refused("preds"),
           "refused: token ids must be integers")
     S.add("word_error_rate__refused_1d_target", "word_error_rate",
-          {"preds": pad([[1, 2], [3]], 3), "target": T(np.array([1, 2]), "int64")}, Refused("target"),
+          {"preds": pad2([[1, 2], [3]], 3), "target": T(np.array([1, 2]), "int64")}, Refused("target"),
           "refused: token ids must be [N, L]")
     S.add("edit_distance__refused_negative_substitution_cost", "edit_distance(substitution_cost=-1)",
-          {"preds": pad([[1]]), "target": pad([[2]])}, Refused("substitution_cost"),
+          {"preds": pad2([[1]]), "target": pad2([[2]])}, Refused("substitution_cost"),
           "refused: substitution_cost must be >= 0")
     return S
 
