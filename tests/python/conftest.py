@@ -22,6 +22,8 @@ def tally_bin():
 
 def tensor_of(spec):
     """A golden fixture's input ({"dtype", "shape", "data"}) as a tensor."""
+    if spec["dtype"].startswith(("int", "uint")):  # exactly: ids near 2^63 have no float64
+        return torch.tensor(spec["data"], dtype=torch.int64).reshape(spec["shape"]).to(getattr(torch, spec["dtype"]))
     values = [math.nan if v is None else (-math.inf if v == "-inf" else math.inf) if isinstance(v, str)
               else float(v) for v in spec["data"]]
     t = torch.tensor(values, dtype=torch.float64).reshape(spec["shape"])
