@@ -121,20 +121,24 @@ std::u32string Sub2(const std::u32string& s, First first, Second second, Emit em
   return out;
 }
 
-// Tokenize13a is sacreBLEU's 13a tokenizer (mteval-v13a.pl), as
-// TorchMetrics 1.5.2 writes it: the language-independent replacements, then
-// its four regular expressions; whitespace is collapsed by the split after.
-std::string Tokenize13a(absl::string_view sentence) {
-  std::string line = absl::StrReplaceAll(sentence, {{"<skipped>", ""}});
-  line = absl::StrReplaceAll(line, {{"-\n", ""}});
-  line = absl::StrReplaceAll(line, {{"\n", " "}});
+// Entities replaces the four XML entities, one at a time in this order (as
+// chained str.replace and re.sub do).
+std::string Entities(std::string line) {
   if (absl::StrContains(line, "&")) {
-    // One at a time, in this order, as Python's chained str.replace.
     for (const auto& [from, to] :
          {std::pair<const char*, const char*>{"&quot;", "\""}, {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}}) {
       line = absl::StrReplaceAll(line, {{from, to}});
     }
   }
+  return line;
+}
+
+// SpacePunctuation is the regular expressions mteval-v13a.pl and Tercom
+// share, on " line ": ASCII symbols set apart, then a period or comma
+// beside a non-digit, and a hyphen after a digit; with `possessive`
+// (Tercom) "'s " becomes " 's " after the symbols. (Tercom's "'s$" never
+// matches: the line ends with the space added.)
+std::string SpacePunctuation(absl::string_view line, bool possessive) {
   const auto digit = [](char32_t c) { return c >= U'0' && c <= U'9'; };
   const auto not_digit = [&](char32_t c) { return !digit(c); };
   const auto period_or_comma = [](char32_t c) { return c == U'.' || c == U','; };
@@ -152,6 +156,18 @@ std::string Tokenize13a(absl::string_view sentence) {
       spaced += c;
     }
   }
+  if (possessive) {
+    std::u32string out;
+    for (size_t i = 0; i < spaced.size();) {
+      if (spaced.compare(i, 3, U"'s ") == 0) {
+        out += U" 's ";
+        i += 3;
+      } else {
+        out += spaced[i++];
+      }
+    }
+    spaced = std::move(out);
+  }
   // "\1 \2 " and " \1 \2": the two code points set apart.
   const auto space_after = [](char32_t a, char32_t b, std::u32string& out) { out += {a, U' ', b, U' '}; };
   const auto space_before = [](char32_t a, char32_t b, std::u32string& out) { out += {U' ', a, U' ', b}; };
@@ -161,6 +177,58 @@ std::string Tokenize13a(absl::string_view sentence) {
       spaced, digit, [](char32_t c) { return c == U'-'; }, space_after);
   std::string out;
   for (char32_t c : spaced) AppendUtf8(c, out);
+  return out;
+}
+
+// Tokenize13a is sacreBLEU's 13a tokenizer (mteval-v13a.pl), as
+// TorchMetrics 1.5.2 writes it: the language-independent replacements, then
+// its four regular expressions; whitespace is collapsed by the split after.
+std::string Tokenize13a(absl::string_view sentence) {
+  std::string line = absl::StrReplaceAll(sentence, {{"<skipped>", ""}});
+  line = absl::StrReplaceAll(line, {{"-\n", ""}});
+  line = absl::StrReplaceAll(line, {{"\n", " "}});
+  return SpacePunctuation(Entities(std::move(line)), /*possessive=*/false);
+}
+
+// CJK ideographs and radicals, and the CJK and full-width punctuation,
+// that Tercom's asian support sets apart (TorchMetrics' _normalize_asian:
+// its kana rules are anchored at the line's start, which normalization
+// made a space, so they never match).
+bool CjkIdeograph(char32_t c) {
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x31C0 && c <= 0x31EF) ||
+         (c >= 0x2E80 && c <= 0x2EFF) || (c >= 0x3300 && c <= 0x33FF) || (c >= 0xF900 && c <= 0xFAFF) ||
+         (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0x3200 && c <= 0x3F22);
+}
+bool CjkPunctuation(char32_t c) {
+  return c == 0x3001 || c == 0x3002 || (c >= 0x3008 && c <= 0x3011) || (c >= 0x3014 && c <= 0x301F) ||
+         (c >= 0xFF61 && c <= 0xFF65) || c == 0x30FB || c == 0xFF0E || c == 0xFF0C || c == 0xFF1F || c == 0xFF1A ||
+         c == 0xFF1B || c == 0xFF01 || c == 0xFF02 || c == 0xFF08 || c == 0xFF09;
+}
+
+// TokenizeTercom is TorchMetrics' _TercomTokenizer (functional/text/ter.py)
+// before its final split: lowercased first, then the normalization and the
+// punctuation removal its flags ask for.
+std::string TokenizeTercom(absl::string_view sentence, const Tokenizer& t) {
+  std::string line = t.lowercase ? Lowercase(sentence) : std::string(sentence);
+  if (t.normalize) {
+    line = absl::StrReplaceAll(line, {{"\n-", ""}});
+    line = absl::StrReplaceAll(line, {{"\n", " "}});
+    line = SpacePunctuation(Entities(std::move(line)), /*possessive=*/true);
+  }
+  if (!t.normalize && !t.no_punctuation) return line;
+  std::string out;
+  for (char32_t c : CodePoints(line)) {
+    const bool cjk_punctuation = t.asian && CjkPunctuation(c);
+    const bool dropped =
+        t.no_punctuation &&
+        ((c < 0x80 && absl::string_view(".,?:;!\"()").find(static_cast<char>(c)) != absl::string_view::npos) ||
+         cjk_punctuation);
+    // Normalization spaces a mark before the removal drops it: its spaces stay.
+    const bool spaced = t.normalize && t.asian && (CjkIdeograph(c) || cjk_punctuation);
+    if (spaced) out += ' ';
+    if (!dropped) AppendUtf8(c, out);
+    if (spaced) out += ' ';
+  }
   return out;
 }
 
@@ -244,7 +312,8 @@ std::vector<std::string> SeparatePunctuation(std::vector<std::string> words) {
 
 std::string TokenizerName(Tokenizer t) {
   constexpr absl::string_view kNames[] = {"words",       "characters",      "13a words",  "characters without spaces",
-                                          "ROUGE words", "chrF characters", "chrF words", "SQuAD words"};
+                                          "ROUGE words", "chrF characters", "chrF words", "SQuAD words",
+                                          "TER words"};
   return absl::StrCat(kNames[t.split], t.lowercase ? ", lowercased" : "", t.with_words ? ", and chrF words" : "");
 }
 
@@ -272,6 +341,15 @@ absl::StatusOr<Tokenizer> TokenizerFor(absl::string_view spec_text) {
     return Tokenizer(Tokenizer::kRouge);
   }
   if (metric == "squad") return Tokenizer(Tokenizer::kSquad);
+  if (metric == "translation_edit_rate") {
+    metrics::SpecArgs args(spec);
+    Tokenizer t(Tokenizer::kTercom);
+    TALLY_ASSIGN_OR_RETURN(t.lowercase, args.GetBool("lowercase", true));
+    TALLY_ASSIGN_OR_RETURN(t.normalize, args.GetBool("normalize", false));
+    TALLY_ASSIGN_OR_RETURN(t.no_punctuation, args.GetBool("no_punctuation", false));
+    TALLY_ASSIGN_OR_RETURN(t.asian, args.GetBool("asian_support", false));
+    return t;
+  }
   if (metric == "chrf_score") {
     metrics::SpecArgs args(spec);
     TALLY_ASSIGN_OR_RETURN(const bool lowercase, args.GetBool("lowercase", false));
@@ -312,6 +390,9 @@ std::vector<std::string> Tokenize(absl::string_view sentence, Tokenizer t) {
     sentence = StripSpace(sentence);
   } else if (t.split == Tokenizer::kSquad) {
     tokenized = NormalizeAnswer(sentence);
+    sentence = tokenized;
+  } else if (t.split == Tokenizer::kTercom) {
+    tokenized = TokenizeTercom(sentence, t);
     sentence = tokenized;
   }
   std::vector<std::string> out;

@@ -30,16 +30,25 @@ struct Tokenizer {
     kChrfCharacters,  // chrF's: code points of str.strip() but the spaces (U+0020)
     kChrfWords,       // chrF++'s: words, an ASCII punctuation mark at a word's end (else start) set apart
     kSquad,           // SQuAD's normalize_answer: lowercased, punctuation and articles removed, then words
+    kTercom,          // TER's: lowercase first, then the flags below, then words
   };
   Split split = kWords;
   bool lowercase = false;  // each token lowercased (Unicode simple case mapping)
   // with_words: chrF++ also reads each text input's words, as input
   // "<name>_words" (split kChrfWords, lowercased alike).
   bool with_words = false;
+  // kTercom's flags (translation_edit_rate's arguments): `normalize` sets
+  // punctuation apart as 13a does (and 's), `no_punctuation` drops
+  // . , ? : ; ! " ( ), `asian` also spaces CJK ideographs and CJK
+  // punctuation (with normalize) or drops that punctuation.
+  bool normalize = false;
+  bool no_punctuation = false;
+  bool asian = false;
 
   Tokenizer(Split s = kWords, bool lower = false) : split(s), lowercase(lower) {}  // NOLINT: implicit
   friend bool operator==(const Tokenizer& a, const Tokenizer& b) {
-    return a.split == b.split && a.lowercase == b.lowercase && a.with_words == b.with_words;
+    return a.split == b.split && a.lowercase == b.lowercase && a.with_words == b.with_words &&
+           a.normalize == b.normalize && a.no_punctuation == b.no_punctuation && a.asian == b.asian;
   }
 };
 
@@ -51,7 +60,8 @@ std::string TokenizerName(Tokenizer t);
 // metric `spec` ("name(args)"): characters for char_error_rate and
 // edit_distance, sacreBLEU's `tokenize` and `lowercase` for
 // sacre_bleu_score, rouge-score's words for rouge_score, chrF's characters
-// (and words) for chrf_score, SQuAD's normalised words for squad, words for the other text metrics.
+// (and words) for chrf_score, SQuAD's normalised words for squad, TER's
+// words for translation_edit_rate, words for the other text metrics.
 // InvalidArgument for a metric that takes no text, a sacreBLEU tokenizer
 // read only as ids, or ROUGE's stemmer.
 absl::StatusOr<Tokenizer> TokenizerFor(absl::string_view spec);

@@ -19,6 +19,7 @@ void RegisterPerplexity(std::vector<MetricInfo>& out);
 void RegisterRougeMetrics(std::vector<MetricInfo>& out);
 void RegisterChrfMetrics(std::vector<MetricInfo>& out);
 void RegisterSquad(std::vector<MetricInfo>& out);
+void RegisterTerMetrics(std::vector<MetricInfo>& out);
 void RegisterSeparationMetrics(std::vector<MetricInfo>& out);
 void RegisterFleissKappa(std::vector<MetricInfo>& out);
 
@@ -48,6 +49,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterRougeMetrics(*v);
     RegisterChrfMetrics(*v);
     RegisterSquad(*v);
+    RegisterTerMetrics(*v);
     RegisterSeparationMetrics(*v);
     RegisterFleissKappa(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics

@@ -403,11 +403,25 @@ struct ArgsortAttrs {
   }
 };
 // edit_distance: the cost of one substitution (an insertion or deletion
-// costs 1).
+// costs 1); with `substitutions`, also the substitutions, deletions and
+// insertions of the alignment with the fewest substitutions.
 struct EditDistanceAttrs {
   int64_t substitution_cost = 1;
+  Opt<bool> substitutions{false};
   static constexpr auto Fields() {
-    return std::make_tuple(F("substitution_cost", &EditDistanceAttrs::substitution_cost));
+    return std::make_tuple(F("substitution_cost", &EditDistanceAttrs::substitution_cost),
+                           F("substitutions", &EditDistanceAttrs::substitutions));
+  }
+};
+// sdr: the distortion filter's length, zero-mean signals, and the constant
+// added to the autocorrelation's diagonal.
+struct SdrAttrs {
+  int64_t filter_length = 512;
+  Opt<bool> zero_mean{false};
+  Opt<double> load_diag{0.0};
+  static constexpr auto Fields() {
+    return std::make_tuple(F("filter_length", &SdrAttrs::filter_length), F("zero_mean", &SdrAttrs::zero_mean),
+                           F("load_diag", &SdrAttrs::load_diag));
   }
 };
 // ngram_matches, ngram_overlap: the highest n-gram order counted (orders

@@ -26,6 +26,8 @@
 #include "ops/fused/replica_histogram.h"
 #include "ops/fused/retrieval.h"
 #include "ops/fused/score_code.h"
+#include "ops/fused/sdr.h"
+#include "ops/fused/ter_edits.h"
 #include "ops/fused/token_nll.h"
 #include "ops/meta_kernels.h"
 #include "support/torch_status.h"
@@ -367,7 +369,8 @@ void ExpectedMutualInfo(const ir::Node&, const at::Tensor* in, at::Tensor* out) 
 }
 void MaxAssignment(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::MaxAssignment(in[0]); }
 void EditDistance(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  out[0] = fused::EditDistance(in[0], in[1], AttrsOf<EditDistanceAttrs>(n).substitution_cost);
+  const auto attrs = AttrsOf<EditDistanceAttrs>(n);
+  out[0] = fused::EditDistance(in[0], in[1], attrs.substitution_cost, attrs.substitutions.get());
 }
 void NgramMatches(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = fused::NgramMatches(in[0], in[1], AttrsOf<NgramMatchesAttrs>(n).n_gram);
@@ -376,6 +379,11 @@ void NgramOverlap(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = fused::NgramOverlap(in[0], in[1], AttrsOf<NgramMatchesAttrs>(n).n_gram);
 }
 void LcsLength(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::LcsLength(in[0], in[1]); }
+void TerEdits(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::TerEdits(in[0], in[1]); }
+void Sdr(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const auto attrs = AttrsOf<SdrAttrs>(n);
+  out[0] = fused::Sdr(in[0], in[1], attrs.filter_length, attrs.zero_mean.get(), attrs.load_diag.get());
+}
 void TokenNll(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::TokenNll(in[0], in[1]); }
 
 // Fused composite ops: CPU tensors call the kernel directly (no dispatcher
@@ -653,6 +661,8 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kNgramMatches, NgramMatches},
     {OpId::kNgramOverlap, NgramOverlap},
     {OpId::kLcsLength, LcsLength},
+    {OpId::kTerEdits, TerEdits},
+    {OpId::kSdr, Sdr},
     {OpId::kTokenNll, TokenNll},
 };
 static_assert(kKernels.Complete(OpKind::kPrimitive) && kKernels.Complete(OpKind::kComposite),

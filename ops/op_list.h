@@ -100,6 +100,8 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(NgramMatches, "ngram_matches", kPrimitive)              \
   X(NgramOverlap, "ngram_overlap", kPrimitive)              \
   X(LcsLength, "lcs_length", kPrimitive)                    \
+  X(TerEdits, "ter_edits", kPrimitive)                      \
+  X(Sdr, "sdr", kPrimitive)                                 \
   X(TokenNll, "token_nll", kPrimitive)                      \
   X(McConfmat, "mc_confmat", kComposite)                    \
   X(McMarginals, "mc_marginals", kComposite)                \

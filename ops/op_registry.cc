@@ -49,6 +49,7 @@ const OpTable& Registry() {
     RegisterGatherOps(*t);
     RegisterRetrievalOps(*t);
     RegisterSequenceOps(*t);
+    RegisterSignalOps(*t);
     return t;
   }();
   return *table;

@@ -104,6 +104,7 @@ void RegisterSortOps(OpTable& t);
 void RegisterGatherOps(OpTable& t);
 void RegisterRetrievalOps(OpTable& t);
 void RegisterSequenceOps(OpTable& t);
+void RegisterSignalOps(OpTable& t);
 
 // Helpers for the family files.
 // MakeOp fills the fields every op definition has.

@@ -8,15 +8,22 @@
 //                                                       [..., frequency, time, 2]
 //   source_aggregated_signal_distortion_ratio(scale_invariant=True, zero_mean=False)
 //                                                       [..., spk, time]
+//   signal_distortion_ratio(use_cg_iter=None, filter_length=512, zero_mean=False, load_diag=None)
+//                                                       [..., time]
 //   permutation_invariant_training(metric, mode='speaker-wise', eval_func='max', ...)
 //                                                       [batch, spk, ...]
 // Every metric is the mean of per-signal values in dB: a float64 sum and an
 // int64 count, fixed-size and exact to merge. Values are computed in
-// float64 with the epsilon of preds' dtype, as TorchMetrics adds it.
+// float64 with the epsilon of preds' dtype, as TorchMetrics adds it. SDR
+// solves for a distortion filter per signal (the sdr op, ops/fused/sdr.h);
+// use_cg_iter (TorchMetrics' conjugate gradient, which needs fast-bss-eval
+// and falls back to the direct solve without it) is accepted and solved
+// directly: the exact filter.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +32,7 @@
 #include "metrics/common.h"
 #include "metrics/registry.h"
 #include "metrics/regression/operands.h"
+#include "ops/attrs.h"
 #include "support/status_macros.h"
 
 namespace tally::metrics {
@@ -35,13 +43,16 @@ using dsl::State;
 using ir::DType;
 using ops::Expr;
 
-enum class Kind { kSnr, kSiSnr, kSiSdr, kComplexSiSnr, kSaSdr };
+enum class Kind { kSnr, kSiSnr, kSiSdr, kComplexSiSnr, kSaSdr, kSdr };
 
 // The PIT inner metrics, by name.
-constexpr absl::string_view kInnerNames[] = {
-    "signal_noise_ratio", "scale_invariant_signal_noise_ratio", "scale_invariant_signal_distortion_ratio",
-    "complex_scale_invariant_signal_noise_ratio", "source_aggregated_signal_distortion_ratio"};
-constexpr Kind kInnerKinds[] = {Kind::kSnr, Kind::kSiSnr, Kind::kSiSdr, Kind::kComplexSiSnr, Kind::kSaSdr};
+constexpr absl::string_view kInnerNames[] = {"signal_noise_ratio",
+                                             "scale_invariant_signal_noise_ratio",
+                                             "scale_invariant_signal_distortion_ratio",
+                                             "complex_scale_invariant_signal_noise_ratio",
+                                             "source_aggregated_signal_distortion_ratio",
+                                             "signal_distortion_ratio"};
+constexpr Kind kInnerKinds[] = {Kind::kSnr, Kind::kSiSnr, Kind::kSiSdr, Kind::kComplexSiSnr, Kind::kSaSdr, Kind::kSdr};
 
 // More speakers than this make PIT's table of permutations too large.
 constexpr int64_t kMaxSpeakers = 6;
@@ -51,6 +62,8 @@ struct Options {
   Kind kind = Kind::kSnr;
   bool zero_mean = false;
   bool scale_invariant = true;  // SA-SDR only
+  int64_t filter_length = 512;  // SDR only
+  double load_diag = 0.0;       // SDR only
   double eps = std::numeric_limits<float>::epsilon();
 };
 
@@ -62,6 +75,18 @@ absl::Status ReadOptions(SpecArgs& args, Options& o) {
   }
   if (o.kind == Kind::kSaSdr) {
     TALLY_ASSIGN_OR_RETURN(o.scale_invariant, args.GetBool("scale_invariant", true));
+  }
+  if (o.kind == Kind::kSdr) {
+    TALLY_ASSIGN_OR_RETURN(o.filter_length, args.GetInt("filter_length", 512));
+    if (o.filter_length < 1) {
+      return args.InvalidArgument(absl::StrCat("filter_length must be >= 1, got ", o.filter_length));
+    }
+    TALLY_ASSIGN_OR_RETURN(const std::optional<double> load_diag, args.GetOptionalDouble("load_diag"));
+    o.load_diag = load_diag.value_or(0.0);
+    TALLY_ASSIGN_OR_RETURN(const std::optional<int64_t> iterations, args.GetOptionalInt("use_cg_iter"));
+    if (iterations.has_value() && *iterations < 1) {
+      return args.InvalidArgument(absl::StrCat("use_cg_iter must be >= 1 or None, got ", *iterations));
+    }
   }
   return absl::OkStatus();
 }
@@ -125,6 +150,17 @@ Geometry GeometryOf(Kind kind, const std::vector<int64_t>& shape) {
 // Values are the per-signal values of `kind` in dB, preds and target in
 // float64 (broadcast against each other by PIT), of rank `shape.size()`.
 Expr Values(const Options& o, const std::vector<int64_t>& shape, Expr preds, Expr target) {
+  if (o.kind == Kind::kSdr) {
+    // The op pairs signals of one shape: PIT's broadcast made explicit
+    // (adding zeros is exact).
+    Expr p = preds + ops::FullLike(target, 0.0, DType::kFloat64);
+    Expr t = target + ops::FullLike(preds, 0.0, DType::kFloat64);
+    ops::SdrAttrs attrs;
+    attrs.filter_length = o.filter_length;
+    attrs.zero_mean = o.zero_mean;
+    attrs.load_diag = o.load_diag;
+    return preds.builder()->Op(ops::OpId::kSdr, {p, t}, ops::ToAttrMap(attrs));
+  }
   const Geometry g = GeometryOf(o.kind, shape);
   if (o.zero_mean) {
     preds = Centered(preds, g.mean_dims, g.mean_count);

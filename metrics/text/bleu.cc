@@ -52,11 +52,8 @@ absl::StatusOr<dsl::Metric> Build(bool sacre, SpecArgs& args, const dsl::Signatu
     TALLY_RETURN_IF_ERROR(args.GetBool("lowercase", false).status());
   }
   MetricBuilder b(args.metric_name(), sig, device);
-  Expr preds = TokenIds(b, "preds");
-  Expr target = TokenIds(b, "target", /*references=*/true);
-  SameRows(b);
+  const auto [preds, target, refs] = DeclarePredsAndReferences(b);
   if (!b.ok()) return b.status();
-  if (target.rank() == 2) target = ops::Unsqueeze(target, 1);
   ops::NgramMatchesAttrs attrs;
   attrs.n_gram = n_gram;
   Expr counts = b.Op(ops::OpId::kNgramMatches, {preds, target}, ops::ToAttrMap(attrs));

@@ -66,8 +66,8 @@ Side Count(MetricBuilder& b, Expr preds, Expr target, int64_t n) {
   attrs.n_gram = n;
   Side s;
   s.shared = b.Op(ops::OpId::kNgramOverlap, {preds, target}, ops::ToAttrMap(attrs));
-  s.hyp = ops::Unsqueeze(Orders(ops::Sum(ops::Cast(preds >= 0.0, DType::kInt64), {1}, /*keepdim=*/true), n), 1);
-  s.ref = Orders(ops::Sum(ops::Cast(target >= 0.0, DType::kInt64), {2}, /*keepdim=*/true), n);
+  s.hyp = ops::Unsqueeze(Orders(Lengths(preds, /*keepdim=*/true), n), 1);
+  s.ref = Orders(Lengths(target, /*keepdim=*/true), n);
   return s;
 }
 

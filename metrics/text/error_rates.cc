@@ -6,6 +6,11 @@
 //   word_information_preserved             (H / target tokens) (H / preds tokens),
 //   word_information_lost                  1 - that, with H = sum max(...) - errors
 //   edit_distance(substitution_cost=1, reduction=mean|sum|none)
+//   error_counts                           (Tally's) int64 [hits, substitutions,
+//                                          deletions, insertions] summed over
+//                                          rows: of each row's least-cost
+//                                          alignment with the fewest
+//                                          substitutions
 // `preds` and `target` are integer token ids [N, L] (the two widths may
 // differ), a negative id padding: a word, a character or a subword per id,
 // as tokenized. The states are int64 sums (edit_distance with
@@ -31,7 +36,7 @@ using dsl::State;
 using ir::DType;
 using ops::Expr;
 
-enum class Rate { kError, kMatchError, kInformationPreserved, kInformationLost, kEditDistance };
+enum class Rate { kError, kMatchError, kInformationPreserved, kInformationLost, kEditDistance, kCounts };
 
 absl::StatusOr<dsl::Metric> Build(Rate rate, SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   int64_t substitution_cost = 1;
@@ -50,11 +55,25 @@ absl::StatusOr<dsl::Metric> Build(Rate rate, SpecArgs& args, const dsl::Signatur
   if (!b.ok()) return b.status();
   ops::EditDistanceAttrs attrs;
   attrs.substitution_cost = substitution_cost;
+  if (rate == Rate::kCounts) attrs.substitutions = true;
   Expr counts = b.Op(ops::OpId::kEditDistance, {preds, target}, ops::ToAttrMap(attrs));
   Expr distance = ops::Select(counts, 1, 0);
   Expr preds_len = ops::Select(counts, 1, 1);
   Expr target_len = ops::Select(counts, 1, 2);
 
+  if (rate == Rate::kCounts) {
+    // Columns 3..5 of [N, 6]: substitutions, deletions, insertions; the
+    // hits are the target's length less substitutions and deletions.
+    Expr subs = ops::Sum(ops::Select(counts, 1, 3));
+    Expr dels = ops::Sum(ops::Select(counts, 1, 4));
+    Expr hits = ops::Sum(target_len) - subs - dels;
+    std::vector<Expr> totals;
+    for (Expr x : {hits, subs, dels, ops::Sum(ops::Select(counts, 1, 5))}) totals.push_back(ops::Unsqueeze(x, 0));
+    State total = b.AddState("counts", DType::kInt64, {4}, ir::Reducer::kSum);
+    b.Accumulate(total, ops::Concat(totals));
+    b.Output(b.Read(total));
+    return b.Finish();
+  }
   if (rate == Rate::kEditDistance) {
     if (reduction == "none") {
       State rows = b.AddState("distances", DType::kInt64, {}, ir::Reducer::kCat);
@@ -105,6 +124,7 @@ void RegisterTextErrorRateMetrics(std::vector<MetricInfo>& out) {
   add("word_information_preserved", Rate::kInformationPreserved);
   add("word_information_lost", Rate::kInformationLost);
   add("edit_distance", Rate::kEditDistance);
+  add("error_counts", Rate::kCounts);
 }
 
 }  // namespace tally::metrics

@@ -59,12 +59,8 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
   TALLY_RETURN_IF_ERROR(args.GetBool("use_stemmer", false).status());
 
   MetricBuilder b(args.metric_name(), sig, device);
-  Expr preds = TokenIds(b, "preds");
-  Expr target = TokenIds(b, "target", /*references=*/true);
-  SameRows(b);
+  const auto [preds, target, refs] = DeclarePredsAndReferences(b);
   if (!b.ok()) return b.status();
-  if (target.rank() == 2) target = ops::Unsqueeze(target, 1);
-  const int64_t refs = b.FindInput("target")->shape.size() == 3 ? b.FindInput("target")->shape[1] : 1;
 
   int64_t n_max = 0;
   bool lcs = false;
@@ -78,9 +74,9 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
     attrs.n_gram = n_max;
     shared = b.Op(ops::OpId::kNgramOverlap, {preds, target}, ops::ToAttrMap(attrs));  // [N, R, n_max]
   }
-  if (lcs) longest = b.Op(ops::OpId::kLcsLength, {preds, target});                          // [N, R]
-  Expr lp = ops::Unsqueeze(F64(ops::Sum(ops::Cast(preds >= 0.0, DType::kInt64), {1})), 1);  // [N, 1]
-  Expr lt = F64(ops::Sum(ops::Cast(target >= 0.0, DType::kInt64), {2}));                    // [N, R]
+  if (lcs) longest = b.Op(ops::OpId::kLcsLength, {preds, target});  // [N, R]
+  Expr lp = F64(Lengths(preds, /*keepdim=*/true));                  // [N, 1]
+  Expr lt = F64(Lengths(target));                                   // [N, R]
 
   // Scores [3 K, N, R]: per key its fmeasure, precision and recall.
   std::vector<Expr> scores;

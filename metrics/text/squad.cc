@@ -30,17 +30,14 @@ using ops::Expr;
 
 absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, const ir::Device& device) {
   MetricBuilder b(args.metric_name(), sig, device);
-  Expr preds = TokenIds(b, "preds");
-  Expr target = TokenIds(b, "target", /*references=*/true);
-  SameRows(b);
+  const auto [preds, target, refs] = DeclarePredsAndReferences(b);
   if (!b.ok()) return b.status();
-  if (target.rank() == 2) target = ops::Unsqueeze(target, 1);
   ops::NgramMatchesAttrs unigrams;
   unigrams.n_gram = 1;
   Expr shared = F64(ops::Select(b.Op(ops::OpId::kNgramOverlap, {preds, target}, ops::ToAttrMap(unigrams)), 2, 0));
-  Expr longest = F64(b.Op(ops::OpId::kLcsLength, {preds, target}));                         // [N, R]
-  Expr lp = ops::Unsqueeze(F64(ops::Sum(ops::Cast(preds >= 0.0, DType::kInt64), {1})), 1);  // [N, 1]
-  Expr lt = F64(ops::Sum(ops::Cast(target >= 0.0, DType::kInt64), {2}));                    // [N, R]
+  Expr longest = F64(b.Op(ops::OpId::kLcsLength, {preds, target}));  // [N, R]
+  Expr lp = F64(Lengths(preds, /*keepdim=*/true));                   // [N, 1]
+  Expr lt = F64(Lengths(target));                                    // [N, R]
   Expr exact = F64(longest == lp && longest == lt);
   Expr f1 = ops::Where(lp == 0.0 || lt == 0.0, exact, 2.0 * shared / (lp + lt));
   Expr present = lt > 0.0;

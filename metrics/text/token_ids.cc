@@ -35,4 +35,22 @@ void SameRows(dsl::MetricBuilder& b, const std::string& a, const std::string& c)
   if (a_rows != c_rows) b.FailInput(a, absl::StrCat("has ", a_rows, " rows, ", c, " has ", c_rows));
 }
 
+PredsAndReferences DeclarePredsAndReferences(dsl::MetricBuilder& b) {
+  PredsAndReferences ids;
+  ids.preds = TokenIds(b, "preds");
+  ids.target = TokenIds(b, "target", /*references=*/true);
+  SameRows(b);
+  if (!b.ok()) return ids;
+  if (ids.target.rank() == 2) {
+    ids.target = ops::Unsqueeze(ids.target, 1);
+  } else {
+    ids.refs = b.FindInput("target")->shape[1];
+  }
+  return ids;
+}
+
+ops::Expr Lengths(ops::Expr ids, bool keepdim) {
+  return ops::Sum(ops::Cast(ids >= 0.0, ir::DType::kInt64), {ids.rank() - 1}, keepdim);
+}
+
 }  // namespace tally::metrics

@@ -19,6 +19,18 @@ ops::Expr TokenIds(dsl::MetricBuilder& b, const std::string& name, bool referenc
 // SameRows fails `b` unless inputs `a` and `c` have the same number of rows.
 void SameRows(dsl::MetricBuilder& b, const std::string& a = "preds", const std::string& c = "target");
 
+// Ids: preds [N, Lp] and target [N, R, Lt] (a 2-D target is one reference
+// a row, R = 1), declared with the same rows.
+struct PredsAndReferences {
+  ops::Expr preds, target;
+  int64_t refs = 1;
+};
+// DeclarePredsAndReferences declares the two inputs; a bad one fails `b`.
+PredsAndReferences DeclarePredsAndReferences(dsl::MetricBuilder& b);
+
+// Lengths counts the ids (non-negative entries) along the last dim: int64.
+ops::Expr Lengths(ops::Expr ids, bool keepdim = false);
+
 }  // namespace tally::metrics
 
 #endif  // TALLY_METRICS_TEXT_TOKEN_IDS_H_

@@ -22,9 +22,15 @@
 
 namespace tally::ops::fused {
 
-at::Tensor EditDistance(const at::Tensor& preds, const at::Tensor& target, int64_t substitution_cost);
+// With `substitutions`, int64 [N, 6]: then also the substitutions,
+// deletions and insertions of the least-cost alignment with the fewest
+// substitutions (so "a b" against "b c" is one deletion and one insertion,
+// not two substitutions).
+at::Tensor EditDistance(const at::Tensor& preds, const at::Tensor& target, int64_t substitution_cost,
+                        bool substitutions = false);
 
-// EditDistanceScript is the TorchScript source that defines edit_distance(preds, target, substitution_cost).
+// EditDistanceScript is the TorchScript source that defines
+// edit_distance(preds, target, substitution_cost, substitutions).
 const char* EditDistanceScript();
 
 }  // namespace tally::ops::fused

@@ -1,25 +1,17 @@
 #include "ops/fused/lcs_length.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "ops/fused/script.h"
+#include "ops/fused/token_ids.h"
 #include "ops/fused/token_ids_script.h"
 
 namespace tally::ops::fused {
 namespace {
-
-// Ids sets `out` to the non-negative ids of `row` (length l).
-void Ids(const int64_t* row, int64_t l, std::vector<int64_t>& out) {
-  out.clear();
-  for (int64_t k = 0; k < l; ++k) {
-    if (row[k] >= 0) out.push_back(row[k]);
-  }
-}
 
 // Lcs is the length of the longest common subsequence of a and b, by rows
 // of the table over b.
@@ -45,24 +37,10 @@ at::Tensor LcsLength(const at::Tensor& preds, const at::Tensor& target) {
   if (!preds.is_cpu() || !target.is_cpu()) {
     return RunScript(LcsLengthScript(), "lcs_length", {preds, target}).toTensor();
   }
-  const at::Tensor p = preds.to(at::kLong).contiguous();
-  const at::Tensor t = target.to(at::kLong).contiguous();
-  at::Tensor out = at::empty({n, refs}, opts);
-  const int64_t lp = p.size(1), lt = t.size(2);
-  const int64_t* pd = p.data_ptr<int64_t>();
-  const int64_t* td = t.data_ptr<int64_t>();
-  int64_t* od = out.data_ptr<int64_t>();
-  at::parallel_for(0, n, 16, [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> a, b, row;
-    for (int64_t r = begin; r < end; ++r) {
-      Ids(pd + r * lp, lp, a);
-      for (int64_t q = 0; q < refs; ++q) {
-        Ids(td + (r * refs + q) * lt, lt, b);
-        od[r * refs + q] = Lcs(a, b, row);
-      }
-    }
-  });
-  return out;
+  return PerReference<std::vector<int64_t>>(
+      preds, target, [](const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>& row) {
+        return Lcs(a, b, row);
+      });
 }
 
 const char* LcsLengthScript() {

@@ -30,6 +30,8 @@
 #include "ops/fused/lcs_length.h"
 #include "ops/fused/ngram_matches.h"
 #include "ops/fused/script.h"
+#include "ops/fused/sdr.h"
+#include "ops/fused/ter_edits.h"
 #include "ops/fused/token_nll.h"
 #include "ops/kernels.h"
 #include "ops/op_registry.h"
@@ -312,6 +314,16 @@ std::vector<Sample> Samples() {
   s.push_back({"ngram_matches", "ngram_matches", {"i64[N,6]", "i32[N,2,4]"}, {{"n_gram", int64_t{2}}}});
   s.push_back({"ngram_overlap", "ngram_overlap", {"i64[N,6]", "i32[N,2,4]"}, {{"n_gram", int64_t{3}}}});
   s.push_back({"lcs_length", "lcs_length", {"i32[N,6]", "i64[N,3,5]"}, {}});
+  s.push_back({"edit_distance/substitutions",
+               "edit_distance",
+               {"i64[N,5]", "i32[N,3]"},
+               {{"substitution_cost", int64_t{1}}, {"substitutions", true}}});
+  s.push_back({"ter_edits", "ter_edits", {"i64[N,6]", "i32[N,2,5]"}, {}});
+  s.push_back({"sdr", "sdr", {"f32[N,2,40]", "f32[N,2,40]"}, {{"filter_length", int64_t{8}}}});
+  s.push_back({"sdr/zero_mean",
+               "sdr",
+               {"f64[N,30]", "f64[N,30]"},
+               {{"filter_length", int64_t{4}}, {"zero_mean", true}, {"load_diag", 1e-3}}});
   s.push_back({"token_nll", "token_nll", {"f32[N,3,7]", "i64[N,3]"}, {}});
   s.push_back({"token_nll/bf16", "token_nll", {"bf16[N,2,5]", "i32[N,2]"}, {}});
   s.push_back({"count_invalid", "count_invalid", {"i64[N]"}, {}});
@@ -588,8 +600,134 @@ TEST(KernelsTest, EditDistance) {
       ASSERT_EQ(got[r][2].item<int64_t>(), static_cast<int64_t>(b.size()));
     }
     at::Tensor script =
-        fused::RunScript(fused::EditDistanceScript(), "edit_distance", {preds, target, cost}).toTensor();
+        fused::RunScript(fused::EditDistanceScript(), "edit_distance", {preds, target, cost, false}).toTensor();
     EXPECT_TRUE(at::equal(script, got)) << "cost " << cost;
+  }
+}
+
+// Verifies edit_distance's substitutions, deletions and insertions: the
+// fewest substitutions over the least-cost alignments, found here by a
+// second pass over the full table that follows only its optimal steps;
+// the counts add up to the lengths and the distance; "a b" against "b c" is
+// a deletion and an insertion; the CPU kernel and the tensor form agree.
+TEST(KernelsTest, EditDistanceSubstitutions) {
+  at::manual_seed(6);
+  const at::Tensor preds = at::randint(-1, 4, {300, 9}, at::kLong);
+  const at::Tensor target = at::randint(-1, 4, {300, 7}, at::kInt);
+  for (int64_t cost : {0, 1, 2}) {
+    TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor got,
+                               Eval1("edit_distance", {"i64[N,9]@cpu", "i32[N,7]@cpu"},
+                                     {{"substitution_cost", cost}, {"substitutions", true}}, {preds, target}));
+    ASSERT_EQ(got.sizes(), (std::vector<int64_t>{300, 6}));
+    for (int64_t r = 0; r < preds.size(0); ++r) {
+      std::vector<int64_t> a, b;
+      for (int64_t k = 0; k < 9; ++k)
+        if (preds[r][k].item<int64_t>() >= 0) a.push_back(preds[r][k].item<int64_t>());
+      for (int64_t k = 0; k < 7; ++k)
+        if (target[r][k].item<int64_t>() >= 0) b.push_back(target[r][k].item<int64_t>());
+      const size_t n = a.size(), m = b.size();
+      std::vector<std::vector<int64_t>> d(n + 1, std::vector<int64_t>(m + 1)), subs = d;
+      for (size_t i = 0; i <= n; ++i) {
+        for (size_t j = 0; j <= m; ++j) {
+          if (i == 0 || j == 0) {
+            d[i][j] = static_cast<int64_t>(i + j);
+            continue;
+          }
+          const int64_t step = a[i - 1] == b[j - 1] ? 0 : cost;
+          d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + step});
+          int64_t fewest = INT64_MAX;
+          if (d[i][j] == d[i - 1][j] + 1) fewest = std::min(fewest, subs[i - 1][j]);
+          if (d[i][j] == d[i][j - 1] + 1) fewest = std::min(fewest, subs[i][j - 1]);
+          if (d[i][j] == d[i - 1][j - 1] + step)
+            fewest = std::min(fewest, subs[i - 1][j - 1] + (a[i - 1] != b[j - 1] ? 1 : 0));
+          subs[i][j] = fewest;
+        }
+      }
+      const int64_t dist = got[r][0].item<int64_t>(), s = got[r][3].item<int64_t>();
+      const int64_t del = got[r][4].item<int64_t>(), ins = got[r][5].item<int64_t>();
+      ASSERT_EQ(dist, d[n][m]) << "row " << r << " cost " << cost;
+      ASSERT_EQ(s, subs[n][m]) << "row " << r << " cost " << cost;
+      ASSERT_GE(del, 0);
+      ASSERT_GE(ins, 0);
+      ASSERT_EQ(s * cost + del + ins, dist);
+      ASSERT_EQ(static_cast<int64_t>(m) - s - del, static_cast<int64_t>(n) - s - ins);  // the hits
+      ASSERT_GE(static_cast<int64_t>(m) - s - del, 0);
+    }
+    at::Tensor script =
+        fused::RunScript(fused::EditDistanceScript(), "edit_distance", {preds, target, cost, true}).toTensor();
+    EXPECT_TRUE(at::equal(script, got)) << "cost " << cost;
+  }
+  const at::Tensor ab = I64({1, 2}).reshape({1, 2});
+  const at::Tensor bc = I64({2, 3}).reshape({1, 2});
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor one,
+                             Eval1("edit_distance", {"i64[N,2]@cpu", "i64[N,2]@cpu"},
+                                   {{"substitution_cost", int64_t{1}}, {"substitutions", true}}, {ab, bc}));
+  EXPECT_TRUE(at::equal(one, I64({2, 2, 2, 0, 1, 1}).reshape({1, 6})));
+}
+
+// Verifies ter_edits against TorchMetrics 1.5.2's _translation_edit_rate
+// (run on the same words: "the cat is on the mat" against six references
+// up to "the cat sat on the mat and the dog is on the rug",
+// shifts included, and two block moves), with padding inside the rows; and
+// that the CPU kernel and the TorchScript form agree on random ids over 4
+// values, where shifts and ties are common.
+TEST(KernelsTest, TerEdits) {
+  // the=0 cat=1 is=2 on=3 mat=4 there=5 a=6 sat=7 and=8 dog=9 rug=10
+  const at::Tensor preds = I64({0, 1, -1, 2, 3, 0, 4, -1, -1, -1, -1, -1, -1}).reshape({1, 13});
+  const at::Tensor target = I64({5,  2,  6,  1,  3,  0,  4,  -1, -1, -1, -1, -1, -1,   // there is a cat on the mat: 3
+                                 6,  1,  2,  3,  -1, 0,  4,  -1, -1, -1, -1, -1, -1,   // a cat is on the mat: 1
+                                 3,  0,  4,  0,  1,  2,  -1, -1, -1, -1, -1, -1, -1,   // on the mat the cat is: 1
+                                 4,  0,  3,  2,  1,  0,  -1, -1, -1, -1, -1, -1, -1,   // mat the on is cat the: 3
+                                 -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,   // empty: 6
+                                 0,  1,  7,  3,  0,  4,  8,  0,  9,  2,  3,  0,  10})  // ... on the rug: 8
+                                .reshape({1, 6, 13});
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor got,
+                             Eval1("ter_edits", {"i64[N,13]@cpu", "i64[N,6,13]@cpu"}, {}, {preds, target}));
+  EXPECT_TRUE(at::equal(got, I64({3, 1, 1, 3, 6, 8}).reshape({1, 6}))) << got;
+  // Block moves: hypothesis "e f g h a b c d" against reference "a b c d
+  // e f g h", and "a .. j x y z" against "x y z a .. j": one shift each.
+  const at::Tensor hyp = I64({4, 5, 6, 7, 0, 1, 2, 3, -1, -1, -1, -1, -1,  //
+                              0, 1, 2, 3, 4, 5, 6, 7, 8,  9,  20, 21, 22})
+                             .reshape({2, 13});
+  const at::Tensor ref = I64({0,  1,  2,  3, 4, 5, 6, 7, -1, -1, -1, -1, -1,  //
+                              20, 21, 22, 0, 1, 2, 3, 4, 5,  6,  7,  8,  9})
+                             .reshape({2, 1, 13});
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor moves,
+                             Eval1("ter_edits", {"i64[N,13]@cpu", "i64[N,1,13]@cpu"}, {}, {hyp, ref}));
+  EXPECT_TRUE(at::equal(moves, I64({1, 1}).reshape({2, 1}))) << moves;
+  at::manual_seed(11);
+  const at::Tensor rp = at::randint(-1, 4, {150, 12}, at::kLong);
+  const at::Tensor rt = at::randint(-1, 4, {150, 2, 10}, at::kInt);
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor cpu, Eval1("ter_edits", {"i64[N,12]@cpu", "i32[N,2,10]@cpu"}, {}, {rp, rt}));
+  EXPECT_TRUE(at::equal(fused::RunScript(fused::TerEditsScript(), "ter_edits", {rp, rt}).toTensor(), cpu));
+  EXPECT_GT(cpu.sum().item<int64_t>(), 0);
+}
+
+// Verifies sdr: a 1-tap filter has the closed form 10 log10(c^2 / (1 -
+// c^2)) with c the cosine of the two signals; a delayed copy of target
+// plus a little noise is recovered by a 16-tap filter (above 15 dB; one
+// tap gives about 0); the ATen kernel and the TorchScript form agree.
+TEST(KernelsTest, Sdr) {
+  at::manual_seed(12);
+  const at::Tensor target = at::randn({3, 400}, at::kDouble);
+  const at::Tensor noise = at::randn({3, 400}, at::kDouble);
+  const at::Tensor preds = target + 0.5 * noise;
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor one, Eval1("sdr", {"f64[N,400]@cpu", "f64[N,400]@cpu"},
+                                                   {{"filter_length", int64_t{1}}}, {preds, target}));
+  const at::Tensor c = (preds * target).sum(-1) / (preds.norm(2, -1) * target.norm(2, -1));
+  EXPECT_TRUE(SameTensor(one, 10.0 * at::log10(c * c / (1.0 - c * c)), 1e-10, 1e-10));
+  const at::Tensor delayed = at::roll(target, 3, -1) + 0.01 * noise;  // 3 samples wrap: about 21 dB
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor taps, Eval1("sdr", {"f64[N,400]@cpu", "f64[N,400]@cpu"},
+                                                    {{"filter_length", int64_t{16}}}, {delayed, target}));
+  EXPECT_TRUE((taps > 15.0).all().item<bool>()) << taps;
+  for (bool zero_mean : {false, true}) {
+    TALLY_ASSERT_OK_AND_ASSIGN(
+        at::Tensor got,
+        Eval1("sdr", {"f64[N,400]@cpu", "f64[N,400]@cpu"},
+              {{"filter_length", int64_t{32}}, {"zero_mean", zero_mean}, {"load_diag", 1e-4}}, {preds + 3.0, target}));
+    const at::Tensor script =
+        fused::RunScript(fused::SdrScript(), "sdr", {preds + 3.0, target, int64_t{32}, zero_mean, 1e-4}).toTensor();
+    EXPECT_TRUE(SameTensor(script, got, 1e-12, 1e-12));
   }
 }
 

@@ -53,6 +53,8 @@ std::string SpecFor(const metrics::MetricInfo& m) {
   if (name == "permutation_invariant_training")
     return absl::StrCat(name, "(metric=scale_invariant_signal_distortion_ratio)");
   if (name == "perplexity") return absl::StrCat(name, "(ignore_index=-100)");
+  // The forms' signals are 8 samples: 4 taps (at most n_fft - time + 1 = 9).
+  if (name == "signal_distortion_ratio") return absl::StrCat(name, "(filter_length=4)");
   return name;
 }
 
@@ -94,6 +96,7 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
     out.push_back(
         "permutation_invariant_training(metric=source_aggregated_signal_distortion_ratio, mode=permutation-wise)");
     out.push_back("permutation_invariant_training(metric=signal_noise_ratio, eval_func=min, zero_mean=true)");
+    out.push_back("permutation_invariant_training(metric=signal_distortion_ratio, filter_length=4, load_diag=0.01)");
   }
   if (m.name == "kendall_rank_corrcoef") {  // a tuple result; tau_c's distinct counts
     out.push_back(WithArg(out[0], "t_test=true"));
@@ -139,7 +142,9 @@ std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.name == "fleiss_kappa") return {{"fk"}, {"fk_p"}};
   if (m.domain == "nominal") return {{"mc_i"}, {"mc_f"}, {"nom_nan"}, {"clu_bad"}};
   if (m.name == "perplexity") return {{"lm"}, {"lm_bad"}};
-  if (absl::StrContains(m.name, "bleu") || m.name == "rouge_score") return {{"tok"}, {"tok3"}};
+  if (absl::StrContains(m.name, "bleu") || m.name == "rouge_score" || m.name == "translation_edit_rate") {
+    return {{"tok"}, {"tok3"}};
+  }
   if (m.name == "chrf_score") return {{"chrf"}};
   if (m.domain == "text") return {{"tok"}};
   if (m.name == "complex_scale_invariant_signal_noise_ratio") return {{"wav4"}};

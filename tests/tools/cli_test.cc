@@ -613,5 +613,33 @@ TEST_F(CliTest, ChrfRougeSquadFromTextFiles) {
       {"rouge_score", "stemmed"}));
 }
 
+// Verifies translation_edit_rate from text against TorchMetrics' documented
+// example (2/13: one edit over the references' mean length 6.5), its
+// lowercasing ("A cat ..." matches "a cat ..." unless lowercase=false), and
+// error_counts' [hits, substitutions, deletions, insertions] (a tie between
+// two substitutions and a deletion plus an insertion takes the latter).
+TEST_F(CliTest, TranslationEditRateAndErrorCountsFromTextFiles) {
+  json results;
+  const std::string refs = absl::StrCat(testing::TestTmpDir(), "/ter_refs.tsv");
+  std::ofstream(refs, std::ios::binary) << "there is a cat on the mat\ta cat is on the mat\n";
+  Invocation r =
+      RunTally({"eval", "--format", "json", "--input", TextFile("preds", "ter_doc", "the cat is on the mat\n"),
+                "--input", absl::StrCat("target=", refs), "--metric", "translation_edit_rate"});
+  ASSERT_TRUE(ParseResults(r, &results)) << r;
+  EXPECT_EQ(results[0]["value"].get<double>(), 2.0 / 13.0);
+  r = RunTally({"eval", "--format", "json", "--input", TextFile("preds", "ter_case", "A cat is on the mat\n"),
+                "--input", absl::StrCat("target=", refs), "--metric", "translation_edit_rate", "--metric",
+                "translation_edit_rate(lowercase=false)"});
+  ASSERT_TRUE(ParseResults(r, &results)) << r;
+  EXPECT_EQ(results[0]["value"].get<double>(), 0.0);
+  EXPECT_EQ(results[1]["value"].get<double>(), 2.0 / 13.0);
+  r = RunTally({"eval", "--format", "json", "--input", TextFile("preds", "counts_hyp", "hello world foo\na b\n"),
+                "--input", TextFile("target", "counts_ref", "hello word foo bar\nb c\n"), "--metric", "error_counts",
+                "--metric", "word_error_rate"});
+  ASSERT_TRUE(ParseResults(r, &results)) << r;
+  EXPECT_EQ(results[0]["value"].get<std::vector<int64_t>>(), (std::vector<int64_t>{3, 1, 2, 1}));
+  EXPECT_EQ(results[1]["value"].get<double>(), 4.0 / 6.0);
+}
+
 }  // namespace
 }  // namespace tally

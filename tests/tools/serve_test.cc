@@ -183,6 +183,11 @@ std::string Body(const DataSet& d, int64_t begin, int64_t end) {
   return b + "}";
 }
 
+// WriteFile writes `bytes` to `path`.
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
 std::string Dir(const std::string& name) {
   const std::string dir = absl::StrCat(::tally::testing::TestTmpDir(), "/", name);
   mkdir(dir.c_str(), 0755);
@@ -534,6 +539,53 @@ TEST_F(ServeTest, MetricsEqualEvalOnTheSameRows) {
   }
 }
 
+// Verifies text bodies: sentences (a row's references as a list, ragged)
+// are tokenized as `tally eval` tokenizes text files, so two text batches
+// give eval's result over the two files together; a row that is not text
+// and a metric set that splits text two ways are 400s naming the input.
+TEST_F(ServeTest, TextBodiesAreTokenized) {
+  const std::vector<std::string> hyps = {"the cat is on the mat", "Hello, W\u00f6rld!", "", "a b c d e f g h"};
+  const std::vector<std::vector<std::string>> refs = {
+      {"there is a cat on the mat", "a cat is on the mat"}, {"hello world"}, {"x y", "z"}, {"e f g h a b c d"}};
+  const std::string dir = Dir("text_bodies");
+  std::string preds_txt, refs_tsv;
+  for (size_t i = 0; i < hyps.size(); ++i) {
+    absl::StrAppend(&preds_txt, hyps[i], "\n");
+    absl::StrAppend(&refs_tsv, absl::StrJoin(refs[i], "\t"), "\n");
+  }
+  WriteFile(dir + "/preds.txt", preds_txt);
+  WriteFile(dir + "/target.tsv", refs_tsv);
+  const auto rows = [&](size_t begin, size_t end) {
+    json preds = json::array(), target = json::array();
+    for (size_t i = begin; i < end; ++i) {
+      preds.push_back(hyps[i]);
+      target.push_back(refs[i]);
+    }
+    return json{{"preds", preds}, {"target", target}}.dump();
+  };
+  const std::vector<std::string> specs = {"translation_edit_rate", "translation_edit_rate(normalize=false)"};
+  auto server = SpawnServe(specs);
+  ASSERT_LISTENING(server);
+  Client client(*server);
+  Reply bad = client.Update(R"({"preds": ["a b", 3], "target": [["a"], ["b"]]})");
+  EXPECT_EQ(bad.status, 400) << bad;
+  EXPECT_THAT(ErrorOf(bad), HasSubstr("input 'preds' is text: row 1 is not a string"));
+  ASSERT_EQ(client.Update(rows(0, 3)).status, 200);
+  ASSERT_EQ(client.Update(rows(3, 4)).status, 200);
+  Invocation eval = RunTally({"eval", "--format", "json", "--metric", specs[0], "--metric", specs[1], "--input",
+                              "preds=" + dir + "/preds.txt", "--input", "target=" + dir + "/target.tsv"});
+  ASSERT_EQ(eval.exit_code, 0) << eval;
+  Reply got = client.Metrics();
+  ASSERT_EQ(got.status, 200) << got;
+  EXPECT_EQ(got.body + "\n", eval.out);
+  auto words = SpawnServe({"word_error_rate", "char_error_rate"});
+  ASSERT_LISTENING(words);
+  Client mixed(*words);
+  Reply two_ways = mixed.Update(rows(0, 1));
+  EXPECT_EQ(two_ways.status, 400) << two_ways;
+  EXPECT_THAT(ErrorOf(two_ways), HasSubstr("splits text into words but char_error_rate into characters"));
+}
+
 // Verifies that integers sent for a float input after the first update are
 // cast (JSON `1` for preds fixed as float32 by `0.25`), and that the result
 // is eval's over the same values as float32.
@@ -876,10 +928,6 @@ TEST_F(ServeTest, LoadOfConcurrentClients) {
 
 // ---------------------------------------------------------------------------
 // 4. Checkpoints and crashes.
-
-void WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 // Verifies the replica pattern of docs/distributed.md: two servers fed
 // disjoint rows (several updates each) give, through `tally merge` of their

@@ -172,6 +172,59 @@ TEST(TextInputsTest, SacreBleu13a) {
   EXPECT_THAT(Tokenize("A b", Tokenizer(Tokenizer::kWords, true)), ElementsAre("a", "b"));
 }
 
+// Verifies TER's tokenizer against TorchMetrics 1.5.2's _TercomTokenizer
+// (the expected words printed by it for these sentences): lowercase first,
+// normalize's punctuation and 's, no_punctuation's removal (after the
+// spacing, so "a.b" is "ab" alone and "a b" with normalize), XML entities,
+// a line break before a hyphen, and asian_support's CJK spacing and
+// punctuation.
+TEST(TextInputsTest, Tercom) {
+  const auto ter = [](bool normalize, bool no_punctuation, bool lowercase, bool asian) {
+    Tokenizer t(Tokenizer::kTercom, lowercase);
+    t.normalize = normalize;
+    t.no_punctuation = no_punctuation;
+    t.asian = asian;
+    return t;
+  };
+  const std::string cat = "The Cat's toy, (3.5km) isn't \"here\"!  &quot;x&amp;y&quot;";
+  EXPECT_THAT(Tokenize(cat, ter(false, false, true, false)),
+              ElementsAre("the", "cat's", "toy,", "(3.5km)", "isn't", "\"here\"!", "&quot;x&amp;y&quot;"));
+  EXPECT_THAT(Tokenize(cat, ter(true, false, true, false)),
+              ElementsAre("the", "cat", "'s", "toy", ",", "(", "3.5km", ")", "isn't", "\"", "here", "\"", "!", "\"",
+                          "x", "&", "y", "\""));
+  EXPECT_THAT(Tokenize(cat, ter(false, true, true, false)),
+              ElementsAre("the", "cat's", "toy", "35km", "isn't", "here", "&quotx&ampy&quot"));
+  EXPECT_THAT(Tokenize(cat, ter(true, true, false, false)),
+              ElementsAre("The", "Cat", "'s", "toy", "35km", "isn't", "here", "x", "&", "y"));
+  EXPECT_THAT(Tokenize("Jean's 1-2 a.b, c.d.", ter(true, false, true, false)),
+              ElementsAre("jean", "'s", "1", "-", "2", "a", ".", "b", ",", "c", ".", "d", "."));
+  EXPECT_THAT(Tokenize("Jean's 1-2 a.b, c.d.", ter(false, true, true, false)),
+              ElementsAre("jean's", "1-2", "ab", "cd"));
+  EXPECT_THAT(Tokenize("line\n-break\nhere", ter(true, false, true, false)), ElementsAre("linebreak", "here"));
+  EXPECT_THAT(Tokenize("line\n-break\nhere", ter(false, false, true, false)), ElementsAre("line", "-break", "here"));
+  // 我爱北京、天安门。Tokyo（東京）
+  const std::string cjk =
+      "\xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC\xE3\x80\x81\xE5\xA4\xA9\xE5\xAE\x89\xE9\x97\xA8"
+      "\xE3\x80\x82Tokyo\xEF\xBC\x88\xE6\x9D\xB1\xE4\xBA\xAC\xEF\xBC\x89";
+  std::string lowered = cjk;
+  lowered.replace(lowered.find("Tokyo"), 5, "tokyo");
+  EXPECT_THAT(Tokenize(cjk, ter(true, false, true, false)), ElementsAre(lowered));
+  EXPECT_THAT(Tokenize(cjk, ter(true, false, true, true)),
+              ElementsAre("\xE6\x88\x91", "\xE7\x88\xB1", "\xE5\x8C\x97", "\xE4\xBA\xAC", "\xE3\x80\x81",
+                          "\xE5\xA4\xA9", "\xE5\xAE\x89", "\xE9\x97\xA8", "\xE3\x80\x82", "tokyo", "\xEF\xBC\x88",
+                          "\xE6\x9D\xB1", "\xE4\xBA\xAC", "\xEF\xBC\x89"));
+  EXPECT_THAT(Tokenize(cjk, ter(false, true, true, true)),
+              ElementsAre("\xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC\xE5\xA4\xA9\xE5\xAE\x89\xE9\x97\xA8"
+                          "tokyo\xE6\x9D\xB1\xE4\xBA\xAC"));
+  EXPECT_THAT(Tokenize(cjk, ter(true, true, true, true)),
+              ElementsAre("\xE6\x88\x91", "\xE7\x88\xB1", "\xE5\x8C\x97", "\xE4\xBA\xAC", "\xE5\xA4\xA9",
+                          "\xE5\xAE\x89", "\xE9\x97\xA8", "tokyo", "\xE6\x9D\xB1", "\xE4\xBA\xAC"));
+  EXPECT_THAT(Tokenize("", ter(true, true, true, true)), ElementsAre());
+  EXPECT_EQ(*TokenizerFor("translation_edit_rate"), ter(false, false, true, false));
+  EXPECT_EQ(*TokenizerFor("translation_edit_rate(normalize=true, lowercase=false, asian_support=true)"),
+            ter(true, false, false, true));
+}
+
 // Verifies which metrics take text, and how they split it.
 TEST(TextInputsTest, TokenizerFor) {
   EXPECT_EQ(*TokenizerFor("bleu_score(n_gram=2)"), Tokenizer::kWords);

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <iostream>
 #include <memory>
@@ -26,11 +27,13 @@
 #include "engine/io/regular_file.h"
 #include "engine/ir/aten_types.h"
 #include "engine/persist/checkpoint_format.h"
+#include "metrics/inputs.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 #include "support/status_macros.h"
 #include "support/torch_status.h"
 #include "tools/tally/http_server.h"
+#include "tools/tally/text_files.h"
 
 namespace tally::tools {
 namespace {
@@ -186,7 +189,7 @@ class MetricsServer {
   absl::Status DoUpdate(const std::string& body) {
     std::shared_ptr<Session> s = Current();
     if (s == nullptr || refit_.load()) return Fix(body);
-    return UpdateParsed(*s, Parse(body));
+    return UpdateParsed(*s, Parse(body, s.get()));
   }
 
   // UpdateParsed updates `s` with a parsed body, counting one that never
@@ -202,12 +205,44 @@ class MetricsServer {
     return s.Update(*inputs);
   }
 
-  // Parse reads a body as named tensors and checks what eval checks first
-  // (known names, one row count).
-  static absl::StatusOr<NamedTensors> Parse(const std::string& body) {
-    TALLY_ASSIGN_OR_RETURN(NamedTensors parsed, TensorsFromJson(body));
+  // Parse reads a body as named tensors, its text inputs as token ids split
+  // as the metrics split text (one vocabulary a request: ids are compared
+  // only within a row) and their references as many as `session`'s first
+  // batch had, and checks what eval checks first (known names, one row
+  // count).
+  absl::StatusOr<NamedTensors> Parse(const std::string& body, const Session* session) const {
+    TALLY_ASSIGN_OR_RETURN(TextBody split, SplitTextBody(body));
+    NamedTensors parsed;
+    if (split.texts.empty() || split.json != "{}") {
+      TALLY_ASSIGN_OR_RETURN(parsed, TensorsFromJson(split.json));
+    }
+    if (!split.texts.empty()) {
+      TALLY_ASSIGN_OR_RETURN(parsed, WithTokenIds(options_.specs, parsed, split.texts));
+      if (session != nullptr) FitReferences(parsed, split.texts, session->signature());
+      // The canonical input order, as TensorsFromJson gives it.
+      const auto rank = [](const std::string& name) {
+        return std::find(metrics::kInputNames.begin(), metrics::kInputNames.end(), name) - metrics::kInputNames.begin();
+      };
+      std::stable_sort(parsed.begin(), parsed.end(),
+                       [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
+    }
     TALLY_RETURN_IF_ERROR(CheckInputNamesAndRows(parsed));
     return parsed;
+  }
+
+  // FitReferences pads the token ids of `texts` ([N, L] or [N, R, L]) with
+  // absent (all padding) references up to the R of `sig`: a text batch has
+  // as many references as its fullest row, and rows may hold fewer.
+  static void FitReferences(NamedTensors& inputs, const std::vector<TextInput>& texts, const dsl::Signature& sig) {
+    for (auto& [name, ids] : inputs) {
+      const bool text = std::any_of(texts.begin(), texts.end(), [&](const TextInput& t) {
+        return name == t.name || name == absl::StrCat(t.name, "_words");
+      });
+      auto spec = std::find_if(sig.begin(), sig.end(), [&](const dsl::InputSpec& in) { return in.name == name; });
+      if (!text || spec == sig.end() || spec->shape.size() != 3) continue;
+      if (ids.dim() == 2) ids = ids.unsqueeze(1);
+      if (ids.size(1) < spec->shape[1]) ids = at::constant_pad_nd(ids, {0, 0, 0, spec->shape[1] - ids.size(1)}, -1);
+    }
   }
 
   // Prepare makes parsed inputs fit the session's signature `sig`. When
@@ -280,8 +315,8 @@ class MetricsServer {
   absl::Status Fix(const std::string& body) {
     std::lock_guard<std::mutex> lock(create_mu_);
     std::shared_ptr<Session> current = Current();
-    if (current != nullptr && !refit_.load()) return UpdateParsed(*current, Parse(body));
-    absl::StatusOr<NamedTensors> parsed = Parse(body);
+    if (current != nullptr && !refit_.load()) return UpdateParsed(*current, Parse(body, current.get()));
+    absl::StatusOr<NamedTensors> parsed = Parse(body, current.get());
     absl::StatusOr<dsl::Signature> sig = parsed.ok() ? SignatureFor(*parsed) : parsed.status();
     if (current != nullptr && (!sig.ok() || SignatureKey(*sig) == SignatureKey(current->signature()))) {
       // Bad, or of the signature already fixed: the session decides.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "api/text_inputs.h"
+#include "nlohmann/json.hpp"
 #include "support/status_macros.h"
 
 namespace tally::tools {
@@ -20,11 +21,15 @@ struct Group {
   std::vector<size_t> specs;
 };
 
-absl::StatusOr<std::vector<Group>> GroupByTokenizer(const std::vector<std::string>& specs) {
+// GroupByTokenizer groups `specs` by how they split text; an error names
+// the text input `text` and the spec that takes none.
+absl::StatusOr<std::vector<Group>> GroupByTokenizer(const std::vector<std::string>& specs, const TextInput& text) {
   std::vector<Group> groups;
   for (size_t i = 0; i < specs.size(); ++i) {
     absl::StatusOr<Tokenizer> t = TokenizerFor(specs[i]);
-    if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("a text input: ", t.status().message()));
+    if (!t.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", text.name, "' is text, but ", t.status().message()));
+    }
     Group* g = nullptr;
     for (Group& h : groups) g = h.tokenizer == *t ? &h : g;
     if (g == nullptr) g = &groups.emplace_back(Group{*t, {}});
@@ -64,7 +69,79 @@ absl::StatusOr<NamedTensors> AddTokenIds(const NamedTensors& inputs, const std::
   return out;
 }
 
+// MayHoldText is whether `body` has a '"' right after a '[' (whitespace
+// between): only a list of strings does.
+bool MayHoldText(absl::string_view body) {
+  for (size_t i = body.find('['); i != absl::string_view::npos; i = body.find('[', i + 1)) {
+    const size_t next = body.find_first_not_of(" \t\r\n", i + 1);
+    if (next != absl::string_view::npos && body[next] == '"') return true;
+  }
+  return false;
+}
+
+// HasString is whether `v` is or holds a string.
+bool HasString(const nlohmann::json& v) {
+  if (v.is_string()) return true;
+  if (!v.is_array()) return false;
+  for (const nlohmann::json& x : v) {
+    if (HasString(x)) return true;
+  }
+  return false;
+}
+
+// Sentences reads one text input: every row a sentence, or every row a
+// list of its references.
+absl::StatusOr<TextInput> Sentences(const std::string& name, const nlohmann::json& rows) {
+  const auto bad = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", name, "' is text: ", why,
+                                                   "; give a list of sentences (one a row) or of lists of a row's "
+                                                   "references"));
+  };
+  if (!rows.is_array()) return bad("not a list");
+  const size_t n = rows.size();
+  TextInput text{name, {}};
+  const bool references = n > 0 && rows[0].is_array();
+  if (!references) text.files.emplace_back(n);
+  for (size_t row = 0; row < n; ++row) {
+    const nlohmann::json& x = rows[row];
+    if (x.is_array() != references) return bad(absl::StrCat("row ", row, " mixes sentences and lists"));
+    if (!references) {
+      if (!x.is_string()) return bad(absl::StrCat("row ", row, " is not a string"));
+      text.files[0][row] = x.get<std::string>();
+      continue;
+    }
+    for (size_t r = 0; r < x.size(); ++r) {
+      if (!x[r].is_string()) return bad(absl::StrCat("row ", row, " reference ", r, " is not a string"));
+      while (text.files.size() <= r) text.files.emplace_back(n);
+      text.files[r][row] = x[r].get<std::string>();
+    }
+  }
+  if (text.files.empty()) text.files.emplace_back(n);
+  return text;
+}
+
 }  // namespace
+
+absl::StatusOr<TextBody> SplitTextBody(const std::string& body) {
+  TextBody out;
+  nlohmann::json j;
+  if (MayHoldText(body)) j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) {  // no text; or not JSON, which the tensor parser names
+    out.json = body;
+    return out;
+  }
+  for (auto it = j.begin(); it != j.end();) {
+    if (it.key() == "dtypes" || !HasString(it.value())) {
+      ++it;
+      continue;
+    }
+    TALLY_ASSIGN_OR_RETURN(TextInput text, Sentences(it.key(), it.value()));
+    out.texts.push_back(std::move(text));
+    it = j.erase(it);
+  }
+  out.json = j.dump();
+  return out;
+}
 
 bool IsTextPath(absl::string_view path) {
   if (absl::EndsWith(path, ".tsv") && !absl::StrContains(path, ',')) return true;
@@ -102,7 +179,7 @@ absl::StatusOr<TextInput> ReadTextInput(const std::string& name, absl::string_vi
 absl::StatusOr<NamedTensors> WithTokenIds(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                           const std::vector<TextInput>& texts) {
   if (texts.empty()) return inputs;
-  TALLY_ASSIGN_OR_RETURN(std::vector<Group> groups, GroupByTokenizer(specs));
+  TALLY_ASSIGN_OR_RETURN(std::vector<Group> groups, GroupByTokenizer(specs, texts[0]));
   if (groups.size() > 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         specs[groups[0].specs[0]], " splits text into ", TokenizerName(groups[0].tokenizer), " but ",
@@ -114,7 +191,7 @@ absl::StatusOr<NamedTensors> WithTokenIds(const std::vector<std::string>& specs,
 
 absl::StatusOr<std::vector<EvalResult>> EvaluateText(const std::vector<std::string>& specs, const NamedTensors& inputs,
                                                      const std::vector<TextInput>& texts, const EvalOptions& options) {
-  TALLY_ASSIGN_OR_RETURN(std::vector<Group> groups, GroupByTokenizer(specs));
+  TALLY_ASSIGN_OR_RETURN(std::vector<Group> groups, GroupByTokenizer(specs, texts.at(0)));
   std::vector<EvalResult> results(specs.size());
   for (const Group& g : groups) {
     std::vector<std::string> group_specs;

@@ -33,6 +33,21 @@ bool IsTextPath(absl::string_view path);
 // references, tab-separated (a row with fewer has absent ones).
 absl::StatusOr<TextInput> ReadTextInput(const std::string& name, absl::string_view path);
 
+// TextBody is a `tally serve` request body with its text inputs set apart:
+// `json` the body without them (what api/json_inputs.h parses), `texts`
+// the sentences of each.
+struct TextBody {
+  std::string json;
+  std::vector<TextInput> texts;
+};
+
+// SplitTextBody sets apart the inputs of a JSON object `body` given as
+// text: a list of sentences, one a row (`"preds": ["the cat", ...]`), or a
+// list of lists, each row's references (`"target": [["a cat", "the cat"],
+// ["a dog"]]`; a row with fewer has absent ones). A body with no string
+// right inside a list is returned as it is, unparsed.
+absl::StatusOr<TextBody> SplitTextBody(const std::string& body);
+
 // WithTokenIds is `inputs` plus each text input as token ids, for `specs`
 // that all split text the same way; an error names two that do not.
 absl::StatusOr<NamedTensors> WithTokenIds(const std::vector<std::string>& specs, const NamedTensors& inputs,

@@ -20,6 +20,8 @@
 #include "ops/fused/ngram_matches.h"
 #include "ops/fused/replica_histogram.h"
 #include "ops/fused/script.h"
+#include "ops/fused/sdr.h"
+#include "ops/fused/ter_edits.h"
 #include "ops/fused/token_nll.h"
 #include "ops/op_registry.h"
 #include "support/torch_status.h"
@@ -592,7 +594,8 @@ Result MaxAssignment(LowerCtx& c, const ir::Node&, const Values& in) {
 }
 Result EditDistance(LowerCtx& c, const ir::Node& n, const Values& in) {
   return InlineScript(c, ops::fused::EditDistanceScript(), "edit_distance",
-                      {in[0], in[1], c.Const(AttrsOf<ops::EditDistanceAttrs>(n).substitution_cost)});
+                      {in[0], in[1], c.Const(AttrsOf<ops::EditDistanceAttrs>(n).substitution_cost),
+                       c.Const(AttrsOf<ops::EditDistanceAttrs>(n).substitutions.get())});
 }
 Result NgramMatches(LowerCtx& c, const ir::Node& n, const Values& in) {
   return InlineScript(c, ops::fused::NgramMatchesScript(), "ngram_matches",
@@ -604,6 +607,15 @@ Result NgramOverlap(LowerCtx& c, const ir::Node& n, const Values& in) {
 }
 Result LcsLength(LowerCtx& c, const ir::Node&, const Values& in) {
   return InlineScript(c, ops::fused::LcsLengthScript(), "lcs_length", {in[0], in[1]});
+}
+Result TerEdits(LowerCtx& c, const ir::Node&, const Values& in) {
+  return InlineScript(c, ops::fused::TerEditsScript(), "ter_edits", {in[0], in[1]});
+}
+Result Sdr(LowerCtx& c, const ir::Node& n, const Values& in) {
+  const auto attrs = AttrsOf<ops::SdrAttrs>(n);
+  return InlineScript(
+      c, ops::fused::SdrScript(), "sdr",
+      {in[0], in[1], c.Const(attrs.filter_length), c.Const(attrs.zero_mean.get()), c.Const(attrs.load_diag.get())});
 }
 Result TokenNll(LowerCtx& c, const ir::Node&, const Values& in) {
   return InlineScript(c, ops::fused::kTokenNllScript, "token_nll", in);
@@ -862,6 +874,8 @@ constexpr ops::OpTableOf<OpLowering> kLowerings = {
     {ops::OpId::kNgramMatches, NgramMatches},
     {ops::OpId::kNgramOverlap, NgramOverlap},
     {ops::OpId::kLcsLength, LcsLength},
+    {ops::OpId::kTerEdits, TerEdits},
+    {ops::OpId::kSdr, Sdr},
     {ops::OpId::kTokenNll, TokenNll},
 };
 static_assert(kLowerings.Complete(ops::OpKind::kPrimitive), "a primitive op has no TorchScript lowering");
