@@ -1,14 +1,17 @@
 // Translation edit rate of hypotheses against one or more references, over
 // token ids, with TorchMetrics 1.5.2's name, arguments and values:
 //   translation_edit_rate(normalize=False, no_punctuation=False,
-//                         lowercase=True, asian_support=False)
+//                         lowercase=True, asian_support=False,
+//                         return_sentence_level_score=False)
 // preds [N, Lp] and target [N, Lt] or [N, R, Lt] are word ids (a negative
 // id pads; an all-padding reference is absent unless every reference of
 // the row is, and then the row has one empty reference). Per row the
 // fewest edits over its references (ter_edits: shifts plus the edit
 // distance, as TorchMetrics searches them) and the mean of their lengths;
 // the corpus TER is the edits over the lengths, 1 when the lengths are 0
-// and the edits are not, else 0. The flags shape the words of text
+// and the edits are not, else 0. With return_sentence_level_score the
+// result is the tuple (corpus TER, each row's TER by the same rule), the
+// rows' values kept in a cat state. The other flags shape the words of text
 // (api/text_inputs.h); over ids they change nothing.
 //
 // The shift search runs on the host, row by row: the metric is placed on
@@ -38,6 +41,7 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
     TALLY_RETURN_IF_ERROR(args.GetBool(flag, false).status());
   }
   TALLY_RETURN_IF_ERROR(args.GetBool("lowercase", true).status());
+  TALLY_ASSIGN_OR_RETURN(const bool sentences, args.GetBool("return_sentence_level_score", false));
   if (device.name != "cpu" && device.name != "meta") {
     return args.InvalidArgument(absl::StrCat("runs its shift search on the host: place it on cpu, not ", device.name,
                                              " (each update would copy the ids to the host)"));
@@ -56,9 +60,16 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
   State total_length = b.AddState("reference_length", DType::kFloat64, {}, ir::Reducer::kSum);
   b.Accumulate(total_edits, ops::Sum(ops::Cast(fewest, DType::kInt64)));
   b.Accumulate(total_length, ops::Sum(mean_length));
-  Expr e = F64(b.Read(total_edits));
-  Expr l = b.Read(total_length);
-  b.Output(ops::Where(e > 0.0, ops::Where(l > 0.0, e / l, 1.0), 0.0));
+  // TorchMetrics' rule: edits / length; 1 for edits without length; else 0.
+  const auto score = [](Expr e, Expr l) { return ops::Where(e > 0.0, ops::Where(l > 0.0, e / l, 1.0), 0.0); };
+  Expr corpus = score(F64(b.Read(total_edits)), b.Read(total_length));
+  if (!sentences) {
+    b.Output(corpus);
+    return b.Finish();
+  }
+  State rows = b.AddState("sentence_ter", DType::kFloat64, {}, ir::Reducer::kCat);
+  b.Accumulate(rows, score(fewest, mean_length));
+  b.Output(dsl::Parts{corpus, b.Read(rows)});
   return b.Finish();
 }
 

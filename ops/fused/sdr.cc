@@ -1,12 +1,15 @@
 #include "ops/fused/sdr.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
 
+// On CPU Levinson's recursion solves each signal's system in O(L^2)
+// (Coherence); elsewhere, and in the TorchScript form, a batched solve.
 namespace tally::ops::fused {
 namespace {
 
@@ -15,6 +18,45 @@ at::Tensor Unit(const at::Tensor& x, bool zero_mean) {
   at::Tensor y = x.to(at::kDouble);
   if (zero_mean) y = y - y.mean({-1}, /*keepdim=*/true);
   return y / at::clamp_min(at::linalg_vector_norm(y, 2, {-1}, /*keepdim=*/true), 1e-6);
+}
+
+// Coherence is b . x for the symmetric Toeplitz system R x = b, R[i][j] =
+// r[|i - j|] (n unknowns), by Levinson's recursion (Golub & Van Loan,
+// Algorithm 4.7.3): O(n^2) where a factorization takes O(n^3). R is an
+// autocorrelation, positive definite unless singular; a singular one
+// (a silent target without load_diag) gives NaN or infinity.
+double Coherence(const double* r, const double* b, int64_t n, std::vector<double>& x, std::vector<double>& y) {
+  // The recursion runs on R / r[0] (a unit diagonal); b . x is the same.
+  const double scale = r[0];
+  const auto rr = [&](int64_t k) { return r[k] / scale; };
+  x.assign(n, 0.0);
+  y.assign(n, 0.0);
+  x[0] = b[0] / scale;
+  double alpha = n > 1 ? -rr(1) : 0.0, beta = 1.0;
+  y[0] = alpha;
+  for (int64_t k = 1; k < n; ++k) {
+    beta *= 1.0 - alpha * alpha;
+    double dot = 0.0;
+    for (int64_t i = 0; i < k; ++i) dot += rr(i + 1) * x[k - 1 - i];
+    const double mu = (b[k] / scale - dot) / beta;
+    for (int64_t i = 0; i < k; ++i) x[i] += mu * y[k - 1 - i];
+    x[k] = mu;
+    if (k + 1 < n) {
+      dot = 0.0;
+      for (int64_t i = 0; i < k; ++i) dot += rr(i + 1) * y[k - 1 - i];
+      alpha = -(rr(k + 1) + dot) / beta;
+      // y <- y + alpha * reversed(y), in place from both ends.
+      for (int64_t i = 0, j = k - 1; i <= j; ++i, --j) {
+        const double yi = y[i], yj = y[j];
+        y[i] = yi + alpha * yj;
+        if (i != j) y[j] = yj + alpha * yi;
+      }
+      y[k] = alpha;
+    }
+  }
+  double coh = 0.0;
+  for (int64_t i = 0; i < n; ++i) coh += b[i] * x[i];
+  return coh;
 }
 
 }  // namespace
@@ -39,7 +81,22 @@ at::Tensor Sdr(const at::Tensor& preds, const at::Tensor& target, int64_t filter
     r0 = r0.clone();
     r0.select(-1, 0).add_(load_diag);
   }
-  // The symmetric Toeplitz matrix R[i][j] = r0[|i - j|].
+  if (r0.is_cpu()) {
+    // One Levinson recursion a signal, the signals spread over the threads.
+    const at::Tensor r = r0.contiguous().reshape({-1, lags});
+    const at::Tensor bb = b.contiguous().reshape({-1, lags});
+    at::Tensor coh = at::empty({r.size(0)}, r.options());
+    const double* rd = r.data_ptr<double>();
+    const double* bd = bb.data_ptr<double>();
+    double* cd = coh.data_ptr<double>();
+    at::parallel_for(0, r.size(0), 1, [&](int64_t begin, int64_t end) {
+      std::vector<double> x, y;
+      for (int64_t i = begin; i < end; ++i) cd[i] = Coherence(rd + i * lags, bd + i * lags, lags, x, y);
+    });
+    coh = coh.reshape(signals);
+    return 10.0 * at::log10(coh / (1.0 - coh));
+  }
+  // Elsewhere a batched solve. The symmetric Toeplitz matrix R[i][j] = r0[|i - j|].
   const at::Tensor k = at::arange(lags, r0.options().dtype(at::kLong));
   const at::Tensor lag = (k.unsqueeze(1) - k.unsqueeze(0)).abs().reshape({-1});
   std::vector<int64_t> square(signals);

@@ -229,9 +229,8 @@ at::Tensor TerEdits(const at::Tensor& preds, const at::Tensor& target) {
     return RunScript(TerEditsScript(), "ter_edits", {preds, target}).toTensor();
   }
   // TorchMetrics shifts the reference toward the hypothesis.
-  return PerReference<Scratch>(preds, target, [](const Words& hyp, const Words& ref, Scratch& s) {
-    return Edits(ref, hyp, s);
-  });
+  return PerReference<Scratch>(preds, target,
+                               [](const Words& hyp, const Words& ref, Scratch& s) { return Edits(ref, hyp, s); });
 }
 
 const char* TerEditsScript() {

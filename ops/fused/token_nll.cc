@@ -13,6 +13,9 @@
 #include "ops/fused/cpu_features.h"
 #include "ops/fused/script.h"
 
+// On CPU, 16-bit rows are read once with AVX2 (TableSumAvx2: the maximum
+// and the table's sum of exp(x) in one pass); other rows, and 16-bit rows
+// whose maximum is out of the table's range, twice (RowNll).
 namespace tally::ops::fused {
 namespace {
 
@@ -38,7 +41,37 @@ double SumExp(const T* x, int64_t v, double peak) {
   return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-// The AVX2 loop: compiled for AVX2, F16C and FMA, and called only where
+// ExpTable is exp(x) in float64 for every value x of a 16-bit float type
+// (by its bits), each correctly rounded to within an ulp, +inf past 709.
+template <typename T>
+const double* ExpTable() {
+  static const double* table = [] {
+    auto* t = new double[65536];
+    for (uint32_t code = 0; code < 65536; ++code) {
+      const T x(static_cast<uint16_t>(code), T::from_bits());
+      t[code] = std::exp(static_cast<double>(x));
+    }
+    return t;
+  }();
+  return table;
+}
+
+// SumExpTable is the sum of exp(x) over 16-bit x[0..v), each term from
+// ExpTable: no exp to compute.
+template <typename T>
+double SumExpTable(const T* x, int64_t v) {
+  const double* table = ExpTable<T>();
+  const uint16_t* bits = reinterpret_cast<const uint16_t*>(x);
+  double s[4] = {0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 4 <= v; j += 4) {
+    for (int u = 0; u < 4; ++u) s[u] += table[bits[j + u]];
+  }
+  for (; j < v; ++j) s[0] += table[bits[j]];
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+// The AVX2 loops: compiled for AVX2, F16C and FMA, and called only where
 // the CPU has them.
 #define TALLY_AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -97,37 +130,45 @@ TALLY_AVX2 double SumExpAvx2(const T* x, int64_t v, double peak) {
   return sum;
 }
 
-#undef TALLY_AVX2
-
-// ExpTable is exp(x) in float64 for every value x of a 16-bit float type
-// (by its bits), each correctly rounded to within an ulp, +inf past 709.
+// TableSumAvx2 is SumExpTable for 16-bit x, eight at a time (four-lane
+// gathers from the table), with the maximum of x (NaN skipped) from the
+// same pass: one read of the row where RowMax then SumExpTable take two.
 template <typename T>
-const double* ExpTable() {
-  static const double* table = [] {
-    auto* t = new double[65536];
-    for (uint32_t code = 0; code < 65536; ++code) {
-      const T x(static_cast<uint16_t>(code), T::from_bits());
-      t[code] = std::exp(static_cast<double>(x));
-    }
-    return t;
-  }();
-  return table;
-}
-
-// SumExpTable is the sum of exp(x) over 16-bit x[0..v), each term from
-// ExpTable: no exp to compute.
-template <typename T>
-double SumExpTable(const T* x, int64_t v) {
+TALLY_AVX2 double TableSumAvx2(const T* x, int64_t v, double& peak) {
   const double* table = ExpTable<T>();
   const uint16_t* bits = reinterpret_cast<const uint16_t*>(x);
-  double s[4] = {0, 0, 0, 0};
-  int64_t j = 0;
-  for (; j + 4 <= v; j += 4) {
-    for (int u = 0; u < 4; ++u) s[u] += table[bits[j + u]];
+  const int64_t whole = v - v % 8;
+  __m256d s0 = _mm256_setzero_pd(), s1 = s0;
+  __m256 m = _mm256_set1_ps(-INFINITY);
+  // The masked gather with every lane on: the plain one starts from an
+  // undefined register, which GCC 12 warns about.
+  const __m256d zero = _mm256_setzero_pd(), all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
+  for (int64_t j = 0; j < whole; j += 8) {
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bits + j));
+    const __m256i code = _mm256_cvtepu16_epi32(raw);
+    __m256 value;
+    if constexpr (std::is_same_v<T, c10::Half>) {
+      value = _mm256_cvtph_ps(raw);
+    } else {  // bfloat16: the top half of a float32
+      value = _mm256_castsi256_ps(_mm256_slli_epi32(code, 16));
+    }
+    m = _mm256_max_ps(value, m);  // a NaN x leaves the maximum as it was
+    s0 = _mm256_add_pd(s0, _mm256_mask_i32gather_pd(zero, table, _mm256_castsi256_si128(code), all, 8));
+    s1 = _mm256_add_pd(s1, _mm256_mask_i32gather_pd(zero, table, _mm256_extracti128_si256(code, 1), all, 8));
   }
-  for (; j < v; ++j) s[0] += table[bits[j]];
-  return (s[0] + s[1]) + (s[2] + s[3]);
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, m);
+  peak = -INFINITY;
+  for (const float f : lanes) peak = std::fmax(peak, static_cast<double>(f));
+  double sum = Sum4(_mm256_add_pd(s0, s1));
+  for (int64_t j = whole; j < v; ++j) {
+    peak = std::fmax(peak, static_cast<double>(x[j]));
+    sum += table[bits[j]];
+  }
+  return sum;
 }
+
+#undef TALLY_AVX2
 
 // RowNll is logsumexp(x[0..v)) - x[t] for one row, in float64, the maximum
 // taken once. 16-bit logits whose maximum lies in [-650, 690 - log V] sum
@@ -136,10 +177,21 @@ double SumExpTable(const T* x, int64_t v) {
 // largest. Others sum exp(x - max), four lanes at a time with AVX2.
 template <typename T>
 double RowNll(const T* x, int64_t v, int64_t t, bool avx2) {
-  const double peak = avx2 ? RowMaxAvx2(x, v) : RowMax(x, v);
   const double xt = static_cast<double>(x[t]);
+  double peak;
   if constexpr (std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>) {
-    if (peak >= -650.0 && peak <= 690.0 - std::log(static_cast<double>(v))) return std::log(SumExpTable(x, v)) - xt;
+    // With AVX2 the table's sum comes with the maximum, in one read.
+    double sum = 0.0;
+    if (avx2) {
+      sum = TableSumAvx2(x, v, peak);
+    } else {
+      peak = RowMax(x, v);
+    }
+    if (peak >= -650.0 && peak <= 690.0 - std::log(static_cast<double>(v))) {
+      return std::log(avx2 ? sum : SumExpTable(x, v)) - xt;
+    }
+  } else {
+    peak = avx2 ? RowMaxAvx2(x, v) : RowMax(x, v);
   }
   // A row whose maximum is infinite or NaN-only takes the scalar loop: NaN.
   const double sum = avx2 && std::isfinite(peak) ? SumExpAvx2(x, v, peak) : SumExp(x, v, peak);

@@ -6,12 +6,16 @@ Regenerate (needs numpy, as the other scripts here):
     /usr/bin/python3 tests/golden/gen_ter.py
 
 Output, in the case format of tests/golden/README.md: tests/golden/fixtures/ter.json -- translation_edit_rate(
-normalize, no_punctuation, lowercase, asian_support) over integer word ids, a negative id padding wherever it
-stands: `preds` [N, Lp] and `target` [N, Lt] (one reference a row) or [N, R, Lt] (R references), int64 or int32.
+normalize, no_punctuation, lowercase, asian_support, return_sentence_level_score) over integer word ids, a negative
+id padding wherever it stands: `preds` [N, Lp] and `target` [N, Lt] (one reference a row) or [N, R, Lt]
+(R references), int64 or int32.
 An all-padding reference is absent, unless every reference of the row is, and then the row has one empty
 reference. Words compare by id equality. The four flags act on the text before it is split into words, so they
 change nothing over ids; cases assert that several flag values give the same number. The result is one float64
-number, the corpus TER.
+number, the corpus TER; with return_sentence_level_score=true it is TorchMetrics' tuple (corpus TER, list of
+sentence TERs) written as the nested list [corpus, [s_1, ..., s_N]] (float64, rows in input order; no rows give
+[0.0, []], where TorchMetrics returns the bare corpus value). Those cases come last and reuse the inputs of earlier
+cases; their corpus value is asserted equal to the earlier case's.
 
 Realistic cases start from sentences and compute the ids as TorchMetrics tokenizes (src/torchmetrics/functional/
 text/ter.py, v1.5.2, `_TercomTokenizer` and `_preprocess_sentence`, ported here): rstrip(); lower() when lowercase;
@@ -28,8 +32,10 @@ helper.py in src/torchmetrics/functional/text/). TorchMetrics calls its sentence
 first, so the shifts move reference words towards the hypothesis, the Levenshtein table has the reference words as
 rows and the hypothesis words as columns, and an empty hypothesis gives 0 edits against any reference (the `quirk`
 cases). Per row: edits = the minimum over its references, length = the mean of its references' lengths; corpus:
-TER = sum of edits / sum of mean lengths, 1 when the length sum is 0 and edits > 0, else 0 (also for no rows).
-The ratio is computed in exact rationals (fractions.Fraction) and rounded once to float64.
+TER = sum of edits / sum of mean lengths, 1 when the length sum is 0 and edits > 0, else 0 (also for no rows);
+a sentence TER is the same rule on one row's edits and mean length (0 for an empty hypothesis, 1 for a non-empty
+hypothesis whose references are all empty). The ratios are computed in exact rationals (fractions.Fraction) and
+rounded once to float64.
 
 Cross-checks: each pair's edits are at most the beam-limited distance without shifts (shifts are kept only when
 they lower it), at most the plain full-table Levenshtein distance when the beam does not bind, and equal to the
@@ -346,8 +352,20 @@ def pair_edits(ref, hyp, stats=None, cache=True):
     return total
 
 
-def ter(rows, stats=None, cache=True):
-    """rows: [(hyp ids, [present ref ids, ...])] -> (value, total edits, total length as a Fraction)."""
+def ter_score(edits, length):
+    """The TER of (edits, length as a Fraction), rounded once to float64."""
+    # rule: edits / length if length > 0 and edits > 0; 1 if length == 0 and edits > 0; else 0 -- ter.py
+    # (_compute_ter_score_from_statistics; used for the corpus and, with return_sentence_level_score, for each row)
+    if length > 0 and edits > 0:
+        return float(Fraction(edits) / length)
+    if length == 0 and edits > 0:
+        return 1.0
+    return 0.0
+
+
+def ter(rows, stats=None, cache=True, per_row=None):
+    """rows: [(hyp ids, [present ref ids, ...])] -> (value, total edits, total length as a Fraction). per_row, a
+    list, receives each row's (edits, length as a Fraction) in row order."""
     stats = stats if stats is not None else new_stats()
     edits, length = 0, Fraction(0)
     for hyp, refs in rows:
@@ -358,18 +376,24 @@ def ter(rows, stats=None, cache=True):
         for r in refs:
             per_ref.append((pair_edits(r, hyp, stats, cache), stats["last_shifts"]))
         best = min(per_ref, key=lambda x: x[0])  # the first minimum
+        row_length = Fraction(sum(len(r) for r in refs), len(refs))
         edits += best[0]
         stats["chosen_shifts"] += best[1]
-        length += Fraction(sum(len(r) for r in refs), len(refs))
-    # rule: edits / length if length > 0 and edits > 0; 1 if length == 0 and edits > 0; else 0 -- ter.py
-    # (_compute_ter_score_from_statistics)
-    if length > 0 and edits > 0:
-        value = float(Fraction(edits) / length)
-    elif length == 0 and edits > 0:
-        value = 1.0
-    else:
-        value = 0.0
-    return value, edits, length
+        length += row_length
+        if per_row is not None:
+            per_row.append((best[0], row_length))
+    return ter_score(edits, length), edits, length
+
+
+def sentence_ter(rows, stats=None):
+    """return_sentence_level_score=True: [corpus TER, [TER of each row, in row order]]."""
+    per_row = []
+    value, edits, length = ter(rows, stats, per_row=per_row)
+    assert sum(e for e, _ in per_row) == edits and sum(l for _, l in per_row) == length
+    # rule: with sentence_ter a list, _ter_update appends _compute_ter_score_from_statistics(num_edits, tgt_length)
+    # of each sentence (its best edits and its mean reference length); functional translation_edit_rate returns
+    # (corpus TER, that list) -- ter.py (_ter_update, translation_edit_rate)
+    return [value, [ter_score(e, l) for e, l in per_row]]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -429,6 +453,7 @@ def gen():
     src = "TER from the published algorithm (Snover et al. 2006; tercom/sacreBLEU shifts) with TorchMetrics' rules"
     stats = new_stats()
     shifted_cases, beam_cases = [], []
+    plain = {}  # case name -> corpus value, for the return_sentence_level_score cases
 
     def add(tag, inputs, **kw):
         args = {k: v for k, v in kw.items() if v != DEFAULTS[k]}
@@ -441,6 +466,7 @@ def gen():
         if stats["beam"] > before_beam:
             beam_cases.append(name)
         S.add(name, spec("translation_edit_rate", args), inputs, value, src, rtol=RT, atol=AT)
+        plain[name] = value
         return value
 
     # TorchMetrics' docstring example: the second reference needs 1 edit, the mean length is 6.5.
@@ -494,7 +520,8 @@ def gen():
     rr = [[s for s in [r[0]] + [h] + r[1:]][:k] for (h, r), k in zip(SENTENCES, (1, 2, 3, 4, 1, 4, 3, 2))]
     slots = [sorted(rng.choice(4, len(x), replace=False).tolist()) for x in rr]
     mh = [noisy_sentence(rng, h) for h in hyps]
-    add("refs_1to4_random_slots", corpus_inputs(mh, rr, r_slots=4, slots=slots))
+    ref14 = corpus_inputs(mh, rr, r_slots=4, slots=slots)
+    add("refs_1to4_random_slots", ref14)
     add("absent_reference_among_others", corpus_inputs([hyps[0]], [["", refs[0][0], ""]], r_slots=3))
 
     # Repeated words: ties between candidates of the same gain.
@@ -569,19 +596,24 @@ def gen():
     assert stats["limit_dropped"] > before
 
     # Empty hypotheses: 0 edits whatever the references (quirk); empty references: edits = the hypothesis length.
-    add("empty_hypothesis_quirk", corpus_inputs([hyps[1], ""], [refs[1], refs[2]], r_slots=3))
+    emptyh = corpus_inputs([hyps[1], ""], [refs[1], refs[2]], r_slots=3)
+    add("empty_hypothesis_quirk", emptyh)
     assert add("only_empty_hypotheses_quirk", corpus_inputs(["", ""], [refs[1], refs[2]], r_slots=3)) == 0.0
-    add("an_empty_reference", corpus_inputs([hyps[3], hyps[4]], [refs[3], [""]], r_slots=3))
+    emptyr = corpus_inputs([hyps[3], hyps[4]], [refs[3], [""]], r_slots=3)
+    add("an_empty_reference", emptyr)
     add("an_empty_reference_2d", corpus_inputs([hyps[3], hyps[4]], [[refs[3][0]], [""]], two_d=True))
-    assert add("only_empty_references", corpus_inputs([hyps[3]], [["", ""]], r_slots=2)) == 1.0
-    e = inputs_of([[], []], [[[], []], [[]]], r_slots=2)
-    assert add("all_padding", e) == 0.0
-    assert add("no_rows_2d", {"preds": T(np.zeros((0, 1)), "int64"), "target": T(np.zeros((0, 1)), "int64")}) == 0.0
-    assert add("no_rows_3d", {"preds": T(np.zeros((0, 1)), "int64"),
-                              "target": T(np.zeros((0, 1, 1)), "int64")}) == 0.0
+    onlyr = corpus_inputs([hyps[3]], [["", ""]], r_slots=2)
+    assert add("only_empty_references", onlyr) == 1.0
+    allpad = inputs_of([[], []], [[[], []], [[]]], r_slots=2)
+    assert add("all_padding", allpad) == 0.0
+    norows2 = {"preds": T(np.zeros((0, 1)), "int64"), "target": T(np.zeros((0, 1)), "int64")}
+    norows3 = {"preds": T(np.zeros((0, 1)), "int64"), "target": T(np.zeros((0, 1, 1)), "int64")}
+    assert add("no_rows_2d", norows2) == 0.0
+    assert add("no_rows_3d", norows3) == 0.0
 
     # One row; identical rows (0); ids near int64's maximum.
-    add("one_row", corpus_inputs([hyps[5]], [refs[5][:1]], two_d=True))
+    onerow = corpus_inputs([hyps[5]], [refs[5][:1]], two_d=True)
+    add("one_row", onerow)
     assert add("identical", corpus_inputs([r[0] for r in refs], [[r[0]] for r in refs], two_d=True)) == 0.0
     big = np.iinfo(np.int64).max
     add("ids_near_int64_max", inputs_of([[big, big - 4, 5, big, big - 1, big - 4]],
@@ -606,6 +638,49 @@ def gen():
     S.add("translation_edit_rate__refused_float_target", "translation_edit_rate",
           {**small, "target": T(np.zeros((1, 1, 2)), "float64")}, Refused("translation_edit_rate"),
           "refused: token ids must be integers")
+
+    # return_sentence_level_score=true: [corpus TER, [TER of each row]], appended after the cases above. Each reuses
+    # the inputs of a case above (the corpus value asserted equal to that case's); a row's TER is its best edits
+    # over its mean reference length under the corpus rule (0 for an empty hypothesis, 1 for a non-empty one
+    # against all-empty references), in exact rationals rounded once to float64.
+    sent_stats = new_stats()
+
+    def add_sentence(tag, inputs, **kw):
+        args = {k: v for k, v in kw.items() if v != DEFAULTS[k]}
+        base = f"translation_edit_rate{''.join(f'_{k}-{str(v).lower()}' for k, v in args.items())}__{tag}"
+        args["return_sentence_level_score"] = True
+        argtag = "".join(f"_{k}-{str(v).lower()}" for k, v in args.items())
+        rows = decode(inputs["preds"], inputs["target"])
+        expected = sentence_ter(rows, sent_stats)
+        assert expected[0] == plain[base] == ter(rows)[0], (tag, expected[0], plain[base])
+        assert len(expected[1]) == len(rows)
+        S.add(f"translation_edit_rate{argtag}__{tag}", spec("translation_edit_rate", args), inputs, 0.0,
+              src + "; per row: _compute_ter_score_from_statistics of the row's edits and mean length",
+              rtol=RT, atol=AT)
+        # a tuple result: one list item a part, the per-row part as long as the rows (curve_outputs.json's layout)
+        S.cases[-1]["expected"] = [expected[0], [float(x) for x in expected[1]]]
+        return expected
+
+    assert add_sentence("docstring_example", doc) == [2 / 13, [0.15384615384615385]]
+    e = add_sentence("sentences_refs_1to3", news)
+    assert len(e[1]) == len(SENTENCES) and all(0 < x < 2 for x in e[1]), e
+    assert add_sentence("sentences_refs_1to3", news, normalize=True, no_punctuation=True, lowercase=False,
+                        asian_support=True) == e
+    add_sentence("refs_1to4_random_slots", ref14)
+    e = add_sentence("empty_hypothesis_quirk", emptyh)
+    assert e[1][0] > 0 and e[1][1] == 0.0, e
+    e = add_sentence("an_empty_reference", emptyr)
+    assert e[1][0] > 0 and e[1][1] == 1.0, e  # a non-empty hypothesis against an empty reference: 1
+    assert add_sentence("only_empty_references", onlyr) == [1.0, [1.0]]
+    assert add_sentence("all_padding", allpad) == [0.0, [0.0, 0.0]]
+    e = add_sentence("one_row", onerow)
+    assert e[1] == [e[0]], e
+    # Tally: no rows give [0.0, []] (TorchMetrics returns the bare corpus value when its list is empty: `if
+    # sentence_ter:` in translation_edit_rate)
+    assert add_sentence("no_rows_2d", norows2) == [0.0, []]
+    assert add_sentence("no_rows_3d", norows3) == [0.0, []]
+    e = add_sentence("random_noisy_50_refs_1to3_int32_scattered_pad", sc)
+    assert len(e[1]) == 50 and len(set(e[1])) > 10, e
     if "-v" in sys.argv:
         print("shifted:", shifted_cases)
         print("beam:", beam_cases, "stats:", stats)

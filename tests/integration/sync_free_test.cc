@@ -231,6 +231,20 @@ TEST(SyncFree, EveryMetricPlansForAMissingDevice) {
   }
 }
 
+TEST(SyncFree, HostSearchesStayOnTheHost) {
+  // Verifies that translation_edit_rate, whose shift search runs row by row
+  // on the host, is refused for cuda:1 (each update would copy the ids to
+  // the host, a sync) with an error naming the metric and the way out, and
+  // plans on meta and cpu.
+  const NamedTensors ids = {{"preds", at::empty({4, 6}, at::kLong)}, {"target", at::empty({4, 2, 5}, at::kLong)}};
+  auto c = CompileFor({"translation_edit_rate"}, ids, ir::Device{"cuda:1"});
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(absl::StrContains(c.status().message(), "translation_edit_rate")) << c.status();
+  EXPECT_TRUE(absl::StrContains(c.status().message(), "place it on cpu, not cuda:1")) << c.status();
+  EXPECT_TRUE(CompileFor({"translation_edit_rate"}, ids, ir::Device{"meta"}).ok());
+  EXPECT_TRUE(CompileFor({"translation_edit_rate"}, ids, ir::Device{"cpu"}).ok());
+}
+
 TEST(SyncFree, SharedStatisticsRunOnce) {
   // Verifies the fusion claim of the cls_small collection: accuracy,
   // precision, recall, F1 and the confusion matrix share one state set and

@@ -567,6 +567,15 @@ TEST(KernelsTest, MaxAssignment) {
   EXPECT_EQ(empty.item<int64_t>(), 0);
 }
 
+// RowIds is the non-negative ids of a 1-D row, in order.
+std::vector<int64_t> RowIds(const at::Tensor& row) {
+  std::vector<int64_t> out;
+  for (int64_t k = 0; k < row.size(0); ++k) {
+    if (row[k].item<int64_t>() >= 0) out.push_back(row[k].item<int64_t>());
+  }
+  return out;
+}
+
 // Verifies edit_distance against a plain full-table dynamic program, on
 // random ids with padding anywhere in the rows, substitution costs 0, 1, 2
 // and 3, and rows of every length down to empty; the CPU kernel and the
@@ -580,11 +589,7 @@ TEST(KernelsTest, EditDistance) {
     TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor got, Eval1("edit_distance", {"i64[N,9]@cpu", "i32[N,7]@cpu"},
                                                      {{"substitution_cost", cost}}, {preds, target}));
     for (int64_t r = 0; r < preds.size(0); ++r) {
-      std::vector<int64_t> a, b;
-      for (int64_t k = 0; k < 9; ++k)
-        if (preds[r][k].item<int64_t>() >= 0) a.push_back(preds[r][k].item<int64_t>());
-      for (int64_t k = 0; k < 7; ++k)
-        if (target[r][k].item<int64_t>() >= 0) b.push_back(target[r][k].item<int64_t>());
+      const std::vector<int64_t> a = RowIds(preds[r]), b = RowIds(target[r]);
       std::vector<std::vector<int64_t>> d(a.size() + 1, std::vector<int64_t>(b.size() + 1));
       for (size_t i = 0; i <= a.size(); ++i) {
         for (size_t j = 0; j <= b.size(); ++j) {
@@ -620,11 +625,7 @@ TEST(KernelsTest, EditDistanceSubstitutions) {
                                      {{"substitution_cost", cost}, {"substitutions", true}}, {preds, target}));
     ASSERT_EQ(got.sizes(), (std::vector<int64_t>{300, 6}));
     for (int64_t r = 0; r < preds.size(0); ++r) {
-      std::vector<int64_t> a, b;
-      for (int64_t k = 0; k < 9; ++k)
-        if (preds[r][k].item<int64_t>() >= 0) a.push_back(preds[r][k].item<int64_t>());
-      for (int64_t k = 0; k < 7; ++k)
-        if (target[r][k].item<int64_t>() >= 0) b.push_back(target[r][k].item<int64_t>());
+      const std::vector<int64_t> a = RowIds(preds[r]), b = RowIds(target[r]);
       const size_t n = a.size(), m = b.size();
       std::vector<std::vector<int64_t>> d(n + 1, std::vector<int64_t>(m + 1)), subs = d;
       for (size_t i = 0; i <= n; ++i) {
@@ -706,7 +707,8 @@ TEST(KernelsTest, TerEdits) {
 // Verifies sdr: a 1-tap filter has the closed form 10 log10(c^2 / (1 -
 // c^2)) with c the cosine of the two signals; a delayed copy of target
 // plus a little noise is recovered by a 16-tap filter (above 15 dB; one
-// tap gives about 0); the ATen kernel and the TorchScript form agree.
+// tap gives about 0); the CPU kernel (Levinson's recursion) and the
+// TorchScript form (a batched solve) agree to 1e-10.
 TEST(KernelsTest, Sdr) {
   at::manual_seed(12);
   const at::Tensor target = at::randn({3, 400}, at::kDouble);
@@ -727,7 +729,7 @@ TEST(KernelsTest, Sdr) {
               {{"filter_length", int64_t{32}}, {"zero_mean", zero_mean}, {"load_diag", 1e-4}}, {preds + 3.0, target}));
     const at::Tensor script =
         fused::RunScript(fused::SdrScript(), "sdr", {preds + 3.0, target, int64_t{32}, zero_mean, 1e-4}).toTensor();
-    EXPECT_TRUE(SameTensor(script, got, 1e-12, 1e-12));
+    EXPECT_TRUE(SameTensor(script, got, 1e-10, 1e-10));
   }
 }
 
@@ -744,12 +746,6 @@ TEST(KernelsTest, NgramMatches) {
   target.index_put_({at::indexing::Slice(0, 40), 1}, -1);  // an absent reference
   target.index_put_({at::indexing::Slice(40, 50)}, -1);    // all absent
   using Gram = std::vector<int64_t>;
-  auto ids = [](const at::Tensor& row) {
-    std::vector<int64_t> out;
-    for (int64_t k = 0; k < row.size(0); ++k)
-      if (row[k].item<int64_t>() >= 0) out.push_back(row[k].item<int64_t>());
-    return out;
-  };
   auto grams = [](const std::vector<int64_t>& s, int64_t k) {
     std::map<Gram, int64_t> out;
     for (size_t i = 0; i + k <= s.size(); ++i) ++out[Gram(s.begin() + i, s.begin() + i + k)];
@@ -760,9 +756,9 @@ TEST(KernelsTest, NgramMatches) {
                                                      {{"n_gram", n_gram}}, {preds, target}));
     ASSERT_EQ(got.size(1), 2 * n_gram + 2);
     for (int64_t r = 0; r < rows; ++r) {
-      const std::vector<int64_t> p = ids(preds[r]);
+      const std::vector<int64_t> p = RowIds(preds[r]);
       std::vector<std::vector<int64_t>> ts;
-      for (int64_t q = 0; q < refs; ++q) ts.push_back(ids(target[r][q]));
+      for (int64_t q = 0; q < refs; ++q) ts.push_back(RowIds(target[r][q]));
       for (int64_t k = 1; k <= n_gram; ++k) {
         int64_t matches = 0;
         for (const auto& [g, c] : grams(p, k)) {
@@ -805,12 +801,6 @@ TEST(KernelsTest, NgramOverlapAndLcsLength) {
   at::Tensor target = at::randint(-1, 3, {rows, refs, 11}, at::kLong);
   target.index_put_({at::indexing::Slice(0, 30), 2}, -1);  // an absent reference
   using Seq = std::vector<int64_t>;
-  auto ids = [](const at::Tensor& row) {
-    Seq out;
-    for (int64_t k = 0; k < row.size(0); ++k)
-      if (row[k].item<int64_t>() >= 0) out.push_back(row[k].item<int64_t>());
-    return out;
-  };
   auto grams = [](const Seq& s, int64_t k) {
     std::map<Seq, int64_t> out;
     for (size_t i = 0; i + k <= s.size(); ++i) ++out[Seq(s.begin() + i, s.begin() + i + k)];
@@ -830,9 +820,9 @@ TEST(KernelsTest, NgramOverlapAndLcsLength) {
                              Eval1("lcs_length", {"i32[N,9]@cpu", "i64[N,3,11]@cpu"}, {}, {preds, target}));
   ASSERT_EQ(shared.sizes(), (std::vector<int64_t>{rows, refs, n_gram}));
   for (int64_t r = 0; r < rows; ++r) {
-    const Seq p = ids(preds[r]);
+    const Seq p = RowIds(preds[r]);
     for (int64_t q = 0; q < refs; ++q) {
-      const Seq t = ids(target[r][q]);
+      const Seq t = RowIds(target[r][q]);
       ASSERT_EQ(longest[r][q].item<int64_t>(), lcs(p, t)) << "row " << r << " ref " << q;
       for (int64_t k = 1; k <= n_gram; ++k) {
         std::map<Seq, int64_t> in_t = grams(t, k);

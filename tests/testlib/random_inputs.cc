@@ -91,6 +91,7 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
   if (m.name == "bleu_score") out.push_back(WithArg(out[0], "n_gram=2, smooth=true, weights=[0.3, 0.7]"));
   if (m.name == "rouge_score") out.push_back(WithArg(out[0], "rouge_keys=('rougeL', 'rouge3'), accumulate=avg"));
   if (m.name == "chrf_score") out.push_back(WithArg(out[0], "n_char_order=3, n_word_order=1, beta=1.0"));
+  if (m.name == "translation_edit_rate") out.push_back(WithArg(out[0], "return_sentence_level_score=true"));
   if (m.name == "signal_noise_ratio") out.push_back(WithArg(out[0], "zero_mean=true"));
   if (m.name == "permutation_invariant_training") {  // the aggregated inner metric; min with an inner argument
     out.push_back(

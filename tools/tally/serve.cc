@@ -234,7 +234,9 @@ class MetricsServer {
   // absent (all padding) references up to the R of `sig`: a text batch has
   // as many references as its fullest row, and rows may hold fewer.
   static void FitReferences(NamedTensors& inputs, const std::vector<TextInput>& texts, const dsl::Signature& sig) {
-    for (auto& [name, ids] : inputs) {
+    for (auto& input : inputs) {
+      const std::string& name = input.first;  // not a structured binding: lambdas capture it (C++17)
+      at::Tensor& ids = input.second;
       const bool text = std::any_of(texts.begin(), texts.end(), [&](const TextInput& t) {
         return name == t.name || name == absl::StrCat(t.name, "_words");
       });

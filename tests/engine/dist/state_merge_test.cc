@@ -8,8 +8,9 @@
 // within 1e-9 relative (1e-5 for float32 results). `cat` states come out
 // in another order than the one program's, so this also checks that no
 // metric depends on the order of its rows — except results that are one
-// value per row (kl_divergence(reduction=none)): those list the rows in the
-// order of the sources, and equal one program fed the shards in that order.
+// value per row (kl_divergence(reduction=none), TER's sentence scores):
+// those list the rows in the order of the sources, and equal one program
+// fed the shards in that order.
 //
 // The one program sees the same batches as the shards: a few TorchMetrics
 // semantics depend on batching (docs: sync_invariance_test.cc).
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/evaluate.h"
 #include "api/state_files.h"
@@ -84,8 +86,11 @@ std::string Differs(const Result& got, const Result& want, const std::vector<std
   return got.status.ok() ? testing::CompareResults(Without(got.values, skip), Without(want.values, skip), kRel) : "";
 }
 
-// RowOrdered holds for a metric whose result is one value per row.
-bool RowOrdered(const std::string& spec) { return spec.find("reduction=none") != std::string::npos; }
+// RowOrdered holds for a metric whose result is (or holds) one value per
+// row.
+bool RowOrdered(const std::string& spec) {
+  return absl::StrContains(spec, "reduction=none") || absl::StrContains(spec, "return_sentence_level_score=true");
+}
 
 absl::StatusOr<Result> MergedResult(const std::vector<StateSource>& sources) {
   auto merged = MergeStates(sources);
