@@ -69,6 +69,13 @@ absl::StatusOr<NamedTensors> AddTokenIds(const NamedTensors& inputs, const std::
   return out;
 }
 
+// SetReferences puts row `row`'s references into `text`, one file each of
+// `rows` lines (a row with fewer references has absent, empty, ones).
+void SetReferences(TextInput& text, size_t rows, size_t row, std::vector<std::string> references) {
+  while (text.files.size() < references.size()) text.files.emplace_back(rows);
+  for (size_t r = 0; r < references.size(); ++r) text.files[r][row] = std::move(references[r]);
+}
+
 // MayHoldText is whether `body` has a '"' right after a '[' (whitespace
 // between): only a list of strings does.
 bool MayHoldText(absl::string_view body) {
@@ -101,20 +108,20 @@ absl::StatusOr<TextInput> Sentences(const std::string& name, const nlohmann::jso
   const size_t n = rows.size();
   TextInput text{name, {}};
   const bool references = n > 0 && rows[0].is_array();
-  if (!references) text.files.emplace_back(n);
   for (size_t row = 0; row < n; ++row) {
     const nlohmann::json& x = rows[row];
     if (x.is_array() != references) return bad(absl::StrCat("row ", row, " mixes sentences and lists"));
     if (!references) {
       if (!x.is_string()) return bad(absl::StrCat("row ", row, " is not a string"));
-      text.files[0][row] = x.get<std::string>();
+      SetReferences(text, n, row, {x.get<std::string>()});
       continue;
     }
+    std::vector<std::string> row_references;
     for (size_t r = 0; r < x.size(); ++r) {
       if (!x[r].is_string()) return bad(absl::StrCat("row ", row, " reference ", r, " is not a string"));
-      while (text.files.size() <= r) text.files.emplace_back(n);
-      text.files[r][row] = x[r].get<std::string>();
+      row_references.push_back(x[r].get<std::string>());
     }
+    SetReferences(text, n, row, std::move(row_references));
   }
   if (text.files.empty()) text.files.emplace_back(n);
   return text;
@@ -159,8 +166,7 @@ absl::StatusOr<TextInput> ReadTextInput(const std::string& name, absl::string_vi
     TALLY_ASSIGN_OR_RETURN(std::vector<std::string> lines, ReadTextLines(std::string(path)));
     for (size_t row = 0; row < lines.size(); ++row) {
       std::vector<std::string> fields = absl::StrSplit(lines[row], '\t');
-      while (text.files.size() < fields.size()) text.files.emplace_back(lines.size());
-      for (size_t r = 0; r < fields.size(); ++r) text.files[r][row] = std::move(fields[r]);
+      SetReferences(text, lines.size(), row, std::move(fields));
     }
     if (text.files.empty()) text.files.emplace_back();
     return text;
