@@ -424,6 +424,23 @@ struct SdrAttrs {
                            F("load_diag", &SdrAttrs::load_diag));
   }
 };
+// depthwise_conv2d: the step between windows, in both spatial dims.
+struct StrideAttrs {
+  int64_t stride = 1;
+  static constexpr auto Fields() { return std::make_tuple(F("stride", &StrideAttrs::stride)); }
+};
+// class_overlap: the classes counted, whether masks hold class indices
+// ([N, ...]) or one 0/1 channel per class ([N, C, ...]), and whether class 0
+// (the background) is dropped from the counts.
+struct ClassOverlapAttrs {
+  int64_t num_classes = 1;
+  Opt<bool> index{false};
+  Opt<bool> include_background{true};
+  static constexpr auto Fields() {
+    return std::make_tuple(F("num_classes", &ClassOverlapAttrs::num_classes), F("index", &ClassOverlapAttrs::index),
+                           F("include_background", &ClassOverlapAttrs::include_background));
+  }
+};
 // ngram_matches, ngram_overlap: the highest n-gram order counted (orders
 // 1..n_gram).
 struct NgramMatchesAttrs {

@@ -108,6 +108,7 @@ Expr Abs(Expr x, Loc loc) { return Call(ops::OpId::kAbs, {x}, {}, loc); }
 Expr Exp(Expr x, Loc loc) { return Call(ops::OpId::kExp, {x}, {}, loc); }
 Expr Log(Expr x, Loc loc) { return Call(ops::OpId::kLog, {x}, {}, loc); }
 Expr Sqrt(Expr x, Loc loc) { return Call(ops::OpId::kSqrt, {x}, {}, loc); }
+Expr Acos(Expr x, Loc loc) { return Call(ops::OpId::kAcos, {x}, {}, loc); }
 Expr Sigmoid(Expr x, Loc loc) { return Call(ops::OpId::kSigmoid, {x}, {}, loc); }
 Expr LogCosh(Expr x, Loc loc) { return Call(ops::OpId::kLogCosh, {x}, {}, loc); }
 Expr IsNan(Expr x, Loc loc) { return Call(ops::OpId::kIsnan, {x}, {}, loc); }
@@ -205,6 +206,18 @@ Expr Full(Expr like, std::vector<int64_t> shape, double value, DType dtype, Loc 
 Expr FullLike(Expr x, double value, DType dtype, Loc loc) {
   return Call(ops::OpId::kFullLike, {x}, ToAttrMap(ops::FullLikeAttrs{value, std::string(ir::DTypeName(dtype))}), loc);
 }
+Expr DepthwiseConv2d(Expr x, Expr weight, int64_t stride, Loc loc) {
+  return Call(ops::OpId::kDepthwiseConv2d, {x, weight}, ToAttrMap(ops::StrideAttrs{stride}), loc);
+}
+Expr ClassOverlap(Expr preds, Expr target, int64_t num_classes, bool index, bool include_background, Loc loc) {
+  ops::ClassOverlapAttrs a;
+  a.num_classes = num_classes;
+  a.index = index;
+  a.include_background = include_background;
+  return Call(ops::OpId::kClassOverlap, {preds, target}, ToAttrMap(a), loc);
+}
+Expr Matmul(Expr a, Expr b, Loc loc) { return Call(ops::OpId::kMatmul, {a, b}, {}, loc); }
+Expr TraceSqrt(Expr m, Loc loc) { return Call(ops::OpId::kTraceSqrt, {m}, {}, loc); }
 Expr Linspace(Expr like, double start, double end, int64_t steps, DType dtype, Loc loc) {
   if (!like.valid()) return like;
   return like.builder()->Op(ops::OpId::kLinspace, {},

@@ -146,6 +146,7 @@ Expr Abs(Expr x, Loc loc = Loc::Current());
 Expr Exp(Expr x, Loc loc = Loc::Current());
 Expr Log(Expr x, Loc loc = Loc::Current());
 Expr Sqrt(Expr x, Loc loc = Loc::Current());
+Expr Acos(Expr x, Loc loc = Loc::Current());
 Expr Sigmoid(Expr x, Loc loc = Loc::Current());
 Expr LogCosh(Expr x, Loc loc = Loc::Current());
 Expr IsNan(Expr x, Loc loc = Loc::Current());
@@ -210,6 +211,23 @@ Expr Arange(Expr like, int64_t n, DType dtype = DType::kInt64, Loc loc = Loc::Cu
 // Linspace makes torch.linspace(start, end, steps) (float `dtype`, ATen's
 // own rounding) in the graph of `like`.
 Expr Linspace(Expr like, double start, double end, int64_t steps, DType dtype, Loc loc = Loc::Current());
+// DepthwiseConv2d correlates every channel of floating `x` [N, C, H, W]
+// with one window `weight` [kh, kw] (x's dtype), over the windows inside
+// the image every `stride` pixels: [N, C, (H-kh)/stride+1, (W-kw)/stride+1]
+// (F.conv2d with groups=C and no padding).
+Expr DepthwiseConv2d(Expr x, Expr weight, int64_t stride = 1, Loc loc = Loc::Current());
+// ClassOverlap counts, per mask pair and class, the pixels both masks give
+// the class, preds gives it and target gives it: i64 [N, 3, C'] (C' drops
+// class 0 without include_background). Index masks are [N, ...] class ids
+// in [0, num_classes); one-hot masks are [N, num_classes, ...] of 0 and 1.
+Expr ClassOverlap(Expr preds, Expr target, int64_t num_classes, bool index, bool include_background,
+                  Loc loc = Loc::Current());
+// Matmul is the matrix product of `a` [M, K] and `b` [K, P] (one floating dtype).
+Expr Matmul(Expr a, Expr b, Loc loc = Loc::Current());
+// TraceSqrt is the sum of the square roots of the eigenvalues of the
+// square `m`, its real part in f64: tr(sqrtm(m)) for a product of two
+// covariance matrices, as torch.linalg.eigvals(m).sqrt().real.sum().
+Expr TraceSqrt(Expr m, Loc loc = Loc::Current());
 
 }  // namespace tally::ops
 

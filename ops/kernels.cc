@@ -14,7 +14,9 @@
 #include "engine/ir/aten_types.h"
 #include "ops/attrs.h"
 #include "ops/fused/bl_confmat.h"
+#include "ops/fused/class_overlap.h"
 #include "ops/fused/count_outside.h"
+#include "ops/fused/depthwise_conv.h"
 #include "ops/fused/edit_distance.h"
 #include "ops/fused/expected_mutual_info.h"
 #include "ops/fused/lcs_length.h"
@@ -29,6 +31,7 @@
 #include "ops/fused/sdr.h"
 #include "ops/fused/ter_edits.h"
 #include "ops/fused/token_nll.h"
+#include "ops/fused/trace_sqrt.h"
 #include "ops/meta_kernels.h"
 #include "support/torch_status.h"
 
@@ -113,6 +116,7 @@ void Abs(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::
 FLOAT_UNARY(Exp, at::exp(x))
 FLOAT_UNARY(Log, at::log(x))
 FLOAT_UNARY(Sqrt, at::sqrt(x))
+FLOAT_UNARY(Acos, at::acos(x))
 FLOAT_UNARY(Sigmoid, at::sigmoid(x))
 // log(cosh(x)) = |x| + log1p(exp(-2|x|)) - log(2): no overflow for large |x|.
 FLOAT_UNARY(LogCosh, at::abs(x) + at::log1p(at::exp(-2 * at::abs(x))) - std::log(2.0))
@@ -385,6 +389,15 @@ void Sdr(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   out[0] = fused::Sdr(in[0], in[1], attrs.filter_length, attrs.zero_mean.get(), attrs.load_diag.get());
 }
 void TokenNll(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::TokenNll(in[0], in[1]); }
+void DepthwiseConv2d(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  out[0] = fused::DepthwiseConv2d(in[0], in[1], AttrsOf<StrideAttrs>(n).stride);
+}
+void ClassOverlap(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const auto a = AttrsOf<ClassOverlapAttrs>(n);
+  out[0] = fused::ClassOverlap(in[0], in[1], a.num_classes, a.index.get(), a.include_background.get());
+}
+void Matmul(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::matmul(in[0], in[1]); }
+void TraceSqrt(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::TraceSqrt(in[0]); }
 
 // Fused composite ops: CPU tensors call the kernel directly (no dispatcher
 // on the hot path); other devices go through the `tally::` operator of the
@@ -599,6 +612,7 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kExp, Exp},
     {OpId::kLog, Log},
     {OpId::kSqrt, Sqrt},
+    {OpId::kAcos, Acos},
     {OpId::kSigmoid, Sigmoid},
     {OpId::kLogCosh, LogCosh},
     {OpId::kClamp, Clamp},
@@ -664,6 +678,10 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kTerEdits, TerEdits},
     {OpId::kSdr, Sdr},
     {OpId::kTokenNll, TokenNll},
+    {OpId::kDepthwiseConv2d, DepthwiseConv2d},
+    {OpId::kClassOverlap, ClassOverlap},
+    {OpId::kMatmul, Matmul},
+    {OpId::kTraceSqrt, TraceSqrt},
 };
 static_assert(kKernels.Complete(OpKind::kPrimitive) && kKernels.Complete(OpKind::kComposite),
               "an op of op_list.h has no eager kernel");

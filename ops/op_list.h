@@ -50,6 +50,7 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(Exp, "exp", kPrimitive)                                 \
   X(Log, "log", kPrimitive)                                 \
   X(Sqrt, "sqrt", kPrimitive)                               \
+  X(Acos, "acos", kPrimitive)                               \
   X(Sigmoid, "sigmoid", kPrimitive)                         \
   X(LogCosh, "log_cosh", kPrimitive)                        \
   X(Clamp, "clamp", kPrimitive)                             \
@@ -103,6 +104,10 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(TerEdits, "ter_edits", kPrimitive)                      \
   X(Sdr, "sdr", kPrimitive)                                 \
   X(TokenNll, "token_nll", kPrimitive)                      \
+  X(DepthwiseConv2d, "depthwise_conv2d", kPrimitive)        \
+  X(ClassOverlap, "class_overlap", kPrimitive)              \
+  X(Matmul, "matmul", kPrimitive)                           \
+  X(TraceSqrt, "trace_sqrt", kPrimitive)                    \
   X(McConfmat, "mc_confmat", kComposite)                    \
   X(McMarginals, "mc_marginals", kComposite)                \
   X(ConfmatPart, "confmat_part", kComposite)                \

@@ -50,6 +50,8 @@ const OpTable& Registry() {
     RegisterRetrievalOps(*t);
     RegisterSequenceOps(*t);
     RegisterSignalOps(*t);
+    RegisterImageOps(*t);
+    RegisterLinalgOps(*t);
     return t;
   }();
   return *table;

@@ -105,6 +105,8 @@ void RegisterGatherOps(OpTable& t);
 void RegisterRetrievalOps(OpTable& t);
 void RegisterSequenceOps(OpTable& t);
 void RegisterSignalOps(OpTable& t);
+void RegisterImageOps(OpTable& t);
+void RegisterLinalgOps(OpTable& t);
 
 // Helpers for the family files.
 // MakeOp fills the fields every op definition has.

@@ -62,6 +62,7 @@ bool IsElementwise(OpId id) {
     case OpId::kExp:
     case OpId::kLog:
     case OpId::kSqrt:
+    case OpId::kAcos:
     case OpId::kSigmoid:
     case OpId::kLogCosh:
     case OpId::kClamp:

@@ -119,8 +119,7 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
   }
   score = score / n_order;
   Expr present = ops::Select(sides[0].ref, 2, 0) > 0.0;  // characters
-  present = present || !ops::Any(present, {1}, /*keepdim=*/true);
-  Expr masked = ops::Where(present, score, -1.0);
+  Expr masked = ops::Where(UsedReferences(present), score, -1.0);
   Expr best = ops::Argmax(masked, 1, /*keepdim=*/true);  // [N, 1]
   Expr pick = ops::Cast(best == ops::Unsqueeze(ops::Arange(best, refs), 0), DType::kInt64) *
               ops::Cast(ops::Max(masked, {1}, /*keepdim=*/true) > 0.0, DType::kInt64);  // [N, R]

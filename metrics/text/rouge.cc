@@ -93,8 +93,8 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
   }
   Expr all = ops::Concat(scores);
   Expr present = lt > 0.0;
-  Expr use = present || !ops::Any(present, {1}, /*keepdim=*/true);  // [N, R]
-  Expr pick;                                                        // [N, R] float64 weights
+  Expr use = UsedReferences(present);  // [N, R]
+  Expr pick;                           // [N, R] float64 weights
   if (accumulate == "best") {
     Expr first_f = ops::Select(all, 0, 0);
     Expr best = ops::Argmax(ops::Where(use, first_f, -1.0), 1, /*keepdim=*/true);  // [N, 1]

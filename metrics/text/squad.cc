@@ -41,7 +41,7 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
   Expr exact = F64(longest == lp && longest == lt);
   Expr f1 = ops::Where(lp == 0.0 || lt == 0.0, exact, 2.0 * shared / (lp + lt));
   Expr present = lt > 0.0;
-  Expr use = present || !ops::Any(present, {1}, /*keepdim=*/true);
+  Expr use = UsedReferences(present);
   Expr best_exact = ops::Max(ops::Where(use, exact, -1.0), {1});
   Expr best_f1 = ops::Max(ops::Where(use, f1, -1.0), {1});
   State sums = b.AddState("score_sums", DType::kFloat64, {2}, ir::Reducer::kSum);

@@ -52,7 +52,7 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
   Expr edits = F64(b.Op(ops::OpId::kTerEdits, {preds, target}));  // [N, R]
   Expr lengths = F64(Lengths(target));                            // [N, R]
   Expr present = lengths > 0.0;
-  Expr use = present || !ops::Any(present, {1}, /*keepdim=*/true);
+  Expr use = UsedReferences(present);
   // Edits are below 2^53: exact in float64, and any row has a reference.
   Expr fewest = ops::Min(ops::Where(use, edits, 9.0e18), {1});
   Expr mean_length = ops::Sum(ops::Where(use, lengths, 0.0), {1}) / ops::Sum(F64(use), {1});

@@ -53,4 +53,6 @@ ops::Expr Lengths(ops::Expr ids, bool keepdim) {
   return ops::Sum(ops::Cast(ids >= 0.0, ir::DType::kInt64), {ids.rank() - 1}, keepdim);
 }
 
+ops::Expr UsedReferences(ops::Expr present) { return present || !ops::Any(present, {1}, /*keepdim=*/true); }
+
 }  // namespace tally::metrics

@@ -31,6 +31,11 @@ PredsAndReferences DeclarePredsAndReferences(dsl::MetricBuilder& b);
 // Lengths counts the ids (non-negative entries) along the last dim: int64.
 ops::Expr Lengths(ops::Expr ids, bool keepdim = false);
 
+// UsedReferences marks, of `present` [N, R] (a reference that is not
+// empty), the references a row scores against: its present ones, or all
+// when none is (TorchMetrics then scores the empty references).
+ops::Expr UsedReferences(ops::Expr present);
+
 }  // namespace tally::metrics
 
 #endif  // TALLY_METRICS_TEXT_TOKEN_IDS_H_

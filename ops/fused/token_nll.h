@@ -4,9 +4,11 @@
 // logits[target], in float64; 0 where the target is outside [0, V) (the
 // caller masks or refuses those). What perplexity sums.
 //
-// It never makes a copy of the logits: on CPU each row of V is read twice
-// in its own dtype (its maximum, then the sum of exp(x - max) in float64),
-// rows spread over the threads. Elsewhere (and in TorchScript:
+// It never makes a copy of the logits: on CPU each row of V is read in its
+// own dtype, rows spread over the threads: a 16-bit row once with AVX2
+// (its maximum and the sum of exp(x), each term from a table of all 2^16
+// values, in one pass), other rows twice (the maximum, then the sum of
+// exp(x - max) in float64). Elsewhere (and in TorchScript:
 // kTokenNllScript) rows go through logsumexp in float64 in chunks of at
 // most 2^25 logits (256 MB), so memory stays the logits plus one chunk.
 #ifndef TALLY_OPS_FUSED_TOKEN_NLL_H_

@@ -26,6 +26,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/decompositions.h"
+#include "ops/fused/class_overlap.h"
+#include "ops/fused/depthwise_conv.h"
 #include "ops/fused/edit_distance.h"
 #include "ops/fused/lcs_length.h"
 #include "ops/fused/ngram_matches.h"
@@ -33,6 +35,7 @@
 #include "ops/fused/sdr.h"
 #include "ops/fused/ter_edits.h"
 #include "ops/fused/token_nll.h"
+#include "ops/fused/trace_sqrt.h"
 #include "ops/kernels.h"
 #include "ops/op_registry.h"
 #include "tests/testlib/status_matchers.h"
@@ -151,7 +154,7 @@ std::vector<Sample> Samples() {
   }
   for (const char* op : {"logical_and", "logical_or", "logical_xor"}) s.push_back({op, op, {"i1[N]", "f32[N]"}, {}});
   s.push_back({"logical_not", "logical_not", {"i64[N]"}, {}});
-  for (const char* op : {"neg", "abs", "exp", "log", "sqrt", "sigmoid", "log_cosh", "isnan"}) {
+  for (const char* op : {"neg", "abs", "exp", "log", "sqrt", "acos", "sigmoid", "log_cosh", "isnan"}) {
     s.push_back({op, op, {"f32[N]"}, {}});
   }
   s.push_back({"exp/int", "exp", {"i64[N]"}, {}});
@@ -325,6 +328,18 @@ std::vector<Sample> Samples() {
                {"f64[N,30]", "f64[N,30]"},
                {{"filter_length", int64_t{4}}, {"zero_mean", true}, {"load_diag", 1e-3}}});
   s.push_back({"token_nll", "token_nll", {"f32[N,3,7]", "i64[N,3]"}, {}});
+  s.push_back({"depthwise_conv2d", "depthwise_conv2d", {"f64[N,2,9,8]", "f64[3,2]"}, {{"stride", int64_t{1}}}});
+  s.push_back({"depthwise_conv2d/stride", "depthwise_conv2d", {"f32[N,3,7,6]", "f32[2,2]"}, {{"stride", int64_t{2}}}});
+  s.push_back(
+      {"class_overlap", "class_overlap", {"i64[N,5,6]", "i64[N,5,6]"}, {{"num_classes", int64_t{4}}, {"index", true}}});
+  s.push_back({"class_overlap/int32_background",
+               "class_overlap",
+               {"i32[N,7]", "i32[N,7]"},
+               {{"num_classes", int64_t{3}}, {"index", true}, {"include_background", false}}});
+  s.push_back(
+      {"class_overlap/one_hot", "class_overlap", {"i1[N,3,4,4]", "i1[N,3,4,4]"}, {{"num_classes", int64_t{3}}}});
+  s.push_back({"matmul", "matmul", {"f64[N,3]", "f64[3,4]"}, {}});
+  s.push_back({"trace_sqrt", "trace_sqrt", {"f64[3,3]"}, {}});
   s.push_back({"token_nll/bf16", "token_nll", {"bf16[N,2,5]", "i32[N,2]"}, {}});
   s.push_back({"count_invalid", "count_invalid", {"i64[N]"}, {}});
   s.push_back({"count_invalid/f32_ignore", "count_invalid", {"f32[N]"}, {{"ignore_index", int64_t{-1}}}});
@@ -731,6 +746,109 @@ TEST(KernelsTest, Sdr) {
         fused::RunScript(fused::SdrScript(), "sdr", {preds + 3.0, target, int64_t{32}, zero_mean, 1e-4}).toTensor();
     EXPECT_TRUE(SameTensor(script, got, 1e-10, 1e-10));
   }
+}
+
+// Verifies class_overlap against counts by hand (a loop over pixels) on
+// random index masks: few classes (the joint histogram) and many (three
+// histograms), int32 and int64, ids out of range counted nowhere, the
+// background dropped, one sample larger than a chunk of pixels; the CPU
+// kernel and the tensor form (ClassOverlapScript()) agree exactly, and
+// one-hot masks give the counts of their index masks.
+TEST(KernelsTest, ClassOverlap) {
+  at::manual_seed(21);
+  struct Case {
+    int64_t classes;
+    std::vector<int64_t> shape;
+    at::ScalarType dtype;
+  };
+  for (const Case& k : {Case{4, {3, 17, 9}, at::kLong}, Case{70, {2, 40, 40}, at::kInt},
+                        Case{5, {1, 1100, 1000}, at::kLong}, Case{1, {2, 6}, at::kLong}}) {
+    const at::Tensor preds = at::randint(-1, k.classes + 1, k.shape, at::TensorOptions().dtype(k.dtype));
+    // Target mostly agrees with preds, as masks do.
+    const at::Tensor target = at::where(at::rand(k.shape) < 0.7, preds,
+                                        at::randint(-1, k.classes + 1, k.shape, at::TensorOptions().dtype(k.dtype)));
+    const int64_t n = k.shape[0];
+    std::vector<int64_t> want(n * 3 * k.classes, 0);
+    const at::Tensor p = preds.reshape({n, -1}).to(at::kLong), t = target.reshape({n, -1}).to(at::kLong);
+    const int64_t pixels = p.size(1);
+    const int64_t* pp = p.data_ptr<int64_t>();
+    const int64_t* tp = t.data_ptr<int64_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < pixels; ++j) {
+        const int64_t a = pp[i * pixels + j], b = tp[i * pixels + j];
+        const bool pa = a >= 0 && a < k.classes, tb = b >= 0 && b < k.classes;
+        if (pa && a == b) ++want[(i * 3) * k.classes + a];
+        if (pa) ++want[(i * 3 + 1) * k.classes + a];
+        if (tb) ++want[(i * 3 + 2) * k.classes + b];
+      }
+    }
+    const at::Tensor expected = I64(want).reshape({n, 3, k.classes});
+    for (bool background : {true, false}) {
+      const at::Tensor got = fused::ClassOverlap(preds, target, k.classes, true, background);
+      const at::Tensor kept = background || k.classes == 1 ? expected : expected.narrow(2, 1, k.classes - 1);
+      EXPECT_TRUE(at::equal(got, kept)) << "classes " << k.classes << " background " << background;
+      const at::Tensor script =
+          fused::RunScript(fused::ClassOverlapScript(), "class_overlap", {preds, target, k.classes, true, background})
+              .toTensor();
+      EXPECT_TRUE(at::equal(script, kept)) << "classes " << k.classes;
+    }
+    if (k.classes == 4) {
+      // One-hot masks of the in-range ids count the same.
+      auto onehot = [&](const at::Tensor& x) {
+        return at::one_hot(at::clamp_min(x.to(at::kLong), 0), k.classes + 1)
+            .narrow(-1, 0, k.classes)
+            .mul((x >= 0).unsqueeze(-1))
+            .movedim(-1, 1)
+            .to(at::kBool);
+      };
+      EXPECT_TRUE(at::equal(fused::ClassOverlap(onehot(preds), onehot(target), k.classes, false, true), expected));
+    }
+  }
+  EXPECT_EQ(
+      fused::ClassOverlap(at::zeros({0, 4, 4}, at::kLong), at::zeros({0, 4, 4}, at::kLong), 3, true, true).sizes(),
+      (std::vector<int64_t>{0, 3, 3}));
+}
+
+// Verifies depthwise_conv2d against F.conv2d with groups (1e-12), strides
+// 1 to 3 and windows of one row or column, in float64 and float32; on CPU
+// the kernel and the tensor form (DepthwiseConv2dScript()) agree exactly.
+TEST(KernelsTest, DepthwiseConv2d) {
+  at::manual_seed(22);
+  for (at::ScalarType dt : {at::kDouble, at::kFloat}) {
+    const at::Tensor x = at::randn({2, 3, 13, 11}, at::TensorOptions().dtype(dt));
+    for (const std::vector<int64_t>& window : {std::vector<int64_t>{3, 4}, {11, 1}, {1, 11}, {2, 2}}) {
+      const at::Tensor w = at::randn(window, at::TensorOptions().dtype(dt));
+      for (int64_t stride : {1, 2, 3}) {
+        const at::Tensor got = fused::DepthwiseConv2d(x, w, stride);
+        const at::Tensor want =
+            at::conv2d(x, w.expand({3, 1, window[0], window[1]}), c10::nullopt, at::IntArrayRef{stride, stride},
+                       at::IntArrayRef{0, 0}, at::IntArrayRef{1, 1}, 3);
+        const double tol = dt == at::kDouble ? 1e-12 : 1e-5;
+        EXPECT_TRUE(SameTensor(got, want, tol, tol)) << window[0] << "x" << window[1] << " stride " << stride;
+        const at::Tensor script =
+            fused::RunScript(fused::DepthwiseConv2dScript(), "depthwise_conv2d", {x, w, stride}).toTensor();
+        EXPECT_TRUE(at::equal(script, got)) << window[0] << "x" << window[1] << " stride " << stride;
+      }
+    }
+  }
+}
+
+// Verifies trace_sqrt: tr sqrtm of a product of diagonal matrices is the
+// sum of sqrt(a_i b_i); of a product of two covariance matrices, the trace
+// of the symmetric square root sqrtm(A^1/2 B A^1/2) (1e-9); the kernel and
+// TraceSqrtScript() agree.
+TEST(KernelsTest, TraceSqrt) {
+  const at::Tensor a = F64({1.0, 4.0, 9.0}), b = F64({4.0, 1.0, 0.25});
+  EXPECT_NEAR(fused::TraceSqrt(at::diag(a).matmul(at::diag(b))).item<double>(), 2.0 + 2.0 + 1.5, 1e-12);
+  at::manual_seed(23);
+  const at::Tensor u = at::randn({20, 5}, at::kDouble), v = at::randn({30, 5}, at::kDouble);
+  const at::Tensor s1 = u.t().matmul(u) / 19.0, s2 = v.t().matmul(v) / 29.0;
+  const auto [evals, evecs] = at::linalg_eigh(s1);
+  const at::Tensor half = evecs.matmul(at::diag(evals.sqrt())).matmul(evecs.t());
+  const double want = at::linalg_eigvalsh(half.matmul(s2).matmul(half)).sqrt().sum().item<double>();
+  const at::Tensor got = fused::TraceSqrt(s1.matmul(s2));
+  EXPECT_NEAR(got.item<double>(), want, 1e-9);
+  EXPECT_TRUE(at::equal(fused::RunScript(fused::TraceSqrtScript(), "trace_sqrt", {s1.matmul(s2)}).toTensor(), got));
 }
 
 // Verifies ngram_matches against counts by std::map of every row's n-grams

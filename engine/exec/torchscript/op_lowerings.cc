@@ -13,6 +13,8 @@
 #include "engine/exec/torchscript/lowering.h"
 #include "engine/ir/aten_types.h"
 #include "ops/attrs.h"
+#include "ops/fused/class_overlap.h"
+#include "ops/fused/depthwise_conv.h"
 #include "ops/fused/edit_distance.h"
 #include "ops/fused/expected_mutual_info.h"
 #include "ops/fused/lcs_length.h"
@@ -23,6 +25,7 @@
 #include "ops/fused/sdr.h"
 #include "ops/fused/ter_edits.h"
 #include "ops/fused/token_nll.h"
+#include "ops/fused/trace_sqrt.h"
 #include "ops/op_registry.h"
 #include "support/torch_status.h"
 
@@ -117,6 +120,7 @@ Result FloatUnary(LowerCtx& c, const ir::Node& n, const Values& in, const char* 
 Result Exp(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "exp"); }
 Result Log(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "log"); }
 Result Sqrt(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "sqrt"); }
+Result Acos(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "acos"); }
 Result Sigmoid(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "sigmoid"); }
 // log(cosh(x)) = |x| + log1p(exp(-2|x|)) - log(2), as the kernel spells it:
 // `-2 * abs(x)` is abs(x).mul(-2) and `- log(2)` a Scalar subtraction.
@@ -620,6 +624,20 @@ Result Sdr(LowerCtx& c, const ir::Node& n, const Values& in) {
 Result TokenNll(LowerCtx& c, const ir::Node&, const Values& in) {
   return InlineScript(c, ops::fused::kTokenNllScript, "token_nll", in);
 }
+Result DepthwiseConv2d(LowerCtx& c, const ir::Node& n, const Values& in) {
+  return InlineScript(c, ops::fused::DepthwiseConv2dScript(), "depthwise_conv2d",
+                      {in[0], in[1], c.Const(AttrsOf<ops::StrideAttrs>(n).stride)});
+}
+Result ClassOverlap(LowerCtx& c, const ir::Node& n, const Values& in) {
+  const auto a = AttrsOf<ops::ClassOverlapAttrs>(n);
+  return InlineScript(
+      c, ops::fused::ClassOverlapScript(), "class_overlap",
+      {in[0], in[1], c.Const(a.num_classes), c.Const(a.index.get()), c.Const(a.include_background.get())});
+}
+Result Matmul(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "matmul"); }
+Result TraceSqrt(LowerCtx& c, const ir::Node&, const Values& in) {
+  return InlineScript(c, ops::fused::TraceSqrtScript(), "trace_sqrt", in);
+}
 
 Result Bincount(LowerCtx& c, const ir::Node& n, const Values& in) {
   return Values{c.Call(A("bincount"), {in[0], c.Const(c10::IValue()), AttrsOf<ops::BincountAttrs>(n).minlength})};
@@ -824,6 +842,7 @@ constexpr ops::OpTableOf<OpLowering> kLowerings = {
     {ops::OpId::kExp, Exp},
     {ops::OpId::kLog, Log},
     {ops::OpId::kSqrt, Sqrt},
+    {ops::OpId::kAcos, Acos},
     {ops::OpId::kSigmoid, Sigmoid},
     {ops::OpId::kLogCosh, LogCosh},
     {ops::OpId::kClamp, Clamp},
@@ -876,6 +895,10 @@ constexpr ops::OpTableOf<OpLowering> kLowerings = {
     {ops::OpId::kLcsLength, LcsLength},
     {ops::OpId::kTerEdits, TerEdits},
     {ops::OpId::kSdr, Sdr},
+    {ops::OpId::kDepthwiseConv2d, DepthwiseConv2d},
+    {ops::OpId::kClassOverlap, ClassOverlap},
+    {ops::OpId::kMatmul, Matmul},
+    {ops::OpId::kTraceSqrt, TraceSqrt},
     {ops::OpId::kTokenNll, TokenNll},
 };
 static_assert(kLowerings.Complete(ops::OpKind::kPrimitive), "a primitive op has no TorchScript lowering");
