@@ -424,10 +424,17 @@ struct SdrAttrs {
                            F("load_diag", &SdrAttrs::load_diag));
   }
 };
-// depthwise_conv2d: the step between windows, in both spatial dims.
-struct StrideAttrs {
-  int64_t stride = 1;
-  static constexpr auto Fields() { return std::make_tuple(F("stride", &StrideAttrs::stride)); }
+// depthwise_conv2d: the step between windows, in both spatial dims, and the
+// rows and columns of reflection padding (torch's "reflect": the edge is
+// not repeated) added on each side first.
+struct Conv2dAttrs {
+  Opt<int64_t> stride{1};
+  Opt<int64_t> pad_h{0};
+  Opt<int64_t> pad_w{0};
+  static constexpr auto Fields() {
+    return std::make_tuple(F("stride", &Conv2dAttrs::stride), F("pad_h", &Conv2dAttrs::pad_h),
+                           F("pad_w", &Conv2dAttrs::pad_w));
+  }
 };
 // class_overlap: the classes counted, whether masks hold class indices
 // ([N, ...]) or one 0/1 channel per class ([N, C, ...]), and whether class 0

@@ -206,8 +206,12 @@ Expr Full(Expr like, std::vector<int64_t> shape, double value, DType dtype, Loc 
 Expr FullLike(Expr x, double value, DType dtype, Loc loc) {
   return Call(ops::OpId::kFullLike, {x}, ToAttrMap(ops::FullLikeAttrs{value, std::string(ir::DTypeName(dtype))}), loc);
 }
-Expr DepthwiseConv2d(Expr x, Expr weight, int64_t stride, Loc loc) {
-  return Call(ops::OpId::kDepthwiseConv2d, {x, weight}, ToAttrMap(ops::StrideAttrs{stride}), loc);
+Expr DepthwiseConv2d(Expr x, Expr weight, int64_t stride, int64_t pad_h, int64_t pad_w, Loc loc) {
+  ops::Conv2dAttrs a;
+  a.stride = stride;
+  a.pad_h = pad_h;
+  a.pad_w = pad_w;
+  return Call(ops::OpId::kDepthwiseConv2d, {x, weight}, ToAttrMap(a), loc);
 }
 Expr ClassOverlap(Expr preds, Expr target, int64_t num_classes, bool index, bool include_background, Loc loc) {
   ops::ClassOverlapAttrs a;

@@ -213,9 +213,13 @@ Expr Arange(Expr like, int64_t n, DType dtype = DType::kInt64, Loc loc = Loc::Cu
 Expr Linspace(Expr like, double start, double end, int64_t steps, DType dtype, Loc loc = Loc::Current());
 // DepthwiseConv2d correlates every channel of floating `x` [N, C, H, W]
 // with one window `weight` [kh, kw] (x's dtype), over the windows inside
-// the image every `stride` pixels: [N, C, (H-kh)/stride+1, (W-kw)/stride+1]
-// (F.conv2d with groups=C and no padding).
-Expr DepthwiseConv2d(Expr x, Expr weight, int64_t stride = 1, Loc loc = Loc::Current());
+// the image every `stride` pixels, after `pad_h` rows and `pad_w` columns
+// of reflection padding on each side: [N, C, (H+2pad_h-kh)/stride+1,
+// (W+2pad_w-kw)/stride+1] (F.pad(mode="reflect"), then F.conv2d with
+// groups=C). A one-hot window crops; a 2x2 window of 1/4 with stride 2 is
+// avg_pool2d.
+Expr DepthwiseConv2d(Expr x, Expr weight, int64_t stride = 1, int64_t pad_h = 0, int64_t pad_w = 0,
+                     Loc loc = Loc::Current());
 // ClassOverlap counts, per mask pair and class, the pixels both masks give
 // the class, preds gives it and target gives it: i64 [N, 3, C'] (C' drops
 // class 0 without include_background). Index masks are [N, ...] class ids

@@ -390,7 +390,8 @@ void Sdr(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 }
 void TokenNll(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::TokenNll(in[0], in[1]); }
 void DepthwiseConv2d(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
-  out[0] = fused::DepthwiseConv2d(in[0], in[1], AttrsOf<StrideAttrs>(n).stride);
+  const auto a = AttrsOf<Conv2dAttrs>(n);
+  out[0] = fused::DepthwiseConv2d(in[0], in[1], a.stride.get(), a.pad_h.get(), a.pad_w.get());
 }
 void ClassOverlap(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<ClassOverlapAttrs>(n);

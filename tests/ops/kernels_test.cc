@@ -330,6 +330,10 @@ std::vector<Sample> Samples() {
   s.push_back({"token_nll", "token_nll", {"f32[N,3,7]", "i64[N,3]"}, {}});
   s.push_back({"depthwise_conv2d", "depthwise_conv2d", {"f64[N,2,9,8]", "f64[3,2]"}, {{"stride", int64_t{1}}}});
   s.push_back({"depthwise_conv2d/stride", "depthwise_conv2d", {"f32[N,3,7,6]", "f32[2,2]"}, {{"stride", int64_t{2}}}});
+  s.push_back({"depthwise_conv2d/reflect",
+               "depthwise_conv2d",
+               {"f64[N,1,6,5]", "f64[5,3]"},
+               {{"pad_h", int64_t{2}}, {"pad_w", int64_t{1}}}});
   s.push_back(
       {"class_overlap", "class_overlap", {"i64[N,5,6]", "i64[N,5,6]"}, {{"num_classes", int64_t{4}}, {"index", true}}});
   s.push_back({"class_overlap/int32_background",
@@ -809,25 +813,31 @@ TEST(KernelsTest, ClassOverlap) {
       (std::vector<int64_t>{0, 3, 3}));
 }
 
-// Verifies depthwise_conv2d against F.conv2d with groups (1e-12), strides
-// 1 to 3 and windows of one row or column, in float64 and float32; on CPU
-// the kernel and the tensor form (DepthwiseConv2dScript()) agree exactly.
+// Verifies depthwise_conv2d against F.pad(mode="reflect") and F.conv2d
+// with groups (1e-12), strides 1 to 3, reflection padding 0 to 4 (up to
+// one less than the image) and windows of one row or column, in float64
+// and float32; on CPU the kernel and the tensor form
+// (DepthwiseConv2dScript()) agree exactly.
 TEST(KernelsTest, DepthwiseConv2d) {
   at::manual_seed(22);
   for (at::ScalarType dt : {at::kDouble, at::kFloat}) {
-    const at::Tensor x = at::randn({2, 3, 13, 11}, at::TensorOptions().dtype(dt));
-    for (const std::vector<int64_t>& window : {std::vector<int64_t>{3, 4}, {11, 1}, {1, 11}, {2, 2}}) {
+    const at::Tensor x = at::randn({2, 3, 13, 5}, at::TensorOptions().dtype(dt));
+    for (const std::vector<int64_t>& window : {std::vector<int64_t>{3, 4}, {11, 1}, {1, 5}, {2, 2}}) {
       const at::Tensor w = at::randn(window, at::TensorOptions().dtype(dt));
-      for (int64_t stride : {1, 2, 3}) {
-        const at::Tensor got = fused::DepthwiseConv2d(x, w, stride);
+      for (const std::vector<int64_t>& step :
+           {std::vector<int64_t>{1, 0, 0}, {2, 0, 0}, {3, 0, 0}, {1, 5, 4}, {2, 1, 2}}) {
+        const int64_t stride = step[0], ph = step[1], pw = step[2];
+        const at::Tensor got = fused::DepthwiseConv2d(x, w, stride, ph, pw);
+        const at::Tensor padded = at::reflection_pad2d(x, {pw, pw, ph, ph});
         const at::Tensor want =
-            at::conv2d(x, w.expand({3, 1, window[0], window[1]}), c10::nullopt, at::IntArrayRef{stride, stride},
+            at::conv2d(padded, w.expand({3, 1, window[0], window[1]}), c10::nullopt, at::IntArrayRef{stride, stride},
                        at::IntArrayRef{0, 0}, at::IntArrayRef{1, 1}, 3);
         const double tol = dt == at::kDouble ? 1e-12 : 1e-5;
-        EXPECT_TRUE(SameTensor(got, want, tol, tol)) << window[0] << "x" << window[1] << " stride " << stride;
+        const std::string label = absl::StrCat(window[0], "x", window[1], " stride ", stride, " pad ", ph, ",", pw);
+        EXPECT_TRUE(SameTensor(got, want, tol, tol)) << label;
         const at::Tensor script =
-            fused::RunScript(fused::DepthwiseConv2dScript(), "depthwise_conv2d", {x, w, stride}).toTensor();
-        EXPECT_TRUE(at::equal(script, got)) << window[0] << "x" << window[1] << " stride " << stride;
+            fused::RunScript(fused::DepthwiseConv2dScript(), "depthwise_conv2d", {x, w, stride, ph, pw}).toTensor();
+        EXPECT_TRUE(at::equal(script, got)) << label;
       }
     }
   }

@@ -625,8 +625,9 @@ Result TokenNll(LowerCtx& c, const ir::Node&, const Values& in) {
   return InlineScript(c, ops::fused::kTokenNllScript, "token_nll", in);
 }
 Result DepthwiseConv2d(LowerCtx& c, const ir::Node& n, const Values& in) {
+  const auto a = AttrsOf<ops::Conv2dAttrs>(n);
   return InlineScript(c, ops::fused::DepthwiseConv2dScript(), "depthwise_conv2d",
-                      {in[0], in[1], c.Const(AttrsOf<ops::StrideAttrs>(n).stride)});
+                      {in[0], in[1], c.Const(a.stride.get()), c.Const(a.pad_h.get()), c.Const(a.pad_w.get())});
 }
 Result ClassOverlap(LowerCtx& c, const ir::Node& n, const Values& in) {
   const auto a = AttrsOf<ops::ClassOverlapAttrs>(n);
