@@ -28,6 +28,7 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
   int64_t classes = 0, labels = 0;
   bool groups = false, target = true;  // binary inputs: `groups` for slices and fairness
   bool words = false;                  // chrF++'s word ids beside its characters
+  bool index_masks = false;            // segmentation's input_format=index
   for (const std::string& s : specs) {
     auto spec = metrics::ParseMetricSpec(s);
     if (!spec.ok()) continue;
@@ -50,6 +51,7 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
       if (k == "num_groups") groups = true;
       if (k == "num_classes" && std::holds_alternative<int64_t>(v)) classes = std::get<int64_t>(v);
       if (k == "num_labels" && std::holds_alternative<int64_t>(v)) labels = std::get<int64_t>(v);
+      if (k == "input_format" && v == metrics::ArgValue(std::string("index"))) index_masks = true;
       // A task wrapper (accuracy(task=multiclass, ...)) takes its task's inputs.
       if (k == "task" && info && info->domain == "task_wrapper" && std::holds_alternative<std::string>(v)) {
         domain = absl::AsciiStrToLower(std::get<std::string>(v));
@@ -95,6 +97,25 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
     const std::vector<int64_t> shape =
         complex ? std::vector<int64_t>{n, 2, 257, 100, 2} : std::vector<int64_t>{n, 2, 16000};
     return {{"preds", ir::DType::kFloat32, shape}, {"target", ir::DType::kFloat32, shape}};
+  }
+  // Masks of 64 x 64: class ids, or one 0/1 channel per class.
+  if (domain == "segmentation") {
+    const std::vector<int64_t> shape =
+        index_masks ? std::vector<int64_t>{n, 64, 64} : std::vector<int64_t>{n, std::max<int64_t>(classes, 1), 64, 64};
+    return {{"preds", ir::DType::kInt64, shape}, {"target", ir::DType::kInt64, shape}};
+  }
+  // RGB images of 64 x 64 (192 x 192 for MS-SSIM's five scales); features
+  // [N, 64] of real and generated images.
+  if (domain == "image") {
+    auto named = [&specs](const char* name) {
+      return absl::c_any_of(specs, [name](const std::string& s) { return absl::StartsWith(s, name); });
+    };
+    if (named("frechet_inception_distance")) {
+      return {{"real_features", ir::DType::kFloat32, {n, 64}}, {"fake_features", ir::DType::kFloat32, {n, 64}}};
+    }
+    const int64_t side = named("multiscale_") ? 192 : 64;
+    if (named("total_variation")) return {{"img", ir::DType::kFloat32, {n, 3, side, side}}};
+    return {{"preds", ir::DType::kFloat32, {n, 3, side, side}}, {"target", ir::DType::kFloat32, {n, 3, side, side}}};
   }
   if (domain == "retrieval") {
     return {

@@ -21,6 +21,10 @@ void RegisterChrfMetrics(std::vector<MetricInfo>& out);
 void RegisterSquad(std::vector<MetricInfo>& out);
 void RegisterTerMetrics(std::vector<MetricInfo>& out);
 void RegisterSeparationMetrics(std::vector<MetricInfo>& out);
+void RegisterSegmentationMetrics(std::vector<MetricInfo>& out);
+void RegisterPixelScoreMetrics(std::vector<MetricInfo>& out);
+void RegisterWindowedImageMetrics(std::vector<MetricInfo>& out);
+void RegisterFrechetMetrics(std::vector<MetricInfo>& out);
 void RegisterFleissKappa(std::vector<MetricInfo>& out);
 
 const std::vector<MetricInfo>& AllMetrics() {
@@ -51,6 +55,10 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterSquad(*v);
     RegisterTerMetrics(*v);
     RegisterSeparationMetrics(*v);
+    RegisterSegmentationMetrics(*v);
+    RegisterPixelScoreMetrics(*v);
+    RegisterWindowedImageMetrics(*v);
+    RegisterFrechetMetrics(*v);
     RegisterFleissKappa(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics
     std::sort(v->begin(), v->end(), [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });

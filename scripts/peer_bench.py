@@ -20,6 +20,10 @@ Workloads (tools/tally/bench.cc builds the same tensors: the ATen CPU generator 
              positions at a time), 3 updates
   si_sdr_batch  ScaleInvariantSignalDistortionRatio over 10 updates of the same 64 x 64,000 float32 utterances
              (4 s at 16 kHz) and their noisy estimates; also reports ms_compute
+  miou_cityscapes  MeanIoU(num_classes=19, input_format="index") over 10 updates of the same 4 int64 masks
+             [1024, 2048] (a class per 16 x 16 block, one target pixel in ten redrawn)
+  ssim_batch  StructuralSimilarityIndexMeasure(data_range=1.0) over 5 updates of the same 16 x 3 x 512 x 512
+             float32 images and their noisy copies
 Each prints one JSON line like tally bench's: workload, backend "torchmetrics", device, us_per_update (the median
 of `runs` timed passes, each ending when the device is idle), updates, peak_rss_mb and, on CUDA, peak_device_mb.
 TorchMetrics runs with its defaults (validate_args=True), as its users get it. Run one workload a process
@@ -168,6 +172,28 @@ def main():
         preds = target + torch.randn((rows, samples), generator=g) * 0.3
         run(a.workload, ScaleInvariantSignalDistortionRatio(), [(preds.to(device), target.to(device))],
             2 if a.quick else 10, 1 if a.quick else 3, device, time_compute=True)
+        return
+    if a.workload == "miou_cityscapes":
+        from torchmetrics.segmentation import MeanIoU
+        b, h, w = (4, 64, 128) if a.quick else (4, 1024, 2048)
+        g = torch.Generator().manual_seed(7)  # bench.cc's miou_cityscapes draws, in its order
+        blocks = torch.randint(0, 19, (b, h // 16, w // 16), generator=g)
+        preds = blocks.repeat_interleave(16, 1).repeat_interleave(16, 2).contiguous()
+        changed = torch.rand((b, h, w), generator=g) < 0.1
+        other = torch.randint(0, 19, (b, h, w), generator=g)
+        target = torch.where(changed, other, preds)
+        run(a.workload, MeanIoU(num_classes=19, input_format="index"), [(preds.to(device), target.to(device))],
+            2 if a.quick else 10, 1 if a.quick else 3, device)
+        return
+    if a.workload == "ssim_batch":
+        from torchmetrics.image import StructuralSimilarityIndexMeasure
+        n, side = (2, 64) if a.quick else (16, 512)
+        g = torch.Generator().manual_seed(7)  # bench.cc's ssim_batch draws, in its order
+        target = torch.rand((n, 3, side, side), generator=g)
+        noise = torch.randn((n, 3, side, side), generator=g)
+        preds = torch.clamp(target + noise * 0.05, 0.0, 1.0)
+        run(a.workload, StructuralSimilarityIndexMeasure(data_range=1.0), [(preds.to(device), target.to(device))],
+            2 if a.quick else 5, 1 if a.quick else 3, device)
         return
     if a.workload not in ("all", "acc_small", "cls_large"):
         raise SystemExit(f"unknown workload {a.workload}")

@@ -30,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/builder.h"
 #include "metrics/common.h"
+#include "metrics/epsilon.h"
 #include "metrics/registry.h"
 #include "metrics/regression/operands.h"
 #include "ops/attrs.h"
@@ -89,20 +90,6 @@ absl::Status ReadOptions(SpecArgs& args, Options& o) {
     }
   }
   return absl::OkStatus();
-}
-
-// EpsilonOf is torch.finfo(dtype).eps.
-double EpsilonOf(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat64:
-      return std::numeric_limits<double>::epsilon();
-    case DType::kFloat16:
-      return std::ldexp(1.0, -10);
-    case DType::kBFloat16:
-      return std::ldexp(1.0, -7);
-    default:
-      return std::numeric_limits<float>::epsilon();
-  }
 }
 
 // The trailing dims `signal` of a rank-`rank` tensor.

@@ -2,13 +2,18 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <string>
 
 namespace tally::ops::fused {
 
 at::Tensor TraceSqrt(const at::Tensor& m) {
   if (m.is_meta()) return at::empty({}, m.options().dtype(at::kDouble));
-  return at::real(at::sqrt(at::linalg_eigvals(m.to(at::kDouble)))).sum();
+  const at::Tensor d = m.to(at::kDouble);
+  // LAPACK refuses a non-finite entry (a state of fewer than two rows, NaN
+  // features): NaN instead. The check reads the device at compute only.
+  if (!at::isfinite(d).all().item<bool>()) return at::full({}, NAN, d.options());
+  return at::real(at::sqrt(at::linalg_eigvals(d))).sum();
 }
 
 const char* TraceSqrtScript() {
@@ -16,7 +21,10 @@ const char* TraceSqrtScript() {
 def trace_sqrt(m: Tensor) -> Tensor:
     if m.is_meta:
         return torch.empty([], dtype=7, device=m.device)
-    return torch.real(torch.sqrt(torch.linalg_eigvals(m.to(7)))).sum()
+    d = m.to(7)
+    if not bool(torch.isfinite(d).all()):
+        return torch.full([], float("nan"), dtype=7, device=m.device)
+    return torch.real(torch.sqrt(torch.linalg_eigvals(d))).sum()
 )TS");
   return source->c_str();
 }

@@ -2,8 +2,8 @@
 // eigenvalues of a square matrix, in float64: tr(sqrtm(S1 S2)) for two
 // covariance matrices, as TorchMetrics' Fréchet distance computes it
 // (torch.linalg.eigvals(m).sqrt().real.sum()). A scalar on m's device;
-// empty on `meta` (eigvals has no meta kernel). TraceSqrtScript() is the
-// TorchScript form.
+// NaN when m has a non-finite entry (LAPACK refuses those); empty on `meta`
+// (eigvals has no meta kernel). TraceSqrtScript() is the TorchScript form.
 #ifndef TALLY_OPS_FUSED_TRACE_SQRT_H_
 #define TALLY_OPS_FUSED_TRACE_SQRT_H_
 

@@ -122,6 +122,16 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
       at::Tensor t = at::linspace(-1, 1, 12 * 16, at::kFloat).sin().view(shape);
       in = {{"preds", t.flip({1}) + 0.1}, {"target", t}};
       if (m.name == "permutation_invariant_training") spec += "(metric=scale_invariant_signal_distortion_ratio)";
+    } else if (m.domain == "segmentation") {  // three 2 x 2 index masks
+      in = {{"preds", scores.argmax(1).view({3, 2, 2})}, {"target", classes.view({3, 2, 2})}};
+      spec += "(num_classes=3, input_format=index)";
+    } else if (m.name == "frechet_inception_distance") {
+      in = {{"real_features", xm}, {"fake_features", xm * 1.5 + 0.2}};
+    } else if (m.domain == "image") {  // two RGB images of 12 x 12
+      at::Tensor t = at::linspace(-1, 1, 2 * 3 * 144, at::kFloat).sin().view({2, 3, 12, 12});
+      in = m.name == "total_variation" ? NamedTensors{{"img", t}}
+                                       : NamedTensors{{"preds", t.flip({3}) * 0.9}, {"target", t}};
+      if (absl::StartsWith(m.name, "multiscale_")) spec += "(betas=[0.5, 0.5], kernel_size=3, sigma=0.5)";
     } else if (m.domain == "clustering" || m.domain == "nominal") {
       in = {{"preds", scores.argmax(1)}, {"target", classes}};
       spec += "(num_classes=3)";

@@ -55,6 +55,11 @@ std::string SpecFor(const metrics::MetricInfo& m) {
   if (name == "perplexity") return absl::StrCat(name, "(ignore_index=-100)");
   // The forms' signals are 8 samples: 4 taps (at most n_fft - time + 1 = 9).
   if (name == "signal_distortion_ratio") return absl::StrCat(name, "(filter_length=4)");
+  if (m.domain == "segmentation") return absl::StrCat(name, "(num_classes=3)");
+  // The forms' images are 12 x 12: two scales of a 5-wide window.
+  if (name == "multiscale_structural_similarity_index_measure") {
+    return absl::StrCat(name, "(betas=[0.5, 0.5], kernel_size=3, sigma=0.5)");
+  }
   return name;
 }
 
@@ -151,6 +156,10 @@ std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.name == "complex_scale_invariant_signal_noise_ratio") return {{"wav4"}};
   if (m.domain == "audio") return {{"wav3"}};
   if (m.domain == "regression") return {{"reg1"}, {"reg2"}};
+  if (m.domain == "segmentation") return {{"seg"}, {"seg_bad"}};
+  if (m.name == "total_variation") return {{"img"}};
+  if (m.name == "frechet_inception_distance") return {{"fid"}, {"fid_mixed"}};
+  if (m.domain == "image") return {{"img2"}};
   if (absl::StartsWith(m.name, "binary_")) return {{"bin_f"}, {"bin_p"}, {"bin_h"}, {"bin_i"}, {"bin_bad"}};
   if (absl::StartsWith(m.name, "multiclass_")) return {{"mc_f"}, {"mc_i"}, {"mc_bad"}};
   return {{"ml_f"}, {"ml_p"}, {"ml_bad"}};
@@ -242,6 +251,23 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
     at::Tensor t = at::randn(shape, gen, f);
     return {{"preds", t + at::randn(shape, gen, f) * 0.5}, {"target", t}};
   }
+  // One-hot masks [N, 3, 4, 4] (some values 2 in the bad form).
+  if (k == "seg" || k == "seg_bad") {
+    at::Tensor t = at::one_hot(labels(c, {n, 4, 4}), c).permute({0, 3, 1, 2}).contiguous();
+    return {{"preds", at::one_hot(labels(c, {n, 4, 4}), c).permute({0, 3, 1, 2}).contiguous()},
+            {"target", k == "seg" ? t : spoil(t, 2)}};
+  }
+  // Images [N, 3, 12, 12]: a target and a noisy copy (img: one input).
+  if (k == "img") return {{"img", at::rand({n, 3, 12, 12}, gen, f)}};
+  if (k == "img2") {
+    at::Tensor t = at::rand({n, 3, 12, 12}, gen, f);
+    return {{"preds", t + at::randn({n, 3, 12, 12}, gen, f) * 0.1}, {"target", t}};
+  }
+  // Features [N, 4] of real and generated images, in two inputs or flagged.
+  if (k == "fid") {
+    return {{"real_features", at::randn({n, 4}, gen, f)}, {"fake_features", at::randn({n, 4}, gen, f) + 0.5}};
+  }
+  if (k == "fid_mixed") return {{"features", at::randn({n, 4}, gen, f)}, {"real", labels(2, {n}).to(at::kBool)}};
   if (k == "ml_f") return {{"preds", at::randn({n, c}, gen, f) * 2}, {"target", labels(2, {n, c})}};
   if (k == "ml_p") return {{"preds", at::rand({n, c}, gen, f)}, {"target", labels(2, {n, c})}};
   if (k == "ml_bad") return {{"preds", at::rand({n, c}, gen, f)}, {"target", spoil(labels(2, {n, c}), 3)}};

@@ -295,7 +295,6 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.updates = quick ? 2 : 3;
     w.runs = quick ? 1 : 2;
   } else if (name == "si_sdr_batch") {
-  } else if (name == "si_sdr_batch") {
     // SI-SDR of 64 four-second utterances at 16 kHz (float32 [64, 64000]),
     // each estimate the reference plus noise at about 10 dB, 10 updates.
     w.specs = {"scale_invariant_signal_distortion_ratio"};
@@ -307,6 +306,37 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.updates = quick ? 2 : 10;
     w.runs = quick ? 1 : 3;
     w.time_compute = true;
+  } else if (name == "miou_cityscapes") {
+    // Mean IoU over Cityscapes-sized index masks: 19 classes, 4 int64
+    // masks [1024, 2048] an update (128 MB of preds and target, past the
+    // last-level cache), each a class per 16 x 16 block with one pixel in
+    // ten of target changed; quick: [64, 128].
+    w.specs = {"mean_iou(num_classes=19, input_format=index)"};
+    const int64_t b = 4, h = quick ? 64 : 1024, wd = quick ? 128 : 2048;
+    at::Generator gen = at::detail::createCPUGenerator(7);
+    at::Tensor blocks = at::randint(0, 19, {b, h / 16, wd / 16}, gen, at::kLong);
+    at::Tensor preds = blocks.repeat_interleave(16, 1).repeat_interleave(16, 2).contiguous();
+    // One statement a draw: the generator's order is the peer's (scripts/peer_bench.py).
+    at::Tensor changed = at::rand({b, h, wd}, gen, at::kFloat) < 0.1;
+    at::Tensor other = at::randint(0, 19, {b, h, wd}, gen, at::kLong);
+    at::Tensor target = at::where(changed, other, preds);
+    w.batch = {{"preds", preds}, {"target", target}};
+    w.batches = {w.batch};  // one batch, read from DRAM each update
+    w.streams = true;
+    w.updates = quick ? 2 : 10;
+    w.runs = quick ? 1 : 3;
+  } else if (name == "ssim_batch") {
+    // SSIM (Gaussian window, data_range 1) of 16 RGB images of 512 x 512
+    // (float32 [16, 3, 512, 512]), each target plus noise; quick: 64 x 64.
+    w.specs = {"structural_similarity_index_measure(data_range=1.0)"};
+    const int64_t n = quick ? 2 : 16, side = quick ? 64 : 512;
+    at::Generator gen = at::detail::createCPUGenerator(7);
+    at::Tensor target = at::rand({n, 3, side, side}, gen, at::kFloat);
+    at::Tensor noise = at::randn({n, 3, side, side}, gen, at::kFloat);
+    at::Tensor preds = at::clamp(target + noise * 0.05, 0.0, 1.0);
+    w.batch = {{"preds", preds}, {"target", target}};
+    w.updates = quick ? 2 : 5;
+    w.runs = quick ? 1 : 3;
   } else if (name == "auroc_binned" || name == "auroc_binned_list") {
     // Binned binary AUROC and AP over 64 thresholds: evenly spaced
     // (thresholds=64), or listed (64 sorted values, one dense constant):
@@ -373,7 +403,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
         absl::StrCat("unknown workload '", name,
                      "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
                      "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, bleu_10k, rouge_10k, "
-                     "perplexity_llm, si_sdr_batch, auroc_large, auroc_large_bf16, "
+                     "perplexity_llm, si_sdr_batch, miou_cityscapes, ssim_batch, auroc_large, auroc_large_bf16, "
                      "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
                      "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
@@ -505,7 +535,8 @@ std::vector<std::string> BenchWorkloads() {
           "auroc_large",     "auroc_large_bf16", "auroc_bootstrap",   "auroc_bootstrap_exact16",
           "reg_large",       "retrieval",        "sync_cls",          "merge_cls",
           "merge_retrieval", "auroc_binned",     "auroc_binned_list", "wer_10k",
-          "bleu_10k",        "rouge_10k",        "perplexity_llm",    "si_sdr_batch"};
+          "bleu_10k",        "rouge_10k",        "perplexity_llm",    "si_sdr_batch",
+          "miou_cityscapes", "ssim_batch"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,

@@ -16,7 +16,7 @@ namespace {
 
 // DemoKind is the input form the demo data takes.
 struct DemoKind {
-  std::string domain = "multiclass";  // multiclass, binary, multilabel, regression, aggregation, retrieval
+  std::string domain = "multiclass";  // multiclass, binary, multilabel, regression, aggregation, retrieval, ...
   int64_t classes = 0;                // num_classes / num_labels the specs ask for (0: default)
   bool rows = false;                  // regression as (N, d) positive rows (kl_divergence, cosine)
   int64_t groups = 0;                 // num_groups: binary rows with a `groups` id
@@ -57,6 +57,18 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
       k.domain = absl::StrContains(s, "complex_") ? "spectra" : "waves";
     }
     if (info && info->domain == "fairness") k.domain = "binary";
+    if (info && info->domain == "segmentation") {
+      k.domain = "masks";
+      for (const auto& [key, v] : spec->args) {
+        if (key == "input_format" && v == metrics::ArgValue(std::string("index"))) k.domain = "index_masks";
+      }
+    }
+    if (info && info->domain == "image") {
+      k.domain = spec->name == "frechet_inception_distance"    ? "features"
+                 : spec->name == "total_variation"             ? "img"
+                 : absl::StartsWith(spec->name, "multiscale_") ? "large_images"
+                                                               : "images";
+    }
     if (info && (info->domain == "clustering" || info->domain == "nominal")) {
       k.domain = spec->name == "fleiss_kappa" ? "ratings" : info->inputs[0] == "data" ? "points" : "labels";
       for (const auto& [key, v] : spec->args) {
@@ -169,6 +181,45 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
     if (kind.words) d.inputs.insert(d.inputs.end(), {{"preds_words", preds}, {"target_words", target}});
     d.specs = {"word_error_rate", "match_error_rate", "word_information_lost"};
     d.description = "64 transcripts of 6-12 word ids against their references";
+  } else if (kind.domain == "masks" || kind.domain == "index_masks") {
+    // Segmentation masks of 16 x 16: a class per 4 x 4 block, predicted with
+    // one pixel in eight wrong; one-hot [N, C, 16, 16] or ids [N, 16, 16].
+    const int64_t c = kind.classes > 0 ? kind.classes : 3;
+    at::Tensor target = at::randint(0, c, {n, 4, 4}, gen, at::kLong).repeat_interleave(4, 1).repeat_interleave(4, 2);
+    at::Tensor wrong = at::rand({n, 16, 16}, gen, at::kFloat) < 0.125;
+    at::Tensor preds = at::where(wrong, at::randint(0, c, {n, 16, 16}, gen, at::kLong), target);
+    if (kind.domain == "masks") {
+      preds = at::one_hot(preds, c).permute({0, 3, 1, 2}).contiguous();
+      target = at::one_hot(target, c).permute({0, 3, 1, 2}).contiguous();
+    }
+    d.inputs = {{"preds", preds}, {"target", target}};
+    const std::string format = kind.domain == "masks" ? "" : ", input_format=index";
+    d.specs = {absl::StrCat("mean_iou(num_classes=", c, format, ")"),
+               absl::StrCat("dice_score(num_classes=", c, format, ")")};
+    d.description = absl::StrCat(n, " masks of 16 x 16 over ", c, " classes",
+                                 kind.domain == "masks" ? " (one-hot)" : " (class ids)", ", one pixel in eight wrong");
+  } else if (kind.domain == "images" || kind.domain == "large_images" || kind.domain == "img") {
+    // RGB images in [0, 1] and noisy copies: 32 x 32 (192 x 192 for the
+    // five scales of MS-SSIM, 8 of them).
+    const int64_t count = kind.domain == "large_images" ? 8 : n, side = kind.domain == "large_images" ? 192 : 32;
+    at::Tensor target = at::rand({count, 3, side, side}, gen, at::kFloat);
+    at::Tensor preds = at::clamp(target + at::randn({count, 3, side, side}, gen, at::kFloat) * 0.05, 0.0, 1.0);
+    d.inputs =
+        kind.domain == "img" ? NamedTensors{{"img", target}} : NamedTensors{{"preds", preds}, {"target", target}};
+    d.specs = kind.domain == "img" ? std::vector<std::string>{"total_variation"}
+              : kind.domain == "large_images"
+                  ? std::vector<std::string>{"multiscale_structural_similarity_index_measure(data_range=1.0)"}
+                  : std::vector<std::string>{"peak_signal_noise_ratio(data_range=1.0)",
+                                             "structural_similarity_index_measure(data_range=1.0)"};
+    d.description = absl::StrCat(count, " RGB images of ", side, " x ", side,
+                                 kind.domain == "img" ? "" : " and their copies with noise");
+  } else if (kind.domain == "features") {
+    // Features of 64 real and 64 generated images, [N, 16], the generated
+    // ones shifted and spread.
+    d.inputs = {{"real_features", at::randn({n, 16}, gen, at::kFloat)},
+                {"fake_features", at::randn({n, 16}, gen, at::kFloat) * 1.2 + 0.3}};
+    d.specs = {"frechet_inception_distance"};
+    d.description = absl::StrCat("features [", n, ", 16] of real and generated images");
   } else if (kind.domain == "logits") {
     // A language model's logits over a 100-word vocabulary for 8 sequences
     // of 32 tokens, the right token raised by 3 (a model better than chance).
