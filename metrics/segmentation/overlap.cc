@@ -109,8 +109,12 @@ bool ReadOverlap(MetricBuilder& b, const Masks& m, bool scores, Overlap& out) {
       continue;
     }
     sides[k] = ops::Cast(sides[k], DType::kInt64);
-    b.Check(name, m.index ? absl::StrCat("{n} values outside [0, ", c, ")") : "{n} values other than 0 and 1",
-            ops::CountOutside(sides[k], 0, m.index ? c : 2));
+    // With every class counted, index masks' ids out of range are the
+    // pixels the counts leave out (no second pass over the masks).
+    if (!(m.index && m.include_background)) {
+      b.Check(name, m.index ? absl::StrCat("{n} values outside [0, ", c, ")") : "{n} values other than 0 and 1",
+              ops::CountOutside(sides[k], 0, m.index ? c : 2));
+    }
   }
   bool ids = m.index || (floating[0] && floating[1]);
   if (!ids) {
@@ -124,6 +128,16 @@ bool ReadOverlap(MetricBuilder& b, const Masks& m, bool scores, Overlap& out) {
     }
   }
   Expr counts = ops::ClassOverlap(sides[0], sides[1], c, ids, m.include_background);  // [N, 3, C']
+  if (m.index && m.include_background) {
+    int64_t pixels = 1;
+    for (int64_t d = 1; d < rank; ++d) pixels *= shape[d];
+    for (int k = 0; k < 2; ++k) {
+      Expr counted = ops::Sum(ops::Select(counts, 1, k + 1));
+      Expr all = F64(ops::Size(counts, 0)) * static_cast<double>(pixels);
+      b.Check(k == 0 ? "preds" : "target", absl::StrCat("{n} values outside [0, ", c, ")"),
+              ops::Cast(all - F64(counted), DType::kInt64));  // exact below 2^53 pixels
+    }
+  }
   out.both = F64(ops::Select(counts, 1, 0));
   out.pred = F64(ops::Select(counts, 1, 1));
   out.target = F64(ops::Select(counts, 1, 2));
