@@ -97,7 +97,6 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
     real_rows = ops::Size(real_x, 0);
     fake_rows = ops::Size(fake_x, 0);
   }
-  if (!b.ok()) return b.status();
   const Moments real = AddMoments(b, "real", d), fake = AddMoments(b, "fake", d);
   AccumulateMoments(b, real, real_x, real_rows);
   AccumulateMoments(b, fake, fake_x, fake_rows);

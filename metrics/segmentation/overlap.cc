@@ -42,8 +42,6 @@ using dsl::State;
 using ir::DType;
 using ops::Expr;
 
-enum class Kind { kMeanIou, kGeneralizedDice, kDice };
-
 // Masks are the mask arguments every score takes.
 struct Masks {
   int64_t num_classes = 0;
@@ -96,6 +94,9 @@ bool ReadOverlap(MetricBuilder& b, const Masks& m, bool scores, Overlap& out) {
     b.FailInput("preds", absl::StrCat("one-hot masks have ", shape[1], " channels but num_classes is ", c));
     return false;
   }
+  // With every class of index masks counted, ids out of range are the
+  // pixels the counts leave out: no second pass over the masks.
+  const bool counts_check_ids = m.index && m.include_background;
   bool floating[2];
   for (int k = 0; k < 2; ++k) {
     const char* name = k == 0 ? "preds" : "target";
@@ -109,9 +110,7 @@ bool ReadOverlap(MetricBuilder& b, const Masks& m, bool scores, Overlap& out) {
       continue;
     }
     sides[k] = ops::Cast(sides[k], DType::kInt64);
-    // With every class counted, index masks' ids out of range are the
-    // pixels the counts leave out (no second pass over the masks).
-    if (!(m.index && m.include_background)) {
+    if (!counts_check_ids) {
       b.Check(name, m.index ? absl::StrCat("{n} values outside [0, ", c, ")") : "{n} values other than 0 and 1",
               ops::CountOutside(sides[k], 0, m.index ? c : 2));
     }
@@ -128,7 +127,7 @@ bool ReadOverlap(MetricBuilder& b, const Masks& m, bool scores, Overlap& out) {
     }
   }
   Expr counts = ops::ClassOverlap(sides[0], sides[1], c, ids, m.include_background);  // [N, 3, C']
-  if (m.index && m.include_background) {
+  if (counts_check_ids) {
     int64_t pixels = 1;
     for (int64_t d = 1; d < rank; ++d) pixels *= shape[d];
     for (int k = 0; k < 2; ++k) {

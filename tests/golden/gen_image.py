@@ -158,6 +158,23 @@ def mirror_corr(x, K):
     return out
 
 
+def centred_moments(P, Tt, mp, mt, K):
+    """Windowed means and (co)variances of the padded images P, Tt by a valid window K, the variances from the
+    images less their means mp, mt (sigma terms are shift invariant: exact at large offsets)."""
+    Pc, Tc = P - mp, Tt - mt
+    mu_p, mu_t = valid_corr(P, K), valid_corr(Tt, K)
+    mpc, mtc = valid_corr(Pc, K), valid_corr(Tc, K)
+    return (mu_p, mu_t, valid_corr(Pc * Pc, K) - mpc * mpc, valid_corr(Tc * Tc, K) - mtc * mtc,
+            valid_corr(Pc * Tc, K) - mpc * mtc)
+
+
+def mirror_moments(p, t, K):
+    """The same moments from scipy's centred correlation with mode 'mirror' (torch's reflect padding)."""
+    mu_p, mu_t = mirror_corr(p, K), mirror_corr(t, K)
+    return (mu_p, mu_t, mirror_corr(p * p, K) - mu_p * mu_p, mirror_corr(t * t, K) - mu_t * mu_t,
+            mirror_corr(p * t, K) - mu_p * mu_t)
+
+
 def rpad(x, ph, pw):
     # torch F.pad(mode="reflect") mirrors without repeating the edge = numpy "reflect"
     assert ph < x.shape[-2] and pw < x.shape[-1], "reflect padding needs pad < dim"
@@ -211,22 +228,13 @@ def ssim_parts(p, t, route="A", gaussian_kernel=True, sigma=1.5, kernel_size=11,
     # rule: src/torchmetrics/functional/image/ssim.py _ssim_update: c1 = (k1 data_range)^2, c2 = (k2 data_range)^2
     c1, c2 = (k1 * dr) ** 2, (k2 * dr) ** 2
     if route == "A":
-        # moments of the images less their mean (sigma terms are shift invariant): exact at large offsets
+        # moments of the images less their mean (padding copies, so rpad(p) - mp is rpad(p - mp) exactly)
         mp, mt = p.mean(axis=(-2, -1), keepdims=True), t.mean(axis=(-2, -1), keepdims=True)
-        pc, tc = p - mp, t - mt
-        P, Tt, Pc, Tc = rpad(p, ph, pw), rpad(t, ph, pw), rpad(pc, ph, pw), rpad(tc, ph, pw)
-        mu_p, mu_t = valid_corr(P, K), valid_corr(Tt, K)
-        mpc, mtc = valid_corr(Pc, K), valid_corr(Tc, K)
-        s_pp = valid_corr(Pc * Pc, K) - mpc * mpc
-        s_tt = valid_corr(Tc * Tc, K) - mtc * mtc
-        s_pt = valid_corr(Pc * Tc, K) - mpc * mtc
+        mu_p, mu_t, s_pp, s_tt, s_pt = centred_moments(rpad(p, ph, pw), rpad(t, ph, pw), mp, mt, K)
     else:
         # rule: src/torchmetrics/functional/image/ssim.py _ssim_update: windowed E[x], E[y], E[x^2], E[y^2], E[xy]
         # of the reflect-padded images (valid conv2d, groups = channels), sigma = E[..] - products of means
-        mu_p, mu_t = mirror_corr(p, K), mirror_corr(t, K)
-        s_pp = mirror_corr(p * p, K) - mu_p * mu_p
-        s_tt = mirror_corr(t * t, K) - mu_t * mu_t
-        s_pt = mirror_corr(p * t, K) - mu_p * mu_t
+        mu_p, mu_t, s_pp, s_tt, s_pt = mirror_moments(p, t, K)
     # rule: src/torchmetrics/functional/image/ssim.py _ssim_update: sigma_pred_sq and sigma_target_sq are clamped
     # at 0; sigma_pred_target is not
     s_pp, s_tt = np.maximum(s_pp, 0.0), np.maximum(s_tt, 0.0)
@@ -322,17 +330,9 @@ def uqi_map(p, t, ks, ss, eps, route="A"):
         P = np.pad(p, ((0, 0), (0, 0), (pw, pw), (ph, ph)), mode="reflect")
         Tt = np.pad(t, ((0, 0), (0, 0), (pw, pw), (ph, ph)), mode="reflect")
         mp, mt = p.mean(axis=(-2, -1), keepdims=True), t.mean(axis=(-2, -1), keepdims=True)
-        Pc, Tc = P - mp, Tt - mt
-        mu_p, mu_t = valid_corr(P, K), valid_corr(Tt, K)
-        mpc, mtc = valid_corr(Pc, K), valid_corr(Tc, K)
-        s_pp = valid_corr(Pc * Pc, K) - mpc * mpc
-        s_tt = valid_corr(Tc * Tc, K) - mtc * mtc
-        s_pt = valid_corr(Pc * Tc, K) - mpc * mtc
+        mu_p, mu_t, s_pp, s_tt, s_pt = centred_moments(P, Tt, mp, mt, K)
     else:
-        mu_p, mu_t = mirror_corr(p, K), mirror_corr(t, K)
-        s_pp = mirror_corr(p * p, K) - mu_p * mu_p
-        s_tt = mirror_corr(t * t, K) - mu_t * mu_t
-        s_pt = mirror_corr(p * t, K) - mu_p * mu_t
+        mu_p, mu_t, s_pp, s_tt, s_pt = mirror_moments(p, t, K)
     # rule: src/torchmetrics/functional/image/uqi.py _uqi_compute: sigma_pred_sq, sigma_target_sq clamped at 0
     s_pp, s_tt = np.maximum(s_pp, 0.0), np.maximum(s_tt, 0.0)
     # rule: src/torchmetrics/functional/image/uqi.py _uqi_compute: uqi = (2 mu_p mu_t)(2 s_pt) /
