@@ -134,7 +134,7 @@ absl::StatusOr<std::vector<EvalResult>> CollectResults(const Program& program,
   for (size_t i = 0; i < entries.size(); ++i) {
     auto tree = CollectResult(values, entries[i].label);
     if (!tree.ok()) return absl::InternalError(tree.status().message());
-    results.push_back({specs[i], tree->tensor, *std::move(tree)});
+    results.push_back({specs[i], tree->tensor, *std::move(tree), entries[i].metric.result_keys});
   }
   return results;
 }
@@ -150,7 +150,7 @@ std::string ResultsToJson(const std::vector<EvalResult>& results) {
   std::string out = "{\"results\": [";
   for (size_t i = 0; i < results.size(); ++i) {
     if (i) out += ", ";
-    absl::StrAppend(&out, "{\"metric\": ", JsonString(results[i].spec), ", \"value\": ", ValueToJson(Tree(results[i])),
+    absl::StrAppend(&out, "{\"metric\": ", JsonString(results[i].spec), ", \"value\": ", ValueToJson(Tree(results[i]), results[i].keys),
                     "}");
   }
   return out + "]}";
@@ -162,7 +162,7 @@ std::string ResultsToTable(const std::vector<EvalResult>& results) {
   std::string out = absl::StrCat("metric", std::string(width - 6 + 2, ' '), "value\n");
   out += std::string(width + 2 + 5, '-') + "\n";
   for (const auto& r : results) {
-    absl::StrAppend(&out, r.spec, std::string(width - r.spec.size() + 2, ' '), ValueToText(Tree(r)), "\n");
+    absl::StrAppend(&out, r.spec, std::string(width - r.spec.size() + 2, ' '), ValueToText(Tree(r), r.keys), "\n");
   }
   return out;
 }

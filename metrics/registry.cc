@@ -25,6 +25,8 @@ void RegisterSegmentationMetrics(std::vector<MetricInfo>& out);
 void RegisterPixelScoreMetrics(std::vector<MetricInfo>& out);
 void RegisterWindowedImageMetrics(std::vector<MetricInfo>& out);
 void RegisterFrechetMetrics(std::vector<MetricInfo>& out);
+void RegisterDetectionMetrics(std::vector<MetricInfo>& out);
+void RegisterBoxIouMetrics(std::vector<MetricInfo>& out);
 void RegisterFleissKappa(std::vector<MetricInfo>& out);
 
 const std::vector<MetricInfo>& AllMetrics() {
@@ -59,6 +61,8 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterPixelScoreMetrics(*v);
     RegisterWindowedImageMetrics(*v);
     RegisterFrechetMetrics(*v);
+    RegisterDetectionMetrics(*v);
+    RegisterBoxIouMetrics(*v);
     RegisterFleissKappa(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics
     std::sort(v->begin(), v->end(), [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });

@@ -448,6 +448,34 @@ struct ClassOverlapAttrs {
                            F("include_background", &ClassOverlapAttrs::include_background));
   }
 };
+// coco_match: COCO's IoU thresholds (in order), the detections kept per
+// image and class (max_det, the largest of maxDets) and whether every label
+// counts as one class (average='micro').
+struct CocoMatchAttrs {
+  std::vector<double> iou_thresholds;
+  int64_t max_det = 100;
+  Opt<bool> micro{false};
+  static constexpr auto Fields() {
+    return std::make_tuple(F("iou_thresholds", &CocoMatchAttrs::iou_thresholds),
+                           F("max_det", &CocoMatchAttrs::max_det), F("micro", &CocoMatchAttrs::micro));
+  }
+};
+// coco_summary: coco_match's thresholds, COCO's recall thresholds and its
+// three maxDets (ascending), micro as for coco_match, and whether the
+// per-class values are computed.
+struct CocoSummaryAttrs {
+  std::vector<double> iou_thresholds;
+  std::vector<double> rec_thresholds;
+  std::vector<int64_t> max_dets;
+  Opt<bool> micro{false};
+  Opt<bool> class_metrics{false};
+  static constexpr auto Fields() {
+    return std::make_tuple(F("iou_thresholds", &CocoSummaryAttrs::iou_thresholds),
+                           F("rec_thresholds", &CocoSummaryAttrs::rec_thresholds),
+                           F("max_dets", &CocoSummaryAttrs::max_dets), F("micro", &CocoSummaryAttrs::micro),
+                           F("class_metrics", &CocoSummaryAttrs::class_metrics));
+  }
+};
 // ngram_matches, ngram_overlap: the highest n-gram order counted (orders
 // 1..n_gram).
 struct NgramMatchesAttrs {

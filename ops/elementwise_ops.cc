@@ -101,6 +101,7 @@ void RegisterElementwiseOps(OpTable& t) {
   add(Folding(Unary(OpId::kLog, floating), [](X x) { return std::log(x[0]); }));
   add(Folding(Unary(OpId::kSqrt, floating), [](X x) { return std::sqrt(x[0]); }));
   add(Folding(Unary(OpId::kAcos, floating), [](X x) { return std::acos(x[0]); }));
+  add(Folding(Unary(OpId::kAtan, floating), [](X x) { return std::atan(x[0]); }));
   add(Unary(OpId::kSigmoid, floating));
   add(Unary(OpId::kLogCosh, floating));
   add(Unary(OpId::kIsnan, boolean));

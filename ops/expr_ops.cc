@@ -109,6 +109,7 @@ Expr Exp(Expr x, Loc loc) { return Call(ops::OpId::kExp, {x}, {}, loc); }
 Expr Log(Expr x, Loc loc) { return Call(ops::OpId::kLog, {x}, {}, loc); }
 Expr Sqrt(Expr x, Loc loc) { return Call(ops::OpId::kSqrt, {x}, {}, loc); }
 Expr Acos(Expr x, Loc loc) { return Call(ops::OpId::kAcos, {x}, {}, loc); }
+Expr Atan(Expr x, Loc loc) { return Call(ops::OpId::kAtan, {x}, {}, loc); }
 Expr Sigmoid(Expr x, Loc loc) { return Call(ops::OpId::kSigmoid, {x}, {}, loc); }
 Expr LogCosh(Expr x, Loc loc) { return Call(ops::OpId::kLogCosh, {x}, {}, loc); }
 Expr IsNan(Expr x, Loc loc) { return Call(ops::OpId::kIsnan, {x}, {}, loc); }

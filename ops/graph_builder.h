@@ -147,6 +147,7 @@ Expr Exp(Expr x, Loc loc = Loc::Current());
 Expr Log(Expr x, Loc loc = Loc::Current());
 Expr Sqrt(Expr x, Loc loc = Loc::Current());
 Expr Acos(Expr x, Loc loc = Loc::Current());
+Expr Atan(Expr x, Loc loc = Loc::Current());
 Expr Sigmoid(Expr x, Loc loc = Loc::Current());
 Expr LogCosh(Expr x, Loc loc = Loc::Current());
 Expr IsNan(Expr x, Loc loc = Loc::Current());

@@ -8,7 +8,23 @@
 //   class_overlap(preds, target) {num_classes, index, include_background}
 //     -> i64 [N, 3, C']: per mask pair and class, the pixels of the class
 //     in both, in preds and in target (ops/fused/class_overlap.h).
+//   coco_match(boxes, scores, labels, target_boxes, target_labels,
+//     target_iscrowd, target_area) {iou_thresholds, max_det, micro}
+//     -> rank i64 [N*D], tp i64 [N*D, W], ignored i64 [N*D, W],
+//     counted i64 [N*G]: COCO's per-image matching, one row per slot
+//     (ops/fused/coco_eval.h).
+//   coco_summary(scores, labels, rank, tp, ignored, gt_labels, counted
+//     [, rank, tp, ignored of a per-class matching]) {iou_thresholds,
+//     rec_thresholds, max_dets, micro, class_metrics} -> stats f64 [12],
+//     classes i64 [K], map and mar per class f64 [K'] (finalize; the host
+//     reads every value).
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ops/coco_layout.h"
 #include "ops/attrs.h"
 #include "ops/op_registry.h"
 #include "support/status_macros.h"
@@ -36,6 +52,21 @@ absl::StatusOr<Dim> Windows(const Dim& d, int64_t k, int64_t stride, int64_t pad
         absl::StrCat("a window of ", k, " does not fit in a size of ", d.size, " padded by ", pad));
   }
   return Dim::Fixed((d.size + 2 * pad - k) / stride + 1);
+}
+
+// Rows is the leading dim of [n, k] flattened, named as flatten names it.
+Dim Rows(const Dim& n, const Dim& k) {
+  if (!n.is_symbolic() && !k.is_symbolic()) return Dim::Fixed(n.size * k.size);
+  std::vector<std::string> syms;
+  int64_t fixed = 1;
+  for (const Dim* d : {&n, &k}) {
+    if (d->is_symbolic())
+      syms.push_back(d->symbol);
+    else
+      fixed *= d->size;
+  }
+  if (fixed != 1) syms.push_back(absl::StrCat(fixed));
+  return Dim::Symbol(absl::StrJoin(syms, "*"));
 }
 
 }  // namespace
@@ -82,6 +113,61 @@ void RegisterImageOps(OpTable& t) {
                    attrs.include_background.get() || attrs.num_classes == 1 ? attrs.num_classes : attrs.num_classes - 1;
                return std::vector<TensorType>{{DType::kInt64, {p.shape[0], Dim::Fixed(3), Dim::Fixed(kept)}, p.device}};
              }));
+  AddOp(t, MakeOp(OpId::kCocoMatch, 7, 7, SpecsOf<CocoMatchAttrs>(),
+                  [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+                    const auto attrs = AttrsOf<CocoMatchAttrs>(a);
+                    const TensorType& b = in[0];
+                    const TensorType& tb = in[3];
+                    const bool ok = b.rank() == 3 && b.shape[2] == Dim::Fixed(4) && tb.rank() == 3 &&
+                                    tb.shape[2] == Dim::Fixed(4) && b.dtype == DType::kFloat64 &&
+                                    tb.dtype == DType::kFloat64 && in[1].dtype == DType::kFloat64 &&
+                                    in[6].dtype == DType::kFloat64 && in[2].dtype == DType::kInt64 &&
+                                    in[4].dtype == DType::kInt64 && in[5].dtype == DType::kInt64 &&
+                                    in[1].shape == std::vector<Dim>{b.shape[0], b.shape[1]} && in[2].shape == in[1].shape &&
+                                    in[4].shape == std::vector<Dim>{tb.shape[0], tb.shape[1]} &&
+                                    in[5].shape == in[4].shape && in[6].shape == in[4].shape && b.shape[0] == tb.shape[0];
+                    if (!ok) {
+                      return absl::InvalidArgumentError(
+                          "expects f64 boxes [N, D, 4], scores [N, D], i64 labels [N, D], f64 target boxes [N, G, 4], "
+                          "i64 target labels and iscrowd [N, G], f64 target areas [N, G]");
+                    }
+                    if (attrs.iou_thresholds.empty()) return absl::InvalidArgumentError("needs IoU thresholds");
+                    const Dim w = Dim::Fixed(CocoWords(static_cast<int64_t>(attrs.iou_thresholds.size())));
+                    const Dim dets = Rows(b.shape[0], b.shape[1]), gts = Rows(tb.shape[0], tb.shape[1]);
+                    return std::vector<TensorType>{{DType::kInt64, {dets}, b.device},
+                                                   {DType::kInt64, {dets, w}, b.device},
+                                                   {DType::kInt64, {dets, w}, b.device},
+                                                   {DType::kInt64, {gts}, b.device}};
+                  }));
+  OpDef summary = MakeOp(
+      OpId::kCocoSummary, 7, 10, SpecsOf<CocoSummaryAttrs>(),
+      [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+        const auto attrs = AttrsOf<CocoSummaryAttrs>(a);
+        if (in.size() != 7 && in.size() != 10) return absl::InvalidArgumentError("takes 7 or 10 inputs");
+        const Dim w = Dim::Fixed(CocoWords(static_cast<int64_t>(attrs.iou_thresholds.size())));
+        for (size_t base : {size_t{2}, size_t{7}}) {
+          if (base >= in.size()) continue;
+          if (in[base].rank() != 1 || in[base + 1].rank() != 2 || !(in[base + 1].shape[1] == w) ||
+              !(in[base + 2].shape == in[base + 1].shape)) {
+            return absl::InvalidArgumentError("expects rank [R] and tp, ignored [R, W] as coco_match makes them");
+          }
+        }
+        if (in[0].dtype != DType::kFloat64 || in[0].rank() != 1 || in[5].rank() != 1 || in[6].rank() != 1) {
+          return absl::InvalidArgumentError("expects f64 scores [R] and ground truth rows [Rg]");
+        }
+        if (attrs.max_dets.size() != 3 || attrs.iou_thresholds.empty() || attrs.rec_thresholds.empty()) {
+          return absl::InvalidArgumentError("needs three max_dets and IoU and recall thresholds");
+        }
+        const Dim k = Dim::Symbol("K");
+        const Dim per = attrs.class_metrics.get() ? k : Dim::Fixed(0);
+        return std::vector<TensorType>{{DType::kFloat64, {Dim::Fixed(12)}, in[0].device},
+                                       {DType::kInt64, {k}, in[0].device},
+                                       {DType::kFloat64, {per}, in[0].device},
+                                       {DType::kFloat64, {per}, in[0].device}};
+      });
+  summary.traits.syncs_host = true;
+  summary.traits.data_dependent_shape = true;
+  AddOp(t, std::move(summary));
 }
 
 }  // namespace tally::ops

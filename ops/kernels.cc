@@ -15,6 +15,7 @@
 #include "ops/attrs.h"
 #include "ops/fused/bl_confmat.h"
 #include "ops/fused/class_overlap.h"
+#include "ops/fused/coco_eval.h"
 #include "ops/fused/count_outside.h"
 #include "ops/fused/depthwise_conv.h"
 #include "ops/fused/edit_distance.h"
@@ -117,6 +118,7 @@ FLOAT_UNARY(Exp, at::exp(x))
 FLOAT_UNARY(Log, at::log(x))
 FLOAT_UNARY(Sqrt, at::sqrt(x))
 FLOAT_UNARY(Acos, at::acos(x))
+FLOAT_UNARY(Atan, at::atan(x))
 FLOAT_UNARY(Sigmoid, at::sigmoid(x))
 // log(cosh(x)) = |x| + log1p(exp(-2|x|)) - log(2): no overflow for large |x|.
 FLOAT_UNARY(LogCosh, at::abs(x) + at::log1p(at::exp(-2 * at::abs(x))) - std::log(2.0))
@@ -397,6 +399,18 @@ void ClassOverlap(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<ClassOverlapAttrs>(n);
   out[0] = fused::ClassOverlap(in[0], in[1], a.num_classes, a.index.get(), a.include_background.get());
 }
+void CocoMatch(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const auto a = AttrsOf<CocoMatchAttrs>(n);
+  std::vector<at::Tensor> r = fused::CocoMatch(std::vector<at::Tensor>(in, in + 7), a.iou_thresholds, a.max_det,
+                                               a.micro.get());
+  for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
+}
+void CocoSummary(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const auto a = AttrsOf<CocoSummaryAttrs>(n);
+  std::vector<at::Tensor> r = fused::CocoSummary(std::vector<at::Tensor>(in, in + n.inputs().size()), a.iou_thresholds,
+                                                 a.rec_thresholds, a.max_dets, a.micro.get(), a.class_metrics.get());
+  for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
+}
 void Matmul(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = at::matmul(in[0], in[1]); }
 void TraceSqrt(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::TraceSqrt(in[0]); }
 
@@ -614,6 +628,7 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kLog, Log},
     {OpId::kSqrt, Sqrt},
     {OpId::kAcos, Acos},
+    {OpId::kAtan, Atan},
     {OpId::kSigmoid, Sigmoid},
     {OpId::kLogCosh, LogCosh},
     {OpId::kClamp, Clamp},
@@ -681,6 +696,8 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kTokenNll, TokenNll},
     {OpId::kDepthwiseConv2d, DepthwiseConv2d},
     {OpId::kClassOverlap, ClassOverlap},
+    {OpId::kCocoMatch, CocoMatch},
+    {OpId::kCocoSummary, CocoSummary},
     {OpId::kMatmul, Matmul},
     {OpId::kTraceSqrt, TraceSqrt},
 };

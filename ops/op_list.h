@@ -51,6 +51,7 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(Log, "log", kPrimitive)                                 \
   X(Sqrt, "sqrt", kPrimitive)                               \
   X(Acos, "acos", kPrimitive)                               \
+  X(Atan, "atan", kPrimitive)                               \
   X(Sigmoid, "sigmoid", kPrimitive)                         \
   X(LogCosh, "log_cosh", kPrimitive)                        \
   X(Clamp, "clamp", kPrimitive)                             \
@@ -108,6 +109,8 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(ClassOverlap, "class_overlap", kPrimitive)              \
   X(Matmul, "matmul", kPrimitive)                           \
   X(TraceSqrt, "trace_sqrt", kPrimitive)                    \
+  X(CocoMatch, "coco_match", kPrimitive)                    \
+  X(CocoSummary, "coco_summary", kPrimitive)                \
   X(McConfmat, "mc_confmat", kComposite)                    \
   X(McMarginals, "mc_marginals", kComposite)                \
   X(ConfmatPart, "confmat_part", kComposite)                \

@@ -252,6 +252,7 @@ absl::StatusOr<Metric> MetricBuilder::Finish() {
   Metric m;
   m.name = name_;
   m.module = std::move(module_);
+  m.result_keys = std::move(result_keys_);
   return m;
 }
 

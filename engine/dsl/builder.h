@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -112,6 +113,8 @@ class MetricBuilder : public ops::GraphBuilder {
   // several (one return per tensor, labelled "value/<i>/<j>..." by its path).
   void Output(ops::Expr value, ops::Loc loc = ops::Loc::Current());
   void Output(const Parts& value, ops::Loc loc = ops::Loc::Current());
+  // SetResultKeys names the items of a tuple result (Metric::result_keys).
+  void SetResultKeys(std::vector<std::string> keys) { result_keys_ = std::move(keys); }
 
   // FailInput reports a bad input: "<metric>: <input>: <what>".
   void FailInput(const std::string& input, const std::string& what);
@@ -131,6 +134,7 @@ class MetricBuilder : public ops::GraphBuilder {
   std::vector<ir::Value*> state_partials_;
   std::vector<ir::Value*> merged_;
   bool output_set_ = false;
+  std::vector<std::string> result_keys_;
 };
 
 }  // namespace tally::dsl

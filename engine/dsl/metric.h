@@ -32,6 +32,10 @@ namespace tally::dsl {
 struct Metric {
   std::string name;                    // the function name, e.g. "multiclass_accuracy"
   std::unique_ptr<ir::Module> module;  // states named "<state>", output "value" or "value/<path>"
+  // result_keys name the items of a tuple result, in order, when the
+  // result is a dict in TorchMetrics (mean_average_precision's "map", ...):
+  // JSON output then writes an object. Empty for every other metric.
+  std::vector<std::string> result_keys;
 };
 
 // kResultLabel labels a metric's result in its own finalize graph.

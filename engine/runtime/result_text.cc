@@ -55,11 +55,26 @@ std::string TreeText(const ResultTree& r, bool json) {
   return out + "]";
 }
 
+std::string ValueToJson(const at::Tensor& t) { return TensorText(t, /*json=*/true); }
+// A dict result prints as an object of its named parts, in order.
+std::string KeyedText(const ResultTree& r, const std::vector<std::string>& keys, bool json) {
+  if (keys.empty() || keys.size() != r.parts.size()) return TreeText(r, json);
+  std::string out = "{";
+  for (size_t i = 0; i < keys.size(); ++i) {
+    absl::StrAppend(&out, i ? ", " : "", JsonString(keys[i]), ": ", TreeText(r.parts[i], json));
+  }
+  return out + "}";
+}
+
 }  // namespace
 
 std::string ValueToJson(const at::Tensor& t) { return TensorText(t, /*json=*/true); }
-std::string ValueToJson(const ResultTree& r) { return TreeText(r, /*json=*/true); }
-std::string ValueToText(const ResultTree& r) { return TreeText(r, /*json=*/false); }
+std::string ValueToJson(const ResultTree& r, const std::vector<std::string>& keys) {
+  return KeyedText(r, keys, /*json=*/true);
+}
+std::string ValueToText(const ResultTree& r, const std::vector<std::string>& keys) {
+  return KeyedText(r, keys, /*json=*/false);
+}
 
 std::string JsonString(absl::string_view s) {
   // nlohmann-json escapes quotes, backslashes and every control character;

@@ -1131,7 +1131,8 @@ def gen():
     S.add_refused("float_labels", {}, bad, "labels", "float detection labels (TorchMetrics: 'Invalid input class')")
     bad = dict(inp)
     bad["target_labels"] = T(inp["target_labels"].a, "float32")
-    S.add_refused("float_target_labels", {}, bad, "labels", "float target labels (TorchMetrics: 'Invalid input class')")
+    S.add_refused("float_target_labels", {}, bad, "target_labels",
+                  "float target labels (TorchMetrics: 'Invalid input class')")
     S.add_refused("unknown_box_format", {"box_format": "yxyx"}, inp, "box_format",
                   "box_format must be xyxy, xywh or cxcywh (TorchMetrics ValueError)")
     S.add_refused("unknown_average", {"average": "weighted"}, inp, "average",

@@ -14,6 +14,7 @@
 #include "engine/ir/aten_types.h"
 #include "ops/attrs.h"
 #include "ops/fused/class_overlap.h"
+#include "ops/fused/coco_eval.h"
 #include "ops/fused/depthwise_conv.h"
 #include "ops/fused/edit_distance.h"
 #include "ops/fused/expected_mutual_info.h"
@@ -121,6 +122,7 @@ Result Exp(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary
 Result Log(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "log"); }
 Result Sqrt(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "sqrt"); }
 Result Acos(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "acos"); }
+Result Atan(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "atan"); }
 Result Sigmoid(LowerCtx& c, const ir::Node& n, const Values& in) { return FloatUnary(c, n, in, "sigmoid"); }
 // log(cosh(x)) = |x| + log1p(exp(-2|x|)) - log(2), as the kernel spells it:
 // `-2 * abs(x)` is abs(x).mul(-2) and `- log(2)` a Scalar subtraction.
@@ -635,6 +637,27 @@ Result ClassOverlap(LowerCtx& c, const ir::Node& n, const Values& in) {
       c, ops::fused::ClassOverlapScript(), "class_overlap",
       {in[0], in[1], c.Const(a.num_classes), c.Const(a.index.get()), c.Const(a.include_background.get())});
 }
+// The COCO scripts return tuples: their items are the node's results.
+Result InlineTupleScript(LowerCtx& c, const char* source, const char* fn, const Values& in) {
+  Values tuple = jit::insertGraph(c.graph(), *ops::fused::ScriptGraph(source, fn), in);
+  auto items = c.graph().insertNode(c.graph().createTupleUnpack(tuple.at(0)))->outputs();
+  return Values(items.begin(), items.end());
+}
+Result CocoMatch(LowerCtx& c, const ir::Node& n, const Values& in) {
+  const auto a = AttrsOf<ops::CocoMatchAttrs>(n);
+  Values args(in.begin(), in.end());
+  args.insert(args.end(), {c.Const(a.iou_thresholds), c.Const(a.max_det), c.Const(a.micro.get())});
+  return InlineTupleScript(c, ops::fused::CocoMatchScript(), "coco_match", args);
+}
+Result CocoSummary(LowerCtx& c, const ir::Node& n, const Values& in) {
+  const auto a = AttrsOf<ops::CocoSummaryAttrs>(n);
+  Values args(in.begin(), in.begin() + 7);
+  Values extra(in.begin() + 7, in.end());
+  args.push_back(c.graph().insertNode(c.graph().createList(c10::TensorType::get(), extra))->output());
+  args.insert(args.end(), {c.Const(a.iou_thresholds), c.Const(a.rec_thresholds), c.Const(a.max_dets),
+                           c.Const(a.micro.get()), c.Const(a.class_metrics.get())});
+  return InlineTupleScript(c, ops::fused::CocoSummaryScript(), "coco_summary", args);
+}
 Result Matmul(LowerCtx& c, const ir::Node&, const Values& in) { return Direct(c, in, "matmul"); }
 Result TraceSqrt(LowerCtx& c, const ir::Node&, const Values& in) {
   return InlineScript(c, ops::fused::TraceSqrtScript(), "trace_sqrt", in);
@@ -844,6 +867,7 @@ constexpr ops::OpTableOf<OpLowering> kLowerings = {
     {ops::OpId::kLog, Log},
     {ops::OpId::kSqrt, Sqrt},
     {ops::OpId::kAcos, Acos},
+    {ops::OpId::kAtan, Atan},
     {ops::OpId::kSigmoid, Sigmoid},
     {ops::OpId::kLogCosh, LogCosh},
     {ops::OpId::kClamp, Clamp},
@@ -898,6 +922,8 @@ constexpr ops::OpTableOf<OpLowering> kLowerings = {
     {ops::OpId::kSdr, Sdr},
     {ops::OpId::kDepthwiseConv2d, DepthwiseConv2d},
     {ops::OpId::kClassOverlap, ClassOverlap},
+    {ops::OpId::kCocoMatch, CocoMatch},
+    {ops::OpId::kCocoSummary, CocoSummary},
     {ops::OpId::kMatmul, Matmul},
     {ops::OpId::kTraceSqrt, TraceSqrt},
     {ops::OpId::kTokenNll, TokenNll},
