@@ -62,10 +62,12 @@ void MatchImage(int64_t n, int64_t D, int64_t G, const double* boxes, const doub
   }
   auto cls = [micro](int64_t label) { return micro ? int64_t{0} : label; };
   // Detections by (class, score descending), stable: slot order breaks ties.
+  // Every slot starts ignored everywhere; matching clears the slots it
+  // evaluates (padding and ranks past max_det stay so).
   std::vector<int64_t> order;
   for (int64_t d = 0; d < D; ++d) {
     if (lb[d] >= 0) order.push_back(d);
-    for (int64_t w = 0; w < W; ++w) ign[d * W + w] = -1;  // until matched below
+    for (int64_t bit = 0; bit < kCocoAreaRanges * T; ++bit) SetBit(ign + d * W, bit);
   }
   std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
     if (cls(lb[x]) != cls(lb[y])) return cls(lb[x]) < cls(lb[y]);
@@ -388,8 +390,18 @@ namespace tally::ops::fused {
 // threshold's match together (the same rule as MatchImage: the regular
 // ground truth of highest IoU at or above the threshold, the later one on
 // ties; ignored ground truth only when no regular one qualifies).
+// TorchScript's torch.tensor(List[float], dtype=float64) and `t[i] = x`
+// round a Python float through float32; fill_ keeps every bit.
+constexpr char kF64Tensor[] = R"TS(
+def coco_f64(v: List[float], like: Tensor) -> Tensor:
+    out = torch.zeros([len(v)], dtype=7, device=like.device)
+    for i in range(len(v)):
+        out[i].fill_(v[i])
+    return out
+)TS";
+
 const char* CocoMatchScript() {
-  static const std::string* source = new std::string(R"TS(
+  static const std::string* source = new std::string(std::string(kF64Tensor) + R"TS(
 def coco_match(boxes: Tensor, scores: Tensor, labels: Tensor, tboxes: Tensor, tlabels: Tensor, crowd: Tensor,
                tarea: Tensor, iou_thresholds: List[float], max_det: int, micro: bool
                ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -411,7 +423,7 @@ def coco_match(boxes: Tensor, scores: Tensor, labels: Tensor, tboxes: Tensor, tl
     # [N, G, A]: outside the range or a crowd (ignored), and counted
     gt_out = (tarea.to(7).unsqueeze(2) < lo) | (tarea.to(7).unsqueeze(2) > hi)
     gt_ig = gt_out | is_crowd.unsqueeze(2)
-    counted = ((~gt_ig & gt_real.unsqueeze(2)).to(4) * torch.tensor([1, 2, 4, 8], dtype=4, device=dev)).sum(2)
+    counted = (((~gt_ig) & gt_real.unsqueeze(2)).to(4) * torch.tensor([1, 2, 4, 8], dtype=4, device=dev)).sum(2)
     det_real = labels >= 0
     cls = labels if not micro else torch.zeros_like(labels)
     tcls = tlabels if not micro else torch.zeros_like(tlabels)
@@ -441,7 +453,7 @@ def coco_match(boxes: Tensor, scores: Tensor, labels: Tensor, tboxes: Tensor, tl
     iou = torch.where((iw > 0) & (ih > 0), inter / union, torch.zeros_like(inter))
     same = (cls.unsqueeze(2) == tcls.unsqueeze(1)) & det_real.unsqueeze(2) & gt_real.unsqueeze(1)
     iou = torch.where(same, iou, torch.full_like(iou, -1.0))
-    thr = torch.tensor(iou_thresholds, dtype=7, device=dev).clamp_max(1 - 1e-10).view([1, 1, t, 1])
+    thr = coco_f64(iou_thresholds, bx).clamp_max(1 - 1e-10).view([1, 1, t, 1])
     det_area = (bx[..., 2] * bx[..., 3]).unsqueeze(2)
     det_out = (det_area < lo) | (det_area > hi)  # [N, D, A]
     taken = torch.zeros([n, 4, t, g], dtype=11, device=dev)
@@ -452,13 +464,14 @@ def coco_match(boxes: Tensor, scores: Tensor, labels: Tensor, tboxes: Tensor, tl
     rows = torch.arange(n, device=dev)
     if g == 0:
         active_all = ((rank >= 0) & (rank < max_det)).view([n, d, 1, 1])
-        ig = det_out.view([n, d, 4, 1]).expand([n, d, 4, t]) | ~active_all
+        ig = det_out.view([n, d, 4, 1]).expand([n, d, 4, t]) | (~active_all)
     for i in range(d if g > 0 else 0):
         det = order.select(1, i)
         active = (rank[rows, det] >= 0) & (rank[rows, det] < max_det)
         io = iou[rows, det].view([n, 1, 1, g])
-        cand = ~(taken & ~is_crowd.view([n, 1, 1, g])) & (io >= thr)
-        regular = cand & ~gig
+        # (TorchScript's parser binds ~ looser than &: every ~ is parenthesized.)
+        cand = (~(taken & (~is_crowd.view([n, 1, 1, g])))) & (io >= thr)
+        regular = cand & (~gig)
         pick = torch.where(regular.any(3, True), regular, cand & gig)
         best = torch.where(pick, io.expand_as(pick), torch.full_like(pick, -2.0, dtype=7)).amax(3, True)
         m = torch.where(pick & (io == best), gidx.expand_as(pick), torch.full_like(pick, -1, dtype=4)).amax(3)
@@ -467,8 +480,8 @@ def coco_match(boxes: Tensor, scores: Tensor, labels: Tensor, tboxes: Tensor, tl
         m_ig = torch.gather(gig.expand([n, 4, t, g]), 3, mc.unsqueeze(3)).squeeze(3)
         taken = taken | (hit.unsqueeze(3) & (gidx == mc.unsqueeze(3)))
         out = det_out[rows, det].view([n, 4, 1])
-        tp[rows, det] = hit & ~m_ig
-        ig[rows, det] = torch.where(hit, m_ig, out.expand([n, 4, t])) | ~active.view([n, 1, 1])
+        tp[rows, det] = hit & (~m_ig)
+        ig[rows, det] = torch.where(hit, m_ig, out.expand([n, 4, t])) | (~active.view([n, 1, 1]))
     bits = torch.cat([tp.reshape([n, d, 4 * t]), torch.zeros([n, d, 64 * w - 4 * t], dtype=11, device=dev)], 2)
     ibits = torch.cat([ig.reshape([n, d, 4 * t]), torch.zeros([n, d, 64 * w - 4 * t], dtype=11, device=dev)], 2)
     shift = torch.ones([64], dtype=4, device=dev).cumsum(0) - 1
@@ -483,7 +496,7 @@ def coco_match(boxes: Tensor, scores: Tensor, labels: Tensor, tboxes: Tensor, tl
 // coco_summary in tensor ops (finalize: the host loops over categories,
 // area ranges and maxDets; thresholds are vectorized).
 const char* CocoSummaryScript() {
-  static const std::string* source = new std::string(R"TS(
+  static const std::string* source = new std::string(std::string(kF64Tensor) + R"TS(
 def coco_accumulate(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: Tensor, gt_labels: Tensor,
                     counted: Tensor, classes: Tensor, micro: bool, t: int, rec: Tensor, max_dets: List[int]
                     ) -> Tuple[Tensor, Tensor]:
@@ -520,7 +533,7 @@ def coco_accumulate(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig
                 sel = idx[rank[idx] < max_dets[m]]
                 nd = sel.size(0)
                 tps = tpb[sel, a].transpose(0, 1).to(7)
-                fps = (~tpb[sel, a] & ~igb[sel, a]).transpose(0, 1).to(7)
+                fps = ((~tpb[sel, a]) & (~igb[sel, a])).transpose(0, 1).to(7)
                 tp_sum = tps.cumsum(1)
                 fp_sum = fps.cumsum(1)
                 rc = tp_sum / npig
@@ -583,12 +596,15 @@ def coco_summary(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: T
     lb = labels.to(cpu, 4)
     gl = gt_labels.to(cpu, 4)
     cn = counted.to(cpu, 4)
-    classes = torch.unique(torch.cat([lb[lb >= 0], gl[gl >= 0]]))
+    seen = torch.sort(torch.cat([lb[lb >= 0], gl[gl >= 0]]))[0]
+    classes = seen
+    if seen.numel() > 1:
+        classes = seen[torch.cat([torch.ones([1], dtype=11), seen.narrow(0, 1, seen.numel() - 1) != seen.narrow(0, 0, seen.numel() - 1)])]
     t = len(iou_thresholds)
-    rec = torch.tensor(rec_thresholds, dtype=7)
+    rec = coco_f64(rec_thresholds, sc)
     p, r = coco_accumulate(sc, lb, rank.to(cpu, 4), tp.to(cpu, 4), ig.to(cpu, 4), gl, cn, classes, micro, t, rec,
                            max_dets)
-    stats = torch.tensor(coco_stats(p, r, iou_thresholds, max_dets, 0, classes.size(0)), dtype=7)
+    stats = coco_f64(coco_stats(p, r, iou_thresholds, max_dets, 0, classes.size(0)), sc)
     k_n = classes.size(0) if class_metrics else 0
     per_map = torch.zeros([k_n], dtype=7)
     per_mar = torch.zeros([k_n], dtype=7)
@@ -598,8 +614,8 @@ def coco_summary(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: T
                                    classes, False, t, rec, max_dets)
         for k in range(k_n):
             st = coco_stats(p, r, iou_thresholds, max_dets, k, k + 1)
-            per_map[k] = st[0]
-            per_mar[k] = st[8]
+            per_map[k].fill_(st[0])
+            per_mar[k].fill_(st[8])
     return (stats.to(dev), classes.to(dev), per_map.to(dev), per_mar.to(dev))
 )TS");
   return source->c_str();

@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "ops/decompositions.h"
 #include "ops/fused/class_overlap.h"
+#include "ops/fused/coco_eval.h"
 #include "ops/fused/depthwise_conv.h"
 #include "ops/fused/edit_distance.h"
 #include "ops/fused/lcs_length.h"
@@ -154,7 +155,7 @@ std::vector<Sample> Samples() {
   }
   for (const char* op : {"logical_and", "logical_or", "logical_xor"}) s.push_back({op, op, {"i1[N]", "f32[N]"}, {}});
   s.push_back({"logical_not", "logical_not", {"i64[N]"}, {}});
-  for (const char* op : {"neg", "abs", "exp", "log", "sqrt", "acos", "sigmoid", "log_cosh", "isnan"}) {
+  for (const char* op : {"neg", "abs", "exp", "log", "sqrt", "acos", "atan", "sigmoid", "log_cosh", "isnan"}) {
     s.push_back({op, op, {"f32[N]"}, {}});
   }
   s.push_back({"exp/int", "exp", {"i64[N]"}, {}});
@@ -342,6 +343,13 @@ std::vector<Sample> Samples() {
                {{"num_classes", int64_t{3}}, {"index", true}, {"include_background", false}}});
   s.push_back(
       {"class_overlap/one_hot", "class_overlap", {"i1[N,3,4,4]", "i1[N,3,4,4]"}, {{"num_classes", int64_t{3}}}});
+  const std::vector<std::string> coco = {"f64[N,5,4]", "f64[N,5]", "i64[N,5]", "f64[N,3,4]",
+                                         "i64[N,3]",   "i64[N,3]", "f64[N,3]"};
+  s.push_back({"coco_match", "coco_match", coco, {{"iou_thresholds", std::vector<double>{0.1, 0.5}}, {"max_det", int64_t{3}}}});
+  s.push_back({"coco_match/micro_two_words",
+               "coco_match",
+               coco,
+               {{"iou_thresholds", std::vector<double>(17, 0.2)}, {"max_det", int64_t{9}}, {"micro", true}}});
   s.push_back({"matmul", "matmul", {"f64[N,3]", "f64[3,4]"}, {}});
   s.push_back({"trace_sqrt", "trace_sqrt", {"f64[3,3]"}, {}});
   s.push_back({"token_nll/bf16", "token_nll", {"bf16[N,2,5]", "i32[N,2]"}, {}});
@@ -749,6 +757,70 @@ TEST(KernelsTest, Sdr) {
     const at::Tensor script =
         fused::RunScript(fused::SdrScript(), "sdr", {preds + 3.0, target, int64_t{32}, zero_mean, 1e-4}).toTensor();
     EXPECT_TRUE(SameTensor(script, got, 1e-10, 1e-10));
+  }
+}
+
+// CocoImages draws n images of 6 detection and 4 ground-truth slots over 3
+// classes on a coarse grid (ties of IoU and score happen), some slots
+// padding, some crowds, areas from tiny to large.
+std::vector<at::Tensor> CocoImages(int64_t n) {
+  auto f64 = at::TensorOptions().dtype(at::kDouble);
+  auto i64 = at::TensorOptions().dtype(at::kLong);
+  auto boxes = [&](int64_t k) {
+    at::Tensor xy = at::randint(0, 8, {n, k, 2}, f64) * 8, wh = at::randint(1, 6, {n, k, 2}, f64) * at::tensor({6.0, 20.0});
+    return at::cat({xy, wh}, 2);
+  };
+  at::Tensor gt = boxes(4);
+  // Half the detections are ground-truth boxes moved a little.
+  at::Tensor det = at::cat({gt.narrow(1, 0, 3) + at::randint(-2, 3, {n, 3, 4}, f64), boxes(3)}, 1);
+  at::Tensor scores = at::randint(0, 4, {n, 6}, f64) / 4;
+  at::Tensor labels = at::randint(-1, 3, {n, 6}, i64), tlabels = at::randint(-1, 3, {n, 4}, i64);
+  at::Tensor crowd = (at::rand({n, 4}) < 0.2).to(at::kLong);
+  at::Tensor area = at::where(at::rand({n, 4}) < 0.5, gt.select(2, 2) * gt.select(2, 3), at::rand({n, 4}, f64) * 20000);
+  return {det, scores, labels, gt, tlabels, crowd, area};
+}
+
+// Verifies that coco_match's CPU kernel and its tensor form (the
+// TorchScript backend's and other devices') give the same rows, bit for bit,
+// macro and micro, with one word and with two (17 thresholds), ranks past
+// max_det ignored; and that coco_summary's kernel and script agree.
+TEST(KernelsTest, CocoMatchAndSummaryKernelsAgreeWithTheirScripts) {
+  at::manual_seed(5);
+  for (const bool micro : {false, true}) {
+    for (const std::vector<double>& thr : {std::vector<double>{0.3, 0.5, 0.75}, std::vector<double>(17, 0.4)}) {
+      SCOPED_TRACE(::testing::Message() << "micro " << micro << ", " << thr.size() << " thresholds");
+      const std::vector<at::Tensor> in = CocoImages(40);
+      const std::vector<at::Tensor> got = fused::CocoMatch(in, thr, 4, micro);
+      std::vector<c10::IValue> args(in.begin(), in.end());
+      args.insert(args.end(), {thr, int64_t{4}, micro});
+      auto script = fused::RunScript(fused::CocoMatchScript(), "coco_match", args).toTuple()->elements();
+      ASSERT_EQ(script.size(), got.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_TRUE(at::equal(got[i], script[i].toTensor())) << "result " << i;
+      // Padding and ranks past max_det: ignored everywhere, never a TP.
+      const at::Tensor rank = got[0];
+      const at::Tensor out = (rank < 0) | (rank >= 4);
+      EXPECT_TRUE(at::equal(got[1].index({out}), at::zeros_like(got[1].index({out}))));
+      const int64_t words = got[2].size(1);
+      std::vector<int64_t> all(words, 0);
+      for (size_t bit = 0; bit < 4 * thr.size(); ++bit) all[bit / 64] |= int64_t{1} << (bit % 64);
+      EXPECT_TRUE(at::equal(got[2].index({out}), I64(all).view({1, words}).expand({out.sum().item<int64_t>(), words})));
+      std::vector<at::Tensor> rows = {in[1].reshape({-1}), in[2].reshape({-1}), got[0], got[1], got[2],
+                                      in[4].reshape({-1}), got[3]};
+      const std::vector<double> rec = {0.0, 0.25, 0.5, 0.75, 1.0};
+      const std::vector<int64_t> md = {1, 2, 4};
+      for (const bool per_class : {false, true}) {
+        if (micro && per_class) continue;  // needs the per-class rows too; the golden fixtures cover it
+        const std::vector<at::Tensor> sum = fused::CocoSummary(rows, thr, rec, md, micro, per_class);
+        std::vector<c10::IValue> sargs(rows.begin(), rows.end());
+        sargs.insert(sargs.end(), {c10::List<at::Tensor>(), thr, rec, md, micro, per_class});
+        auto ssum = fused::RunScript(fused::CocoSummaryScript(), "coco_summary", sargs).toTuple()->elements();
+        for (size_t i = 0; i < sum.size(); ++i) {
+          EXPECT_TRUE(at::allclose(sum[i].to(at::kDouble), ssum[i].toTensor().to(at::kDouble), 1e-12, 1e-12))
+              << "summary " << i << ": " << sum[i] << " vs " << ssum[i].toTensor();
+        }
+      }
+    }
   }
 }
 

@@ -122,6 +122,14 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
                                absl::EndsWith(m.name, "_roc") || absl::EndsWith(m.name, "_precision_recall_curve"))) {
     out.push_back(WithArg(out[0], "thresholds=exact16"));
   }
+  if (m.name == "mean_average_precision") {  // per-class values; micro matching beside per-class matching
+    out.push_back(WithArg(out[0], "class_metrics=true"));
+    out.push_back(WithArg(out[0], "class_metrics=true, average=micro, box_format=cxcywh"));
+  }
+  if (m.domain == "detection" && m.inputs[0] == "preds") {  // the matrix (cat states); a threshold
+    out.push_back(WithArg(out[0], "aggregate=false"));
+    out.push_back(WithArg(out[0], "iou_threshold=0.3, replacement_val=-1"));
+  }
   if (m.name == "binary_auroc") {  // max_fpr: the exact finalize sorts and cumsums
     out.push_back(WithArg(out[0], "max_fpr=0.3"));
     out.push_back(WithArg(out[0], "max_fpr=0.3, thresholds=5"));
@@ -160,6 +168,8 @@ std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.name == "total_variation") return {{"img"}};
   if (m.name == "frechet_inception_distance") return {{"fid"}, {"fid_mixed"}};
   if (m.domain == "image") return {{"img2"}};
+  if (m.name == "mean_average_precision") return {{"det"}, {"det_crowd"}};
+  if (m.domain == "detection") return {{"box"}};
   if (absl::StartsWith(m.name, "binary_")) return {{"bin_f"}, {"bin_p"}, {"bin_h"}, {"bin_i"}, {"bin_bad"}};
   if (absl::StartsWith(m.name, "multiclass_")) return {{"mc_f"}, {"mc_i"}, {"mc_bad"}};
   return {{"ml_f"}, {"ml_p"}, {"ml_bad"}};
@@ -268,6 +278,32 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
     return {{"real_features", at::randn({n, 4}, gen, f)}, {"fake_features", at::randn({n, 4}, gen, f) + 0.5}};
   }
   if (k == "fid_mixed") return {{"features", at::randn({n, 4}, gen, f)}, {"real", labels(2, {n}).to(at::kBool)}};
+  // Boxes xyxy [..., 4]: corners in [0, 40), sides in [1, 21).
+  auto boxes = [&](std::vector<int64_t> shape) {
+    shape.push_back(2);
+    at::Tensor corner = at::rand(shape, gen, f) * 40, side = at::rand(shape, gen, f) * 20 + 1;
+    return at::cat({corner, corner + side}, -1);
+  };
+  // Detection images: 5 detection and 3 ground-truth slots an image,
+  // labels in [0, 3) with about one slot in five padding (-1); det_crowd
+  // adds crowds and given areas.
+  if (k == "det" || k == "det_crowd") {
+    NamedTensors out = {{"boxes", boxes({n, 5})},
+                        {"scores", at::rand({n, 5}, gen, f)},
+                        {"labels", spoil(labels(c, {n, 5}), -1)},
+                        {"target_boxes", boxes({n, 3})},
+                        {"target_labels", spoil(labels(c, {n, 3}), -1)}};
+    if (k == "det_crowd") {
+      out.emplace_back("target_iscrowd", spoil(labels(1, {n, 3}), 1));
+      out.emplace_back("target_area", at::rand({n, 3}, gen, f) * 400);
+    }
+    return out;
+  }
+  // Box pairs [N, 4]: a target and a shifted copy.
+  if (k == "box") {
+    at::Tensor t = boxes({n});
+    return {{"preds", t + at::randn({n, 4}, gen, f) * 3}, {"target", t}};
+  }
   if (k == "ml_f") return {{"preds", at::randn({n, c}, gen, f) * 2}, {"target", labels(2, {n, c})}};
   if (k == "ml_p") return {{"preds", at::rand({n, c}, gen, f)}, {"target", labels(2, {n, c})}};
   if (k == "ml_bad") return {{"preds", at::rand({n, c}, gen, f)}, {"target", spoil(labels(2, {n, c}), 3)}};

@@ -69,6 +69,7 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
                  : absl::StartsWith(spec->name, "multiscale_") ? "large_images"
                                                                : "images";
     }
+    if (info && info->domain == "detection") k.domain = spec->name == "mean_average_precision" ? "detections" : "boxes";
     if (info && (info->domain == "clustering" || info->domain == "nominal")) {
       k.domain = spec->name == "fleiss_kappa" ? "ratings" : info->inputs[0] == "data" ? "points" : "labels";
       for (const auto& [key, v] : spec->args) {
@@ -213,6 +214,34 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
                                              "structural_similarity_index_measure(data_range=1.0)"};
     d.description = absl::StrCat(count, " RGB images of ", side, " x ", side,
                                  kind.domain == "img" ? "" : " and their copies with noise");
+  } else if (kind.domain == "detections" || kind.domain == "boxes") {
+    // Images of 640 x 480 with 4 ground-truth boxes over 3 classes (sides 10
+    // to 210: small, medium and large), detected as the boxes moved by a few
+    // pixels with scores in [0.5, 1) plus 4 boxes anywhere with scores below
+    // 0.6; box pairs: each box and its moved copy.
+    const int64_t g = 4;
+    auto corners = [&](int64_t k) {
+      at::Tensor xy = at::rand({n, k, 2}, gen, at::kFloat) * at::tensor({440.0f, 280.0f});
+      return at::cat({xy, xy + at::rand({n, k, 2}, gen, at::kFloat) * 200 + 10}, 2).round();
+    };
+    at::Tensor truth = corners(g);
+    at::Tensor moved = (truth + at::randn({n, g, 4}, gen, at::kFloat) * 4).round();
+    at::Tensor labels = at::randint(0, 3, {n, g}, gen, at::kLong);
+    if (kind.domain == "boxes") {
+      d.inputs = {{"preds", moved.view({n * g, 4})}, {"target", truth.view({n * g, 4})}};
+      d.specs = {"intersection_over_union", "generalized_intersection_over_union"};
+      d.description = absl::StrCat(n * g, " ground-truth boxes and their detections, moved by a few pixels");
+    } else {
+      d.inputs = {{"boxes", at::cat({moved, corners(g)}, 1)},
+                  {"scores", at::cat({at::rand({n, g}, gen, at::kFloat) * 0.5 + 0.5,
+                                      at::rand({n, g}, gen, at::kFloat) * 0.6}, 1)},
+                  {"labels", at::cat({labels, at::randint(0, 3, {n, g}, gen, at::kLong)}, 1)},
+                  {"target_boxes", truth},
+                  {"target_labels", labels}};
+      d.specs = {"mean_average_precision"};
+      d.description = absl::StrCat(n, " images of 640 x 480, ", g, " ground-truth boxes each over 3 classes, ", g,
+                                   " detections near them and ", g, " anywhere");
+    }
   } else if (kind.domain == "features") {
     // Features of 64 real and 64 generated images, [N, 16], the generated
     // ones shifted and spread.
