@@ -150,8 +150,8 @@ std::string ResultsToJson(const std::vector<EvalResult>& results) {
   std::string out = "{\"results\": [";
   for (size_t i = 0; i < results.size(); ++i) {
     if (i) out += ", ";
-    absl::StrAppend(&out, "{\"metric\": ", JsonString(results[i].spec), ", \"value\": ", ValueToJson(Tree(results[i]), results[i].keys),
-                    "}");
+    absl::StrAppend(&out, "{\"metric\": ", JsonString(results[i].spec),
+                    ", \"value\": ", ValueToJson(Tree(results[i]), results[i].keys), "}");
   }
   return out + "]}";
 }

@@ -120,9 +120,9 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
   // Detections: 100 slots and 20 ground-truth slots an image; box pairs.
   if (domain == "detection") {
     if (absl::c_any_of(specs, [](const std::string& s) { return absl::StartsWith(s, "mean_average_precision"); })) {
-      return {{"boxes", ir::DType::kFloat32, {n, 100, 4}},      {"scores", ir::DType::kFloat32, {n, 100}},
-              {"labels", ir::DType::kInt64, {n, 100}},          {"target_boxes", ir::DType::kFloat32, {n, 20, 4}},
-              {"target_labels", ir::DType::kInt64, {n, 20}},    {"target_iscrowd", ir::DType::kInt64, {n, 20}},
+      return {{"boxes", ir::DType::kFloat32, {n, 100, 4}},   {"scores", ir::DType::kFloat32, {n, 100}},
+              {"labels", ir::DType::kInt64, {n, 100}},       {"target_boxes", ir::DType::kFloat32, {n, 20, 4}},
+              {"target_labels", ir::DType::kInt64, {n, 20}}, {"target_iscrowd", ir::DType::kInt64, {n, 20}},
               {"target_area", ir::DType::kFloat32, {n, 20}}};
     }
     return {{"preds", ir::DType::kFloat32, {n, 4}}, {"target", ir::DType::kFloat32, {n, 4}}};

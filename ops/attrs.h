@@ -456,8 +456,8 @@ struct CocoMatchAttrs {
   int64_t max_det = 100;
   Opt<bool> micro{false};
   static constexpr auto Fields() {
-    return std::make_tuple(F("iou_thresholds", &CocoMatchAttrs::iou_thresholds),
-                           F("max_det", &CocoMatchAttrs::max_det), F("micro", &CocoMatchAttrs::micro));
+    return std::make_tuple(F("iou_thresholds", &CocoMatchAttrs::iou_thresholds), F("max_det", &CocoMatchAttrs::max_det),
+                           F("micro", &CocoMatchAttrs::micro));
   }
 };
 // coco_summary: coco_match's thresholds, COCO's recall thresholds and its

@@ -24,8 +24,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ops/coco_layout.h"
 #include "ops/attrs.h"
+#include "ops/coco_layout.h"
 #include "ops/op_registry.h"
 #include "support/status_macros.h"
 
@@ -118,14 +118,14 @@ void RegisterImageOps(OpTable& t) {
                     const auto attrs = AttrsOf<CocoMatchAttrs>(a);
                     const TensorType& b = in[0];
                     const TensorType& tb = in[3];
-                    const bool ok = b.rank() == 3 && b.shape[2] == Dim::Fixed(4) && tb.rank() == 3 &&
-                                    tb.shape[2] == Dim::Fixed(4) && b.dtype == DType::kFloat64 &&
-                                    tb.dtype == DType::kFloat64 && in[1].dtype == DType::kFloat64 &&
-                                    in[6].dtype == DType::kFloat64 && in[2].dtype == DType::kInt64 &&
-                                    in[4].dtype == DType::kInt64 && in[5].dtype == DType::kInt64 &&
-                                    in[1].shape == std::vector<Dim>{b.shape[0], b.shape[1]} && in[2].shape == in[1].shape &&
-                                    in[4].shape == std::vector<Dim>{tb.shape[0], tb.shape[1]} &&
-                                    in[5].shape == in[4].shape && in[6].shape == in[4].shape && b.shape[0] == tb.shape[0];
+                    const bool ok =
+                        b.rank() == 3 && b.shape[2] == Dim::Fixed(4) && tb.rank() == 3 &&
+                        tb.shape[2] == Dim::Fixed(4) && b.dtype == DType::kFloat64 && tb.dtype == DType::kFloat64 &&
+                        in[1].dtype == DType::kFloat64 && in[6].dtype == DType::kFloat64 &&
+                        in[2].dtype == DType::kInt64 && in[4].dtype == DType::kInt64 && in[5].dtype == DType::kInt64 &&
+                        in[1].shape == std::vector<Dim>{b.shape[0], b.shape[1]} && in[2].shape == in[1].shape &&
+                        in[4].shape == std::vector<Dim>{tb.shape[0], tb.shape[1]} && in[5].shape == in[4].shape &&
+                        in[6].shape == in[4].shape && b.shape[0] == tb.shape[0];
                     if (!ok) {
                       return absl::InvalidArgumentError(
                           "expects f64 boxes [N, D, 4], scores [N, D], i64 labels [N, D], f64 target boxes [N, G, 4], "

@@ -401,8 +401,8 @@ void ClassOverlap(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
 }
 void CocoMatch(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<CocoMatchAttrs>(n);
-  std::vector<at::Tensor> r = fused::CocoMatch(std::vector<at::Tensor>(in, in + 7), a.iou_thresholds, a.max_det,
-                                               a.micro.get());
+  std::vector<at::Tensor> r =
+      fused::CocoMatch(std::vector<at::Tensor>(in, in + 7), a.iou_thresholds, a.max_det, a.micro.get());
   for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
 }
 void CocoSummary(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {

@@ -95,9 +95,7 @@ absl::StatusOr<dsl::Metric> Build(Kind kind, SpecArgs& args, const dsl::Signatur
     target = ops::Cast(target, common);
   }
   // iou[iou < iou_threshold] = replacement_val, in the boxes' dtype.
-  auto replace = [&](Expr v) {
-    return threshold ? ops::Where(v < *threshold, ops::Scalar(v, replacement), v) : v;
-  };
+  auto replace = [&](Expr v) { return threshold ? ops::Where(v < *threshold, ops::Scalar(v, replacement), v) : v; };
   if (aggregate) {
     State sum = b.AddState("sum", DType::kFloat64, {}, Reducer::kSum);
     State rows = b.AddState("rows", DType::kInt64, {}, Reducer::kSum);

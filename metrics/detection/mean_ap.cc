@@ -43,8 +43,8 @@ std::vector<double> Linspace32(float start, float end, int steps) {
   const float step = (end - start) / static_cast<float>(steps - 1);
   std::vector<double> out;
   for (int i = 0; i < steps; ++i) {
-    const float v = i < steps / 2 ? start + step * static_cast<float>(i)
-                                  : end - step * static_cast<float>(steps - i - 1);
+    const float v =
+        i < steps / 2 ? start + step * static_cast<float>(i) : end - step * static_cast<float>(steps - i - 1);
     out.push_back(v);
   }
   return out;

@@ -352,7 +352,11 @@ std::vector<at::Tensor> CocoSummary(const std::vector<at::Tensor>& in, const std
   const int64_t T = static_cast<int64_t>(iou_thresholds.size()), RT = static_cast<int64_t>(rec_thresholds.size());
   const int64_t M = static_cast<int64_t>(max_dets.size());
   auto summary = [&](bool as_micro, const Rows& r) {
-    Summary s{T, RT, K, M, std::vector<double>(T * RT * K * kCocoAreaRanges * M, -1.0),
+    Summary s{T,
+              RT,
+              K,
+              M,
+              std::vector<double>(T * RT * K * kCocoAreaRanges * M, -1.0),
               std::vector<double>(T * K * kCocoAreaRanges * M, -1.0)};
     std::vector<std::vector<int64_t>> dets, gts;
     group(as_micro, dets, gts);
@@ -416,8 +420,13 @@ def coco_match(boxes: Tensor, scores: Tensor, labels: Tensor, tboxes: Tensor, tl
                 torch.empty([n * d, w], dtype=4, device=dev), torch.empty([n * g], dtype=4, device=dev))
     bx = boxes.to(7)
     tb = tboxes.to(7)
-    lo = torch.tensor([0.0, 0.0, 1024.0, 9216.0], dtype=7, device=dev)
-    hi = torch.tensor([1e10, 1024.0, 9216.0, 1e10], dtype=7, device=dev)
+    # (no float list literals: an export prints 1e10 as an int)
+    lo = torch.zeros([4], dtype=7, device=dev)
+    lo[2].fill_(1024.0)
+    lo[3].fill_(9216.0)
+    hi = torch.full([4], 1e10, dtype=7, device=dev)
+    hi[1].fill_(1024.0)
+    hi[2].fill_(9216.0)
     is_crowd = crowd != 0
     gt_real = tlabels >= 0
     # [N, G, A]: outside the range or a crowd (ignored), and counted

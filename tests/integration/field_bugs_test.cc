@@ -135,13 +135,12 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
     } else if (m.domain == "detection") {  // per image (row) 2 detections, 1 ground-truth box; or box pairs
       at::Tensor corner = xm.abs().narrow(1, 0, 2) * 10;
       at::Tensor box = at::cat({corner, corner + 5}, 1);
-      in = m.name == "mean_average_precision"
-               ? NamedTensors{{"boxes", at::stack({box, box + 1}, 1)},
-                              {"scores", at::stack({probs, 1 - probs}, 1)},
-                              {"labels", at::stack({classes, labels}, 1)},
-                              {"target_boxes", box.unsqueeze(1)},
-                              {"target_labels", classes.view({-1, 1})}}
-               : NamedTensors{{"preds", box + 0.5}, {"target", box}};
+      in = m.name == "mean_average_precision" ? NamedTensors{{"boxes", at::stack({box, box + 1}, 1)},
+                                                             {"scores", at::stack({probs, 1 - probs}, 1)},
+                                                             {"labels", at::stack({classes, labels}, 1)},
+                                                             {"target_boxes", box.unsqueeze(1)},
+                                                             {"target_labels", classes.view({-1, 1})}}
+                                              : NamedTensors{{"preds", box + 0.5}, {"target", box}};
     } else if (m.domain == "clustering" || m.domain == "nominal") {
       in = {{"preds", scores.argmax(1)}, {"target", classes}};
       spec += "(num_classes=3)";

@@ -345,7 +345,8 @@ std::vector<Sample> Samples() {
       {"class_overlap/one_hot", "class_overlap", {"i1[N,3,4,4]", "i1[N,3,4,4]"}, {{"num_classes", int64_t{3}}}});
   const std::vector<std::string> coco = {"f64[N,5,4]", "f64[N,5]", "i64[N,5]", "f64[N,3,4]",
                                          "i64[N,3]",   "i64[N,3]", "f64[N,3]"};
-  s.push_back({"coco_match", "coco_match", coco, {{"iou_thresholds", std::vector<double>{0.1, 0.5}}, {"max_det", int64_t{3}}}});
+  s.push_back(
+      {"coco_match", "coco_match", coco, {{"iou_thresholds", std::vector<double>{0.1, 0.5}}, {"max_det", int64_t{3}}}});
   s.push_back({"coco_match/micro_two_words",
                "coco_match",
                coco,
@@ -767,7 +768,8 @@ std::vector<at::Tensor> CocoImages(int64_t n) {
   auto f64 = at::TensorOptions().dtype(at::kDouble);
   auto i64 = at::TensorOptions().dtype(at::kLong);
   auto boxes = [&](int64_t k) {
-    at::Tensor xy = at::randint(0, 8, {n, k, 2}, f64) * 8, wh = at::randint(1, 6, {n, k, 2}, f64) * at::tensor({6.0, 20.0});
+    at::Tensor xy = at::randint(0, 8, {n, k, 2}, f64) * 8,
+               wh = at::randint(1, 6, {n, k, 2}, f64) * at::tensor({6.0, 20.0});
     return at::cat({xy, wh}, 2);
   };
   at::Tensor gt = boxes(4);
@@ -795,8 +797,7 @@ TEST(KernelsTest, CocoMatchAndSummaryKernelsAgreeWithTheirScripts) {
       args.insert(args.end(), {thr, int64_t{4}, micro});
       auto script = fused::RunScript(fused::CocoMatchScript(), "coco_match", args).toTuple()->elements();
       ASSERT_EQ(script.size(), got.size());
-      for (size_t i = 0; i < got.size(); ++i)
-        EXPECT_TRUE(at::equal(got[i], script[i].toTensor())) << "result " << i;
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(at::equal(got[i], script[i].toTensor())) << "result " << i;
       // Padding and ranks past max_det: ignored everywhere, never a TP.
       const at::Tensor rank = got[0];
       const at::Tensor out = (rank < 0) | (rank >= 4);
@@ -805,8 +806,8 @@ TEST(KernelsTest, CocoMatchAndSummaryKernelsAgreeWithTheirScripts) {
       std::vector<int64_t> all(words, 0);
       for (size_t bit = 0; bit < 4 * thr.size(); ++bit) all[bit / 64] |= int64_t{1} << (bit % 64);
       EXPECT_TRUE(at::equal(got[2].index({out}), I64(all).view({1, words}).expand({out.sum().item<int64_t>(), words})));
-      std::vector<at::Tensor> rows = {in[1].reshape({-1}), in[2].reshape({-1}), got[0], got[1], got[2],
-                                      in[4].reshape({-1}), got[3]};
+      std::vector<at::Tensor> rows = {
+          in[1].reshape({-1}), in[2].reshape({-1}), got[0], got[1], got[2], in[4].reshape({-1}), got[3]};
       const std::vector<double> rec = {0.0, 0.25, 0.5, 0.75, 1.0};
       const std::vector<int64_t> md = {1, 2, 4};
       for (const bool per_class : {false, true}) {

@@ -232,12 +232,13 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
       d.specs = {"intersection_over_union", "generalized_intersection_over_union"};
       d.description = absl::StrCat(n * g, " ground-truth boxes and their detections, moved by a few pixels");
     } else {
-      d.inputs = {{"boxes", at::cat({moved, corners(g)}, 1)},
-                  {"scores", at::cat({at::rand({n, g}, gen, at::kFloat) * 0.5 + 0.5,
-                                      at::rand({n, g}, gen, at::kFloat) * 0.6}, 1)},
-                  {"labels", at::cat({labels, at::randint(0, 3, {n, g}, gen, at::kLong)}, 1)},
-                  {"target_boxes", truth},
-                  {"target_labels", labels}};
+      d.inputs = {
+          {"boxes", at::cat({moved, corners(g)}, 1)},
+          {"scores",
+           at::cat({at::rand({n, g}, gen, at::kFloat) * 0.5 + 0.5, at::rand({n, g}, gen, at::kFloat) * 0.6}, 1)},
+          {"labels", at::cat({labels, at::randint(0, 3, {n, g}, gen, at::kLong)}, 1)},
+          {"target_boxes", truth},
+          {"target_labels", labels}};
       d.specs = {"mean_average_precision"};
       d.description = absl::StrCat(n, " images of 640 x 480, ", g, " ground-truth boxes each over 3 classes, ", g,
                                    " detections near them and ", g, " anywhere");

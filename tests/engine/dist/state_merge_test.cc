@@ -44,11 +44,10 @@ constexpr double kRel = 1e-9;
 constexpr int64_t kBatch = 5;
 
 const char* const kForms[] = {
-    "agg",  "agg_w", "ret",     "reg1",    "reg2",    "prob",   "bin_f",  "bin_p",    "bin_i",  "mc_f",    "mc_i",
-    "ml_f", "ml_p",  "agg_nan", "ret_bad", "bin_bad", "mc_bad", "ml_bad", "grp",      "grp_dp", "grp_bad", "nom_nan",
-    "fk",   "fk_p",  "clu_bad", "pts_bad", "pts",     "ens",    "tok",    "tok3",     "chrf",   "lm",      "lm_bad",
-    "wav3", "wav4",  "seg",     "seg_bad", "img",     "img2",   "fid",    "fid_mixed",
-    "det",  "det_crowd", "box"};
+    "agg",  "agg_w", "ret",     "reg1",    "reg2",    "prob",   "bin_f",  "bin_p",     "bin_i",  "mc_f",      "mc_i",
+    "ml_f", "ml_p",  "agg_nan", "ret_bad", "bin_bad", "mc_bad", "ml_bad", "grp",       "grp_dp", "grp_bad",   "nom_nan",
+    "fk",   "fk_p",  "clu_bad", "pts_bad", "pts",     "ens",    "tok",    "tok3",      "chrf",   "lm",        "lm_bad",
+    "wav3", "wav4",  "seg",     "seg_bad", "img",     "img2",   "fid",    "fid_mixed", "det",    "det_crowd", "box"};
 
 NamedTensors Rows(const NamedTensors& in, int64_t begin, int64_t end) {
   NamedTensors out;
@@ -90,7 +89,8 @@ std::string Differs(const Result& got, const Result& want, const std::vector<std
 // RowOrdered holds for a metric whose result is (or holds) one value per
 // row.
 bool RowOrdered(const std::string& spec) {
-  return absl::StrContains(spec, "reduction=none") || absl::StrContains(spec, "return_sentence_level_score=true");
+  return absl::StrContains(spec, "reduction=none") || absl::StrContains(spec, "return_sentence_level_score=true") ||
+         absl::StrContains(spec, "aggregate=false");
 }
 
 absl::StatusOr<Result> MergedResult(const std::vector<StateSource>& sources) {

@@ -71,11 +71,10 @@ struct Case {
 };
 
 // Forms whose rows are valid, and forms whose value checks count some rows.
-const char* const kForms[] = {"agg",   "agg_w", "ret",  "reg1", "reg2", "prob", "bin_f",    "bin_p",
-                              "bin_i", "mc_f",  "mc_i", "ml_f", "ml_p", "grp",  "grp_dp",   "nom_nan",
-                              "fk",    "fk_p",  "pts",  "ens",  "tok",  "tok3", "chrf",     "lm",
-                              "wav3",  "wav4",  "seg",  "img",  "img2", "fid",  "fid_mixed",
-                              "det",   "det_crowd", "box"};
+const char* const kForms[] = {"agg",  "agg_w", "ret",  "reg1",      "reg2", "prob",      "bin_f",   "bin_p", "bin_i",
+                              "mc_f", "mc_i",  "ml_f", "ml_p",      "grp",  "grp_dp",    "nom_nan", "fk",    "fk_p",
+                              "pts",  "ens",   "tok",  "tok3",      "chrf", "lm",        "wav3",    "wav4",  "seg",
+                              "img",  "img2",  "fid",  "fid_mixed", "det",  "det_crowd", "box"};
 const char* const kBadForms[] = {"agg_nan", "ret_bad", "bin_bad", "mc_bad", "ml_bad",
                                  "grp_bad", "clu_bad", "pts_bad", "lm_bad", "seg_bad"};
 
