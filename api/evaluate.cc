@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/detection_rows.h"
 #include "engine/ir/aten_types.h"
 #include "engine/ir/attribute.h"
 #include "metrics/inputs.h"
@@ -86,8 +87,11 @@ absl::StatusOr<PreparedEval> PrepareProgram(const std::vector<std::string>& spec
   return prepared;
 }
 
-absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, const NamedTensors& inputs,
+absl::StatusOr<PreparedEval> PrepareEval(const std::vector<std::string>& specs, const NamedTensors& given,
                                          const EvalOptions& options) {
+  // Detections given one row per box become one row per image.
+  NamedTensors inputs = given;
+  TALLY_RETURN_IF_ERROR(PadDetectionRows(inputs).status());
   TALLY_ASSIGN_OR_RETURN(PreparedEval prepared, PrepareProgram(specs, inputs, options));
   TALLY_ASSIGN_OR_RETURN(c10::Device dev, ir::ToDevice(options.device));
   for (const auto& [name, t] : inputs) {

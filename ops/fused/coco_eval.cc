@@ -218,15 +218,43 @@ void Accumulate(Summary& s, int64_t k, const std::vector<int64_t>& dets, const s
   }
 }
 
-// Mean is _summarize's mean over the entries > -1 of the selection, -1 when
-// there are none.
-double Mean(const std::vector<double>& v) {
-  double sum = 0;
-  int64_t n = 0;
-  for (double x : v) {
-    if (x > -1) sum += x, ++n;
+// PairwiseSum is NumPy's pairwise summation of float64: eight running sums
+// up to 128 elements, halves (at a multiple of 8) above.
+double PairwiseSum(const double* a, int64_t n) {
+  if (n < 8) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += a[i];
+    return sum;
   }
-  return n ? sum / static_cast<double>(n) : -1.0;
+  if (n <= 128) {
+    double r[8];
+    for (int j = 0; j < 8; ++j) r[j] = a[j];
+    int64_t i = 8;
+    for (; i < n - n % 8; i += 8) {
+      for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+    }
+    double sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; ++i) sum += a[i];
+    return sum;
+  }
+  int64_t half = n / 2;
+  half -= half % 8;
+  return PairwiseSum(a, half) + PairwiseSum(a + half, n - half);
+}
+
+// Mean is _summarize's np.mean(s[s > -1]), -1 when nothing is selected:
+// np.add.reduce sums its ufunc buffers of 8192 elements pairwise, so the
+// mean equals pycocotools' to the last bit.
+double Mean(const std::vector<double>& v) {
+  std::vector<double> kept;
+  for (double x : v) {
+    if (x > -1) kept.push_back(x);
+  }
+  if (kept.empty()) return -1.0;
+  const int64_t n = static_cast<int64_t>(kept.size());
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; i += 8192) sum += PairwiseSum(kept.data() + i, std::min<int64_t>(8192, n - i));
+  return sum / static_cast<double>(n);
 }
 
 // Summarize is _summarize(ap, iouThr, areaRng, maxDets) over categories
@@ -237,15 +265,12 @@ double Summarize(Summary& s, bool ap, const std::vector<double>& thr, double iou
   const auto mit = std::find(max_dets.begin(), max_dets.end(), max_det);
   if (mit == max_dets.end()) return -1.0;
   const int64_t m = mit - max_dets.begin();
+  // The selection in NumPy's (C) order: t, then r, then k.
   std::vector<double> v;
   for (int64_t t = 0; t < s.T; ++t) {
     if (!std::isnan(iou_thr) && thr[t] != iou_thr) continue;
-    for (int64_t k = k0; k < k1; ++k) {
-      if (ap) {
-        for (int64_t r = 0; r < s.R; ++r) v.push_back(s.P(t, r, k, a, m));
-      } else {
-        v.push_back(s.Rc(t, k, a, m));
-      }
+    for (int64_t r = 0; r < (ap ? s.R : 1); ++r) {
+      for (int64_t k = k0; k < k1; ++k) v.push_back(ap ? s.P(t, r, k, a, m) : s.Rc(t, k, a, m));
     }
   }
   return Mean(v);

@@ -337,6 +337,46 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.batch = {{"preds", preds}, {"target", target}};
     w.updates = quick ? 2 : 5;
     w.runs = quick ? 1 : 3;
+  } else if (name == "coco_val") {
+    // COCO val2017's size, synthetic: 5,000 images of 640 x 480 with 3 to
+    // 11 ground-truth boxes (7.2 on average: 36,000) over 80 classes, sides
+    // 4 to 300 pixels (small, medium and large), and 100 detections an image:
+    // each ground-truth box found once or twice, moved by a few pixels, with
+    // a score in [0.3, 1), the rest anywhere with a score below 0.5. 100
+    // updates of 50 images; quick: 2 of 50.
+    w.specs = {"mean_average_precision"};
+    const int64_t per = 50, updates = quick ? 2 : 100, g = 11, d = 100;
+    at::Generator gen = at::detail::createCPUGenerator(7);
+    auto boxes = [&](int64_t k) {
+      at::Tensor side = at::exp(at::rand({per, k, 2}, gen, at::kFloat) * 4.3) * 4;  // 4 .. 300
+      at::Tensor corner = at::rand({per, k, 2}, gen, at::kFloat) * (at::tensor({640.0f, 480.0f}) - side).clamp_min(0);
+      return at::cat({corner, corner + side}, 2);
+    };
+    for (int64_t u = 0; u < updates; ++u) {
+      at::Tensor truth = boxes(g);
+      at::Tensor count = at::randint(3, g + 1, {per, 1}, gen, at::kLong);
+      at::Tensor real = at::arange(g, at::kLong).unsqueeze(0) < count;
+      at::Tensor labels = at::where(real, at::randint(0, 80, {per, g}, gen, at::kLong), -1);
+      // Two moved copies of every box slot, then boxes anywhere.
+      at::Tensor copies = at::cat({truth, truth}, 1) + at::randn({per, 2 * g, 4}, gen, at::kFloat) * 4;
+      at::Tensor copy_labels = at::cat({labels, labels}, 1);
+      at::Tensor found =
+          at::rand({per, 2 * g}, gen, at::kFloat) < at::cat({at::full({1, g}, 0.9), at::full({1, g}, 0.3)}, 1);
+      copy_labels = at::where(found, copy_labels, -1);
+      at::Tensor rest = boxes(d - 2 * g);
+      at::Tensor det_labels = at::cat({copy_labels, at::randint(0, 80, {per, d - 2 * g}, gen, at::kLong)}, 1);
+      at::Tensor scores = at::cat(
+          {at::rand({per, 2 * g}, gen, at::kFloat) * 0.7 + 0.3, at::rand({per, d - 2 * g}, gen, at::kFloat) * 0.5}, 1);
+      w.batches.push_back({{"boxes", at::cat({copies, rest}, 1)},
+                           {"scores", scores},
+                           {"labels", det_labels},
+                           {"target_boxes", truth},
+                           {"target_labels", labels}});
+    }
+    w.batch = w.batches[0];
+    w.updates = updates;
+    w.runs = quick ? 1 : 3;
+    w.time_compute = true;
   } else if (name == "auroc_binned" || name == "auroc_binned_list") {
     // Binned binary AUROC and AP over 64 thresholds: evenly spaced
     // (thresholds=64), or listed (64 sorted values, one dense constant):
@@ -399,13 +439,13 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.runs = quick ? 2 : 5;
     w.time_compute = true;
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown workload '", name,
-                     "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
-                     "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, bleu_10k, rouge_10k, "
-                     "perplexity_llm, si_sdr_batch, miou_cityscapes, ssim_batch, auroc_large, auroc_large_bf16, "
-                     "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
-                     "retrieval, sync_cls, merge_cls, merge_retrieval)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown workload '", name,
+        "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
+        "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, bleu_10k, rouge_10k, "
+        "perplexity_llm, si_sdr_batch, miou_cityscapes, ssim_batch, coco_val, auroc_large, auroc_large_bf16, "
+        "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
+        "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
   if (w.streams && w.batches.empty()) {
@@ -536,7 +576,7 @@ std::vector<std::string> BenchWorkloads() {
           "reg_large",       "retrieval",        "sync_cls",          "merge_cls",
           "merge_retrieval", "auroc_binned",     "auroc_binned_list", "wer_10k",
           "bleu_10k",        "rouge_10k",        "perplexity_llm",    "si_sdr_batch",
-          "miou_cityscapes", "ssim_batch"};
+          "miou_cityscapes", "ssim_batch",       "coco_val"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,

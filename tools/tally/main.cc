@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -27,11 +28,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "api/coco_json.h"
 #include "api/export.h"
 #include "api/inspect.h"
 #include "api/tally.h"
 #include "api/text_inputs.h"
 #include "api/version.h"
+#include "metrics/spec.h"
 #include "engine/io/npy.h"
 #include "engine/io/regular_file.h"
 #include "support/status_macros.h"
@@ -128,8 +131,9 @@ CLI::Validator DeviceName() {
 // The flags every command that names them shares.
 constexpr char kMetricHelp[] = "a metric: name or name(key=value, ...), TorchMetrics' functional names (repeatable)";
 constexpr char kInputHelp[] =
-    "an input (preds, target, indexes, value, weight, groups, row_id, data, labels, ratings) from a .npy file, "
-    "or the text metrics' preds and target from a .txt file (UTF-8, one sentence a line) (repeatable)";
+    "an input (preds, target, indexes, value, weight, groups, row_id, data, labels, ratings, boxes, ...) from a .npy "
+    "file, the text metrics' preds and target from a .txt file (UTF-8, one sentence a line), or COCO's files as "
+    "coco_gt=instances.json and coco_dt=results.json (repeatable)";
 constexpr char kDeviceHelp[] = "the device of every state and plan: cpu, meta, cuda, cuda:N, mps (default cpu)";
 constexpr char kBackendHelp[] = "what runs the plans (default eager)";
 constexpr char kMaxStateBytesHelp[] =
@@ -188,6 +192,7 @@ absl::StatusOr<NamedTensors> ReadInputs(const std::vector<std::string>& flags, s
                                         int rank = -1) {
   NamedTensors inputs;
   absl::flat_hash_set<std::string> names;
+  std::string coco[2];  // coco_gt, coco_dt
   for (const std::string& kv : flags) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size()) {
@@ -201,6 +206,10 @@ absl::StatusOr<NamedTensors> ReadInputs(const std::vector<std::string>& flags, s
     auto named = [&name](const absl::Status& s) {
       return absl::Status(s.code(), absl::StrCat("input '", name, "': ", s.message()));
     };
+    if (name == kCocoGroundTruth || name == kCocoDetections) {
+      coco[name == kCocoDetections] = path;
+      continue;
+    }
     if (IsTextPath(path)) {
       auto text = ReadTextInput(name, path);
       if (!text.ok()) return named(text.status());
@@ -212,7 +221,39 @@ absl::StatusOr<NamedTensors> ReadInputs(const std::vector<std::string>& flags, s
     TALLY_ASSIGN_OR_RETURN(at::Tensor t, TensorFromNpy(*arr));
     inputs.emplace_back(name, t);
   }
+  if (!coco[0].empty() || !coco[1].empty()) {
+    if (coco[0].empty() || coco[1].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--input ", coco[0].empty() ? kCocoGroundTruth : kCocoDetections,
+                                                     "=FILE is missing: COCO files come as a pair (ground truth "
+                                                     "and results)"));
+    }
+    TALLY_ASSIGN_OR_RETURN(NamedTensors boxes, ReadCocoDetections(coco[0], coco[1]));
+    for (auto& named : boxes) inputs.push_back(std::move(named));
+  }
   return inputs;
+}
+
+// CheckCocoBoxFormat refuses a box metric over COCO's files that reads
+// boxes as anything but COCO's [x, y, width, height].
+absl::Status CheckCocoBoxFormat(const std::vector<std::string>& flags, const std::vector<std::string>& specs) {
+  const bool coco = absl::c_any_of(flags, [](const std::string& kv) {
+    return absl::StartsWith(kv, absl::StrCat(kCocoGroundTruth, "=")) ||
+           absl::StartsWith(kv, absl::StrCat(kCocoDetections, "="));
+  });
+  if (!coco) return absl::OkStatus();
+  for (const std::string& s : specs) {
+    auto spec = metrics::ParseMetricSpec(s);
+    if (!spec.ok() || spec->name != "mean_average_precision") continue;
+    bool xywh = false;
+    for (const auto& [key, v] : spec->args)
+      xywh = xywh || (key == "box_format" && v == metrics::ArgValue(std::string("xywh")));
+    if (!xywh) {
+      return absl::InvalidArgumentError(absl::StrCat(s,
+                                                     ": COCO files hold boxes as [x, y, width, height]: evaluate them "
+                                                     "with mean_average_precision(box_format=xywh, ...)"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // EnvInt is the integer in the environment variable `env` (torchrun's
@@ -355,6 +396,7 @@ absl::Status RunEval(EvalFlags& f) {
     }
   }
   if (specs.empty()) return absl::InvalidArgumentError("no --metric given");
+  TALLY_RETURN_IF_ERROR(CheckCocoBoxFormat(f.inputs, specs));
   if (!texts.empty()) {
     // One program when every metric splits the text one way; otherwise one
     // a way, which neither a distributed eval nor one state file can be.
