@@ -121,7 +121,8 @@ TEST_F(CocoFiles, ReadsTheRaggedForm) {
   const std::string dt = Write("dt.json", R"([{"image_id": 7, "category_id": 2, "bbox": [5, 5, 15, 15], "score": 0.5},
       {"image_id": 12, "category_id": 1, "bbox": [1.5, 1, 9, 9], "score": 0.25}])");
   TALLY_ASSERT_OK_AND_ASSIGN(NamedTensors in, ReadCocoDetections(gt, dt));
-  EXPECT_TRUE(at::equal(Get(in, "boxes"), at::tensor({5.0, 5.0, 15.0, 15.0, 1.5, 1.0, 9.0, 9.0}, at::kDouble).view({2, 4})));
+  EXPECT_TRUE(
+      at::equal(Get(in, "boxes"), at::tensor({5.0, 5.0, 15.0, 15.0, 1.5, 1.0, 9.0, 9.0}, at::kDouble).view({2, 4})));
   EXPECT_TRUE(at::equal(Get(in, "scores"), at::tensor({0.5, 0.25}, at::kDouble)));
   EXPECT_TRUE(at::equal(Get(in, "labels"), L({2, 1})));
   EXPECT_TRUE(at::equal(Get(in, "indexes"), L({7, 12})));
