@@ -4,6 +4,7 @@
 // JSON object with TorchMetrics' keys.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -21,11 +22,10 @@ namespace {
 using ::tally::testing::StatusIs;
 using ::testing::HasSubstr;
 
-const at::Tensor& Get(const NamedTensors& in, const std::string& name) {
-  for (const auto& [n, t] : in)
-    if (n == name) return t;
-  static const at::Tensor kNone;
-  return kNone;
+// Get is the input called `name`, or an undefined tensor.
+at::Tensor Get(const NamedTensors& in, const std::string& name) {
+  auto it = std::find_if(in.begin(), in.end(), [&name](const auto& named) { return named.first == name; });
+  return it == in.end() ? at::Tensor() : it->second;
 }
 
 at::Tensor F(std::vector<float> v, std::vector<int64_t> shape) { return at::tensor(v, at::kFloat).view(shape); }
@@ -48,7 +48,7 @@ TEST(DetectionRows, RaggedRowsBecomeOneRowPerImageInIdOrder) {
   NamedTensors in = Ragged();
   TALLY_ASSERT_OK_AND_ASSIGN(bool padded, PadDetectionRows(in));
   ASSERT_TRUE(padded);
-  EXPECT_TRUE(Get(in, "indexes").defined() == false && Get(in, "target_indexes").defined() == false);
+  EXPECT_FALSE(Get(in, "indexes").defined() || Get(in, "target_indexes").defined());
   // Images 3, 7, 9; image 3's detections in their given order (rows 1, 2).
   EXPECT_TRUE(at::equal(Get(in, "labels"), L({2, 1, 1, -1, -1, -1}).view({3, 2})));
   EXPECT_TRUE(at::equal(Get(in, "scores"), F({0.8f, 0.4f, 0.9f, 0, 0, 0}, {3, 2})));
