@@ -24,6 +24,8 @@ Workloads (tools/tally/bench.cc builds the same tensors: the ATen CPU generator 
              [1024, 2048] (a class per 16 x 16 block, one target pixel in ten redrawn)
   ssim_batch  StructuralSimilarityIndexMeasure(data_range=1.0) over 5 updates of the same 16 x 3 x 512 x 512
              float32 images and their noisy copies
+  coco_val   MeanAveragePrecision needs a COCO backend that Debian lacks: pycocotools' algorithm in NumPy
+             (gen_detection.py) over bench.cc's 5,000 images instead, ms_compute and the values (--save-inputs)
 Each prints one JSON line like tally bench's: workload, backend "torchmetrics", device, us_per_update (the median
 of `runs` timed passes, each ending when the device is idle), updates, peak_rss_mb and, on CUDA, peak_device_mb.
 TorchMetrics runs with its defaults (validate_args=True), as its users get it. Run one workload a process
@@ -97,11 +99,81 @@ def run(name, metric, batches, updates, runs, device, time_compute=False):
     print(json.dumps(out), flush=True)
 
 
+def coco_val_batches(quick):
+    """bench.cc's coco_val draws, in its order: per update of 50 images, padded boxes, scores and labels."""
+    per, updates, g_n, d = 50, 2 if quick else 100, 11, 100
+    g = torch.Generator().manual_seed(7)
+
+    def boxes(k):
+        side = torch.exp(torch.rand((per, k, 2), generator=g) * 4.3) * 4
+        corner = torch.rand((per, k, 2), generator=g) * (torch.tensor([640.0, 480.0]) - side).clamp_min(0)
+        return torch.cat([corner, corner + side], 2)
+
+    out = []
+    for _ in range(updates):
+        truth = boxes(g_n)
+        count = torch.randint(3, g_n + 1, (per, 1), generator=g)
+        real = torch.arange(g_n).unsqueeze(0) < count
+        labels = torch.where(real, torch.randint(0, 80, (per, g_n), generator=g), torch.tensor(-1))
+        copies = torch.cat([truth, truth], 1) + torch.randn((per, 2 * g_n, 4), generator=g) * 4
+        found = torch.rand((per, 2 * g_n), generator=g) < torch.cat(
+            [torch.full((1, g_n), 0.9), torch.full((1, g_n), 0.3)], 1)
+        copy_labels = torch.where(found, torch.cat([labels, labels], 1), torch.tensor(-1))
+        rest = boxes(d - 2 * g_n)
+        det_labels = torch.cat([copy_labels, torch.randint(0, 80, (per, d - 2 * g_n), generator=g)], 1)
+        s1 = torch.rand((per, 2 * g_n), generator=g) * 0.7 + 0.3
+        s2 = torch.rand((per, d - 2 * g_n), generator=g) * 0.5
+        out.append({"boxes": torch.cat([copies, rest], 1), "scores": torch.cat([s1, s2], 1), "labels": det_labels,
+                    "target_boxes": truth, "target_labels": labels})
+    return out
+
+
+def coco_val(a):
+    """TorchMetrics' MeanAveragePrecision needs pycocotools or faster_coco_eval, neither in Debian 12: the peer
+    here is pycocotools' algorithm as tests/golden/gen_detection.py writes it in NumPy (evaluateImg, accumulate,
+    summarize: the same Python loops), timed at compute over the same images; --save-inputs DIR also writes them as
+    .npy for `tally eval`, whose values must equal the ones printed here."""
+    import os
+    import sys
+
+    import numpy as np
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden"))
+    import gen_detection as gd
+
+    batches = coco_val_batches(a.quick)
+    whole = {k: torch.cat([b[k] for b in batches]).numpy() for k in batches[0]}
+    if a.save_inputs:
+        os.makedirs(a.save_inputs, exist_ok=True)
+        for k, v in whole.items():
+            np.save(os.path.join(a.save_inputs, f"{k}.npy"), v)
+    try:
+        from torchmetrics.detection import MeanAveragePrecision
+        MeanAveragePrecision()
+        reason = None
+    except Exception as e:  # ModuleNotFoundError for the COCO backends
+        reason = f"{type(e).__name__}: {e}"
+
+    class Arr:
+        def __init__(self, v):
+            self.a = v
+
+    t0 = time.perf_counter()
+    imgs = gd.tm_images({k: Arr(v) for k, v in whole.items()})
+    values = gd.tm_compute(imgs, {})
+    ms = (time.perf_counter() - t0) * 1e3
+    keys = gd.tm_keys({})
+    print(json.dumps({"workload": "coco_val", "backend": "numpy COCOeval (gen_detection.py)", "torchmetrics": reason,
+                      "images": int(whole["boxes"].shape[0]), "ms_compute": round(ms, 1),
+                      "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                      "value": dict(zip(keys, values))}), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--workload", default="all")
+    ap.add_argument("--save-inputs", default="", help="coco_val: write the images' arrays as .npy here")
     ap.add_argument("--updates", type=int, default=0, help="auroc_bootstrap*: time this many updates (default 10)")
     a = ap.parse_args()
     device = torch.device(a.device)
@@ -184,6 +256,9 @@ def main():
         target = torch.where(changed, other, preds)
         run(a.workload, MeanIoU(num_classes=19, input_format="index"), [(preds.to(device), target.to(device))],
             2 if a.quick else 10, 1 if a.quick else 3, device)
+        return
+    if a.workload == "coco_val":
+        coco_val(a)
         return
     if a.workload == "ssim_batch":
         from torchmetrics.image import StructuralSimilarityIndexMeasure
