@@ -7,7 +7,6 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <string>
 #include <utility>
 
@@ -101,12 +100,25 @@ void MatchImage(int64_t n, int64_t D, int64_t G, const double* boxes, const doub
       for (int64_t w = 0; w < W; ++w) ign[dets[i] * W + w] = 0;
     }
     for (int a = 0; a < kCocoAreaRanges; ++a) {
+      if (ng == 0) {
+        // Nothing to match: a detection is ignored where its area is out of range.
+        for (size_t i = 0; i < nd; ++i) {
+          const double* b = bx + dets[i] * 4;
+          if (!OutsideRange(b[2] * b[3], a)) continue;
+          for (int64_t t = 0; t < T; ++t) SetBit(ign + dets[i] * W, a * T + t);
+        }
+        continue;
+      }
       gt_ig.assign(ng, 0);
       for (size_t j = 0; j < ng; ++j) gt_ig[j] = cr[gts[j]] != 0 || OutsideRange(ta[gts[j]], a);
-      // evaluateImg's order: regular ground truth first, then ignored, stable.
-      gt_sorted.resize(ng);
-      std::iota(gt_sorted.begin(), gt_sorted.end(), 0);
-      std::stable_sort(gt_sorted.begin(), gt_sorted.end(), [&](int64_t x, int64_t y) { return gt_ig[x] < gt_ig[y]; });
+      // evaluateImg's order: regular ground truth first, then ignored, each in
+      // slot order (its stable sort by the ignore flag).
+      gt_sorted.clear();
+      for (int pass = 0; pass < 2; ++pass) {
+        for (size_t j = 0; j < ng; ++j) {
+          if (gt_ig[j] == pass) gt_sorted.push_back(static_cast<int64_t>(j));
+        }
+      }
       for (int64_t t = 0; t < T; ++t) {
         const int64_t bit = a * T + t;
         taken.assign(ng, 0);
