@@ -3,7 +3,7 @@
 //   mean_average_precision(box_format="xyxy", iou_type="bbox",
 //       iou_thresholds=None, rec_thresholds=None,
 //       max_detection_thresholds=None, class_metrics=False,
-//       extended_summary=False, average="macro")
+//       extended_summary=False, average="macro", backend="pycocotools")
 // Row n is image n (TorchMetrics numbers images in update order): boxes
 // [N, D, 4], scores [N, D], labels [N, D] (-1 pads a slot), target_boxes
 // [N, G, 4], target_labels [N, G] (-1 pads), optional target_iscrowd and
@@ -96,6 +96,14 @@ absl::StatusOr<MapArgs> ReadArgs(SpecArgs& args) {
     return args.InvalidArgument(absl::StrCat("average must be 'macro' or 'micro', got '", average, "'"));
   }
   m.micro = average == "micro";
+  // TorchMetrics' COCO backend: pycocotools' rules are these; faster_coco_eval
+  // departs from them (it takes map at the largest maxDets).
+  TALLY_ASSIGN_OR_RETURN(const std::string backend, args.GetString("backend", std::string("pycocotools")));
+  if (backend != "pycocotools") {
+    return args.InvalidArgument(absl::StrCat("backend='", backend,
+                                             "' is not supported: Tally computes pycocotools' values (backend="
+                                             "'pycocotools')"));
+  }
   return m;
 }
 
