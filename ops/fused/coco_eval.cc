@@ -175,17 +175,21 @@ void Accumulate(Summary& s, int64_t k, const std::vector<int64_t>& dets, const s
   // order, then each image's own order, which is the state's row order.
   std::vector<int64_t> sorted = dets;
   std::stable_sort(sorted.begin(), sorted.end(), [&](int64_t x, int64_t y) { return scores[x] > scores[y]; });
-  std::vector<int64_t> sel;
+  // Each maxDets limit's detections (each image's first ones), in that
+  // order; the same for every area range.
+  std::vector<std::vector<int64_t>> within(s.M);
+  for (int64_t m = 0; m < s.M; ++m) {
+    for (int64_t d : sorted) {
+      if (rows.rank[d] < max_dets[m]) within[m].push_back(d);
+    }
+  }
   std::vector<double> tp_sum, fp_sum, pr;
   for (int a = 0; a < kCocoAreaRanges; ++a) {
     int64_t npig = 0;
     for (int64_t g : gts) npig += (counted[g] >> a) & 1;
     if (npig == 0) continue;
     for (int64_t m = 0; m < s.M; ++m) {
-      sel.clear();
-      for (int64_t d : sorted) {
-        if (rows.rank[d] < max_dets[m]) sel.push_back(d);
-      }
+      const std::vector<int64_t>& sel = within[m];
       const size_t nd = sel.size();
       for (int64_t t = 0; t < s.T; ++t) {
         const int64_t bit = a * s.T + t;
