@@ -138,7 +138,8 @@ absl::StatusOr<std::vector<EvalResult>> CollectResults(const Program& program,
   for (size_t i = 0; i < entries.size(); ++i) {
     auto tree = CollectResult(values, entries[i].label);
     if (!tree.ok()) return absl::InternalError(tree.status().message());
-    results.push_back({specs[i], tree->tensor, *std::move(tree), entries[i].metric.result_keys});
+    tree->keys = entries[i].metric.result_keys;
+    results.push_back({specs[i], tree->tensor, *std::move(tree)});
   }
   return results;
 }
@@ -154,8 +155,8 @@ std::string ResultsToJson(const std::vector<EvalResult>& results) {
   std::string out = "{\"results\": [";
   for (size_t i = 0; i < results.size(); ++i) {
     if (i) out += ", ";
-    absl::StrAppend(&out, "{\"metric\": ", JsonString(results[i].spec),
-                    ", \"value\": ", ValueToJson(Tree(results[i]), results[i].keys), "}");
+    absl::StrAppend(&out, "{\"metric\": ", JsonString(results[i].spec), ", \"value\": ", ValueToJson(Tree(results[i])),
+                    "}");
   }
   return out + "]}";
 }
@@ -166,7 +167,7 @@ std::string ResultsToTable(const std::vector<EvalResult>& results) {
   std::string out = absl::StrCat("metric", std::string(width - 6 + 2, ' '), "value\n");
   out += std::string(width + 2 + 5, '-') + "\n";
   for (const auto& r : results) {
-    absl::StrAppend(&out, r.spec, std::string(width - r.spec.size() + 2, ' '), ValueToText(Tree(r), r.keys), "\n");
+    absl::StrAppend(&out, r.spec, std::string(width - r.spec.size() + 2, ' '), ValueToText(Tree(r)), "\n");
   }
   return out;
 }

@@ -34,10 +34,7 @@ struct EvalOptions {
 struct EvalResult {
   std::string spec;
   at::Tensor value;   // the result when it is one tensor; undefined for a tuple
-  ResultTree result;  // the whole result: a leaf holding `value`, or a tuple
-  // keys name the tuple's items when the metric's result is a dict
-  // (dsl::Metric::result_keys); empty otherwise.
-  std::vector<std::string> keys;
+  ResultTree result;  // the whole result: a leaf holding `value`, or a tuple (with keys: a dict)
 };
 
 // SignatureOf describes named tensors for metric builders.

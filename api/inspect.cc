@@ -117,13 +117,17 @@ dsl::Signature DefaultSignature(const std::vector<std::string>& specs) {
     if (named("total_variation")) return {{"img", ir::DType::kFloat32, {n, 3, side, side}}};
     return {{"preds", ir::DType::kFloat32, {n, 3, side, side}}, {"target", ir::DType::kFloat32, {n, 3, side, side}}};
   }
-  // Detections: 100 slots and 20 ground-truth slots an image; box pairs.
+  // Detections: 100 slots and 20 ground-truth slots an image; panoptic
+  // images of 64 x 64; box pairs.
   if (domain == "detection") {
     if (absl::c_any_of(specs, [](const std::string& s) { return absl::StartsWith(s, "mean_average_precision"); })) {
       return {{"boxes", ir::DType::kFloat32, {n, 100, 4}},   {"scores", ir::DType::kFloat32, {n, 100}},
               {"labels", ir::DType::kInt64, {n, 100}},       {"target_boxes", ir::DType::kFloat32, {n, 20, 4}},
               {"target_labels", ir::DType::kInt64, {n, 20}}, {"target_iscrowd", ir::DType::kInt64, {n, 20}},
               {"target_area", ir::DType::kFloat32, {n, 20}}};
+    }
+    if (absl::c_any_of(specs, [](const std::string& s) { return absl::StartsWith(s, "panoptic_quality"); })) {
+      return {{"preds", ir::DType::kInt64, {n, 64, 64, 2}}, {"target", ir::DType::kInt64, {n, 64, 64, 2}}};
     }
     return {{"preds", ir::DType::kFloat32, {n, 4}}, {"target", ir::DType::kFloat32, {n, 4}}};
   }

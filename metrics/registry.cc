@@ -27,6 +27,7 @@ void RegisterWindowedImageMetrics(std::vector<MetricInfo>& out);
 void RegisterFrechetMetrics(std::vector<MetricInfo>& out);
 void RegisterDetectionMetrics(std::vector<MetricInfo>& out);
 void RegisterBoxIouMetrics(std::vector<MetricInfo>& out);
+void RegisterPanopticMetrics(std::vector<MetricInfo>& out);
 void RegisterFleissKappa(std::vector<MetricInfo>& out);
 
 const std::vector<MetricInfo>& AllMetrics() {
@@ -63,6 +64,7 @@ const std::vector<MetricInfo>& AllMetrics() {
     RegisterFrechetMetrics(*v);
     RegisterDetectionMetrics(*v);
     RegisterBoxIouMetrics(*v);
+    RegisterPanopticMetrics(*v);
     RegisterFleissKappa(*v);
     RegisterTaskWrappers(*v);  // last: it looks up the task metrics
     std::sort(v->begin(), v->end(), [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });

@@ -476,6 +476,19 @@ struct CocoSummaryAttrs {
                            F("class_metrics", &CocoSummaryAttrs::class_metrics));
   }
 };
+// panoptic_match: the thing and the stuff category ids, each sorted and
+// distinct; category k of the counts is things[k], then stuffs[k - T]
+// (TorchMetrics' continuous ids).
+// Its IoU sums count units of 2^-24: a float32 IoU above 0.5 is a whole
+// number of them.
+inline constexpr double kPanopticIouUnit = 1.0 / 16777216.0;
+struct PanopticMatchAttrs {
+  std::vector<int64_t> things;
+  std::vector<int64_t> stuffs;
+  static constexpr auto Fields() {
+    return std::make_tuple(F("things", &PanopticMatchAttrs::things), F("stuffs", &PanopticMatchAttrs::stuffs));
+  }
+};
 // ngram_matches, ngram_overlap: the highest n-gram order counted (orders
 // 1..n_gram).
 struct NgramMatchesAttrs {

@@ -18,12 +18,16 @@
 //     rec_thresholds, max_dets, micro, class_metrics} -> stats f64 [12],
 //     classes i64 [K], map and mar per class f64 [K'] (finalize; the host
 //     reads every value).
+//   panoptic_match(preds, target) {things, stuffs} -> counts i64
+//     [N, 4, C], unknown i64 [N]: per image, panoptic quality's matching
+//     reduced to per-category IoU sums (units of 2^-24), TP, FP and FN
+//     (ops/fused/panoptic_match.h).
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "ops/attrs.h"
 #include "ops/coco_layout.h"
 #include "ops/op_registry.h"
@@ -52,21 +56,6 @@ absl::StatusOr<Dim> Windows(const Dim& d, int64_t k, int64_t stride, int64_t pad
         absl::StrCat("a window of ", k, " does not fit in a size of ", d.size, " padded by ", pad));
   }
   return Dim::Fixed((d.size + 2 * pad - k) / stride + 1);
-}
-
-// Rows is the leading dim of [n, k] flattened, named as flatten names it.
-Dim Rows(const Dim& n, const Dim& k) {
-  if (!n.is_symbolic() && !k.is_symbolic()) return Dim::Fixed(n.size * k.size);
-  std::vector<std::string> syms;
-  int64_t fixed = 1;
-  for (const Dim* d : {&n, &k}) {
-    if (d->is_symbolic())
-      syms.push_back(d->symbol);
-    else
-      fixed *= d->size;
-  }
-  if (fixed != 1) syms.push_back(absl::StrCat(fixed));
-  return Dim::Symbol(absl::StrJoin(syms, "*"));
 }
 
 }  // namespace
@@ -133,11 +122,32 @@ void RegisterImageOps(OpTable& t) {
                     }
                     if (attrs.iou_thresholds.empty()) return absl::InvalidArgumentError("needs IoU thresholds");
                     const Dim w = Dim::Fixed(CocoWords(static_cast<int64_t>(attrs.iou_thresholds.size())));
-                    const Dim dets = Rows(b.shape[0], b.shape[1]), gts = Rows(tb.shape[0], tb.shape[1]);
+                    const Dim dets = FlatDim({b.shape[0], b.shape[1]}), gts = FlatDim({tb.shape[0], tb.shape[1]});
                     return std::vector<TensorType>{{DType::kInt64, {dets}, b.device},
                                                    {DType::kInt64, {dets, w}, b.device},
                                                    {DType::kInt64, {dets, w}, b.device},
                                                    {DType::kInt64, {gts}, b.device}};
+                  }));
+  AddOp(t, MakeOp(OpId::kPanopticMatch, 2, 2, SpecsOf<PanopticMatchAttrs>(),
+                  [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+                    const auto attrs = AttrsOf<PanopticMatchAttrs>(a);
+                    const TensorType& p = in[0];
+                    if (!(p.shape == in[1].shape) || p.dtype != in[1].dtype || !ir::IsIntegral(p.dtype) ||
+                        p.rank() < 3 || !(p.shape.back() == Dim::Fixed(2))) {
+                      return absl::InvalidArgumentError(
+                          "expects integer preds and target of one shape [N, ..., 2] (category, instance)");
+                    }
+                    std::vector<int64_t> all = attrs.things;
+                    all.insert(all.end(), attrs.stuffs.begin(), attrs.stuffs.end());
+                    const bool sorted = std::is_sorted(attrs.things.begin(), attrs.things.end()) &&
+                                        std::is_sorted(attrs.stuffs.begin(), attrs.stuffs.end());
+                    std::sort(all.begin(), all.end());
+                    if (all.empty() || !sorted || std::adjacent_find(all.begin(), all.end()) != all.end()) {
+                      return absl::InvalidArgumentError("needs sorted, distinct things and stuffs (one at least)");
+                    }
+                    const Dim c = Dim::Fixed(static_cast<int64_t>(all.size()));
+                    return std::vector<TensorType>{{DType::kInt64, {p.shape[0], Dim::Fixed(4), c}, p.device},
+                                                   {DType::kInt64, {p.shape[0]}, p.device}};
                   }));
   OpDef summary = MakeOp(
       OpId::kCocoSummary, 7, 10, SpecsOf<CocoSummaryAttrs>(),

@@ -2,7 +2,6 @@
 // linspace, size, reshape, flatten, unsqueeze, squeeze, select, transpose,
 // one_hot, topk_mask, histogram, sort, rank_average.
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "ops/op_registry.h"
 #include "support/status_macros.h"
 
@@ -139,20 +138,7 @@ void RegisterIndexOps(OpTable& t) {
              }));
   add(MakeOp(OpId::kFlatten, 1, 1, {},
              [](const std::vector<TensorType>& in, const ir::AttrMap&, const ir::Device&) -> Types {
-               // The flattened size of symbolic dims is the product symbol `N*3`.
-               int64_t fixed = 1;
-               std::vector<std::string> syms;
-               for (const Dim& d : in[0].shape) {
-                 if (d.is_symbolic())
-                   syms.push_back(d.symbol);
-                 else
-                   fixed *= d.size;
-               }
-               Dim out = Dim::Fixed(fixed);
-               if (!syms.empty()) {
-                 if (fixed != 1) syms.push_back(absl::StrCat(fixed));
-                 out = Dim::Symbol(absl::StrJoin(syms, "*"));
-               }
+               const Dim out = FlatDim(in[0].shape);
                return std::vector<TensorType>{{in[0].dtype, {out}, in[0].device}};
              }));
   add(MakeOp(OpId::kUnsqueeze, 1, 1, SpecsOf<DimAttrs>(),

@@ -24,6 +24,7 @@
 #include "ops/fused/max_assignment.h"
 #include "ops/fused/mc_confmat.h"
 #include "ops/fused/ngram_matches.h"
+#include "ops/fused/panoptic_match.h"
 #include "ops/fused/rank_stats.h"
 #include "ops/fused/reg_stats.h"
 #include "ops/fused/replica_histogram.h"
@@ -405,6 +406,12 @@ void CocoMatch(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
       fused::CocoMatch(std::vector<at::Tensor>(in, in + 7), a.iou_thresholds, a.max_det, a.micro.get());
   for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
 }
+void PanopticMatch(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const auto a = AttrsOf<PanopticMatchAttrs>(n);
+  std::vector<at::Tensor> r = fused::PanopticMatch(in[0], in[1], a.things, a.stuffs);
+  out[0] = std::move(r[0]);
+  out[1] = std::move(r[1]);
+}
 void CocoSummary(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<CocoSummaryAttrs>(n);
   std::vector<at::Tensor> r = fused::CocoSummary(std::vector<at::Tensor>(in, in + n.inputs().size()), a.iou_thresholds,
@@ -697,6 +704,7 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kDepthwiseConv2d, DepthwiseConv2d},
     {OpId::kClassOverlap, ClassOverlap},
     {OpId::kCocoMatch, CocoMatch},
+    {OpId::kPanopticMatch, PanopticMatch},
     {OpId::kCocoSummary, CocoSummary},
     {OpId::kMatmul, Matmul},
     {OpId::kTraceSqrt, TraceSqrt},

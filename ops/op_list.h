@@ -111,6 +111,7 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(TraceSqrt, "trace_sqrt", kPrimitive)                    \
   X(CocoMatch, "coco_match", kPrimitive)                    \
   X(CocoSummary, "coco_summary", kPrimitive)                \
+  X(PanopticMatch, "panoptic_match", kPrimitive)            \
   X(McConfmat, "mc_confmat", kComposite)                    \
   X(McMarginals, "mc_marginals", kComposite)                \
   X(ConfmatPart, "confmat_part", kComposite)                \

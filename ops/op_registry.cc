@@ -228,6 +228,20 @@ absl::Status CheckNode(const ir::Node& n) {
   return absl::OkStatus();
 }
 
+ir::Dim FlatDim(const std::vector<ir::Dim>& dims) {
+  int64_t fixed = 1;
+  std::vector<std::string> syms;
+  for (const ir::Dim& d : dims) {
+    if (d.is_symbolic())
+      syms.push_back(d.symbol);
+    else
+      fixed *= d.size;
+  }
+  if (syms.empty()) return ir::Dim::Fixed(fixed);
+  if (fixed != 1) syms.push_back(absl::StrCat(fixed));
+  return ir::Dim::Symbol(absl::StrJoin(syms, "*"));
+}
+
 absl::StatusOr<ir::Shape> BroadcastShapes(const ir::Shape& a, const ir::Shape& b) {
   size_t rank = std::max(a.size(), b.size());
   ir::Shape out(rank);

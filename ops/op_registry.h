@@ -116,6 +116,9 @@ OpDef MakeOp(OpId id, int min_inputs, int max_inputs, std::vector<AttrSpec> attr
 void AddOp(OpTable& t, OpDef d);
 absl::StatusOr<ir::Shape> BroadcastShapes(const ir::Shape& a, const ir::Shape& b);
 absl::StatusOr<int64_t> NormalizeDim(int64_t dim, int64_t rank);
+// FlatDim is the size of `dims` flattened into one: fixed when all are,
+// else the product symbol flatten names it by (`N*3`).
+ir::Dim FlatDim(const std::vector<ir::Dim>& dims);
 
 }  // namespace tally::ops
 

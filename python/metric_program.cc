@@ -33,6 +33,7 @@ absl::StatusOr<std::vector<ResultTree>> Collect(const Program& program,
   for (const dsl::CollectionEntry& entry : entries) {
     absl::StatusOr<ResultTree> tree = CollectResult(values, entry.label);
     if (!tree.ok()) return absl::InternalError(tree.status().message());
+    tree->keys = entry.metric.result_keys;
     std::vector<ResultTree*> pending = {&*tree};
     while (!pending.empty()) {
       ResultTree* node = pending.back();

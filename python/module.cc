@@ -84,9 +84,15 @@ NamedTensors Inputs(const py::dict& inputs) {
 }
 
 // ToPython gives a result as TorchMetrics does: a tensor, a tuple of parts
-// (roc's (fpr, tpr, thresholds)), whose parts may be lists (per class).
+// (roc's (fpr, tpr, thresholds)), whose parts may be lists (per class), or
+// a dict of tensors (mean_average_precision).
 py::object ToPython(const ResultTree& tree, bool top = true) {
   if (tree.is_leaf()) return py::cast(tree.tensor);
+  if (!tree.keys.empty() && tree.keys.size() == tree.parts.size()) {
+    py::dict out;
+    for (size_t i = 0; i < tree.keys.size(); ++i) out[py::str(tree.keys[i])] = ToPython(tree.parts[i], false);
+    return std::move(out);
+  }
   py::list parts;
   for (const ResultTree& part : tree.parts) parts.append(ToPython(part, false));
   if (top) return py::tuple(parts);

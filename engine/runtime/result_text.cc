@@ -57,7 +57,8 @@ std::string TreeText(const ResultTree& r, bool json) {
 
 std::string ValueToJson(const at::Tensor& t) { return TensorText(t, /*json=*/true); }
 // A dict result prints as an object of its named parts, in order.
-std::string KeyedText(const ResultTree& r, const std::vector<std::string>& keys, bool json) {
+std::string KeyedText(const ResultTree& r, bool json) {
+  const std::vector<std::string>& keys = r.keys;
   if (keys.empty() || keys.size() != r.parts.size()) return TreeText(r, json);
   std::string out = "{";
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -69,12 +70,8 @@ std::string KeyedText(const ResultTree& r, const std::vector<std::string>& keys,
 }  // namespace
 
 std::string ValueToJson(const at::Tensor& t) { return TensorText(t, /*json=*/true); }
-std::string ValueToJson(const ResultTree& r, const std::vector<std::string>& keys) {
-  return KeyedText(r, keys, /*json=*/true);
-}
-std::string ValueToText(const ResultTree& r, const std::vector<std::string>& keys) {
-  return KeyedText(r, keys, /*json=*/false);
-}
+std::string ValueToJson(const ResultTree& r) { return KeyedText(r, /*json=*/true); }
+std::string ValueToText(const ResultTree& r) { return KeyedText(r, /*json=*/false); }
 
 std::string JsonString(absl::string_view s) {
   // nlohmann-json escapes quotes, backslashes and every control character;

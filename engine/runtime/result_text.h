@@ -18,12 +18,12 @@ namespace tally {
 // integers. A tuple result prints as the list of its parts, which is what
 // `[x.tolist() ...]` of TorchMetrics' tuple gives: binary_roc -> [[fpr...],
 // [tpr...], [thresholds...]].
-// With `keys` (one per item of a tuple result: dsl::Metric::result_keys),
-// the tuple prints as an object, as TorchMetrics' dict results do.
+// A tuple with keys (ResultTree::keys) prints as an object, as
+// TorchMetrics' dict results do.
 std::string ValueToJson(const at::Tensor& t);
-std::string ValueToJson(const ResultTree& r, const std::vector<std::string>& keys = {});
+std::string ValueToJson(const ResultTree& r);
 // ValueToText prints the same shapes for people: nan, inf and -inf as such.
-std::string ValueToText(const ResultTree& r, const std::vector<std::string>& keys = {});
+std::string ValueToText(const ResultTree& r);
 // JsonString quotes and escapes `s` as a JSON string (nlohmann-json's
 // escaping: quotes, backslashes and control characters; bytes that are not UTF-8
 // become U+FFFD). Every string Tally writes into JSON goes through it or

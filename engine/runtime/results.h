@@ -8,6 +8,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -21,10 +22,13 @@ namespace tally {
 struct ResultTree {
   at::Tensor tensor;
   std::vector<ResultTree> parts;
+  // keys name the parts when the metric's result is a dict (TorchMetrics'
+  // mean_average_precision; dsl::Metric::result_keys); empty otherwise.
+  std::vector<std::string> keys;
 
   bool is_leaf() const { return parts.empty(); }
   // Leaf makes a one-tensor result.
-  static ResultTree Leaf(at::Tensor t) { return ResultTree{std::move(t), {}}; }
+  static ResultTree Leaf(at::Tensor t) { return ResultTree{std::move(t), {}, {}}; }
 };
 
 // CollectResult gathers the results labelled `label` (a single tensor) or

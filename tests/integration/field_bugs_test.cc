@@ -132,6 +132,10 @@ TEST(FieldBugs, CheckedExecutionKeepsEveryOpOnItsPlannedDevice) {
       in = m.name == "total_variation" ? NamedTensors{{"img", t}}
                                        : NamedTensors{{"preds", t.flip({3}) * 0.9}, {"target", t}};
       if (absl::StartsWith(m.name, "multiscale_")) spec += "(betas=[0.5, 0.5], kernel_size=3, sigma=0.5)";
+    } else if (m.name == "panoptic_quality") {  // three 2 x 2 images of (category, instance)
+      at::Tensor t = at::stack({classes.view({3, 2, 2}), labels.view({3, 2, 2})}, 3);
+      in = {{"preds", at::stack({scores.argmax(1).view({3, 2, 2}), labels.view({3, 2, 2})}, 3)}, {"target", t}};
+      spec += "(things=[0, 1], stuffs=[2])";
     } else if (m.domain == "detection") {  // per image (row) 2 detections, 1 ground-truth box; or box pairs
       at::Tensor corner = xm.abs().narrow(1, 0, 2) * 10;
       at::Tensor box = at::cat({corner, corner + 5}, 1);

@@ -32,6 +32,7 @@
 #include "ops/fused/edit_distance.h"
 #include "ops/fused/lcs_length.h"
 #include "ops/fused/ngram_matches.h"
+#include "ops/fused/panoptic_match.h"
 #include "ops/fused/script.h"
 #include "ops/fused/sdr.h"
 #include "ops/fused/ter_edits.h"
@@ -351,6 +352,10 @@ std::vector<Sample> Samples() {
                "coco_match",
                coco,
                {{"iou_thresholds", std::vector<double>(17, 0.2)}, {"max_det", int64_t{9}}, {"micro", true}}});
+  s.push_back({"panoptic_match",
+               "panoptic_match",
+               {"i64[N,4,5,2]", "i64[N,4,5,2]"},
+               {{"things", std::vector<int64_t>{0, 1}}, {"stuffs", std::vector<int64_t>{6, 7}}}});
   s.push_back({"matmul", "matmul", {"f64[N,3]", "f64[3,4]"}, {}});
   s.push_back({"trace_sqrt", "trace_sqrt", {"f64[3,3]"}, {}});
   s.push_back({"token_nll/bf16", "token_nll", {"bf16[N,2,5]", "i32[N,2]"}, {}});
@@ -884,6 +889,61 @@ TEST(KernelsTest, ClassOverlap) {
   EXPECT_EQ(
       fused::ClassOverlap(at::zeros({0, 4, 4}, at::kLong), at::zeros({0, 4, 4}, at::kLong), 3, true, true).sizes(),
       (std::vector<int64_t>{0, 3, 3}));
+}
+
+// Verifies panoptic_match on an image worked by hand (a thing matched at
+// IoU 3/4 with a void point taken out of its union, a stuff matched at
+// 3/5 whatever its instance ids, an unmatched thing point counted as a
+// false positive, an unknown pred category counted and made void) and on a
+// fully void image (nothing counts); and that the CPU kernel and the tensor
+// form (PanopticMatchScript()) agree exactly on random images with several
+// instances, unknown categories and void.
+TEST(KernelsTest, PanopticMatch) {
+  // Points 0-9 of image 0 as (category, instance); image 1 is all void in
+  // the target (category 9 is in neither list).
+  const at::Tensor target = I64({1, 7, 1, 7, 1, 7, 1, 7, 5, 3, 5, 3, 5, 3, 5, 3, 9, 0, 9, 0,  //
+                                 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0, 9, 0})
+                                .view({2, 10, 2});
+  const at::Tensor preds = I64({1, 2, 1, 2, 1, 2, 5, 0, 5, 1, 5, 1, 5, 1, 1, 4, 1, 2, 9, 9,  //
+                                1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1})
+                               .view({2, 10, 2});
+  const std::vector<at::Tensor> got = fused::PanopticMatch(preds, target, {1}, {5});
+  // 0.75 and float32(0.6) = 10066330 * 2^-24, in units of 2^-24.
+  EXPECT_TRUE(at::equal(got[0], I64({12582912, 10066330, 1, 1, 1, 0, 0, 0,  //
+                                     0, 0, 0, 0, 0, 0, 0, 0})
+                                    .view({2, 4, 2})))
+      << got[0];
+  EXPECT_TRUE(at::equal(got[1], I64({1, 0})));
+  const auto script = [](const at::Tensor& p, const at::Tensor& t, std::vector<int64_t> things,
+                         std::vector<int64_t> stuffs) {
+    return fused::RunScript(fused::PanopticMatchScript(), "panoptic_match", {p, t, things, stuffs})
+        .toTuple()
+        ->elements();
+  };
+  auto s = script(preds, target, {1}, {5});
+  EXPECT_TRUE(at::equal(got[0], s[0].toTensor())) << s[0].toTensor();
+  EXPECT_TRUE(at::equal(got[1], s[1].toTensor()));
+  at::manual_seed(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    SCOPED_TRACE(trial);
+    // Blocky random images: categories 0-6 (things 1, 4; stuffs 0, 3, 6;
+    // 2 and 5 unknown), instances 0-2, in 2x2 tiles so that segments
+    // overlap in part.
+    const auto image = [trial](int64_t n) {
+      at::Tensor cat = at::randint(0, 7, {n, 4, 4, 1}, at::kLong).repeat_interleave(2, 1).repeat_interleave(2, 2);
+      at::Tensor inst = at::randint(0, 3, {n, 8, 8, 1}, at::kLong);
+      return at::cat({cat, inst}, 3).to(trial % 2 ? at::kInt : at::kLong);
+    };
+    const at::Tensor p = image(3), t = image(3);
+    const std::vector<at::Tensor> k = fused::PanopticMatch(p, t, {1, 4}, {0, 3, 6});
+    auto sc = script(p, t, {1, 4}, {0, 3, 6});
+    EXPECT_TRUE(at::equal(k[0], sc[0].toTensor())) << k[0] << sc[0].toTensor();
+    EXPECT_TRUE(at::equal(k[1], sc[1].toTensor()));
+    EXPECT_TRUE(at::equal(k[1], ((p.select(3, 0) == 2) | (p.select(3, 0) == 5)).sum({1, 2})));
+  }
+  const at::Tensor empty = at::zeros({0, 3, 2}, at::kLong);
+  EXPECT_EQ(fused::PanopticMatch(empty, empty, {1}, {}).at(0).sizes(), (std::vector<int64_t>{0, 4, 1}));
+  EXPECT_EQ(script(empty, empty, {1}, {})[0].toTensor().sizes(), (std::vector<int64_t>{0, 4, 1}));
 }
 
 // Verifies depthwise_conv2d against F.pad(mode="reflect") and F.conv2d

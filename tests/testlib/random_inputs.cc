@@ -56,6 +56,7 @@ std::string SpecFor(const metrics::MetricInfo& m) {
   // The forms' signals are 8 samples: 4 taps (at most n_fft - time + 1 = 9).
   if (name == "signal_distortion_ratio") return absl::StrCat(name, "(filter_length=4)");
   if (m.domain == "segmentation") return absl::StrCat(name, "(num_classes=3)");
+  if (name == "panoptic_quality") return absl::StrCat(name, "(things=[0, 1], stuffs=[2])");  // the pan forms' ids
   // The forms' images are 12 x 12: two scales of a 5-wide window.
   if (name == "multiscale_structural_similarity_index_measure") {
     return absl::StrCat(name, "(betas=[0.5, 0.5], kernel_size=3, sigma=0.5)");
@@ -126,9 +127,14 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
     out.push_back(WithArg(out[0], "class_metrics=true"));
     out.push_back(WithArg(out[0], "class_metrics=true, average=micro, box_format=cxcywh"));
   }
-  if (m.domain == "detection" && m.inputs[0] == "preds") {  // the matrix (cat states); a threshold
+  if (m.domain == "detection" && m.inputs[0] == "preds" && m.name != "panoptic_quality") {  // a matrix; a threshold
     out.push_back(WithArg(out[0], "aggregate=false"));
     out.push_back(WithArg(out[0], "iou_threshold=0.3, replacement_val=-1"));
+  }
+  if (m.name == "panoptic_quality") {  // [3] and [C, 3] results; unknown categories made void
+    out.push_back(WithArg(out[0], "return_sq_and_rq=true"));
+    out.push_back(WithArg(out[0], "return_per_class=true, return_sq_and_rq=true"));
+    out.push_back("panoptic_quality(things=[1], stuffs=[0], allow_unknown_preds_category=true, return_per_class=true)");
   }
   if (m.name == "binary_auroc") {  // max_fpr: the exact finalize sorts and cumsums
     out.push_back(WithArg(out[0], "max_fpr=0.3"));
@@ -169,6 +175,7 @@ std::vector<Form> FormsFor(const metrics::MetricInfo& m) {
   if (m.name == "frechet_inception_distance") return {{"fid"}, {"fid_mixed"}};
   if (m.domain == "image") return {{"img2"}};
   if (m.name == "mean_average_precision") return {{"det"}, {"det_crowd"}};
+  if (m.name == "panoptic_quality") return {{"pan"}, {"pan_bad"}};
   if (m.domain == "detection") return {{"box"}};
   if (absl::StartsWith(m.name, "binary_")) return {{"bin_f"}, {"bin_p"}, {"bin_h"}, {"bin_i"}, {"bin_bad"}};
   if (absl::StartsWith(m.name, "multiclass_")) return {{"mc_f"}, {"mc_i"}, {"mc_bad"}};
@@ -298,6 +305,20 @@ NamedTensors MakeBatch(const Form& form, int64_t n, at::Generator& gen) {
       out.emplace_back("target_area", at::rand({n, 3}, gen, f) * 400);
     }
     return out;
+  }
+  // Panoptic images [N, 4, 6, 2] of (category, instance) points: categories
+  // in [0, 3) in 2x2 tiles, instances in [0, 2); the prediction redraws one
+  // point in four. pan_bad's predictions hold category 5 here and there
+  // (in neither things nor stuffs).
+  if (k == "pan" || k == "pan_bad") {
+    auto image = [&] {
+      at::Tensor cat = labels(c, {n, 2, 3, 1}).repeat_interleave(2, 1).repeat_interleave(2, 2);
+      return at::cat({cat, labels(2, {n, 4, 6, 1})}, 3);
+    };
+    at::Tensor t = image();
+    at::Tensor p = at::where(at::rand({n, 4, 6, 1}, gen, f) < 0.25, image(), t);
+    if (k == "pan_bad") p.select(3, 0).copy_(spoil(p.select(3, 0), 5));
+    return {{"preds", p}, {"target", t}};
   }
   // Box pairs [N, 4]: a target and a shifted copy.
   if (k == "box") {

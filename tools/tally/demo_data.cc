@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "metrics/registry.h"
 #include "metrics/spec.h"
 
@@ -22,6 +23,7 @@ struct DemoKind {
   int64_t groups = 0;                 // num_groups: binary rows with a `groups` id
   bool target = false;                // some spec reads `target` (demographic_parity alone does not)
   bool words = false;                 // chrF++ reads word ids beside its characters
+  std::vector<int64_t> things = {0, 1}, stuffs = {2, 3};  // panoptic_quality's categories
 };
 
 // KindOf reads what `specs` need: a task prefix or `task=` argument picks the
@@ -69,7 +71,17 @@ DemoKind KindOf(const std::vector<std::string>& specs) {
                  : absl::StartsWith(spec->name, "multiscale_") ? "large_images"
                                                                : "images";
     }
-    if (info && info->domain == "detection") k.domain = spec->name == "mean_average_precision" ? "detections" : "boxes";
+    if (info && info->domain == "detection") {
+      k.domain = spec->name == "mean_average_precision" ? "detections"
+                 : spec->name == "panoptic_quality"     ? "panoptic"
+                                                        : "boxes";
+    }
+    for (const auto& [key, v] : spec->args) {
+      const auto* ids = std::get_if<std::vector<int64_t>>(&v);
+      if (spec->name != "panoptic_quality" || ids == nullptr || ids->empty()) continue;
+      if (key == "things") k.things = *ids;
+      if (key == "stuffs") k.stuffs = *ids;
+    }
     if (info && (info->domain == "clustering" || info->domain == "nominal")) {
       k.domain = spec->name == "fleiss_kappa" ? "ratings" : info->inputs[0] == "data" ? "points" : "labels";
       for (const auto& [key, v] : spec->args) {
@@ -243,6 +255,27 @@ DemoData MakeDemoData(const std::vector<std::string>& specs) {
       d.description = absl::StrCat(n, " images of 640 x 480, ", g, " ground-truth boxes each over 3 classes, ", g,
                                    " detections near them and ", g, " anywhere");
     }
+  } else if (kind.domain == "panoptic") {
+    // Panoptic images of 32 x 32 (category, instance) points over the
+    // specs' things and stuffs (0, 1 and 2, 3 by default), in 8 x 8 tiles of
+    // 3 instances; the prediction redraws one tile in six and moves every
+    // tile's edge by a point.
+    std::vector<int64_t> ids = kind.things;
+    ids.insert(ids.end(), kind.stuffs.begin(), kind.stuffs.end());
+    const at::Tensor id = at::tensor(ids, at::kLong);
+    const int64_t c = static_cast<int64_t>(ids.size());
+    auto tiles = [&](int64_t k) { return at::randint(0, k, {n, 4, 4, 1}, gen, at::kLong); };
+    auto image = [](const at::Tensor& t) { return t.repeat_interleave(8, 1).repeat_interleave(8, 2); };
+    at::Tensor cats = tiles(c), insts = tiles(3);
+    at::Tensor redraw = at::rand({n, 4, 4, 1}, gen, at::kFloat) < 1.0 / 6;
+    at::Tensor target = at::cat({image(id.index({cats})), image(insts)}, 3);
+    at::Tensor preds = at::cat({image(id.index({at::where(redraw, tiles(c), cats)})), image(insts)}, 3).roll(1, 2);
+    d.inputs = {{"preds", preds}, {"target", target}};
+    d.specs = {absl::StrCat("panoptic_quality(things=[", absl::StrJoin(kind.things, ", "), "], stuffs=[",
+                            absl::StrJoin(kind.stuffs, ", "), "], return_sq_and_rq=true)")};
+    d.description =
+        absl::StrCat(n, " panoptic images of 32 x 32 over things ", absl::StrJoin(kind.things, ", "), " and stuffs ",
+                     absl::StrJoin(kind.stuffs, ", "), ", one tile in six mislabelled, every edge off by a point");
   } else if (kind.domain == "features") {
     // Features of 64 real and 64 generated images, [N, 16], the generated
     // ones shifted and spread.

@@ -21,6 +21,7 @@
 #include "ops/fused/lcs_length.h"
 #include "ops/fused/max_assignment.h"
 #include "ops/fused/ngram_matches.h"
+#include "ops/fused/panoptic_match.h"
 #include "ops/fused/replica_histogram.h"
 #include "ops/fused/script.h"
 #include "ops/fused/sdr.h"
@@ -637,7 +638,7 @@ Result ClassOverlap(LowerCtx& c, const ir::Node& n, const Values& in) {
       c, ops::fused::ClassOverlapScript(), "class_overlap",
       {in[0], in[1], c.Const(a.num_classes), c.Const(a.index.get()), c.Const(a.include_background.get())});
 }
-// The COCO scripts return tuples: their items are the node's results.
+// The COCO and panoptic scripts return tuples: their items are the node's results.
 Result InlineTupleScript(LowerCtx& c, const char* source, const char* fn, const Values& in) {
   Values tuple = jit::insertGraph(c.graph(), *ops::fused::ScriptGraph(source, fn), in);
   auto items = c.graph().insertNode(c.graph().createTupleUnpack(tuple.at(0)))->outputs();
@@ -648,6 +649,11 @@ Result CocoMatch(LowerCtx& c, const ir::Node& n, const Values& in) {
   Values args(in.begin(), in.end());
   args.insert(args.end(), {c.Const(a.iou_thresholds), c.Const(a.max_det), c.Const(a.micro.get())});
   return InlineTupleScript(c, ops::fused::CocoMatchScript(), "coco_match", args);
+}
+Result PanopticMatch(LowerCtx& c, const ir::Node& n, const Values& in) {
+  const auto a = AttrsOf<ops::PanopticMatchAttrs>(n);
+  return InlineTupleScript(c, ops::fused::PanopticMatchScript(), "panoptic_match",
+                           {in[0], in[1], c.Const(a.things), c.Const(a.stuffs)});
 }
 Result CocoSummary(LowerCtx& c, const ir::Node& n, const Values& in) {
   const auto a = AttrsOf<ops::CocoSummaryAttrs>(n);
@@ -923,6 +929,7 @@ constexpr ops::OpTableOf<OpLowering> kLowerings = {
     {ops::OpId::kDepthwiseConv2d, DepthwiseConv2d},
     {ops::OpId::kClassOverlap, ClassOverlap},
     {ops::OpId::kCocoMatch, CocoMatch},
+    {ops::OpId::kPanopticMatch, PanopticMatch},
     {ops::OpId::kCocoSummary, CocoSummary},
     {ops::OpId::kMatmul, Matmul},
     {ops::OpId::kTraceSqrt, TraceSqrt},

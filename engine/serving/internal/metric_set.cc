@@ -58,7 +58,10 @@ absl::StatusOr<std::unique_ptr<MetricSet>> MakeMetricSet(BuiltMetricSet spec, co
   }
   set->specs = std::move(spec.specs);
   const std::vector<dsl::CollectionEntry>& entries = spec.entries;
-  for (const auto& e : entries) set->labels.push_back(e.label);
+  for (const auto& e : entries) {
+    set->labels.push_back(e.label);
+    set->keys.push_back(e.metric.result_keys);
+  }
   CompileOptions co;
   co.device = options.device;
   co.backend = options.backend;
@@ -135,6 +138,7 @@ absl::StatusOr<std::vector<MetricValue>> Collect(const Program& p, const MetricS
   for (size_t i = 0; i < set.labels.size(); ++i) {
     auto tree = CollectResult(values, set.labels[i]);
     if (!tree.ok()) return absl::InternalError(tree.status().message());
+    tree->keys = set.keys[i];
     out.push_back({set.specs[i], set.labels[i], *std::move(tree)});
   }
   return out;

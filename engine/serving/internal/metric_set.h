@@ -27,8 +27,9 @@ struct MetricSet {
   size_t index = 0;  // in Session::sets_
   std::vector<std::string> specs;
   std::vector<std::string> labels;
-  std::vector<std::string> params;  // inputs the program takes
-  bool batchable = false;           // every input has the same symbolic leading dim
+  std::vector<std::vector<std::string>> keys;  // per metric: dsl::Metric::result_keys
+  std::vector<std::string> params;             // inputs the program takes
+  bool batchable = false;                      // every input has the same symbolic leading dim
   std::unique_ptr<Program> proto;
   std::string fingerprint_hash;
   std::atomic<Shard*> shards{nullptr};

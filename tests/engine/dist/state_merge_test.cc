@@ -43,11 +43,12 @@ using ::tally::testing::Form;
 constexpr double kRel = 1e-9;
 constexpr int64_t kBatch = 5;
 
-const char* const kForms[] = {
-    "agg",  "agg_w", "ret",     "reg1",    "reg2",    "prob",   "bin_f",  "bin_p",     "bin_i",  "mc_f",      "mc_i",
-    "ml_f", "ml_p",  "agg_nan", "ret_bad", "bin_bad", "mc_bad", "ml_bad", "grp",       "grp_dp", "grp_bad",   "nom_nan",
-    "fk",   "fk_p",  "clu_bad", "pts_bad", "pts",     "ens",    "tok",    "tok3",      "chrf",   "lm",        "lm_bad",
-    "wav3", "wav4",  "seg",     "seg_bad", "img",     "img2",   "fid",    "fid_mixed", "det",    "det_crowd", "box"};
+const char* const kForms[] = {"agg",       "agg_w",   "ret",       "reg1",   "reg2",    "prob",    "bin_f",   "bin_p",
+                              "bin_i",     "mc_f",    "mc_i",      "ml_f",   "ml_p",    "agg_nan", "ret_bad", "bin_bad",
+                              "mc_bad",    "ml_bad",  "grp",       "grp_dp", "grp_bad", "nom_nan", "fk",      "fk_p",
+                              "clu_bad",   "pts_bad", "pts",       "ens",    "tok",     "tok3",    "chrf",    "lm",
+                              "lm_bad",    "wav3",    "wav4",      "seg",    "seg_bad", "img",     "img2",    "fid",
+                              "fid_mixed", "det",     "det_crowd", "box",    "pan",     "pan_bad"};
 
 NamedTensors Rows(const NamedTensors& in, int64_t begin, int64_t end) {
   NamedTensors out;

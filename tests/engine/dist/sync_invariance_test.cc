@@ -74,9 +74,9 @@ struct Case {
 const char* const kForms[] = {"agg",  "agg_w", "ret",  "reg1",      "reg2", "prob",      "bin_f",   "bin_p", "bin_i",
                               "mc_f", "mc_i",  "ml_f", "ml_p",      "grp",  "grp_dp",    "nom_nan", "fk",    "fk_p",
                               "pts",  "ens",   "tok",  "tok3",      "chrf", "lm",        "wav3",    "wav4",  "seg",
-                              "img",  "img2",  "fid",  "fid_mixed", "det",  "det_crowd", "box"};
-const char* const kBadForms[] = {"agg_nan", "ret_bad", "bin_bad", "mc_bad", "ml_bad",
-                                 "grp_bad", "clu_bad", "pts_bad", "lm_bad", "seg_bad"};
+                              "img",  "img2",  "fid",  "fid_mixed", "det",  "det_crowd", "box",     "pan",   "pan_bad"};
+const char* const kBadForms[] = {"agg_nan", "ret_bad", "bin_bad", "mc_bad",  "ml_bad", "grp_bad",
+                                 "clu_bad", "pts_bad", "lm_bad",  "seg_bad", "pan_bad"};
 
 // ContiguousQueries is retrieval data with each query's documents in
 // consecutive rows (uneven query sizes), so that shard boundaries cut
