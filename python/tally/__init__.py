@@ -56,6 +56,8 @@ def _format(name, value):
         return repr(v)
     if isinstance(value, str):
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, (set, frozenset)):
+        return _format(name, sorted(value))  # panoptic_quality(things={0, 1}, ...), as TorchMetrics takes them
     if isinstance(value, (list, tuple)) and all(
             isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value):
         return "[" + ", ".join(_format(name, v) for v in value) + "]"
@@ -309,7 +311,8 @@ class _Program(torch.nn.Module):
 class Metric(_Program):
     """One metric: tally.Metric("multiclass_f1_score(num_classes=10, average=macro)")
     or tally.Metric("multiclass_f1_score", num_classes=10, average="macro").
-    compute() and forward() return a tensor (a tuple for curves).
+    compute() and forward() return a tensor (a tuple for curves, a dict
+    for mean_average_precision).
 
     Options: device ("cpu", "cuda:1", ...), max_state_bytes (the state
     budget; 0: half the physical memory), sync_on_compute, process_group,

@@ -162,6 +162,36 @@ def test_rouge_keys_and_chrf_words_from_python():
     assert c.compute().item() == 1.0
 
 
+def test_detection_results_from_python():
+    # TorchMetrics' MeanAveragePrecision docstring example: its dict, keys in its order (map 0.6, map_50 1.0).
+    m = tally.Metric("mean_average_precision")
+    m.update(boxes=torch.tensor([[[258.0, 41.0, 606.0, 285.0]]]), scores=torch.tensor([[0.536]]),
+             labels=torch.tensor([[0]]), target_boxes=torch.tensor([[[214.0, 41.0, 562.0, 285.0]]]),
+             target_labels=torch.tensor([[0]]))
+    got = m.compute()
+    assert isinstance(got, dict)
+    assert list(got) == ["map", "map_50", "map_75", "map_small", "map_medium", "map_large", "mar_1", "mar_10",
+                         "mar_100", "mar_small", "mar_medium", "mar_large", "map_per_class", "mar_100_per_class",
+                         "classes"]
+    # pycocotools sums its 101 recall points: map_50 is 0.9999999999999999.
+    assert abs(got["map"].item() - 0.6) < 1e-12 and abs(got["map_50"].item() - 1.0) < 1e-12
+    assert got["map_small"].item() == -1.0
+    assert got["classes"].tolist() == [0]
+    # PanopticQuality's docstring example: 0.5463 (pq), and per class [C, 3] with both flags.
+    preds = torch.tensor([[[[6, 0], [0, 0], [6, 0], [6, 0]], [[0, 0], [0, 0], [6, 0], [0, 1]],
+                           [[0, 0], [0, 0], [6, 0], [0, 1]], [[0, 0], [7, 0], [6, 0], [1, 0]],
+                           [[0, 0], [7, 0], [7, 0], [7, 0]]]])
+    target = torch.tensor([[[[6, 0], [0, 1], [6, 0], [0, 1]], [[0, 1], [0, 1], [6, 0], [0, 1]],
+                            [[0, 1], [0, 1], [6, 0], [1, 0]], [[0, 1], [7, 0], [1, 0], [1, 0]],
+                            [[0, 1], [7, 0], [7, 0], [7, 0]]]])
+    pq = tally.Metric("panoptic_quality", things={0, 1}, stuffs={6, 7})  # sets, as TorchMetrics takes them
+    pq.update(preds, target)
+    assert round(pq.compute().item(), 4) == 0.5463
+    per = tally.Metric("panoptic_quality", things=[0, 1], stuffs=[6, 7], return_sq_and_rq=True, return_per_class=True)
+    per.update(preds, target)
+    assert per.compute().shape == (4, 3)
+
+
 def test_reset():
     preds, target = multiclass(20)
     m = tally.Metric("multiclass_accuracy", num_classes=4)

@@ -608,6 +608,32 @@ TEST_F(ServeTest, IntegersAreCastToAFloatInput) {
   EXPECT_EQ(client.Metrics().body + "\n", eval.out);
 }
 
+TEST_F(ServeTest, DictResultsKeepTheirKeys) {
+  // Verifies that /v1/metrics answers mean_average_precision as TorchMetrics'
+  // dict (one JSON object, keys in its order), as `tally eval` prints it:
+  // its docstring example, one image with one detection and one box.
+  const std::vector<std::string> specs = {"mean_average_precision"};
+  auto server = SpawnServe(specs);
+  ASSERT_LISTENING(server);
+  Client client(*server);
+  Reply up = client.Update(R"({"boxes": [[[258.0, 41.0, 606.0, 285.0]]], "scores": [[0.536]], "labels": [[0]],)"
+                           R"( "target_boxes": [[[214.0, 41.0, 562.0, 285.0]]], "target_labels": [[0]]})");
+  ASSERT_EQ(up.status, 200) << up;
+  const std::string body = client.Metrics().body;
+  EXPECT_THAT(body, HasSubstr(R"("value": {"map": )"));  // TorchMetrics' key order
+  json got = json::parse(body, nullptr, false);
+  ASSERT_TRUE(got.contains("results")) << got;
+  const json& value = got["results"][0]["value"];
+  ASSERT_TRUE(value.is_object()) << value;
+  std::vector<std::string> keys;
+  for (auto it = value.begin(); it != value.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(keys.size(), 15u);
+  EXPECT_NEAR(value["map"].get<double>(), 0.6, 1e-12);
+  EXPECT_NEAR(value["map_50"].get<double>(), 1.0, 1e-12);  // pycocotools: 0.9999999999999999
+  EXPECT_EQ(value["map_small"].get<double>(), -1.0);
+  EXPECT_EQ(value["classes"], json::array({0}));
+}
+
 TEST_F(ServeTest, SlicedMetricsTakeGroupsAndLabelThem) {
   // Verifies that /v1/update takes `groups` like any input and that a sliced
   // metric's per-group values are Prometheus samples with a `group` label
