@@ -199,6 +199,10 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
   Expr box_area = ops::Select(tboxes, 2, 2) * ops::Select(tboxes, 2, 3);
   area = area.valid() ? ops::Where(F64(area) > 0.0, F64(area), box_area) : box_area;
   Expr score64 = F64(scores);
+  // A NaN score has no place in the ranking (pycocotools' mergesort puts it
+  // last, after every real score): refused, as other metrics refuse NaN.
+  b.Check("scores", "{n} NaN scores of detections (slots whose label is not -1)",
+          ops::Sum(ops::Where(labels >= 0.0, ops::Cast(ops::IsNan(score64), DType::kInt64), 0.0)));
 
   auto match = [&](bool micro) {
     ops::CocoMatchAttrs a;

@@ -123,6 +123,24 @@ TEST(NanScoresTest, NanOnAnIgnoredSampleIsNotCounted) {
   ASSERT_TRUE(r.ok()) << r.status();
 }
 
+TEST(NanScoresTest, MeanAveragePrecisionRefusesNanScoresOfDetectionsOnly) {
+  // Two detection slots of one image; the second is padding (label -1),
+  // whose score is never read.
+  const auto inputs = [](double first, double second) {
+    return NamedTensors{{"boxes", at::tensor({258.0, 41.0, 606.0, 285.0, 0.0, 0.0, 10.0, 10.0}).view({1, 2, 4})},
+                        {"scores", at::tensor({first, second}).view({1, 2})},
+                        {"labels", at::tensor({0, -1}, at::kLong).view({1, 2})},
+                        {"target_boxes", at::tensor({214.0, 41.0, 562.0, 285.0}).view({1, 1, 4})},
+                        {"target_labels", at::tensor({0}, at::kLong).view({1, 1})}};
+  };
+  auto r = tally::Evaluate({"mean_average_precision"}, inputs(NAN, 0.5), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("mean_average_precision: scores: 1 NaN scores"));
+  auto padded = tally::Evaluate({"mean_average_precision"}, inputs(0.536, NAN), {});
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  EXPECT_NEAR((*padded)[0].result.parts[0].tensor.item<double>(), 0.6, 1e-12);  // map
+}
+
 TEST(NanScoresTest, HingeLossPropagatesNan) {
   // A hinge loss over a NaN score is NaN, an honest value (TorchMetrics').
   auto r = tally::Evaluate({"binary_hinge_loss"}, InputsFor(Form::kBinary, /*with_nan=*/true), {});
