@@ -24,6 +24,9 @@ Workloads (tools/tally/bench.cc builds the same tensors: the ATen CPU generator 
              [1024, 2048] (a class per 16 x 16 block, one target pixel in ten redrawn)
   ssim_batch  StructuralSimilarityIndexMeasure(data_range=1.0) over 5 updates of the same 16 x 3 x 512 x 512
              float32 images and their noisy copies
+  panoptic_coco  PanopticQuality(things 0..79, stuffs 80..132, return_sq_and_rq=True) over 3 updates of the same 8
+             panoptic images [480, 640, 2] (a category per 16 x 16 block, 4 instances; one block in eight redrawn in
+             the prediction, shifted 2 pixels)
   coco_val   MeanAveragePrecision needs a COCO backend that Debian lacks: pycocotools' algorithm in NumPy
              (gen_detection.py) over bench.cc's 5,000 images instead, ms_compute and the values (--save-inputs)
 Each prints one JSON line like tally bench's: workload, backend "torchmetrics", device, us_per_update (the median
@@ -259,6 +262,26 @@ def main():
         return
     if a.workload == "coco_val":
         coco_val(a)
+        return
+    if a.workload == "panoptic_coco":
+        from torchmetrics.detection import PanopticQuality
+        b, h, w = (2, 64, 128) if a.quick else (8, 480, 640)
+        g = torch.Generator().manual_seed(7)  # bench.cc's panoptic_coco draws, in its order
+        cats = torch.randint(0, 133, (b, h // 16, w // 16), generator=g)
+        insts = torch.randint(0, 4, (b, h // 16, w // 16), generator=g)
+        redraw = torch.rand((b, h // 16, w // 16), generator=g) < 0.125
+        other = torch.randint(0, 133, (b, h // 16, w // 16), generator=g)
+
+        def up(t):
+            return t.repeat_interleave(16, 1).repeat_interleave(16, 2)
+
+        target = torch.stack([up(cats), up(insts)], 3).contiguous()
+        preds = torch.stack([up(torch.where(redraw, other, cats)), up(insts)], 3).roll(2, 2).contiguous()
+        metric = PanopticQuality(things=set(range(80)), stuffs=set(range(80, 133)), return_sq_and_rq=True)
+        # TorchMetrics takes seconds an update here: 3 updates, one pass (tally bench: 10 updates, 3 passes).
+        run(a.workload, metric, [(preds.to(device), target.to(device))], 2 if a.quick else 3, 1, device,
+            time_compute=True)
+        print(json.dumps({"workload": a.workload, "value": metric.compute().tolist()}))
         return
     if a.workload == "ssim_batch":
         from torchmetrics.image import StructuralSimilarityIndexMeasure

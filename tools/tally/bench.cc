@@ -377,6 +377,31 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.updates = updates;
     w.runs = quick ? 1 : 3;
     w.time_compute = true;
+  } else if (name == "panoptic_coco") {
+    // Panoptic quality over COCO panoptic's 133 categories (things 0..79,
+    // stuffs 80..132), synthetic: 8 images of 640 x 480 an update, a
+    // category per 16 x 16 block and, for things, one of 4 instances; the
+    // prediction redraws one block's category in eight and is shifted 2
+    // pixels right. 10 updates of the same batch; quick: 2 images of 64 x 128.
+    std::vector<int64_t> things(80), stuffs(53);
+    for (int64_t i = 0; i < 80; ++i) things[i] = i;
+    for (int64_t i = 0; i < 53; ++i) stuffs[i] = 80 + i;
+    w.specs = {absl::StrCat("panoptic_quality(things=[", absl::StrJoin(things, ", "), "], stuffs=[",
+                            absl::StrJoin(stuffs, ", "), "], return_sq_and_rq=true)")};
+    const int64_t b = quick ? 2 : 8, h = quick ? 64 : 480, wd = quick ? 128 : 640;
+    // One statement a draw: the generator's order is the peer's (scripts/peer_bench.py).
+    at::Generator gen = at::detail::createCPUGenerator(7);
+    at::Tensor cats = at::randint(0, 133, {b, h / 16, wd / 16}, gen, at::kLong);
+    at::Tensor insts = at::randint(0, 4, {b, h / 16, wd / 16}, gen, at::kLong);
+    at::Tensor redraw = at::rand({b, h / 16, wd / 16}, gen, at::kFloat) < 0.125;
+    at::Tensor other = at::randint(0, 133, {b, h / 16, wd / 16}, gen, at::kLong);
+    auto up = [](const at::Tensor& t) { return t.repeat_interleave(16, 1).repeat_interleave(16, 2); };
+    at::Tensor target = at::stack({up(cats), up(insts)}, 3).contiguous();
+    at::Tensor preds = at::stack({up(at::where(redraw, other, cats)), up(insts)}, 3).roll(2, 2).contiguous();
+    w.batch = {{"preds", preds}, {"target", target}};
+    w.updates = quick ? 2 : 10;
+    w.runs = quick ? 1 : 3;
+    w.time_compute = true;
   } else if (name == "auroc_binned" || name == "auroc_binned_list") {
     // Binned binary AUROC and AP over 64 thresholds: evenly spaced
     // (thresholds=64), or listed (64 sorted values, one dense constant):
@@ -439,13 +464,14 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.runs = quick ? 2 : 5;
     w.time_compute = true;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown workload '", name,
-        "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
-        "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, bleu_10k, rouge_10k, "
-        "perplexity_llm, si_sdr_batch, miou_cityscapes, ssim_batch, coco_val, auroc_large, auroc_large_bf16, "
-        "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
-        "retrieval, sync_cls, merge_cls, merge_retrieval)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown workload '", name,
+                     "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
+                     "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, bleu_10k, rouge_10k, "
+                     "perplexity_llm, si_sdr_batch, miou_cityscapes, ssim_batch, coco_val, panoptic_coco, auroc_large, "
+                     "auroc_large_bf16, "
+                     "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
+                     "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
   if (w.streams && w.batches.empty()) {
@@ -576,7 +602,7 @@ std::vector<std::string> BenchWorkloads() {
           "reg_large",       "retrieval",        "sync_cls",          "merge_cls",
           "merge_retrieval", "auroc_binned",     "auroc_binned_list", "wer_10k",
           "bleu_10k",        "rouge_10k",        "perplexity_llm",    "si_sdr_batch",
-          "miou_cityscapes", "ssim_batch",       "coco_val"};
+          "miou_cityscapes", "ssim_batch",       "coco_val",          "panoptic_coco"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,
