@@ -143,7 +143,9 @@ std::vector<at::Tensor> PanopticMatch(const at::Tensor& preds, const at::Tensor&
   const int64_t* td = t.data_ptr<int64_t>();
   int64_t* cd = counts.data_ptr<int64_t>();
   int64_t* ud = unknown.data_ptr<int64_t>();
-  at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+  // Images of fewer than 2^16 points share a task: a thread's start costs more.
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(points, 1));
+  at::parallel_for(0, n, grain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       MatchImage(pd + 2 * points * i, td + 2 * points * i, points, cats, cd + 4 * cats.count * i, ud + i);
     }
