@@ -444,7 +444,7 @@ std::vector<std::pair<std::string, dsl::Signature>> Candidates(const std::string
   for (const char* args :
        {"", "num_classes=3", "num_labels=3", "beta=2.0", "beta=2.0, num_classes=3", "beta=2.0, num_labels=3",
         "num_groups=3", "p=3.0", "threshold=0.5", "task=binary", "task=multiclass, num_classes=3", "num_clusters=3",
-        "metric=scale_invariant_signal_distortion_ratio"}) {
+        "metric=scale_invariant_signal_distortion_ratio", "things=[0, 1], stuffs=[2]"}) {
     std::string text = *args ? absl::StrCat(name, "(", args, ")") : name;
     out.emplace_back(text, tally::DefaultSignature({text}));
   }
