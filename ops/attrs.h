@@ -489,6 +489,20 @@ struct PanopticMatchAttrs {
     return std::make_tuple(F("things", &PanopticMatchAttrs::things), F("stuffs", &PanopticMatchAttrs::stuffs));
   }
 };
+// coco_bins: the classes (labels in [0, num_classes)), the score bins
+// (width 1/score_bins over [0, 1]), COCO's three maxDets and the number of
+// IoU thresholds coco_match matched at. coco_bins_summary takes
+// CocoSummaryAttrs (micro false).
+struct CocoBinsAttrs {
+  int64_t num_classes = 1;
+  int64_t score_bins = 1;
+  std::vector<int64_t> max_dets;
+  int64_t thresholds = 1;
+  static constexpr auto Fields() {
+    return std::make_tuple(F("num_classes", &CocoBinsAttrs::num_classes), F("score_bins", &CocoBinsAttrs::score_bins),
+                           F("max_dets", &CocoBinsAttrs::max_dets), F("thresholds", &CocoBinsAttrs::thresholds));
+  }
+};
 // ngram_matches, ngram_overlap: the highest n-gram order counted (orders
 // 1..n_gram).
 struct NgramMatchesAttrs {

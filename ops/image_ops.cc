@@ -18,6 +18,13 @@
 //     rec_thresholds, max_dets, micro, class_metrics} -> stats f64 [12],
 //     classes i64 [K], map and mar per class f64 [K'] (finalize; the host
 //     reads every value).
+//   coco_bins(scores, labels, rank, tp, ignored, gt_labels, counted)
+//     {num_classes, score_bins, max_dets, thresholds} -> hist i64
+//     [C, 4, 3, T, K, 2], gt i64 [C, 5]: coco_match's rows as fixed-size
+//     counts, per class, area range, maxDets, threshold and score bin the
+//     true and false positives; per class the ground truth that counts in
+//     each area range and the rows seen (ops/fused/coco_eval.h).
+//   coco_bins_summary(hist, gt) {as coco_summary} -> as coco_summary.
 //   panoptic_match(preds, target) {things, stuffs} -> counts i64
 //     [N, 4, C], unknown i64 [N]: per image, panoptic quality's matching
 //     reduced to per-category IoU sums (units of 2^-24), TP, FP and FN
@@ -178,6 +185,54 @@ void RegisterImageOps(OpTable& t) {
   summary.traits.syncs_host = true;
   summary.traits.data_dependent_shape = true;
   AddOp(t, std::move(summary));
+  AddOp(t, MakeOp(OpId::kCocoBins, 7, 7, SpecsOf<CocoBinsAttrs>(),
+                  [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+                    const auto attrs = AttrsOf<CocoBinsAttrs>(a);
+                    const Dim w = Dim::Fixed(CocoWords(attrs.thresholds));
+                    const bool ok = in[0].dtype == DType::kFloat64 && in[0].rank() == 1 && in[1].shape == in[0].shape &&
+                                    in[2].shape == in[0].shape && in[3].rank() == 2 && in[3].shape[1] == w &&
+                                    in[4].shape == in[3].shape && in[5].rank() == 1 && in[6].shape == in[5].shape;
+                    if (!ok) {
+                      return absl::InvalidArgumentError(
+                          "expects f64 scores [R], labels and rank [R], tp and ignored [R, W] as coco_match makes "
+                          "them, ground-truth labels and counted [Rg]");
+                    }
+                    if (attrs.num_classes < 1 || attrs.score_bins < 1 || attrs.thresholds < 1 ||
+                        attrs.max_dets.size() != 3) {
+                      return absl::InvalidArgumentError("needs classes, score bins, thresholds and three max_dets");
+                    }
+                    const Dim c = Dim::Fixed(attrs.num_classes);
+                    return std::vector<TensorType>{
+                        {DType::kInt64,
+                         {c, Dim::Fixed(kCocoAreaRanges), Dim::Fixed(3), Dim::Fixed(attrs.thresholds),
+                          Dim::Fixed(attrs.score_bins), Dim::Fixed(2)},
+                         in[0].device},
+                        {DType::kInt64, {c, Dim::Fixed(kCocoAreaRanges + 1)}, in[0].device}};
+                  }));
+  OpDef bins_summary = MakeOp(
+      OpId::kCocoBinsSummary, 2, 2, SpecsOf<CocoSummaryAttrs>(),
+      [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
+        const auto attrs = AttrsOf<CocoSummaryAttrs>(a);
+        const TensorType& h = in[0];
+        const int64_t t = static_cast<int64_t>(attrs.iou_thresholds.size());
+        if (h.dtype != DType::kInt64 || h.rank() != 6 || !(h.shape[1] == Dim::Fixed(kCocoAreaRanges)) ||
+            !(h.shape[2] == Dim::Fixed(3)) || !(h.shape[3] == Dim::Fixed(t)) || !(h.shape[5] == Dim::Fixed(2)) ||
+            in[1].rank() != 2 || !(in[1].shape[0] == h.shape[0])) {
+          return absl::InvalidArgumentError("expects hist [C, 4, 3, T, K, 2] and gt [C, 5] as coco_bins makes them");
+        }
+        if (attrs.max_dets.size() != 3 || attrs.rec_thresholds.empty() || attrs.micro.get()) {
+          return absl::InvalidArgumentError("needs three max_dets and recall thresholds (macro only)");
+        }
+        const Dim k = Dim::Symbol("K");
+        const Dim per = attrs.class_metrics.get() ? k : Dim::Fixed(0);
+        return std::vector<TensorType>{{DType::kFloat64, {Dim::Fixed(12)}, h.device},
+                                       {DType::kInt64, {k}, h.device},
+                                       {DType::kFloat64, {per}, h.device},
+                                       {DType::kFloat64, {per}, h.device}};
+      });
+  bins_summary.traits.syncs_host = true;
+  bins_summary.traits.data_dependent_shape = true;
+  AddOp(t, std::move(bins_summary));
 }
 
 }  // namespace tally::ops

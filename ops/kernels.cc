@@ -406,6 +406,19 @@ void CocoMatch(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
       fused::CocoMatch(std::vector<at::Tensor>(in, in + 7), a.iou_thresholds, a.max_det, a.micro.get());
   for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
 }
+void CocoBins(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const auto a = AttrsOf<CocoBinsAttrs>(n);
+  std::vector<at::Tensor> r =
+      fused::CocoBins(std::vector<at::Tensor>(in, in + 7), a.num_classes, a.score_bins, a.max_dets, a.thresholds);
+  out[0] = std::move(r[0]);
+  out[1] = std::move(r[1]);
+}
+void CocoBinsSummary(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const auto a = AttrsOf<CocoSummaryAttrs>(n);
+  std::vector<at::Tensor> r =
+      fused::CocoBinsSummary(in[0], in[1], a.iou_thresholds, a.rec_thresholds, a.max_dets, a.class_metrics.get());
+  for (size_t i = 0; i < r.size(); ++i) out[i] = std::move(r[i]);
+}
 void PanopticMatch(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<PanopticMatchAttrs>(n);
   std::vector<at::Tensor> r = fused::PanopticMatch(in[0], in[1], a.things, a.stuffs);
@@ -705,6 +718,8 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kClassOverlap, ClassOverlap},
     {OpId::kCocoMatch, CocoMatch},
     {OpId::kPanopticMatch, PanopticMatch},
+    {OpId::kCocoBins, CocoBins},
+    {OpId::kCocoBinsSummary, CocoBinsSummary},
     {OpId::kCocoSummary, CocoSummary},
     {OpId::kMatmul, Matmul},
     {OpId::kTraceSqrt, TraceSqrt},

@@ -112,6 +112,8 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(CocoMatch, "coco_match", kPrimitive)                    \
   X(CocoSummary, "coco_summary", kPrimitive)                \
   X(PanopticMatch, "panoptic_match", kPrimitive)            \
+  X(CocoBins, "coco_bins", kPrimitive)                      \
+  X(CocoBinsSummary, "coco_bins_summary", kPrimitive)       \
   X(McConfmat, "mc_confmat", kComposite)                    \
   X(McMarginals, "mc_marginals", kComposite)                \
   X(ConfmatPart, "confmat_part", kComposite)                \

@@ -14,7 +14,18 @@
 // the boxes. Finalize (coco_summary) sorts, accumulates and summarizes. The
 // result is TorchMetrics' dict: twelve values, map_per_class and
 // mar_<max>_per_class (-1 without class_metrics), classes.
+//
+// Tally's extension score_bins=K (with num_classes=C, labels in [0, C))
+// makes the state fixed-size: the rows are counted in the update
+// (coco_bins) into per class, area range, maxDets, threshold and score bin
+// (width 1/K over [0, 1]) true- and false-positive counts, int64
+// [C, 4, 3, T, K, 2], plus per-class ground-truth counts; a bin's
+// detections enter the precision-recall curve together (coco_bins_summary).
+// Its memory never grows with the images; with one score per bin (16-bit
+// scores and a bin per code, or fewer distinct scores than bins) the values
+// are pycocotools' on those scores.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +67,8 @@ struct MapArgs {
   std::vector<int64_t> max_dets;
   bool class_metrics = false;
   bool micro = false;
+  int64_t score_bins = 0;  // 0: the rows are kept
+  int64_t num_classes = 0;
 };
 
 absl::StatusOr<MapArgs> ReadArgs(SpecArgs& args) {
@@ -96,6 +109,19 @@ absl::StatusOr<MapArgs> ReadArgs(SpecArgs& args) {
     return args.InvalidArgument(absl::StrCat("average must be 'macro' or 'micro', got '", average, "'"));
   }
   m.micro = average == "micro";
+  TALLY_ASSIGN_OR_RETURN(const std::optional<int64_t> bins, args.GetOptionalInt("score_bins"));
+  TALLY_ASSIGN_OR_RETURN(const std::optional<int64_t> classes, args.GetOptionalInt("num_classes"));
+  if (bins.has_value()) {
+    if (*bins < 1) return args.InvalidArgument(absl::StrCat("score_bins must be a positive integer, got ", *bins));
+    if (!classes.has_value() || *classes < 1) {
+      return args.InvalidArgument("score_bins needs num_classes (a positive integer: labels lie in [0, num_classes))");
+    }
+    if (m.micro) return args.InvalidArgument("score_bins takes average='macro' only");
+    m.score_bins = *bins;
+    m.num_classes = *classes;
+  } else if (classes.has_value()) {
+    return args.InvalidArgument("num_classes is read with score_bins only");
+  }
   // TorchMetrics' COCO backend: pycocotools' rules are these; faster_coco_eval
   // departs from them (it takes map at the largest maxDets).
   TALLY_ASSIGN_OR_RETURN(const std::string backend, args.GetString("backend", std::string("pycocotools")));
@@ -223,29 +249,53 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
   };
   std::vector<Expr> matched = match(m.micro);
   if (!b.ok()) return b.status();
-  State score_rows = b.AddState("scores", DType::kFloat64, {}, Reducer::kCat);
-  State label_rows = b.AddState("labels", DType::kInt64, {}, Reducer::kCat);
-  State gt_labels = b.AddState("target_labels", DType::kInt64, {}, Reducer::kCat);
-  State counted = b.AddState("target_counted", DType::kInt64, {}, Reducer::kCat);
-  b.Accumulate(score_rows, ops::Flatten(score64));
-  b.Accumulate(label_rows, ops::Flatten(labels));
-  b.Accumulate(gt_labels, ops::Flatten(tlabels));
-  b.Accumulate(counted, matched[3]);
-  std::vector<Expr> summary_in = {b.Read(score_rows), b.Read(label_rows)};
-  for (const Expr& e : keep("", matched)) summary_in.push_back(e);
-  summary_in.push_back(b.Read(gt_labels));
-  summary_in.push_back(b.Read(counted));
-  // Per-class values come from per-class matching, a second one under micro.
-  if (m.micro && m.class_metrics) {
-    for (const Expr& e : keep("_per_class", match(false))) summary_in.push_back(e);
-  }
   ops::CocoSummaryAttrs sa;
   sa.iou_thresholds = m.iou_thresholds;
   sa.rec_thresholds = m.rec_thresholds;
   sa.max_dets = m.max_dets;
   sa.micro = m.micro;
   sa.class_metrics = m.class_metrics;
-  std::vector<Expr> summary = b.OpN(ops::OpId::kCocoSummary, summary_in, ops::ToAttrMap(sa));
+  std::vector<Expr> summary;
+  if (m.score_bins > 0) {
+    for (const auto& [name, l] : {std::pair<const char*, Expr>{"labels", labels}, {"target_labels", tlabels}}) {
+      b.Check(name, absl::StrCat("{n} labels outside [0, ", m.num_classes, ") (num_classes; -1 pads a slot)"),
+              ops::CountOutside(l, -1, m.num_classes));
+    }
+    ops::CocoBinsAttrs ba;
+    ba.num_classes = m.num_classes;
+    ba.score_bins = m.score_bins;
+    ba.max_dets = m.max_dets;
+    ba.thresholds = static_cast<int64_t>(m.iou_thresholds.size());
+    std::vector<Expr> counts = b.OpN(ops::OpId::kCocoBins,
+                                     {ops::Flatten(score64), ops::Flatten(labels), matched[0], matched[1], matched[2],
+                                      ops::Flatten(tlabels), matched[3]},
+                                     ops::ToAttrMap(ba));
+    if (!b.ok()) return b.status();
+    State hist =
+        b.AddState("histogram", DType::kInt64, {m.num_classes, 4, 3, ba.thresholds, m.score_bins, 2}, Reducer::kSum);
+    State gt = b.AddState("ground_truth", DType::kInt64, {m.num_classes, 5}, Reducer::kSum);
+    b.Accumulate(hist, counts[0]);
+    b.Accumulate(gt, counts[1]);
+    summary = b.OpN(ops::OpId::kCocoBinsSummary, {b.Read(hist), b.Read(gt)}, ops::ToAttrMap(sa));
+  } else {
+    State score_rows = b.AddState("scores", DType::kFloat64, {}, Reducer::kCat);
+    State label_rows = b.AddState("labels", DType::kInt64, {}, Reducer::kCat);
+    State gt_labels = b.AddState("target_labels", DType::kInt64, {}, Reducer::kCat);
+    State counted = b.AddState("target_counted", DType::kInt64, {}, Reducer::kCat);
+    b.Accumulate(score_rows, ops::Flatten(score64));
+    b.Accumulate(label_rows, ops::Flatten(labels));
+    b.Accumulate(gt_labels, ops::Flatten(tlabels));
+    b.Accumulate(counted, matched[3]);
+    std::vector<Expr> summary_in = {b.Read(score_rows), b.Read(label_rows)};
+    for (const Expr& e : keep("", matched)) summary_in.push_back(e);
+    summary_in.push_back(b.Read(gt_labels));
+    summary_in.push_back(b.Read(counted));
+    // Per-class values come from per-class matching, a second one under micro.
+    if (m.micro && m.class_metrics) {
+      for (const Expr& e : keep("_per_class", match(false))) summary_in.push_back(e);
+    }
+    summary = b.OpN(ops::OpId::kCocoSummary, summary_in, ops::ToAttrMap(sa));
+  }
   if (!b.ok()) return b.status();
   std::vector<dsl::Parts> parts;
   for (int i = 0; i < 12; ++i) parts.emplace_back(ops::Select(summary[0], 0, i));

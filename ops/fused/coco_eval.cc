@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -166,6 +167,36 @@ struct Summary {
   double& Rc(int64_t t, int64_t k, int64_t a, int64_t m) { return recall[((t * K + k) * kCocoAreaRanges + a) * M + m]; }
 };
 
+// Curve sets the recall and the precision at the recall thresholds of
+// (t, k, a, m) from the running true- and false-positive counts of its
+// first nd detections, as accumulate does: the precision envelope, then
+// pr[searchsorted(rc, recThrs, left)], 0 for every threshold from the first
+// past the end (pycocotools' try/except).
+void Curve(Summary& s, int64_t t, int64_t k, int a, int64_t m, const std::vector<double>& tp_sum,
+           const std::vector<double>& fp_sum, size_t nd, int64_t npig, const std::vector<double>& rec,
+           std::vector<double>& pr) {
+  s.Rc(t, k, a, m) = nd ? tp_sum[nd - 1] / static_cast<double>(npig) : 0.0;
+  pr.resize(nd);
+  for (size_t i = 0; i < nd; ++i) pr[i] = tp_sum[i] / (fp_sum[i] + tp_sum[i] + std::numeric_limits<double>::epsilon());
+  for (size_t i = nd; i-- > 1;) pr[i - 1] = std::max(pr[i - 1], pr[i]);
+  bool past_end = false;
+  for (int64_t r = 0; r < s.R; ++r) {
+    double q = 0.0;
+    if (!past_end) {
+      // rc is non-decreasing but recThrs need not be: search afresh.
+      const size_t pi = static_cast<size_t>(
+          std::lower_bound(tp_sum.begin(), tp_sum.begin() + nd, rec[r],
+                           [npig](double x, double v) { return x / static_cast<double>(npig) < v; }) -
+          tp_sum.begin());
+      if (pi >= nd)
+        past_end = true;
+      else
+        q = pr[pi];
+    }
+    s.P(t, r, k, a, m) = q;
+  }
+}
+
 // Accumulate fills category k of `s` from the detections `dets` (row
 // indices in state order) and the ground truth `gts` of that category.
 void Accumulate(Summary& s, int64_t k, const std::vector<int64_t>& dets, const std::vector<int64_t>& gts,
@@ -204,31 +235,7 @@ void Accumulate(Summary& s, int64_t k, const std::vector<int64_t>& dets, const s
           tp_sum[i] = tps;
           fp_sum[i] = fps;
         }
-        s.Rc(t, k, a, m) = nd ? tp_sum[nd - 1] / static_cast<double>(npig) : 0.0;
-        pr.resize(nd);
-        for (size_t i = 0; i < nd; ++i) {
-          pr[i] = tp_sum[i] / (fp_sum[i] + tp_sum[i] + std::numeric_limits<double>::epsilon());
-        }
-        for (size_t i = nd; i-- > 1;) pr[i - 1] = std::max(pr[i - 1], pr[i]);
-        // q[r] = pr[searchsorted(rc, recThrs[r], left)]; past the end, 0 for
-        // that and every later threshold (pycocotools' try/except).
-        size_t pi = 0;
-        bool past_end = false;
-        for (int64_t r = 0; r < s.R; ++r) {
-          double q = 0.0;
-          if (!past_end) {
-            // rc is non-decreasing but recThrs need not be: search afresh.
-            pi = static_cast<size_t>(
-                std::lower_bound(tp_sum.begin(), tp_sum.end(), rec[r],
-                                 [npig](double x, double v) { return x / static_cast<double>(npig) < v; }) -
-                tp_sum.begin());
-            if (pi >= nd)
-              past_end = true;
-            else
-              q = pr[pi];
-          }
-          s.P(t, r, k, a, m) = q;
-        }
+        Curve(s, t, k, a, m, tp_sum, fp_sum, nd, npig, rec, pr);
       }
     }
   }
@@ -300,6 +307,27 @@ std::array<double, 12> Stats(Summary& s, const std::vector<double>& thr, const s
   return {S(true, all, 0, 100),    S(true, 0.5, 0, md[2]),  S(true, 0.75, 0, md[2]), S(true, all, 1, md[2]),
           S(true, all, 2, md[2]),  S(true, all, 3, md[2]),  S(false, all, 0, md[0]), S(false, all, 0, md[1]),
           S(false, all, 0, md[2]), S(false, all, 1, md[2]), S(false, all, 2, md[2]), S(false, all, 3, md[2])};
+}
+
+// Results are the op's outputs from `s`: the twelve stats, the classes and,
+// from `per_class` (null: none), each class's map and mar.
+std::vector<at::Tensor> Results(Summary& s, Summary* per_class, const std::vector<int64_t>& classes,
+                                const std::vector<double>& iou_thresholds, const std::vector<int64_t>& max_dets,
+                                const at::TensorOptions& f64, const at::TensorOptions& i64) {
+  const int64_t K = static_cast<int64_t>(classes.size());
+  const std::array<double, 12> stats = Stats(s, iou_thresholds, max_dets, 0, K);
+  at::Tensor per_map = at::empty({per_class ? K : 0}, at::kDouble);
+  at::Tensor per_mar = at::empty({per_class ? K : 0}, at::kDouble);
+  for (int64_t k = 0; per_class && k < K; ++k) {
+    const std::array<double, 12> st = Stats(*per_class, iou_thresholds, max_dets, k, k + 1);
+    per_map[k] = st[0];
+    per_mar[k] = st[8];
+  }
+  at::Tensor stats_t = at::empty({12}, at::kDouble);
+  for (int i = 0; i < 12; ++i) stats_t[i] = stats[i];
+  at::Tensor classes_t = at::empty({K}, at::kLong);
+  for (int64_t k = 0; k < K; ++k) classes_t[k] = classes[k];
+  return {stats_t.to(f64), classes_t.to(i64), per_map.to(f64), per_mar.to(f64)};
 }
 
 }  // namespace
@@ -408,22 +436,113 @@ std::vector<at::Tensor> CocoSummary(const std::vector<at::Tensor>& in, const std
     return s;
   };
   Summary s = summary(micro, rows);
-  const std::array<double, 12> stats = Stats(s, iou_thresholds, max_dets, 0, K);
-  at::Tensor per_map = at::empty({class_metrics ? K : 0}, at::kDouble);
-  at::Tensor per_mar = at::empty({class_metrics ? K : 0}, at::kDouble);
-  if (class_metrics) {
-    Summary macro = micro ? summary(false, per_class) : std::move(s);
-    for (int64_t k = 0; k < K; ++k) {
-      const std::array<double, 12> st = Stats(macro, iou_thresholds, max_dets, k, k + 1);
-      per_map[k] = st[0];
-      per_mar[k] = st[8];
+  std::optional<Summary> macro;
+  if (class_metrics && micro) macro = summary(false, per_class);
+  return Results(s, class_metrics ? (macro ? &*macro : &s) : nullptr, classes, iou_thresholds, max_dets, f64, i64);
+}
+
+std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_classes, int64_t score_bins,
+                                 const std::vector<int64_t>& max_dets, int64_t thresholds) {
+  const int64_t C = num_classes, K = score_bins, T = thresholds, A = kCocoAreaRanges;
+  const auto i64 = in[0].options().dtype(at::kLong);
+  if (in[0].is_meta()) return {at::empty({C, A, 3, T, K, 2}, i64), at::empty({C, A + 1}, i64)};
+  if (!in[0].is_cpu()) {
+    std::vector<c10::IValue> args(in.begin(), in.end());
+    args.insert(args.end(), {num_classes, score_bins, max_dets, thresholds});
+    auto out = RunScript(CocoBinsScript(), "coco_bins", args).toTuple();
+    return {out->elements()[0].toTensor(), out->elements()[1].toTensor()};
+  }
+  const at::Tensor scores = CpuContiguous(in[0], at::kDouble), labels = CpuContiguous(in[1], at::kLong);
+  const at::Tensor rank = CpuContiguous(in[2], at::kLong), tp = CpuContiguous(in[3], at::kLong);
+  const at::Tensor ig = CpuContiguous(in[4], at::kLong), gt_labels = CpuContiguous(in[5], at::kLong);
+  const at::Tensor counted = CpuContiguous(in[6], at::kLong);
+  at::Tensor hist = at::zeros({C, A, 3, T, K, 2}, i64), gt = at::zeros({C, A + 1}, i64);
+  int64_t* h = hist.data_ptr<int64_t>();
+  int64_t* g = gt.data_ptr<int64_t>();
+  const int64_t W = tp.size(1);
+  const double* sc = scores.data_ptr<double>();
+  const int64_t* lb = labels.data_ptr<int64_t>();
+  const int64_t* rk = rank.data_ptr<int64_t>();
+  for (int64_t i = 0; i < scores.size(0); ++i) {
+    const int64_t c = lb[i];
+    if (c < 0 || c >= C) continue;  // padding; a label out of range is the metric's check
+    ++g[c * (A + 1) + A];
+    // Bins of width 1/K over [0, 1]; scores outside fall in the end bins.
+    const double bin = std::floor(sc[i] * static_cast<double>(K));
+    const int64_t b = std::isnan(bin) ? 0 : static_cast<int64_t>(std::clamp(bin, 0.0, static_cast<double>(K - 1)));
+    for (int64_t m = 0; m < 3; ++m) {
+      if (rk[i] < 0 || rk[i] >= max_dets[m]) continue;
+      for (int64_t a = 0; a < A; ++a) {
+        for (int64_t t = 0; t < T; ++t) {
+          const bool is_tp = GetBit(tp.data_ptr<int64_t>() + i * W, a * T + t);
+          const bool is_ig = GetBit(ig.data_ptr<int64_t>() + i * W, a * T + t);
+          if (!is_tp && is_ig) continue;
+          ++h[((((c * A + a) * 3 + m) * T + t) * K + b) * 2 + (is_tp ? 0 : 1)];
+        }
+      }
     }
   }
-  at::Tensor stats_t = at::empty({12}, at::kDouble);
-  for (int i = 0; i < 12; ++i) stats_t[i] = stats[i];
-  at::Tensor classes_t = at::empty({K}, at::kLong);
-  for (int64_t k = 0; k < K; ++k) classes_t[k] = classes[k];
-  return {stats_t.to(f64), classes_t.to(i64), per_map.to(f64), per_mar.to(f64)};
+  const int64_t* gl = gt_labels.data_ptr<int64_t>();
+  const int64_t* cn = counted.data_ptr<int64_t>();
+  for (int64_t i = 0; i < gt_labels.size(0); ++i) {
+    const int64_t c = gl[i];
+    if (c < 0 || c >= C) continue;
+    ++g[c * (A + 1) + A];
+    for (int64_t a = 0; a < A; ++a) g[c * (A + 1) + a] += (cn[i] >> a) & 1;
+  }
+  return {hist, gt};
+}
+
+std::vector<at::Tensor> CocoBinsSummary(const at::Tensor& hist_in, const at::Tensor& gt_in,
+                                        const std::vector<double>& iou_thresholds,
+                                        const std::vector<double>& rec_thresholds, const std::vector<int64_t>& max_dets,
+                                        bool class_metrics) {
+  const auto f64 = hist_in.options().dtype(at::kDouble), i64 = hist_in.options().dtype(at::kLong);
+  const at::Tensor hist = CpuContiguous(hist_in, at::kLong), gt = CpuContiguous(gt_in, at::kLong);
+  const int64_t C = hist.size(0), A = kCocoAreaRanges, T = hist.size(3), KB = hist.size(4);
+  const int64_t* h = hist.data_ptr<int64_t>();
+  const int64_t* g = gt.data_ptr<int64_t>();
+  std::vector<int64_t> classes;
+  for (int64_t c = 0; c < C; ++c)
+    if (g[c * (A + 1) + A] > 0) classes.push_back(c);
+  const int64_t K = static_cast<int64_t>(classes.size()), RT = static_cast<int64_t>(rec_thresholds.size());
+  Summary s{T, RT, K, 3, std::vector<double>(T * RT * K * A * 3, -1.0), std::vector<double>(T * K * A * 3, -1.0)};
+  std::vector<double> tp_sum, fp_sum, pr;
+  std::vector<int64_t> points;
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t c = classes[k];
+    for (int64_t a = 0; a < A; ++a) {
+      const int64_t npig = g[c * (A + 1) + a];
+      if (npig == 0) continue;
+      for (int64_t m = 0; m < 3; ++m) {
+        const int64_t* cell = h + ((c * A + a) * 3 + m) * T * KB * 2;  // [T, K, 2]
+        // A bin is a point of the curve, shared by every threshold, when it
+        // holds a counted detection at some threshold: its detections
+        // enter together, highest bin first (a bin empty at one threshold
+        // repeats the point before, as an ignored detection does).
+        points.clear();
+        for (int64_t b = KB; b-- > 0;) {
+          int64_t any = 0;
+          for (int64_t t = 0; t < T; ++t) any += cell[(t * KB + b) * 2] + cell[(t * KB + b) * 2 + 1];
+          if (any > 0) points.push_back(b);
+        }
+        const size_t nd = points.size();
+        for (int64_t t = 0; t < T; ++t) {
+          tp_sum.resize(nd);
+          fp_sum.resize(nd);
+          double tps = 0, fps = 0;
+          for (size_t i = 0; i < nd; ++i) {
+            tps += static_cast<double>(cell[(t * KB + points[i]) * 2]);
+            fps += static_cast<double>(cell[(t * KB + points[i]) * 2 + 1]);
+            tp_sum[i] = tps;
+            fp_sum[i] = fps;
+          }
+          Curve(s, t, k, static_cast<int>(a), m, tp_sum, fp_sum, nd, npig, rec_thresholds, pr);
+        }
+      }
+    }
+  }
+  return Results(s, class_metrics ? &s : nullptr, classes, iou_thresholds, max_dets, f64, i64);
 }
 
 }  // namespace tally::ops::fused
@@ -543,62 +662,23 @@ def coco_match(boxes: Tensor, scores: Tensor, labels: Tensor, tboxes: Tensor, tl
   return source->c_str();
 }
 
-// coco_summary in tensor ops (finalize: the host loops over categories,
-// area ranges and maxDets; thresholds are vectorized).
-const char* CocoSummaryScript() {
-  static const std::string* source = new std::string(std::string(kF64Tensor) + R"TS(
-def coco_accumulate(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: Tensor, gt_labels: Tensor,
-                    counted: Tensor, classes: Tensor, micro: bool, t: int, rec: Tensor, max_dets: List[int]
-                    ) -> Tuple[Tensor, Tensor]:
-    k_n = classes.size(0)
+// accumulate's curve and summarize in tensor ops, shared by coco_summary
+// and coco_bins_summary: coco_curve is Curve for every threshold at once
+// (tp_sum, fp_sum [t, nd]).
+constexpr char kCocoCurveAndStats[] = R"TS(
+def coco_curve(tp_sum: Tensor, fp_sum: Tensor, npig: int, rec: Tensor) -> Tuple[Tensor, Tensor]:
+    t = tp_sum.size(0)
+    nd = tp_sum.size(1)
     r_n = rec.size(0)
-    m_n = len(max_dets)
-    precision = torch.full([t, r_n, k_n, 4, m_n], -1.0, dtype=7)
-    recall = torch.full([t, k_n, 4, m_n], -1.0, dtype=7)
-    w = tp.size(1)
-    shift = torch.ones([64], dtype=4).cumsum(0) - 1
-    tpb = ((tp.unsqueeze(2) >> shift) & 1).reshape([-1, 64 * w]).narrow(1, 0, 4 * t).reshape([-1, 4, t]) != 0
-    igb = ((ig.unsqueeze(2) >> shift) & 1).reshape([-1, 64 * w]).narrow(1, 0, 4 * t).reshape([-1, 4, t]) != 0
-    has_zero = bool((classes == 0).any())
-    for k in range(k_n):
-        c = int(classes[k])
-        if micro:
-            if c != 0 or not has_zero:
-                continue
-            dsel = labels >= 0
-            gsel = gt_labels >= 0
-        else:
-            dsel = labels == c
-            gsel = gt_labels == c
-        if not bool(dsel.any()) and not bool(gsel.any()):
-            continue
-        idx = torch.nonzero(dsel).view([-1])
-        order = torch.sort(scores[idx], stable=True, descending=True)[1]
-        idx = idx[order]
-        for a in range(4):
-            npig = int(((counted[gsel] >> a) & 1).sum())
-            if npig == 0:
-                continue
-            for m in range(m_n):
-                sel = idx[rank[idx] < max_dets[m]]
-                nd = sel.size(0)
-                tps = tpb[sel, a].transpose(0, 1).to(7)
-                fps = ((~tpb[sel, a]) & (~igb[sel, a])).transpose(0, 1).to(7)
-                tp_sum = tps.cumsum(1)
-                fp_sum = fps.cumsum(1)
-                rc = tp_sum / npig
-                pr = tp_sum / (fp_sum + tp_sum + 2.220446049250313e-16)
-                if nd > 0:
-                    recall[:, k, a, m] = rc[:, nd - 1]
-                    pr = torch.flip(torch.cummax(torch.flip(pr, [1]), 1)[0], [1])
-                    pi = torch.searchsorted(rc.contiguous(), rec.unsqueeze(0).expand([t, r_n]).contiguous())
-                    past = (pi >= nd).to(4).cumsum(1) > 0
-                    q = torch.gather(pr, 1, pi.clamp_max(nd - 1))
-                    precision[:, :, k, a, m] = torch.where(past, torch.zeros_like(q), q)
-                else:
-                    recall[:, k, a, m] = 0.0
-                    precision[:, :, k, a, m] = 0.0
-    return (precision, recall)
+    if nd == 0:
+        return (torch.zeros([t], dtype=7), torch.zeros([t, r_n], dtype=7))
+    rc = tp_sum / npig
+    pr = tp_sum / (fp_sum + tp_sum + 2.220446049250313e-16)
+    pr = torch.flip(torch.cummax(torch.flip(pr, [1]), 1)[0], [1])
+    pi = torch.searchsorted(rc.contiguous(), rec.unsqueeze(0).expand([t, r_n]).contiguous())
+    past = (pi >= nd).to(4).cumsum(1) > 0
+    q = torch.gather(pr, 1, pi.clamp_max(nd - 1))
+    return (rc[:, nd - 1], torch.where(past, torch.zeros_like(q), q))
 
 def coco_mean(s: Tensor) -> float:
     v = s[s > -1]
@@ -634,6 +714,67 @@ def coco_stats(precision: Tensor, recall: Tensor, thr: List[float], md: List[int
         out.append(coco_stat(precision, recall, thr, ap, iou, a, mx, md, k0, k1))
     return out
 
+def coco_results(p: Tensor, r: Tensor, classes: Tensor, iou_thresholds: List[float], max_dets: List[int],
+                 per_p: Tensor, per_r: Tensor, class_metrics: bool, like: Tensor, on: Tensor
+                 ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    # `like`: the host's float64; `on`: a tensor on the results' device.
+    dev = on.device
+    stats = coco_f64(coco_stats(p, r, iou_thresholds, max_dets, 0, classes.size(0)), like)
+    k_n = classes.size(0) if class_metrics else 0
+    per_map = torch.zeros([k_n], dtype=7)
+    per_mar = torch.zeros([k_n], dtype=7)
+    for k in range(k_n):
+        st = coco_stats(per_p, per_r, iou_thresholds, max_dets, k, k + 1)
+        per_map[k].fill_(st[0])
+        per_mar[k].fill_(st[8])
+    return (stats.to(dev), classes.to(dev), per_map.to(dev), per_mar.to(dev))
+)TS";
+
+// coco_summary in tensor ops (finalize: the host loops over categories,
+// area ranges and maxDets; thresholds are vectorized).
+const char* CocoSummaryScript() {
+  static const std::string* source = new std::string(std::string(kF64Tensor) + kCocoCurveAndStats + R"TS(
+def coco_accumulate(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: Tensor, gt_labels: Tensor,
+                    counted: Tensor, classes: Tensor, micro: bool, t: int, rec: Tensor, max_dets: List[int]
+                    ) -> Tuple[Tensor, Tensor]:
+    k_n = classes.size(0)
+    r_n = rec.size(0)
+    m_n = len(max_dets)
+    precision = torch.full([t, r_n, k_n, 4, m_n], -1.0, dtype=7)
+    recall = torch.full([t, k_n, 4, m_n], -1.0, dtype=7)
+    w = tp.size(1)
+    shift = torch.ones([64], dtype=4).cumsum(0) - 1
+    tpb = ((tp.unsqueeze(2) >> shift) & 1).reshape([-1, 64 * w]).narrow(1, 0, 4 * t).reshape([-1, 4, t]) != 0
+    igb = ((ig.unsqueeze(2) >> shift) & 1).reshape([-1, 64 * w]).narrow(1, 0, 4 * t).reshape([-1, 4, t]) != 0
+    has_zero = bool((classes == 0).any())
+    for k in range(k_n):
+        c = int(classes[k])
+        if micro:
+            if c != 0 or not has_zero:
+                continue
+            dsel = labels >= 0
+            gsel = gt_labels >= 0
+        else:
+            dsel = labels == c
+            gsel = gt_labels == c
+        if not bool(dsel.any()) and not bool(gsel.any()):
+            continue
+        idx = torch.nonzero(dsel).view([-1])
+        order = torch.sort(scores[idx], stable=True, descending=True)[1]
+        idx = idx[order]
+        for a in range(4):
+            npig = int(((counted[gsel] >> a) & 1).sum())
+            if npig == 0:
+                continue
+            for m in range(m_n):
+                sel = idx[rank[idx] < max_dets[m]]
+                tps = tpb[sel, a].transpose(0, 1).to(7)
+                fps = ((~tpb[sel, a]) & (~igb[sel, a])).transpose(0, 1).to(7)
+                rc, q = coco_curve(tps.cumsum(1), fps.cumsum(1), npig, rec)
+                recall[:, k, a, m] = rc
+                precision[:, :, k, a, m] = q
+    return (precision, recall)
+
 def coco_summary(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: Tensor, gt_labels: Tensor,
                  counted: Tensor, extra: List[Tensor], iou_thresholds: List[float], rec_thresholds: List[float],
                  max_dets: List[int], micro: bool, class_metrics: bool) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -654,19 +795,94 @@ def coco_summary(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: T
     rec = coco_f64(rec_thresholds, sc)
     p, r = coco_accumulate(sc, lb, rank.to(cpu, 4), tp.to(cpu, 4), ig.to(cpu, 4), gl, cn, classes, micro, t, rec,
                            max_dets)
-    stats = coco_f64(coco_stats(p, r, iou_thresholds, max_dets, 0, classes.size(0)), sc)
-    k_n = classes.size(0) if class_metrics else 0
-    per_map = torch.zeros([k_n], dtype=7)
-    per_mar = torch.zeros([k_n], dtype=7)
-    if class_metrics:
-        if micro:
-            p, r = coco_accumulate(sc, lb, extra[0].to(cpu, 4), extra[1].to(cpu, 4), extra[2].to(cpu, 4), gl, cn,
-                                   classes, False, t, rec, max_dets)
-        for k in range(k_n):
-            st = coco_stats(p, r, iou_thresholds, max_dets, k, k + 1)
-            per_map[k].fill_(st[0])
-            per_mar[k].fill_(st[8])
-    return (stats.to(dev), classes.to(dev), per_map.to(dev), per_mar.to(dev))
+    per_p, per_r = p, r
+    if class_metrics and micro:
+        per_p, per_r = coco_accumulate(sc, lb, extra[0].to(cpu, 4), extra[1].to(cpu, 4), extra[2].to(cpu, 4), gl, cn,
+                                       classes, False, t, rec, max_dets)
+    return coco_results(p, r, classes, iou_thresholds, max_dets, per_p, per_r, class_metrics, sc, scores)
+)TS");
+  return source->c_str();
+}
+
+// coco_bins in tensor ops: every row's bits at once, counted by index_add
+// into the flat histogram (fixed size: no host read).
+const char* CocoBinsScript() {
+  static const std::string* source = new std::string(R"TS(
+def coco_bins(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: Tensor, gt_labels: Tensor,
+              counted: Tensor, num_classes: int, score_bins: int, max_dets: List[int], t: int
+              ) -> Tuple[Tensor, Tensor]:
+    c_n = num_classes
+    k_n = score_bins
+    dev = scores.device
+    if scores.is_meta:
+        return (torch.empty([c_n, 4, 3, t, k_n, 2], dtype=4, device=dev), torch.empty([c_n, 5], dtype=4, device=dev))
+    rows = tp.size(0)
+    w = tp.size(1)
+    lb = labels.to(4)
+    valid = (lb >= 0) & (lb < c_n)
+    c = torch.where(valid, lb, 0)
+    b = torch.floor(scores.to(7) * k_n)
+    b = torch.where(torch.isnan(b), torch.zeros_like(b), b).clamp(0, k_n - 1).to(4)
+    shift = torch.ones([64], dtype=4, device=dev).cumsum(0) - 1
+    tpb = ((tp.to(4).unsqueeze(2) >> shift) & 1).reshape([rows, 64 * w]).narrow(1, 0, 4 * t) != 0
+    igb = ((ig.to(4).unsqueeze(2) >> shift) & 1).reshape([rows, 64 * w]).narrow(1, 0, 4 * t) != 0
+    bits = torch.ones([4 * t], dtype=4, device=dev).cumsum(0) - 1
+    a = torch.div(bits, t, rounding_mode="floor")
+    tt = bits - a * t
+    hist = torch.zeros([c_n * 4 * 3 * t * k_n * 2], dtype=4, device=dev)
+    fpb = (~tpb) & (~igb)
+    for m in range(3):
+        inm = (valid & (rank >= 0) & (rank < max_dets[m])).unsqueeze(1)
+        cell = ((((c.unsqueeze(1) * 4 + a) * 3 + m) * t + tt) * k_n + b.unsqueeze(1)) * 2
+        hist.index_add_(0, cell.reshape([-1]), (tpb & inm).to(4).reshape([-1]))
+        hist.index_add_(0, (cell + 1).reshape([-1]), (fpb & inm).to(4).reshape([-1]))
+    gl = gt_labels.to(4)
+    gvalid = (gl >= 0) & (gl < c_n)
+    gc = torch.where(gvalid, gl, 0)
+    gt = torch.zeros([c_n * 5], dtype=4, device=dev)
+    gt.index_add_(0, c * 5 + 4, valid.to(4))
+    gt.index_add_(0, gc * 5 + 4, gvalid.to(4))
+    cn = counted.to(4)
+    for aa in range(4):
+        gt.index_add_(0, gc * 5 + aa, ((cn >> aa) & 1) * gvalid.to(4))
+    return (hist.reshape([c_n, 4, 3, t, k_n, 2]), gt.reshape([c_n, 5]))
+)TS");
+  return source->c_str();
+}
+
+// coco_bins_summary in tensor ops (finalize, on the host).
+const char* CocoBinsSummaryScript() {
+  static const std::string* source = new std::string(std::string(kF64Tensor) + kCocoCurveAndStats + R"TS(
+def coco_bins_summary(hist: Tensor, gt: Tensor, iou_thresholds: List[float], rec_thresholds: List[float],
+                      max_dets: List[int], micro: bool, class_metrics: bool) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    dev = hist.device
+    if hist.is_meta:
+        return (torch.empty([12], dtype=7, device=dev), torch.empty([0], dtype=4, device=dev),
+                torch.empty([0], dtype=7, device=dev), torch.empty([0], dtype=7, device=dev))
+    cpu = torch.device("cpu")
+    h = hist.to(cpu, 4)
+    g = gt.to(cpu, 4)
+    classes = torch.nonzero(g[:, 4] > 0).view([-1])
+    t = len(iou_thresholds)
+    like = torch.zeros([0], dtype=7)
+    rec = coco_f64(rec_thresholds, like)
+    k_n = classes.size(0)
+    precision = torch.full([t, rec.size(0), k_n, 4, 3], -1.0, dtype=7)
+    recall = torch.full([t, k_n, 4, 3], -1.0, dtype=7)
+    for k in range(k_n):
+        c = int(classes[k])
+        for a in range(4):
+            npig = int(g[c, a])
+            if npig == 0:
+                continue
+            for m in range(3):
+                cell = torch.flip(h[c, a, m], [1])
+                pts = cell[:, cell.sum([0, 2]) > 0]
+                rc, q = coco_curve(pts[:, :, 0].to(7).cumsum(1), pts[:, :, 1].to(7).cumsum(1), npig, rec)
+                recall[:, k, a, m] = rc
+                precision[:, :, k, a, m] = q
+    return coco_results(precision, recall, classes, iou_thresholds, max_dets, precision, recall, class_metrics, like,
+                        hist)
 )TS");
   return source->c_str();
 }

@@ -49,11 +49,34 @@ std::vector<at::Tensor> CocoSummary(const std::vector<at::Tensor>& in, const std
                                     const std::vector<double>& rec_thresholds, const std::vector<int64_t>& max_dets,
                                     bool micro, bool class_metrics);
 
+// CocoBins counts coco_match's rows into fixed-size histograms: in
+// (scores [R] f64, labels, rank [R], tp, ignored [R, W], gt labels and
+// counted [Rg]) -> {hist i64 [C, 4, 3, T, K, 2]: per class, area range,
+// maxDets limit (max_dets, three), threshold and score bin (width 1/K over
+// [0, 1], scores outside in the end bins) the true and the false positives
+// (ignored detections neither), gt i64 [C, 5]: per class the ground truth
+// counted in each area range and the rows (detections and ground truth) of
+// the class}. Labels outside [0, C) are skipped (the metric refuses them).
+std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_classes, int64_t score_bins,
+                                 const std::vector<int64_t>& max_dets, int64_t thresholds);
+
+// CocoBinsSummary is CocoSummary over CocoBins' sums: each class with rows
+// is a category; a bin's detections enter the curve together (a point per
+// bin, highest first), so with one score per bin it is pycocotools' value.
+std::vector<at::Tensor> CocoBinsSummary(const at::Tensor& hist, const at::Tensor& gt,
+                                        const std::vector<double>& iou_thresholds,
+                                        const std::vector<double>& rec_thresholds, const std::vector<int64_t>& max_dets,
+                                        bool class_metrics);
+
 // CocoMatchScript and CocoSummaryScript are the TorchScript sources of
 // coco_match(...) and coco_summary(...), the same algorithms in tensor ops
 // (the TorchScript backend and devices other than the CPU run them).
 const char* CocoMatchScript();
 const char* CocoSummaryScript();
+// CocoBinsScript and CocoBinsSummaryScript: the same for coco_bins(...)
+// and coco_bins_summary(...).
+const char* CocoBinsScript();
+const char* CocoBinsSummaryScript();
 
 }  // namespace tally::ops::fused
 

@@ -352,6 +352,13 @@ std::vector<Sample> Samples() {
                "coco_match",
                coco,
                {{"iou_thresholds", std::vector<double>(17, 0.2)}, {"max_det", int64_t{9}}, {"micro", true}}});
+  s.push_back({"coco_bins",
+               "coco_bins",
+               {"f64[N]", "i64[N]", "i64[N]", "i64[N,1]", "i64[N,1]", "i64[N]", "i64[N]"},
+               {{"num_classes", int64_t{3}},
+                {"score_bins", int64_t{4}},
+                {"max_dets", std::vector<int64_t>{1, 2, 3}},
+                {"thresholds", int64_t{2}}}});
   s.push_back({"panoptic_match",
                "panoptic_match",
                {"i64[N,4,5,2]", "i64[N,4,5,2]"},
@@ -828,6 +835,62 @@ TEST(KernelsTest, CocoMatchAndSummaryKernelsAgreeWithTheirScripts) {
       }
     }
   }
+}
+
+// Verifies coco_bins and coco_bins_summary: with every detection in a bin
+// of its own (scores at distinct bin centres) the binned summary equals
+// coco_summary over the same rows, every stat and per-class value bit for
+// bit (the curve has the same points); with coarse bins the CPU kernels and
+// their tensor forms agree (counts exactly, summaries to 1e-12); a label
+// past num_classes is counted nowhere.
+TEST(KernelsTest, CocoBinsAgreeWithCocoSummaryAndTheirScripts) {
+  at::manual_seed(9);
+  const std::vector<double> thr = {0.3, 0.5, 0.75}, rec = {0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0};
+  const std::vector<int64_t> md = {1, 2, 4};
+  std::vector<at::Tensor> in = CocoImages(40);
+  const int64_t slots = in[1].numel(), bins = 256;
+  in[1] = ((at::randperm(slots, at::kLong).to(at::kDouble) + 0.5) / bins).view(in[1].sizes());
+  const std::vector<at::Tensor> rows = fused::CocoMatch(in, thr, 4, false);
+  const std::vector<at::Tensor> exact = fused::CocoSummary(
+      {in[1].reshape({-1}), in[2].reshape({-1}), rows[0], rows[1], rows[2], in[4].reshape({-1}), rows[3]}, thr, rec, md,
+      false, true);
+  const auto bins_of = [&](int64_t k, const at::Tensor& labels) {
+    return fused::CocoBins(
+        {in[1].reshape({-1}), labels.reshape({-1}), rows[0], rows[1], rows[2], in[4].reshape({-1}), rows[3]}, 3, k, md,
+        static_cast<int64_t>(thr.size()));
+  };
+  const std::vector<at::Tensor> counts = bins_of(bins, in[2]);
+  EXPECT_EQ(counts[1].select(1, 4).sum().item<int64_t>(),
+            (in[2] >= 0).sum().item<int64_t>() + (in[4] >= 0).sum().item<int64_t>());
+  const std::vector<at::Tensor> binned = fused::CocoBinsSummary(counts[0], counts[1], thr, rec, md, true);
+  ASSERT_EQ(binned.size(), exact.size());
+  for (size_t i = 0; i < exact.size(); ++i) {
+    EXPECT_TRUE(at::equal(binned[i], exact[i])) << "result " << i << ": " << binned[i] << " vs " << exact[i];
+  }
+  // Coarse bins (ties inside bins): kernels and scripts.
+  for (const int64_t k : {int64_t{1}, int64_t{5}}) {
+    SCOPED_TRACE(k);
+    const std::vector<at::Tensor> c = bins_of(k, in[2]);
+    std::vector<c10::IValue> args = {
+        in[1].reshape({-1}), in[2].reshape({-1}), rows[0], rows[1], rows[2], in[4].reshape({-1}), rows[3]};
+    args.insert(args.end(), {int64_t{3}, k, md, static_cast<int64_t>(thr.size())});
+    auto sc = fused::RunScript(fused::CocoBinsScript(), "coco_bins", args).toTuple()->elements();
+    EXPECT_TRUE(at::equal(c[0], sc[0].toTensor()));
+    EXPECT_TRUE(at::equal(c[1], sc[1].toTensor()));
+    const std::vector<at::Tensor> sum = fused::CocoBinsSummary(c[0], c[1], thr, rec, md, true);
+    auto ssum =
+        fused::RunScript(fused::CocoBinsSummaryScript(), "coco_bins_summary", {c[0], c[1], thr, rec, md, false, true})
+            .toTuple()
+            ->elements();
+    for (size_t i = 0; i < sum.size(); ++i) {
+      EXPECT_TRUE(at::allclose(sum[i].to(at::kDouble), ssum[i].toTensor().to(at::kDouble), 1e-12, 1e-12))
+          << "summary " << i << ": " << sum[i] << " vs " << ssum[i].toTensor();
+    }
+  }
+  // Labels past num_classes (3) are counted nowhere.
+  const std::vector<at::Tensor> past = bins_of(bins, at::where(in[2] == 2, 7, in[2]));
+  EXPECT_EQ(past[0].select(0, 2).sum().item<int64_t>(), 0);
+  EXPECT_TRUE(at::equal(past[0].narrow(0, 0, 2), counts[0].narrow(0, 0, 2)));
 }
 
 // Verifies class_overlap against counts by hand (a loop over pixels) on

@@ -338,9 +338,10 @@ const char* const kDocumentedOps[] = {
 const std::set<std::string> kSyncingOps = {"bincount", "masked_select", "nonzero"};
 // assert_zero reads a count on the host (finalize only) but has a fixed shape.
 // So do the finalize host algorithms.
-const std::set<std::string> kHostCheckOps = {"assert_zero", "expected_mutual_info", "max_assignment", "coco_summary"};
+const std::set<std::string> kHostCheckOps = {"assert_zero", "expected_mutual_info", "max_assignment", "coco_summary",
+                                             "coco_bins_summary"};
 // A finalize host algorithm whose result shape is data's: the classes seen.
-const std::set<std::string> kHostShapeOps = {"coco_summary"};
+const std::set<std::string> kHostShapeOps = {"coco_summary", "coco_bins_summary"};
 
 // Verifies the traits passes rely on: every op is pure; the documented ops
 // never sync the host nor have a data-dependent shape (only the known

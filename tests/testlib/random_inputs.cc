@@ -126,6 +126,7 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
   if (m.name == "mean_average_precision") {  // per-class values; micro matching beside per-class matching
     out.push_back(WithArg(out[0], "class_metrics=true"));
     out.push_back(WithArg(out[0], "class_metrics=true, average=micro, box_format=cxcywh"));
+    out.push_back(WithArg(out[0], "score_bins=8, num_classes=3, class_metrics=true"));  // fixed-size counts
   }
   if (m.domain == "detection" && m.inputs[0] == "preds" && m.name != "panoptic_quality") {  // a matrix; a threshold
     out.push_back(WithArg(out[0], "aggregate=false"));

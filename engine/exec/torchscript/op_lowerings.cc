@@ -650,6 +650,18 @@ Result CocoMatch(LowerCtx& c, const ir::Node& n, const Values& in) {
   args.insert(args.end(), {c.Const(a.iou_thresholds), c.Const(a.max_det), c.Const(a.micro.get())});
   return InlineTupleScript(c, ops::fused::CocoMatchScript(), "coco_match", args);
 }
+Result CocoBins(LowerCtx& c, const ir::Node& n, const Values& in) {
+  const auto a = AttrsOf<ops::CocoBinsAttrs>(n);
+  Values args(in.begin(), in.end());
+  args.insert(args.end(), {c.Const(a.num_classes), c.Const(a.score_bins), c.Const(a.max_dets), c.Const(a.thresholds)});
+  return InlineTupleScript(c, ops::fused::CocoBinsScript(), "coco_bins", args);
+}
+Result CocoBinsSummary(LowerCtx& c, const ir::Node& n, const Values& in) {
+  const auto a = AttrsOf<ops::CocoSummaryAttrs>(n);
+  return InlineTupleScript(c, ops::fused::CocoBinsSummaryScript(), "coco_bins_summary",
+                           {in[0], in[1], c.Const(a.iou_thresholds), c.Const(a.rec_thresholds), c.Const(a.max_dets),
+                            c.Const(a.micro.get()), c.Const(a.class_metrics.get())});
+}
 Result PanopticMatch(LowerCtx& c, const ir::Node& n, const Values& in) {
   const auto a = AttrsOf<ops::PanopticMatchAttrs>(n);
   return InlineTupleScript(c, ops::fused::PanopticMatchScript(), "panoptic_match",
@@ -930,6 +942,8 @@ constexpr ops::OpTableOf<OpLowering> kLowerings = {
     {ops::OpId::kClassOverlap, ClassOverlap},
     {ops::OpId::kCocoMatch, CocoMatch},
     {ops::OpId::kPanopticMatch, PanopticMatch},
+    {ops::OpId::kCocoBins, CocoBins},
+    {ops::OpId::kCocoBinsSummary, CocoBinsSummary},
     {ops::OpId::kCocoSummary, CocoSummary},
     {ops::OpId::kMatmul, Matmul},
     {ops::OpId::kTraceSqrt, TraceSqrt},
