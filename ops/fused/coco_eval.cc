@@ -463,6 +463,8 @@ std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_
   const double* sc = scores.data_ptr<double>();
   const int64_t* lb = labels.data_ptr<int64_t>();
   const int64_t* rk = rank.data_ptr<int64_t>();
+  const int64_t* tpd = tp.data_ptr<int64_t>();
+  const int64_t* igd = ig.data_ptr<int64_t>();
   for (int64_t i = 0; i < scores.size(0); ++i) {
     const int64_t c = lb[i];
     if (c < 0 || c >= C) continue;  // padding; a label out of range is the metric's check
@@ -470,14 +472,15 @@ std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_
     // Bins of width 1/K over [0, 1]; scores outside fall in the end bins.
     const double bin = std::floor(sc[i] * static_cast<double>(K));
     const int64_t b = std::isnan(bin) ? 0 : static_cast<int64_t>(std::clamp(bin, 0.0, static_cast<double>(K - 1)));
-    for (int64_t m = 0; m < 3; ++m) {
-      if (rk[i] < 0 || rk[i] >= max_dets[m]) continue;
-      for (int64_t a = 0; a < A; ++a) {
-        for (int64_t t = 0; t < T; ++t) {
-          const bool is_tp = GetBit(tp.data_ptr<int64_t>() + i * W, a * T + t);
-          const bool is_ig = GetBit(ig.data_ptr<int64_t>() + i * W, a * T + t);
-          if (!is_tp && is_ig) continue;
-          ++h[((((c * A + a) * 3 + m) * T + t) * K + b) * 2 + (is_tp ? 0 : 1)];
+    const int64_t* tpw = tpd + i * W;
+    const int64_t* igw = igd + i * W;
+    for (int64_t a = 0; a < A; ++a) {
+      for (int64_t t = 0; t < T; ++t) {
+        const bool is_tp = GetBit(tpw, a * T + t);
+        if (!is_tp && GetBit(igw, a * T + t)) continue;  // ignored: neither
+        int64_t* cell = h + ((((c * A + a) * 3) * T + t) * K + b) * 2 + (is_tp ? 0 : 1);
+        for (int64_t m = 0; m < 3; ++m) {
+          if (rk[i] >= 0 && rk[i] < max_dets[m]) cell[m * T * K * 2] += 1;
         }
       }
     }
