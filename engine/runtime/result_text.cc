@@ -55,7 +55,6 @@ std::string TreeText(const ResultTree& r, bool json) {
   return out + "]";
 }
 
-std::string ValueToJson(const at::Tensor& t) { return TensorText(t, /*json=*/true); }
 // A dict result prints as an object of its named parts, in order.
 std::string KeyedText(const ResultTree& r, bool json) {
   const std::vector<std::string>& keys = r.keys;
