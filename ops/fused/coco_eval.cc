@@ -717,6 +717,11 @@ def coco_stats(precision: Tensor, recall: Tensor, thr: List[float], md: List[int
         out.append(coco_stat(precision, recall, thr, ap, iou, a, mx, md, k0, k1))
     return out
 
+def coco_meta_results(on: Tensor) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    dev = on.device
+    return (torch.empty([12], dtype=7, device=dev), torch.empty([0], dtype=4, device=dev),
+            torch.empty([0], dtype=7, device=dev), torch.empty([0], dtype=7, device=dev))
+
 def coco_results(p: Tensor, r: Tensor, classes: Tensor, iou_thresholds: List[float], max_dets: List[int],
                  per_p: Tensor, per_r: Tensor, class_metrics: bool, like: Tensor, on: Tensor
                  ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -781,10 +786,8 @@ def coco_accumulate(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig
 def coco_summary(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: Tensor, gt_labels: Tensor,
                  counted: Tensor, extra: List[Tensor], iou_thresholds: List[float], rec_thresholds: List[float],
                  max_dets: List[int], micro: bool, class_metrics: bool) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
-    dev = scores.device
     if scores.is_meta:
-        return (torch.empty([12], dtype=7, device=dev), torch.empty([0], dtype=4, device=dev),
-                torch.empty([0], dtype=7, device=dev), torch.empty([0], dtype=7, device=dev))
+        return coco_meta_results(scores)
     cpu = torch.device("cpu")
     sc = scores.to(cpu, 7)
     lb = labels.to(cpu, 4)
@@ -858,10 +861,8 @@ const char* CocoBinsSummaryScript() {
   static const std::string* source = new std::string(std::string(kF64Tensor) + kCocoCurveAndStats + R"TS(
 def coco_bins_summary(hist: Tensor, gt: Tensor, iou_thresholds: List[float], rec_thresholds: List[float],
                       max_dets: List[int], micro: bool, class_metrics: bool) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
-    dev = hist.device
     if hist.is_meta:
-        return (torch.empty([12], dtype=7, device=dev), torch.empty([0], dtype=4, device=dev),
-                torch.empty([0], dtype=7, device=dev), torch.empty([0], dtype=7, device=dev))
+        return coco_meta_results(hist)
     cpu = torch.device("cpu")
     h = hist.to(cpu, 4)
     g = gt.to(cpu, 4)
