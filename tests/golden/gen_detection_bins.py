@@ -1,0 +1,593 @@
+#!/usr/bin/env python3
+"""Golden fixtures for Tally's extension `mean_average_precision(score_bins=K, num_classes=C)`.
+
+Regenerate (numpy only; deterministic, fixed seeds; under a minute):
+
+    /usr/bin/python3 tests/golden/gen_detection_bins.py [OUTPUT.json]
+
+The default output is tests/golden/fixtures/detection_bins.json. It was generated with numpy 1.24.2. The script
+imports gen_detection.py (COCOeval's evaluateImg and summarize, TorchMetrics' datasets, the guards) and runs its
+`gen()` to take several of detection.json's datasets as they are; detection.json itself is neither read nor written.
+
+Semantics (Tally's own; TorchMetrics has no such option). With score_bins=K and num_classes=C the state is a
+histogram of fixed size, and the values are pycocotools' except for how accumulate builds the precision/recall curve:
+* Labels lie in [0, C) (-1 pads a slot); any other label is refused (`labels` / `target_labels`, "labels outside
+  [0, C)"). score_bins needs num_classes; num_classes needs score_bins; score_bins >= 1; average=micro is refused.
+* Matching (evaluateImg) is unchanged: per image and class, detections sorted by their real score (stable), the first
+  maxDets[-1] matched greedily per IoU threshold, TP / FP / ignored exactly as in detection.json.
+* Each detection falls in bin b = clamp(floor(s * K), 0, K - 1), s its score widened to float64 and the product taken
+  in float64 (exact for float32 scores; the generator refuses float64 scores whose float64 product and exact product
+  floor differently). Scores of 1.0 and above go to bin K - 1, scores below 0 to bin 0.
+* accumulate, per (class, area range, maxDet m): the curve has one point per bin that holds at least one detection
+  counted (TP or FP, not ignored) among each image's first m, at ANY IoU threshold of that (class, area, m) -- one set
+  of bins shared by all thresholds -- from the highest bin down; at a point tp_sum / fp_sum are the TPs / FPs in all
+  bins at or above it. The rest is pycocotools' accumulate (rc = tp_sum / npig, pr = tp / (tp + fp + eps), recall =
+  rc[-1] or 0 without points, the envelope, searchsorted(rc, recThrs, 'left') with the try/except stop, npig = 0 ->
+  -1) and summarize unchanged (the maxDets-100 rule of map, the -1 conventions, class_metrics).
+* `classes` = the classes in [0, C) with at least one detection or ground-truth row (padding excluded; a detection
+  beyond maxDets counts), i.e. TorchMetrics' `_get_classes` -- never the unseen classes of [0, C).
+Consequences asserted here: when no two detections of one class share a bin, the values equal detection.json's exact
+ones (bit for bit: a bin point empty at one threshold repeats the point before it, as an ignored detection does, and
+the envelope makes repeated points invisible); a bin holding a TP and an FP gives a different curve.
+
+Two routes, asserted to agree to 1e-13 (they agree to about 1e-16), `expected` from route 1:
+* Route 1 (`coco_eval_bins`): gen_detection's evaluateImg on TorchMetrics' datasets, then the binned accumulate above
+  in NumPy (cumulative sums per point, the same per-threshold code as gen_detection's accumulate), then
+  gen_detection's summarize (NumPy's pairwise sums: tolerance 0, as detection.json).
+* Route 2 (`brute_force_bins`): from float64 corners and the rules, one (class, area, maxDet) at a time: explicit sort
+  keys, two-phase matching, then per bin (highest first) counts of the TPs and FPs at or above it, the interpolated
+  precision as a max over the points at or beyond each recall threshold (with the stop rule), means with math.fsum.
+Every case with default recall thresholds is also checked under gen_detection's seven candidate float32/float64
+recall-threshold sets (identical results asserted).
+"""
+import contextlib
+import io
+import json
+import math
+import os
+import sys
+from fractions import Fraction
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_detection as gd  # noqa: E402
+import gen_fixtures as g  # noqa: E402
+from gen_detection import AREA_RNG, Img, M, make_inputs  # noqa: E402
+from gen_fixtures import T, spec  # noqa: E402
+
+RT, AT = 0.0, 0.0
+ROUTE_TOL = 1e-13
+WORST = {"diff": 0.0, "case": None}
+SOURCE = ("COCOeval evaluateImg + summarize (gen_detection.py, pycocotools in numpy) with Tally's score-bin "
+          "accumulate = brute-force per-bin route")
+LOG = {"equal_exact": [], "differs_exact": [], "own_bins": []}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# bins
+# --------------------------------------------------------------------------------------------------------------------
+def score_bin(s, k):
+    """Tally's bin of a (float64) score: clamp(floor(s * K), 0, K - 1), the product in float64."""
+    return int(min(max(math.floor(float(s) * k), 0), k - 1))
+
+
+def bin_ceil_minus_1(s, k):
+    """A wrong binning (an edge belongs to the lower bin), to show that edge cases decide."""
+    return int(min(max(math.ceil(float(s) * k) - 1, 0), k - 1))
+
+
+def bin_decimal(s, k):
+    """A wrong binning (the score's short decimal, not its float32 value)."""
+    return int(min(max(math.floor(round(float(s), 6) * k), 0), k - 1))
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# route 1: evaluateImg as gen_detection.coco_eval, then the binned accumulate
+# --------------------------------------------------------------------------------------------------------------------
+def _curve(precision, recall, t, k, a, m, tp, fp, npig, rec_thrs):
+    """gen_detection.coco_eval's per-threshold code, on one curve (tp, fp cumulative float arrays)."""
+    nd = len(tp)
+    nr = len(rec_thrs)
+    rc = tp / npig
+    pr = (tp / (fp + tp + np.spacing(1))).tolist()
+    recall[t, k, a, m] = rc[-1] if nd else 0
+    for i in range(nd - 1, 0, -1):
+        if pr[i] > pr[i - 1]:
+            pr[i - 1] = pr[i]
+    q = np.zeros(nr)
+    for ri, pi in enumerate(np.searchsorted(rc, rec_thrs, side="left")):
+        if pi >= nd:
+            break
+        q[ri] = pr[pi]
+    precision[t, :, k, a, m] = q
+
+
+def coco_eval_bins(imgs, cat_ids, iou_thrs, rec_thrs, max_dets, K, bin_of=score_bin):
+    """evaluate (gen_detection.evaluate_img) + the binned accumulate -> precision [T, R, K, A, M], recall."""
+    nt, nr, nk, na, nm = len(iou_thrs), len(rec_thrs), len(cat_ids), len(AREA_RNG), len(max_dets)
+    cat_set = set(cat_ids)
+    groups = {}
+    for i, im in enumerate(imgs):
+        for kind in ("gt", "dt"):
+            for a in im[kind]:
+                if a["label"] in cat_set:
+                    groups.setdefault((i, a["label"]), {"gt": [], "dt": []})[kind].append(a)
+    ev = {}
+    for k, c in enumerate(cat_ids):
+        for i in range(len(imgs)):
+            grp = groups.get((i, c))
+            if grp is None:
+                continue
+            gts, dts = grp["gt"], grp["dt"]
+            # matching unchanged: the real scores, stable, first maxDets[-1]
+            order = np.argsort([-d["score"] for d in dts], kind="mergesort")[: max_dets[-1]]
+            dts = [dts[j] for j in order]
+            ious = gd.bb_iou([d["bbox"] for d in dts], [gt["bbox"] for gt in gts], [gt["iscrowd"] for gt in gts])
+            for a, (lo, hi) in enumerate(AREA_RNG):
+                e = gd.evaluate_img(gts, dts, ious, lo, hi, iou_thrs)
+                e["bins"] = np.array([bin_of(d["score"], K) for d in dts], np.int64)
+                ev[k, a, i] = e
+    precision = -np.ones((nt, nr, nk, na, nm))
+    recall = -np.ones((nt, nk, na, nm))
+    for k in range(nk):
+        for a in range(na):
+            E = [ev[k, a, i] for i in range(len(imgs)) if (k, a, i) in ev]
+            if not E:
+                continue
+            for m, md in enumerate(max_dets):
+                # each image's first md detections (rank in image and class < md); their order no longer matters
+                bins = np.concatenate([e["bins"][:md] for e in E])
+                dtm = np.concatenate([e["dtm"][:, :md] for e in E], axis=1)
+                dt_ig = np.concatenate([e["dt_ig"][:, :md] for e in E], axis=1)
+                gt_ig = np.concatenate([e["gt_ig"] for e in E])
+                npig = np.count_nonzero(gt_ig == 0)
+                if npig == 0:
+                    continue
+                tps = np.logical_and(dtm, np.logical_not(dt_ig))
+                fps = np.logical_and(np.logical_not(dtm), np.logical_not(dt_ig))
+                # the points: bins with a counted detection at any threshold, highest first
+                counted = np.logical_or(tps, fps).any(axis=0)
+                points = sorted({int(b) for b in bins[counted]}, reverse=True)
+                for t in range(nt):
+                    tp_bin = np.array([np.count_nonzero(tps[t, bins == b]) for b in points], np.int64)
+                    fp_bin = np.array([np.count_nonzero(fps[t, bins == b]) for b in points], np.int64)
+                    tp_sum = np.cumsum(tp_bin).astype(float)
+                    fp_sum = np.cumsum(fp_bin).astype(float)
+                    _curve(precision, recall, t, k, a, m, tp_sum, fp_sum, npig, rec_thrs)
+    return precision, recall
+
+
+def tm_compute_bins(imgs, args, rec_override=None, bin_of=score_bin):
+    iou, rec, md = gd.tm_settings(args)
+    if rec_override is not None:
+        rec = rec_override
+    K, C = args["score_bins"], args["num_classes"]
+    # the classes seen, in [0, C) (a label outside is refused before this)
+    classes = gd.classes_of(imgs)
+    assert all(0 <= c < C for c in classes), classes
+    prec, recl = coco_eval_bins(imgs, classes, iou, rec, md, K, bin_of)
+    stats = gd.summarize(prec, recl, iou, md)
+    if args.get("class_metrics"):
+        per_map, per_mar = [], []
+        for k in range(len(classes)):
+            st = gd.summarize(prec[:, :, k:k + 1], recl[:, k:k + 1], iou, md)
+            per_map.append(st[0])
+            per_mar.append(st[8])
+    else:
+        per_map = per_mar = -1.0
+    return stats + [per_map, per_mar, classes]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# route 2: brute force from the rules
+# --------------------------------------------------------------------------------------------------------------------
+def brute_force_bins(inp, args, box_format="xyxy"):
+    iou_thrs, rec_thrs, mds = gd.tm_settings(args)
+    K = args["score_bins"]
+    B, S, L = inp["boxes"].f64, inp["scores"].f64, inp["labels"].a
+    TB, TL = inp["target_boxes"].f64, inp["target_labels"].a
+    TC = inp["target_iscrowd"].a if "target_iscrowd" in inp else np.zeros(TL.shape, np.int64)
+    TA = inp["target_area"].f64 if "target_area" in inp else np.zeros(TL.shape)
+    n_img = B.shape[0]
+    dets, gts = [], []
+    for n in range(n_img):
+        for s in range(B.shape[1]):
+            if L[n, s] != -1:
+                x1, y1, x2, y2 = gd.corners_f64(B[n, s], box_format)
+                sc = float(S[n, s])
+                # the bin from the exact product (the guard below makes it the float64 one)
+                b = min(max(math.floor(Fraction(sc) * K), 0), K - 1)
+                dets.append(dict(img=n, slot=s, box=(x1, y1, x2, y2), area=(x2 - x1) * (y2 - y1), score=sc,
+                                 label=int(L[n, s]), bin=b))
+        for s in range(TB.shape[1]):
+            if TL[n, s] != -1:
+                x1, y1, x2, y2 = gd.corners_f64(TB[n, s], box_format)
+                a = TA[n, s] if TA[n, s] > 0 else (x2 - x1) * (y2 - y1)
+                gts.append(dict(img=n, slot=s, box=(x1, y1, x2, y2), area=a, crowd=bool(TC[n, s]),
+                                label=int(TL[n, s])))
+    classes = sorted({d["label"] for d in dets} | {t["label"] for t in gts})
+
+    def iou(d, t):
+        iw = min(d["box"][2], t["box"][2]) - max(d["box"][0], t["box"][0])
+        ih = min(d["box"][3], t["box"][3]) - max(d["box"][1], t["box"][1])
+        if iw <= 0 or ih <= 0:
+            return 0.0
+        inter = iw * ih
+        return inter / (d["area"] if t["crowd"] else d["area"] + (t["box"][2] - t["box"][0]) *
+                        (t["box"][3] - t["box"][1]) - inter)
+
+    def statuses(by_img_d, by_img_g, lo, hi, md, thr):
+        """[(bin, 'tp' | 'fp' | 'ign')] of every image's first md detections at threshold thr."""
+        cap = min(thr, 1 - 1e-10)
+        out = []
+        for n in range(n_img):
+            gl = by_img_g[n]
+            ign = [t["crowd"] or not (lo <= t["area"] <= hi) for t in gl]
+            taken = set()
+            for d in by_img_d[n][:md]:
+                ious = [iou(d, t) for t in gl]
+                reg = [j for j in range(len(gl)) if not ign[j] and j not in taken and ious[j] >= cap]
+                if reg:
+                    top = max(ious[j] for j in reg)
+                    taken.add([j for j in reg if ious[j] == top][-1])
+                    status = "tp"
+                else:
+                    ig = [j for j in range(len(gl)) if ign[j] and (gl[j]["crowd"] or j not in taken)
+                          and ious[j] >= cap]
+                    if ig:
+                        top = max(ious[j] for j in ig)
+                        j = [j for j in ig if ious[j] == top][-1]
+                        if not gl[j]["crowd"]:
+                            taken.add(j)
+                        status = "ign"
+                    else:
+                        status = "fp" if lo <= d["area"] <= hi else "ign"
+                out.append((d["bin"], status))
+        return out
+
+    def evaluate(group_dets, group_gts):
+        res = {}
+        by_img_d = {n: sorted([d for d in group_dets if d["img"] == n], key=lambda d: (-d["score"], d["slot"]))
+                    for n in range(n_img)}
+        by_img_g = {n: sorted([t for t in group_gts if t["img"] == n], key=lambda t: t["slot"]) for n in range(n_img)}
+        for a, (lo, hi) in enumerate(AREA_RNG):
+            npig = sum(1 for t in group_gts if not t["crowd"] and lo <= t["area"] <= hi)
+            for md in mds:
+                if npig == 0:
+                    for ti in range(len(iou_thrs)):
+                        res[a, md, ti] = None
+                    continue
+                st = [statuses(by_img_d, by_img_g, lo, hi, md, thr) for thr in iou_thrs]
+                points = sorted({b for per_t in st for b, s in per_t if s != "ign"}, reverse=True)
+                for ti in range(len(iou_thrs)):
+                    pts = []
+                    for p in points:
+                        tp = sum(1 for b, s in st[ti] if b >= p and s == "tp")
+                        fp = sum(1 for b, s in st[ti] if b >= p and s == "fp")
+                        pts.append((tp / npig, tp / (tp + fp + 2.0**-52)))
+                    final_rc = pts[-1][0] if pts else 0.0
+                    qs = []
+                    stopped = False
+                    for r in rec_thrs:
+                        stopped = stopped or r > final_rc
+                        qs.append(0.0 if stopped else max((p for rc, p in pts if rc >= r), default=0.0))
+                    res[a, md, ti] = (math.fsum(qs) / len(qs), final_rc)
+        return res
+
+    per_group = [evaluate([d for d in dets if d["label"] == c], [t for t in gts if t["label"] == c])
+                 for c in classes]
+
+    def stat(groups, ap, area=0, md=100, thr=None):
+        if md not in mds:
+            return -1.0
+        vals = [r[area, md, ti][0 if ap else 1] for r in groups for ti, t in enumerate(iou_thrs)
+                if (thr is None or t == thr) and r[area, md, ti] is not None]
+        return math.fsum(vals) / len(vals) if vals else -1.0
+
+    def stats12(groups):
+        m3 = mds[2]
+        return [stat(groups, 1), stat(groups, 1, md=m3, thr=0.5), stat(groups, 1, md=m3, thr=0.75),
+                stat(groups, 1, 1, m3), stat(groups, 1, 2, m3), stat(groups, 1, 3, m3),
+                stat(groups, 0, md=mds[0]), stat(groups, 0, md=mds[1]), stat(groups, 0, md=m3),
+                stat(groups, 0, 1, m3), stat(groups, 0, 2, m3), stat(groups, 0, 3, m3)]
+
+    out = stats12(per_group)
+    if args.get("class_metrics"):
+        per = [stats12([r]) for r in per_group]
+        out += [[p[0] for p in per], [p[8] for p in per]]
+    else:
+        out += [-1.0, -1.0]
+    return out + [classes]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# checks
+# --------------------------------------------------------------------------------------------------------------------
+def exact_args(args):
+    return {k: v for k, v in args.items() if k not in ("score_bins", "num_classes")}
+
+
+def own_bins(imgs, K):
+    """True when no two detections of one class (any image, any rank) share a bin."""
+    seen = set()
+    for im in imgs:
+        for d in im["dt"]:
+            key = (d["label"], score_bin(d["score"], K))
+            if key in seen:
+                return False
+            seen.add(key)
+    return True
+
+
+def check_case(name, inp, args, box_format):
+    imgs = gd.tm_images(inp, box_format)
+    K, C = args["score_bins"], args["num_classes"]
+    assert isinstance(K, int) and K >= 1 and isinstance(C, int) and C >= 1 and args.get("average") != "micro"
+    labels = [a["label"] for im in imgs for kind in ("dt", "gt") for a in im[kind]]
+    assert all(0 <= c < C for c in labels), f"{name}: a label outside [0, {C})"
+    # bins: the float64 product floors as the exact product does (true for every float32 score)
+    for im in imgs:
+        for d in im["dt"]:
+            assert math.floor(d["score"] * K) == math.floor(Fraction(d["score"]) * K), (name, d["score"])
+    iou, rec, md = gd.tm_settings(args)
+    thr_cands = gd.IOU_CANDIDATES if not args.get("iou_thresholds") else sorted(set(iou))
+    bad = gd.fragile_pairs(imgs, thr_cands)
+    assert not bad, f"{name}: IoU within 1e-9 of a threshold: {bad[:5]}"
+    bad = gd.fragile_areas(imgs)
+    assert not bad, f"{name}: area within 1e-6 of an area-range bound: {bad[:5]}"
+    r1 = tm_compute_bins(imgs, args)
+    if not args.get("rec_thresholds"):
+        differ = [v for v, thr in gd.REC_VARIANTS.items()
+                  if json.dumps(tm_compute_bins(imgs, args, rec_override=thr)) != json.dumps(r1)]
+        assert not differ, f"{name}: recall thresholds {differ} change the result"
+    r2 = brute_force_bins(inp, args, box_format)
+    assert r1[-1] == r2[-1], (name, r1[-1], r2[-1])
+    f1, f2 = gd._flat(r1[:-1]), gd._flat(r2[:-1])
+    assert len(f1) == len(f2)
+    for a, b in zip(f1, f2):
+        d = abs(a - b)
+        if d > WORST["diff"]:
+            WORST.update(diff=d, case=name)
+        assert d <= ROUTE_TOL, f"{name}: routes differ: {r1} vs {r2}"
+    # against detection.json's exact (non-binned) transcription
+    r0 = gd.tm_compute(imgs, exact_args(args))
+    same = json.dumps(r0) == json.dumps(r1)
+    if own_bins(imgs, K):
+        LOG["own_bins"].append(name)
+        assert same, f"{name}: one detection per bin, yet the binned values differ from the exact ones: {r1} {r0}"
+    LOG["equal_exact" if same else "differs_exact"].append(name)
+    return r1, r0, imgs
+
+
+class BinSuite(gd.DetSuite):
+    def add_bins(self, tag, args, imgs=None, crowd=False, area=False, inp=None):
+        inp = inp or make_inputs(imgs, "float32", crowd, area)
+        box_format = args.get("box_format", "xyxy")
+        name = f"{M}{gd._argtag(args)}__{tag}"
+        vals, exact, tm_imgs = check_case(name, inp, args, box_format)
+        assert name not in self._names, name
+        self._names.add(name)
+        keys = gd.tm_keys(args)
+        self.cases.append({"name": name, "metric": spec(M, args), "inputs": {k: v.to_json() for k, v in inp.items()},
+                           "expected": [g._expected(v) for v in vals], "keys": keys, "rtol": RT, "atol": AT,
+                           "source": SOURCE})
+        return dict(zip(keys, vals)), dict(zip(keys, exact)), tm_imgs
+
+
+def approx(v, want, tol=1e-14):
+    return abs(v - want) <= tol
+
+
+def bins_args(K, C, **rest):
+    out = {"score_bins": K, "num_classes": C}
+    out.update(rest)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# cases
+# --------------------------------------------------------------------------------------------------------------------
+def detection_datasets():
+    """gen_detection.gen()'s cases by name -> their inputs (T), rebuilt from the JSON it writes."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        S = gd.gen()
+    out = {}
+    for c in S.cases:
+        if "error" in c:
+            continue
+        inp = {}
+        for k, v in c["inputs"].items():
+            inp[k] = T(np.array(v["data"], np.float64 if v["dtype"].startswith("float") else np.int64)
+                       .reshape(v["shape"]), v["dtype"])
+            assert inp[k].to_json() == v, (c["name"], k)
+        out[c["name"]] = inp
+    return out
+
+
+def gen():
+    S = BinSuite("detection_bins.json")
+    D = detection_datasets()
+
+    def ds(name):
+        return D[f"{M}__{name}" if not name.startswith("_") else M + name]
+
+    # ---- constructed: one detection per bin -> the exact values -----------------------------------------------
+    # 3 images, classes 0, 1, 2 of C = 4 (class 3 never seen), K = 100: every detection of a class in its own bin
+    # (scores 0.01 apart at least, float32 values away from the edges), TPs and FPs interleaved across images
+    def box(x, y, w=40, h=40):
+        return (x, y, x + w, y + h)
+
+    own = [
+        Img([(box(0, 0), 0.915, 0), (box(300, 300), 0.805, 0), (box(100, 0), 0.655, 0), (box(0, 100, 60, 60), 0.455, 1),
+             (box(500, 500), 0.125, 2)],
+            [(box(0, 0), 0), (box(100, 0), 0), (box(200, 0), 0), (box(0, 100, 60, 60), 1)]),
+        Img([(box(10, 10), 0.875, 0), (box(400, 10), 0.735, 0), (box(200, 200, 100, 100), 0.615, 1),
+             (box(10, 300), 0.335, 2)],
+            [(box(10, 10), 0), (box(200, 200, 100, 100), 1), (box(10, 300), 2), (box(90, 300), 2)]),
+        Img([(box(0, 0, 20, 20), 0.995, 1), (box(50, 50), 0.565, 0), (box(300, 0, 20, 20), 0.255, 1)],
+            [(box(0, 0, 20, 20), 1), (box(50, 50), 0), (box(200, 200), 0)]),
+    ]
+    r, ex, imgs = S.add_bins("one_detection_per_bin_equals_exact", bins_args(100, 4, class_metrics=True), own)
+    assert own_bins(imgs, 100) and r == ex and r["classes"] == [0, 1, 2], r
+    # the same scenes with K = 10: class 0 now holds 0.875 (TP) and 0.805 (FP) in bin 8 -> different values
+    r10, ex10, _ = S.add_bins("one_detection_per_bin_equals_exact", bins_args(10, 4, class_metrics=True), own)
+    assert r10 != ex10 and r10["map_per_class"][0] != ex10["map_per_class"][0], (r10, ex10)
+    assert r10["map_per_class"][1:] == ex10["map_per_class"][1:]
+
+    # ---- constructed: a bin mixing a TP and an FP -------------------------------------------------------------
+    # one image, two gts, K = 10: TP 0.95 and FP 0.92 share bin 9, TP 0.35 is alone in bin 3 (IoU 1 everywhere).
+    # exact: TP, FP, TP: precision 1 up to recall 1/2, then 2/3: AP = (51 + 50 * 2/3) / 101
+    # binned: bin 9 enters as (tp 1, fp 1) -> precision 1/2 at recall 1/2, then 2/3 at recall 1: AP = 2/3
+    mixed = [Img([(box(0, 0), 0.95, 0), (box(300, 300), 0.92, 0), (box(100, 0), 0.35, 0)],
+                 [(box(0, 0), 0), (box(100, 0), 0)])]
+    r, ex, _ = S.add_bins("bin_mixes_tp_and_fp", bins_args(10, 1), mixed)
+    assert approx(r["map"], 2 / 3) and approx(ex["map"], (51 + 50 * 2 / 3) / 101) and r["map"] != ex["map"], (r, ex)
+    assert r["mar_100"] == ex["mar_100"] == 1.0 and r["mar_1"] == ex["mar_1"] == 0.5, (r, ex)
+    # the TP and FP in separate bins (K = 100: bins 95, 92, 35): the exact value again
+    r, ex, _ = S.add_bins("bin_mixes_tp_and_fp", bins_args(100, 1), mixed)
+    assert r == ex and approx(r["map"], (51 + 50 * 2 / 3) / 101), r
+
+    # ---- constructed: scores on bin edges, 1.0, above 1, below 0 ----------------------------------------------
+    # K = 2. class 0 (3 gts): TP 0.5 (edge -> bin 1, alone), FP 0.375, TP 0.0 (edge -> bin 0), FP -0.25 (bin 0):
+    #   points (1/3, 1), (2/3, 1/2). class 1 (2 gts): FP 1.5 (-> bin 1), TP 1.0 (-> bin 1), TP 0.75: one point
+    #   (1, 2/3). class 2 (1 gt): TP 2.0 and FP -1.0 (end bins): points (1, 1), (1, 1/2)
+    edges = [Img([(box(0, 0), 0.5, 0), (box(400, 400), 0.375, 0), (box(100, 0), 0.0, 0), (box(400, 500), -0.25, 0),
+                  (box(500, 0), 1.5, 1), (box(0, 200), 1.0, 1), (box(100, 200), 0.75, 1),
+                  (box(0, 300), 2.0, 2), (box(500, 300), -1.0, 2)],
+                 [(box(0, 0), 0), (box(100, 0), 0), (box(200, 0), 0), (box(0, 200), 1), (box(100, 200), 1),
+                  (box(0, 300), 2)])]
+    args = bins_args(2, 3, class_metrics=True)
+    r, ex, imgs = S.add_bins("scores_on_bin_edges_1.0_above_1_below_0", args, edges)
+    assert [score_bin(s, 2) for s in (0.5, 0.375, 0.0, -0.25, 1.5, 1.0, 0.75, 2.0, -1.0)] == [1, 0, 0, 0, 1, 1, 1, 1, 0]
+    assert approx(r["map_per_class"][0], (34 + 33 * 0.5) / 101), r  # q = 1 for r <= 1/3, 1/2 up to 2/3
+    assert approx(r["map_per_class"][1], 2 / 3) and approx(r["map_per_class"][2], 1.0 - 2.0**-52, 1e-15), r
+    # the edges decide: an edge in the lower bin, or scores outside [0, 1] dropped, give other values
+    wrong = tm_compute_bins(imgs, args, bin_of=bin_ceil_minus_1)
+    assert wrong[12][0] != r["map_per_class"][0], wrong
+    dropped = [dict(im, dt=[d for d in im["dt"] if 0.0 <= d["score"] <= 1.0]) for im in imgs]
+    dropped = tm_compute_bins(dropped, args)
+    assert dropped[12][1] != r["map_per_class"][1] and dropped[12][2] != r["map_per_class"][2], dropped
+
+    # K = 10, float32 scores: f32(0.7) = 0.699999988 -> bin 6 with the FP 0.65; f32(0.9) = 0.899999976 -> bin 8;
+    # 1.0 -> bin 9 (K - 1), f32(0.3) = 0.300000012 -> bin 3 (not 2)
+    f32_edges = [Img([(box(0, 0), 1.0, 0), (box(300, 300), 0.9, 0), (box(100, 0), 0.7, 0), (box(400, 0), 0.65, 0),
+                      (box(200, 0), 0.3, 0), (box(500, 0), 0.29, 0)],
+                     [(box(0, 0), 0), (box(100, 0), 0), (box(200, 0), 0), (box(0, 200), 0)])]
+    args = bins_args(10, 1)
+    r, ex, imgs = S.add_bins("float32_scores_next_to_bin_edges", args, f32_edges)
+    assert [score_bin(d["score"], 10) for d in imgs[0]["dt"]] == [9, 8, 6, 6, 3, 2], imgs[0]["dt"]
+    assert tm_compute_bins(imgs, args, bin_of=bin_decimal) != [r[k] for k in gd.tm_keys(args)]
+    assert r != ex
+
+    # ---- constructed: classes of [0, C) never seen; num_classes above every label --------------------------------
+    # C = 8: class 0 TP/FP, class 2 only in the target, class 5 only in the predictions (4 detections, more than
+    # maxDets 3: the ones beyond still make class 5 seen), classes 1, 3, 4, 6, 7 never seen
+    unseen = [Img([(box(0, 0), 0.9, 0), (box(300, 300), 0.6, 0), (box(0, 400), 0.8, 5), (box(100, 400), 0.7, 5),
+                   (box(200, 400), 0.65, 5), (box(300, 400), 0.2, 5)],
+                  [(box(0, 0), 0), (box(100, 0), 0), (box(0, 200), 2)]),
+              Img([(box(0, 0), 0.45, 0)], [(box(0, 0), 0), (box(100, 100), 2)])]
+    r, ex, _ = S.add_bins("quirk_map_needs_maxdet_100_classes_never_seen_num_classes_8",
+                          bins_args(10, 8, class_metrics=True, max_detection_thresholds=[1, 2, 3]), unseen)
+    assert r["classes"] == [0, 2, 5] and r["mar_3_per_class"][1] == 0.0 and r["mar_3_per_class"][2] == -1.0, r
+    # the maxDets-100 rule; two FPs of class 5 share bin 6 (f32(0.7) = 0.69999999): still the exact values
+    assert r["map"] == -1.0 and r["map_per_class"] == [-1.0] * 3 and r == ex
+    r, ex, _ = S.add_bins("classes_never_seen_num_classes_80", bins_args(1000, 80, class_metrics=True), unseen)
+    assert r["classes"] == [0, 2, 5] and r["map_per_class"][1:] == [0.0, -1.0] and r == ex, r
+
+    # ---- detection.json's datasets ---------------------------------------------------------------------------------
+    r, ex, _ = S.add_bins("docstring_example", bins_args(10, 1), inp=ds("docstring_example"))
+    assert r == ex and approx(r["map"], 0.6, 1e-12)
+    r, ex, _ = S.add_bins("score_ties_within_and_across_images", bins_args(2, 1),
+                          inp=ds("score_ties_within_and_across_images"))
+    assert r == ex  # all five detections score 0.5: one bin, and the exact curve's envelope is the same
+    S.add_bins("crowd_regions", bins_args(10, 2), inp=ds("crowd_regions"))
+    S.add_bins("quirk_target_area_given_zero_or_negative_uses_box_area", bins_args(2, 1, class_metrics=True),
+               inp=ds("_class_metrics-true__quirk_target_area_given_zero_or_negative_uses_box_area"))
+    S.add_bins("area_ranges_boundaries_32sq_96sq", bins_args(10, 2, class_metrics=True),
+               inp=ds("area_ranges_boundaries_32sq_96sq"))
+    S.add_bins("images_without_gt_or_dets", bins_args(100, 3, class_metrics=True),
+               inp=ds("images_without_gt_or_dets"))
+    S.add_bins("only_gt_no_detections_at_all", bins_args(10, 3), inp=ds("only_gt_no_detections_at_all"))
+    r, _, _ = S.add_bins("all_padding_no_classes", bins_args(10, 5, class_metrics=True),
+                         inp=ds("_class_metrics-true__all_padding_no_classes"))
+    assert r["classes"] == [] and r["map"] == -1.0 and r["map_per_class"] == []
+    r, _, _ = S.add_bins("class_only_in_preds_and_class_only_in_target", bins_args(100, 8, class_metrics=True),
+                         inp=ds("_class_metrics-true__class_only_in_preds_and_class_only_in_target"))
+    assert r["classes"] == [0, 1, 2, 7]
+    big = ds("150_detections_in_one_image")
+    S.add_bins("150_detections_in_one_image", bins_args(100, 2), inp=big)
+    S.add_bins("150_detections_in_one_image", bins_args(1000, 2, max_detection_thresholds=[5, 100, 200]), inp=big)
+    S.add_bins("quirk_map_needs_maxdet_100_150_detections_in_one_image",
+               bins_args(10, 2, max_detection_thresholds=[1, 5, 10]), inp=big)
+    r, _, _ = S.add_bins("one_class_id_3", bins_args(1, 4), inp=ds("one_class_id_3"))
+    assert r["classes"] == [3]
+    many = ds("_class_metrics-true__many_classes_80_sparse")
+    S.add_bins("many_classes_80_sparse", bins_args(1000, 80, class_metrics=True), inp=many)
+    r, _, _ = S.add_bins("many_classes_80_sparse_num_classes_90", bins_args(100, 90, class_metrics=True), inp=many)
+    assert max(r["classes"]) < 80
+    ref, _, _ = S.add_bins("random_9_images_4_classes", bins_args(10, 4), inp=ds("random_9_images_4_classes"))
+    for fmt in ("xywh", "cxcywh"):
+        r, _, _ = S.add_bins("random_9_images_4_classes", bins_args(10, 4, box_format=fmt),
+                             inp=ds(f"_box_format-{fmt}__random_9_images_4_classes"))
+        assert r == ref, fmt
+    S.add_bins("random_float64_off_grid", bins_args(1000, 2), inp=ds("random_float64_off_grid"))
+    S.add_bins("random_float64_off_grid_cxcywh", bins_args(100, 2, box_format="cxcywh"),
+               inp=ds("_box_format-cxcywh__random_float64_off_grid_cxcywh"))
+    r12 = ds("random_12_images_3_classes")
+    for args in (bins_args(2, 3), bins_args(1, 3, class_metrics=True), bins_args(10, 3, iou_thresholds=[0.25, 0.625]),
+                 bins_args(100, 3, rec_thresholds=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]),
+                 bins_args(10, 3, max_detection_thresholds=[2, 3, 100]),
+                 bins_args(1000, 3, iou_thresholds=[0.3, 0.6], rec_thresholds=[0.0, 0.5, 1.0],
+                           max_detection_thresholds=[1, 2, 100], class_metrics=True)):
+        S.add_bins("random_12_images_3_classes", args, inp=r12)
+    r, _, _ = S.add_bins("quirk_map_needs_maxdet_100_random_12_images_3_classes",
+                         bins_args(10, 3, max_detection_thresholds=[1, 5, 10]), inp=r12)
+    assert r["map"] == -1.0
+    S.add_bins("coco_like_50_images_80_classes", bins_args(1000, 80, class_metrics=True),
+               inp=ds("_class_metrics-true__coco_like_50_images_80_classes"))
+
+    # ---- refused -------------------------------------------------------------------------------------------------
+    doc = [Img([((258.0, 41.0, 606.0, 285.0), 0.536, 0), ((0.0, 0.0, 10.0, 10.0), 0.3, 1)],
+               [((214.0, 41.0, 562.0, 285.0), 0), ((0.0, 0.0, 10.0, 10.0), 2)])]
+    inp = make_inputs(doc)
+    # exactly one label outside [0, 3) in each: the count the message starts with is 1
+    bad = dict(inp)
+    bad["labels"] = T(np.where(inp["labels"].a == 1, 3, inp["labels"].a), "int64")
+    S.add_refused("label_equals_num_classes", bins_args(10, 3), bad, "labels: 1 labels outside [0, 3)",
+                  "a detection label == num_classes (labels must lie in [0, num_classes), -1 pads)")
+    bad = dict(inp)
+    bad["target_labels"] = T(np.where(inp["target_labels"].a == 2, 3, inp["target_labels"].a), "int64")
+    S.add_refused("target_label_equals_num_classes", bins_args(10, 3), bad, "target_labels: 1 labels outside [0, 3)",
+                  "a target label == num_classes (labels must lie in [0, num_classes), -1 pads)")
+    bad = dict(inp)
+    bad["labels"] = T(np.where(inp["labels"].a == 1, -2, inp["labels"].a), "int64")
+    S.add_refused("label_minus_2", bins_args(10, 3), bad, "labels: 1 labels outside [0, 3)",
+                  "a detection label -2 (only -1 pads a slot)")
+    S.add_refused("score_bins_with_average_micro", bins_args(10, 3, average="micro"), inp, "score_bins",
+                  "score_bins takes average=macro only")
+    S.add_refused("score_bins_without_num_classes", {"score_bins": 10}, inp, "score_bins",
+                  "score_bins needs num_classes")
+    S.add_refused("num_classes_without_score_bins", {"num_classes": 3}, inp, "num_classes",
+                  "num_classes is read with score_bins only")
+    S.add_refused("score_bins_0", bins_args(0, 3), inp, "score_bins", "score_bins must be a positive integer")
+    return S
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+                                                             "detection_bins.json")
+    S = gen()
+    path = S.write_to(out)
+    n_ref = sum("error" in c for c in S.cases)
+    print(f"{path}: {len(S.cases)} cases ({n_ref} refused), {os.path.getsize(path) // 1024} KiB")
+    print(f"largest difference between the two routes: {WORST['diff']:.2e} ({WORST['case']})")
+    print(f"equal to the exact (non-binned) values: {len(LOG['equal_exact'])} ({len(LOG['own_bins'])} with one "
+          f"detection per bin, asserted); different: {len(LOG['differs_exact'])}")
+    for k in ("own_bins", "equal_exact", "differs_exact"):
+        for n in LOG[k]:
+            print(f"  {k}: {n}")
+
+
+if __name__ == "__main__":
+    main()
