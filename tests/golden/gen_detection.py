@@ -482,8 +482,9 @@ def corners_f64(b, fmt):
     return tuple(b)
 
 
-def brute_force(inp, args, box_format="xyxy"):
-    iou_thrs, rec_thrs, mds = tm_settings(args)
+def brute_rows(inp, box_format="xyxy", bin_of=None):
+    """Detections and ground truth as dicts (float64 corners), the classes seen and the image count; with bin_of,
+    each detection also carries bin_of(score) (gen_detection_bins.py)."""
     B, S, L = inp["boxes"].f64, inp["scores"].f64, inp["labels"].a
     TB, TL = inp["target_boxes"].f64, inp["target_labels"].a
     TC = inp["target_iscrowd"].a if "target_iscrowd" in inp else np.zeros(TL.shape, np.int64)
@@ -494,8 +495,12 @@ def brute_force(inp, args, box_format="xyxy"):
         for s in range(B.shape[1]):
             if L[n, s] != -1:
                 x1, y1, x2, y2 = corners_f64(B[n, s], box_format)
-                dets.append(dict(img=n, slot=s, box=(x1, y1, x2, y2), area=(x2 - x1) * (y2 - y1), score=S[n, s],
-                                 label=int(L[n, s])))
+                d = dict(img=n, slot=s, box=(x1, y1, x2, y2), area=(x2 - x1) * (y2 - y1), score=S[n, s],
+                         label=int(L[n, s]))
+                if bin_of is not None:
+                    d["score"] = float(S[n, s])
+                    d["bin"] = bin_of(d["score"])
+                dets.append(d)
         for s in range(TB.shape[1]):
             if TL[n, s] != -1:
                 x1, y1, x2, y2 = corners_f64(TB[n, s], box_format)
@@ -503,15 +508,76 @@ def brute_force(inp, args, box_format="xyxy"):
                 gts.append(dict(img=n, slot=s, box=(x1, y1, x2, y2), area=a, crowd=bool(TC[n, s]),
                                 label=int(TL[n, s])))
     classes = sorted({d["label"] for d in dets} | {t["label"] for t in gts})
+    return dets, gts, classes, n_img
 
-    def iou(d, t):
-        iw = min(d["box"][2], t["box"][2]) - max(d["box"][0], t["box"][0])
-        ih = min(d["box"][3], t["box"][3]) - max(d["box"][1], t["box"][1])
-        if iw <= 0 or ih <= 0:
-            return 0.0
-        inter = iw * ih
-        return inter / (d["area"] if t["crowd"] else d["area"] + (t["box"][2] - t["box"][0]) *
-                        (t["box"][3] - t["box"][1]) - inter)
+
+def brute_iou(d, t):
+    iw = min(d["box"][2], t["box"][2]) - max(d["box"][0], t["box"][0])
+    ih = min(d["box"][3], t["box"][3]) - max(d["box"][1], t["box"][1])
+    if iw <= 0 or ih <= 0:
+        return 0.0
+    inter = iw * ih
+    return inter / (d["area"] if t["crowd"] else d["area"] + (t["box"][2] - t["box"][0]) *
+                    (t["box"][3] - t["box"][1]) - inter)
+
+
+def brute_match(d, gl, ign, taken, lo, hi, cap):
+    """'tp', 'fp' or 'ign' for detection d against one image's ground truth gl (ign: which are ignored; taken: the
+    regular ones matched so far, updated), evaluateImg's rule at IoU cap."""
+    ious = [brute_iou(d, t) for t in gl]
+    reg = [j for j in range(len(gl)) if not ign[j] and j not in taken and ious[j] >= cap]
+    if reg:
+        top = max(ious[j] for j in reg)
+        taken.add([j for j in reg if ious[j] == top][-1])
+        return "tp"
+    ig = [j for j in range(len(gl)) if ign[j] and (gl[j]["crowd"] or j not in taken) and ious[j] >= cap]
+    if ig:
+        top = max(ious[j] for j in ig)
+        j = [j for j in ig if ious[j] == top][-1]
+        if not gl[j]["crowd"]:
+            taken.add(j)
+        return "ign"
+    return "fp" if lo <= d["area"] <= hi else "ign"
+
+
+def brute_ap(pts, final_rc, rec_thrs):
+    """The mean precision at the recall thresholds of curve pts [(recall, precision)], the envelope taken by max."""
+    qs = []
+    stopped = False
+    for r in rec_thrs:
+        # the first threshold above the final recall ends the list (pycocotools' try/except)
+        stopped = stopped or r > final_rc
+        qs.append(0.0 if stopped else max((p for rc, p in pts if rc >= r), default=0.0))
+    return math.fsum(qs) / len(qs)
+
+
+def brute_stats(groups, per_class, mds, iou_thrs):
+    """The twelve summary values over groups ({(area, maxdet, thr index): (ap, recall) or None}) and, from
+    per_class (None: without class_metrics), map and mar per class."""
+    def stat(gs, ap, area=0, md=100, thr=None):
+        if md not in mds:
+            return -1.0
+        vals = [r[area, md, ti][0 if ap else 1] for r in gs for ti, t in enumerate(iou_thrs)
+                if (thr is None or t == thr) and r[area, md, ti] is not None]
+        return math.fsum(vals) / len(vals) if vals else -1.0
+
+    def stats12(gs):
+        m3 = mds[2]
+        return [stat(gs, 1), stat(gs, 1, md=m3, thr=0.5), stat(gs, 1, md=m3, thr=0.75),
+                stat(gs, 1, 1, m3), stat(gs, 1, 2, m3), stat(gs, 1, 3, m3),
+                stat(gs, 0, md=mds[0]), stat(gs, 0, md=mds[1]), stat(gs, 0, md=m3),
+                stat(gs, 0, 1, m3), stat(gs, 0, 2, m3), stat(gs, 0, 3, m3)]
+
+    out = stats12(groups)
+    if per_class is not None:
+        per = [stats12([r]) for r in per_class]
+        return out + [[p[0] for p in per], [p[8] for p in per]]
+    return out + [-1.0, -1.0]
+
+
+def brute_force(inp, args, box_format="xyxy"):
+    iou_thrs, rec_thrs, mds = tm_settings(args)
+    dets, gts, classes, n_img = brute_rows(inp, box_format)
 
     def evaluate(group_dets, group_gts):
         """{(area, maxdet, thr index): (ap, recall)} for one class (or the pooled micro class); None: no regular gt."""
@@ -533,25 +599,7 @@ def brute_force(inp, args, box_format="xyxy"):
                         ign = [t["crowd"] or not (lo <= t["area"] <= hi) for t in gl]
                         taken = set()
                         for rank, d in enumerate(by_img_d[n][:md]):
-                            ious = [iou(d, t) for t in gl]
-                            reg = [j for j in range(len(gl)) if not ign[j] and j not in taken and ious[j] >= cap]
-                            if reg:
-                                top = max(ious[j] for j in reg)
-                                j = [j for j in reg if ious[j] == top][-1]
-                                taken.add(j)
-                                status = "tp"
-                            else:
-                                ig = [j for j in range(len(gl)) if ign[j] and (gl[j]["crowd"] or j not in taken)
-                                      and ious[j] >= cap]
-                                if ig:
-                                    top = max(ious[j] for j in ig)
-                                    j = [j for j in ig if ious[j] == top][-1]
-                                    if not gl[j]["crowd"]:
-                                        taken.add(j)
-                                    status = "ign"
-                                else:
-                                    status = "fp" if lo <= d["area"] <= hi else "ign"
-                            pooled.append(((-d["score"], n, rank), status))
+                            pooled.append(((-d["score"], n, rank), brute_match(d, gl, ign, taken, lo, hi, cap)))
                     pooled.sort(key=lambda p: p[0])
                     tp = fp = 0
                     pts = []
@@ -562,44 +610,16 @@ def brute_force(inp, args, box_format="xyxy"):
                         fp += st == "fp"
                         pts.append((tp / npig, tp / (tp + fp + 2.0**-52)))
                     final_rc = tp / npig
-                    qs = []
-                    stopped = False
-                    for r in rec_thrs:
-                        # the first threshold above the final recall ends the list (pycocotools' try/except)
-                        stopped = stopped or r > final_rc
-                        qs.append(0.0 if stopped else max((p for rc, p in pts if rc >= r), default=0.0))
-                    res[a, md, ti] = (math.fsum(qs) / len(qs), final_rc)
+                    res[a, md, ti] = (brute_ap(pts, final_rc, rec_thrs), final_rc)
         return res
 
-    if args.get("average") == "micro":
-        per_group = [evaluate(dets, gts)] if 0 in classes else []
-    else:
-        per_group = [evaluate([d for d in dets if d["label"] == c], [t for t in gts if t["label"] == c])
-                     for c in classes]
+    def by_class():
+        return [evaluate([d for d in dets if d["label"] == c], [t for t in gts if t["label"] == c]) for c in classes]
 
-    def stat(groups, ap, area=0, md=100, thr=None):
-        if md not in mds:
-            return -1.0
-        vals = [r[area, md, ti][0 if ap else 1] for r in groups for ti, t in enumerate(iou_thrs)
-                if (thr is None or t == thr) and r[area, md, ti] is not None]
-        return math.fsum(vals) / len(vals) if vals else -1.0
-
-    def stats12(groups):
-        m3 = mds[2]
-        return [stat(groups, 1), stat(groups, 1, md=m3, thr=0.5), stat(groups, 1, md=m3, thr=0.75),
-                stat(groups, 1, 1, m3), stat(groups, 1, 2, m3), stat(groups, 1, 3, m3),
-                stat(groups, 0, md=mds[0]), stat(groups, 0, md=mds[1]), stat(groups, 0, md=m3),
-                stat(groups, 0, 1, m3), stat(groups, 0, 2, m3), stat(groups, 0, 3, m3)]
-
-    out = stats12(per_group)
-    if args.get("class_metrics"):
-        macro = per_group if args.get("average") != "micro" else [
-            evaluate([d for d in dets if d["label"] == c], [t for t in gts if t["label"] == c]) for c in classes]
-        per = [stats12([r]) for r in macro]
-        out += [[p[0] for p in per], [p[8] for p in per]]
-    else:
-        out += [-1.0, -1.0]
-    return out + [classes]
+    micro = args.get("average") == "micro"
+    per_group = ([evaluate(dets, gts)] if 0 in classes else []) if micro else by_class()
+    per_class = (by_class() if micro else per_group) if args.get("class_metrics") else None
+    return brute_stats(per_group, per_class, mds, iou_thrs) + [classes]
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -185,37 +185,9 @@ def tm_compute_bins(imgs, args, rec_override=None, bin_of=score_bin):
 def brute_force_bins(inp, args, box_format="xyxy"):
     iou_thrs, rec_thrs, mds = gd.tm_settings(args)
     K = args["score_bins"]
-    B, S, L = inp["boxes"].f64, inp["scores"].f64, inp["labels"].a
-    TB, TL = inp["target_boxes"].f64, inp["target_labels"].a
-    TC = inp["target_iscrowd"].a if "target_iscrowd" in inp else np.zeros(TL.shape, np.int64)
-    TA = inp["target_area"].f64 if "target_area" in inp else np.zeros(TL.shape)
-    n_img = B.shape[0]
-    dets, gts = [], []
-    for n in range(n_img):
-        for s in range(B.shape[1]):
-            if L[n, s] != -1:
-                x1, y1, x2, y2 = gd.corners_f64(B[n, s], box_format)
-                sc = float(S[n, s])
-                # the bin from the exact product (the guard below makes it the float64 one)
-                b = min(max(math.floor(Fraction(sc) * K), 0), K - 1)
-                dets.append(dict(img=n, slot=s, box=(x1, y1, x2, y2), area=(x2 - x1) * (y2 - y1), score=sc,
-                                 label=int(L[n, s]), bin=b))
-        for s in range(TB.shape[1]):
-            if TL[n, s] != -1:
-                x1, y1, x2, y2 = gd.corners_f64(TB[n, s], box_format)
-                a = TA[n, s] if TA[n, s] > 0 else (x2 - x1) * (y2 - y1)
-                gts.append(dict(img=n, slot=s, box=(x1, y1, x2, y2), area=a, crowd=bool(TC[n, s]),
-                                label=int(TL[n, s])))
-    classes = sorted({d["label"] for d in dets} | {t["label"] for t in gts})
-
-    def iou(d, t):
-        iw = min(d["box"][2], t["box"][2]) - max(d["box"][0], t["box"][0])
-        ih = min(d["box"][3], t["box"][3]) - max(d["box"][1], t["box"][1])
-        if iw <= 0 or ih <= 0:
-            return 0.0
-        inter = iw * ih
-        return inter / (d["area"] if t["crowd"] else d["area"] + (t["box"][2] - t["box"][0]) *
-                        (t["box"][3] - t["box"][1]) - inter)
+    # the bin from the exact product (the guard below makes it the float64 one)
+    dets, gts, classes, n_img = gd.brute_rows(inp, box_format,
+                                              bin_of=lambda sc: min(max(math.floor(Fraction(sc) * K), 0), K - 1))
 
     def statuses(by_img_d, by_img_g, lo, hi, md, thr):
         """[(bin, 'tp' | 'fp' | 'ign')] of every image's first md detections at threshold thr."""
@@ -226,24 +198,7 @@ def brute_force_bins(inp, args, box_format="xyxy"):
             ign = [t["crowd"] or not (lo <= t["area"] <= hi) for t in gl]
             taken = set()
             for d in by_img_d[n][:md]:
-                ious = [iou(d, t) for t in gl]
-                reg = [j for j in range(len(gl)) if not ign[j] and j not in taken and ious[j] >= cap]
-                if reg:
-                    top = max(ious[j] for j in reg)
-                    taken.add([j for j in reg if ious[j] == top][-1])
-                    status = "tp"
-                else:
-                    ig = [j for j in range(len(gl)) if ign[j] and (gl[j]["crowd"] or j not in taken)
-                          and ious[j] >= cap]
-                    if ig:
-                        top = max(ious[j] for j in ig)
-                        j = [j for j in ig if ious[j] == top][-1]
-                        if not gl[j]["crowd"]:
-                            taken.add(j)
-                        status = "ign"
-                    else:
-                        status = "fp" if lo <= d["area"] <= hi else "ign"
-                out.append((d["bin"], status))
+                out.append((d["bin"], gd.brute_match(d, gl, ign, taken, lo, hi, cap)))
         return out
 
     def evaluate(group_dets, group_gts):
@@ -267,38 +222,12 @@ def brute_force_bins(inp, args, box_format="xyxy"):
                         fp = sum(1 for b, s in st[ti] if b >= p and s == "fp")
                         pts.append((tp / npig, tp / (tp + fp + 2.0**-52)))
                     final_rc = pts[-1][0] if pts else 0.0
-                    qs = []
-                    stopped = False
-                    for r in rec_thrs:
-                        stopped = stopped or r > final_rc
-                        qs.append(0.0 if stopped else max((p for rc, p in pts if rc >= r), default=0.0))
-                    res[a, md, ti] = (math.fsum(qs) / len(qs), final_rc)
+                    res[a, md, ti] = (gd.brute_ap(pts, final_rc, rec_thrs), final_rc)
         return res
 
     per_group = [evaluate([d for d in dets if d["label"] == c], [t for t in gts if t["label"] == c])
                  for c in classes]
-
-    def stat(groups, ap, area=0, md=100, thr=None):
-        if md not in mds:
-            return -1.0
-        vals = [r[area, md, ti][0 if ap else 1] for r in groups for ti, t in enumerate(iou_thrs)
-                if (thr is None or t == thr) and r[area, md, ti] is not None]
-        return math.fsum(vals) / len(vals) if vals else -1.0
-
-    def stats12(groups):
-        m3 = mds[2]
-        return [stat(groups, 1), stat(groups, 1, md=m3, thr=0.5), stat(groups, 1, md=m3, thr=0.75),
-                stat(groups, 1, 1, m3), stat(groups, 1, 2, m3), stat(groups, 1, 3, m3),
-                stat(groups, 0, md=mds[0]), stat(groups, 0, md=mds[1]), stat(groups, 0, md=m3),
-                stat(groups, 0, 1, m3), stat(groups, 0, 2, m3), stat(groups, 0, 3, m3)]
-
-    out = stats12(per_group)
-    if args.get("class_metrics"):
-        per = [stats12([r]) for r in per_group]
-        out += [[p[0] for p in per], [p[8] for p in per]]
-    else:
-        out += [-1.0, -1.0]
-    return out + [classes]
+    return gd.brute_stats(per_group, per_group if args.get("class_metrics") else None, mds, iou_thrs) + [classes]
 
 
 # --------------------------------------------------------------------------------------------------------------------
