@@ -320,9 +320,8 @@ def evaluate_img(gts, dts, ious, lo, hi, thrs):
     return {"scores": np.array([d["score"] for d in dts], np.float64), "dtm": dtm, "dt_ig": dt_ig, "gt_ig": gt_ig}
 
 
-def coco_eval(imgs, cat_ids, iou_thrs, rec_thrs, max_dets, micro=False):
-    """evaluate + accumulate -> precision [T, R, K, A, M], recall [T, K, A, M]."""
-    nt, nr, nk, na, nm = len(iou_thrs), len(rec_thrs), len(cat_ids), len(AREA_RNG), len(max_dets)
+def evaluate_all(imgs, cat_ids, iou_thrs, max_dets, micro=False):
+    """evaluateImg of every (category index, area range index, image index) that has gt or dt of the category."""
     cat_set = set(cat_ids)
     # rule: mean_ap.py _get_coco_datasets: average="micro" sets every label to 0 (categories stay the classes seen)
     # rule: cocoeval.py _prepare: getAnnIds(imgIds, catIds) keeps annotations whose category is in catIds, grouped
@@ -347,6 +346,34 @@ def coco_eval(imgs, cat_ids, iou_thrs, rec_thrs, max_dets, micro=False):
             ious = bb_iou([d["bbox"] for d in dts], [gt["bbox"] for gt in gts], [gt["iscrowd"] for gt in gts])
             for a, (lo, hi) in enumerate(AREA_RNG):
                 ev[k, a, i] = evaluate_img(gts, dts, ious, lo, hi, iou_thrs)
+    return ev
+
+
+def curve(precision, recall, t, k, a, m, tp, fp, npig, rec_thrs):
+    """accumulate's per-threshold step on one curve (tp, fp: cumulative float arrays)."""
+    nd = len(tp)
+    # rule: rc = tp / npig; pr = tp / (fp + tp + np.spacing(1)); recall = rc[-1] (0 without dets)
+    rc = tp / npig
+    pr = (tp / (fp + tp + np.spacing(1))).tolist()
+    recall[t, k, a, m] = rc[-1] if nd else 0
+    # rule: precision envelope, max from the right
+    for i in range(nd - 1, 0, -1):
+        if pr[i] > pr[i - 1]:
+            pr[i - 1] = pr[i]
+    # rule: q[r] = pr[searchsorted(rc, recThrs, side="left")]; the first index past the end stops
+    # the loop (try/except), leaving that and every later q at 0
+    q = np.zeros(len(rec_thrs))
+    for ri, pi in enumerate(np.searchsorted(rc, rec_thrs, side="left")):
+        if pi >= nd:
+            break
+        q[ri] = pr[pi]
+    precision[t, :, k, a, m] = q
+
+
+def coco_eval(imgs, cat_ids, iou_thrs, rec_thrs, max_dets, micro=False):
+    """evaluate + accumulate -> precision [T, R, K, A, M], recall [T, K, A, M]."""
+    nt, nr, nk, na, nm = len(iou_thrs), len(rec_thrs), len(cat_ids), len(AREA_RNG), len(max_dets)
+    ev = evaluate_all(imgs, cat_ids, iou_thrs, max_dets, micro)
     precision = -np.ones((nt, nr, nk, na, nm))
     recall = -np.ones((nt, nk, na, nm))
     for k in range(nk):
@@ -370,24 +397,7 @@ def coco_eval(imgs, cat_ids, iou_thrs, rec_thrs, max_dets, micro=False):
                 tp_sum = np.cumsum(tps, axis=1).astype(float)
                 fp_sum = np.cumsum(fps, axis=1).astype(float)
                 for t in range(nt):
-                    tp, fp = tp_sum[t], fp_sum[t]
-                    nd = len(tp)
-                    # rule: rc = tp / npig; pr = tp / (fp + tp + np.spacing(1)); recall = rc[-1] (0 without dets)
-                    rc = tp / npig
-                    pr = (tp / (fp + tp + np.spacing(1))).tolist()
-                    recall[t, k, a, m] = rc[-1] if nd else 0
-                    # rule: precision envelope, max from the right
-                    for i in range(nd - 1, 0, -1):
-                        if pr[i] > pr[i - 1]:
-                            pr[i - 1] = pr[i]
-                    # rule: q[r] = pr[searchsorted(rc, recThrs, side="left")]; the first index past the end stops
-                    # the loop (try/except), leaving that and every later q at 0
-                    q = np.zeros(nr)
-                    for ri, pi in enumerate(np.searchsorted(rc, rec_thrs, side="left")):
-                        if pi >= nd:
-                            break
-                        q[ri] = pr[pi]
-                    precision[t, :, k, a, m] = q
+                    curve(precision, recall, t, k, a, m, tp_sum[t], fp_sum[t], npig, rec_thrs)
     return precision, recall
 
 

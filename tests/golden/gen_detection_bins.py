@@ -85,49 +85,13 @@ def bin_decimal(s, k):
 # --------------------------------------------------------------------------------------------------------------------
 # route 1: evaluateImg as gen_detection.coco_eval, then the binned accumulate
 # --------------------------------------------------------------------------------------------------------------------
-def _curve(precision, recall, t, k, a, m, tp, fp, npig, rec_thrs):
-    """gen_detection.coco_eval's per-threshold code, on one curve (tp, fp cumulative float arrays)."""
-    nd = len(tp)
-    nr = len(rec_thrs)
-    rc = tp / npig
-    pr = (tp / (fp + tp + np.spacing(1))).tolist()
-    recall[t, k, a, m] = rc[-1] if nd else 0
-    for i in range(nd - 1, 0, -1):
-        if pr[i] > pr[i - 1]:
-            pr[i - 1] = pr[i]
-    q = np.zeros(nr)
-    for ri, pi in enumerate(np.searchsorted(rc, rec_thrs, side="left")):
-        if pi >= nd:
-            break
-        q[ri] = pr[pi]
-    precision[t, :, k, a, m] = q
-
-
 def coco_eval_bins(imgs, cat_ids, iou_thrs, rec_thrs, max_dets, K, bin_of=score_bin):
-    """evaluate (gen_detection.evaluate_img) + the binned accumulate -> precision [T, R, K, A, M], recall."""
+    """evaluate (gen_detection.evaluate_all: matching unchanged) + the binned accumulate -> precision
+    [T, R, K, A, M], recall."""
     nt, nr, nk, na, nm = len(iou_thrs), len(rec_thrs), len(cat_ids), len(AREA_RNG), len(max_dets)
-    cat_set = set(cat_ids)
-    groups = {}
-    for i, im in enumerate(imgs):
-        for kind in ("gt", "dt"):
-            for a in im[kind]:
-                if a["label"] in cat_set:
-                    groups.setdefault((i, a["label"]), {"gt": [], "dt": []})[kind].append(a)
-    ev = {}
-    for k, c in enumerate(cat_ids):
-        for i in range(len(imgs)):
-            grp = groups.get((i, c))
-            if grp is None:
-                continue
-            gts, dts = grp["gt"], grp["dt"]
-            # matching unchanged: the real scores, stable, first maxDets[-1]
-            order = np.argsort([-d["score"] for d in dts], kind="mergesort")[: max_dets[-1]]
-            dts = [dts[j] for j in order]
-            ious = gd.bb_iou([d["bbox"] for d in dts], [gt["bbox"] for gt in gts], [gt["iscrowd"] for gt in gts])
-            for a, (lo, hi) in enumerate(AREA_RNG):
-                e = gd.evaluate_img(gts, dts, ious, lo, hi, iou_thrs)
-                e["bins"] = np.array([bin_of(d["score"], K) for d in dts], np.int64)
-                ev[k, a, i] = e
+    ev = gd.evaluate_all(imgs, cat_ids, iou_thrs, max_dets)
+    for e in ev.values():
+        e["bins"] = np.array([bin_of(s, K) for s in e["scores"]], np.int64)
     precision = -np.ones((nt, nr, nk, na, nm))
     recall = -np.ones((nt, nk, na, nm))
     for k in range(nk):
@@ -154,7 +118,7 @@ def coco_eval_bins(imgs, cat_ids, iou_thrs, rec_thrs, max_dets, K, bin_of=score_
                     fp_bin = np.array([np.count_nonzero(fps[t, bins == b]) for b in points], np.int64)
                     tp_sum = np.cumsum(tp_bin).astype(float)
                     fp_sum = np.cumsum(fp_bin).astype(float)
-                    _curve(precision, recall, t, k, a, m, tp_sum, fp_sum, npig, rec_thrs)
+                    gd.curve(precision, recall, t, k, a, m, tp_sum, fp_sum, npig, rec_thrs)
     return precision, recall
 
 
