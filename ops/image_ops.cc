@@ -65,6 +65,24 @@ absl::StatusOr<Dim> Windows(const Dim& d, int64_t k, int64_t stride, int64_t pad
   return Dim::Fixed((d.size + 2 * pad - k) / stride + 1);
 }
 
+// SummaryTypes are coco_summary's and coco_bins_summary's results: the
+// twelve stats, the K classes seen and, with class_metrics, map and mar per
+// class.
+std::vector<TensorType> SummaryTypes(const CocoSummaryAttrs& attrs, const ir::Device& device) {
+  const Dim k = Dim::Symbol("K");
+  const Dim per = attrs.class_metrics.get() ? k : Dim::Fixed(0);
+  return {{DType::kFloat64, {Dim::Fixed(12)}, device},
+          {DType::kInt64, {k}, device},
+          {DType::kFloat64, {per}, device},
+          {DType::kFloat64, {per}, device}};
+}
+
+// HostSummary marks a finalize host algorithm whose shape is the data's.
+void HostSummary(OpDef& d) {
+  d.traits.syncs_host = true;
+  d.traits.data_dependent_shape = true;
+}
+
 }  // namespace
 
 void RegisterImageOps(OpTable& t) {
@@ -175,15 +193,9 @@ void RegisterImageOps(OpTable& t) {
         if (attrs.max_dets.size() != 3 || attrs.iou_thresholds.empty() || attrs.rec_thresholds.empty()) {
           return absl::InvalidArgumentError("needs three max_dets and IoU and recall thresholds");
         }
-        const Dim k = Dim::Symbol("K");
-        const Dim per = attrs.class_metrics.get() ? k : Dim::Fixed(0);
-        return std::vector<TensorType>{{DType::kFloat64, {Dim::Fixed(12)}, in[0].device},
-                                       {DType::kInt64, {k}, in[0].device},
-                                       {DType::kFloat64, {per}, in[0].device},
-                                       {DType::kFloat64, {per}, in[0].device}};
+        return SummaryTypes(attrs, in[0].device);
       });
-  summary.traits.syncs_host = true;
-  summary.traits.data_dependent_shape = true;
+  HostSummary(summary);
   AddOp(t, std::move(summary));
   AddOp(t, MakeOp(OpId::kCocoBins, 7, 7, SpecsOf<CocoBinsAttrs>(),
                   [](const std::vector<TensorType>& in, const ir::AttrMap& a, const ir::Device&) -> Types {
@@ -223,15 +235,9 @@ void RegisterImageOps(OpTable& t) {
         if (attrs.max_dets.size() != 3 || attrs.rec_thresholds.empty() || attrs.micro.get()) {
           return absl::InvalidArgumentError("needs three max_dets and recall thresholds (macro only)");
         }
-        const Dim k = Dim::Symbol("K");
-        const Dim per = attrs.class_metrics.get() ? k : Dim::Fixed(0);
-        return std::vector<TensorType>{{DType::kFloat64, {Dim::Fixed(12)}, h.device},
-                                       {DType::kInt64, {k}, h.device},
-                                       {DType::kFloat64, {per}, h.device},
-                                       {DType::kFloat64, {per}, h.device}};
+        return SummaryTypes(attrs, h.device);
       });
-  bins_summary.traits.syncs_host = true;
-  bins_summary.traits.data_dependent_shape = true;
+  HostSummary(bins_summary);
   AddOp(t, std::move(bins_summary));
 }
 

@@ -21,9 +21,8 @@
 // (width 1/K over [0, 1]) true- and false-positive counts, int64
 // [C, 4, 3, T, K, 2], plus per-class ground-truth counts; a bin's
 // detections enter the precision-recall curve together (coco_bins_summary).
-// Its memory never grows with the images; with one score per bin (16-bit
-// scores and a bin per code, or fewer distinct scores than bins) the values
-// are pycocotools' on those scores.
+// Its memory never grows with the images; when no two detections of a
+// class share a bin, the values are pycocotools'.
 #include <algorithm>
 #include <optional>
 #include <string>
