@@ -136,10 +136,10 @@ absl::StatusOr<std::vector<EvalResult>> CollectResults(const Program& program,
   TALLY_ASSIGN_OR_RETURN(NamedTensors values, program.Compute());
   std::vector<EvalResult> results;
   for (size_t i = 0; i < entries.size(); ++i) {
-    auto tree = CollectResult(values, entries[i].label);
-    if (!tree.ok()) return absl::InternalError(tree.status().message());
-    tree->keys = entries[i].metric.result_keys;
-    results.push_back({specs[i], tree->tensor, *std::move(tree)});
+    TALLY_ASSIGN_OR_RETURN(ResultTree tree,
+                           CollectMetricResult(values, entries[i].label, entries[i].metric.result_keys));
+    at::Tensor tensor = tree.tensor;
+    results.push_back({specs[i], std::move(tensor), std::move(tree)});
   }
   return results;
 }

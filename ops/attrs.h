@@ -424,6 +424,21 @@ struct SdrAttrs {
                            F("load_diag", &SdrAttrs::load_diag));
   }
 };
+// signal_ratio: how many trailing dims one signal spans, the target
+// scaled by its projection coefficient (SI-SDR) or as it is (SNR), the
+// signals without their means, and the epsilon added to every ratio's
+// terms (preds' dtype's, as TorchMetrics adds it).
+struct SignalRatioAttrs {
+  Opt<int64_t> signal_dims{1};
+  Opt<bool> scale_invariant{true};
+  Opt<bool> zero_mean{false};
+  double eps = 0;
+  static constexpr auto Fields() {
+    return std::make_tuple(F("signal_dims", &SignalRatioAttrs::signal_dims),
+                           F("scale_invariant", &SignalRatioAttrs::scale_invariant),
+                           F("zero_mean", &SignalRatioAttrs::zero_mean), F("eps", &SignalRatioAttrs::eps));
+  }
+};
 // depthwise_conv2d: the step between windows, in both spatial dims, and the
 // rows and columns of reflection padding (torch's "reflect": the edge is
 // not repeated) added on each side first.

@@ -31,6 +31,7 @@
 #include "ops/fused/retrieval.h"
 #include "ops/fused/score_code.h"
 #include "ops/fused/sdr.h"
+#include "ops/fused/signal_ratio.h"
 #include "ops/fused/ter_edits.h"
 #include "ops/fused/token_nll.h"
 #include "ops/fused/trace_sqrt.h"
@@ -391,6 +392,10 @@ void Sdr(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto attrs = AttrsOf<SdrAttrs>(n);
   out[0] = fused::Sdr(in[0], in[1], attrs.filter_length, attrs.zero_mean.get(), attrs.load_diag.get());
 }
+void SignalRatio(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
+  const auto a = AttrsOf<SignalRatioAttrs>(n);
+  out[0] = fused::SignalRatio(in[0], in[1], a.signal_dims.get(), a.scale_invariant.get(), a.zero_mean.get(), a.eps);
+}
 void TokenNll(const ir::Node&, const at::Tensor* in, at::Tensor* out) { out[0] = fused::TokenNll(in[0], in[1]); }
 void DepthwiseConv2d(const ir::Node& n, const at::Tensor* in, at::Tensor* out) {
   const auto a = AttrsOf<Conv2dAttrs>(n);
@@ -713,6 +718,7 @@ constexpr OpTableOf<Kernel> kKernels = {
     {OpId::kLcsLength, LcsLength},
     {OpId::kTerEdits, TerEdits},
     {OpId::kSdr, Sdr},
+    {OpId::kSignalRatio, SignalRatio},
     {OpId::kTokenNll, TokenNll},
     {OpId::kDepthwiseConv2d, DepthwiseConv2d},
     {OpId::kClassOverlap, ClassOverlap},

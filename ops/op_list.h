@@ -104,6 +104,7 @@ enum class OpKind : uint8_t { kPrimitive, kComposite };
   X(LcsLength, "lcs_length", kPrimitive)                    \
   X(TerEdits, "ter_edits", kPrimitive)                      \
   X(Sdr, "sdr", kPrimitive)                                 \
+  X(SignalRatio, "signal_ratio", kPrimitive)                \
   X(TokenNll, "token_nll", kPrimitive)                      \
   X(DepthwiseConv2d, "depthwise_conv2d", kPrimitive)        \
   X(ClassOverlap, "class_overlap", kPrimitive)              \

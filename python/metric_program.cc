@@ -31,9 +31,8 @@ absl::StatusOr<std::vector<ResultTree>> Collect(const Program& program,
   };
   std::vector<ResultTree> results;
   for (const dsl::CollectionEntry& entry : entries) {
-    absl::StatusOr<ResultTree> tree = CollectResult(values, entry.label);
-    if (!tree.ok()) return absl::InternalError(tree.status().message());
-    tree->keys = entry.metric.result_keys;
+    absl::StatusOr<ResultTree> tree = CollectMetricResult(values, entry.label, entry.metric.result_keys);
+    if (!tree.ok()) return tree.status();
     std::vector<ResultTree*> pending = {&*tree};
     while (!pending.empty()) {
       ResultTree* node = pending.back();

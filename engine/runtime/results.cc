@@ -1,6 +1,8 @@
 #include "engine/runtime/results.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/dsl/metric.h"
@@ -39,6 +41,14 @@ absl::StatusOr<ResultTree> CollectResult(const NamedTensors& values, absl::strin
   }
   if (!found) return absl::NotFoundError(absl::StrCat("no result for ", label));
   return root;
+}
+
+absl::StatusOr<ResultTree> CollectMetricResult(const NamedTensors& values, absl::string_view label,
+                                               std::vector<std::string> keys) {
+  absl::StatusOr<ResultTree> tree = CollectResult(values, label);
+  if (!tree.ok()) return absl::InternalError(tree.status().message());
+  tree->keys = std::move(keys);
+  return tree;
 }
 
 }  // namespace tally

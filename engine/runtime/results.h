@@ -37,6 +37,12 @@ struct ResultTree {
 // form a tree (a gap, a repeated leaf, a leaf that is also a tuple).
 absl::StatusOr<ResultTree> CollectResult(const NamedTensors& values, absl::string_view label);
 
+// CollectMetricResult is CollectResult for a metric the program computes,
+// with its dict `keys` (dsl::Metric::result_keys): a missing or malformed
+// result is Internal.
+absl::StatusOr<ResultTree> CollectMetricResult(const NamedTensors& values, absl::string_view label,
+                                               std::vector<std::string> keys);
+
 }  // namespace tally
 
 #endif  // TALLY_ENGINE_RUNTIME_RESULTS_H_

@@ -14,7 +14,9 @@
 //                                                       [batch, spk, ...]
 // Every metric is the mean of per-signal values in dB: a float64 sum and an
 // int64 count, fixed-size and exact to merge. Values are computed in
-// float64 with the epsilon of preds' dtype, as TorchMetrics adds it. SDR
+// float64 with the epsilon of preds' dtype, as TorchMetrics adds it; SNR
+// and the SI- forms by the signal_ratio op (ops/fused/signal_ratio.h), which
+// reads the signals once and copies none, PIT's tables as graphs. SDR
 // solves for a distortion filter per signal (the sdr op, ops/fused/sdr.h);
 // use_cg_iter (TorchMetrics' conjugate gradient, which needs fast-bss-eval
 // and falls back to the direct solve without it) is accepted and solved
@@ -217,7 +219,24 @@ absl::StatusOr<dsl::Metric> Build(Kind kind, SpecArgs& args, const dsl::Signatur
   // is [1, time].
   if (!ReadSignals(b, in) || !CheckShape(b, kind, in.shape, 1)) return b.status();
   o.eps = EpsilonOf(in.preds_dtype);
-  return AccumulateMean(b, Values(o, in.shape, F64(in.preds), F64(in.target)));
+  // SA-SDR's zero_mean centres each speaker, not the whole signal: that
+  // one form, and SDR, stay graphs.
+  if (kind == Kind::kSdr || (kind == Kind::kSaSdr && o.zero_mean)) {
+    return AccumulateMean(b, Values(o, in.shape, F64(in.preds), F64(in.target)));
+  }
+  // The others read the signals once, as they are (ops/fused/signal_ratio.h);
+  // signals of two dtypes meet in float64.
+  Expr preds = in.preds, target = in.target;
+  if (in.preds_dtype != in.target_dtype) {
+    preds = F64(preds);
+    target = F64(target);
+  }
+  ops::SignalRatioAttrs attrs;
+  attrs.signal_dims = SignalDims(kind);
+  attrs.scale_invariant = kind != Kind::kSnr && (kind != Kind::kSaSdr || o.scale_invariant);
+  attrs.zero_mean = o.zero_mean;
+  attrs.eps = o.eps;
+  return AccumulateMean(b, preds.builder()->Op(ops::OpId::kSignalRatio, {preds, target}, ops::ToAttrMap(attrs)));
 }
 
 // Permutations lists every permutation of [0, n) in itertools' order.

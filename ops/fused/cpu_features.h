@@ -27,6 +27,13 @@ inline bool HasAvx2F16cFma() {
   return has;
 }
 
+// HasAvx512 is HasAvx2F16cFma with AVX-512F (sixteen-lane conversions and
+// eight-lane gathers).
+inline bool HasAvx512() {
+  static const bool has = HasAvx2F16cFma() && __builtin_cpu_supports("avx512f");
+  return has;
+}
+
 }  // namespace tally::ops::fused
 
 #endif  // TALLY_OPS_FUSED_CPU_FEATURES_H_

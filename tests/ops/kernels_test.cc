@@ -35,6 +35,7 @@
 #include "ops/fused/panoptic_match.h"
 #include "ops/fused/script.h"
 #include "ops/fused/sdr.h"
+#include "ops/fused/signal_ratio.h"
 #include "ops/fused/ter_edits.h"
 #include "ops/fused/token_nll.h"
 #include "ops/fused/trace_sqrt.h"
@@ -329,6 +330,15 @@ std::vector<Sample> Samples() {
                "sdr",
                {"f64[N,30]", "f64[N,30]"},
                {{"filter_length", int64_t{4}}, {"zero_mean", true}, {"load_diag", 1e-3}}});
+  s.push_back({"signal_ratio", "signal_ratio", {"f32[N,50]", "f32[N,50]"}, {{"eps", 1e-7}}});
+  s.push_back({"signal_ratio/snr_zero_mean",
+               "signal_ratio",
+               {"f64[N,2,30]", "f64[N,2,30]"},
+               {{"signal_dims", int64_t{2}}, {"scale_invariant", false}, {"zero_mean", true}, {"eps", 1e-16}}});
+  s.push_back({"signal_ratio/complex",
+               "signal_ratio",
+               {"f32[N,3,4,2]", "f32[N,3,4,2]"},
+               {{"signal_dims", int64_t{3}}, {"zero_mean", true}, {"eps", 1e-7}}});
   s.push_back({"token_nll", "token_nll", {"f32[N,3,7]", "i64[N,3]"}, {}});
   s.push_back({"depthwise_conv2d", "depthwise_conv2d", {"f64[N,2,9,8]", "f64[3,2]"}, {{"stride", int64_t{1}}}});
   s.push_back({"depthwise_conv2d/stride", "depthwise_conv2d", {"f32[N,3,7,6]", "f32[2,2]"}, {{"stride", int64_t{2}}}});
@@ -771,6 +781,69 @@ TEST(KernelsTest, Sdr) {
         fused::RunScript(fused::SdrScript(), "sdr", {preds + 3.0, target, int64_t{32}, zero_mean, 1e-4}).toTensor();
     EXPECT_TRUE(SameTensor(script, got, 1e-10, 1e-10));
   }
+}
+
+// Verifies signal_ratio against a long-double evaluation of TorchMetrics'
+// formulas, for SI-SDR and SNR, with and without zero_mean, over float32
+// and float64 signals of one and two dims (a length not a multiple of the
+// eight partial sums), a silent target, a perfect estimate and an empty
+// signal (0 dB: eps over eps); the TorchScript form agrees to 1e-12.
+TEST(KernelsTest, SignalRatio) {
+  at::manual_seed(5);
+  for (const at::ScalarType dt : {at::kFloat, at::kDouble}) {
+    at::Tensor target = at::randn({4, 2, 53}, at::kDouble) + 0.25;
+    at::Tensor preds = target * 0.8 + at::randn({4, 2, 53}, at::kDouble) * 0.3;
+    target[1].zero_();
+    preds[2] = target[2];
+    target = target.to(dt);
+    preds = preds.to(dt);
+    const double eps = dt == at::kFloat ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+    const std::string type = std::string(dt == at::kFloat ? "f32" : "f64") + "[4,2,53]@cpu";
+    for (const int64_t dims : {int64_t{1}, int64_t{2}}) {
+      for (const bool si : {true, false}) {
+        for (const bool zm : {true, false}) {
+          const ir::AttrMap attrs = {{"signal_dims", dims}, {"scale_invariant", si}, {"zero_mean", zm}, {"eps", eps}};
+          TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor got, Eval1("signal_ratio", {type, type}, attrs, {preds, target}));
+          const at::Tensor p = preds.to(at::kDouble).reshape({dims == 1 ? 8 : 4, -1});
+          const at::Tensor t = target.to(at::kDouble).reshape({dims == 1 ? 8 : 4, -1});
+          const at::Tensor flat = got.reshape({-1});
+          ASSERT_EQ(flat.numel(), p.size(0));
+          for (int64_t r = 0; r < p.size(0); ++r) {
+            const int64_t n = p.size(1);
+            long double mp = 0, mt = 0;
+            for (int64_t i = 0; zm && i < n; ++i) {
+              mp += p[r][i].item<double>() / static_cast<long double>(n);
+              mt += t[r][i].item<double>() / static_cast<long double>(n);
+            }
+            long double tt = 0, pt = 0;
+            for (int64_t i = 0; i < n; ++i) {
+              const long double a = p[r][i].item<double>() - mp, b = t[r][i].item<double>() - mt;
+              tt += b * b;
+              pt += a * b;
+            }
+            const long double alpha = si ? (pt + eps) / (tt + eps) : 1.0L;
+            long double noise = 0;
+            for (int64_t i = 0; i < n; ++i) {
+              const long double e = alpha * (t[r][i].item<double>() - mt) - (p[r][i].item<double>() - mp);
+              noise += e * e;
+            }
+            const long double want = 10.0L * std::log10((alpha * alpha * tt + eps) / (noise + eps));
+            EXPECT_NEAR(flat[r].item<double>(), static_cast<double>(want),
+                        1e-9 * (1 + std::fabs(static_cast<double>(want))))
+                << "dims " << dims << " si " << si << " zero_mean " << zm << " row " << r;
+          }
+          const at::Tensor script =
+              fused::RunScript(fused::kSignalRatioScript, "signal_ratio", {preds, target, dims, si, zm, eps})
+                  .toTensor();
+          EXPECT_TRUE(SameTensor(script, got, 1e-12, 1e-12)) << "dims " << dims << " si " << si << " zero_mean " << zm;
+        }
+      }
+    }
+  }
+  const at::Tensor none = at::zeros({3, 0});
+  TALLY_ASSERT_OK_AND_ASSIGN(at::Tensor empty, Eval1("signal_ratio", {"f32[3,0]@cpu", "f32[3,0]@cpu"},
+                                                     {{"zero_mean", true}, {"eps", 1e-7}}, {none, none}));
+  EXPECT_TRUE(at::equal(empty, at::zeros({3}, at::kDouble))) << empty;
 }
 
 // CocoImages draws n images of 6 detection and 4 ground-truth slots over 3

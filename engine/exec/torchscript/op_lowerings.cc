@@ -25,6 +25,7 @@
 #include "ops/fused/replica_histogram.h"
 #include "ops/fused/script.h"
 #include "ops/fused/sdr.h"
+#include "ops/fused/signal_ratio.h"
 #include "ops/fused/ter_edits.h"
 #include "ops/fused/token_nll.h"
 #include "ops/fused/trace_sqrt.h"
@@ -624,6 +625,12 @@ Result Sdr(LowerCtx& c, const ir::Node& n, const Values& in) {
       c, ops::fused::SdrScript(), "sdr",
       {in[0], in[1], c.Const(attrs.filter_length), c.Const(attrs.zero_mean.get()), c.Const(attrs.load_diag.get())});
 }
+Result SignalRatio(LowerCtx& c, const ir::Node& n, const Values& in) {
+  const auto a = AttrsOf<ops::SignalRatioAttrs>(n);
+  return InlineScript(c, ops::fused::kSignalRatioScript, "signal_ratio",
+                      {in[0], in[1], c.Const(a.signal_dims.get()), c.Const(a.scale_invariant.get()),
+                       c.Const(a.zero_mean.get()), c.Const(a.eps)});
+}
 Result TokenNll(LowerCtx& c, const ir::Node&, const Values& in) {
   return InlineScript(c, ops::fused::kTokenNllScript, "token_nll", in);
 }
@@ -938,6 +945,7 @@ constexpr ops::OpTableOf<OpLowering> kLowerings = {
     {ops::OpId::kLcsLength, LcsLength},
     {ops::OpId::kTerEdits, TerEdits},
     {ops::OpId::kSdr, Sdr},
+    {ops::OpId::kSignalRatio, SignalRatio},
     {ops::OpId::kDepthwiseConv2d, DepthwiseConv2d},
     {ops::OpId::kClassOverlap, ClassOverlap},
     {ops::OpId::kCocoMatch, CocoMatch},

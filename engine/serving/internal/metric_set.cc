@@ -136,10 +136,8 @@ absl::StatusOr<std::vector<MetricValue>> Collect(const Program& p, const MetricS
   TALLY_ASSIGN_OR_RETURN(NamedTensors values, p.Compute());
   std::vector<MetricValue> out;
   for (size_t i = 0; i < set.labels.size(); ++i) {
-    auto tree = CollectResult(values, set.labels[i]);
-    if (!tree.ok()) return absl::InternalError(tree.status().message());
-    tree->keys = set.keys[i];
-    out.push_back({set.specs[i], set.labels[i], *std::move(tree)});
+    TALLY_ASSIGN_OR_RETURN(ResultTree tree, CollectMetricResult(values, set.labels[i], set.keys[i]));
+    out.push_back({set.specs[i], set.labels[i], std::move(tree)});
   }
   return out;
 }
