@@ -32,7 +32,7 @@ bool TryMergeStates(ir::Module& m) {
       const ir::StateDecl& a = m.states[i];
       const ir::StateDecl& b = m.states[j];
       if (a.reducer == ir::Reducer::kCustom || b.reducer == ir::Reducer::kCustom) continue;
-      if (a.type != b.type || a.reducer != b.reducer || a.check != b.check) continue;
+      if (a.type != b.type || a.reducer != b.reducer || a.check != b.check || a.scatter != b.scatter) continue;
       if (!(a.init == b.init)) continue;
       if (m.update->FindReturn(a.name) != m.update->FindReturn(b.name)) continue;
       ir::Value* pa = m.finalize->FindParam(a.name);

@@ -65,7 +65,7 @@ std::vector<Node*> TotalsOf(const ir::Graph& g, const Node* read) {
 absl::StatusOr<bool> NarrowConfmat(ir::Module& m, ir::StateDecl& s) {
   // int64 counts, or float64 weight sums (a weighted mc_confmat).
   const bool counts = s.type.dtype == ir::DType::kInt64 || s.type.dtype == ir::DType::kFloat64;
-  if (s.reducer != ir::Reducer::kSum || !counts || s.type.rank() != 2 || !s.check.empty()) {
+  if (s.reducer != ir::Reducer::kSum || !counts || s.type.rank() != 2 || !s.check.empty() || s.scatter) {
     return false;
   }
   Value* partial = m.update->FindReturn(s.name);

@@ -103,6 +103,24 @@ void MetricBuilder::Accumulate(const State& s, ops::Expr partial, ops::Loc loc) 
   state_partials_[s.index] = partial.value();
 }
 
+void MetricBuilder::AccumulateAt(const State& s, ops::Expr rows, ops::Loc loc) {
+  if (!ok() || !rows.valid() || s.index < 0) return;
+  ir::StateDecl& decl = module_->states[s.index];
+  if (rows.graph() != update_graph()) {
+    Fail(absl::InternalError(absl::StrCat("rows of '", s.name, "' are not an update value (", loc.ToString(), ")")));
+    return;
+  }
+  const ir::TensorType& t = rows.type();
+  if (decl.reducer != Reducer::kSum || decl.type.dtype != DType::kInt64 || t.dtype != DType::kInt64 || t.rank() < 1 ||
+      !(t.shape.back() == ir::Dim::Fixed(2))) {
+    Fail(absl::InternalError(absl::StrCat("rows of '", s.name, "' must be i64 [..., 2] into an int64 sum state, got ",
+                                          t.ToString(), " (", loc.ToString(), ")")));
+    return;
+  }
+  decl.scatter = true;
+  state_partials_[s.index] = rows.value();
+}
+
 void MetricBuilder::Check(const std::string& input, const std::string& message, ops::Expr count, ops::Loc loc) {
   if (!ok() || !count.valid()) return;
   int k = 0;

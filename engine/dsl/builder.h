@@ -98,6 +98,12 @@ class MetricBuilder : public ops::GraphBuilder {
                  const std::string& group = "");
   // Accumulate sets the update's partial for `s` (cast to the state dtype).
   void Accumulate(const State& s, ops::Expr partial, ops::Loc loc = ops::Loc::Current());
+  // AccumulateAt sets the update's partial for the int64 sum state `s` as
+  // int64 rows [..., 2] of (flat element index, count), and makes `s` a
+  // scatter state (ir::StateDecl::scatter): an update adds only at those
+  // elements. Indices must lie in [0, numel) (the op that makes them
+  // ensures it; a count of 0 adds nothing).
+  void AccumulateAt(const State& s, ops::Expr rows, ops::Loc loc = ops::Loc::Current());
   // Check declares a deferred validation counter: `count` (an integer scalar
   // computed in the update) is summed on device and `Compute` fails with
   // "<metric>: <input>: <n> <message>" when it is non-zero.

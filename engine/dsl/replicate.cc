@@ -619,6 +619,7 @@ absl::Status Replicator::Run(const Signature& sig) {
   for (size_t s = 0; s < mod.states.size(); ++s) {
     ir::StateDecl& decl = mod.states[s];
     if (!decl.check.empty()) continue;  // deferred checks stay global
+    if (decl.scatter) return Unsupported(absl::StrCat("state '", decl.name, "' adds at the elements it names"));
     ir::Value* partial = returns[partial_index[s]].second;
     if (decl.reducer == ir::Reducer::kCat) {
       if (spec_.kind != ReplicaSpec::Kind::kGroups) {

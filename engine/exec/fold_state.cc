@@ -20,4 +20,9 @@ at::Tensor FoldState(ir::Reducer reducer, const at::Tensor& a, const at::Tensor&
   return at::Tensor();
 }
 
+void AddRows(const at::Tensor& state, const at::Tensor& rows) {
+  const at::Tensor r = rows.reshape({-1, 2});
+  state.view({-1}).index_add_(0, r.select(1, 0), r.select(1, 1));
+}
+
 }  // namespace tally::exec

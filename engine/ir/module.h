@@ -3,7 +3,8 @@
 //
 // The update graph maps the data inputs (its parameters) to one partial per
 // state, labelled with the state's name; the executor folds each partial into
-// its state with the state's reducer. Because every reducer is associative,
+// its state with the state's reducer (a scatter state's partial names the
+// elements it adds to: see StateDecl::scatter). Because every reducer is associative,
 // batching, thread shards, checkpoint restore and distributed sync are the same
 // fold. The finalize graph takes every state (parameters named like the
 // states) and returns the outputs. A custom-merge group has a merge graph whose
@@ -36,6 +37,11 @@ struct StateDecl {
   std::string group;   // merge group for kCustom
   std::string check;   // non-empty: a deferred validation counter with this message
   std::string metric;  // the metric that owns it (for error messages)
+  // scatter: the update's partial is rows [..., 2] of (flat element index,
+  // count) added at those elements, not a whole state, so that an update
+  // touches only the elements it counts (a large histogram, sparsely hit).
+  // Only int64 sum states scatter; merges and syncs fold whole states.
+  bool scatter = false;
 
   // Bytes is the state's memory: all of it for a fixed shape; for a cat
   // state, the bytes of one accumulated row (its leading dim is symbolic).

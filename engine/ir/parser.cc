@@ -227,6 +227,9 @@ absl::StatusOr<StateDecl> ParseState(absl::string_view l, int ln) {
         s.init = static_cast<double>(*n);
       else
         return Error(ln, toks[i], "init must be a number");
+    } else if (key == "scatter") {
+      if (!std::holds_alternative<bool>(*v)) return Error(ln, toks[i], "scatter must be true or false");
+      s.scatter = std::get<bool>(*v);
     } else if (key == "group" || key == "check" || key == "metric") {
       if (!std::holds_alternative<std::string>(*v)) return Error(ln, toks[i], "expected a string");
       (key == "group" ? s.group : key == "check" ? s.check : s.metric) = std::get<std::string>(*v);

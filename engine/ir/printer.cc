@@ -11,6 +11,7 @@ std::string PrintStateDecl(const StateDecl& s) {
                                  " reducer=", ReducerName(s.reducer));
   if (!s.group.empty()) absl::StrAppend(&out, " group=", AttrToString(s.group));
   if (!s.check.empty()) absl::StrAppend(&out, " check=", AttrToString(s.check));
+  if (s.scatter) absl::StrAppend(&out, " scatter=true");
   absl::StrAppend(&out, " metric=", AttrToString(s.metric));
   return out;
 }

@@ -58,7 +58,15 @@ absl::Status VerifyModule(const Module& m, const NodeCheck& check) {
       return absl::InvalidArgumentError(absl::StrCat("verifier: state @", s.name, " has no partial in @update"));
     }
     const TensorType& pt = partial->type();
-    bool shape_ok = s.reducer == Reducer::kCat ? SameTrailing(pt.shape, s.type.shape) : pt.shape == s.type.shape;
+    if (s.scatter && (s.reducer != Reducer::kSum || s.type.dtype != DType::kInt64)) {
+      return absl::InvalidArgumentError(absl::StrCat("verifier: scatter state @", s.name, " must be an int64 sum, is ",
+                                                     s.type.ToString(), " reducer=", ReducerName(s.reducer)));
+    }
+    // A scatter state's partial is (flat index, count) rows [..., 2].
+    const bool rows_ok = pt.rank() >= 1 && pt.shape.back() == Dim::Fixed(2);
+    bool shape_ok = s.scatter                    ? rows_ok
+                    : s.reducer == Reducer::kCat ? SameTrailing(pt.shape, s.type.shape)
+                                                 : pt.shape == s.type.shape;
     if (pt.dtype != s.type.dtype || !shape_ok || pt.device != s.type.device) {
       return absl::InvalidArgumentError(
           absl::StrCat("verifier: partial of @", s.name, " is ", pt.ToString(), ", state is ", s.type.ToString()));

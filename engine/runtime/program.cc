@@ -232,8 +232,8 @@ absl::Status Program::CheckFinalizeBudget(const std::vector<at::Tensor>& values)
 }
 
 absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tensor>& current,
-                                                      const std::vector<at::Tensor>& incoming, bool skip_sums,
-                                                      bool skip_cats) const {
+                                                      const std::vector<at::Tensor>& incoming, exec::FoldOf of,
+                                                      bool skip_sums, bool skip_cats) const {
   std::vector<at::Tensor> next(current.size());
   const auto& states = module_->states;
   absl::Status st = support::CatchTorch(
@@ -241,6 +241,11 @@ absl::StatusOr<std::vector<at::Tensor>> Program::Fold(const std::vector<at::Tens
         for (size_t i = 0; i < states.size(); ++i) {
           const ir::Reducer r = states[i].reducer;
           if ((r == ir::Reducer::kSum && skip_sums) || (r == ir::Reducer::kCat && skip_cats)) continue;
+          if (states[i].scatter && of == exec::FoldOf::kPartials) {
+            next[i] = current[i].contiguous().clone();
+            exec::AddRows(next[i], incoming[i]);
+            continue;
+          }
           next[i] = exec::FoldState(r, current[i], incoming[i]);  // undefined for kCustom: merge plans below
         }
       },
@@ -319,7 +324,7 @@ absl::Status Program::Update(const NamedTensors& given) {
   partials.reserve(partial_of_state_.size());
   for (int idx : partial_of_state_) partials.push_back((*outs)[idx]);
   TALLY_RETURN_IF_ERROR(CheckGrowth(AppendedBytes(partials), "this update"));
-  TALLY_RETURN_IF_ERROR(FoldIn(partials));
+  TALLY_RETURN_IF_ERROR(FoldIn(partials, exec::FoldOf::kPartials));
   for (const auto& [symbol, size] : sizes) {
     if (*symbol == "N") rows_fed_ += size;
   }
@@ -404,12 +409,12 @@ absl::Status Program::CheckMerge(const Program& other) const {
   return CheckGrowth(AppendedBytes(other.store_.states()), "this merge");
 }
 
-absl::Status Program::FoldIn(const std::vector<at::Tensor>& partials) {
+absl::Status Program::FoldIn(const std::vector<at::Tensor>& partials, exec::FoldOf of) {
   // Sum states fold in place (no allocation per update) when the partial
   // matches the state exactly; everything that can fail runs first, so the
   // update still applies fully or not at all.
-  if (!store_.SumsFoldInPlace(partials)) {
-    TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> next, Fold(store_.states(), partials));
+  if (!store_.SumsFoldInPlace(partials, of)) {
+    TALLY_ASSIGN_OR_RETURN(std::vector<at::Tensor> next, Fold(store_.states(), partials, of));
     store_.Replace(std::move(next));
     CountRows();
     return absl::OkStatus();
@@ -421,7 +426,7 @@ absl::Status Program::FoldIn(const std::vector<at::Tensor>& partials) {
   for (const auto& d : decls) others |= d.reducer != ir::Reducer::kSum && d.reducer != ir::Reducer::kCat;
   std::vector<at::Tensor> next(decls.size());
   if (others) {
-    TALLY_ASSIGN_OR_RETURN(next, Fold(store_.states(), partials, /*skip_sums=*/true, /*skip_cats=*/true));
+    TALLY_ASSIGN_OR_RETURN(next, Fold(store_.states(), partials, of, /*skip_sums=*/true, /*skip_cats=*/true));
   }
   // The buffers may take what the budget leaves after the fixed-size states
   // and the other programs' buffers.
@@ -431,7 +436,7 @@ absl::Status Program::FoldIn(const std::vector<at::Tensor>& partials) {
           ? std::max<int64_t>(0, options_.row_ledger->allocated.load(std::memory_order_relaxed) - counted_alloc_bytes_)
           : 0;
   const int64_t max_cat_bytes = std::max<int64_t>(0, Budget() - static_cast<int64_t>(fixed) - elsewhere);
-  absl::Status folded = store_.FoldInPlace(partials, std::move(next), max_cat_bytes);
+  absl::Status folded = store_.FoldInPlace(partials, std::move(next), max_cat_bytes, of);
   CountRows();
   return folded;
 }
@@ -511,7 +516,7 @@ absl::Status Program::Merge(const Program& other) {
       metric_names_));
   // As an update: cat states append by amortized doubling, so merging k
   // programs copies their rows O(1) times each, not O(k).
-  TALLY_RETURN_IF_ERROR(FoldIn(incoming));
+  TALLY_RETURN_IF_ERROR(FoldIn(incoming, exec::FoldOf::kStates));
   Unsync();
   return absl::OkStatus();
 }

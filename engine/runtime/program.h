@@ -185,11 +185,11 @@ class Program {
   // Fold returns the folded states; with `skip_sums` sum states are left
   // undefined (Update adds them in place).
   absl::StatusOr<std::vector<at::Tensor>> Fold(const std::vector<at::Tensor>& current,
-                                               const std::vector<at::Tensor>& incoming, bool skip_sums = false,
-                                               bool skip_cats = false) const;
-  // FoldIn folds `partials` (one per state: an update's partials, or another
+                                               const std::vector<at::Tensor>& incoming, exec::FoldOf of,
+                                               bool skip_sums = false, bool skip_cats = false) const;
+  // FoldIn folds `incoming` (one per state: an update's partials, or another
   // program's states) into the states, in place where the store can.
-  absl::Status FoldIn(const std::vector<at::Tensor>& partials);
+  absl::Status FoldIn(const std::vector<at::Tensor>& incoming, exec::FoldOf of);
   // CheckGrowth fails with ResourceExhausted, before anything is appended,
   // when the states with `appended[i]` bytes appended to each cat state i,
   // and the rows of the other programs of its RowLedger, could need more

@@ -22,7 +22,12 @@
 // [C, 4, 3, T, K, 2], plus per-class ground-truth counts; a bin's
 // detections enter the precision-recall curve together (coco_bins_summary).
 // Its memory never grows with the images; when no two detections of a
-// class share a bin, the values are pycocotools'.
+// class share a bin, the values are pycocotools'. score_bins=exact16
+// (exact_fp16, exact_bf16) gives each 16-bit score in [0, 1] a bin of its
+// own: 15,361 float16 codes or 16,257 bfloat16 ones ("exact16": bfloat16
+// for bfloat16 scores, else float16; wider scores are rounded to it). The
+// histogram is a scatter state: an update adds only at its rows' cells, so
+// its cost follows the rows, not K.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -67,6 +72,7 @@ struct MapArgs {
   bool class_metrics = false;
   bool micro = false;
   int64_t score_bins = 0;  // 0: the rows are kept
+  std::string exact16;     // score_bins=exact16: "auto", "fp16" or "bf16"
   int64_t num_classes = 0;
 };
 
@@ -108,7 +114,22 @@ absl::StatusOr<MapArgs> ReadArgs(SpecArgs& args) {
     return args.InvalidArgument(absl::StrCat("average must be 'macro' or 'micro', got '", average, "'"));
   }
   m.micro = average == "micro";
-  TALLY_ASSIGN_OR_RETURN(const std::optional<int64_t> bins, args.GetOptionalInt("score_bins"));
+  const ArgValue* bins_arg = args.Find("score_bins", "none, a positive int, exact16, exact_fp16 or exact_bf16", "none");
+  std::optional<int64_t> bins;
+  if (const auto* name = bins_arg == nullptr ? nullptr : std::get_if<std::string>(bins_arg)) {
+    if (*name != "exact16" && *name != "exact_fp16" && *name != "exact_bf16") {
+      return args.InvalidArgument(absl::StrCat(
+          "score_bins must be none, a positive integer, exact16, exact_fp16 or exact_bf16, got '", *name, "'"));
+    }
+    m.exact16 = *name == "exact16" ? "auto" : *name == "exact_fp16" ? "fp16" : "bf16";
+    bins = 1;  // the code count, once the scores' dtype is known
+  } else if (const auto* n = bins_arg == nullptr ? nullptr : std::get_if<int64_t>(bins_arg)) {
+    bins = *n;
+  } else if (bins_arg != nullptr && !std::holds_alternative<std::monostate>(*bins_arg)) {
+    return args.InvalidArgument(
+        absl::StrCat("score_bins must be none, a positive integer, exact16, exact_fp16 or exact_bf16, got ",
+                     ArgValueToString(*bins_arg)));
+  }
   TALLY_ASSIGN_OR_RETURN(const std::optional<int64_t> classes, args.GetOptionalInt("num_classes"));
   if (bins.has_value()) {
     if (*bins < 1) return args.InvalidArgument(absl::StrCat("score_bins must be a positive integer, got ", *bins));
@@ -265,15 +286,26 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
     ba.score_bins = m.score_bins;
     ba.max_dets = m.max_dets;
     ba.thresholds = static_cast<int64_t>(m.iou_thresholds.size());
-    std::vector<Expr> counts = b.OpN(ops::OpId::kCocoBins,
-                                     {ops::Flatten(score64), ops::Flatten(labels), matched[0], matched[1], matched[2],
-                                      ops::Flatten(tlabels), matched[3]},
-                                     ops::ToAttrMap(ba));
+    Expr bin_scores = ops::Flatten(score64);
+    if (!m.exact16.empty()) {
+      // A bin per 16-bit code in [0, 1]: a score's code past +0's (0x8000
+      // in score_code16's order) is its bin, placed at the bin's middle.
+      const bool bf16 =
+          m.exact16 == "bf16" || (m.exact16 == "auto" && b.FindInput("scores")->dtype == DType::kBFloat16);
+      ba.score_bins = (bf16 ? 0x3F80 : 0x3C00) + 1;  // the codes of [0, 1]: up to 1.0's bits
+      Expr code = F64(ops::ScoreCode16(bin_scores, bf16 ? "bf16" : "fp16")) - 32768.0;
+      bin_scores =
+          (ops::Clamp(code, 0.0, static_cast<double>(ba.score_bins - 1)) + 0.5) / static_cast<double>(ba.score_bins);
+    }
+    std::vector<Expr> counts =
+        b.OpN(ops::OpId::kCocoBins,
+              {bin_scores, ops::Flatten(labels), matched[0], matched[1], matched[2], ops::Flatten(tlabels), matched[3]},
+              ops::ToAttrMap(ba));
     if (!b.ok()) return b.status();
     State hist =
-        b.AddState("histogram", DType::kInt64, {m.num_classes, 4, 3, ba.thresholds, m.score_bins, 2}, Reducer::kSum);
+        b.AddState("histogram", DType::kInt64, {m.num_classes, 4, 3, ba.thresholds, ba.score_bins, 2}, Reducer::kSum);
     State gt = b.AddState("ground_truth", DType::kInt64, {m.num_classes, 5}, Reducer::kSum);
-    b.Accumulate(hist, counts[0]);
+    b.AccumulateAt(hist, counts[0]);
     b.Accumulate(gt, counts[1]);
     summary = b.OpN(ops::OpId::kCocoBinsSummary, {b.Read(hist), b.Read(gt)}, ops::ToAttrMap(sa));
   } else {

@@ -445,7 +445,8 @@ std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_
                                  const std::vector<int64_t>& max_dets, int64_t thresholds) {
   const int64_t C = num_classes, K = score_bins, T = thresholds, A = kCocoAreaRanges;
   const auto i64 = in[0].options().dtype(at::kLong);
-  if (in[0].is_meta()) return {at::empty({C, A, 3, T, K, 2}, i64), at::empty({C, A + 1}, i64)};
+  const int64_t R = in[0].size(0), S = A * 3 * T;
+  if (in[0].is_meta()) return {at::empty({R, S, 2}, i64), at::empty({C, A + 1}, i64)};
   if (!in[0].is_cpu()) {
     std::vector<c10::IValue> args(in.begin(), in.end());
     args.insert(args.end(), {num_classes, score_bins, max_dets, thresholds});
@@ -456,8 +457,9 @@ std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_
   const at::Tensor rank = CpuContiguous(in[2], at::kLong), tp = CpuContiguous(in[3], at::kLong);
   const at::Tensor ig = CpuContiguous(in[4], at::kLong), gt_labels = CpuContiguous(in[5], at::kLong);
   const at::Tensor counted = CpuContiguous(in[6], at::kLong);
-  at::Tensor hist = at::zeros({C, A, 3, T, K, 2}, i64), gt = at::zeros({C, A + 1}, i64);
-  int64_t* h = hist.data_ptr<int64_t>();
+  // Slot (a, m, t) of row i: its cell's flat index and 1, or (0, 0).
+  at::Tensor rows = at::zeros({R, S, 2}, i64), gt = at::zeros({C, A + 1}, i64);
+  int64_t* out = rows.data_ptr<int64_t>();
   int64_t* g = gt.data_ptr<int64_t>();
   const int64_t W = tp.size(1);
   const double* sc = scores.data_ptr<double>();
@@ -478,9 +480,12 @@ std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_
       for (int64_t t = 0; t < T; ++t) {
         const bool is_tp = GetBit(tpw, a * T + t);
         if (!is_tp && GetBit(igw, a * T + t)) continue;  // ignored: neither
-        int64_t* cell = h + ((((c * A + a) * 3) * T + t) * K + b) * 2 + (is_tp ? 0 : 1);
+        const int64_t cell = ((((c * A + a) * 3) * T + t) * K + b) * 2 + (is_tp ? 0 : 1);
         for (int64_t m = 0; m < 3; ++m) {
-          if (rk[i] >= 0 && rk[i] < max_dets[m]) cell[m * T * K * 2] += 1;
+          if (rk[i] < 0 || rk[i] >= max_dets[m]) continue;
+          int64_t* slot = out + ((i * A + a) * 3 + m) * T * 2 + t * 2;
+          slot[0] = cell + m * T * K * 2;
+          slot[1] = 1;
         }
       }
     }
@@ -493,7 +498,7 @@ std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_
     ++g[c * (A + 1) + A];
     for (int64_t a = 0; a < A; ++a) g[c * (A + 1) + a] += (cn[i] >> a) & 1;
   }
-  return {hist, gt};
+  return {rows, gt};
 }
 
 std::vector<at::Tensor> CocoBinsSummary(const at::Tensor& hist_in, const at::Tensor& gt_in,
@@ -511,7 +516,7 @@ std::vector<at::Tensor> CocoBinsSummary(const at::Tensor& hist_in, const at::Ten
   const int64_t K = static_cast<int64_t>(classes.size()), RT = static_cast<int64_t>(rec_thresholds.size());
   Summary s{T, RT, K, 3, std::vector<double>(T * RT * K * A * 3, -1.0), std::vector<double>(T * K * A * 3, -1.0)};
   std::vector<double> tp_sum, fp_sum, pr;
-  std::vector<int64_t> points;
+  std::vector<int64_t> points, seen(KB);
   for (int64_t k = 0; k < K; ++k) {
     const int64_t c = classes[k];
     for (int64_t a = 0; a < A; ++a) {
@@ -523,11 +528,16 @@ std::vector<at::Tensor> CocoBinsSummary(const at::Tensor& hist_in, const at::Ten
         // holds a counted detection at some threshold: its detections
         // enter together, highest bin first (a bin empty at one threshold
         // repeats the point before, as an ignored detection does).
+        // (Summed threshold by threshold: each pass reads one row of bins
+        // in order, which a bin per 16-bit code needs.)
+        std::fill(seen.begin(), seen.end(), 0);
+        for (int64_t t = 0; t < T; ++t) {
+          const int64_t* row = cell + t * KB * 2;
+          for (int64_t b = 0; b < KB; ++b) seen[b] += row[2 * b] + row[2 * b + 1];
+        }
         points.clear();
         for (int64_t b = KB; b-- > 0;) {
-          int64_t any = 0;
-          for (int64_t t = 0; t < T; ++t) any += cell[(t * KB + b) * 2] + cell[(t * KB + b) * 2 + 1];
-          if (any > 0) points.push_back(b);
+          if (seen[b] > 0) points.push_back(b);
         }
         const size_t nd = points.size();
         for (int64_t t = 0; t < T; ++t) {
@@ -820,9 +830,9 @@ def coco_bins(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: Tens
     c_n = num_classes
     k_n = score_bins
     dev = scores.device
-    if scores.is_meta:
-        return (torch.empty([c_n, 4, 3, t, k_n, 2], dtype=4, device=dev), torch.empty([c_n, 5], dtype=4, device=dev))
     rows = tp.size(0)
+    if scores.is_meta:
+        return (torch.empty([rows, 12 * t, 2], dtype=4, device=dev), torch.empty([c_n, 5], dtype=4, device=dev))
     w = tp.size(1)
     lb = labels.to(4)
     valid = (lb >= 0) & (lb < c_n)
@@ -835,13 +845,16 @@ def coco_bins(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: Tens
     bits = torch.ones([4 * t], dtype=4, device=dev).cumsum(0) - 1
     a = torch.div(bits, t, rounding_mode="floor")
     tt = bits - a * t
-    hist = torch.zeros([c_n * 4 * 3 * t * k_n * 2], dtype=4, device=dev)
     fpb = (~tpb) & (~igb)
+    # Slot (a, m, t) of each row: its cell's flat index and 1, or (0, 0).
+    idx = torch.zeros([rows, 4, 3, t], dtype=4, device=dev)
+    cnt = torch.zeros([rows, 4, 3, t], dtype=4, device=dev)
     for m in range(3):
         inm = (valid & (rank >= 0) & (rank < max_dets[m])).unsqueeze(1)
-        cell = ((((c.unsqueeze(1) * 4 + a) * 3 + m) * t + tt) * k_n + b.unsqueeze(1)) * 2
-        hist.index_add_(0, cell.reshape([-1]), (tpb & inm).to(4).reshape([-1]))
-        hist.index_add_(0, (cell + 1).reshape([-1]), (fpb & inm).to(4).reshape([-1]))
+        cell = ((((c.unsqueeze(1) * 4 + a) * 3 + m) * t + tt) * k_n + b.unsqueeze(1)) * 2 + (~tpb).to(4)
+        counted_m = ((tpb | fpb) & inm).to(4)
+        idx[:, :, m, :] = (cell * counted_m).reshape([rows, 4, t])
+        cnt[:, :, m, :] = counted_m.reshape([rows, 4, t])
     gl = gt_labels.to(4)
     gvalid = (gl >= 0) & (gl < c_n)
     gc = torch.where(gvalid, gl, 0)
@@ -851,7 +864,7 @@ def coco_bins(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: Tens
     cn = counted.to(4)
     for aa in range(4):
         gt.index_add_(0, gc * 5 + aa, ((cn >> aa) & 1) * gvalid.to(4))
-    return (hist.reshape([c_n, 4, 3, t, k_n, 2]), gt.reshape([c_n, 5]))
+    return (torch.stack([idx, cnt], 4).reshape([rows, 12 * t, 2]), gt.reshape([c_n, 5]))
 )TS");
   return source->c_str();
 }

@@ -49,14 +49,19 @@ std::vector<at::Tensor> CocoSummary(const std::vector<at::Tensor>& in, const std
                                     const std::vector<double>& rec_thresholds, const std::vector<int64_t>& max_dets,
                                     bool micro, bool class_metrics);
 
-// CocoBins counts coco_match's rows into fixed-size histograms: in
-// (scores [R] f64, labels, rank [R], tp, ignored [R, W], gt labels and
-// counted [Rg]) -> {hist i64 [C, 4, 3, T, K, 2]: per class, area range,
-// maxDets limit (max_dets, three), threshold and score bin (width 1/K over
-// [0, 1], scores outside in the end bins) the true and the false positives
-// (ignored detections neither), gt i64 [C, 5]: per class the ground truth
-// counted in each area range and the rows (detections and ground truth) of
-// the class}. Labels outside [0, C) are skipped (the metric refuses them).
+// CocoBins places coco_match's rows in a fixed-size histogram: in (scores
+// [R] f64, labels, rank [R], tp, ignored [R, W], gt labels and counted
+// [Rg]) -> {rows i64 [R, 4 * 3 * T, 2]: per row and slot (area range,
+// maxDets limit of max_dets' three, threshold) the flat index of its cell
+// in the histogram i64 [C, 4, 3, T, K, 2] (class, area range, maxDets,
+// threshold, score bin of width 1/K over [0, 1] with scores outside in the
+// end bins, true or false positive) and 1, or (0, 0) where the row does
+// not count (padding, an ignored detection, past the limit): a scatter
+// state's partial (ir::StateDecl::scatter), so that an update touches only
+// its rows' cells whatever K; gt i64 [C, 5]: per class the ground truth
+// counted in each area range and the rows (detections and ground truth)
+// of the class}. Labels outside [0, C) are skipped (the metric refuses
+// them).
 std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_classes, int64_t score_bins,
                                  const std::vector<int64_t>& max_dets, int64_t thresholds);
 

@@ -7,56 +7,75 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
+#include <utility>
 #include <vector>
 
 #include "ops/fused/script.h"
 
-// Each signal takes two or three passes (means, the projection, the
-// noise), the first from memory and the others from the cache: a signal
-// of 64,000 float32 samples is 256 KB, a core's cache holds both.
+// Each signal takes two or three passes (the means, the energy and the
+// projection, the noise), the first from memory and the others from the
+// cache: a signal of 64,000 float32 samples is 256 KB, a core's cache
+// holds preds' and target's.
 namespace tally::ops::fused {
 namespace {
 
-// Sums accumulates f(i) over i in [0, n) in float64, eight partial sums
-// for short dependency chains (the compiler vectorizes the lanes).
-template <typename F>
-double Sums(int64_t n, F f) {
-  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+// Sums2 accumulates f(i) and g(i) over i in [0, n) in float64, eight
+// partial sums each for short dependency chains.
+template <typename F, typename G>
+std::pair<double, double> Sums2(int64_t n, F f, G g) {
+  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    for (int u = 0; u < 8; ++u) s[u] += f(i + u);
+    for (int u = 0; u < 8; ++u) {
+      s[u] += f(i + u);
+      t[u] += g(i + u);
+    }
   }
-  for (; i < n; ++i) s[0] += f(i);
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+  for (; i < n; ++i) {
+    s[0] += f(i);
+    t[0] += g(i);
+  }
+  const auto total = [](const double* x) { return ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7])); };
+  return {total(s), total(t)};
+}
+
+// Sums is Sums2 of one function.
+template <typename F>
+double Sums(int64_t n, F f) {
+  return Sums2(n, f, [](int64_t) { return 0.0; }).first;
 }
 
 // Ratio is one signal's value in dB (preds p, target t, n samples).
 template <typename T>
 double Ratio(const T* p, const T* t, int64_t n, bool scale_invariant, bool zero_mean, double eps) {
+  const auto pv = [&](int64_t i) { return static_cast<double>(p[i]); };
+  const auto tv = [&](int64_t i) { return static_cast<double>(t[i]); };
   double mp = 0.0, mt = 0.0;
   if (zero_mean) {  // an empty signal's mean is NaN, as torch's, and no sample reads it
-    mp = Sums(n, [&](int64_t i) { return static_cast<double>(p[i]); }) / static_cast<double>(n);
-    mt = Sums(n, [&](int64_t i) { return static_cast<double>(t[i]); }) / static_cast<double>(n);
+    const auto [sp, st] = Sums2(n, pv, tv);
+    mp = sp / static_cast<double>(n);
+    mt = st / static_cast<double>(n);
   }
-  const auto pc = [&](int64_t i) { return static_cast<double>(p[i]) - mp; };
-  const auto tc = [&](int64_t i) { return static_cast<double>(t[i]) - mt; };
-  const double energy = Sums(n, [&](int64_t i) { return tc(i) * tc(i); });
-  double num = energy, den = 0.0;
-  if (scale_invariant) {
-    const double alpha = (Sums(n, [&](int64_t i) { return pc(i) * tc(i); }) + eps) / (energy + eps);
-    num = alpha * alpha * energy;
-    den = Sums(n, [&](int64_t i) {
-      const double e = alpha * tc(i) - pc(i);
-      return e * e;
-    });
-  } else {
-    den = Sums(n, [&](int64_t i) {
+  const auto pc = [&](int64_t i) { return pv(i) - mp; };
+  const auto tc = [&](int64_t i) { return tv(i) - mt; };
+  const auto energy_of = [&](int64_t i) { return tc(i) * tc(i); };
+  const auto decibels = [&](double num, double den) {
+    return std::log((num + eps) / (den + eps)) * (10.0 / std::log(10.0));
+  };
+  if (!scale_invariant) {
+    const auto [energy, noise] = Sums2(n, energy_of, [&](int64_t i) {
       const double e = tc(i) - pc(i);
       return e * e;
     });
+    return decibels(energy, noise);
   }
-  return std::log((num + eps) / (den + eps)) * (10.0 / std::log(10.0));
+  const auto [energy, projection] = Sums2(n, energy_of, [&](int64_t i) { return pc(i) * tc(i); });
+  const double alpha = (projection + eps) / (energy + eps);
+  const double noise = Sums(n, [&](int64_t i) {
+    const double e = alpha * tc(i) - pc(i);
+    return e * e;
+  });
+  return decibels(alpha * alpha * energy, noise);
 }
 
 }  // namespace

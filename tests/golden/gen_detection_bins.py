@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Golden fixtures for Tally's extension `mean_average_precision(score_bins=K, num_classes=C)`.
+"""Golden fixtures for Tally's extension `mean_average_precision(score_bins=K, num_classes=C)` and its exact16 modes
+`score_bins=exact16 | exact_fp16 | exact_bf16`.
 
-Regenerate (numpy only; deterministic, fixed seeds; under a minute):
+Regenerate (numpy only; deterministic, fixed seeds; a minute or two):
 
     /usr/bin/python3 tests/golden/gen_detection_bins.py [OUTPUT.json]
 
@@ -18,6 +19,15 @@ histogram of fixed size, and the values are pycocotools' except for how accumula
 * Each detection falls in bin b = clamp(floor(s * K), 0, K - 1), s its score widened to float64 and the product taken
   in float64 (exact for float32 scores; the generator refuses float64 scores whose float64 product and exact product
   floor differently). Scores of 1.0 and above go to bin K - 1, scores below 0 to bin 0.
+* exact16 modes: the bin is the score's 16-bit code, everything else as above. The format: exact_fp16 -> float16,
+  exact_bf16 -> bfloat16, exact16 -> bfloat16 when the `scores` tensor is bfloat16, else float16 (float16, float32 and
+  float64 scores). K = the codes of [0, 1]: 0x3C00 + 1 = 15361 (float16), 0x3F80 + 1 = 16257 (bfloat16). The score
+  (float64) is rounded to float32, then to the format (nearest even both times; the float32 step decides for float64
+  scores next to a 16-bit midpoint), -0 taken as +0; the bin is clamp(bits, 0, K - 1) with bits the 16-bit pattern
+  of a value >= 0, any negative value in bin 0, values above 1 (and +inf) in bin K - 1 -- Tally's clamp(code -
+  0x8000, 0, K - 1) with the order-preserving code (0x8000 | bits for positive values, below 0x8000 for negative
+  ones). NaN scores are refused (none generated). So the values are the exact ones when no two detections of one
+  class share a code, and differ when a TP and an FP of one class round to one code (they tie).
 * accumulate, per (class, area range, maxDet m): the curve has one point per bin that holds at least one detection
   counted (TP or FP, not ignored) among each image's first m, at ANY IoU threshold of that (class, area, m) -- one set
   of bins shared by all thresholds -- from the highest bin down; at a point tp_sum / fp_sum are the TPs / FPs in all
@@ -28,7 +38,11 @@ histogram of fixed size, and the values are pycocotools' except for how accumula
   beyond maxDets counts), i.e. TorchMetrics' `_get_classes` -- never the unseen classes of [0, C).
 Consequences asserted here: when no two detections of one class share a bin, the values equal detection.json's exact
 ones (bit for bit: a bin point empty at one threshold repeats the point before it, as an ignored detection does, and
-the envelope makes repeated points invisible); a bin holding a TP and an FP gives a different curve.
+the envelope makes repeated points invisible); a bin holding a TP and an FP gives a different curve. The exact16
+cases assert both: one detection per code (float16 and bfloat16 scores, adjacent codes) -> the exact values; a TP and
+an FP on one code (float32 scores within float16 / bfloat16 precision, bfloat16 scores below float16's subnormals,
+1.5 clamped next to 1.0, 0.0 next to -0.25, float64 scores that float32 puts on a midpoint) -> other values; and
+that the rule decides (another format, no clamp, flushed subnormals, a direct float64 rounding give other values).
 
 Two routes, asserted to agree to 1e-13 (they agree to about 1e-16), `expected` from route 1:
 * Route 1 (`coco_eval_bins`): gen_detection's evaluateImg on TorchMetrics' datasets, then the binned accumulate above
@@ -37,6 +51,12 @@ Two routes, asserted to agree to 1e-13 (they agree to about 1e-16), `expected` f
 * Route 2 (`brute_force_bins`): from float64 corners and the rules, one (class, area, maxDet) at a time: explicit sort
   keys, two-phase matching, then per bin (highest first) counts of the TPs and FPs at or above it, the interpolated
   precision as a max over the points at or beyond each recall threshold (with the stop rule), means with math.fsum.
+* The bins: route 1 `score_bin` (float64 product; asserted to floor as the exact product does) or, for exact16,
+  `code_bin` (numpy's float64 -> float32 -> float16 casts; bfloat16 by nearest-even bit arithmetic on the float32
+  bits; the order-preserving code); route 2 the exact product's floor or `ref_code_bin` (exact rationals: each
+  rounding from the format's definition, the bit pattern from exponent and significand). Every detection's code_bin
+  is asserted equal to its ref_code_bin (in place of the product check), and `self_test_codes` compares the two on
+  several thousand float32 values of every exponent and sign and on float64 values next to 16-bit midpoints.
 Every case with default recall thresholds is also checked under gen_detection's seven candidate float32/float64
 recall-threshold sets (identical results asserted).
 """
@@ -55,6 +75,9 @@ import gen_detection as gd  # noqa: E402
 import gen_fixtures as g  # noqa: E402
 from gen_detection import AREA_RNG, Img, M, make_inputs  # noqa: E402
 from gen_fixtures import T, spec  # noqa: E402
+
+g._NP["float16"] = np.float16
+g._NP["bfloat16"] = np.float32  # scores rounded to bfloat16 first (asserted in add_bins), so float32 holds them exactly
 
 RT, AT = 0.0, 0.0
 ROUTE_TOL = 1e-13
@@ -80,6 +103,151 @@ def bin_ceil_minus_1(s, k):
 def bin_decimal(s, k):
     """A wrong binning (the score's short decimal, not its float32 value)."""
     return int(min(max(math.floor(round(float(s), 6) * k), 0), k - 1))
+
+
+# exact16 modes (score_bins=exact16 | exact_fp16 | exact_bf16): the bin is the score's 16-bit code, K the codes of
+# [0, 1]: 0x3C00 + 1 for float16, 0x3F80 + 1 for bfloat16
+EXACT16_MODES = ("exact16", "exact_fp16", "exact_bf16")
+CODE_K = {"float16": 0x3C00 + 1, "bfloat16": 0x3F80 + 1}
+
+
+def exact16_format(mode, score_dtype):
+    """The 16-bit format of an exact16 mode: exact16 reads bfloat16 scores as bfloat16, any other dtype as float16."""
+    assert mode in EXACT16_MODES, mode
+    if mode == "exact16":
+        return "bfloat16" if score_dtype == "bfloat16" else "float16"
+    return "float16" if mode == "exact_fp16" else "bfloat16"
+
+
+def code16(s, fmt):
+    """Tally's order-preserving 16-bit code of a (float64) score: rounded to float32 (nearest even, numpy's cast),
+    then to float16 (numpy's cast) or bfloat16 (nearest even on the float32 bits), -0 taken as +0; positive values
+    0x8000 | bits, negative ones 0xFFFF - bits (below 0x8000, larger magnitudes lower)."""
+    f = np.float32(s)
+    assert not np.isnan(f), s
+    if fmt == "float16":
+        bits = int(np.float16(f).view(np.uint16))
+    else:
+        u = int(f.view(np.uint32))
+        bits = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
+    if bits == 0x8000:
+        bits = 0
+    return 0x8000 | bits if bits < 0x8000 else 0xFFFF - bits
+
+
+def code_bin(s, fmt):
+    """Route 1's bin of a score under an exact16 format: clamp(code - 0x8000, 0, K - 1)."""
+    return min(max(code16(s, fmt) - 0x8000, 0), CODE_K[fmt] - 1)
+
+
+def code_bin_of(fmt):
+    """code_bin as a bin_of(s, K) for coco_eval_bins / tm_compute_bins."""
+    def bin_of(s, k):
+        assert k == CODE_K[fmt], (k, fmt)
+        return code_bin(s, fmt)
+    return bin_of
+
+
+# precision p (significand bits, the hidden one included), minimum normal exponent, maximum exponent
+FORMATS = {"float32": (24, -126, 127), "float16": (11, -14, 15), "bfloat16": (8, -126, 127)}
+
+
+def _exponent(a):
+    """floor(log2(a)) of a positive Fraction, exactly."""
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    while Fraction(2) ** e > a:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= a:
+        e += 1
+    return e
+
+
+def round_to(x, fmt):
+    """A Fraction (or +-inf) rounded to the nearest value of fmt, ties to even, from the format's definition:
+    quantum 2^(max(e, emin) - p + 1), overflow to infinity. -0 comes back as 0 (a Fraction has no sign of zero)."""
+    if isinstance(x, float):
+        assert math.isinf(x), x
+        return x
+    if x == 0:
+        return Fraction(0)
+    p, emin, emax = FORMATS[fmt]
+    a = abs(x)
+    q = Fraction(2) ** (max(_exponent(a), emin) - p + 1)
+    n = a // q
+    rem = a / q - n
+    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    v = n * q
+    if v >= Fraction(2) ** (emax + 1):
+        return math.copysign(math.inf, x)
+    return v if x > 0 else -v
+
+
+def bits_of(v, fmt):
+    """The bit pattern of a non-negative value of fmt (a Fraction or +inf): exponent field and fraction field."""
+    p, emin, emax = FORMATS[fmt]
+    if v == math.inf:
+        return (emax - emin + 2) << (p - 1)
+    if v < Fraction(2) ** emin:
+        m = v / Fraction(2) ** (emin - p + 1)
+        assert m.denominator == 1
+        return int(m)
+    e = _exponent(v)
+    m = v / Fraction(2) ** (e - p + 1)
+    assert m.denominator == 1 and 2 ** (p - 1) <= m < 2 ** p
+    return ((e - emin + 1) << (p - 1)) | (int(m) - 2 ** (p - 1))
+
+
+def ref_code_bin(s, fmt, via_float32=True):
+    """Route 2's bin, written from the rule with exact rationals (independent of numpy's casts and of code16): the
+    score rounded to float32, then to fmt; negative -> 0; else clamp(bits, 0, K - 1). via_float32=False rounds the
+    float64 directly (a wrong rule, to show that the float32 step decides)."""
+    s = float(s)
+    assert not math.isnan(s), s
+    v = Fraction(s) if not math.isinf(s) else s
+    if via_float32:
+        v = round_to(v, "float32")
+    v = round_to(v, fmt)
+    if v < 0:
+        return 0
+    return min(bits_of(v, fmt), CODE_K[fmt] - 1)
+
+
+def bins_rule(score_bins, score_dtype):
+    """(K, bin_of(s, K), format): score_bins=K -> floor(s * K) bins; an exact16 mode -> the 16-bit code bins."""
+    if isinstance(score_bins, str):
+        fmt = exact16_format(score_bins, score_dtype)
+        return CODE_K[fmt], code_bin_of(fmt), fmt
+    return score_bins, score_bin, None
+
+
+def self_test_codes():
+    """code_bin (numpy's casts, bit arithmetic) against ref_code_bin (exact rationals) on float32 values of every
+    exponent (normal, subnormal in both formats, negative, above 1, infinite) and on float64 values next to the
+    rounding midpoints of both formats (where the float32 step decides)."""
+    rng = np.random.default_rng(1616)
+    f32 = np.concatenate([rng.integers(0, 0x7F800001, 3000, dtype=np.int64).astype(np.uint32).view(np.float32),
+                          (rng.random(1000) * 2 - 0.5).astype(np.float32),
+                          np.array([0.0, -0.0, 1.0, 1.5, -0.25, 2.0**-24, 2.0**-25, 3 * 2.0**-25, 2.0**-14, 65504.0,
+                                    65520.0, np.inf, -np.inf, 2.0**-149, -(2.0**-149)], np.float32)])
+    f32 = np.concatenate([f32, -f32[:500]])
+    vals = [float(v) for v in f32]
+    for fmt in ("float16", "bfloat16"):
+        p = FORMATS[fmt][0]
+        # float64 values a hair off a midpoint of fmt: the float32 step lands on the midpoint (then ties to even)
+        for m in range(2 ** (p - 1), 2 ** (p - 1) + 40):
+            mid = (m + 0.5) * 2.0 ** (-p)
+            vals += [mid + 2.0**-40, mid - 2.0**-40, mid]
+    for v in vals:
+        for fmt in ("float16", "bfloat16"):
+            assert code_bin(v, fmt) == ref_code_bin(v, fmt), (v, fmt, code_bin(v, fmt), ref_code_bin(v, fmt))
+    assert [code_bin(v, "float16") for v in (0.0, -0.0, 1.0, 1.5, -0.25, 2.0**-24, 2.0**-25, 3 * 2.0**-25)] == \
+        [0, 0, 0x3C00, 0x3C00, 0, 1, 0, 2]
+    assert [code_bin(v, "bfloat16") for v in (0.0, 1.0, 1.5, 2.0**-24, 2.0**-133, math.inf, -math.inf)] == \
+        [0, 0x3F80, 0x3F80, 0x3380, 1, 0x3F80, 0]
+    # the float32 step: 0.5 + 2^-12 + 2^-40 is a float16 midpoint after it (-> 0.5, even), above one before it
+    assert ref_code_bin(0.5 + 2.0**-12 + 2.0**-40, "float16") == 0x3800
+    assert ref_code_bin(0.5 + 2.0**-12 + 2.0**-40, "float16", via_float32=False) == 0x3801
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -122,11 +290,14 @@ def coco_eval_bins(imgs, cat_ids, iou_thrs, rec_thrs, max_dets, K, bin_of=score_
     return precision, recall
 
 
-def tm_compute_bins(imgs, args, rec_override=None, bin_of=score_bin):
+def tm_compute_bins(imgs, args, rec_override=None, bin_of=None, score_dtype="float32"):
+    """bin_of(s, K) None: the rule of args' score_bins (an exact16 mode reads score_dtype, the `scores` dtype)."""
     iou, rec, md = gd.tm_settings(args)
     if rec_override is not None:
         rec = rec_override
-    K, C = args["score_bins"], args["num_classes"]
+    K, rule_bin_of, _ = bins_rule(args["score_bins"], score_dtype)
+    bin_of = bin_of or rule_bin_of
+    C = args["num_classes"]
     # the classes seen, in [0, C) (a label outside is refused before this)
     classes = gd.classes_of(imgs)
     assert all(0 <= c < C for c in classes), classes
@@ -148,10 +319,16 @@ def tm_compute_bins(imgs, args, rec_override=None, bin_of=score_bin):
 # --------------------------------------------------------------------------------------------------------------------
 def brute_force_bins(inp, args, box_format="xyxy"):
     iou_thrs, rec_thrs, mds = gd.tm_settings(args)
-    K = args["score_bins"]
-    # the bin from the exact product (the guard below makes it the float64 one)
-    dets, gts, classes, n_img = gd.brute_rows(inp, box_format,
-                                              bin_of=lambda sc: min(max(math.floor(Fraction(sc) * K), 0), K - 1))
+    K, _, fmt = bins_rule(args["score_bins"], inp["scores"].dtype)
+    if fmt is None:
+        # the bin from the exact product (the guard below makes it the float64 one)
+        def bin_of(sc):
+            return min(max(math.floor(Fraction(sc) * K), 0), K - 1)
+    else:
+        # the 16-bit code from exact rationals (ref_code_bin), not from numpy's casts
+        def bin_of(sc):
+            return ref_code_bin(sc, fmt)
+    dets, gts, classes, n_img = gd.brute_rows(inp, box_format, bin_of=bin_of)
 
     def statuses(by_img_d, by_img_g, lo, hi, md, thr):
         """[(bin, 'tp' | 'fp' | 'ign')] of every image's first md detections at threshold thr."""
@@ -201,12 +378,12 @@ def exact_args(args):
     return {k: v for k, v in args.items() if k not in ("score_bins", "num_classes")}
 
 
-def own_bins(imgs, K):
+def own_bins(imgs, K, bin_of=score_bin):
     """True when no two detections of one class (any image, any rank) share a bin."""
     seen = set()
     for im in imgs:
         for d in im["dt"]:
-            key = (d["label"], score_bin(d["score"], K))
+            key = (d["label"], bin_of(d["score"], K))
             if key in seen:
                 return False
             seen.add(key)
@@ -215,24 +392,32 @@ def own_bins(imgs, K):
 
 def check_case(name, inp, args, box_format):
     imgs = gd.tm_images(inp, box_format)
-    K, C = args["score_bins"], args["num_classes"]
+    score_dtype = inp["scores"].dtype
+    K, bin_of, fmt = bins_rule(args["score_bins"], score_dtype)
+    C = args["num_classes"]
     assert isinstance(K, int) and K >= 1 and isinstance(C, int) and C >= 1 and args.get("average") != "micro"
     labels = [a["label"] for im in imgs for kind in ("dt", "gt") for a in im[kind]]
     assert all(0 <= c < C for c in labels), f"{name}: a label outside [0, {C})"
-    # bins: the float64 product floors as the exact product does (true for every float32 score)
     for im in imgs:
         for d in im["dt"]:
-            assert math.floor(d["score"] * K) == math.floor(Fraction(d["score"]) * K), (name, d["score"])
+            if fmt is None:
+                # bins: the float64 product floors as the exact product does (true for every float32 score)
+                assert math.floor(d["score"] * K) == math.floor(Fraction(d["score"]) * K), (name, d["score"])
+            else:
+                # exact16: route 1's code (numpy's casts, bit arithmetic) = the one from exact rationals
+                assert not math.isnan(d["score"]), name
+                assert code_bin(d["score"], fmt) == ref_code_bin(d["score"], fmt), (name, d["score"], fmt)
     iou, rec, md = gd.tm_settings(args)
     thr_cands = gd.IOU_CANDIDATES if not args.get("iou_thresholds") else sorted(set(iou))
     bad = gd.fragile_pairs(imgs, thr_cands)
     assert not bad, f"{name}: IoU within 1e-9 of a threshold: {bad[:5]}"
     bad = gd.fragile_areas(imgs)
     assert not bad, f"{name}: area within 1e-6 of an area-range bound: {bad[:5]}"
-    r1 = tm_compute_bins(imgs, args)
+    r1 = tm_compute_bins(imgs, args, score_dtype=score_dtype)
     if not args.get("rec_thresholds"):
         differ = [v for v, thr in gd.REC_VARIANTS.items()
-                  if json.dumps(tm_compute_bins(imgs, args, rec_override=thr)) != json.dumps(r1)]
+                  if json.dumps(tm_compute_bins(imgs, args, rec_override=thr, score_dtype=score_dtype)) !=
+                  json.dumps(r1)]
         assert not differ, f"{name}: recall thresholds {differ} change the result"
     r2 = brute_force_bins(inp, args, box_format)
     assert r1[-1] == r2[-1], (name, r1[-1], r2[-1])
@@ -246,7 +431,7 @@ def check_case(name, inp, args, box_format):
     # against detection.json's exact (non-binned) transcription
     r0 = gd.tm_compute(imgs, exact_args(args))
     same = json.dumps(r0) == json.dumps(r1)
-    if own_bins(imgs, K):
+    if own_bins(imgs, K, bin_of):
         LOG["own_bins"].append(name)
         assert same, f"{name}: one detection per bin, yet the binned values differ from the exact ones: {r1} {r0}"
     LOG["equal_exact" if same else "differs_exact"].append(name)
@@ -254,8 +439,16 @@ def check_case(name, inp, args, box_format):
 
 
 class BinSuite(gd.DetSuite):
-    def add_bins(self, tag, args, imgs=None, crowd=False, area=False, inp=None):
-        inp = inp or make_inputs(imgs, "float32", crowd, area)
+    def add_bins(self, tag, args, imgs=None, crowd=False, area=False, inp=None, dtype="float32", score_dtype=None):
+        inp = inp or make_inputs(imgs, dtype, crowd, area, score_dtype)
+        if imgs is not None and inp["scores"].dtype in ("float16", "bfloat16"):
+            # 16-bit scores: the values stored are the values meant (float16 / bfloat16 values, asserted)
+            meant = [float(d[1]) for im in imgs for d in im.dets]
+            stored = [float(v) for v, lab in zip(inp["scores"].f64.reshape(-1), inp["labels"].a.reshape(-1))
+                      if lab != -1]
+            assert stored == meant, (tag, stored, meant)
+            if inp["scores"].dtype == "bfloat16":
+                assert not np.any(inp["scores"].a.view(np.uint32) & 0xFFFF), (tag, meant)
         box_format = args.get("box_format", "xyxy")
         name = f"{M}{gd._argtag(args)}__{tag}"
         vals, exact, tm_imgs = check_case(name, inp, args, box_format)
@@ -464,6 +657,135 @@ def gen():
     S.add_refused("num_classes_without_score_bins", {"num_classes": 3}, inp, "num_classes",
                   "num_classes is read with score_bins only")
     S.add_refused("score_bins_0", bins_args(0, 3), inp, "score_bins", "score_bins must be a positive integer")
+
+    # ---- exact16 modes: score_bins=exact16 | exact_fp16 | exact_bf16 (the bin is the score's 16-bit code) --------
+    self_test_codes()
+
+    def rescore(imgs, fn):
+        return [Img([(b, fn(sc), c) for b, sc, c in im.dets], im.gts) for im in imgs]
+
+    def codes(imgs, fmt):
+        return [code_bin(d[1], fmt) for im in imgs for d in im.dets]
+
+    # float16 scores (the `own` scenes on the grid k/1024, float16 values), exact16 -> float16. Class 0's FP 0.805
+    # moves to 0.875 - 2^-11, the float16 just below its TP 0.875: adjacent codes 0x3AFF, 0x3B00, one detection per
+    # code -> the exact values; score_bins=100 puts the two in bin 87 and differs
+    own16 = rescore(own, lambda sc: round(sc * 1024) / 1024)
+    own16[0].dets[1][1] = 0.875 - 2.0**-11
+    args = bins_args("exact16", 4, class_metrics=True)
+    r, ex, imgs = S.add_bins("float16_scores_one_detection_per_code_equals_exact", args, own16,
+                             score_dtype="float16")
+    assert own_bins(imgs, CODE_K["float16"], code_bin_of("float16")) and r == ex and r["classes"] == [0, 1, 2], r
+    assert code_bin(0.875 - 2.0**-11, "float16") == 0x3AFF and code_bin(0.875, "float16") == 0x3B00
+    k100 = tm_compute_bins(imgs, bins_args(100, 4, class_metrics=True), score_dtype="float16")
+    assert k100[12][0] != r["map_per_class"][0] and k100[12][1:] == r["map_per_class"][1:], k100
+    # exact16 reads float16 scores as float16: bfloat16 codes would tie the pair (224/256 both)
+    bf = tm_compute_bins(imgs, bins_args("exact_bf16", 4, class_metrics=True), score_dtype="float16")
+    assert bf[12][0] != r["map_per_class"][0], bf
+
+    # bfloat16 scores (the grid k/256, bfloat16 values), exact16 -> bfloat16 (K = 0x3F81). Class 0's FP sits one
+    # bfloat16 below its TP (223/256, 224/256: codes 0x3F5F, 0x3F60); a 4th image holds class 2's TP 2^-27 and FP
+    # 2^-30, apart in bfloat16 (0x3200, 0x3080) but both 0 in float16 (below half its smallest subnormal 2^-24):
+    # exact16 -> the exact values; exact_fp16 on the same bfloat16 tensor ties them in bin 0 (class 2 only differs)
+    own_bf = rescore(own, lambda sc: round(sc * 256) / 256)
+    own_bf[0].dets[1][1] = 223 / 256
+    own_bf.append(Img([(box(0, 0), 2.0**-27, 2), (box(300, 300), 2.0**-30, 2)], [(box(0, 0), 2)]))
+    assert codes(own_bf[3:], "bfloat16") == [0x3200, 0x3080] and codes(own_bf[3:], "float16") == [0, 0]
+    r, ex, imgs = S.add_bins("bfloat16_scores_one_detection_per_code_equals_exact",
+                             bins_args("exact16", 4, class_metrics=True), own_bf, score_dtype="bfloat16")
+    assert own_bins(imgs, CODE_K["bfloat16"], code_bin_of("bfloat16")) and r == ex, r
+    # class 2 (3 gts): TP 0.3359375, FP 0.125, then TP 2^-27 and FP 2^-30 together in float16's bin 0: the point
+    # (2/3, 2/3) is gone, recall 0.34 ... 0.66 reads 1/2 instead of 2/3
+    r, ex2, _ = S.add_bins("bfloat16_scores_below_float16_range_share_float16_code_0",
+                           bins_args("exact_fp16", 4, class_metrics=True), own_bf, score_dtype="bfloat16")
+    assert r["map_per_class"][:2] == ex["map_per_class"][:2] and ex2 == ex, (r, ex)
+    assert approx(ex["map_per_class"][2], (34 + 33 * 2 / 3) / 101) and approx(r["map_per_class"][2],
+                                                                             (34 + 33 * 0.5) / 101), r
+
+    # float32 scores, exact_fp16: TP 0.9502 and FP 0.9501 both round to float16 0.9501953125 (code 0x3B9A) -> one
+    # point (1/2, 1/2), AP 2/3 as bin_mixes_tp_and_fp; the `mixed` scene (0.95, 0.92: codes 0x3B9A, 0x3B5C) -> exact
+    mixed16 = [Img([(box(0, 0), 0.9502, 0), (box(300, 300), 0.9501, 0), (box(100, 0), 0.35, 0)],
+                   [(box(0, 0), 0), (box(100, 0), 0)])]
+    assert codes(mixed16, "float16")[:2] == [0x3B9A, 0x3B9A] and codes(mixed, "float16")[:2] == [0x3B9A, 0x3B5C]
+    r, ex, _ = S.add_bins("float32_scores_tp_and_fp_share_a_float16_code", bins_args("exact_fp16", 1), mixed16)
+    assert approx(r["map"], 2 / 3) and approx(ex["map"], (51 + 50 * 2 / 3) / 101) and r["map"] != ex["map"], (r, ex)
+    r, ex, _ = S.add_bins("float32_scores_tp_and_fp_float16_codes_apart", bins_args("exact_fp16", 1), mixed)
+    assert r == ex and approx(r["map"], (51 + 50 * 2 / 3) / 101), r
+
+    # exact_bf16 merges what float16 keeps apart: TP 0.95 and FP 0.948 are 243/256 in bfloat16 (0x3F73), float16
+    # codes 0x3B9A and 0x3B96
+    mixed_bf = [Img([(box(0, 0), 0.95, 0), (box(300, 300), 0.948, 0), (box(100, 0), 0.35, 0)],
+                    [(box(0, 0), 0), (box(100, 0), 0)])]
+    assert codes(mixed_bf, "bfloat16")[:2] == [0x3F73, 0x3F73] and codes(mixed_bf, "float16")[:2] == [0x3B9A, 0x3B96]
+    r, ex, _ = S.add_bins("float32_scores_tp_and_fp_share_a_bfloat16_code_not_a_float16_one",
+                          bins_args("exact_bf16", 1), mixed_bf)
+    assert approx(r["map"], 2 / 3) and r["map"] != ex["map"], (r, ex)
+    r, ex, _ = S.add_bins("float32_scores_tp_and_fp_share_a_bfloat16_code_not_a_float16_one",
+                          bins_args("exact_fp16", 1), mixed_bf)
+    assert r == ex, r
+
+    # edge scores, float32 (exact16 -> float16; and exact_bf16). Each class has 2 gts (IoU 1) and 3 detections;
+    # "apart" = points (1/2, 1), (1, 2/3) after the envelope: AP (51 + 50 * 2/3) / 101; "tie" = a first bin holding
+    # a TP and an FP: (1/2, 1/2), (1, 2/3): AP 2/3
+    #   class 0: TP 1.5 and FP 1.0, both in the top bin K - 1 (1.5 clamped) -> tie (exact: TP, FP, TP: apart)
+    #   class 1: TP 0.5 + 2^-20 and FP 0.5, one code in either format (below float16 precision) -> tie; TP 0.25
+    #   class 2: TP 0.125; TP 0.0 and FP -0.25 both in bin 0 (zero; a negative value) -> apart (exact: TP, TP, FP:
+    #            1 - 2^-52 ...)
+    #   class 3: TP 2^-24 (float16's smallest subnormal: bin 1), FP 2^-25 (ties to even: float16 0, bin 0), TP 0.0
+    #            (bin 0) -> apart, the exact value in both formats; 2^-24 flushed to 0 would tie all three
+    edge16 = [Img([(box(0, 0), 1.5, 0), (box(300, 0), 1.0, 0), (box(100, 0), 0.75, 0),
+                   (box(0, 100), 0.5 + 2.0**-20, 1), (box(300, 100), 0.5, 1), (box(100, 100), 0.25, 1),
+                   (box(0, 200), 0.125, 2), (box(100, 200), 0.0, 2), (box(300, 200), -0.25, 2),
+                   (box(0, 300), 2.0**-24, 3), (box(300, 300), 2.0**-25, 3), (box(100, 300), 0.0, 3)],
+                  [(box(0, 0), 0), (box(100, 0), 0), (box(0, 100), 1), (box(100, 100), 1),
+                   (box(0, 200), 2), (box(100, 200), 2), (box(0, 300), 3), (box(100, 300), 3)])]
+    assert codes(edge16, "float16") == [0x3C00, 0x3C00, 0x3A00, 0x3800, 0x3800, 0x3400, 0x3000, 0, 0, 1, 0, 0]
+    assert codes(edge16, "bfloat16") == [0x3F80, 0x3F80, 0x3F40, 0x3F00, 0x3F00, 0x3E80, 0x3E00, 0, 0, 0x3380,
+                                         0x3300, 0]
+    tie, apart = 2 / 3, (51 + 50 * 2 / 3) / 101
+    for mode in ("exact16", "exact_bf16"):
+        r, ex, imgs = S.add_bins("scores_0_1_above_1_below_0_smallest_float16_subnormal_below_float16_precision",
+                                 bins_args(mode, 4, class_metrics=True), edge16)
+        assert all(approx(v, w) for v, w in zip(r["map_per_class"], [tie, tie, apart, apart])), (mode, r)
+        assert all(approx(v, apart) for v in ex["map_per_class"][:2]) and approx(ex["map_per_class"][2], 1.0, 1e-15)
+        assert ex["map_per_class"][3] == r["map_per_class"][3], (mode, r, ex)
+        # 1.5 in a bin of its own above K - 1 (not clamped) would give another value
+        fmt = exact16_format(mode, "float32")
+        wrong = tm_compute_bins(imgs, bins_args(mode, 4, class_metrics=True),
+                                bin_of=lambda sc, k: max(code16(sc, fmt) - 0x8000, 0))
+        assert wrong[12][0] != r["map_per_class"][0], wrong
+    flushed = tm_compute_bins(imgs, bins_args("exact16", 4, class_metrics=True),
+                              bin_of=lambda sc, k: code_bin(0.0 if abs(sc) < 2.0**-14 else sc, "float16"))
+    assert flushed[12][3] != r["map_per_class"][3], flushed
+
+    # float64 scores: rounded to float32 first, then to 16 bits. TP 0.5 + 2^-12 + 2^-40 is above float16's midpoint
+    # 0.5 + 2^-12, but float32 drops the 2^-40: the midpoint ties to even, 0.5 -> tied with class 0's FP 0.5 (a
+    # direct float64 -> float16 rounding keeps them apart); class 1 the same next to bfloat16's midpoint 0.5 + 2^-9
+    dbl = [Img([(box(0, 0), 0.5 + 2.0**-12 + 2.0**-40, 0), (box(300, 0), 0.5, 0), (box(100, 0), 0.25, 0),
+                (box(0, 100), 0.5 + 2.0**-9 + 2.0**-40, 1), (box(300, 100), 0.5, 1), (box(100, 100), 0.25, 1)],
+               [(box(0, 0), 0), (box(100, 0), 0), (box(0, 100), 1), (box(100, 100), 1)])]
+    for mode, want, want_direct in (("exact_fp16", [tie, apart], [apart, apart]),
+                                    ("exact_bf16", [tie, tie], [tie, apart])):
+        args = bins_args(mode, 2, class_metrics=True)
+        r, ex, imgs = S.add_bins("float64_scores_rounded_to_float32_first", args, dbl, dtype="float64")
+        assert all(approx(v, w) for v, w in zip(r["map_per_class"], want)), (mode, r)
+        fmt = exact16_format(mode, "float64")
+        direct = tm_compute_bins(imgs, args, bin_of=lambda sc, k: ref_code_bin(sc, fmt, via_float32=False),
+                                 score_dtype="float64")
+        assert all(approx(v, w) for v, w in zip(direct[12], want_direct)), (mode, direct)
+
+    # detection.json's datasets under exact_fp16 (float32 scores with 3 decimals: distinct ones get distinct float16
+    # codes, equal ones share one; the float64 scores off the grid go through float32)
+    r, ex, _ = S.add_bins("random_12_images_3_classes", bins_args("exact_fp16", 3, iou_thresholds=[0.25, 0.625]),
+                          inp=r12)
+    assert r == ex, r  # codes shared only by detections whose order does not matter
+    r, ex, _ = S.add_bins("coco_like_50_images_80_classes", bins_args("exact_fp16", 80, class_metrics=True),
+                          inp=ds("_class_metrics-true__coco_like_50_images_80_classes"))
+    # no two distinct scores of one class share a code, but equal scores do: a TP and an FP of one score enter
+    # together, where the exact curve takes them in image order (11 of the classes differ)
+    assert r != ex and sum(a != b for a, b in zip(r["map_per_class"], ex["map_per_class"])) == 11, r
+    r, ex, _ = S.add_bins("random_float64_off_grid", bins_args("exact_fp16", 2), inp=ds("random_float64_off_grid"))
+    assert r == ex, r
     return S
 
 

@@ -911,11 +911,12 @@ TEST(KernelsTest, CocoMatchAndSummaryKernelsAgreeWithTheirScripts) {
 }
 
 // Verifies coco_bins and coco_bins_summary: with every detection in a bin
-// of its own (scores at distinct bin centres) the binned summary equals
-// coco_summary over the same rows, every stat and per-class value bit for
-// bit (the curve has the same points); with coarse bins the CPU kernels and
-// their tensor forms agree (counts exactly, summaries to 1e-12); a label
-// past num_classes is counted nowhere.
+// of its own (scores at distinct bin centres) the summary of the histogram
+// coco_bins' rows add up to equals coco_summary over the same rows, every
+// stat and per-class value bit for bit (the curve has the same points);
+// with coarse bins the CPU kernels and their tensor forms agree (the rows
+// slot for slot, summaries to 1e-12); a slot that does not count names no
+// cell; a label past num_classes is counted nowhere.
 TEST(KernelsTest, CocoBinsAgreeWithCocoSummaryAndTheirScripts) {
   at::manual_seed(9);
   const std::vector<double> thr = {0.3, 0.5, 0.75}, rec = {0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0};
@@ -927,10 +928,23 @@ TEST(KernelsTest, CocoBinsAgreeWithCocoSummaryAndTheirScripts) {
   const std::vector<at::Tensor> exact = fused::CocoSummary(
       {in[1].reshape({-1}), in[2].reshape({-1}), rows[0], rows[1], rows[2], in[4].reshape({-1}), rows[3]}, thr, rec, md,
       false, true);
+  // coco_bins' rows added into the dense histogram, as a scatter state takes them.
+  const int64_t t_n = static_cast<int64_t>(thr.size());
+  const auto histogram = [&](const at::Tensor& r, int64_t k) {
+    EXPECT_EQ(r.sizes(), (std::vector<int64_t>{rows[0].size(0), 12 * t_n, 2}));
+    const at::Tensor flat = r.reshape({-1, 2});
+    EXPECT_TRUE(at::equal(flat.select(1, 0) * (1 - flat.select(1, 1)), at::zeros_like(flat.select(1, 0))))
+        << "a slot that does not count names a cell";
+    return at::zeros({3 * 4 * 3 * t_n * k * 2}, at::kLong)
+        .index_add_(0, flat.select(1, 0), flat.select(1, 1))
+        .view({3, 4, 3, t_n, k, 2});
+  };
   const auto bins_of = [&](int64_t k, const at::Tensor& labels) {
-    return fused::CocoBins(
+    std::vector<at::Tensor> out = fused::CocoBins(
         {in[1].reshape({-1}), labels.reshape({-1}), rows[0], rows[1], rows[2], in[4].reshape({-1}), rows[3]}, 3, k, md,
-        static_cast<int64_t>(thr.size()));
+        t_n);
+    out[0] = histogram(out[0], k);
+    return out;
   };
   const std::vector<at::Tensor> counts = bins_of(bins, in[2]);
   EXPECT_EQ(counts[1].select(1, 4).sum().item<int64_t>(),
@@ -948,7 +962,11 @@ TEST(KernelsTest, CocoBinsAgreeWithCocoSummaryAndTheirScripts) {
         in[1].reshape({-1}), in[2].reshape({-1}), rows[0], rows[1], rows[2], in[4].reshape({-1}), rows[3]};
     args.insert(args.end(), {int64_t{3}, k, md, static_cast<int64_t>(thr.size())});
     auto sc = fused::RunScript(fused::CocoBinsScript(), "coco_bins", args).toTuple()->elements();
-    EXPECT_TRUE(at::equal(c[0], sc[0].toTensor()));
+    const std::vector<at::Tensor> raw = fused::CocoBins(
+        {in[1].reshape({-1}), in[2].reshape({-1}), rows[0], rows[1], rows[2], in[4].reshape({-1}), rows[3]}, 3, k, md,
+        t_n);
+    EXPECT_TRUE(at::equal(raw[0], sc[0].toTensor()));  // the same rows, slot for slot
+    EXPECT_TRUE(at::equal(c[0], histogram(sc[0].toTensor(), k)));
     EXPECT_TRUE(at::equal(c[1], sc[1].toTensor()));
     const std::vector<at::Tensor> sum = fused::CocoBinsSummary(c[0], c[1], thr, rec, md, true);
     auto ssum =

@@ -127,6 +127,8 @@ std::vector<std::string> SpecsFor(const metrics::MetricInfo& m) {
     out.push_back(WithArg(out[0], "class_metrics=true"));
     out.push_back(WithArg(out[0], "class_metrics=true, average=micro, box_format=cxcywh"));
     out.push_back(WithArg(out[0], "score_bins=8, num_classes=3, class_metrics=true"));  // fixed-size counts
+    // A bin per float16 code (a scatter state of 15,361 bins a threshold).
+    out.push_back(WithArg(out[0], "score_bins=exact_fp16, num_classes=3, iou_thresholds=[0.5, 0.75]"));
   }
   if (m.domain == "detection" && m.inputs[0] == "preds" && m.name != "panoptic_quality") {  // a matrix; a threshold
     out.push_back(WithArg(out[0], "aggregate=false"));

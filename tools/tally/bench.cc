@@ -337,16 +337,18 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.batch = {{"preds", preds}, {"target", target}};
     w.updates = quick ? 2 : 5;
     w.runs = quick ? 1 : 3;
-  } else if (name == "coco_val" || name == "coco_val_bins") {
+  } else if (name == "coco_val" || name == "coco_val_bins" || name == "coco_val_exact16") {
     // COCO val2017's size, synthetic: 5,000 images of 640 x 480 with 3 to
     // 11 ground-truth boxes (7.2 on average: 36,000) over 80 classes, sides
     // 4 to 300 pixels (small, medium and large), and 100 detections an image:
     // each ground-truth box found once or twice, moved by a few pixels, with
     // a score in [0.3, 1), the rest anywhere with a score below 0.5. 100
     // updates of 50 images; quick: 2 of 50. coco_val_bins: the fixed-size
-    // state of 100 score bins (15.4 MB however many images).
-    w.specs = {name == "coco_val" ? "mean_average_precision"
-                                  : "mean_average_precision(score_bins=100, num_classes=80)"};
+    // state of 100 score bins (15.4 MB however many images);
+    // coco_val_exact16: float16 scores, a bin per code (1.18 GB).
+    w.specs = {name == "coco_val"        ? "mean_average_precision"
+               : name == "coco_val_bins" ? "mean_average_precision(score_bins=100, num_classes=80)"
+                                         : "mean_average_precision(score_bins=exact16, num_classes=80)"};
     const int64_t per = 50, updates = quick ? 2 : 100, g = 11, d = 100;
     at::Generator gen = at::detail::createCPUGenerator(7);
     auto boxes = [&](int64_t k) {
@@ -369,6 +371,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
       at::Tensor det_labels = at::cat({copy_labels, at::randint(0, 80, {per, d - 2 * g}, gen, at::kLong)}, 1);
       at::Tensor scores = at::cat(
           {at::rand({per, 2 * g}, gen, at::kFloat) * 0.7 + 0.3, at::rand({per, d - 2 * g}, gen, at::kFloat) * 0.5}, 1);
+      if (name == "coco_val_exact16") scores = scores.to(at::kHalf);
       w.batches.push_back({{"boxes", at::cat({copies, rest}, 1)},
                            {"scores", scores},
                            {"labels", det_labels},
@@ -466,15 +469,15 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     w.runs = quick ? 2 : 5;
     w.time_compute = true;
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown workload '", name,
-                     "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
-                     "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, bleu_10k, rouge_10k, "
-                     "perplexity_llm, si_sdr_batch, miou_cityscapes, ssim_batch, coco_val, coco_val_bins, "
-                     "panoptic_coco, auroc_large, "
-                     "auroc_large_bf16, "
-                     "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
-                     "retrieval, sync_cls, merge_cls, merge_retrieval)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown workload '", name,
+        "' (acc_small, cls_small, cls_large, cls_weighted, cls_sliced, "
+        "cls_vocab, cls_imagenet21k, clustering_1k, wer_10k, bleu_10k, rouge_10k, "
+        "perplexity_llm, si_sdr_batch, miou_cityscapes, ssim_batch, coco_val, coco_val_bins, coco_val_exact16, "
+        "panoptic_coco, auroc_large, "
+        "auroc_large_bf16, "
+        "auroc_bootstrap, auroc_bootstrap_exact16, reg_large, "
+        "retrieval, sync_cls, merge_cls, merge_retrieval)"));
   }
   for (const auto& [n, t] : w.batch) w.input_bytes += t.numel() * t.element_size();
   if (w.streams && w.batches.empty()) {
@@ -599,14 +602,14 @@ absl::StatusOr<BenchResult> RunMergeBench(const std::string& workload, const std
 }  // namespace
 
 std::vector<std::string> BenchWorkloads() {
-  return {"acc_small",       "cls_small",        "cls_large",         "cls_weighted",
-          "cls_sliced",      "cls_vocab",        "cls_imagenet21k",   "clustering_1k",
-          "auroc_large",     "auroc_large_bf16", "auroc_bootstrap",   "auroc_bootstrap_exact16",
-          "reg_large",       "retrieval",        "sync_cls",          "merge_cls",
-          "merge_retrieval", "auroc_binned",     "auroc_binned_list", "wer_10k",
-          "bleu_10k",        "rouge_10k",        "perplexity_llm",    "si_sdr_batch",
-          "miou_cityscapes", "ssim_batch",       "coco_val",          "coco_val_bins",
-          "panoptic_coco"};
+  return {"acc_small",        "cls_small",        "cls_large",         "cls_weighted",
+          "cls_sliced",       "cls_vocab",        "cls_imagenet21k",   "clustering_1k",
+          "auroc_large",      "auroc_large_bf16", "auroc_bootstrap",   "auroc_bootstrap_exact16",
+          "reg_large",        "retrieval",        "sync_cls",          "merge_cls",
+          "merge_retrieval",  "auroc_binned",     "auroc_binned_list", "wer_10k",
+          "bleu_10k",         "rouge_10k",        "perplexity_llm",    "si_sdr_batch",
+          "miou_cityscapes",  "ssim_batch",       "coco_val",          "coco_val_bins",
+          "coco_val_exact16", "panoptic_coco"};
 }
 
 absl::StatusOr<BenchResult> RunBench(const std::string& workload, const std::string& backend, bool quick,

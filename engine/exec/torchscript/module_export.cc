@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "engine/exec/fold_state.h"
 #include "engine/exec/torchscript/lowering.h"
 #include "engine/exec/torchscript/module_builder.h"
 #include "engine/ir/aten_types.h"
@@ -226,10 +227,15 @@ class Builder {
   // Fold combines current states with incoming partials (or another
   // module's states) by reducer, exactly as Program::Fold does.
   absl::StatusOr<std::vector<Value*>> Fold(jit::Graph& g, const std::vector<Value*>& current,
-                                           const std::vector<Value*>& incoming, Value* device) {
+                                           const std::vector<Value*>& incoming, Value* device, FoldOf of) {
     std::vector<Value*> next(current.size(), nullptr);
     const auto& states = m_.states;
+    std::vector<size_t> scattered;  // scatter states taking an update's rows: added in place, last
     for (size_t i = 0; i < states.size(); ++i) {
+      if (states[i].scatter && of == FoldOf::kPartials) {
+        scattered.push_back(i);
+        continue;
+      }
       switch (states[i].reducer) {
         case ir::Reducer::kSum:
           next[i] = g.insert(A("add"), {current[i], incoming[i]});
@@ -262,6 +268,16 @@ class Builder {
       TALLY_ASSIGN_OR_RETURN(std::vector<Value*> merged, LowerInto(g, *merge, args, device, lo));
       TALLY_RET_CHECK(merged.size() == members.size());
       for (size_t k = 0; k < members.size(); ++k) next[members[k]] = merged[k];
+    }
+    // A scatter state adds its rows at the elements they name, in place (a
+    // copy of a large histogram per update is what the rows avoid), after
+    // every other fold: what can fail has run.
+    for (size_t i : scattered) {
+      Value* flat = g.insert(A("view"), {current[i], std::vector<int64_t>{-1}});
+      Value* rows = g.insert(A("reshape"), {incoming[i], std::vector<int64_t>{-1, 2}});
+      Value* added = g.insert(A("index_add_"),
+                              {flat, 0, g.insert(A("select"), {rows, 1, 0}), g.insert(A("select"), {rows, 1, 1})});
+      next[i] = g.insert(A("view_as"), {added, current[i]});  // the state, as index_add_ returns it: kept by DCE
     }
     for (size_t i = 0; i < next.size(); ++i) {
       if (next[i] == nullptr) {
@@ -346,7 +362,7 @@ class Builder {
     std::vector<Value*> partials;
     for (int idx : partial_of_state_) partials.push_back(results[idx]);
     std::vector<Value*> current = States(g, self);
-    TALLY_ASSIGN_OR_RETURN(std::vector<Value*> next, Fold(g, current, partials, device));
+    TALLY_ASSIGN_OR_RETURN(std::vector<Value*> next, Fold(g, current, partials, device, FoldOf::kPartials));
     // Everything that can fail ran above: the states change all together.
     SetStates(g, self, next);
     return g.insertConstant(c10::IValue());
@@ -404,7 +420,7 @@ class Builder {
       Value* t = g.insert(A("__getitem__"), {dict, m_.states[i].name});
       incoming.push_back(g.insert(A("to"), {t, g.insert(c10::prim::device, {current[i]})}));
     }
-    TALLY_ASSIGN_OR_RETURN(std::vector<Value*> next, Fold(g, current, incoming, StateDevice(g, self)));
+    TALLY_ASSIGN_OR_RETURN(std::vector<Value*> next, Fold(g, current, incoming, StateDevice(g, self), FoldOf::kStates));
     SetStates(g, self, next);
     return g.insertConstant(c10::IValue());
   }

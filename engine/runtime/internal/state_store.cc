@@ -104,15 +104,16 @@ absl::StatusOr<std::vector<at::Tensor>> StateStore::InitialStates() const {
   return out;
 }
 
-bool StateStore::SumsFoldInPlace(const std::vector<at::Tensor>& partials) const {
+bool StateStore::SumsFoldInPlace(const std::vector<at::Tensor>& partials, exec::FoldOf of) const {
   const auto& decls = *decls_;
   bool in_place = true;
   for (size_t i = 0; i < decls.size() && in_place; ++i) {
     if (decls[i].reducer != ir::Reducer::kSum) continue;
     const at::Tensor& a = states_[i];
     const at::Tensor& b = partials[i];
-    in_place =
-        a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() && a.device() == b.device() && a.is_contiguous();
+    const bool rows = decls[i].scatter && of == exec::FoldOf::kPartials;
+    in_place = (rows || a.sizes() == b.sizes()) && a.scalar_type() == b.scalar_type() && a.device() == b.device() &&
+               a.is_contiguous();
   }
   return in_place;
 }
@@ -135,7 +136,7 @@ int64_t StateStore::CatAllocatedBytes() const {
 }
 
 absl::Status StateStore::FoldInPlace(const std::vector<at::Tensor>& partials, std::vector<at::Tensor> folded,
-                                     int64_t max_cat_bytes) {
+                                     int64_t max_cat_bytes, exec::FoldOf of) {
   const auto& decls = *decls_;
   std::vector<at::Tensor>& next = folded;
   // Cat states grow by amortized doubling: each is a prefix view of a buffer
@@ -190,7 +191,9 @@ absl::Status StateStore::FoldInPlace(const std::vector<at::Tensor>& partials, st
   return support::CatchTorch(
       [&] {
         for (size_t i = 0; i < decls.size(); ++i) {
-          if (decls[i].reducer == ir::Reducer::kSum) {
+          if (decls[i].reducer == ir::Reducer::kSum && decls[i].scatter && of == exec::FoldOf::kPartials) {
+            exec::AddRows(states_[i], partials[i]);
+          } else if (decls[i].reducer == ir::Reducer::kSum) {
             AddInPlace(states_[i], partials[i]);
           } else {
             states_[i] = std::move(next[i]);

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/exec/fold_state.h"
 #include "engine/ir/module.h"
 #include "engine/ir/types.h"
 
@@ -31,17 +32,19 @@ class StateStore {
   void Replace(std::vector<at::Tensor> states) { states_ = std::move(states); }
 
   // SumsFoldInPlace reports whether every sum state can take its partial in
-  // place (same sizes, dtype and device; a contiguous state).
-  bool SumsFoldInPlace(const std::vector<at::Tensor>& partials) const;
-  // FoldInPlace commits an update: sum states add their partial in place,
-  // cat states append theirs, and every other state takes `folded`'s entry.
+  // place (same sizes, dtype and device, or a scatter state's rows on its
+  // device; a contiguous state).
+  bool SumsFoldInPlace(const std::vector<at::Tensor>& partials, exec::FoldOf of) const;
+  // FoldInPlace commits an update: sum states add their partial in place
+  // (a scatter state's rows at the elements they name), cat states append
+  // theirs, and every other state takes `folded`'s entry.
   // Everything that may fail runs before anything is committed. A cat
   // buffer too small for its rows is replaced by one of up to twice their
   // length (amortized doubling), but never so large that the buffers held,
   // with the new ones while the rows are copied, pass `max_cat_bytes`; the
   // exact length is always taken (the budget check is the caller's).
   absl::Status FoldInPlace(const std::vector<at::Tensor>& partials, std::vector<at::Tensor> folded,
-                           int64_t max_cat_bytes);
+                           int64_t max_cat_bytes, exec::FoldOf of);
   // CatAllocatedBytes: the bytes the cat states hold allocated — their
   // buffers' capacity, not only their rows.
   int64_t CatAllocatedBytes() const;

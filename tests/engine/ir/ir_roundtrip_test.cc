@@ -72,6 +72,18 @@ constexpr char kEveryReducer[] = R"(module {
 }
 )";
 
+// A scatter state (its partial (index, count) rows).
+constexpr char kScatter[] = R"(module {
+  state @h.counts : i64[4]@cpu init=0.0 reducer=sum scatter=true metric="h"
+  graph @update(%rows: i64[N,2]@cpu) {
+    return (h.counts: %rows)
+  }
+  graph @finalize(%h.counts: i64[4]@cpu) {
+    return (h: %h.counts)
+  }
+}
+)";
+
 // Symbolic products (`N*4`), multi-result nodes, bool/double/NaN attributes,
 // on meta.
 constexpr char kMetaSymbolic[] = R"(module {
@@ -115,7 +127,7 @@ constexpr char kCuda1[] = R"(module {
 // Verifies that the printer reproduces each hand-written module exactly and
 // that the parsed modules are valid.
 TEST(IrRoundTripTest, PrintOfParseIsIdentity) {
-  for (const char* text : {kEveryReducer, kMetaSymbolic, kCuda1}) {
+  for (const char* text : {kEveryReducer, kMetaSymbolic, kCuda1, kScatter}) {
     SCOPED_TRACE(text);
     TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ir::Module> m, ir::ParseModule(text));
     EXPECT_EQ(ir::PrintModule(*m), text);
@@ -155,6 +167,10 @@ TEST(IrRoundTripTest, ParsedStructure) {
   EXPECT_EQ(flatten.output()->type().shape[0].symbol, "N*4");
   EXPECT_EQ(flatten.output()->type().device.name, "meta");
   EXPECT_EQ(meta->update->nodes()[5]->outputs().size(), 2u);
+
+  TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ir::Module> scatter, ir::ParseModule(kScatter));
+  EXPECT_TRUE(scatter->states[0].scatter);
+  EXPECT_FALSE(m->states[0].scatter);
 
   TALLY_ASSERT_OK_AND_ASSIGN(std::unique_ptr<ir::Module> cuda, ir::ParseModule(kCuda1));
   EXPECT_EQ(cuda->states[0].type.device.name, "cuda:1");

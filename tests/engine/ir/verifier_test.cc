@@ -171,6 +171,35 @@ TEST(VerifierTest, PartialOfWrongType) {
                      "partial of @s.a is f64[]@cpu, state is f64[]@meta");
 }
 
+constexpr char kValidScatter[] = R"(module {
+  state @h.counts : i64[4]@cpu init=0.0 reducer=sum scatter=true metric="h"
+  graph @update(%rows: i64[N,3,2]@cpu) {
+    return (h.counts: %rows)
+  }
+  graph @finalize(%h.counts: i64[4]@cpu) {
+    return (h: %h.counts)
+  }
+}
+)";
+
+// Verifies a scatter state: its partial is i64 (index, count) rows
+// [..., 2] of any leading shape, and only an int64 sum state scatters.
+TEST(VerifierTest, ScatterStates) {
+  std::unique_ptr<Module> m = Parse(kValidScatter);
+  ASSERT_NE(m, nullptr);
+  EXPECT_THAT(ops::VerifyModule(*m), IsOk());
+  EXPECT_EQ(PrintModule(*m), kValidScatter);
+  ExpectTextRejected(Mutate(kValidScatter, "i64[N,3,2]@cpu", "i64[N,2,3]@cpu"),
+                     "partial of @h.counts is i64[N,2,3]@cpu, state is i64[4]@cpu");
+  ExpectTextRejected(Mutate(kValidScatter, "reducer=sum scatter=true", "reducer=max scatter=true"),
+                     "scatter state @h.counts must be an int64 sum");
+  const std::string f64 = absl::StrReplaceAll(kValidScatter, {{"i64[4]", "f64[4]"}});
+  ExpectTextRejected(f64, "scatter state @h.counts must be an int64 sum, is f64[4]@cpu");
+  // Without scatter the rows are a partial of the wrong shape.
+  ExpectTextRejected(Mutate(kValidScatter, " scatter=true", ""),
+                     "partial of @h.counts is i64[N,3,2]@cpu, state is i64[4]@cpu");
+}
+
 // Verifies that @finalize must take exactly the states, in order, with their
 // types.
 TEST(VerifierTest, FinalizeParamsMatchStates) {
