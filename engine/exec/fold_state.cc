@@ -21,6 +21,8 @@ at::Tensor FoldState(ir::Reducer reducer, const at::Tensor& a, const at::Tensor&
 }
 
 void AddRows(const at::Tensor& state, const at::Tensor& rows) {
+  // No rows add nothing (index_add_'s meta check reads a first row).
+  if (rows.numel() == 0) return;
   const at::Tensor r = rows.reshape({-1, 2});
   state.view({-1}).index_add_(0, r.select(1, 0), r.select(1, 1));
 }
