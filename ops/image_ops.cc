@@ -20,10 +20,10 @@
 //     reads every value).
 //   coco_bins(scores, labels, rank, tp, ignored, gt_labels, counted)
 //     {num_classes, score_bins, max_dets, thresholds} -> rows i64
-//     [R, 4 * 3 * T, 2], gt i64 [C, 5]: coco_match's rows placed in the
+//     [R, 4 * T, 2], gt i64 [C, 5]: coco_match's rows placed in the
 //     fixed-size histogram i64 [C, 4, 3, T, K, 2] (per class, area range,
-//     maxDets, threshold and score bin the true and false positives) as
-//     (flat index, count) rows, a scatter state's partial; per class the
+//     tightest maxDets limit, threshold and score bin the true and false
+//     positives) as (flat index, count) rows, a scatter state's partial; per class the
 //     ground truth that counts in each area range and the rows seen
 //     (ops/fused/coco_eval.h).
 //   coco_bins_summary(hist, gt) {as coco_summary} -> as coco_summary.
@@ -218,7 +218,7 @@ void RegisterImageOps(OpTable& t) {
                     const Dim c = Dim::Fixed(attrs.num_classes);
                     return std::vector<TensorType>{
                         {DType::kInt64,
-                         {in[0].shape[0], Dim::Fixed(kCocoAreaRanges * 3 * attrs.thresholds), Dim::Fixed(2)},
+                         {in[0].shape[0], Dim::Fixed(kCocoAreaRanges * attrs.thresholds), Dim::Fixed(2)},
                          in[0].device},
                         {DType::kInt64, {c, Dim::Fixed(kCocoAreaRanges + 1)}, in[0].device}};
                   }));

@@ -17,8 +17,9 @@
 //
 // Tally's extension score_bins=K (with num_classes=C, labels in [0, C))
 // makes the state fixed-size: the rows are counted in the update
-// (coco_bins) into per class, area range, maxDets, threshold and score bin
-// (width 1/K over [0, 1]) true- and false-positive counts, int64
+// (coco_bins) into per class, area range, tightest maxDets limit,
+// threshold and score bin (width 1/K over [0, 1]) true- and false-positive
+// counts, int64
 // [C, 4, 3, T, K, 2], plus per-class ground-truth counts; a bin's
 // detections enter the precision-recall curve together (coco_bins_summary).
 // Its memory never grows with the images; when no two detections of a

@@ -445,7 +445,7 @@ std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_
                                  const std::vector<int64_t>& max_dets, int64_t thresholds) {
   const int64_t C = num_classes, K = score_bins, T = thresholds, A = kCocoAreaRanges;
   const auto i64 = in[0].options().dtype(at::kLong);
-  const int64_t R = in[0].size(0), S = A * 3 * T;
+  const int64_t R = in[0].size(0), S = A * T;
   if (in[0].is_meta()) return {at::empty({R, S, 2}, i64), at::empty({C, A + 1}, i64)};
   if (!in[0].is_cpu()) {
     std::vector<c10::IValue> args(in.begin(), in.end());
@@ -457,7 +457,9 @@ std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_
   const at::Tensor rank = CpuContiguous(in[2], at::kLong), tp = CpuContiguous(in[3], at::kLong);
   const at::Tensor ig = CpuContiguous(in[4], at::kLong), gt_labels = CpuContiguous(in[5], at::kLong);
   const at::Tensor counted = CpuContiguous(in[6], at::kLong);
-  // Slot (a, m, t) of row i: its cell's flat index and 1, or (0, 0).
+  // Slot (a, t) of row i: its cell's flat index and 1, or (0, 0). A row
+  // counts under its tightest maxDets limit only: the summary adds the
+  // looser limits' counts to each limit's.
   at::Tensor rows = at::zeros({R, S, 2}, i64), gt = at::zeros({C, A + 1}, i64);
   int64_t* out = rows.data_ptr<int64_t>();
   int64_t* g = gt.data_ptr<int64_t>();
@@ -474,19 +476,18 @@ std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_
     // Bins of width 1/K over [0, 1]; scores outside fall in the end bins.
     const double bin = std::floor(sc[i] * static_cast<double>(K));
     const int64_t b = std::isnan(bin) ? 0 : static_cast<int64_t>(std::clamp(bin, 0.0, static_cast<double>(K - 1)));
+    int64_t m = 0;
+    while (m < 3 && !(rk[i] >= 0 && rk[i] < max_dets[m])) ++m;
+    if (m == 3) continue;  // past every limit
     const int64_t* tpw = tpd + i * W;
     const int64_t* igw = igd + i * W;
     for (int64_t a = 0; a < A; ++a) {
       for (int64_t t = 0; t < T; ++t) {
         const bool is_tp = GetBit(tpw, a * T + t);
         if (!is_tp && GetBit(igw, a * T + t)) continue;  // ignored: neither
-        const int64_t cell = ((((c * A + a) * 3) * T + t) * K + b) * 2 + (is_tp ? 0 : 1);
-        for (int64_t m = 0; m < 3; ++m) {
-          if (rk[i] < 0 || rk[i] >= max_dets[m]) continue;
-          int64_t* slot = out + ((i * A + a) * 3 + m) * T * 2 + t * 2;
-          slot[0] = cell + m * T * K * 2;
-          slot[1] = 1;
-        }
+        int64_t* slot = out + ((i * A + a) * T + t) * 2;
+        slot[0] = (((((c * A + a) * 3 + m) * T + t) * K + b) * 2) + (is_tp ? 0 : 1);
+        slot[1] = 1;
       }
     }
   }
@@ -516,14 +517,18 @@ std::vector<at::Tensor> CocoBinsSummary(const at::Tensor& hist_in, const at::Ten
   const int64_t K = static_cast<int64_t>(classes.size()), RT = static_cast<int64_t>(rec_thresholds.size());
   Summary s{T, RT, K, 3, std::vector<double>(T * RT * K * A * 3, -1.0), std::vector<double>(T * K * A * 3, -1.0)};
   std::vector<double> tp_sum, fp_sum, pr;
-  std::vector<int64_t> points, seen(KB);
+  std::vector<int64_t> points, seen(KB), limit(T * KB * 2);
   for (int64_t k = 0; k < K; ++k) {
     const int64_t c = classes[k];
     for (int64_t a = 0; a < A; ++a) {
       const int64_t npig = g[c * (A + 1) + a];
       if (npig == 0) continue;
+      // A limit's counts: its own rows' and the tighter limits' ([T, K, 2]).
+      std::fill(limit.begin(), limit.end(), 0);
       for (int64_t m = 0; m < 3; ++m) {
-        const int64_t* cell = h + ((c * A + a) * 3 + m) * T * KB * 2;  // [T, K, 2]
+        const int64_t* own = h + ((c * A + a) * 3 + m) * T * KB * 2;
+        for (int64_t j = 0; j < T * KB * 2; ++j) limit[j] += own[j];
+        const int64_t* cell = limit.data();
         // A bin is a point of the curve, shared by every threshold, when it
         // holds a counted detection at some threshold: its detections
         // enter together, highest bin first (a bin empty at one threshold
@@ -832,7 +837,7 @@ def coco_bins(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: Tens
     dev = scores.device
     rows = tp.size(0)
     if scores.is_meta:
-        return (torch.empty([rows, 12 * t, 2], dtype=4, device=dev), torch.empty([c_n, 5], dtype=4, device=dev))
+        return (torch.empty([rows, 4 * t, 2], dtype=4, device=dev), torch.empty([c_n, 5], dtype=4, device=dev))
     w = tp.size(1)
     lb = labels.to(4)
     valid = (lb >= 0) & (lb < c_n)
@@ -846,15 +851,15 @@ def coco_bins(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: Tens
     a = torch.div(bits, t, rounding_mode="floor")
     tt = bits - a * t
     fpb = (~tpb) & (~igb)
-    # Slot (a, m, t) of each row: its cell's flat index and 1, or (0, 0).
-    idx = torch.zeros([rows, 4, 3, t], dtype=4, device=dev)
-    cnt = torch.zeros([rows, 4, 3, t], dtype=4, device=dev)
-    for m in range(3):
-        inm = (valid & (rank >= 0) & (rank < max_dets[m])).unsqueeze(1)
-        cell = ((((c.unsqueeze(1) * 4 + a) * 3 + m) * t + tt) * k_n + b.unsqueeze(1)) * 2 + (~tpb).to(4)
-        counted_m = ((tpb | fpb) & inm).to(4)
-        idx[:, :, m, :] = (cell * counted_m).reshape([rows, 4, t])
-        cnt[:, :, m, :] = counted_m.reshape([rows, 4, t])
+    # Slot (a, t) of each row: its cell's flat index and 1, or (0, 0); a
+    # row counts under its tightest maxDets limit (3: past every one).
+    limit = torch.full_like(lb, 3)
+    for m in range(2, -1, -1):
+        limit = torch.where((rank >= 0) & (rank < max_dets[m]), torch.full_like(lb, m), limit)
+    inm = (valid & (limit < 3)).unsqueeze(1)
+    cell = ((((c * 4).unsqueeze(1) + a) * 3 + limit.clamp(0, 2).unsqueeze(1)) * t + tt) * k_n + b.unsqueeze(1)
+    hit = ((tpb | fpb) & inm).to(4)
+    idx = (cell * 2 + (~tpb).to(4)) * hit
     gl = gt_labels.to(4)
     gvalid = (gl >= 0) & (gl < c_n)
     gc = torch.where(gvalid, gl, 0)
@@ -864,7 +869,7 @@ def coco_bins(scores: Tensor, labels: Tensor, rank: Tensor, tp: Tensor, ig: Tens
     cn = counted.to(4)
     for aa in range(4):
         gt.index_add_(0, gc * 5 + aa, ((cn >> aa) & 1) * gvalid.to(4))
-    return (torch.stack([idx, cnt], 4).reshape([rows, 12 * t, 2]), gt.reshape([c_n, 5]))
+    return (torch.stack([idx, hit], 2), gt.reshape([c_n, 5]))
 )TS");
   return source->c_str();
 }
@@ -877,7 +882,7 @@ def coco_bins_summary(hist: Tensor, gt: Tensor, iou_thresholds: List[float], rec
     if hist.is_meta:
         return coco_meta_results(hist)
     cpu = torch.device("cpu")
-    h = hist.to(cpu, 4)
+    h = hist.to(cpu, 4).cumsum(2)  # a limit's counts: its own rows' and the tighter limits'
     g = gt.to(cpu, 4)
     classes = torch.nonzero(g[:, 4] > 0).view([-1])
     t = len(iou_thresholds)

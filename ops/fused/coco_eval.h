@@ -51,12 +51,13 @@ std::vector<at::Tensor> CocoSummary(const std::vector<at::Tensor>& in, const std
 
 // CocoBins places coco_match's rows in a fixed-size histogram: in (scores
 // [R] f64, labels, rank [R], tp, ignored [R, W], gt labels and counted
-// [Rg]) -> {rows i64 [R, 4 * 3 * T, 2]: per row and slot (area range,
-// maxDets limit of max_dets' three, threshold) the flat index of its cell
-// in the histogram i64 [C, 4, 3, T, K, 2] (class, area range, maxDets,
-// threshold, score bin of width 1/K over [0, 1] with scores outside in the
-// end bins, true or false positive) and 1, or (0, 0) where the row does
-// not count (padding, an ignored detection, past the limit): a scatter
+// [Rg]) -> {rows i64 [R, 4 * T, 2]: per row and slot (area range,
+// threshold) the flat index of its cell in the histogram i64
+// [C, 4, 3, T, K, 2] (class, area range, the tightest of max_dets' three
+// limits the row's rank is under, threshold, score bin of width 1/K over
+// [0, 1] with scores outside in the end bins, true or false positive) and
+// 1, or (0, 0) where the row does not count (padding, an ignored
+// detection, past every limit): a scatter
 // state's partial (ir::StateDecl::scatter), so that an update touches only
 // its rows' cells whatever K; gt i64 [C, 5]: per class the ground truth
 // counted in each area range and the rows (detections and ground truth)
@@ -66,8 +67,9 @@ std::vector<at::Tensor> CocoBins(const std::vector<at::Tensor>& in, int64_t num_
                                  const std::vector<int64_t>& max_dets, int64_t thresholds);
 
 // CocoBinsSummary is CocoSummary over CocoBins' sums: each class with rows
-// is a category; a bin's detections enter the curve together (a point per
-// bin, highest first), so with one score per bin it is pycocotools' value.
+// is a category; a limit's counts are its own rows' and the tighter
+// limits'; a bin's detections enter the curve together (a point per bin,
+// highest first), so with one score per bin it is pycocotools' value.
 std::vector<at::Tensor> CocoBinsSummary(const at::Tensor& hist, const at::Tensor& gt,
                                         const std::vector<double>& iou_thresholds,
                                         const std::vector<double>& rec_thresholds, const std::vector<int64_t>& max_dets,

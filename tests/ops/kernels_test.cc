@@ -931,7 +931,7 @@ TEST(KernelsTest, CocoBinsAgreeWithCocoSummaryAndTheirScripts) {
   // coco_bins' rows added into the dense histogram, as a scatter state takes them.
   const int64_t t_n = static_cast<int64_t>(thr.size());
   const auto histogram = [&](const at::Tensor& r, int64_t k) {
-    EXPECT_EQ(r.sizes(), (std::vector<int64_t>{rows[0].size(0), 12 * t_n, 2}));
+    EXPECT_EQ(r.sizes(), (std::vector<int64_t>{rows[0].size(0), 4 * t_n, 2}));
     const at::Tensor flat = r.reshape({-1, 2});
     EXPECT_TRUE(at::equal(flat.select(1, 0) * (1 - flat.select(1, 1)), at::zeros_like(flat.select(1, 0))))
         << "a slot that does not count names a cell";

@@ -345,7 +345,7 @@ absl::StatusOr<Workload> MakeWorkload(const std::string& name, bool quick) {
     // a score in [0.3, 1), the rest anywhere with a score below 0.5. 100
     // updates of 50 images; quick: 2 of 50. coco_val_bins: the fixed-size
     // state of 100 score bins (15.4 MB however many images);
-    // coco_val_exact16: float16 scores, a bin per code (1.18 GB).
+    // coco_val_exact16: float16 scores, a bin per code (2.36 GB).
     w.specs = {name == "coco_val"        ? "mean_average_precision"
                : name == "coco_val_bins" ? "mean_average_precision(score_bins=100, num_classes=80)"
                                          : "mean_average_precision(score_bins=exact16, num_classes=80)"};
