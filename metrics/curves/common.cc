@@ -17,19 +17,26 @@ namespace tally::metrics {
 using ir::DType;
 using ops::Expr;
 
+std::string Exact16Mode(absl::string_view word) {
+  if (word == "exact16") return "auto";
+  if (word == "exact_fp16") return "fp16";
+  if (word == "exact_bf16") return "bf16";
+  return "";
+}
+
 absl::StatusOr<Thresholds> ReadThresholds(SpecArgs& args, bool allow_exact16) {
   Thresholds t;
   const ArgValue* v = args.Find("thresholds", "none, an int, a float list or exact16", "none");
   if (v == nullptr || std::holds_alternative<std::monostate>(*v)) return t;
   if (auto* name = std::get_if<std::string>(v)) {
-    if (*name == "exact16" || *name == "exact_fp16" || *name == "exact_bf16") {
+    if (const std::string mode = Exact16Mode(*name); !mode.empty()) {
       if (!allow_exact16) {
         return args.InvalidArgument(
             absl::StrCat("thresholds=", *name,
                          " is implemented for the auroc, average_precision, roc and "
                          "precision_recall_curve metrics; use thresholds=None for the exact form"));
       }
-      t.exact16 = *name == "exact16" ? "auto" : *name == "exact_fp16" ? "fp16" : "bf16";
+      t.exact16 = mode;
       return t;
     }
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "engine/dsl/builder.h"
 #include "metrics/spec.h"
 
@@ -31,6 +32,10 @@ struct Thresholds {
   std::vector<double> values;  // an explicit list
   int64_t size() const { return values.empty() ? count : static_cast<int64_t>(values.size()); }
 };
+
+// Exact16Mode is Thresholds::exact16 for the words exact16, exact_fp16 and
+// exact_bf16 ("auto", "fp16", "bf16"); "" for any other word.
+std::string Exact16Mode(absl::string_view word);
 
 // ReadThresholds reads `thresholds` (none, an int >= 2, a non-empty list
 // of numbers in [0, 1], or with `allow_exact16` the names exact16,

@@ -38,6 +38,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/dsl/builder.h"
 #include "metrics/common.h"
+#include "metrics/curves/common.h"
 #include "metrics/registry.h"
 #include "metrics/regression/operands.h"
 #include "ops/attrs.h"
@@ -73,7 +74,7 @@ struct MapArgs {
   bool class_metrics = false;
   bool micro = false;
   int64_t score_bins = 0;  // 0: the rows are kept
-  std::string exact16;     // score_bins=exact16: "auto", "fp16" or "bf16"
+  Thresholds exact16;      // score_bins=exact16: its exact16 is "auto", "fp16" or "bf16"
   int64_t num_classes = 0;
 };
 
@@ -118,11 +119,11 @@ absl::StatusOr<MapArgs> ReadArgs(SpecArgs& args) {
   const ArgValue* bins_arg = args.Find("score_bins", "none, a positive int, exact16, exact_fp16 or exact_bf16", "none");
   std::optional<int64_t> bins;
   if (const auto* name = bins_arg == nullptr ? nullptr : std::get_if<std::string>(bins_arg)) {
-    if (*name != "exact16" && *name != "exact_fp16" && *name != "exact_bf16") {
+    m.exact16.exact16 = Exact16Mode(*name);
+    if (m.exact16.exact16.empty()) {
       return args.InvalidArgument(absl::StrCat(
           "score_bins must be none, a positive integer, exact16, exact_fp16 or exact_bf16, got '", *name, "'"));
     }
-    m.exact16 = *name == "exact16" ? "auto" : *name == "exact_fp16" ? "fp16" : "bf16";
     bins = 1;  // the code count, once the scores' dtype is known
   } else if (const auto* n = bins_arg == nullptr ? nullptr : std::get_if<int64_t>(bins_arg)) {
     bins = *n;
@@ -288,13 +289,12 @@ absl::StatusOr<dsl::Metric> Build(SpecArgs& args, const dsl::Signature& sig, con
     ba.max_dets = m.max_dets;
     ba.thresholds = static_cast<int64_t>(m.iou_thresholds.size());
     Expr bin_scores = ops::Flatten(score64);
-    if (!m.exact16.empty()) {
+    if (!m.exact16.exact16.empty()) {
       // A bin per 16-bit code in [0, 1]: a score's code past +0's (0x8000
       // in score_code16's order) is its bin, placed at the bin's middle.
-      const bool bf16 =
-          m.exact16 == "bf16" || (m.exact16 == "auto" && b.FindInput("scores")->dtype == DType::kBFloat16);
-      ba.score_bins = (bf16 ? 0x3F80 : 0x3C00) + 1;  // the codes of [0, 1]: up to 1.0's bits
-      Expr code = F64(ops::ScoreCode16(bin_scores, bf16 ? "bf16" : "fp16")) - 32768.0;
+      const std::string format = Exact16Format(m.exact16, b.FindInput("scores")->dtype);
+      ba.score_bins = (format == "bf16" ? 0x3F80 : 0x3C00) + 1;  // the codes of [0, 1]: up to 1.0's bits
+      Expr code = F64(ops::ScoreCode16(bin_scores, format)) - 32768.0;
       bin_scores =
           (ops::Clamp(code, 0.0, static_cast<double>(ba.score_bins - 1)) + 0.5) / static_cast<double>(ba.score_bins);
     }
