@@ -230,7 +230,7 @@ double RowNll(const T* x, int64_t v, int64_t t, Paths cpu) {
   const double xt = static_cast<double>(x[t]);
   double peak;
   if constexpr (std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>) {
-    // With AVX2 the table's sum comes with the maximum, in one read.
+    // With AVX-512 or AVX2 the table's sum comes with the maximum, in one read.
     double sum = 0.0;
     if (cpu.avx512) {
       sum = TableSumAvx512(x, v, peak);
